@@ -1,0 +1,302 @@
+/* JVMTI wiring: the three exported entry points, capabilities and callbacks.
+ * Agent_OnLoad and Agent_OnAttach share one init path; each callback belongs
+ * to the module that needs it (pins.c, natives.c, writer.c). */
+#include <jvmti.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "natives.h"
+#include "options.h"
+#include "pins.h"
+#include "queue.h"
+#include "writer.h"
+#include "wire.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_MISSING 16
+
+static struct {
+    jvmtiEnv *jvmti;
+    struct options options;
+    char option_text[1024];
+    struct queue *queue;
+    int attach_mode;
+    int breakpoints, monitor_events, monitor_depths;
+    unsigned jdk_feature;
+    unsigned parallelism;
+    char *java_version, *vm_name, *vm_version, *vm_vendor;
+    const char *missing[MAX_MISSING];
+    unsigned missing_count;
+} A;
+
+static _Atomic int initialized;
+static _Atomic int live;
+
+static char *system_property(jvmtiEnv *jvmti, const char *name)
+{
+    char *value = NULL;
+    if ((*jvmti)->GetSystemProperty(jvmti, name, &value) != JVMTI_ERROR_NONE)
+        return NULL;
+    char *copy = strdup(value);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)value);
+    return copy;
+}
+
+static unsigned cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* The carrier count the default scheduler aims for, as VirtualThread computes it. */
+static unsigned scheduler_parallelism(jvmtiEnv *jvmti)
+{
+    char *p = system_property(jvmti, "jdk.virtualThreadScheduler.parallelism");
+    unsigned n = p ? (unsigned)strtoul(p, NULL, 10) : 0;
+    free(p);
+    return n ? n : cpu_count();
+}
+
+static void missing(const char *what, const char *cost)
+{
+    if (A.missing_count < MAX_MISSING)
+        A.missing[A.missing_count++] = what;
+    char text[320];
+    snprintf(text, sizeof(text), "%s not available%s: %s", what, A.attach_mode ? " after attach" : "", cost);
+    log_warn("%s", text);
+    char code[96];
+    snprintf(code, sizeof(code), "capability.%s", what);
+    writer_notice(VTPIN__V1__SEVERITY__WARNING, code, text);
+}
+
+
+static int request_capabilities(jvmtiEnv *jvmti)
+{
+    jvmtiCapabilities potential, want;
+    memset(&potential, 0, sizeof(potential));
+    if ((*jvmti)->GetPotentialCapabilities(jvmti, &potential) != JVMTI_ERROR_NONE)
+        return -1;
+    if (!potential.can_support_virtual_threads)
+        return -1;
+    memset(&want, 0, sizeof(want));
+    want.can_support_virtual_threads = 1;
+    want.can_generate_breakpoint_events = potential.can_generate_breakpoint_events;
+    want.can_get_bytecodes = potential.can_get_bytecodes;
+    want.can_generate_monitor_events = potential.can_generate_monitor_events;
+    want.can_get_owned_monitor_stack_depth_info = potential.can_get_owned_monitor_stack_depth_info;
+    want.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;
+    want.can_generate_native_method_bind_events = potential.can_generate_native_method_bind_events;
+    want.can_get_line_numbers = potential.can_get_line_numbers;
+    want.can_get_source_file_name = potential.can_get_source_file_name;
+    if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
+        return -1;
+    A.breakpoints = want.can_generate_breakpoint_events && want.can_get_bytecodes;
+    A.monitor_events = want.can_generate_monitor_events;
+    A.monitor_depths = want.can_get_owned_monitor_stack_depth_info;
+    if (!A.breakpoints)
+        missing("breakpoints", "park-based pins (sleep, park, I/O while pinned) are not seen");
+    if (!A.monitor_depths)
+        missing("owned_monitor_stack_depth_info", "frames are not marked with the monitors they hold");
+    if (!want.can_generate_native_method_bind_events)
+        missing("native_method_bind_events", "native frames are not named with their library");
+    return 0;
+}
+
+static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, void *address,
+                                   void **new_address)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    (void)new_address;
+    natives_put(method, address);
+}
+
+/* System properties are complete only from VMInit on (OnLoad sees a partial list). */
+static void read_jvm_identity(jvmtiEnv *jvmti)
+{
+    A.vm_name = system_property(jvmti, "java.vm.name");
+    A.vm_version = system_property(jvmti, "java.vm.version");
+    A.vm_vendor = system_property(jvmti, "java.vm.vendor");
+    /* JVMTI exposes only the VM's own properties: java.version is the
+     * VM version without its build suffix ("21.0.13+9-..." -> "21.0.13"). */
+    A.java_version = A.vm_version ? strdup(A.vm_version) : NULL;
+    if (A.java_version)
+        A.java_version[strcspn(A.java_version, "+-")] = '\0';
+    char *spec = system_property(jvmti, "java.vm.specification.version");
+    A.jdk_feature = spec ? (unsigned)strtoul(spec, NULL, 10) : 0;
+    free(spec);
+    A.parallelism = scheduler_parallelism(jvmti);
+}
+
+static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    read_jvm_identity(jvmti);
+    if (!A.monitor_events && A.jdk_feature < 24)
+        missing("monitor_events", "contended monitor entry and Object.wait pins are not seen");
+    struct writer_config wc = {
+        .options = &A.options,
+        .option_text = A.option_text,
+        .queue = A.queue,
+        .attach_mode = A.attach_mode,
+        .jdk_feature = A.jdk_feature,
+        .parallelism = A.parallelism,
+        .pid = getpid(),
+        .java_version = A.java_version,
+        .vm_name = A.vm_name,
+        .vm_version = A.vm_version,
+        .vm_vendor = A.vm_vendor,
+        .capabilities_missing = A.missing,
+        .capabilities_missing_count = A.missing_count,
+    };
+    writer_configure(&wc);
+    struct pins_setup setup = {
+        .queue = A.queue,
+        .depth = A.options.depth,
+        .monitor_pins = A.monitor_events && A.jdk_feature < 24,
+        .have_monitor_depths = A.monitor_depths,
+        .wake_writer = writer_wake,
+    };
+    pins_init(jvmti, jni, &setup, A.breakpoints);
+    int rc = writer_start(jvmti, jni);
+    if (rc)
+        log_error("cannot start the writer thread (%d): nothing will be reported", rc);
+    jvmtiEvent events[] = {JVMTI_EVENT_BREAKPOINT, JVMTI_EVENT_THREAD_START};
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL);
+    if (setup.monitor_pins) {
+        jvmtiEvent mon[] = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
+                            JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED};
+        for (size_t i = 0; i < sizeof(mon) / sizeof(mon[0]); i++)
+            (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, mon[i], NULL);
+    }
+    atomic_store(&live, 1);
+    log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s)", A.jdk_feature,
+             A.java_version ? A.java_version : "?", A.attach_mode ? "attach" : "startup",
+             (double)A.options.threshold_ns / 1e6, A.options.record_file[0] ? ", record " : "", A.options.record_file);
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    start_detection(jvmti, jni);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    if (!atomic_exchange(&live, 0))
+        return;
+    pins_stop();
+    writer_stop(2000);
+}
+
+static jint init(JavaVM *vm, char *option_text, int attach)
+{
+    if (atomic_exchange(&initialized, 1)) {
+        /* jcmd JVMTI.agent_load twice: one agent per JVM. */
+        log_info("already loaded; the second load changes nothing");
+        return JNI_OK;
+    }
+    A.attach_mode = attach;
+    options_defaults(&A.options);
+    char err[512];
+    if (options_parse(&A.options, option_text, err, sizeof(err))) {
+        log_error("%s", err);
+        log_error("the JVM cannot start with a half-configured agent; 'help' lists the options");
+        return JNI_ERR;
+    }
+    snprintf(A.option_text, sizeof(A.option_text), "%s", option_text ? option_text : "");
+    if (A.options.help) {
+        fputs(options_usage, stderr);
+        return attach ? JNI_OK : JNI_ERR;
+    }
+    if (log_open(A.options.log_file)) {
+        log_error("cannot open log file '%s'", A.options.log_file);
+        return JNI_ERR;
+    }
+    log_set_quiet(A.options.quiet);
+
+    jvmtiEnv *jvmti = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_21) != JNI_OK || !jvmti) {
+        log_warn("this JVM has no virtual threads (JVMTI 21 not available); vtpin is disabled and the JVM runs on");
+        return JNI_OK;
+    }
+    A.jvmti = jvmti;
+
+    if (request_capabilities(jvmti)) {
+        log_warn("this JVM does not support virtual threads in JVMTI (java.version %s); vtpin is disabled and the "
+                 "JVM runs on",
+                 A.java_version ? A.java_version : "unknown");
+        return JNI_OK;
+    }
+    A.queue = queue_new(A.options.queue_slots, pins_record_size(A.options.depth));
+    if (!A.queue || natives_init(16384)) {
+        log_error("out of memory for the event queue (queue=%u, depth=%u)", A.options.queue_slots, A.options.depth);
+        return JNI_ERR;
+    }
+    if (writer_open(&A.options, err, sizeof(err))) {
+        log_error("%s", err);
+        return JNI_ERR;
+    }
+
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof(cb));
+    cb.VMInit = on_vm_init;
+    cb.VMDeath = on_vm_death;
+    cb.Breakpoint = pins_on_breakpoint;
+    cb.ThreadStart = pins_on_thread_start;
+    cb.NativeMethodBind = on_native_bind;
+    cb.MonitorContendedEnter = pins_on_contended_enter;
+    cb.MonitorContendedEntered = pins_on_contended_entered;
+    cb.MonitorWait = pins_on_wait;
+    cb.MonitorWaited = pins_on_waited;
+    if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE) {
+        log_error("SetEventCallbacks failed");
+        return JNI_ERR;
+    }
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_NATIVE_METHOD_BIND, NULL);
+    if (!attach) {
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+        return JNI_OK;
+    }
+    JNIEnv *jni = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || !jni) {
+        log_error("no JNI environment in Agent_OnAttach");
+        return JNI_ERR;
+    }
+    start_detection(jvmti, jni);
+    return JNI_OK;
+}
+
+EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)reserved;
+    return init(vm, options, 0);
+}
+
+EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+    (void)reserved;
+    return init(vm, options, 1);
+}
+
+EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+    (void)vm;
+    if (atomic_exchange(&live, 0)) {
+        pins_stop();
+        writer_stop(1000);
+    }
+    log_close();
+}

@@ -1,0 +1,100 @@
+#include "bytecode.h"
+
+#include <stdint.h>
+
+static int32_t read_s4(const unsigned char *p)
+{
+    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3]);
+}
+
+/* Fixed lengths per opcode (JVMS chapter 6); 0 marks variable or invalid. */
+static int fixed_length(unsigned char op)
+{
+    if (op <= 0x0f)
+        return 1; /* nop .. dconst_1 */
+    if (op == 0x10 || op == 0x12)
+        return 2; /* bipush, ldc */
+    if (op == 0x11 || op == 0x13 || op == 0x14)
+        return 3; /* sipush, ldc_w, ldc2_w */
+    if (op >= 0x15 && op <= 0x19)
+        return 2; /* xload index */
+    if (op >= 0x1a && op <= 0x35)
+        return 1;
+    if (op >= 0x36 && op <= 0x3a)
+        return 2; /* xstore index */
+    if (op >= 0x3b && op <= 0x83)
+        return 1;
+    if (op == 0x84)
+        return 3; /* iinc */
+    if (op >= 0x85 && op <= 0x98)
+        return 1;
+    if (op >= 0x99 && op <= 0xa8)
+        return 3; /* if*, goto, jsr */
+    if (op == 0xa9)
+        return 2; /* ret */
+    if (op >= 0xac && op <= 0xb1)
+        return 1; /* returns */
+    if (op >= 0xb2 && op <= 0xb8)
+        return 3; /* field access, invokevirtual/special/static */
+    if (op == 0xb9 || op == 0xba)
+        return 5; /* invokeinterface, invokedynamic */
+    if (op == 0xbb || op == 0xbd || op == 0xc0 || op == 0xc1)
+        return 3; /* new, anewarray, checkcast, instanceof */
+    if (op == 0xbc)
+        return 2; /* newarray */
+    if (op == 0xbe || op == 0xbf || op == 0xc2 || op == 0xc3 || op == 0xca)
+        return 1;
+    if (op == 0xc5)
+        return 4; /* multianewarray */
+    if (op == 0xc6 || op == 0xc7)
+        return 3; /* ifnull, ifnonnull */
+    if (op == 0xc8 || op == 0xc9)
+        return 5; /* goto_w, jsr_w */
+    return 0;
+}
+
+int bytecode_length(const unsigned char *code, size_t len, size_t pc)
+{
+    if (pc >= len)
+        return -1;
+    unsigned char op = code[pc];
+    int n = fixed_length(op);
+    if (op == 0xaa || op == 0xab) { /* tableswitch, lookupswitch: padded to 4 */
+        size_t p = (pc + 4) & ~(size_t)3;
+        if (p + (op == 0xaa ? 12 : 8) > len)
+            return -1;
+        int64_t count;
+        if (op == 0xaa) {
+            int64_t low = read_s4(code + p + 4), high = read_s4(code + p + 8);
+            if (high < low)
+                return -1;
+            count = high - low + 1;
+            p += 12 + (size_t)count * 4;
+        } else {
+            count = read_s4(code + p + 4);
+            if (count < 0)
+                return -1;
+            p += 8 + (size_t)count * 8;
+        }
+        return p <= len ? (int)(p - pc) : -1;
+    }
+    if (op == 0xc4) { /* wide: only before local-variable loads, stores, ret and iinc */
+        if (pc + 1 >= len)
+            return -1;
+        unsigned char target = code[pc + 1];
+        if (target == 0x84)
+            n = 6;
+        else if ((target >= 0x15 && target <= 0x19) || (target >= 0x36 && target <= 0x3a) || target == 0xa9)
+            n = 4;
+        else
+            return -1;
+    }
+    if (n == 0 || pc + (size_t)n > len)
+        return -1;
+    return n;
+}
+
+int bytecode_is_exit(unsigned char op)
+{
+    return (op >= 0xac && op <= 0xb1) || op == 0xbf;
+}

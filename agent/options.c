@@ -1,0 +1,194 @@
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char options_usage[] =
+    "vtpin agent options (comma-separated; key=value or key:value):\n"
+    "  threshold=DUR   report pins at least this long; shorter ones are counted (default 1ms;\n"
+    "                  units ns, us, ms, s, m; 0 reports every pin)\n"
+    "  trace[=short|full]  print each pin as -Djdk.tracePinnedThreads did, with reason,\n"
+    "                  carrier and duration (default full)\n"
+    "  tracefile=PATH  write the trace to PATH instead of stderr\n"
+    "  record=PATH     write every event to PATH in vtpin's wire format (read it with\n"
+    "                  'vtpin report PATH')\n"
+    "  log=PATH        agent messages to PATH instead of stderr\n"
+    "  depth=N         frames kept per stack (default 128, 1..2048)\n"
+    "  queue=N         pin events buffered before dropping (default 1024)\n"
+    "  stacks=N        distinct stacks kept (default 65536); methods=N likewise (default 65536)\n"
+    "  stats=DUR       how often counters go to the recording (default 1s)\n"
+    "  quiet           no informational messages\n"
+    "  help            print this text\n";
+
+void options_defaults(struct options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->threshold_ns = 1000000;
+    o->trace = TRACE_OFF;
+    o->depth = 128;
+    o->queue_slots = 1024;
+    o->max_stacks = 65536;
+    o->max_methods = 65536;
+    o->stats_interval_ns = 1000000000ull;
+}
+
+int options_parse_duration(const char *text, uint64_t *ns)
+{
+    static const struct {
+        const char *suffix;
+        double scale;
+    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"", 1e6}};
+    if (!text || !*text)
+        return -EINVAL;
+    if (!isdigit((unsigned char)text[0]) && text[0] != '.')
+        return -EINVAL;
+    const char *unit = text;
+    for (; *unit && !isalpha((unsigned char)*unit); unit++)
+        if (!isdigit((unsigned char)*unit) && *unit != '.')
+            return -EINVAL; /* plain decimals only: no signs, exponents or hex */
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end != unit || v < 0 || !isfinite(v))
+        return -EINVAL;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].suffix) == 0) {
+            double r = v * units[i].scale;
+            if (r > 9.2e18)
+                return -EINVAL;
+            *ns = (uint64_t)(r + 0.5);
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+static int parse_uint(const char *text, unsigned lo, unsigned hi, unsigned *out)
+{
+    if (!text || !*text || !isdigit((unsigned char)*text))
+        return -EINVAL;
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -EINVAL;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int copy_path(char *dst, const char *value)
+{
+    if (!value || !*value || strlen(value) >= OPTIONS_PATH_MAX)
+        return -EINVAL;
+    strcpy(dst, value);
+    return 0;
+}
+
+/* One option. Returns 0 or -EINVAL with err filled. */
+static int parse_one(struct options *o, const char *key, const char *value, char *err, size_t errlen)
+{
+    int rc = 0;
+    const char *expect = NULL;
+    if (strcmp(key, "threshold") == 0) {
+        rc = options_parse_duration(value, &o->threshold_ns);
+        expect = "a duration such as 1ms, 500us or 0";
+    } else if (strcmp(key, "trace") == 0) {
+        if (!value || strcmp(value, "full") == 0)
+            o->trace = TRACE_FULL;
+        else if (strcmp(value, "short") == 0)
+            o->trace = TRACE_SHORT;
+        else
+            rc = -EINVAL;
+        expect = "short or full";
+    } else if (strcmp(key, "tracefile") == 0) {
+        rc = copy_path(o->trace_file, value);
+        if (!rc && o->trace == TRACE_OFF)
+            o->trace = TRACE_FULL;
+        expect = "a file path";
+    } else if (strcmp(key, "record") == 0) {
+        rc = copy_path(o->record_file, value);
+        expect = "a file path";
+    } else if (strcmp(key, "log") == 0) {
+        rc = copy_path(o->log_file, value);
+        expect = "a file path";
+    } else if (strcmp(key, "depth") == 0) {
+        rc = parse_uint(value, 1, 2048, &o->depth);
+        expect = "a number from 1 to 2048";
+    } else if (strcmp(key, "queue") == 0) {
+        rc = parse_uint(value, 16, 1u << 20, &o->queue_slots);
+        expect = "a number from 16 to 1048576";
+    } else if (strcmp(key, "stacks") == 0) {
+        rc = parse_uint(value, 16, 1u << 24, &o->max_stacks);
+        expect = "a number from 16 to 16777216";
+    } else if (strcmp(key, "methods") == 0) {
+        rc = parse_uint(value, 16, 1u << 24, &o->max_methods);
+        expect = "a number from 16 to 16777216";
+    } else if (strcmp(key, "stats") == 0) {
+        rc = options_parse_duration(value, &o->stats_interval_ns);
+        if (!rc && o->stats_interval_ns < 1000000)
+            rc = -EINVAL;
+        expect = "a duration of at least 1ms";
+    } else if (strcmp(key, "quiet") == 0 || strcmp(key, "help") == 0) {
+        if (value) {
+            snprintf(err, errlen, "option '%s' takes no value (got '%s')", key, value);
+            return -EINVAL;
+        }
+        if (key[0] == 'q')
+            o->quiet = 1;
+        else
+            o->help = 1;
+    } else {
+        snprintf(err, errlen,
+                 "unknown option '%s' (valid: threshold, trace, tracefile, record, log, depth, queue, "
+                 "stacks, methods, stats, quiet, help)",
+                 key);
+        return -EINVAL;
+    }
+    if (rc) {
+        snprintf(err, errlen, "bad value for option '%s': '%s' (expected %s)", key, value ? value : "",
+                 expect ? expect : "a value");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int options_parse(struct options *o, const char *text, char *err, size_t errlen)
+{
+    if (errlen)
+        err[0] = '\0';
+    if (!text || !*text)
+        return 0;
+    size_t len = strlen(text);
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        snprintf(err, errlen, "out of memory parsing options");
+        return -ENOMEM;
+    }
+    memcpy(copy, text, len + 1);
+    int rc = 0;
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        if (!*item)
+            continue;
+        char *sep = item + strcspn(item, "=:");
+        char *value = NULL;
+        if (*sep) {
+            *sep = '\0';
+            value = sep + 1;
+        }
+        if (!*item) {
+            snprintf(err, errlen, "option with an empty name near '%s'", value ? value : "");
+            rc = -EINVAL;
+            break;
+        }
+        rc = parse_one(o, item, value, err, errlen);
+        if (rc)
+            break;
+    }
+    free(copy);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/* Agent options: one "key[=value],key:value,..." string, parsed whole.
+ *
+ * jcmd JVMTI.agent_load splits "key=value" into separate arguments, so
+ * "key:value" is accepted everywhere "key=value" is. */
+#ifndef VTPIN_OPTIONS_H
+#define VTPIN_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum trace_mode { TRACE_OFF = 0, TRACE_SHORT, TRACE_FULL };
+
+#define OPTIONS_PATH_MAX 512
+
+struct options {
+    uint64_t threshold_ns;      /* pins shorter than this are counted, not reported */
+    enum trace_mode trace;
+    char trace_file[OPTIONS_PATH_MAX];  /* empty: stderr */
+    char record_file[OPTIONS_PATH_MAX]; /* empty: no recording */
+    char log_file[OPTIONS_PATH_MAX];    /* empty: stderr */
+    unsigned depth;             /* frames captured per stack */
+    unsigned queue_slots;       /* pin events buffered between callbacks and the writer */
+    unsigned max_stacks;        /* distinct stacks kept (and sent once each) */
+    unsigned max_methods;       /* distinct methods kept */
+    uint64_t stats_interval_ns; /* how often counters are written to the recording */
+    int quiet;                  /* no informational log lines */
+    int help;
+};
+
+void options_defaults(struct options *o);
+
+/* Parses text into o (which should hold the defaults). On error returns
+ * -EINVAL and writes a one-line message naming the option into err. */
+int options_parse(struct options *o, const char *text, char *err, size_t errlen);
+
+/* Parses "10ms", "1.5s", "250us", "0" (bare numbers are milliseconds). */
+int options_parse_duration(const char *text, uint64_t *ns);
+
+extern const char options_usage[];
+
+#endif

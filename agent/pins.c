@@ -1,0 +1,428 @@
+#include "pins.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bytecode.h"
+#include "clock.h"
+#include "log.h"
+
+enum pin_kind { KIND_NONE = 0, KIND_PARK, KIND_ENTER, KIND_WAIT };
+
+/* Per carrier OS thread. A pinned virtual thread cannot leave its carrier,
+ * so the carrier's thread-local is the natural place for "the pin in progress". */
+struct carrier_local {
+    int tid;
+    int name_known;
+    char name[REC_NAME_MAX];
+    uint64_t pin_id;
+    int64_t pin_start;
+    enum pin_kind kind;
+};
+static __thread struct carrier_local tl;
+
+static struct {
+    jvmtiEnv *jvmti;
+    struct pins_setup setup;
+    jclass vthread_class;
+    jfieldID tid_field, name_field, carrier_field;
+    jclass continuation_class;
+    jmethodID is_pinned0;
+    jobject vthread_scope;
+    jmethodID park_method;
+    jclass carrier_thread_class;
+} S;
+
+static _Atomic int stopped = 1;
+static _Atomic uint64_t next_pin_id;
+static _Atomic uint64_t started_count;
+
+size_t pins_record_size(unsigned depth)
+{
+    return sizeof(struct rec) + depth * (sizeof(jvmtiFrameInfo) + sizeof(uint16_t));
+}
+
+uint64_t pins_started(void)
+{
+    return atomic_load_explicit(&started_count, memory_order_relaxed);
+}
+
+void pins_stop(void)
+{
+    atomic_store(&stopped, 1);
+}
+
+static int current_tid(void)
+{
+    if (!tl.tid)
+        tl.tid = (int)syscall(SYS_gettid);
+    return tl.tid;
+}
+
+/* Copies a Java String into a bounded UTF-8 buffer without allocating. */
+static void copy_java_string(JNIEnv *jni, jstring s, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!s)
+        return;
+    jchar chars[REC_NAME_MAX];
+    jsize n = (*jni)->GetStringLength(jni, s);
+    if (n > (jsize)(sizeof(chars) / sizeof(chars[0])))
+        n = sizeof(chars) / sizeof(chars[0]);
+    (*jni)->GetStringRegion(jni, s, 0, n, chars);
+    if ((*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionClear(jni);
+        return;
+    }
+    size_t o = 0;
+    for (jsize i = 0; i < n; i++) {
+        jchar c = chars[i];
+        if (c < 0x80) {
+            if (o + 1 >= cap)
+                break;
+            out[o++] = (char)c;
+        } else if (c < 0x800) {
+            if (o + 2 >= cap)
+                break;
+            out[o++] = (char)(0xc0 | (c >> 6));
+            out[o++] = (char)(0x80 | (c & 0x3f));
+        } else {
+            if (o + 3 >= cap)
+                break;
+            out[o++] = (char)(0xe0 | (c >> 12));
+            out[o++] = (char)(0x80 | ((c >> 6) & 0x3f));
+            out[o++] = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    out[o] = '\0';
+}
+
+static void copy_thread_name(JNIEnv *jni, jobject thread, char *out)
+{
+    jstring name = (jstring)(*jni)->GetObjectField(jni, thread, S.name_field);
+    copy_java_string(jni, name, out, REC_NAME_MAX);
+    if (name)
+        (*jni)->DeleteLocalRef(jni, name);
+}
+
+static void carrier_name(JNIEnv *jni, jthread vthread, char *out)
+{
+    if (!tl.name_known) {
+        jobject carrier = (*jni)->GetObjectField(jni, vthread, S.carrier_field);
+        if (carrier) {
+            copy_thread_name(jni, carrier, tl.name);
+            tl.name_known = 1;
+            (*jni)->DeleteLocalRef(jni, carrier);
+        }
+    }
+    memcpy(out, tl.name, REC_NAME_MAX);
+}
+
+/* The exact reason the continuation cannot yield, from the JDK itself. */
+static enum pin_reason park_reason(JNIEnv *jni)
+{
+    if (!S.is_pinned0)
+        return REASON_UNKNOWN;
+    jint r = (*jni)->CallStaticIntMethod(jni, S.continuation_class, S.is_pinned0, S.vthread_scope);
+    if ((*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionClear(jni);
+        return REASON_UNKNOWN;
+    }
+    /* Continuation.isPinned0: 2 critical section, 3 native, 4 monitor (JDK 21-25). */
+    switch (r) {
+    case 2:
+        return REASON_CRITICAL_SECTION;
+    case 3:
+        return REASON_NATIVE;
+    case 4:
+        return REASON_MONITOR;
+    default:
+        return REASON_UNKNOWN;
+    }
+}
+
+static void capture_stack(jthread thread, struct rec *r)
+{
+    unsigned depth = S.setup.depth;
+    jvmtiFrameInfo *frames = (jvmtiFrameInfo *)r->frames;
+    uint16_t *monitors = (uint16_t *)(frames + depth);
+    jint count = 0;
+    if ((*S.jvmti)->GetStackTrace(S.jvmti, thread, 0, (jint)depth, frames, &count) != JVMTI_ERROR_NONE)
+        count = 0;
+    r->frame_count = (uint32_t)count;
+    memset(monitors, 0, (size_t)count * sizeof(uint16_t));
+    if (count == (jint)depth) {
+        jint total = 0;
+        if ((*S.jvmti)->GetFrameCount(S.jvmti, thread, &total) == JVMTI_ERROR_NONE && total > count)
+            r->truncated = 1;
+    }
+    if (!S.setup.have_monitor_depths || count == 0)
+        return;
+    jint n = 0;
+    jvmtiMonitorStackDepthInfo *info = NULL;
+    if ((*S.jvmti)->GetOwnedMonitorStackDepthInfo(S.jvmti, thread, &n, &info) != JVMTI_ERROR_NONE)
+        return;
+    for (jint i = 0; i < n; i++) {
+        if (info[i].stack_depth >= 0 && info[i].stack_depth < count && monitors[info[i].stack_depth] < UINT16_MAX)
+            monitors[info[i].stack_depth]++;
+    }
+    (*S.jvmti)->Deallocate(S.jvmti, (unsigned char *)info);
+}
+
+static void emit_end(uint64_t pin_id, int64_t now)
+{
+    uint64_t ticket;
+    struct rec *r = queue_reserve(S.setup.queue, &ticket);
+    if (!r)
+        return;
+    r->kind = REC_PIN_END;
+    r->pin_id = pin_id;
+    r->time_ns = now;
+    r->carrier_tid = current_tid();
+    r->frame_count = 0;
+    queue_commit(S.setup.queue, ticket);
+    S.setup.wake_writer();
+}
+
+static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason)
+{
+    int64_t now = clock_mono_ns();
+    if (tl.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
+        emit_end(tl.pin_id, now);
+    tl.pin_id = 0;
+    tl.kind = KIND_NONE;
+    atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
+    uint64_t ticket;
+    struct rec *r = queue_reserve(S.setup.queue, &ticket);
+    if (!r)
+        return; /* counted by the queue; the end will be ignored too */
+    uint64_t id = atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
+    r->kind = REC_PIN_START;
+    r->pin_id = id;
+    r->time_ns = now;
+    r->truncated = 0;
+    r->carrier_tid = current_tid();
+    r->reason = (uint8_t)(kind == KIND_PARK ? park_reason(jni) : reason);
+    r->vthread_id = (*jni)->GetLongField(jni, vthread, S.tid_field);
+    copy_thread_name(jni, vthread, r->vthread_name);
+    carrier_name(jni, vthread, r->carrier_name);
+    capture_stack(vthread, r);
+    queue_commit(S.setup.queue, ticket);
+    tl.pin_id = id;
+    tl.pin_start = now;
+    tl.kind = kind;
+    S.setup.wake_writer();
+}
+
+static void pin_end(enum pin_kind kind)
+{
+    if (!tl.pin_id || tl.kind != kind)
+        return;
+    uint64_t id = tl.pin_id;
+    tl.pin_id = 0;
+    tl.kind = KIND_NONE;
+    emit_end(id, clock_mono_ns());
+}
+
+static int is_virtual(JNIEnv *jni, jthread thread)
+{
+    return thread && (*jni)->IsVirtualThread(jni, thread);
+}
+
+void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
+                                jlocation location)
+{
+    (void)jvmti;
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || method != S.park_method)
+        return;
+    if (!is_virtual(jni, thread)) /* JDK 21 runs this code on main in Continuation.<clinit> */
+        return;
+    if (location == 0)
+        pin_begin(jni, thread, KIND_PARK, REASON_UNKNOWN);
+    else
+        pin_end(KIND_PARK);
+}
+
+void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
+{
+    (void)jvmti;
+    (void)object;
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_pins || !is_virtual(jni, thread))
+        return;
+    pin_begin(jni, thread, KIND_ENTER, REASON_MONITOR_ENTER);
+}
+
+void JNICALL pins_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
+{
+    (void)jvmti;
+    (void)object;
+    (void)jni;
+    (void)thread;
+    if (atomic_load_explicit(&stopped, memory_order_relaxed))
+        return;
+    pin_end(KIND_ENTER);
+}
+
+void JNICALL pins_on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jlong timeout)
+{
+    (void)jvmti;
+    (void)object;
+    (void)timeout;
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_pins || !is_virtual(jni, thread))
+        return;
+    pin_begin(jni, thread, KIND_WAIT, REASON_OBJECT_WAIT);
+}
+
+void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jboolean timed_out)
+{
+    (void)jvmti;
+    (void)object;
+    (void)timed_out;
+    (void)jni;
+    (void)thread;
+    if (atomic_load_explicit(&stopped, memory_order_relaxed))
+        return;
+    pin_end(KIND_WAIT);
+}
+
+void JNICALL pins_on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.carrier_thread_class || !thread)
+        return;
+    if (!(*jni)->IsInstanceOf(jni, thread, S.carrier_thread_class))
+        return;
+    uint64_t ticket;
+    struct rec *r = queue_reserve(S.setup.queue, &ticket);
+    if (!r)
+        return;
+    r->kind = REC_CARRIER_START;
+    r->time_ns = clock_mono_ns();
+    r->carrier_tid = current_tid(); /* ThreadStart runs on the new thread itself */
+    copy_thread_name(jni, thread, r->carrier_name);
+    memcpy(tl.name, r->carrier_name, REC_NAME_MAX);
+    tl.name_known = 1;
+    r->frame_count = 0;
+    queue_commit(S.setup.queue, ticket);
+    S.setup.wake_writer();
+}
+
+static jclass global_class(JNIEnv *jni, const char *name)
+{
+    jclass local = (*jni)->FindClass(jni, name);
+    if (!local) {
+        (*jni)->ExceptionClear(jni);
+        return NULL;
+    }
+    jclass global = (jclass)(*jni)->NewGlobalRef(jni, local);
+    (*jni)->DeleteLocalRef(jni, local);
+    return global;
+}
+
+static jmethodID find_method(jvmtiEnv *jvmti, jclass cls, const char *name, const char *sig)
+{
+    jint n = 0;
+    jmethodID *methods = NULL;
+    jmethodID found = NULL;
+    if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &methods) != JVMTI_ERROR_NONE)
+        return NULL;
+    for (jint i = 0; i < n && !found; i++) {
+        char *mname = NULL, *msig = NULL;
+        if ((*jvmti)->GetMethodName(jvmti, methods[i], &mname, &msig, NULL) != JVMTI_ERROR_NONE)
+            continue;
+        if (strcmp(mname, name) == 0 && strcmp(msig, sig) == 0)
+            found = methods[i];
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)msig);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+    return found;
+}
+
+/* Breakpoints at the entry of VirtualThread.parkOnCarrierThread (a pin
+ * starts) and on every instruction that leaves it (the pin ends). */
+static int set_park_breakpoints(jvmtiEnv *jvmti)
+{
+    S.park_method = find_method(jvmti, S.vthread_class, "parkOnCarrierThread", "(ZJ)V");
+    if (!S.park_method) {
+        log_warn("java.lang.VirtualThread.parkOnCarrierThread(ZJ)V not found: park-based pins not detected");
+        return -1;
+    }
+    jint len = 0;
+    unsigned char *code = NULL;
+    if ((*jvmti)->GetBytecodes(jvmti, S.park_method, &len, &code) != JVMTI_ERROR_NONE) {
+        log_warn("cannot read the bytecodes of parkOnCarrierThread: park-based pins not detected");
+        return -1;
+    }
+    int exits = 0, rc = 0;
+    jvmtiError err = (*jvmti)->SetBreakpoint(jvmti, S.park_method, 0);
+    if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_DUPLICATE)
+        rc = -1;
+    for (size_t pc = 0; rc == 0 && pc < (size_t)len;) {
+        int n = bytecode_length(code, (size_t)len, pc);
+        if (n <= 0) {
+            rc = -1;
+            break;
+        }
+        if (bytecode_is_exit(code[pc])) {
+            err = (*jvmti)->SetBreakpoint(jvmti, S.park_method, (jlocation)pc);
+            if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_DUPLICATE)
+                rc = -1;
+            exits++;
+        }
+        pc += (size_t)n;
+    }
+    (*jvmti)->Deallocate(jvmti, code);
+    if (rc || exits == 0) {
+        log_warn("could not set the pin breakpoints in parkOnCarrierThread: park-based pins not detected");
+        return -1;
+    }
+    return 0;
+}
+
+int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int breakpoints)
+{
+    S.jvmti = jvmti;
+    S.setup = *setup;
+    if (!S.vthread_class) {
+        S.vthread_class = global_class(jni, "java/lang/VirtualThread");
+        jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+        if (!S.vthread_class || !thread_class) {
+            (*jni)->ExceptionClear(jni);
+            log_error("java.lang.VirtualThread not found: no pin detection");
+            return -1;
+        }
+        S.tid_field = (*jni)->GetFieldID(jni, thread_class, "tid", "J");
+        S.name_field = (*jni)->GetFieldID(jni, thread_class, "name", "Ljava/lang/String;");
+        S.carrier_field = (*jni)->GetFieldID(jni, S.vthread_class, "carrierThread", "Ljava/lang/Thread;");
+        if (!S.tid_field || !S.name_field || !S.carrier_field) {
+            (*jni)->ExceptionClear(jni);
+            log_error("Thread.tid/name or VirtualThread.carrierThread not found: no pin detection");
+            return -1;
+        }
+        S.continuation_class = global_class(jni, "jdk/internal/vm/Continuation");
+        if (S.continuation_class) {
+            S.is_pinned0 = (*jni)->GetStaticMethodID(jni, S.continuation_class, "isPinned0",
+                                                     "(Ljdk/internal/vm/ContinuationScope;)I");
+            jfieldID scope = (*jni)->GetStaticFieldID(jni, S.vthread_class, "VTHREAD_SCOPE",
+                                                      "Ljdk/internal/vm/ContinuationScope;");
+            jobject scope_obj = scope ? (*jni)->GetStaticObjectField(jni, S.vthread_class, scope) : NULL;
+            (*jni)->ExceptionClear(jni);
+            S.vthread_scope = scope_obj ? (*jni)->NewGlobalRef(jni, scope_obj) : NULL;
+            if (!S.vthread_scope)
+                S.is_pinned0 = NULL;
+        }
+        if (!S.is_pinned0) {
+            (*jni)->ExceptionClear(jni);
+            log_warn("Continuation.isPinned0 not found: pin reasons are inferred from the stack");
+        }
+        S.carrier_thread_class = global_class(jni, "jdk/internal/misc/CarrierThread");
+    }
+    int rc = 0;
+    if (breakpoints && !S.park_method)
+        rc = set_park_breakpoints(jvmti);
+    atomic_store(&stopped, 0);
+    return rc;
+}

@@ -1,0 +1,79 @@
+/* Pin detection on the JVM's threads: the hot callbacks.
+ *
+ * Each callback turns what it sees into a fixed-size record in the queue
+ * (no locks, no allocation but JVMTI's own for monitor depths, no I/O) and
+ * leaves naming, thresholds and output to the writer thread. */
+#ifndef VTPIN_PINS_H
+#define VTPIN_PINS_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+#include "queue.h"
+
+enum rec_kind {
+    REC_PIN_START = 1,
+    REC_PIN_END = 2,
+    REC_CARRIER_START = 3,
+};
+
+/* Values match vtpin.v1.PinReason. */
+enum pin_reason {
+    REASON_UNKNOWN = 0,
+    REASON_MONITOR = 1,
+    REASON_NATIVE = 2,
+    REASON_CRITICAL_SECTION = 3,
+    REASON_MONITOR_ENTER = 4,
+    REASON_OBJECT_WAIT = 5,
+    REASON_NATIVE_BLOCK = 6,
+};
+
+#define REC_NAME_MAX 64
+
+struct rec_frame {
+    jmethodID method;
+    int32_t bci;
+    int32_t monitors;
+};
+
+struct rec {
+    uint8_t kind;
+    uint8_t reason;
+    uint8_t truncated;
+    int32_t carrier_tid;
+    uint64_t pin_id;
+    int64_t time_ns;
+    int64_t vthread_id;
+    char vthread_name[REC_NAME_MAX];
+    char carrier_name[REC_NAME_MAX];
+    uint32_t frame_count;
+    struct rec_frame frames[]; /* up to depth */
+};
+
+size_t pins_record_size(unsigned depth);
+
+struct pins_setup {
+    struct queue *queue;
+    unsigned depth;
+    int monitor_pins;        /* JDK 21-23: contended entry and Object.wait pin */
+    int have_monitor_depths; /* can_get_owned_monitor_stack_depth_info */
+    void (*wake_writer)(void);
+};
+
+/* Resolves the classes, fields and methods detection needs and sets the
+ * park breakpoints when can_generate_breakpoint_events is held. Returns 0,
+ * or -1 when park-based pins cannot be detected (logged). */
+int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int breakpoints);
+void pins_stop(void); /* callbacks return at once from now on */
+
+void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
+                                jlocation location);
+void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object);
+void JNICALL pins_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object);
+void JNICALL pins_on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jlong timeout);
+void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jboolean timed_out);
+void JNICALL pins_on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+
+uint64_t pins_started(void);
+
+#endif

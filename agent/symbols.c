@@ -1,0 +1,426 @@
+#include "symbols.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "natives.h"
+
+struct string_entry {
+    char *text;
+    uint64_t hash;
+    unsigned sent;
+};
+
+struct symbols {
+    jvmtiEnv *jvmti;
+    unsigned max_methods, max_stacks, max_strings;
+    /* ids are 1-based indexes into these arrays */
+    struct method_info **methods;
+    uint32_t method_count, method_cap;
+    uint32_t *method_index; /* open addressing on jmethodID -> id */
+    uint32_t method_index_mask;
+    struct stack_info **stacks;
+    uint32_t stack_count, stack_cap;
+    uint32_t *stack_index;
+    uint32_t stack_index_mask;
+    struct string_entry *strings;
+    uint32_t string_count, string_cap;
+    uint32_t *string_index;
+    uint32_t string_index_mask;
+    uint64_t stacks_dropped;
+    jmethodID module_get_name;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+    return h;
+}
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 16;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_stacks)
+{
+    struct symbols *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->jvmti = jvmti;
+    s->max_methods = max_methods;
+    s->max_stacks = max_stacks;
+    s->max_strings = max_methods * 4 + max_stacks;
+    s->method_index_mask = pow2_at_least(max_methods * 2) - 1;
+    s->stack_index_mask = pow2_at_least(max_stacks * 2) - 1;
+    s->string_index_mask = pow2_at_least(s->max_strings * 2) - 1;
+    s->method_index = calloc((size_t)s->method_index_mask + 1, sizeof(uint32_t));
+    s->stack_index = calloc((size_t)s->stack_index_mask + 1, sizeof(uint32_t));
+    s->string_index = calloc((size_t)s->string_index_mask + 1, sizeof(uint32_t));
+    if (!s->method_index || !s->stack_index || !s->string_index) {
+        symbols_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void symbols_free(struct symbols *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->method_count; i++) {
+        if (s->methods[i]->lines)
+            (*s->jvmti)->Deallocate(s->jvmti, (unsigned char *)s->methods[i]->lines);
+        free(s->methods[i]);
+    }
+    for (uint32_t i = 0; i < s->stack_count; i++) {
+        free(s->stacks[i]->mids);
+        free(s->stacks[i]->frames);
+        free(s->stacks[i]);
+    }
+    for (uint32_t i = 0; i < s->string_count; i++)
+        free(s->strings[i].text);
+    free(s->methods);
+    free(s->stacks);
+    free(s->strings);
+    free(s->method_index);
+    free(s->stack_index);
+    free(s->string_index);
+    free(s);
+}
+
+/* Grows a pointer array by doubling; returns 0 or -1. */
+static int grow(void **arr, uint32_t *cap, size_t elem)
+{
+    uint32_t ncap = *cap ? *cap * 2 : 64;
+    void *n = realloc(*arr, (size_t)ncap * elem);
+    if (!n)
+        return -1;
+    *arr = n;
+    *cap = ncap;
+    return 0;
+}
+
+uint32_t symbols_string(struct symbols *s, const char *text)
+{
+    if (!text)
+        return 0;
+    uint64_t h = hash_str(text);
+    uint32_t i = (uint32_t)h & s->string_index_mask;
+    for (;; i = (i + 1) & s->string_index_mask) {
+        uint32_t id = s->string_index[i];
+        if (!id)
+            break;
+        struct string_entry *e = &s->strings[id - 1];
+        if (e->hash == h && strcmp(e->text, text) == 0)
+            return id;
+    }
+    if (s->string_count >= s->max_strings)
+        return 0;
+    if (s->string_count == s->string_cap && grow((void **)&s->strings, &s->string_cap, sizeof(*s->strings)))
+        return 0;
+    char *copy = strdup(text);
+    if (!copy)
+        return 0;
+    s->strings[s->string_count] = (struct string_entry){copy, h, 0};
+    s->string_index[i] = ++s->string_count;
+    return s->string_count;
+}
+
+const char *symbols_string_text(const struct symbols *s, uint32_t id)
+{
+    return id && id <= s->string_count ? s->strings[id - 1].text : NULL;
+}
+
+unsigned *symbols_string_sent(struct symbols *s, uint32_t id)
+{
+    return id && id <= s->string_count ? &s->strings[id - 1].sent : NULL;
+}
+
+/* "Ljava/lang/Thread;" -> "java.lang.Thread" */
+static void dotted_class_name(const char *sig, char *out, size_t cap)
+{
+    size_t len = strlen(sig);
+    if (len >= 2 && sig[0] == 'L' && sig[len - 1] == ';') {
+        sig++;
+        len -= 2;
+    }
+    if (len >= cap)
+        len = cap - 1;
+    for (size_t i = 0; i < len; i++)
+        out[i] = sig[i] == '/' ? '.' : sig[i];
+    out[len] = '\0';
+}
+
+static uint32_t module_name(struct symbols *s, JNIEnv *jni, jclass cls)
+{
+    if (!jni)
+        return 0;
+    jobject module = (*jni)->GetModule(jni, cls);
+    if (!module) {
+        (*jni)->ExceptionClear(jni);
+        return 0;
+    }
+    if (!s->module_get_name) {
+        jclass mc = (*jni)->GetObjectClass(jni, module);
+        s->module_get_name = (*jni)->GetMethodID(jni, mc, "getName", "()Ljava/lang/String;");
+        (*jni)->DeleteLocalRef(jni, mc);
+    }
+    uint32_t sid = 0;
+    jstring name = s->module_get_name ? (jstring)(*jni)->CallObjectMethod(jni, module, s->module_get_name) : NULL;
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni);
+    if (name) {
+        const char *utf = (*jni)->GetStringUTFChars(jni, name, NULL);
+        if (utf) {
+            sid = symbols_string(s, utf);
+            (*jni)->ReleaseStringUTFChars(jni, name, utf);
+        }
+        (*jni)->DeleteLocalRef(jni, name);
+    }
+    (*jni)->DeleteLocalRef(jni, module);
+    return sid;
+}
+
+static struct method_info *method_load(struct symbols *s, JNIEnv *jni, jmethodID mid)
+{
+    jvmtiEnv *jvmti = s->jvmti;
+    jclass cls = NULL;
+    char *name = NULL, *sig = NULL, *csig = NULL, *source = NULL;
+    struct method_info *m = NULL;
+    if ((*jvmti)->GetMethodDeclaringClass(jvmti, mid, &cls) != JVMTI_ERROR_NONE)
+        return NULL;
+    if ((*jvmti)->GetMethodName(jvmti, mid, &name, &sig, NULL) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL) != JVMTI_ERROR_NONE)
+        goto cleanup;
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        goto cleanup;
+    m->mid = mid;
+    char dotted[512];
+    dotted_class_name(csig, dotted, sizeof(dotted));
+    m->class_sid = symbols_string(s, dotted);
+    m->name_sid = symbols_string(s, name);
+    m->sig_sid = symbols_string(s, sig);
+    if ((*jvmti)->GetSourceFileName(jvmti, cls, &source) == JVMTI_ERROR_NONE)
+        m->source_sid = symbols_string(s, source);
+    m->module_sid = module_name(s, jni, cls);
+    jboolean native = JNI_FALSE;
+    (*jvmti)->IsMethodNative(jvmti, mid, &native);
+    m->is_native = native;
+    if (native)
+        m->library_sid = symbols_string(s, natives_library(natives_get(mid)));
+    else if ((*jvmti)->GetLineNumberTable(jvmti, mid, &m->line_count, &m->lines) != JVMTI_ERROR_NONE) {
+        m->line_count = 0;
+        m->lines = NULL;
+    }
+cleanup:
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)source);
+    if (jni && cls)
+        (*jni)->DeleteLocalRef(jni, cls);
+    return m;
+}
+
+static uint32_t method_id(struct symbols *s, JNIEnv *jni, jmethodID mid)
+{
+    uint32_t i = (uint32_t)mix(0, (uint64_t)(uintptr_t)mid) & s->method_index_mask;
+    for (;; i = (i + 1) & s->method_index_mask) {
+        uint32_t id = s->method_index[i];
+        if (!id)
+            break;
+        if (s->methods[id - 1]->mid == mid)
+            return id;
+    }
+    if (s->method_count >= s->max_methods)
+        return 0;
+    if (s->method_count == s->method_cap && grow((void **)&s->methods, &s->method_cap, sizeof(*s->methods)))
+        return 0;
+    struct method_info *m = method_load(s, jni, mid);
+    if (!m)
+        return 0;
+    m->id = s->method_count + 1;
+    s->methods[s->method_count++] = m;
+    s->method_index[i] = m->id;
+    return m->id;
+}
+
+struct method_info *symbols_method_by_id(struct symbols *s, uint32_t id)
+{
+    return id && id <= s->method_count ? s->methods[id - 1] : NULL;
+}
+
+static int32_t line_for(const struct method_info *m, int32_t bci)
+{
+    int32_t line = -1;
+    jlocation best = -1;
+    for (jint i = 0; i < m->line_count; i++) {
+        if (m->lines[i].start_location <= bci && m->lines[i].start_location > best) {
+            best = m->lines[i].start_location;
+            line = m->lines[i].line_number;
+        }
+    }
+    return line;
+}
+
+const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct rec *r, unsigned depth)
+{
+    const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
+    const uint16_t *monitors = (const uint16_t *)(frames + depth);
+    uint32_t n = r->frame_count;
+    uint64_t h = mix(0, n);
+    for (uint32_t f = 0; f < n; f++)
+        h = mix(mix(mix(h, (uint64_t)(uintptr_t)frames[f].method), (uint64_t)frames[f].location), monitors[f]);
+    uint32_t i = (uint32_t)h & s->stack_index_mask;
+    for (;; i = (i + 1) & s->stack_index_mask) {
+        uint32_t id = s->stack_index[i];
+        if (!id)
+            break;
+        struct stack_info *st = s->stacks[id - 1];
+        if (st->hash != h || st->count != n)
+            continue;
+        int same = 1;
+        for (uint32_t f = 0; f < n && same; f++)
+            same = st->mids[f] == frames[f].method && st->frames[f].bci == (int32_t)frames[f].location &&
+                   st->frames[f].monitors == monitors[f];
+        if (same)
+            return st;
+    }
+    if (s->stack_count >= s->max_stacks ||
+        (s->stack_count == s->stack_cap && grow((void **)&s->stacks, &s->stack_cap, sizeof(*s->stacks)))) {
+        s->stacks_dropped++;
+        return NULL;
+    }
+    struct stack_info *st = calloc(1, sizeof(*st));
+    if (st) {
+        st->mids = calloc(n ? n : 1, sizeof(*st->mids));
+        st->frames = calloc(n ? n : 1, sizeof(*st->frames));
+    }
+    if (!st || !st->mids || !st->frames) {
+        if (st) {
+            free(st->mids);
+            free(st->frames);
+        }
+        free(st);
+        s->stacks_dropped++;
+        return NULL;
+    }
+    st->hash = h;
+    st->count = n;
+    st->truncated = r->truncated;
+    for (uint32_t f = 0; f < n; f++) {
+        st->mids[f] = frames[f].method;
+        struct stack_frame *sf = &st->frames[f];
+        sf->method = method_id(s, jni, frames[f].method);
+        sf->bci = (int32_t)frames[f].location;
+        sf->monitors = monitors[f];
+        struct method_info *m = symbols_method_by_id(s, sf->method);
+        sf->line = m ? line_for(m, sf->bci) : -1;
+    }
+    st->id = s->stack_count + 1;
+    s->stacks[s->stack_count++] = st;
+    s->stack_index[i] = st->id;
+    return st;
+}
+
+struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id)
+{
+    return id && id <= s->stack_count ? s->stacks[id - 1] : NULL;
+}
+
+uint64_t symbols_stacks_dropped(const struct symbols *s)
+{
+    return s->stacks_dropped;
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int is_jdk_class(const char *cls)
+{
+    return starts_with(cls, "java.") || starts_with(cls, "jdk.") || starts_with(cls, "sun.") ||
+           starts_with(cls, "javax.") || starts_with(cls, "com.sun.");
+}
+
+/* Native frames that are how a thread blocks, not why it is pinned. */
+static int is_blocking_native(const char *cls, const char *name)
+{
+    return (cls && name) &&
+           ((strcmp(cls, "jdk.internal.misc.Unsafe") == 0 && strcmp(name, "park") == 0) ||
+            (strcmp(cls, "java.lang.Object") == 0 && strcmp(name, "wait0") == 0) ||
+            (strcmp(cls, "java.lang.Thread") == 0 && strncmp(name, "sleep", 5) == 0) ||
+            (strcmp(cls, "jdk.internal.vm.Continuation") == 0));
+}
+
+uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason)
+{
+    if (!st || st->count == 0)
+        return 0;
+    int first_app = -1, first_monitor = -1, first_native = -1, first_outside_object = -1;
+    for (uint32_t f = 0; f < st->count; f++) {
+        struct method_info *m = symbols_method_by_id(s, st->frames[f].method);
+        const char *cls = m ? symbols_string_text(s, m->class_sid) : NULL;
+        const char *name = m ? symbols_string_text(s, m->name_sid) : NULL;
+        if (first_monitor < 0 && st->frames[f].monitors > 0)
+            first_monitor = (int)f;
+        if (first_native < 0 && m && m->is_native && !is_blocking_native(cls, name))
+            first_native = (int)f;
+        if (first_app < 0 && cls && !is_jdk_class(cls))
+            first_app = (int)f;
+        if (first_outside_object < 0 && cls && strcmp(cls, "java.lang.Object") != 0)
+            first_outside_object = (int)f;
+    }
+    int pick = -1;
+    switch (reason) {
+    case REASON_MONITOR:
+        pick = first_monitor;
+        break;
+    case REASON_NATIVE:
+    case REASON_NATIVE_BLOCK:
+        pick = first_native;
+        break;
+    case REASON_MONITOR_ENTER:
+        pick = 0; /* the frame entering the monitor */
+        break;
+    case REASON_OBJECT_WAIT:
+        pick = first_outside_object;
+        break;
+    default:
+        pick = first_monitor >= 0 ? first_monitor : first_native;
+        break;
+    }
+    if (pick < 0)
+        pick = first_app >= 0 ? first_app : 0;
+    return (uint32_t)pick;
+}
+
+int symbols_infer_reason(struct symbols *s, const struct stack_info *st)
+{
+    if (!st)
+        return REASON_UNKNOWN;
+    for (uint32_t f = 0; f < st->count; f++)
+        if (st->frames[f].monitors > 0)
+            return REASON_MONITOR;
+    for (uint32_t f = 0; f < st->count; f++) {
+        struct method_info *m = symbols_method_by_id(s, st->frames[f].method);
+        if (m && m->is_native &&
+            !is_blocking_native(symbols_string_text(s, m->class_sid), symbols_string_text(s, m->name_sid)))
+            return REASON_NATIVE;
+    }
+    return REASON_UNKNOWN;
+}

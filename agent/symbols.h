@@ -1,0 +1,62 @@
+/* Names for what the callbacks captured: methods, stacks and strings,
+ * each given a small id that the wire format references. Owned by the
+ * writer thread alone (no locking); every table is bounded by options. */
+#ifndef VTPIN_SYMBOLS_H
+#define VTPIN_SYMBOLS_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+#include "pins.h"
+
+struct symbols;
+
+struct method_info {
+    jmethodID mid;
+    uint32_t id;
+    uint32_t class_sid, name_sid, sig_sid, source_sid, module_sid, library_sid; /* 0: none */
+    int is_native;
+    jint line_count;
+    jvmtiLineNumberEntry *lines;
+    unsigned sent; /* bit per sink that has its MethodDef */
+};
+
+struct stack_frame {
+    uint32_t method; /* method id */
+    int32_t bci;
+    int32_t line;
+    uint16_t monitors;
+};
+
+struct stack_info {
+    uint32_t id;
+    uint32_t count;
+    int truncated;
+    unsigned sent;
+    uint64_t hash;
+    jmethodID *mids; /* raw key, for comparison */
+    struct stack_frame *frames;
+};
+
+struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_stacks);
+void symbols_free(struct symbols *s);
+
+/* Interned string id (1-based), 0 when the table is full. */
+uint32_t symbols_string(struct symbols *s, const char *text);
+const char *symbols_string_text(const struct symbols *s, uint32_t id);
+unsigned *symbols_string_sent(struct symbols *s, uint32_t id);
+
+/* The stack of a pin-start record, named and deduplicated; NULL when the
+ * stack table is full (counted). */
+const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct rec *r, unsigned depth);
+struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id);
+struct method_info *symbols_method_by_id(struct symbols *s, uint32_t id);
+uint64_t symbols_stacks_dropped(const struct symbols *s);
+
+/* Index of the frame to blame for a pin of this reason. */
+uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason);
+
+/* A reason inferred from the stack when the JDK could not say. */
+int symbols_infer_reason(struct symbols *s, const struct stack_info *st);
+
+#endif

@@ -1,0 +1,208 @@
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wire.h"
+
+struct trace {
+    int fd;
+    enum trace_mode mode;
+    char *buf;
+    size_t len, cap;
+    /* pin that first printed each stack (index = stack id), so a stack is printed once */
+    uint64_t *first_pin;
+    uint32_t first_pin_cap;
+};
+
+struct trace *trace_open(const char *path, enum trace_mode mode, int *err)
+{
+    struct trace *t = calloc(1, sizeof(*t));
+    if (!t) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    t->mode = mode;
+    t->fd = 2;
+    if (path && *path) {
+        t->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (t->fd < 0) {
+            *err = -errno;
+            free(t);
+            return NULL;
+        }
+    }
+    t->cap = 64 * 1024;
+    t->buf = malloc(t->cap);
+    if (!t->buf) {
+        *err = -ENOMEM;
+        trace_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void put(struct trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct trace *t, const char *fmt, ...)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if ((size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        trace_flush(t); /* make room and retry once; longer lines are cut */
+        if ((size_t)n >= t->cap) {
+            t->len = 0;
+            return;
+        }
+    }
+}
+
+void trace_flush(struct trace *t)
+{
+    if (!t)
+        return;
+    size_t off = 0;
+    while (off < t->len) {
+        ssize_t w = write(t->fd, t->buf + off, t->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break; /* the trace is best effort: never stall the writer on it */
+        off += (size_t)w;
+    }
+    t->len = 0;
+}
+
+void trace_close(struct trace *t)
+{
+    if (!t)
+        return;
+    trace_flush(t);
+    if (t->fd > 2)
+        close(t->fd);
+    free(t->buf);
+    free(t->first_pin);
+    free(t);
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
+}
+
+char *trace_format_frame(struct symbols *s, const struct stack_info *st, uint32_t index, char *out, size_t cap)
+{
+    const struct stack_frame *f = &st->frames[index];
+    struct method_info *m = symbols_method_by_id(s, f->method);
+    if (!m) {
+        snprintf(out, cap, "<unknown method>");
+        return out;
+    }
+    const char *module = symbols_string_text(s, m->module_sid);
+    const char *source = symbols_string_text(s, m->source_sid);
+    char where[256];
+    if (m->is_native)
+        snprintf(where, sizeof(where), "Native Method");
+    else if (source && f->line >= 0)
+        snprintf(where, sizeof(where), "%s:%d", source, f->line);
+    else
+        snprintf(where, sizeof(where), "%s", source ? source : "Unknown Source");
+    snprintf(out, cap, "%s%s%s.%s(%s)", module ? module : "", module ? "/" : "",
+             symbols_string_text(s, m->class_sid), symbols_string_text(s, m->name_sid), where);
+    return out;
+}
+
+static void put_frame(struct trace *t, struct symbols *s, const struct stack_info *st, uint32_t i, uint32_t culprit)
+{
+    char frame[1024];
+    trace_format_frame(s, st, i, frame, sizeof(frame));
+    put(t, "    %s", frame);
+    struct method_info *m = symbols_method_by_id(s, st->frames[i].method);
+    if (st->frames[i].monitors > 0)
+        put(t, " <== monitors:%u", st->frames[i].monitors);
+    if (m && m->is_native && i == culprit) {
+        const char *lib = symbols_string_text(s, m->library_sid);
+        put(t, " <== native (%s)", lib ? basename_of(lib) : "library unknown");
+    }
+    put(t, "\n");
+}
+
+static void put_header(struct trace *t, const struct pin_view *p, const char *what)
+{
+    put(t, "vtpin: pin #%llu %s: VirtualThread[#%lld%s%s]/pinned@%s (tid %d) reason:%s", (unsigned long long)p->pin_id,
+        what, (long long)p->vthread_id, p->vthread_name && *p->vthread_name ? "," : "",
+        p->vthread_name ? p->vthread_name : "", p->carrier_name && *p->carrier_name ? p->carrier_name : "carrier",
+        p->carrier_tid, wire_reason_name(p->reason));
+}
+
+void trace_pin_start(struct trace *t, struct symbols *s, const struct pin_view *p)
+{
+    if (!t)
+        return;
+    put_header(t, p, "started");
+    put(t, "\n");
+    const struct stack_info *st = p->stack;
+    if (!st) {
+        put(t, "    <stack not available>\n");
+        return;
+    }
+    if (st->id >= t->first_pin_cap) {
+        uint32_t ncap = t->first_pin_cap ? t->first_pin_cap : 64;
+        while (ncap <= st->id)
+            ncap *= 2;
+        uint64_t *n = realloc(t->first_pin, ncap * sizeof(*n));
+        if (n) {
+            memset(n + t->first_pin_cap, 0, (ncap - t->first_pin_cap) * sizeof(*n));
+            t->first_pin = n;
+            t->first_pin_cap = ncap;
+        }
+    }
+    uint64_t *first = st->id < t->first_pin_cap ? &t->first_pin[st->id] : NULL;
+    if (first && *first) { /* like the JDK's trace: each distinct stack in full once */
+        char frame[1024];
+        put(t, "    at %s (stack as pin #%llu)\n", trace_format_frame(s, st, p->culprit, frame, sizeof(frame)),
+            (unsigned long long)*first);
+        return;
+    }
+    if (first)
+        *first = p->pin_id;
+    for (uint32_t i = 0; i < st->count; i++) {
+        int marked = st->frames[i].monitors > 0 || i == p->culprit;
+        if (t->mode == TRACE_FULL || marked)
+            put_frame(t, s, st, i, p->culprit);
+    }
+    if (st->truncated)
+        put(t, "    ...\n");
+}
+
+void trace_pin_end(struct trace *t, struct symbols *s, const struct pin_view *p)
+{
+    if (!t)
+        return;
+    char frame[1024] = "";
+    if (p->stack)
+        trace_format_frame(s, p->stack, p->culprit, frame, sizeof(frame));
+    double ms = (double)(p->end_ns - p->start_ns) / 1e6;
+    put(t, "vtpin: pin #%llu ended: %.3f ms reason:%s on %s (tid %d)%s%s\n", (unsigned long long)p->pin_id, ms,
+        wire_reason_name(p->reason), p->carrier_name && *p->carrier_name ? p->carrier_name : "carrier", p->carrier_tid,
+        *frame ? " at " : "", frame);
+}
+
+void trace_line(struct trace *t, const char *text)
+{
+    if (t)
+        put(t, "vtpin: %s\n", text);
+}

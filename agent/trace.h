@@ -1,0 +1,36 @@
+/* The trace= output: what -Djdk.tracePinnedThreads printed on JDK 21, on every
+ * JDK, extended with reason, carrier, duration and native-library markers.
+ * Formatted and written by the writer thread, never by the pinned thread. */
+#ifndef VTPIN_TRACE_H
+#define VTPIN_TRACE_H
+
+#include <stdint.h>
+
+#include "options.h"
+#include "symbols.h"
+
+struct pin_view {
+    uint64_t pin_id;
+    int reason;
+    int64_t start_ns, end_ns; /* end_ns 0 while the pin lasts */
+    int64_t vthread_id;
+    const char *vthread_name;
+    int carrier_tid;
+    const char *carrier_name;
+    const struct stack_info *stack;
+    uint32_t culprit;
+};
+
+struct trace;
+
+struct trace *trace_open(const char *path, enum trace_mode mode, int *err);
+void trace_pin_start(struct trace *t, struct symbols *s, const struct pin_view *p);
+void trace_pin_end(struct trace *t, struct symbols *s, const struct pin_view *p);
+void trace_line(struct trace *t, const char *text);
+void trace_flush(struct trace *t);
+void trace_close(struct trace *t);
+
+/* "Repro.settle(Repro.java:23)" into out; returns out. */
+char *trace_format_frame(struct symbols *s, const struct stack_info *st, uint32_t index, char *out, size_t cap);
+
+#endif

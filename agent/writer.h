@@ -1,0 +1,40 @@
+/* The background thread: drains the callbacks' queue, names stacks, applies
+ * the threshold and writes the trace and the recording. It is the only
+ * place that does I/O, allocates freely or formats text. */
+#ifndef VTPIN_WRITER_H
+#define VTPIN_WRITER_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+#include "options.h"
+#include "queue.h"
+
+struct writer_config {
+    const struct options *options;
+    const char *option_text;
+    struct queue *queue;
+    int attach_mode;
+    unsigned jdk_feature;
+    unsigned parallelism;
+    int64_t pid;
+    const char *java_version, *vm_name, *vm_version, *vm_vendor;
+    const char **capabilities_missing;
+    unsigned capabilities_missing_count;
+};
+
+/* Opens the outputs (errors are returned, naming the file, before the JVM
+ * commits to running with the agent). Returns 0 or -errno. */
+int writer_open(const struct options *options, char *err, size_t errlen);
+/* What the Hello says about the JVM; call before writer_start. */
+void writer_configure(const struct writer_config *config);
+/* Starts the thread as a JVMTI agent thread. */
+int writer_start(jvmtiEnv *jvmti, JNIEnv *jni);
+/* Asks the thread to drain, write what it has and finish; waits at most timeout_ms. */
+void writer_stop(unsigned timeout_ms);
+/* Called by the callbacks after committing a record: wakes the writer if it sleeps. */
+void writer_wake(void);
+/* Adds a notice (missing capability, ...) to the outputs; call before writer_start. */
+void writer_notice(int severity, const char *code, const char *text);
+
+#endif
