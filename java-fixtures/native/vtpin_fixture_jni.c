@@ -1,0 +1,128 @@
+/*
+ * JNI part of the vtpin Java fixtures (libvtpinfixture.so).
+ *
+ *   JniSleep.sleepInNative(long ms)     -> calls back JniSleep.sleepCallback(ms) (Thread.sleep):
+ *                                          a vthread that parks with a native frame on its
+ *                                          stack is pinned on every JDK.
+ *   NativeBlock.blockInNanosleep(long)  -> nanosleep() in C, never returns to Java meanwhile.
+ *   NativeBlock.blockInRead(long ms)    -> read() of one byte from a pipe; a helper pthread
+ *                                          writes that byte after ms.
+ *
+ * Errors are reported as java.lang.IllegalStateException.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <jni.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void throw_ise(JNIEnv *env, const char *what, int err)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, "vtpinfixture: %s: %s", what, strerror(err));
+    jclass cls = (*env)->FindClass(env, "java/lang/IllegalStateException");
+    if (cls != NULL) {
+        (*env)->ThrowNew(env, cls, msg);
+    }
+}
+
+static struct timespec ms_to_timespec(jlong ms)
+{
+    struct timespec ts;
+    if (ms < 0) {
+        ms = 0;
+    }
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    return ts;
+}
+
+/* nanosleep for ms, resuming after EINTR with the remaining time. */
+static int sleep_ms(jlong ms)
+{
+    struct timespec req = ms_to_timespec(ms);
+    struct timespec rem;
+    while (nanosleep(&req, &rem) != 0) {
+        if (errno != EINTR) {
+            return errno;
+        }
+        req = rem;
+    }
+    return 0;
+}
+
+JNIEXPORT void JNICALL Java_JniSleep_sleepInNative(JNIEnv *env, jclass cls, jlong ms)
+{
+    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "sleepCallback", "(J)V");
+    if (cb == NULL) {
+        return; /* NoSuchMethodError pending */
+    }
+    /* An InterruptedException thrown by the callback stays pending and propagates. */
+    (*env)->CallStaticVoidMethod(env, cls, cb, ms);
+}
+
+JNIEXPORT void JNICALL Java_NativeBlock_blockInNanosleep(JNIEnv *env, jclass cls, jlong ms)
+{
+    (void)cls;
+    int err = sleep_ms(ms);
+    if (err != 0) {
+        throw_ise(env, "nanosleep", err);
+    }
+}
+
+struct writer_arg {
+    int fd;
+    jlong ms;
+};
+
+static void *delayed_writer(void *p)
+{
+    const struct writer_arg *a = p;
+    (void)sleep_ms(a->ms);
+    const char byte = 'x';
+    ssize_t n;
+    do {
+        n = write(a->fd, &byte, 1);
+    } while (n < 0 && errno == EINTR);
+    return NULL;
+}
+
+JNIEXPORT void JNICALL Java_NativeBlock_blockInRead(JNIEnv *env, jclass cls, jlong ms)
+{
+    (void)cls;
+    int fds[2];
+    if (pipe(fds) != 0) {
+        throw_ise(env, "pipe", errno);
+        return;
+    }
+    struct writer_arg arg = { fds[1], ms };
+    pthread_t writer;
+    int err = pthread_create(&writer, NULL, delayed_writer, &arg);
+    if (err != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        throw_ise(env, "pthread_create", err);
+        return;
+    }
+
+    char byte;
+    ssize_t n;
+    do {
+        n = read(fds[0], &byte, 1); /* blocks here for ~ms */
+    } while (n < 0 && errno == EINTR);
+    int read_err = n < 0 ? errno : 0;
+
+    pthread_join(writer, NULL);
+    close(fds[0]);
+    close(fds[1]);
+    if (read_err != 0) {
+        throw_ise(env, "read", read_err);
+    } else if (n != 1) {
+        throw_ise(env, "read: unexpected EOF", EIO);
+    }
+}

@@ -1,0 +1,41 @@
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * K virtual threads each call a native method which calls back (JNI) into
+ * sleepCallback, which sleeps. A native frame on the stack pins on every JDK
+ * (reason NATIVE, "Native or VM frame on stack" in JFR on 24+).
+ *
+ * usage: JniSleep [threads=4] [sleepMs=200]
+ * needs -Djava.library.path=<dir containing libvtpinfixture.so>
+ */
+public class JniSleep {
+
+    static {
+        System.loadLibrary("vtpinfixture");
+    }
+
+    /** Implemented in native/vtpin_fixture_jni.c: calls sleepCallback(ms) through JNI. */
+    static native void sleepInNative(long ms);
+
+    /** Called from C. */
+    static void sleepCallback(long ms) throws InterruptedException {
+        Thread.sleep(ms);         // <== pinned: native frame sleepInNative below
+    }
+
+    public static void main(String[] args) throws Exception {
+        int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
+        long sleepMs = args.length > 1 ? Long.parseLong(args[1]) : 200;
+        System.out.println("java.version = " + System.getProperty("java.version"));
+        System.out.println("JniSleep: threads=" + threads + " sleepMs=" + sleepMs);
+
+        long start = System.nanoTime();
+        List<Thread> vts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            vts.add(Thread.ofVirtual().name("jnisleep-" + t).start(() -> sleepInNative(sleepMs)));
+        }
+        for (Thread vt : vts) vt.join();
+        long ms = (System.nanoTime() - start) / 1_000_000L;
+        System.out.println("fixture JniSleep done in " + ms + " ms");
+    }
+}

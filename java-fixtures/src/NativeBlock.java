@@ -1,0 +1,63 @@
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Virtual threads that block inside C without ever returning to Java
+ * (nanosleep, or read() on a pipe a C pthread writes to after ms). No JVMTI event and no
+ * JFR event fire for this; the carrier is simply gone for the duration.
+ * After "NativeBlock: started" a probe virtual thread is started; with parallelism equal
+ * to the number of blocked threads it only gets a carrier when they return.
+ *
+ * usage: NativeBlock [nanosleep|read] [threads=2] [ms=1500]
+ * needs -Djava.library.path=<dir containing libvtpinfixture.so>
+ */
+public class NativeBlock {
+
+    static {
+        System.loadLibrary("vtpinfixture");
+    }
+
+    /** nanosleep(ms) in C, EINTR-safe. */
+    static native void blockInNanosleep(long ms);
+
+    /** read() of one byte from a pipe; a C pthread writes it after ms. */
+    static native void blockInRead(long ms);
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "nanosleep";
+        int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+        long blockMs = args.length > 2 ? Long.parseLong(args[2]) : 1500;
+        if (!mode.equals("nanosleep") && !mode.equals("read")) {
+            System.err.println("usage: NativeBlock [nanosleep|read] [threads] [ms]");
+            System.exit(2);
+        }
+        System.out.println("java.version = " + System.getProperty("java.version"));
+        System.out.println("NativeBlock: mode=" + mode + " threads=" + threads + " ms=" + blockMs);
+
+        long start = System.nanoTime();
+        CountDownLatch running = new CountDownLatch(threads);
+        List<Thread> vts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            vts.add(Thread.ofVirtual().name("nativeblock-" + t).start(() -> {
+                running.countDown();
+                if (mode.equals("read")) blockInRead(blockMs);
+                else blockInNanosleep(blockMs);
+            }));
+        }
+        running.await();          // main is a platform thread: not starved
+        System.out.println("NativeBlock: started");
+        System.out.flush();
+
+        long probeStart = System.nanoTime();
+        long[] probeMs = new long[1];
+        Thread probe = Thread.ofVirtual().name("nativeblock-probe")
+            .start(() -> probeMs[0] = (System.nanoTime() - probeStart) / 1_000_000L);
+
+        for (Thread vt : vts) vt.join();
+        probe.join();
+        long ms = (System.nanoTime() - start) / 1_000_000L;
+        System.out.println("NativeBlock: probe vthread ran after " + probeMs[0] + " ms");
+        System.out.println("fixture NativeBlock done in " + ms + " ms");
+    }
+}
