@@ -148,7 +148,8 @@ int wire_reader_expect_magic(WireReader *r)
     return 0;
 }
 
-int wire_reader_next(WireReader *r, WireEvent **out)
+/* One frame: 1 with *out set (NULL for an event of a newer schema), or as wire_reader_next. */
+static int reader_frame(WireReader *r, WireEvent **out)
 {
     *out = NULL;
     int rc = reader_fill(r, WIRE_HEADER_LEN);
@@ -169,13 +170,28 @@ int wire_reader_next(WireReader *r, WireEvent **out)
             return -ENODATA;
         frame_len = need;
     }
-    WireEvent *ev = wire_unpack(r->buf + r->start, frame_len);
+    WireEvent *ev = vtpin__v1__event__unpack(NULL, frame_len - WIRE_HEADER_LEN, r->buf + r->start + WIRE_HEADER_LEN);
     r->start += frame_len;
     r->offset += frame_len;
     if (!ev)
         return -EPROTO;
+    if (ev->body_case == VTPIN__V1__EVENT__BODY__NOT_SET) {
+        vtpin__v1__event__free_unpacked(ev, NULL);
+        /* An empty frame is nobody's event (a zero-filled tail, say); a
+         * non-empty one with no known body comes from a newer schema. */
+        return frame_len == WIRE_HEADER_LEN ? -EPROTO : 1;
+    }
     *out = ev;
     return 1;
+}
+
+int wire_reader_next(WireReader *r, WireEvent **out)
+{
+    int rc;
+    /* Well-formed events of a newer schema are skipped: read on. */
+    while ((rc = reader_frame(r, out)) == 1 && !*out)
+        ;
+    return rc;
 }
 
 uint64_t wire_reader_offset(const WireReader *r)

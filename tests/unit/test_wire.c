@@ -715,9 +715,19 @@ static void test_reader_bad_frames(void)
 
     struct bytes e = {0};
     bytes_add_event(&e, &ev);
-    bytes_add_raw_frame(&e, NULL, 0); /* an Event with no body */
+    bytes_add_raw_frame(&e, NULL, 0); /* an empty Event: nobody writes one */
     CHECK_INT(read_all(&e, 0, 0, &frames), -EPROTO);
     CHECK_INT(frames, 1);
+    free(e.p);
+
+    /* An Event whose only field is unknown (a newer schema's body) is skipped. */
+    static const uint8_t future[] = {0xa2, 0x06, 0x01, 0x00}; /* field 100, length 1 */
+    memset(&e, 0, sizeof(e));
+    bytes_add_event(&e, &ev);
+    bytes_add_raw_frame(&e, future, sizeof(future));
+    bytes_add_event(&e, &ev);
+    CHECK_INT(read_all(&e, 0, 0, &frames), 0);
+    CHECK_INT(frames, 2);
     free(e.p);
 
     /* An empty stream (no magic expected) is a clean end. */

@@ -1,0 +1,10 @@
+/* The subcommands of vtpin. Each lives in cli/<name>.c and has the shape of
+ * main: argv[0] is the subcommand's name; it returns the exit status
+ * (0 ok, 1 failure, 2 usage error). To add one, declare it here and list it
+ * in the table in vtpin.c. */
+#ifndef VTPIN_CLI_COMMANDS_H
+#define VTPIN_CLI_COMMANDS_H
+
+int report_main(int argc, char **argv);
+
+#endif

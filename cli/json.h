@@ -1,0 +1,53 @@
+/* A small streaming JSON writer: objects, arrays, strings, integers, bools,
+ * null. Indents two spaces per level; a container opened "inline" (and all
+ * it holds) is written on one line. Strings are escaped so the output is
+ * valid JSON whatever the input: quotes, backslashes and control characters
+ * are escaped, invalid UTF-8 becomes \ufffd, the JVM's modified UTF-8 (C0 80,
+ * surrogate pairs) is decoded. The caller is trusted to nest correctly
+ * (keys inside objects only); misuse is caught by assertions. */
+#ifndef VTPIN_CLI_JSON_H
+#define VTPIN_CLI_JSON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define JSON_MAX_DEPTH 32
+
+struct json {
+    FILE *out;
+    int depth;
+    int after_key;
+    unsigned char is_inline[JSON_MAX_DEPTH];
+    unsigned char nonempty[JSON_MAX_DEPTH];
+    char kind[JSON_MAX_DEPTH]; /* '{' or '[' */
+};
+
+void json_init(struct json *j, FILE *out);
+/* Ends the document with a newline and flushes; returns 0 or -errno if a write failed. */
+int json_finish(struct json *j);
+
+void json_object_begin(struct json *j);
+void json_object_begin_inline(struct json *j);
+void json_object_end(struct json *j);
+void json_array_begin(struct json *j);
+void json_array_begin_inline(struct json *j);
+void json_array_end(struct json *j);
+
+void json_key(struct json *j, const char *key);
+void json_string(struct json *j, const char *s); /* NULL writes null */
+void json_int(struct json *j, int64_t v);
+void json_uint(struct json *j, uint64_t v);
+void json_bool(struct json *j, int v);
+void json_null(struct json *j);
+
+/* key + value shorthands */
+void json_kv_string(struct json *j, const char *key, const char *s);
+void json_kv_int(struct json *j, const char *key, int64_t v);
+void json_kv_uint(struct json *j, const char *key, uint64_t v);
+void json_kv_bool(struct json *j, const char *key, int v);
+void json_kv_null(struct json *j, const char *key);
+
+/* Writes s as a JSON string literal (quotes included) to out. */
+void json_write_string(FILE *out, const char *s);
+
+#endif

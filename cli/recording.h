@@ -1,0 +1,157 @@
+/* A recording file loaded into memory.
+ *
+ * The file is the magic then wire frames (proto/wire.h). Each Hello starts a
+ * session with its own id tables; events before any Hello form a session
+ * without one. After loading, every reference is resolved: an id that was
+ * never defined becomes a placeholder (RECORDING_UNKNOWN) and is counted, so
+ * formatters never see a dangling id. Timestamps stay on the agent's
+ * monotonic clock; recording_unix_ns converts them.
+ *
+ * Hostile input: frames over RECORDING_MAX_FRAME are refused, stacks are
+ * capped at RECORDING_MAX_FRAMES frames, every count saturates. A file cut
+ * in the middle of a frame (or ending in zeros, as a file system leaves a
+ * file whose writer died) loads what came before and sets `truncated`. */
+#ifndef VTPIN_CLI_RECORDING_H
+#define VTPIN_CLI_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RECORDING_MAX_FRAME (16u << 20)
+#define RECORDING_MAX_FRAMES 8192
+#define RECORDING_UNKNOWN "<unknown>"
+
+struct recording_method {
+    uint32_t id;
+    int defined;            /* 0: a placeholder for an id that was never defined */
+    const char *class_name; /* dotted binary name, e.g. java.lang.Thread; never NULL */
+    const char *name;       /* never NULL */
+    const char *signature;  /* NULL when not recorded (and so on for the next three) */
+    const char *source_file;
+    const char *library; /* shared object implementing a native method */
+    const char *module;
+    int is_native;
+    /* raw string ids as read */
+    uint32_t class_sid, name_sid, signature_sid, source_sid, library_sid, module_sid;
+};
+
+struct recording_frame {
+    const struct recording_method *method; /* never NULL once loaded */
+    uint32_t method_id;
+    int32_t line;      /* -1 when unknown */
+    int64_t bci;       /* -1 for native frames or when unknown */
+    uint32_t monitors; /* monitors this frame held at pin time */
+};
+
+struct recording_stack {
+    uint32_t id;
+    uint32_t count;
+    struct recording_frame *frames; /* top frame first */
+    int truncated;                  /* the agent (or the loader's cap) cut it */
+};
+
+struct recording_pin {
+    uint64_t id;
+    int reason;       /* a Vtpin__V1__PinReason value */
+    int64_t start_ns; /* agent monotonic clock */
+    int ended;
+    int64_t end_ns;      /* when ended */
+    int64_t duration_ns; /* when ended; never negative */
+    int has_vthread_id;
+    int64_t vthread_id;
+    const char *vthread_name; /* NULL when not recorded */
+    int has_carrier_tid;
+    int32_t carrier_tid;
+    const char *carrier_name;            /* NULL when not recorded */
+    const struct recording_stack *stack; /* NULL when not taken or unknown */
+    int has_culprit;                     /* culprit is a valid index into stack */
+    uint32_t culprit;
+    /* raw ids as read */
+    uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw;
+    int has_culprit_raw;
+};
+
+struct recording_notice {
+    int64_t time_ns; /* agent monotonic clock */
+    int severity;    /* a Vtpin__V1__Severity value */
+    char *code;
+    char *text;
+};
+
+struct recording_stats {
+    int64_t time_ns;
+    int has_pins, has_pins_reported, has_pins_below_threshold, has_events_dropped, has_stacks_dropped,
+        has_carriers_started, has_compensations;
+    uint64_t pins, pins_reported, pins_below_threshold, events_dropped, stacks_dropped, carriers_started, compensations;
+};
+
+struct recording_session {
+    int has_hello;
+    uint32_t schema_version;
+    int64_t pid;
+    char *java_version, *vm_name, *vm_version, *vm_vendor, *host, *agent_version, *options; /* NULL: absent */
+    int mode; /* a Vtpin__V1__LoadMode value */
+    int has_clock;
+    int64_t start_unix_ns, start_mono_ns;
+    int has_threshold;
+    uint64_t threshold_ns;
+    uint32_t jdk_feature, parallelism; /* 0: unknown */
+    char **capabilities_missing;
+    size_t n_capabilities_missing;
+
+    struct recording_pin *pins; /* in the order they started in the file */
+    size_t n_pins;
+    struct recording_notice *notices;
+    size_t n_notices;
+    int has_stats; /* the last Stats, or the Goodbye's */
+    struct recording_stats stats;
+    int has_goodbye;
+
+    int has_time;
+    int64_t first_ns, last_ns; /* earliest and latest timestamps seen (monotonic) */
+    uint64_t events;
+    /* what did not add up */
+    uint64_t unknown_refs;   /* references to ids never defined */
+    uint64_t unmatched_ends; /* PinEnd without its PinStart */
+    uint64_t duplicates;     /* a pin started or ended twice */
+
+    /* id tables (private) */
+    struct idmap *strings, *methods, *stacks, *pin_index;
+};
+
+struct recording {
+    char *path;
+    struct recording_session **sessions;
+    size_t n_sessions;
+    uint64_t bytes;        /* bytes read that made whole frames (magic included) */
+    uint64_t events;       /* frames read */
+    int truncated;         /* the file ends in the middle of a frame, or in zeros */
+    uint64_t truncated_at; /* byte offset of the incomplete frame */
+    int zero_tail;         /* truncated: the rest of the file is zero bytes */
+    unsigned segments;     /* recordings concatenated in the file (1 normally) */
+};
+
+/* Loads the file at path ("-": standard input). Returns 0 and *out, or
+ * -errno with a one-line message naming the file (and the byte offset for
+ * a bad frame) in err: -EPROTO not a recording or a malformed frame,
+ * -EMSGSIZE a frame over the limit, -ENOMEM, or the error of open/read. */
+int recording_load(const char *path, struct recording **out, char *err, size_t errlen);
+/* Same from an open descriptor; name is used in messages. */
+int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen);
+void recording_free(struct recording *r);
+
+/* Unix epoch ns for a monotonic timestamp of the session: 0 and *unix_ns,
+ * or -ENOENT when the session has no clock pair (or it would overflow). */
+int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_t *unix_ns);
+/* A pin's duration, or for one still in progress at the end of the
+ * recording, its duration so far (up to the session's last timestamp). */
+int64_t recording_pin_duration(const struct recording_session *s, const struct recording_pin *p);
+
+/* Saturating helpers for timestamps from the file. */
+int64_t recording_sat_add(int64_t a, int64_t b);
+int64_t recording_sat_sub(int64_t a, int64_t b);
+
+const char *recording_mode_name(int mode);         /* "startup", "attach" or NULL */
+const char *recording_severity_name(int severity); /* "info", "warning", "error" */
+
+#endif

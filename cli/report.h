@@ -1,0 +1,37 @@
+/* vtpin report: a recording summarized for a person (text) or a program
+ * (JSON, the contract in docs/report-json.md). */
+#ifndef VTPIN_CLI_REPORT_H
+#define VTPIN_CLI_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "recording.h"
+
+#define REPORT_JSON_SCHEMA "vtpin.report/1"
+#define REPORT_TEXT_TOP_DEFAULT 10
+
+struct report_options {
+    size_t session;  /* index into recording->sessions */
+    size_t top;      /* sites shown; 0: all */
+    int full_stacks; /* text: never elide the bottom of a stack */
+};
+
+/* Both return 0, or -errno when writing failed. */
+int report_text(FILE *out, const struct recording *r, const struct report_options *o);
+int report_json(FILE *out, const struct recording *r, const struct report_options *o);
+
+/* "java.base/java.lang.Thread.sleep(Thread.java:507)", as the agent's trace
+ * prints a frame (without markers). Returns out. */
+char *report_format_frame(const struct recording_frame *f, char *out, size_t cap);
+/* The agent's markers after a frame: " <== monitors:N", and for the culprit
+ * frame of a native method " <== native (libfoo.so)". Returns out ("" for none). */
+char *report_frame_markers(const struct recording_frame *f, int is_culprit, char *out, size_t cap);
+/* "850 ns", "12.3 us", "201.3 ms", "19.95 s". Returns out. */
+char *report_format_duration(int64_t ns, char *out, size_t cap);
+
+/* The subcommand: argv[0] is "report". Returns the exit status. */
+int report_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,263 @@
+/* The JSON report: the contract documented in docs/report-json.md. Every
+ * field is always present; what the recording does not say is null. */
+#include "report.h"
+
+#include <errno.h>
+
+#include "json.h"
+#include "sites.h"
+#include "wire.h"
+
+static void kv_unix_ns(struct json *j, const char *key, const struct recording_session *s, int have, int64_t mono)
+{
+    int64_t unix_ns;
+    json_key(j, key);
+    if (have && recording_unix_ns(s, mono, &unix_ns) == 0)
+        json_int(j, unix_ns);
+    else
+        json_null(j);
+}
+
+static void put_frame(struct json *j, const struct recording_frame *f)
+{
+    const struct recording_method *m = f->method;
+    json_object_begin_inline(j);
+    json_kv_string(j, "class", m->class_name);
+    json_kv_string(j, "method", m->name);
+    json_key(j, "line");
+    if (f->line >= 0)
+        json_int(j, f->line);
+    else
+        json_null(j);
+    json_kv_bool(j, "native", m->is_native);
+    json_kv_uint(j, "monitors", f->monitors);
+    json_kv_string(j, "library", m->library);
+    json_kv_string(j, "module", m->module);
+    json_kv_string(j, "source", m->source_file);
+    json_key(j, "bci");
+    if (f->bci >= 0)
+        json_int(j, f->bci);
+    else
+        json_null(j);
+    json_object_end(j);
+}
+
+static void put_stack(struct json *j, const struct recording_stack *st)
+{
+    json_array_begin(j);
+    for (uint32_t i = 0; st && i < st->count; i++)
+        put_frame(j, &st->frames[i]);
+    json_array_end(j);
+}
+
+static void put_jvm(struct json *j, const struct recording_session *s)
+{
+    json_key(j, "jvm");
+    json_object_begin(j);
+    json_key(j, "pid");
+    if (s->has_hello)
+        json_int(j, s->pid);
+    else
+        json_null(j);
+    json_kv_string(j, "java_version", s->java_version);
+    json_kv_string(j, "vm", s->vm_name);
+    json_kv_string(j, "vm_version", s->vm_version);
+    json_kv_string(j, "vendor", s->vm_vendor);
+    json_kv_string(j, "mode", recording_mode_name(s->mode));
+    json_kv_string(j, "host", s->host);
+    json_kv_string(j, "options", s->options);
+    json_kv_string(j, "agent_version", s->agent_version);
+    json_key(j, "jdk_feature");
+    if (s->jdk_feature)
+        json_uint(j, s->jdk_feature);
+    else
+        json_null(j);
+    json_key(j, "parallelism");
+    if (s->parallelism)
+        json_uint(j, s->parallelism);
+    else
+        json_null(j);
+    json_key(j, "capabilities_missing");
+    json_array_begin_inline(j);
+    for (size_t i = 0; i < s->n_capabilities_missing; i++)
+        json_string(j, s->capabilities_missing[i]);
+    json_array_end(j);
+    json_object_end(j);
+}
+
+static void put_recording(struct json *j, const struct recording *r, const struct recording_session *s,
+                          const struct report_options *o)
+{
+    json_key(j, "recording");
+    json_object_begin(j);
+    json_kv_string(j, "file", r->path);
+    kv_unix_ns(j, "start_unix_ns", s, s->has_clock, s->start_mono_ns);
+    kv_unix_ns(j, "end_unix_ns", s, s->has_time, s->last_ns);
+    json_key(j, "duration_ns");
+    if (s->has_time)
+        json_int(j, recording_sat_sub(s->last_ns, s->first_ns));
+    else
+        json_null(j);
+    json_kv_bool(j, "truncated", r->truncated);
+    json_key(j, "truncated_at");
+    if (r->truncated)
+        json_uint(j, r->truncated_at);
+    else
+        json_null(j);
+    json_kv_bool(j, "complete", s->has_goodbye && !r->truncated);
+    json_kv_uint(j, "session", o->session + 1);
+    json_kv_uint(j, "sessions", r->n_sessions);
+    json_kv_uint(j, "events", s->events);
+    json_kv_uint(j, "unknown_refs", s->unknown_refs);
+    json_kv_uint(j, "unmatched_pin_ends", s->unmatched_ends);
+    json_kv_uint(j, "duplicate_pin_events", s->duplicates);
+    json_object_end(j);
+}
+
+static void put_pin(struct json *j, const struct recording_session *s, const struct recording_pin *p)
+{
+    json_object_begin(j);
+    json_kv_uint(j, "id", p->id);
+    json_kv_string(j, "reason", wire_reason_name(p->reason));
+    json_key(j, "vthread");
+    json_object_begin_inline(j);
+    json_key(j, "id");
+    if (p->has_vthread_id)
+        json_int(j, p->vthread_id);
+    else
+        json_null(j);
+    json_kv_string(j, "name", p->vthread_name);
+    json_object_end(j);
+    json_key(j, "carrier");
+    json_object_begin_inline(j);
+    json_kv_string(j, "name", p->carrier_name);
+    json_key(j, "tid");
+    if (p->has_carrier_tid)
+        json_int(j, p->carrier_tid);
+    else
+        json_null(j);
+    json_object_end(j);
+    kv_unix_ns(j, "start_ns", s, 1, p->start_ns);
+    json_key(j, "duration_ns");
+    if (p->ended)
+        json_int(j, p->duration_ns);
+    else
+        json_null(j);
+    json_kv_bool(j, "ongoing", !p->ended);
+    json_key(j, "culprit");
+    if (p->has_culprit)
+        json_uint(j, p->culprit);
+    else
+        json_null(j);
+    json_key(j, "stack_id");
+    if (p->stack)
+        json_uint(j, p->stack->id);
+    else
+        json_null(j);
+    json_kv_bool(j, "stack_truncated", p->stack && p->stack->truncated);
+    json_key(j, "stack");
+    put_stack(j, p->stack);
+    json_object_end(j);
+}
+
+static void put_site(struct json *j, const struct site *site)
+{
+    json_object_begin(j);
+    json_kv_string(j, "reason", wire_reason_name(site->reason));
+    json_key(j, "culprit");
+    if (site->culprit)
+        put_frame(j, site->culprit);
+    else
+        json_null(j);
+    json_kv_uint(j, "count", site->count);
+    json_kv_int(j, "total_ns", site->total_ns);
+    json_kv_int(j, "max_ns", site->max_ns);
+    json_kv_uint(j, "ongoing", site->ongoing);
+    json_kv_uint(j, "distinct_stacks", site->distinct_stacks);
+    json_kv_uint(j, "example_pin", site->example->id);
+    json_key(j, "stack");
+    put_stack(j, site->example->stack);
+    json_object_end(j);
+}
+
+static void kv_counter(struct json *j, const char *key, int has, uint64_t v)
+{
+    json_key(j, key);
+    if (has)
+        json_uint(j, v);
+    else
+        json_null(j);
+}
+
+static void put_stats(struct json *j, const struct recording_session *s)
+{
+    const struct recording_stats *st = &s->stats;
+    json_key(j, "stats");
+    if (!s->has_stats) {
+        json_null(j);
+        return;
+    }
+    json_object_begin(j);
+    kv_unix_ns(j, "time_ns", s, 1, st->time_ns);
+    json_kv_bool(j, "final", s->has_goodbye);
+    kv_counter(j, "pins", st->has_pins, st->pins);
+    kv_counter(j, "pins_reported", st->has_pins_reported, st->pins_reported);
+    kv_counter(j, "pins_below_threshold", st->has_pins_below_threshold, st->pins_below_threshold);
+    kv_counter(j, "events_dropped", st->has_events_dropped, st->events_dropped);
+    kv_counter(j, "stacks_dropped", st->has_stacks_dropped, st->stacks_dropped);
+    kv_counter(j, "carriers_started", st->has_carriers_started, st->carriers_started);
+    kv_counter(j, "compensations", st->has_compensations, st->compensations);
+    json_object_end(j);
+}
+
+int report_json(FILE *out, const struct recording *r, const struct report_options *o)
+{
+    const struct recording_session *s = r->sessions[o->session];
+    struct sites sites;
+    struct json j;
+    int rc = sites_build(s, &sites);
+    if (rc)
+        return rc;
+    json_init(&j, out);
+    json_object_begin(&j);
+    json_kv_string(&j, "schema", REPORT_JSON_SCHEMA);
+    put_jvm(&j, s);
+    json_key(&j, "threshold_ns");
+    if (s->has_threshold)
+        json_uint(&j, s->threshold_ns);
+    else
+        json_null(&j);
+    put_recording(&j, r, s, o);
+
+    json_key(&j, "pins");
+    json_array_begin(&j);
+    for (size_t i = 0; i < s->n_pins; i++)
+        put_pin(&j, s, &s->pins[i]);
+    json_array_end(&j);
+
+    json_key(&j, "sites");
+    json_array_begin(&j);
+    size_t shown = o->top && o->top < sites.count ? o->top : sites.count;
+    for (size_t i = 0; i < shown; i++)
+        put_site(&j, &sites.items[i]);
+    json_array_end(&j);
+    json_kv_uint(&j, "sites_total", sites.count);
+
+    json_key(&j, "notices");
+    json_array_begin(&j);
+    for (size_t i = 0; i < s->n_notices; i++) {
+        const struct recording_notice *n = &s->notices[i];
+        json_object_begin_inline(&j);
+        json_kv_string(&j, "severity", recording_severity_name(n->severity));
+        json_kv_string(&j, "code", n->code);
+        json_kv_string(&j, "text", n->text);
+        kv_unix_ns(&j, "time_ns", s, 1, n->time_ns);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+
+    put_stats(&j, s);
+    json_object_end(&j);
+    sites_fini(&sites);
+    return json_finish(&j);
+}

@@ -1,0 +1,334 @@
+/* The text report: what a person reads first. Layout in docs/report-json.md. */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+#include "sites.h"
+#include "utf8.h"
+#include "wire.h"
+
+/* Frames kept below the culprit (or the last frame holding a monitor) when a
+ * stack is elided, and the fewest frames worth eliding. */
+#define STACK_CONTEXT 4
+#define STACK_ELIDE_MIN 6
+
+char *report_format_duration(int64_t ns, char *out, size_t cap)
+{
+    if (ns < 0)
+        ns = 0;
+    if (ns < 1000)
+        snprintf(out, cap, "%" PRId64 " ns", ns);
+    else if (ns < 1000000)
+        snprintf(out, cap, "%.1f us", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(out, cap, "%.1f ms", (double)ns / 1e6);
+    else
+        snprintf(out, cap, "%.2f s", (double)ns / 1e9);
+    return out;
+}
+
+char *report_format_frame(const struct recording_frame *f, char *out, size_t cap)
+{
+    const struct recording_method *m = f->method;
+    if (!m || !m->defined) {
+        snprintf(out, cap, "<unknown method>");
+        return out;
+    }
+    char where[512];
+    if (m->is_native)
+        snprintf(where, sizeof(where), "Native Method");
+    else if (m->source_file && f->line >= 0)
+        snprintf(where, sizeof(where), "%s:%" PRId32, m->source_file, f->line);
+    else
+        snprintf(where, sizeof(where), "%s", m->source_file ? m->source_file : "Unknown Source");
+    snprintf(out, cap, "%s%s%s.%s(%s)", m->module ? m->module : "", m->module ? "/" : "", m->class_name, m->name,
+             where);
+    return out;
+}
+
+char *report_frame_markers(const struct recording_frame *f, int is_culprit, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    if (f->monitors > 0) {
+        int n = snprintf(out, cap, " <== monitors:%" PRIu32, f->monitors);
+        len = n > 0 && (size_t)n < cap ? (size_t)n : strlen(out);
+    }
+    if (is_culprit && f->method && f->method->is_native) {
+        const char *lib = f->method->library;
+        const char *slash = lib ? strrchr(lib, '/') : NULL;
+        snprintf(out + len, cap - len, " <== native (%s)", lib ? (slash ? slash + 1 : lib) : "library unknown");
+    }
+    return out;
+}
+
+static void put(FILE *out, const char *s)
+{
+    utf8_write_printable(out, s);
+}
+
+static void put_frame_line(FILE *out, const char *indent, const struct recording_frame *f, int is_culprit)
+{
+    char frame[2048], markers[512];
+    fputs(indent, out);
+    put(out, report_format_frame(f, frame, sizeof(frame)));
+    put(out, report_frame_markers(f, is_culprit, markers, sizeof(markers)));
+    fputc('\n', out);
+}
+
+static void put_wall_clock(FILE *out, int64_t unix_ns)
+{
+    time_t t = (time_t)(unix_ns / 1000000000LL);
+    struct tm tm;
+    char day[64], zone[16];
+    if (unix_ns < 0 || !localtime_r(&t, &tm) || !strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm) ||
+        !strftime(zone, sizeof(zone), "%z", &tm)) {
+        fputs("?", out);
+        return;
+    }
+    fprintf(out, "%s.%03d %s", day, (int)(unix_ns / 1000000 % 1000), zone);
+}
+
+static void put_header(FILE *out, const struct recording *r, const struct recording_session *s,
+                       const struct report_options *o)
+{
+    char d[64];
+    fputs("vtpin report: ", out);
+    put(out, r->path);
+    fputc('\n', out);
+
+    fputs("  jvm        ", out);
+    if (s->has_hello) {
+        fprintf(out, "pid %" PRId64, s->pid);
+        if (s->host) {
+            fputs(" on ", out);
+            put(out, s->host);
+        }
+        fputs(", java ", out);
+        put(out, s->java_version ? s->java_version : "?");
+        if (s->vm_name || s->vm_version) {
+            fputs(", ", out);
+            put(out, s->vm_name ? s->vm_name : "?");
+            fputc(' ', out);
+            put(out, s->vm_version ? s->vm_version : "");
+        }
+        if (s->vm_vendor) {
+            fputs(" (", out);
+            put(out, s->vm_vendor);
+            fputc(')', out);
+        }
+        fputc('\n', out);
+        fputs("  agent      ", out);
+        fputs("vtpin ", out);
+        put(out, s->agent_version ? s->agent_version : "?");
+        const char *mode = recording_mode_name(s->mode);
+        fprintf(out, ", %s",
+                mode ? (s->mode == VTPIN__V1__LOAD_MODE__ATTACH ? "attached" : "loaded at startup") : "load mode ?");
+        if (s->has_threshold && s->threshold_ns == 0)
+            fputs(", threshold 0 (every pin)", out);
+        else if (s->has_threshold)
+            fprintf(out, ", threshold %s", report_format_duration((int64_t)s->threshold_ns, d, sizeof(d)));
+        if (s->options) {
+            fputs(", options \"", out);
+            put(out, s->options);
+            fputc('"', out);
+        }
+        fputc('\n', out);
+        if (s->n_capabilities_missing > 0) {
+            fputs("  missing    ", out);
+            for (size_t i = 0; i < s->n_capabilities_missing; i++) {
+                fputs(i ? ", " : "", out);
+                put(out, s->capabilities_missing[i]);
+            }
+            fputs(" (see notices)\n", out);
+        }
+    } else {
+        fputs("unknown (the recording has no Hello for this session)\n", out);
+    }
+
+    fputs("  recording  ", out);
+    int64_t start_unix;
+    int have_start = s->has_clock && recording_unix_ns(s, s->start_mono_ns, &start_unix) == 0;
+    if (have_start) {
+        put_wall_clock(out, start_unix);
+        fputs(", ", out);
+    }
+    if (s->has_time)
+        fprintf(out, "%s", report_format_duration(recording_sat_sub(s->last_ns, s->first_ns), d, sizeof(d)));
+    else
+        fputs("no timestamps", out);
+    if (r->truncated && r->zero_tail)
+        fprintf(out, ", cut short: zeros from byte %" PRIu64 " on (the agent died before its data reached the disk)",
+                r->truncated_at);
+    else if (r->truncated)
+        fprintf(out, ", cut short mid-frame at byte %" PRIu64 " (the agent was killed, or is still writing)",
+                r->truncated_at);
+    else if (!s->has_goodbye)
+        fputs(", no end marker (the JVM was killed, or is still running)", out);
+    else
+        fputs(", complete", out);
+    fputc('\n', out);
+    if (r->n_sessions > 1)
+        fprintf(out, "  session    %zu of %zu in this file (--session N for another)\n", o->session + 1, r->n_sessions);
+}
+
+/* The frames worth showing: from the top through the culprit and the last
+ * frame holding a monitor, plus a little context; the rest is elided. */
+static uint32_t shown_frames(const struct recording_pin *p, const struct report_options *o)
+{
+    const struct recording_stack *st = p->stack;
+    if (o->full_stacks)
+        return st->count;
+    uint32_t last = p->has_culprit ? p->culprit : 0;
+    for (uint32_t i = 0; i < st->count; i++)
+        if (st->frames[i].monitors > 0 && i > last)
+            last = i;
+    uint64_t keep = (uint64_t)last + 1 + STACK_CONTEXT;
+    if (keep + STACK_ELIDE_MIN > st->count)
+        return st->count;
+    return (uint32_t)keep;
+}
+
+static void put_site(FILE *out, size_t rank, const struct site *site, const struct report_options *o)
+{
+    char frame[2048], markers[512], a[64], b[64];
+    fprintf(out, "#%-3zu", rank);
+    if (site->culprit) {
+        put(out, report_format_frame(site->culprit, frame, sizeof(frame)));
+        put(out, report_frame_markers(site->culprit, 1, markers, sizeof(markers)));
+    } else {
+        fputs("<stack not available>", out);
+    }
+    fputc('\n', out);
+    fprintf(out, "    %s: %" PRIu64 " pin%s, total %s, longest %s", wire_reason_name(site->reason), site->count,
+            site->count == 1 ? "" : "s", report_format_duration(site->total_ns, a, sizeof(a)),
+            report_format_duration(site->max_ns, b, sizeof(b)));
+    if (site->ongoing)
+        fprintf(out, ", %" PRIu64 " still pinned at the end (counted up to it)", site->ongoing);
+    else
+        fputs(", 0 ongoing at the end", out);
+    fputc('\n', out);
+
+    const struct recording_pin *p = site->example;
+    if (!p->stack)
+        return;
+    fprintf(out, "    stack of pin #%" PRIu64, p->id);
+    if (site->distinct_stacks > 1)
+        fprintf(out, " (1 of %zu distinct stacks at this site)", site->distinct_stacks);
+    fputs(":\n", out);
+    uint32_t shown = shown_frames(p, o);
+    for (uint32_t i = 0; i < shown; i++)
+        put_frame_line(out, "      ", &p->stack->frames[i], p->has_culprit && i == p->culprit);
+    if (shown < p->stack->count)
+        fprintf(out, "      ... %" PRIu32 " more frames (--full-stacks shows them)\n", p->stack->count - shown);
+    if (p->stack->truncated)
+        fputs("      ... (the stack was cut at the agent's depth limit)\n", out);
+}
+
+static void put_counter(FILE *out, const char *name, int has, uint64_t v)
+{
+    if (has)
+        fprintf(out, "%s %" PRIu64, name, v);
+    else
+        fprintf(out, "%s ?", name);
+}
+
+static void put_counters(FILE *out, const struct recording_session *s)
+{
+    const struct recording_stats *st = &s->stats;
+    if (!s->has_stats) {
+        fputs("counters: none recorded (the agent stopped before writing any)\n", out);
+        return;
+    }
+    fputs(s->has_goodbye ? "counters (at the end)\n" : "counters (the last ones written)\n", out);
+    fputs("  ", out);
+    put_counter(out, "pins seen", st->has_pins, st->pins);
+    put_counter(out, ", reported", st->has_pins_reported, st->pins_reported);
+    put_counter(out, ", below threshold", st->has_pins_below_threshold, st->pins_below_threshold);
+    fputs("\n  ", out);
+    put_counter(out, "events dropped", st->has_events_dropped, st->events_dropped);
+    put_counter(out, ", stacks dropped", st->has_stacks_dropped, st->stacks_dropped);
+    fputs("\n  ", out);
+    put_counter(out, "carriers started", st->has_carriers_started, st->carriers_started);
+    if (s->parallelism)
+        fprintf(out, " (parallelism %" PRIu32 ")", s->parallelism);
+    put_counter(out, ", compensations", st->has_compensations, st->compensations);
+    fputc('\n', out);
+    if ((st->has_events_dropped && st->events_dropped) || (st->has_stacks_dropped && st->stacks_dropped))
+        fputs("  (dropped events or stacks: some pins are missing or have no stack; see the agent's queue= and "
+              "stacks= options)\n",
+              out);
+}
+
+static void put_notices(FILE *out, const struct recording_session *s)
+{
+    if (s->n_notices == 0) {
+        fputs("notices: none\n", out);
+        return;
+    }
+    fputs("notices\n", out);
+    for (size_t i = 0; i < s->n_notices; i++) {
+        const struct recording_notice *n = &s->notices[i];
+        fprintf(out, "  %-8s ", recording_severity_name(n->severity));
+        put(out, n->code);
+        fputs(": ", out);
+        put(out, n->text);
+        fputc('\n', out);
+    }
+}
+
+static void put_problems(FILE *out, const struct recording_session *s)
+{
+    if (!s->unknown_refs && !s->unmatched_ends && !s->duplicates)
+        return;
+    fprintf(out,
+            "problems in the recording: %" PRIu64 " reference(s) to undefined ids (shown as %s), %" PRIu64
+            " pin end(s) without a start, %" PRIu64 " duplicate pin event(s)\n",
+            s->unknown_refs, RECORDING_UNKNOWN, s->unmatched_ends, s->duplicates);
+}
+
+int report_text(FILE *out, const struct recording *r, const struct report_options *o)
+{
+    const struct recording_session *s = r->sessions[o->session];
+    struct sites sites;
+    char a[64];
+    int rc = sites_build(s, &sites);
+    if (rc)
+        return rc;
+    put_header(out, r, s, o);
+    fputc('\n', out);
+    if (sites.count == 0) {
+        fputs("no pins reported", out);
+        if (s->has_stats && s->stats.has_pins_below_threshold && s->stats.pins_below_threshold > 0)
+            fprintf(out, " (%" PRIu64 " pin%s shorter than the threshold %s were counted only)",
+                    s->stats.pins_below_threshold, s->stats.pins_below_threshold == 1 ? "" : "s",
+                    report_format_duration((int64_t)s->threshold_ns, a, sizeof(a)));
+        fputs("\n", out);
+    } else {
+        fprintf(out, "%" PRIu64 " pin%s at %zu site%s, %s pinned in total", sites.pins, sites.pins == 1 ? "" : "s",
+                sites.count, sites.count == 1 ? "" : "s", report_format_duration(sites.total_ns, a, sizeof(a)));
+        if (sites.ongoing)
+            fprintf(out, ", %" PRIu64 " still pinned at the end", sites.ongoing);
+        fputs("; sites by total pinned time:\n", out);
+        size_t shown = o->top && o->top < sites.count ? o->top : sites.count;
+        for (size_t i = 0; i < shown; i++) {
+            fputc('\n', out);
+            put_site(out, i + 1, &sites.items[i], o);
+        }
+        if (shown < sites.count)
+            fprintf(out, "\n... %zu more site%s (--top 0 shows all)\n", sites.count - shown,
+                    sites.count - shown == 1 ? "" : "s");
+    }
+    fputc('\n', out);
+    put_notices(out, s);
+    fputc('\n', out);
+    put_counters(out, s);
+    put_problems(out, s);
+    sites_fini(&sites);
+    if (fflush(out) != 0 || ferror(out))
+        return -EIO;
+    return 0;
+}

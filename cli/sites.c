@@ -1,0 +1,156 @@
+#include "sites.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+    const struct recording_pin *pin;
+    const struct recording_frame *culprit;
+    size_t order; /* position in the recording, for a stable ranking */
+    int64_t duration;
+};
+
+static int cmp_str(const char *a, const char *b)
+{
+    if (!a || !b)
+        return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+static int cmp_place(const struct recording_frame *a, const struct recording_frame *b)
+{
+    if (!a || !b)
+        return (a != NULL) - (b != NULL);
+    int c;
+    if ((c = cmp_str(a->method->class_name, b->method->class_name)) ||
+        (c = cmp_str(a->method->name, b->method->name)) || (c = cmp_str(a->method->signature, b->method->signature)))
+        return c;
+    return (a->line > b->line) - (a->line < b->line);
+}
+
+int sites_same_place(const struct recording_frame *a, const struct recording_frame *b)
+{
+    return cmp_place(a, b) == 0;
+}
+
+/* Groups a site's pins together, and within a site each stack's pins. */
+static int cmp_entry(const void *pa, const void *pb)
+{
+    const struct entry *a = pa, *b = pb;
+    if (a->pin->reason != b->pin->reason)
+        return a->pin->reason < b->pin->reason ? -1 : 1;
+    int c = cmp_place(a->culprit, b->culprit);
+    if (c)
+        return c;
+    uintptr_t sa = (uintptr_t)a->pin->stack, sb = (uintptr_t)b->pin->stack;
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+struct ranked {
+    struct site site;
+    size_t first; /* earliest pin of the site */
+};
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+    const struct ranked *a = pa, *b = pb;
+    if (a->site.total_ns != b->site.total_ns)
+        return a->site.total_ns > b->site.total_ns ? -1 : 1;
+    if (a->site.count != b->site.count)
+        return a->site.count > b->site.count ? -1 : 1;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+int sites_build(const struct recording_session *s, struct sites *out)
+{
+    struct entry *e = NULL;
+    struct ranked *r = NULL;
+    int rc = 0;
+    memset(out, 0, sizeof(*out));
+    if (s->n_pins == 0)
+        return 0;
+    e = calloc(s->n_pins, sizeof(*e));
+    r = calloc(s->n_pins, sizeof(*r));
+    if (!e || !r) {
+        rc = -ENOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *p = &s->pins[i];
+        e[i].pin = p;
+        e[i].culprit = p->has_culprit ? &p->stack->frames[p->culprit] : NULL;
+        e[i].order = i;
+        e[i].duration = recording_pin_duration(s, p);
+        out->pins++;
+        out->ongoing += !p->ended;
+        out->total_ns = recording_sat_add(out->total_ns, e[i].duration);
+    }
+    qsort(e, s->n_pins, sizeof(*e), cmp_entry);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_pins;) {
+        struct ranked *site = &r[n++];
+        site->site.reason = e[i].pin->reason;
+        site->site.culprit = e[i].culprit;
+        site->first = e[i].order;
+        int64_t best_stack_ns = -1;
+        size_t best_order = 0;
+        size_t j = i;
+        while (j < s->n_pins && e[j].pin->reason == e[i].pin->reason && cmp_place(e[j].culprit, e[i].culprit) == 0) {
+            /* one run per stack inside the site */
+            size_t k = j;
+            int64_t stack_ns = 0;
+            const struct recording_pin *earliest = e[j].pin;
+            while (k < s->n_pins && e[k].pin->reason == e[j].pin->reason && e[k].pin->stack == e[j].pin->stack &&
+                   cmp_place(e[k].culprit, e[j].culprit) == 0) {
+                struct site *st = &site->site;
+                st->count++;
+                st->ongoing += !e[k].pin->ended;
+                st->total_ns = recording_sat_add(st->total_ns, e[k].duration);
+                if (e[k].duration > st->max_ns)
+                    st->max_ns = e[k].duration;
+                if (e[k].order < site->first)
+                    site->first = e[k].order;
+                stack_ns = recording_sat_add(stack_ns, e[k].duration);
+                k++;
+            }
+            site->site.distinct_stacks++;
+            /* runs are ordered by position: e[j] is the stack's first pin */
+            if (stack_ns > best_stack_ns || (stack_ns == best_stack_ns && e[j].order < best_order)) {
+                best_stack_ns = stack_ns;
+                best_order = e[j].order;
+                site->site.example = earliest;
+            }
+            j = k;
+        }
+        const struct recording_pin *ex = site->site.example;
+        if (ex && ex->has_culprit) /* the culprit as it appears in the stack shown (its monitor count) */
+            site->site.culprit = &ex->stack->frames[ex->culprit];
+        i = j;
+    }
+    qsort(r, n, sizeof(*r), cmp_ranked);
+    out->items = calloc(n, sizeof(*out->items));
+    if (!out->items) {
+        rc = -ENOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++)
+        out->items[i] = r[i].site;
+    out->count = n;
+cleanup:
+    free(e);
+    free(r);
+    if (rc)
+        sites_fini(out);
+    return rc;
+}
+
+void sites_fini(struct sites *sites)
+{
+    if (!sites)
+        return;
+    free(sites->items);
+    memset(sites, 0, sizeof(*sites));
+}

@@ -1,0 +1,40 @@
+/* Pin sites: the pins of a session grouped by where they are blamed (the
+ * culprit frame's class, method, signature and line) and why (the reason),
+ * ranked by total pinned time. Pins without a culprit frame (no stack) form
+ * one site per reason. A pin still in progress at the end of the recording
+ * counts with its duration so far. */
+#ifndef VTPIN_CLI_SITES_H
+#define VTPIN_CLI_SITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recording.h"
+
+struct site {
+    int reason;
+    const struct recording_frame *culprit; /* NULL: the pins had no stack */
+    /* the stack shown for the site: of all its stacks, the one with the most pinned time */
+    const struct recording_pin *example;
+    uint64_t count;   /* pins */
+    uint64_t ongoing; /* of which still in progress at the end */
+    int64_t total_ns; /* saturating sum */
+    int64_t max_ns;
+    size_t distinct_stacks;
+};
+
+struct sites {
+    struct site *items; /* ranked: total_ns desc, then count desc, then first seen */
+    size_t count;
+    uint64_t pins, ongoing;
+    int64_t total_ns;
+};
+
+/* 0 or -ENOMEM. The sites borrow from s, which must outlive them. */
+int sites_build(const struct recording_session *s, struct sites *out);
+void sites_fini(struct sites *sites);
+
+/* 1 when two frames are the same place: class, method, signature and line. */
+int sites_same_place(const struct recording_frame *a, const struct recording_frame *b);
+
+#endif

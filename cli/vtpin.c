@@ -1,0 +1,62 @@
+/* vtpin: the command-line tool. Dispatches to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef VTPIN_VERSION
+#error "VTPIN_VERSION must be defined by the build"
+#endif
+
+struct command {
+    const char *name;
+    int (*main)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"report", report_main, "summarize a recording (record=FILE): pin sites, stacks, counters"},
+    /* collector, status, top, attach, run: add them here with their cli/<name>.c */
+};
+
+static void usage(FILE *out)
+{
+    fputs("usage: vtpin COMMAND [ARGS]\n"
+          "       vtpin --help | --version\n"
+          "\n"
+          "Finds where Java virtual threads pin their carrier threads.\n"
+          "\n"
+          "commands:\n",
+          out);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n"
+          "'vtpin COMMAND --help' describes a command.\n"
+          "\n"
+          "The agent that records: java -agentpath:/path/libvtpin.so=record=app.vtp ...\n"
+          "(-agentpath:/path/libvtpin.so=help lists its options)\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("vtpin %s\n", VTPIN_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].main(argc - 1, argv + 1);
+    fprintf(stderr, "vtpin: unknown command '%s'\n\n", name);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,1098 @@
+/* Unit tests for vtpin report (cli/): recordings built here with protobuf-c
+ * and wire_pack are loaded into the model, ranked into sites and formatted
+ * as text and JSON. Also: files cut short, bad magic, oversized and
+ * malformed frames, undefined ids, several sessions, hostile strings. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "json.h"
+#include "recording.h"
+#include "report.h"
+#include "sites.h"
+#include "utf8.h"
+#include "wire.h"
+
+#define MS 1000000LL
+#define SEC 1000000000LL
+#define START_UNIX 1700000000000000000LL
+#define START_MONO (1 * SEC)
+
+static char tmpdir[] = "/tmp/vtpin-test-report.XXXXXX";
+
+/* ---- building recordings ---------------------------------------------- */
+
+struct buf {
+    uint8_t *data;
+    size_t len, cap;
+};
+
+static void buf_put(struct buf *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t ncap = b->cap ? b->cap : 4096;
+        while (ncap < b->len + n)
+            ncap *= 2;
+        uint8_t *d = realloc(b->data, ncap);
+        if (!d) {
+            fprintf(stderr, "out of memory\n");
+            exit(2);
+        }
+        b->data = d;
+        b->cap = ncap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static void buf_magic(struct buf *b)
+{
+    buf_put(b, WIRE_MAGIC, WIRE_MAGIC_LEN);
+}
+
+/* Appends one frame; returns the offset it starts at. */
+static size_t put_event(struct buf *b, const WireEvent *ev)
+{
+    size_t at = b->len;
+    size_t need = wire_packed_size(ev);
+    uint8_t *tmp = malloc(need);
+    ssize_t n = tmp ? wire_pack(ev, tmp, need, RECORDING_MAX_FRAME) : -ENOMEM;
+    if (CHECK_INT(n, (ssize_t)need))
+        buf_put(b, tmp, (size_t)n);
+    free(tmp);
+    return at;
+}
+
+static size_t ev_hello(struct buf *b, int64_t pid, const char *java_version)
+{
+    Vtpin__V1__Hello h = VTPIN__V1__HELLO__INIT;
+    h.schema_version = WIRE_SCHEMA_VERSION;
+    h.pid = pid;
+    h.java_version = (char *)java_version;
+    h.vm_name = "OpenJDK 64-Bit Server VM";
+    h.vm_version = "21.0.5+11-LTS";
+    h.vm_vendor = "Eclipse Adoptium";
+    h.host = "build-host";
+    h.agent_version = "0.1.0";
+    h.options = "record=app.vtp,threshold=0";
+    h.has_mode = 1;
+    h.mode = VTPIN__V1__LOAD_MODE__STARTUP;
+    h.has_start_unix_ns = h.has_start_mono_ns = 1;
+    h.start_unix_ns = START_UNIX;
+    h.start_mono_ns = START_MONO;
+    h.has_threshold_ns = 1;
+    h.threshold_ns = 0;
+    h.has_jdk_feature = 1;
+    h.jdk_feature = 21;
+    h.has_parallelism = 1;
+    h.parallelism = 4;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_HELLO;
+    ev.hello = &h;
+    return put_event(b, &ev);
+}
+
+static size_t ev_string(struct buf *b, uint32_t id, const char *value)
+{
+    Vtpin__V1__StringDef d = VTPIN__V1__STRING_DEF__INIT;
+    d.id = id;
+    d.value = (char *)value;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STRING;
+    ev.string = &d;
+    return put_event(b, &ev);
+}
+
+/* A method; 0 for an optional string id leaves it out. */
+static size_t ev_method(struct buf *b, uint32_t id, uint32_t cls, uint32_t name, uint32_t source, int native,
+                        uint32_t library, uint32_t module)
+{
+    Vtpin__V1__MethodDef d = VTPIN__V1__METHOD_DEF__INIT;
+    d.id = id;
+    d.class_name = cls;
+    d.method_name = name;
+    d.has_source_file = source != 0;
+    d.source_file = source;
+    d.has_is_native = 1;
+    d.is_native = native;
+    d.has_library = library != 0;
+    d.library = library;
+    d.has_module = module != 0;
+    d.module = module;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_METHOD;
+    ev.method = &d;
+    return put_event(b, &ev);
+}
+
+struct fspec {
+    uint32_t method;
+    int32_t line;
+    int64_t bci;
+    uint32_t monitors;
+};
+
+static size_t ev_stack(struct buf *b, uint32_t id, const struct fspec *f, size_t n)
+{
+    Vtpin__V1__Frame frames[64];
+    Vtpin__V1__Frame *ptrs[64];
+    if (!CHECK(n <= 64))
+        return b->len;
+    for (size_t i = 0; i < n; i++) {
+        Vtpin__V1__Frame init = VTPIN__V1__FRAME__INIT;
+        frames[i] = init;
+        frames[i].method = f[i].method;
+        frames[i].has_line = 1;
+        frames[i].line = f[i].line;
+        frames[i].has_bci = 1;
+        frames[i].bci = f[i].bci;
+        frames[i].has_monitors = f[i].monitors != 0;
+        frames[i].monitors = f[i].monitors;
+        ptrs[i] = &frames[i];
+    }
+    Vtpin__V1__StackDef d = VTPIN__V1__STACK_DEF__INIT;
+    d.id = id;
+    d.n_frames = n;
+    d.frames = ptrs;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STACK;
+    ev.stack = &d;
+    return put_event(b, &ev);
+}
+
+static size_t ev_pin_start(struct buf *b, uint64_t id, int64_t start, int reason, uint32_t stack, uint32_t culprit,
+                           uint32_t vname, uint32_t cname)
+{
+    Vtpin__V1__PinStart p = VTPIN__V1__PIN_START__INIT;
+    p.pin_id = id;
+    p.start_ns = start;
+    p.reason = (Vtpin__V1__PinReason)reason;
+    p.has_vthread_id = 1;
+    p.vthread_id = 100 + (int64_t)id;
+    p.has_vthread_name = vname != 0;
+    p.vthread_name = vname;
+    p.has_carrier_tid = 1;
+    p.carrier_tid = 4000 + (int32_t)id;
+    p.has_carrier_name = cname != 0;
+    p.carrier_name = cname;
+    p.has_stack = stack != 0;
+    p.stack = stack;
+    p.has_culprit_frame = stack != 0;
+    p.culprit_frame = culprit;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_PIN_START;
+    ev.pin_start = &p;
+    return put_event(b, &ev);
+}
+
+static size_t ev_pin_end(struct buf *b, uint64_t id, int64_t start, int64_t end)
+{
+    Vtpin__V1__PinEnd p = VTPIN__V1__PIN_END__INIT;
+    p.pin_id = id;
+    p.end_ns = end;
+    p.duration_ns = end - start;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
+    ev.pin_end = &p;
+    return put_event(b, &ev);
+}
+
+static void fill_stats(Vtpin__V1__Stats *s, int64_t time)
+{
+    s->time_ns = time;
+    s->has_pins = s->has_pins_reported = s->has_pins_below_threshold = s->has_events_dropped = 1;
+    s->has_stacks_dropped = s->has_carriers_started = s->has_compensations = 1;
+    s->pins = 5;
+    s->pins_reported = 3;
+    s->pins_below_threshold = 2;
+    s->events_dropped = 1;
+    s->stacks_dropped = 0;
+    s->carriers_started = 4;
+    s->compensations = 0;
+}
+
+static size_t ev_notice(struct buf *b, int64_t time, const char *code, const char *text)
+{
+    Vtpin__V1__Notice n = VTPIN__V1__NOTICE__INIT;
+    n.time_ns = time;
+    n.severity = VTPIN__V1__SEVERITY__WARNING;
+    n.code = (char *)code;
+    n.text = (char *)text;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_NOTICE;
+    ev.notice = &n;
+    return put_event(b, &ev);
+}
+
+static size_t ev_goodbye(struct buf *b, int64_t time)
+{
+    Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
+    fill_stats(&s, time);
+    Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
+    g.time_ns = time;
+    g.stats = &s;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
+    ev.goodbye = &g;
+    return put_event(b, &ev);
+}
+
+enum {
+    S_THREAD = 1,
+    S_SLEEP,
+    S_THREAD_JAVA,
+    S_JAVA_BASE,
+    S_DB,
+    S_QUERY,
+    S_DB_JAVA,
+    S_JNI,
+    S_CALL,
+    S_LIBFOO,
+    S_VNAME_TRICKY,
+    S_VNAME_BAD,
+    S_CARRIER,
+    S_MAIN,
+    S_APP,
+    S_APP_JAVA,
+    S_OTHER
+};
+enum { M_SLEEP = 1, M_QUERY, M_JNI_CALL, M_MAIN, M_OTHER };
+enum { ST_A1 = 1, ST_A2, ST_B };
+
+static const char tricky_name[] = "say \"hi\"\n\tbye\\ \x01";
+static const char bad_utf8_name[] = "bad\xff\xfe name \xc0\x80 \xed\xa0\xbd\xed\xb8\x80";
+
+/* The sample: site A (Db.query:42, MONITOR) has two pins on two stacks,
+ * 100 ms and 300 ms; site B (native Jni.call, NATIVE) has one pin still in
+ * progress at the end: 3.5 s to the last timestamp 4.0 s = 500 ms, so B ranks first. */
+static void sample_events(struct buf *b, int with_goodbye)
+{
+    ev_hello(b, 4242, "21.0.5");
+    ev_string(b, S_THREAD, "java.lang.Thread");
+    ev_string(b, S_SLEEP, "sleep");
+    ev_string(b, S_THREAD_JAVA, "Thread.java");
+    ev_string(b, S_JAVA_BASE, "java.base");
+    ev_string(b, S_DB, "com.example.Db");
+    ev_string(b, S_QUERY, "query");
+    ev_string(b, S_DB_JAVA, "Db.java");
+    ev_string(b, S_JNI, "com.example.Jni");
+    ev_string(b, S_CALL, "call");
+    ev_string(b, S_LIBFOO, "/opt/app/lib/libfoo.so");
+    ev_string(b, S_VNAME_TRICKY, tricky_name);
+    ev_string(b, S_VNAME_BAD, bad_utf8_name);
+    ev_string(b, S_CARRIER, "ForkJoinPool-1-worker-1");
+    ev_string(b, S_MAIN, "main");
+    ev_string(b, S_APP, "com.example.App");
+    ev_string(b, S_APP_JAVA, "App.java");
+    ev_string(b, S_OTHER, "other");
+    ev_method(b, M_SLEEP, S_THREAD, S_SLEEP, S_THREAD_JAVA, 0, 0, S_JAVA_BASE);
+    ev_method(b, M_QUERY, S_DB, S_QUERY, S_DB_JAVA, 0, 0, 0);
+    ev_method(b, M_JNI_CALL, S_JNI, S_CALL, 0, 1, S_LIBFOO, 0);
+    ev_method(b, M_MAIN, S_APP, S_MAIN, S_APP_JAVA, 0, 0, 0);
+    ev_method(b, M_OTHER, S_APP, S_OTHER, S_APP_JAVA, 0, 0, 0);
+    struct fspec a1[] = {{M_SLEEP, 507, 53, 0}, {M_QUERY, 42, 7, 1}, {M_MAIN, 10, 3, 0}};
+    struct fspec a2[] = {{M_SLEEP, 507, 53, 0}, {M_QUERY, 42, 7, 1}, {M_OTHER, 20, 5, 0}};
+    struct fspec bst[] = {{M_SLEEP, 507, 53, 0}, {M_JNI_CALL, -1, -1, 0}, {M_MAIN, 11, 9, 0}};
+    ev_stack(b, ST_A1, a1, 3);
+    ev_stack(b, ST_A2, a2, 3);
+    ev_stack(b, ST_B, bst, 3);
+    ev_notice(b, 1 * SEC + 5 * MS, "capability.breakpoints", "park-based pins are \"not\" seen\nsecond line");
+    ev_pin_start(b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__MONITOR, ST_A1, 1, S_VNAME_TRICKY, S_CARRIER);
+    ev_pin_end(b, 1, 2 * SEC, 2 * SEC + 100 * MS);
+    ev_pin_start(b, 2, 2 * SEC + 200 * MS, VTPIN__V1__PIN_REASON__MONITOR, ST_A2, 1, S_VNAME_BAD, S_CARRIER);
+    ev_pin_end(b, 2, 2 * SEC + 200 * MS, 2 * SEC + 500 * MS);
+    ev_pin_start(b, 3, 3 * SEC + 500 * MS, VTPIN__V1__PIN_REASON__NATIVE, ST_B, 1, 0, S_CARRIER);
+    Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
+    fill_stats(&s, 4 * SEC);
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STATS;
+    ev.stats = &s;
+    put_event(b, &ev);
+    if (with_goodbye)
+        ev_goodbye(b, 4 * SEC);
+}
+
+static char *write_file(const char *name, const struct buf *b)
+{
+    static char path[512];
+    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!CHECK(fd >= 0))
+        return path;
+    CHECK_INT(write(fd, b->data, b->len), (ssize_t)b->len);
+    close(fd);
+    return path;
+}
+
+static struct recording *load_ok(const char *path)
+{
+    struct recording *r = NULL;
+    char err[512] = "";
+    int rc = recording_load(path, &r, err, sizeof(err));
+    if (!CHECK_INT(rc, 0))
+        fprintf(stderr, "    loading %s: %s\n", path, err);
+    return r;
+}
+
+/* ---- a strict JSON validator (RFC 8259), for the formatter's output ---- */
+
+struct jp {
+    const char *s;
+    size_t i, n;
+    const char *error;
+};
+
+static void jp_ws(struct jp *p)
+{
+    while (p->i < p->n && strchr(" \t\r\n", p->s[p->i]))
+        p->i++;
+}
+
+static int jp_fail(struct jp *p, const char *why)
+{
+    if (!p->error)
+        p->error = why;
+    return 0;
+}
+
+static int jp_value(struct jp *p, int depth);
+
+static int jp_string(struct jp *p)
+{
+    if (p->i >= p->n || p->s[p->i] != '"')
+        return jp_fail(p, "expected a string");
+    p->i++;
+    while (p->i < p->n) {
+        unsigned char c = (unsigned char)p->s[p->i];
+        if (c == '"') {
+            p->i++;
+            return 1;
+        }
+        if (c < 0x20)
+            return jp_fail(p, "raw control character in a string");
+        if (c == '\\') {
+            if (++p->i >= p->n)
+                return jp_fail(p, "cut escape");
+            char e = p->s[p->i];
+            if (e == 'u') {
+                for (int k = 1; k <= 4; k++)
+                    if (p->i + k >= p->n || !strchr("0123456789abcdefABCDEF", p->s[p->i + k]) || !p->s[p->i + k])
+                        return jp_fail(p, "bad \\u escape");
+                p->i += 5;
+            } else if (e && strchr("\"\\/bfnrt", e)) {
+                p->i++;
+            } else {
+                return jp_fail(p, "bad escape");
+            }
+            continue;
+        }
+        /* raw bytes must be standard UTF-8: decoding and re-encoding gives them back */
+        uint32_t cp;
+        int valid;
+        size_t used = utf8_decode((const unsigned char *)p->s + p->i, p->n - p->i, &cp, &valid);
+        char enc[4];
+        size_t elen = utf8_encode(cp, enc);
+        if (!valid || elen != used || memcmp(enc, p->s + p->i, used) != 0)
+            return jp_fail(p, "invalid UTF-8 in a string");
+        p->i += used;
+    }
+    return jp_fail(p, "unterminated string");
+}
+
+static int jp_number(struct jp *p)
+{
+    size_t start = p->i;
+    if (p->i < p->n && p->s[p->i] == '-')
+        p->i++;
+    if (p->i < p->n && p->s[p->i] == '0') {
+        p->i++;
+    } else {
+        if (p->i >= p->n || p->s[p->i] < '1' || p->s[p->i] > '9')
+            return jp_fail(p, "bad number");
+        while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
+            p->i++;
+    }
+    if (p->i < p->n && p->s[p->i] == '.') {
+        p->i++;
+        size_t d = p->i;
+        while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
+            p->i++;
+        if (d == p->i)
+            return jp_fail(p, "bad fraction");
+    }
+    if (p->i < p->n && (p->s[p->i] == 'e' || p->s[p->i] == 'E')) {
+        p->i++;
+        if (p->i < p->n && (p->s[p->i] == '+' || p->s[p->i] == '-'))
+            p->i++;
+        size_t d = p->i;
+        while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
+            p->i++;
+        if (d == p->i)
+            return jp_fail(p, "bad exponent");
+    }
+    return p->i > start;
+}
+
+static int jp_container(struct jp *p, int depth, char close)
+{
+    p->i++;
+    jp_ws(p);
+    if (p->i < p->n && p->s[p->i] == close) {
+        p->i++;
+        return 1;
+    }
+    for (;;) {
+        jp_ws(p);
+        if (close == '}') {
+            if (!jp_string(p))
+                return 0;
+            jp_ws(p);
+            if (p->i >= p->n || p->s[p->i] != ':')
+                return jp_fail(p, "expected ':'");
+            p->i++;
+        }
+        if (!jp_value(p, depth + 1))
+            return 0;
+        jp_ws(p);
+        if (p->i < p->n && p->s[p->i] == ',') {
+            p->i++;
+            jp_ws(p);
+            if (p->i < p->n && p->s[p->i] == close)
+                return jp_fail(p, "trailing comma");
+            continue;
+        }
+        if (p->i < p->n && p->s[p->i] == close) {
+            p->i++;
+            return 1;
+        }
+        return jp_fail(p, "expected ',' or the end of a container");
+    }
+}
+
+static int jp_value(struct jp *p, int depth)
+{
+    if (depth > 64)
+        return jp_fail(p, "too deep");
+    jp_ws(p);
+    if (p->i >= p->n)
+        return jp_fail(p, "expected a value");
+    char c = p->s[p->i];
+    if (c == '{')
+        return jp_container(p, depth, '}');
+    if (c == '[')
+        return jp_container(p, depth, ']');
+    if (c == '"')
+        return jp_string(p);
+    static const char *const literals[] = {"true", "false", "null"};
+    for (size_t k = 0; k < 3; k++) {
+        size_t len = strlen(literals[k]);
+        if (p->n - p->i >= len && memcmp(p->s + p->i, literals[k], len) == 0) {
+            p->i += len;
+            return 1;
+        }
+    }
+    return jp_number(p);
+}
+
+/* 1 when text is one valid JSON document; otherwise says where it breaks. */
+static int json_valid(const char *text, size_t n)
+{
+    struct jp p = {text, 0, n, NULL};
+    int ok = jp_value(&p, 0);
+    jp_ws(&p);
+    if (ok && p.i != n)
+        ok = jp_fail(&p, "text after the document");
+    if (!ok)
+        fprintf(stderr, "    invalid JSON at byte %zu: %s: ...%.60s\n", p.i, p.error ? p.error : "?",
+                text + (p.i > 20 ? p.i - 20 : 0));
+    return ok;
+}
+
+/* ---- rendering into memory ---- */
+
+typedef int (*formatter)(FILE *, const struct recording *, const struct report_options *);
+
+static char *render(formatter f, const struct recording *r, const struct report_options *o, size_t *len)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&text, &n);
+    if (!CHECK(out != NULL))
+        return NULL;
+    CHECK_INT(f(out, r, o), 0);
+    fclose(out);
+    if (len)
+        *len = n;
+    return text;
+}
+
+static char *json_of_string(const char *s)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&text, &n);
+    if (!out)
+        return NULL;
+    json_write_string(out, s);
+    fclose(out);
+    return text;
+}
+
+static const char *after(const char *hay, const char *needle)
+{
+    const char *p = hay ? strstr(hay, needle) : NULL;
+    return p ? p + strlen(needle) : NULL;
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void test_load_sample(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 1);
+    struct recording *r = load_ok(write_file("sample.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    CHECK_UINT(r->n_sessions, 1);
+    CHECK(!r->truncated);
+    CHECK_UINT(r->segments, 1);
+    const struct recording_session *s = r->sessions[0];
+    CHECK(s->has_hello);
+    CHECK(s->has_goodbye);
+    CHECK_INT(s->pid, 4242);
+    CHECK_STR(s->java_version, "21.0.5");
+    CHECK_STR(recording_mode_name(s->mode), "startup");
+    CHECK_UINT(s->threshold_ns, 0);
+    CHECK_UINT(s->n_pins, 3);
+    CHECK_UINT(s->n_notices, 1);
+    CHECK_UINT(s->unknown_refs, 0);
+    CHECK(s->has_stats);
+    CHECK_UINT(s->stats.pins_below_threshold, 2);
+    CHECK_INT(s->last_ns, 4 * SEC);
+    if (s->n_pins == 3) {
+        const struct recording_pin *p = &s->pins[0];
+        CHECK(p->ended);
+        CHECK_INT(p->duration_ns, 100 * MS);
+        CHECK_STR(p->vthread_name, tricky_name);
+        CHECK_STR(p->carrier_name, "ForkJoinPool-1-worker-1");
+        CHECK(p->has_culprit && p->culprit == 1);
+        CHECK_STR(p->stack->frames[0].method->class_name, "java.lang.Thread");
+        CHECK_STR(p->stack->frames[1].method->module, NULL);
+        p = &s->pins[2];
+        CHECK(!p->ended);
+        CHECK_INT(recording_pin_duration(s, p), 500 * MS);
+        CHECK_STR(p->vthread_name, NULL);
+        int64_t unix_ns = 0;
+        CHECK_INT(recording_unix_ns(s, p->start_ns, &unix_ns), 0);
+        CHECK_INT(unix_ns, START_UNIX + 2 * SEC + 500 * MS);
+    }
+    recording_free(r);
+}
+
+static void test_sites_ranking(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 1);
+    struct recording *r = load_ok(write_file("sites.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    struct sites sites;
+    CHECK_INT(sites_build(r->sessions[0], &sites), 0);
+    CHECK_UINT(sites.count, 2);
+    CHECK_UINT(sites.pins, 3);
+    CHECK_UINT(sites.ongoing, 1);
+    CHECK_INT(sites.total_ns, 900 * MS);
+    if (sites.count == 2) {
+        const struct site *first = &sites.items[0], *second = &sites.items[1];
+        /* the native site ranks first on its duration so far (500 ms > 400 ms) */
+        CHECK_INT(first->reason, VTPIN__V1__PIN_REASON__NATIVE);
+        CHECK_UINT(first->count, 1);
+        CHECK_UINT(first->ongoing, 1);
+        CHECK_INT(first->total_ns, 500 * MS);
+        CHECK(first->culprit && strcmp(first->culprit->method->name, "call") == 0);
+        CHECK_INT(second->reason, VTPIN__V1__PIN_REASON__MONITOR);
+        CHECK_UINT(second->count, 2);
+        CHECK_UINT(second->ongoing, 0);
+        CHECK_INT(second->total_ns, 400 * MS);
+        CHECK_INT(second->max_ns, 300 * MS);
+        CHECK_UINT(second->distinct_stacks, 2);
+        CHECK_UINT(second->example->id, 2); /* its stack holds the most time */
+        CHECK(second->culprit && second->culprit->line == 42 && second->culprit->monitors == 1);
+    }
+    sites_fini(&sites);
+    recording_free(r);
+}
+
+static void test_frame_format(void)
+{
+    struct recording_method thread = {.defined = 1,
+                                      .class_name = "java.lang.Thread",
+                                      .name = "sleep",
+                                      .source_file = "Thread.java",
+                                      .module = "java.base"};
+    struct recording_method jni = {.defined = 1,
+                                   .class_name = "com.example.Jni",
+                                   .name = "call",
+                                   .is_native = 1,
+                                   .library = "/opt/app/lib/libfoo.so"};
+    struct recording_method nosrc = {.defined = 1, .class_name = "A$$Lambda", .name = "run"};
+    struct recording_method unknown = {.class_name = RECORDING_UNKNOWN, .name = RECORDING_UNKNOWN};
+    struct recording_frame f1 = {&thread, 1, 507, 53, 0}, f2 = {&jni, 3, -1, -1, 0}, f3 = {&nosrc, 4, -1, 2, 0},
+                           f4 = {&unknown, 9, 3, 3, 2}, f5 = {&thread, 1, -1, 3, 0};
+    char out[512], m[128];
+    CHECK_STR(report_format_frame(&f1, out, sizeof(out)), "java.base/java.lang.Thread.sleep(Thread.java:507)");
+    CHECK_STR(report_format_frame(&f2, out, sizeof(out)), "com.example.Jni.call(Native Method)");
+    CHECK_STR(report_format_frame(&f3, out, sizeof(out)), "A$$Lambda.run(Unknown Source)");
+    CHECK_STR(report_format_frame(&f4, out, sizeof(out)), "<unknown method>");
+    CHECK_STR(report_format_frame(&f5, out, sizeof(out)), "java.base/java.lang.Thread.sleep(Thread.java)");
+    CHECK_STR(report_frame_markers(&f2, 1, m, sizeof(m)), " <== native (libfoo.so)");
+    CHECK_STR(report_frame_markers(&f2, 0, m, sizeof(m)), "");
+    CHECK_STR(report_frame_markers(&f4, 1, m, sizeof(m)), " <== monitors:2");
+    jni.library = NULL;
+    CHECK_STR(report_frame_markers(&f2, 1, m, sizeof(m)), " <== native (library unknown)");
+    CHECK_STR(report_format_duration(850, m, sizeof(m)), "850 ns");
+    CHECK_STR(report_format_duration(12345, m, sizeof(m)), "12.3 us");
+    CHECK_STR(report_format_duration(201300000, m, sizeof(m)), "201.3 ms");
+    CHECK_STR(report_format_duration(19950000000LL, m, sizeof(m)), "19.95 s");
+}
+
+static void test_json_report(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 1);
+    struct recording *r = load_ok(write_file("json.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    struct report_options o = {0};
+    size_t n = 0;
+    char *j = render(report_json, r, &o, &n);
+    if (CHECK(j != NULL)) {
+        CHECK(json_valid(j, n));
+        CHECK_CONTAINS(j, "\"schema\": \"vtpin.report/1\"");
+        CHECK_CONTAINS(j, "\"pid\": 4242");
+        CHECK_CONTAINS(j, "\"mode\": \"startup\"");
+        CHECK_CONTAINS(j, "\"threshold_ns\": 0");
+        CHECK_CONTAINS(j, "\"start_unix_ns\": 1700000000000000000");
+        CHECK_CONTAINS(j, "\"truncated\": false");
+        CHECK_CONTAINS(j, "\"class\": \"java.lang.Thread\", \"method\": \"sleep\", \"line\": 507");
+        CHECK_CONTAINS(j, "\"class\": \"com.example.Jni\", \"method\": \"call\", \"line\": null, \"native\": true");
+        CHECK_CONTAINS(j, "\"library\": \"/opt/app/lib/libfoo.so\"");
+        /* the tricky names, escaped */
+        CHECK_CONTAINS(j, "\"name\": \"say \\\"hi\\\"\\n\\tbye\\\\ \\u0001\"");
+        CHECK_CONTAINS(j, "\"name\": \"bad\\ufffd\\ufffd name \\u0000 \xf0\x9f\x98\x80\"");
+        CHECK_CONTAINS(j, "\"text\": \"park-based pins are \\\"not\\\" seen\\nsecond line\"");
+        /* pin 3 is still in progress: null duration */
+        const char *pin3 = after(j, "\"id\": 3,");
+        CHECK_CONTAINS(pin3, "\"duration_ns\": null");
+        CHECK_CONTAINS(pin3, "\"ongoing\": true");
+        CHECK_CONTAINS(after(j, "\"id\": 1,"), "\"start_ns\": 1700000001000000000");
+        /* sites ranked: NATIVE (500 ms so far) before MONITOR (400 ms) */
+        const char *sites = after(j, "\"sites\": [");
+        const char *native = sites ? strstr(sites, "\"reason\": \"NATIVE\"") : NULL;
+        const char *monitor = sites ? strstr(sites, "\"reason\": \"MONITOR\"") : NULL;
+        CHECK(native && monitor && native < monitor);
+        CHECK_CONTAINS(native, "\"total_ns\": 500000000");
+        CHECK_CONTAINS(monitor, "\"count\": 2,\n      \"total_ns\": 400000000,\n      \"max_ns\": 300000000");
+        CHECK_CONTAINS(j, "\"pins_below_threshold\": 2");
+        CHECK_CONTAINS(j, "\"events_dropped\": 1");
+    }
+    free(j);
+    /* --top 1 keeps one site and says how many there were */
+    o.top = 1;
+    j = render(report_json, r, &o, &n);
+    if (CHECK(j != NULL)) {
+        CHECK(json_valid(j, n));
+        CHECK(strstr(after(j, "\"sites\": ["), "\"reason\": \"MONITOR\"") == NULL);
+        CHECK_CONTAINS(j, "\"sites_total\": 2");
+    }
+    free(j);
+    recording_free(r);
+}
+
+static void test_text_report(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 1);
+    struct recording *r = load_ok(write_file("text.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    struct report_options o = {.top = 10};
+    char *t = render(report_text, r, &o, NULL);
+    if (CHECK(t != NULL)) {
+        CHECK_CONTAINS(t, "pid 4242 on build-host, java 21.0.5");
+        CHECK_CONTAINS(t, "threshold 0 (every pin)");
+        CHECK_CONTAINS(t, ", complete");
+        CHECK_CONTAINS(t, "3 pins at 2 sites, 900.0 ms pinned in total, 1 still pinned at the end");
+        CHECK_CONTAINS(t, "#1  com.example.Jni.call(Native Method) <== native (libfoo.so)\n"
+                          "    NATIVE: 1 pin, total 500.0 ms, longest 500.0 ms, 1 still pinned at the end");
+        CHECK_CONTAINS(t, "#2  com.example.Db.query(Db.java:42) <== monitors:1\n"
+                          "    MONITOR: 2 pins, total 400.0 ms, longest 300.0 ms, 0 ongoing at the end\n"
+                          "    stack of pin #2 (1 of 2 distinct stacks at this site):\n"
+                          "      java.base/java.lang.Thread.sleep(Thread.java:507)\n"
+                          "      com.example.Db.query(Db.java:42) <== monitors:1\n"
+                          "      com.example.App.other(App.java:20)\n");
+        /* a notice's newline cannot break the layout */
+        CHECK_CONTAINS(t, "  warning  capability.breakpoints: park-based pins are \"not\" seen\\x0asecond line\n");
+        CHECK_CONTAINS(t, "pins seen 5, reported 3, below threshold 2");
+        CHECK_CONTAINS(t, "events dropped 1, stacks dropped 0");
+    }
+    free(t);
+    recording_free(r);
+}
+
+static void test_no_pins(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    ev_hello(&b, 1, "25");
+    ev_goodbye(&b, 2 * SEC);
+    struct recording *r = load_ok(write_file("nopins.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    struct report_options o = {.top = 10};
+    size_t n;
+    char *t = render(report_text, r, &o, NULL);
+    CHECK_CONTAINS(t, "\nno pins reported (2 pins shorter than the threshold 0 ns were counted only)\n");
+    free(t);
+    char *j = render(report_json, r, &o, &n);
+    if (CHECK(j != NULL)) {
+        CHECK(json_valid(j, n));
+        CHECK_CONTAINS(j, "\"pins\": []");
+        CHECK_CONTAINS(j, "\"sites\": []");
+    }
+    free(j);
+    recording_free(r);
+}
+
+static void test_truncated(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 0);
+    size_t last = ev_goodbye(&b, 4 * SEC);
+    /* cut inside the last frame's payload, then inside its header */
+    size_t cuts[] = {b.len - 3, last + 2};
+    for (size_t k = 0; k < 2; k++) {
+        struct buf cut = {b.data, cuts[k], b.cap};
+        struct recording *r = load_ok(write_file("cut.vtp", &cut));
+        if (!CHECK(r != NULL))
+            continue;
+        CHECK(r->truncated);
+        CHECK(!r->zero_tail);
+        CHECK_UINT(r->truncated_at, last);
+        CHECK_UINT(r->sessions[0]->n_pins, 3); /* everything before the cut is there */
+        CHECK(!r->sessions[0]->has_goodbye);
+        struct report_options o = {0};
+        size_t n;
+        char *j = render(report_json, r, &o, &n);
+        CHECK(j && json_valid(j, n));
+        CHECK_CONTAINS(j, "\"truncated\": true");
+        free(j);
+        recording_free(r);
+    }
+    /* a file system's zero-filled tail is a cut too */
+    struct buf z = {0};
+    buf_put(&z, b.data, last);
+    static const uint8_t zeros[100];
+    buf_put(&z, zeros, sizeof(zeros));
+    struct recording *r = load_ok(write_file("zeros.vtp", &z));
+    if (CHECK(r != NULL)) {
+        CHECK(r->truncated && r->zero_tail);
+        CHECK_UINT(r->truncated_at, last);
+    }
+    recording_free(r);
+    free(z.data);
+    free(b.data);
+}
+
+static void expect_error(const char *name, const struct buf *b, int want_rc, const char *want_msg)
+{
+    char *path = write_file(name, b);
+    struct recording *r = NULL;
+    char err[512] = "";
+    int rc = recording_load(path, &r, err, sizeof(err));
+    CHECK_INT(rc, want_rc);
+    CHECK(r == NULL);
+    CHECK_CONTAINS(err, path);
+    CHECK_CONTAINS(err, want_msg);
+    recording_free(r);
+}
+
+static void test_bad_files(void)
+{
+    struct buf b = {0};
+    buf_put(&b, "VTPIN\0\0\2", 8); /* another framing version */
+    ev_hello(&b, 1, "21");
+    expect_error("magic.vtp", &b, -EPROTO, "not a vtpin recording (bad magic)");
+    free(b.data);
+
+    struct buf e = {0};
+    expect_error("empty.vtp", &e, -EPROTO, "empty file");
+
+    struct buf big = {0};
+    buf_magic(&big);
+    ev_hello(&big, 1, "21");
+    size_t at = big.len;
+    uint8_t header[4] = {0x01, 0x00, 0x00, 0x01}; /* 16 MiB + 1 */
+    buf_put(&big, header, 4);
+    buf_put(&big, "xxxx", 4);
+    char msg[128];
+    snprintf(msg, sizeof(msg), "frame at byte offset %zu announces 16777217 bytes", at);
+    expect_error("big.vtp", &big, -EMSGSIZE, msg);
+    free(big.data);
+
+    struct buf bad = {0};
+    buf_magic(&bad);
+    ev_hello(&bad, 1, "21");
+    at = bad.len;
+    uint8_t garbage[] = {0x03, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0x42};
+    buf_put(&bad, garbage, sizeof(garbage));
+    snprintf(msg, sizeof(msg), "malformed frame at byte offset %zu", at);
+    expect_error("garbage.vtp", &bad, -EPROTO, msg);
+    free(bad.data);
+
+    struct recording *r = NULL;
+    char err[256];
+    CHECK_INT(recording_load("/nonexistent/vtpin.vtp", &r, err, sizeof(err)), -ENOENT);
+    CHECK_CONTAINS(err, "/nonexistent/vtpin.vtp: ");
+}
+
+static void test_unknown_ids(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    ev_hello(&b, 7, "21");
+    ev_string(&b, 1, "com.example.Known");
+    ev_method(&b, 1, 1, 55, 56, 0, 0, 57);            /* name, source and module strings never defined */
+    struct fspec f[] = {{1, 3, 1, 1}, {77, 4, 2, 0}}; /* method 77 never defined */
+    ev_stack(&b, 1, f, 2);
+    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__MONITOR, 1, 0, 99, 98); /* names undefined */
+    ev_pin_start(&b, 2, 2 * SEC, VTPIN__V1__PIN_REASON__MONITOR, 42, 0, 0, 0);  /* stack undefined */
+    ev_pin_start(&b, 3, 2 * SEC, 77, 1, 9, 0, 0); /* unknown reason, culprit outside the stack */
+    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__MONITOR, 1, 0, 0, 0); /* pin 1 again */
+    ev_pin_end(&b, 1234, 2 * SEC, 3 * SEC);                                   /* never started */
+    ev_pin_end(&b, 1, 2 * SEC, 3 * SEC);
+    struct recording *r = load_ok(write_file("unknown.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    const struct recording_session *s = r->sessions[0];
+    CHECK_UINT(s->n_pins, 3);
+    CHECK_UINT(s->unmatched_ends, 1);
+    CHECK_UINT(s->duplicates, 1);
+    CHECK(s->unknown_refs >= 7);
+    if (s->n_pins == 3) {
+        const struct recording_pin *p = &s->pins[0];
+        CHECK_STR(p->vthread_name, RECORDING_UNKNOWN);
+        CHECK_STR(p->stack->frames[0].method->class_name, "com.example.Known");
+        CHECK_STR(p->stack->frames[0].method->name, RECORDING_UNKNOWN);
+        CHECK_STR(p->stack->frames[1].method->class_name, RECORDING_UNKNOWN);
+        CHECK(!p->stack->frames[1].method->defined);
+        CHECK(s->pins[1].stack == NULL);
+        CHECK(!s->pins[2].has_culprit);
+    }
+    struct report_options o = {.top = 10};
+    char *t = render(report_text, r, &o, NULL);
+    CHECK_CONTAINS(t, "<unknown method>");
+    CHECK_CONTAINS(t, "<stack not available>");
+    CHECK_CONTAINS(t, "UNKNOWN: 1 pin");
+    CHECK_CONTAINS(t, "problems in the recording:");
+    free(t);
+    size_t n;
+    char *j = render(report_json, r, &o, &n);
+    CHECK(j && json_valid(j, n));
+    CHECK_CONTAINS(j, "\"culprit\": null");
+    CHECK_CONTAINS(j, "\"method\": \"<unknown>\"");
+    free(j);
+    recording_free(r);
+}
+
+static void test_sessions(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    ev_string(&b, 1, "before any hello"); /* events without a Hello: a session of their own */
+    ev_hello(&b, 100, "21");
+    ev_string(&b, 1, "first.Session");
+    ev_method(&b, 1, 1, 1, 0, 0, 0, 0);
+    struct fspec f[] = {{1, 5, 0, 1}};
+    ev_stack(&b, 1, f, 1);
+    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__MONITOR, 1, 0, 0, 0);
+    ev_hello(&b, 200, "25"); /* ids start over */
+    ev_string(&b, 1, "second.Session");
+    ev_method(&b, 1, 1, 1, 0, 0, 0, 0);
+    ev_stack(&b, 1, f, 1);
+    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__MONITOR, 1, 0, 0, 0);
+    ev_pin_end(&b, 1, 2 * SEC, 2 * SEC + 5 * MS);
+    size_t second = b.len;
+    /* then a whole second recording appended (cat a.vtp b.vtp) */
+    buf_magic(&b);
+    ev_hello(&b, 300, "25");
+    struct recording *r = load_ok(write_file("sessions.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    CHECK_UINT(r->n_sessions, 4);
+    CHECK_UINT(r->segments, 2);
+    CHECK(r->bytes > second);
+    if (r->n_sessions == 4) {
+        CHECK(!r->sessions[0]->has_hello);
+        CHECK_INT(r->sessions[1]->pid, 100);
+        CHECK_INT(r->sessions[2]->pid, 200);
+        CHECK_INT(r->sessions[3]->pid, 300);
+        CHECK_STR(r->sessions[1]->pins[0].stack->frames[0].method->class_name, "first.Session");
+        CHECK_STR(r->sessions[2]->pins[0].stack->frames[0].method->class_name, "second.Session");
+        CHECK(!r->sessions[1]->pins[0].ended);
+        CHECK(r->sessions[2]->pins[0].ended);
+        struct report_options o = {.session = 0, .top = 10};
+        char *t = render(report_text, r, &o, NULL);
+        CHECK_CONTAINS(t, "no Hello");
+        free(t);
+        o.session = 1;
+        size_t n;
+        char *j = render(report_json, r, &o, &n);
+        CHECK(j && json_valid(j, n));
+        CHECK_CONTAINS(j, "\"session\": 2");
+        CHECK_CONTAINS(j, "\"sessions\": 4");
+        free(j);
+    }
+    recording_free(r);
+}
+
+static void test_long_stack_elided(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    ev_hello(&b, 1, "21");
+    ev_string(&b, 1, "deep.Stack");
+    ev_string(&b, 2, "f");
+    ev_string(&b, 3, "Stack.java");
+    ev_method(&b, 1, 1, 2, 3, 0, 0, 0);
+    struct fspec f[40];
+    for (int i = 0; i < 40; i++)
+        f[i] = (struct fspec){1, 100 + i, i, i == 2};
+    ev_stack(&b, 1, f, 40);
+    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__MONITOR, 1, 2, 0, 0);
+    ev_pin_end(&b, 1, 2 * SEC, 3 * SEC);
+    struct recording *r = load_ok(write_file("deep.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    struct report_options o = {.top = 10};
+    char *t = render(report_text, r, &o, NULL);
+    CHECK_CONTAINS(t, "      deep.Stack.f(Stack.java:106)\n      ... 33 more frames (--full-stacks shows them)\n");
+    free(t);
+    o.full_stacks = 1;
+    t = render(report_text, r, &o, NULL);
+    CHECK_CONTAINS(t, "deep.Stack.f(Stack.java:139)\n");
+    CHECK(strstr(t, "more frames") == NULL);
+    free(t);
+    recording_free(r);
+}
+
+static void test_json_strings(void)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"q\"b\\s/", "\"q\\\"b\\\\s/\""},
+        {"\n\r\t\b\f\x01\x1f\x7f", "\"\\n\\r\\t\\b\\f\\u0001\\u001f\\u007f\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        {"\xff", "\"\\ufffd\""},
+        {"a\xc3", "\"a\\ufffd\""},                                /* cut 2-byte sequence */
+        {"\xe2\x82x", "\"\\ufffdx\""},                            /* cut 3-byte sequence: one U+FFFD */
+        {"\xc1\xbf", "\"\\ufffd\\ufffd\""},                       /* overlong */
+        {"\xf5\x80\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* beyond U+10FFFF */
+        {"\xc0\x80", "\"\\u0000\""},                              /* modified UTF-8 NUL */
+        {"\xed\xa0\xbd\xed\xb8\x80", "\"\xf0\x9f\x98\x80\""},     /* CESU-8 pair: U+1F600 */
+        {"\xed\xa0\xbd!", "\"\\ufffd!\""},                        /* lone surrogate */
+        {"\xe2\x80\xa8", "\"\\u2028\""},
+        {"", "\"\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *got = json_of_string(cases[i].in);
+        if (!CHECK_STR(got, cases[i].out))
+            fprintf(stderr, "    (case %zu)\n", i);
+        CHECK(got && json_valid(got, strlen(got)));
+        free(got);
+    }
+    /* the emitter: nesting, separators, inline containers, no trailing commas */
+    char *text = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&text, &n);
+    struct json j;
+    json_init(&j, out);
+    json_object_begin(&j);
+    json_kv_string(&j, "a", NULL);
+    json_key(&j, "b");
+    json_array_begin(&j);
+    json_array_end(&j);
+    json_key(&j, "c");
+    json_array_begin_inline(&j);
+    json_int(&j, -1);
+    json_uint(&j, UINT64_MAX);
+    json_bool(&j, 1);
+    json_object_begin(&j); /* inside an inline array: inline too */
+    json_kv_int(&j, "x", INT64_MIN);
+    json_object_end(&j);
+    json_array_end(&j);
+    json_object_end(&j);
+    CHECK_INT(json_finish(&j), 0);
+    fclose(out);
+    CHECK_STR(text, "{\n  \"a\": null,\n  \"b\": [],\n  \"c\": [-1, 18446744073709551615, true, "
+                    "{\"x\": -9223372036854775808}]\n}\n");
+    CHECK(json_valid(text, n));
+    free(text);
+}
+
+static void test_text_sanitized(void)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&text, &n);
+    utf8_write_printable(out, "ok \x1b[31mred\x1b[0m \xc2\x9b \xe2\x80\xae \xff caf\xc3\xa9");
+    fclose(out);
+    CHECK_STR(text, "ok \\x1b[31mred\\x1b[0m \\x9b \\u202e \xef\xbf\xbd caf\xc3\xa9");
+    free(text);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    CHECK_RUN(test_load_sample);
+    CHECK_RUN(test_sites_ranking);
+    CHECK_RUN(test_frame_format);
+    CHECK_RUN(test_json_report);
+    CHECK_RUN(test_text_report);
+    CHECK_RUN(test_no_pins);
+    CHECK_RUN(test_truncated);
+    CHECK_RUN(test_bad_files);
+    CHECK_RUN(test_unknown_ids);
+    CHECK_RUN(test_sessions);
+    CHECK_RUN(test_long_stack_elided);
+    CHECK_RUN(test_json_strings);
+    CHECK_RUN(test_text_sanitized);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    CHECK_MAIN_RETURN();
+}
