@@ -1,0 +1,190 @@
+"""Runs fixtures on a real JVM under the real agent and reads what vtpin reported.
+
+Used by the CTest entries in tests/CMakeLists.txt. Environment:
+  VTPIN_BUILD    the build directory (libvtpin.so, vtpin, java-fixtures/)
+  JAVA21_HOME / JAVA25_HOME   the JDKs; a missing one skips its tests (exit 77)
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+BUILD = os.environ.get("VTPIN_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+AGENT = os.path.join(BUILD, "agent", "libvtpin.so")
+VTPIN = os.path.join(BUILD, "vtpin")
+CLASSES = os.path.join(BUILD, "java-fixtures", "classes")
+FIXTURE_LIB = os.path.join(BUILD, "java-fixtures", "lib")
+JFC = os.path.join(os.path.dirname(__file__), "..", "..", "java-fixtures", "pin.jfc")
+
+
+class Failure(Exception):
+    pass
+
+
+def skip(reason):
+    print("SKIP: " + reason)
+    sys.exit(SKIP)
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+def jdk_home(feature):
+    home = os.environ.get("JAVA%d_HOME" % feature)
+    if not home or not os.path.exists(os.path.join(home, "bin", "java")):
+        skip("JDK %d not available: set JAVA%d_HOME (scripts/setup.sh provides it)" % (feature, feature))
+    return home
+
+
+def scheduler(parallelism, max_pool=None):
+    props = ["-Djdk.virtualThreadScheduler.parallelism=%d" % parallelism]
+    if max_pool:
+        props.append("-Djdk.virtualThreadScheduler.maxPoolSize=%d" % max_pool)
+    return props
+
+
+class Run:
+    """One JVM run of a fixture with the agent recording to a temp file."""
+
+    def __init__(self, feature, fixture, args=(), props=(), agent_opts="", jfr=False, workdir=None):
+        self.home = jdk_home(feature)
+        self.feature = feature
+        self.dir = workdir or tempfile.mkdtemp(prefix="vtpin-test-")
+        self.record = os.path.join(self.dir, "pins.vtp")
+        self.trace = os.path.join(self.dir, "trace.txt")
+        self.jfr = os.path.join(self.dir, "run.jfr") if jfr else None
+        opts = "record=%s,tracefile=%s" % (self.record, self.trace)
+        if agent_opts:
+            opts += "," + agent_opts
+        self.cmd = [os.path.join(self.home, "bin", "java"), "-agentpath:%s=%s" % (AGENT, opts),
+                    "--enable-native-access=ALL-UNNAMED", "-Djava.library.path=" + FIXTURE_LIB,
+                    "-cp", CLASSES] + list(props)
+        if self.jfr:
+            self.cmd.append("-XX:StartFlightRecording=filename=%s,settings=%s" % (self.jfr, JFC))
+        self.cmd += [fixture] + [str(a) for a in args]
+        self.proc = None
+
+    def start(self):
+        self.out = open(os.path.join(self.dir, "stdout.txt"), "w")
+        self.err = open(os.path.join(self.dir, "stderr.txt"), "w")
+        self.proc = subprocess.Popen(self.cmd, stdout=self.out, stderr=self.err, start_new_session=True)
+        self.started = time.monotonic()
+        return self
+
+    def wait(self, timeout=120):
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise Failure("%s did not finish within %d s\n%s" % (" ".join(self.cmd), timeout, self.stderr()))
+        self.out.close()
+        self.err.close()
+        if rc != 0:
+            raise Failure("JVM exited %d: %s\n%s" % (rc, " ".join(self.cmd), self.stderr()))
+        return self
+
+    def run(self, timeout=120):
+        return self.start().wait(timeout)
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def stderr(self):
+        with open(os.path.join(self.dir, "stderr.txt")) as f:
+            return f.read()
+
+    def stdout(self):
+        with open(os.path.join(self.dir, "stdout.txt")) as f:
+            return f.read()
+
+    def trace_text(self):
+        if not os.path.exists(self.trace):
+            return ""
+        with open(self.trace) as f:
+            return f.read()
+
+    def report(self):
+        return report_json(self.record)
+
+
+def report_json(path):
+    p = subprocess.run([VTPIN, "report", "--format", "json", path], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise Failure("vtpin report failed (%d): %s" % (p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def frames_of(pin):
+    return pin.get("stack") or []
+
+
+def culprit(pin):
+    stack = frames_of(pin)
+    i = pin.get("culprit")
+    return stack[i] if i is not None and 0 <= i < len(stack) else None
+
+
+def touches(pin, cls):
+    """True when a frame of the pin's stack belongs to class cls (or its nested classes)."""
+    return any(f["class"] == cls or f["class"].startswith(cls + "$") for f in frames_of(pin))
+
+
+def pins_in(report, cls):
+    return [p for p in report["pins"] if touches(p, cls)]
+
+
+def jfr_pinned_events(home, jfr_file):
+    p = subprocess.run([os.path.join(home, "bin", "jfr"), "print", "--json", "--stack-depth", "64", "--events",
+                        "jdk.VirtualThreadPinned", jfr_file], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise Failure("jfr print failed: " + p.stderr)
+    return json.loads(p.stdout)["recording"]["events"]
+
+
+def jfr_duration_ns(event):
+    """JFR prints durations as ISO-8601 ("PT0.200123S")."""
+    d = event["values"]["duration"]
+    if isinstance(d, (int, float)):
+        return int(d)
+    check(d.startswith("PT") and d.endswith("S"), "unexpected JFR duration format: %r" % d)
+    body = d[2:-1]
+    minutes = 0.0
+    if "M" in body:
+        m, body = body.split("M", 1)
+        minutes = float(m)
+    return int((minutes * 60 + float(body or 0)) * 1e9)
+
+
+def jfr_touches(event, cls):
+    frames = ((event["values"].get("stackTrace") or {}).get("frames")) or []
+    for f in frames:
+        name = f["method"]["type"]["name"]
+        if name == cls or name.startswith(cls + "$"):
+            return True
+    return False
+
+
+def main(cases):
+    """Runs the case named by argv[1]; prints a closing line CTest shows."""
+    if len(sys.argv) < 2 or sys.argv[1] not in cases:
+        print("usage: %s CASE\ncases: %s" % (sys.argv[0], " ".join(sorted(cases))))
+        return 2
+    for path in (AGENT, VTPIN, CLASSES):
+        if not os.path.exists(path):
+            print("FAIL: %s missing: build first" % path)
+            return 1
+    try:
+        cases[sys.argv[1]](*sys.argv[2:])
+    except Failure as e:
+        print("FAIL: %s" % e)
+        return 1
+    print("PASS: %s" % sys.argv[1])
+    return 0

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Verdicts of the detection engine on the fixtures, JDK 21 and 25.
+
+Each case is one CTest entry: `test_pins.py CASE JDK` (e.g. `repro 21`).
+Asserts on what the real agent recorded (read back with `vtpin report`)."""
+import os
+import time
+
+from harness import (Failure, Run, check, culprit, jdk_home, jfr_duration_ns, jfr_pinned_events, jfr_touches, main,
+                     pins_in, report_json, scheduler)
+
+PARK_REASONS = {"MONITOR", "NATIVE", "CRITICAL_SECTION"}
+
+
+def no_pins_of(report, cls, jdk):
+    pins = pins_in(report, cls)
+    check(not pins, "JDK %s: expected no pins in %s, got %d (first: %s)" % (jdk, cls, len(pins), pins[:1]))
+
+
+def case_repro(jdk):
+    jdk = int(jdk)
+    r = Run(jdk, "Repro", props=scheduler(4, 4)).run()
+    rep = r.report()
+    check(rep["jvm"]["pid"] > 0 and rep["jvm"]["java_version"].startswith(str(jdk)),
+          "Hello names the JVM: %s" % rep["jvm"])
+    if jdk >= 24:
+        no_pins_of(rep, "Repro", jdk)
+        return
+    pins = pins_in(rep, "Repro")
+    check(len(pins) == 100, "expected 100 pins, got %d" % len(pins))
+    for p in pins:
+        check(p["reason"] == "MONITOR", "reason %s, expected MONITOR" % p["reason"])
+        c = culprit(p)
+        check(c and c["class"] == "Repro" and c["method"] == "settle" and c["monitors"] == 1,
+              "culprit frame should be Repro.settle holding 1 monitor, got %s" % c)
+        check(c["line"] == 20, "Repro.settle's pinning line is 20, got %s" % c["line"])
+        check(p["duration_ns"] is not None and p["duration_ns"] >= 150e6,
+              "a 200 ms sleep pins at least 150 ms, got %s" % p["duration_ns"])
+        check(p["carrier"]["name"].startswith("ForkJoinPool") and p["carrier"]["tid"] > 0,
+              "carrier named with its OS tid: %s" % p["carrier"])
+        check(p["vthread"]["id"] > 0, "virtual thread id: %s" % p["vthread"])
+        check(p["stack"][0]["class"] == "java.lang.VirtualThread", "top frame first: %s" % p["stack"][0])
+    carriers = {p["carrier"]["tid"] for p in pins}
+    check(len(carriers) == 4, "4 carriers pinned with parallelism 4, got %d" % len(carriers))
+    check(rep["sites"] and rep["sites"][0]["count"] == 100, "one site with 100 pins: %s" % rep["sites"][:1])
+    trace = r.trace_text()
+    check("Repro.settle(Repro.java:20) <== monitors:1" in trace, "trace marks the monitor frame:\n" + trace[:2000])
+    check("reason:MONITOR" in trace and "ended:" in trace, "trace has reasons and durations")
+
+
+def case_waitpin_hang(jdk):
+    """JDK 21 with 2 carriers and no spare: WaitPin hangs. The pins must be
+    visible while it hangs; on 24+ it completes without pins."""
+    jdk = int(jdk)
+    r = Run(jdk, "WaitPin", props=scheduler(2, 2))
+    if jdk >= 24:
+        rep = r.run(timeout=60).report()
+        no_pins_of(rep, "WaitPin", jdk)
+        return
+    r.start()
+    try:
+        seen = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            check(r.proc.poll() is None, "WaitPin should hang on JDK 21, but it exited:\n" + r.stderr())
+            if r.trace_text().count("reason:OBJECT_WAIT") >= 2:
+                seen = time.monotonic() - r.started
+                break
+            time.sleep(0.05)
+        check(seen is not None, "no OBJECT_WAIT pins reported within 60 s:\n" + r.trace_text())
+        print("pins visible %.0f ms after the JVM started (the hang starts at once)" % (seen * 1e3))
+        time.sleep(1.0)
+        check(r.proc.poll() is None, "still hung")
+        rep = report_json(r.record)  # read while the JVM is alive: the recording is flushed live
+    finally:
+        r.kill()
+    pins = pins_in(rep, "WaitPin")
+    check(len(pins) == 2, "2 carriers pinned in Object.wait, got %d" % len(pins))
+    for p in pins:
+        check(p["reason"] == "OBJECT_WAIT", "reason %s" % p["reason"])
+        check(p["duration_ns"] is None, "the pin is still in progress: duration null, got %s" % p["duration_ns"])
+        c = culprit(p)
+        check(c and c["class"] == "WaitPin" and c["method"].startswith("lambda$main$"),
+              "culprit is the waiter lambda: %s" % c)
+        check(any(f["class"] == "java.lang.Object" and f["method"].startswith("wait") for f in p["stack"]),
+              "stack shows Object.wait")
+    check(len({p["carrier"]["tid"] for p in pins}) == 2, "two different carriers")
+
+
+def case_waitpin_compensate(jdk):
+    """Without the maxPoolSize cap JDK 21 lends Object.wait extra carriers: still pins, and vtpin says so."""
+    jdk = int(jdk)
+    rep = Run(jdk, "WaitPin", props=scheduler(2)).run(timeout=60).report()
+    if jdk >= 24:
+        no_pins_of(rep, "WaitPin", jdk)
+        return
+    pins = pins_in(rep, "WaitPin")
+    check(len(pins) >= 2 and all(p["reason"] == "OBJECT_WAIT" for p in pins),
+          "OBJECT_WAIT pins, got %s" % [p["reason"] for p in pins])
+    codes = [n["code"] for n in rep["notices"]]
+    check("scheduler.compensation" in codes, "a scheduler.compensation notice, got %s" % codes)
+    check(rep["stats"]["compensations"] >= 1, "compensations counted: %s" % rep["stats"])
+
+
+def case_contended(jdk):
+    jdk = int(jdk)
+    rep = Run(jdk, "Contended", agent_opts="threshold=0").run().report()
+    if jdk >= 24:
+        no_pins_of(rep, "Contended", jdk)
+        return
+    pins = pins_in(rep, "Contended")
+    check(len(pins) >= 10, "contended entries pin on 21, got %d" % len(pins))
+    for p in pins:
+        check(p["reason"] == "MONITOR_ENTER", "reason %s" % p["reason"])
+        check(culprit(p)["class"] == "Contended", "culprit in Contended: %s" % culprit(p))
+
+
+def case_jnisleep(jdk):
+    jdk = int(jdk)
+    rep = Run(jdk, "JniSleep", props=scheduler(2)).run().report()
+    pins = pins_in(rep, "JniSleep")
+    check(len(pins) == 4, "4 NATIVE pins, got %d" % len(pins))
+    for p in pins:
+        check(p["reason"] == "NATIVE", "reason %s" % p["reason"])
+        c = culprit(p)
+        check(c and c["class"] == "JniSleep" and c["method"] == "sleepInNative" and c["native"],
+              "culprit is the native method: %s" % c)
+        check(c["library"] and os.path.basename(c["library"]) == "libvtpinfixture.so",
+              "native frame names its library: %s" % c["library"])
+
+
+def case_no_pins(jdk, fixture, *args):
+    jdk = int(jdk)
+    props = scheduler(4, 4) if fixture == "LockSleep" else []
+    rep = Run(jdk, fixture, args=args, props=props).run().report()
+    no_pins_of(rep, fixture, jdk)
+    if jdk < 24:  # JDK 25 pins briefly in its own start-up code; 21 does not
+        check(not rep["pins"], "no pins at all on %d: %s" % (jdk, rep["pins"][:1]))
+
+
+def case_jfr_crosscheck(jdk, fixture):
+    """Park-based pins: vtpin's count and durations agree with JFR at threshold 0, same run."""
+    jdk = int(jdk)
+    props = scheduler(4, 4) if fixture == "Repro" else scheduler(2)
+    r = Run(jdk, fixture, props=props, agent_opts="threshold=0", jfr=True).run(timeout=180)
+    mine = sorted(p["duration_ns"] for p in pins_in(r.report(), fixture) if p["reason"] in PARK_REASONS)
+    jfr = sorted(jfr_duration_ns(e) for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, fixture))
+    print("vtpin %d pins, JFR %d events" % (len(mine), len(jfr)))
+    check(len(mine) == len(jfr), "count: vtpin %d, JFR %d" % (len(mine), len(jfr)))
+    check(len(mine) > 0, "the fixture pins")
+    for a, b in zip(mine, jfr):
+        # vtpin's breakpoints sit just outside JFR's begin/commit in the same method
+        check(abs(a - b) <= max(2e6, 0.05 * b), "durations differ: vtpin %d ns, JFR %d ns" % (a, b))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "repro": case_repro,
+        "waitpin_hang": case_waitpin_hang,
+        "waitpin_compensate": case_waitpin_compensate,
+        "contended": case_contended,
+        "jnisleep": case_jnisleep,
+        "no_pins": case_no_pins,
+        "jfr_crosscheck": case_jfr_crosscheck,
+    }))
