@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "carriers.h"
 #include "log.h"
 #include "natives.h"
 #include "options.h"
@@ -137,11 +138,58 @@ static void read_jvm_identity(jvmtiEnv *jvmti)
     A.parallelism = scheduler_parallelism(jvmti);
 }
 
+/* The exact occupancy source: HotSpot's VirtualThreadMount/Unmount extension
+ * events, looked up by name (their numbers are not part of any contract). */
+static void enable_mount_events(jvmtiEnv *jvmti)
+{
+    jint n = 0;
+    jvmtiExtensionEventInfo *events = NULL;
+    int found = 0;
+    if ((*jvmti)->GetExtensionEvents(jvmti, &n, &events) == JVMTI_ERROR_NONE) {
+        for (jint i = 0; i < n; i++) {
+            jvmtiExtensionEvent cb = NULL;
+            if (strcmp(events[i].id, "com.sun.hotspot.events.VirtualThreadMount") == 0)
+                cb = (jvmtiExtensionEvent)carriers_on_mount;
+            else if (strcmp(events[i].id, "com.sun.hotspot.events.VirtualThreadUnmount") == 0)
+                cb = (jvmtiExtensionEvent)carriers_on_unmount;
+            if (!cb)
+                continue;
+            /* Setting the callback is not enough: the event must also be enabled. */
+            if ((*jvmti)->SetExtensionEventCallback(jvmti, events[i].extension_event_index, cb) == JVMTI_ERROR_NONE &&
+                (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)events[i].extension_event_index,
+                                                   NULL) == JVMTI_ERROR_NONE)
+                found++;
+        }
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)events);
+    }
+    if (found != 2)
+        missing("virtual_thread_mount_events", "exact occupancy is not available; use occupancy=sampled");
+}
+
+static void enable_events(jvmtiEnv *jvmti, const jvmtiEvent *events, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL);
+}
+
 static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     read_jvm_identity(jvmti);
+    int monitor_pins = A.monitor_events && A.jdk_feature < 24;
     if (!A.monitor_events && A.jdk_feature < 24)
         missing("monitor_events", "contended monitor entry and Object.wait pins are not seen");
+    if (A.options.occupancy == OCCUPANCY_EXACT)
+        enable_mount_events(jvmti);
+    struct pins_setup setup = {
+        .queue = A.queue,
+        .depth = A.options.depth,
+        .monitor_pins = monitor_pins,
+        .have_monitor_depths = A.monitor_depths,
+        .wake_writer = writer_wake,
+    };
+    pins_init(jvmti, jni, &setup, A.breakpoints);
+    if (A.attach_mode) /* carriers started before us fire no ThreadStart */
+        carriers_register_existing(jvmti, jni, pins_carrier_class());
     struct writer_config wc = {
         .options = &A.options,
         .option_text = A.option_text,
@@ -157,31 +205,21 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .capabilities_missing = A.missing,
         .capabilities_missing_count = A.missing_count,
     };
-    writer_configure(&wc);
-    struct pins_setup setup = {
-        .queue = A.queue,
-        .depth = A.options.depth,
-        .monitor_pins = A.monitor_events && A.jdk_feature < 24,
-        .have_monitor_depths = A.monitor_depths,
-        .wake_writer = writer_wake,
-    };
-    pins_init(jvmti, jni, &setup, A.breakpoints);
+    writer_configure(&wc); /* after every missing() above: the Hello lists them */
     int rc = writer_start(jvmti, jni);
     if (rc)
         log_error("cannot start the writer thread (%d): nothing will be reported", rc);
-    jvmtiEvent events[] = {JVMTI_EVENT_BREAKPOINT, JVMTI_EVENT_THREAD_START};
-    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL);
-    if (setup.monitor_pins) {
-        jvmtiEvent mon[] = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
-                            JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED};
-        for (size_t i = 0; i < sizeof(mon) / sizeof(mon[0]); i++)
-            (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, mon[i], NULL);
-    }
+    static const jvmtiEvent always[] = {JVMTI_EVENT_BREAKPOINT, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END};
+    static const jvmtiEvent monitors[] = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
+                                          JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED};
+    enable_events(jvmti, always, sizeof(always) / sizeof(always[0]));
+    if (monitor_pins)
+        enable_events(jvmti, monitors, sizeof(monitors) / sizeof(monitors[0]));
     atomic_store(&live, 1);
-    log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s)", A.jdk_feature,
+    log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s%s%s)", A.jdk_feature,
              A.java_version ? A.java_version : "?", A.attach_mode ? "attach" : "startup",
-             (double)A.options.threshold_ns / 1e6, A.options.record_file[0] ? ", record " : "", A.options.record_file);
+             (double)A.options.threshold_ns / 1e6, A.options.record_file[0] ? ", record " : "", A.options.record_file,
+             A.options.collector ? ", collector " : "", A.options.collector ? "on" : "");
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -240,7 +278,8 @@ static jint init(JavaVM *vm, char *option_text, int attach)
         return JNI_OK;
     }
     A.queue = queue_new(A.options.queue_slots, pins_record_size(A.options.depth));
-    if (!A.queue || natives_init(16384)) {
+    if (!A.queue || natives_init(16384) ||
+        carriers_init(A.options.max_carriers, A.options.ring_entries, A.options.occupancy == OCCUPANCY_EXACT)) {
         log_error("out of memory for the event queue (queue=%u, depth=%u)", A.options.queue_slots, A.options.depth);
         return JNI_ERR;
     }
@@ -255,6 +294,7 @@ static jint init(JavaVM *vm, char *option_text, int attach)
     cb.VMDeath = on_vm_death;
     cb.Breakpoint = pins_on_breakpoint;
     cb.ThreadStart = pins_on_thread_start;
+    cb.ThreadEnd = pins_on_thread_end;
     cb.NativeMethodBind = on_native_bind;
     cb.MonitorContendedEnter = pins_on_contended_enter;
     cb.MonitorContendedEntered = pins_on_contended_entered;

@@ -17,6 +17,12 @@ const char options_usage[] =
     "  record=PATH     write every event to PATH in vtpin's wire format (read it with\n"
     "                  'vtpin report PATH')\n"
     "  log=PATH        agent messages to PATH instead of stderr\n"
+    "  collector[=PATH]  stream events to 'vtpin collector' on this Unix socket (default\n"
+    "                  $XDG_RUNTIME_DIR/vtpin/collector.sock or /tmp/vtpin-UID/collector.sock)\n"
+    "  buffer=N        bytes kept for a slow collector before events are dropped (default 4194304)\n"
+    "  occupancy=sampled|exact|off  how carrier occupancy is measured (default sampled)\n"
+    "  sample=DUR      sampling period of carriers and of the native-block watchdog (default 10ms)\n"
+    "  carriers=N      carriers tracked (default 256); ring=N mount records per carrier (default 65536)\n"
     "  depth=N         frames kept per stack (default 128, 1..2048)\n"
     "  queue=N         pin events buffered before dropping (default 1024)\n"
     "  stacks=N        distinct stacks kept (default 65536); methods=N likewise (default 65536)\n"
@@ -34,6 +40,11 @@ void options_defaults(struct options *o)
     o->max_stacks = 65536;
     o->max_methods = 65536;
     o->stats_interval_ns = 1000000000ull;
+    o->collector_buffer = 4u << 20;
+    o->occupancy = OCCUPANCY_SAMPLED;
+    o->sample_interval_ns = 10000000ull;
+    o->max_carriers = 256;
+    o->ring_entries = 65536;
 }
 
 int options_parse_duration(const char *text, uint64_t *ns)
@@ -132,6 +143,34 @@ static int parse_one(struct options *o, const char *key, const char *value, char
         if (!rc && o->stats_interval_ns < 1000000)
             rc = -EINVAL;
         expect = "a duration of at least 1ms";
+    } else if (strcmp(key, "collector") == 0) {
+        o->collector = 1;
+        rc = value ? copy_path(o->collector_path, value) : 0;
+        expect = "a socket path";
+    } else if (strcmp(key, "buffer") == 0) {
+        rc = parse_uint(value, 65536, 1u << 30, &o->collector_buffer);
+        expect = "a byte count from 65536 to 1073741824";
+    } else if (strcmp(key, "occupancy") == 0) {
+        if (value && strcmp(value, "exact") == 0)
+            o->occupancy = OCCUPANCY_EXACT;
+        else if (value && strcmp(value, "sampled") == 0)
+            o->occupancy = OCCUPANCY_SAMPLED;
+        else if (value && strcmp(value, "off") == 0)
+            o->occupancy = OCCUPANCY_OFF;
+        else
+            rc = -EINVAL;
+        expect = "exact, sampled or off";
+    } else if (strcmp(key, "sample") == 0) {
+        rc = options_parse_duration(value, &o->sample_interval_ns);
+        if (!rc && (o->sample_interval_ns < 1000000 || o->sample_interval_ns > 10000000000ull))
+            rc = -EINVAL;
+        expect = "a duration from 1ms to 10s";
+    } else if (strcmp(key, "carriers") == 0) {
+        rc = parse_uint(value, 1, 65536, &o->max_carriers);
+        expect = "a number from 1 to 65536";
+    } else if (strcmp(key, "ring") == 0) {
+        rc = parse_uint(value, 64, 1u << 24, &o->ring_entries);
+        expect = "a number from 64 to 16777216";
     } else if (strcmp(key, "quiet") == 0 || strcmp(key, "help") == 0) {
         if (value) {
             snprintf(err, errlen, "option '%s' takes no value (got '%s')", key, value);
@@ -143,8 +182,8 @@ static int parse_one(struct options *o, const char *key, const char *value, char
             o->help = 1;
     } else {
         snprintf(err, errlen,
-                 "unknown option '%s' (valid: threshold, trace, tracefile, record, log, depth, queue, "
-                 "stacks, methods, stats, quiet, help)",
+                 "unknown option '%s' (valid: threshold, trace, tracefile, record, log, collector, buffer, "
+                 "occupancy, sample, carriers, ring, depth, queue, stacks, methods, stats, quiet, help)",
                  key);
         return -EINVAL;
     }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "bytecode.h"
+#include "carriers.h"
 #include "clock.h"
 #include "log.h"
 
@@ -294,19 +295,50 @@ void JNICALL pins_on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         return;
     if (!(*jni)->IsInstanceOf(jni, thread, S.carrier_thread_class))
         return;
+    /* ThreadStart runs on the new thread itself: its tid and name are ours to cache. */
+    copy_thread_name(jni, thread, tl.name);
+    tl.name_known = 1;
+    carriers_register(jni, thread, current_tid(), tl.name);
     uint64_t ticket;
     struct rec *r = queue_reserve(S.setup.queue, &ticket);
     if (!r)
         return;
     r->kind = REC_CARRIER_START;
     r->time_ns = clock_mono_ns();
-    r->carrier_tid = current_tid(); /* ThreadStart runs on the new thread itself */
-    copy_thread_name(jni, thread, r->carrier_name);
-    memcpy(tl.name, r->carrier_name, REC_NAME_MAX);
-    tl.name_known = 1;
+    r->carrier_tid = current_tid();
+    memcpy(r->carrier_name, tl.name, REC_NAME_MAX);
     r->frame_count = 0;
     queue_commit(S.setup.queue, ticket);
     S.setup.wake_writer();
+}
+
+void JNICALL pins_on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    carriers_unregister();
+}
+
+int64_t pins_thread_id(JNIEnv *jni, jobject thread)
+{
+    return S.tid_field ? (*jni)->GetLongField(jni, thread, S.tid_field) : 0;
+}
+
+uint64_t pins_next_id(void)
+{
+    atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
+    return atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
+}
+
+jclass pins_carrier_class(void)
+{
+    return S.carrier_thread_class;
+}
+
+void pins_copy_thread_name(JNIEnv *jni, jobject thread, char *out)
+{
+    copy_thread_name(jni, thread, out);
 }
 
 static jclass global_class(JNIEnv *jni, const char *name)

@@ -74,6 +74,13 @@ void JNICALL pins_on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jboolean timed_out);
 void JNICALL pins_on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 
+void JNICALL pins_on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+
 uint64_t pins_started(void);
+/* For the writer's own pins (the native-block watchdog): a fresh pin id, counted as started. */
+uint64_t pins_next_id(void);
+int64_t pins_thread_id(JNIEnv *jni, jobject thread);
+void pins_copy_thread_name(JNIEnv *jni, jobject thread, char *out); /* out: REC_NAME_MAX bytes */
+jclass pins_carrier_class(void);
 
 #endif

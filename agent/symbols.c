@@ -158,8 +158,9 @@ static void dotted_class_name(const char *sig, char *out, size_t cap)
     }
     if (len >= cap)
         len = cap - 1;
+    /* Hidden classes ("LFoo$$Lambda.0x1234;") print as Foo$$Lambda/0x1234 in Java. */
     for (size_t i = 0; i < len; i++)
-        out[i] = sig[i] == '/' ? '.' : sig[i];
+        out[i] = sig[i] == '/' ? '.' : sig[i] == '.' ? '/' : sig[i];
     out[len] = '\0';
 }
 
@@ -339,6 +340,16 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
 struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id)
 {
     return id && id <= s->stack_count ? s->stacks[id - 1] : NULL;
+}
+
+void symbols_forget_sink(struct symbols *s, unsigned sink_bit)
+{
+    for (uint32_t i = 0; i < s->string_count; i++)
+        s->strings[i].sent &= ~sink_bit;
+    for (uint32_t i = 0; i < s->method_count; i++)
+        s->methods[i]->sent &= ~sink_bit;
+    for (uint32_t i = 0; i < s->stack_count; i++)
+        s->stacks[i]->sent &= ~sink_bit;
 }
 
 uint64_t symbols_stacks_dropped(const struct symbols *s)

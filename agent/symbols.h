@@ -52,6 +52,8 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
 struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id);
 struct method_info *symbols_method_by_id(struct symbols *s, uint32_t id);
 uint64_t symbols_stacks_dropped(const struct symbols *s);
+/* Forgets that a sink has the definitions (it reconnected and must get them again). */
+void symbols_forget_sink(struct symbols *s, unsigned sink_bit);
 
 /* Index of the frame to blame for a pin of this reason. */
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason);

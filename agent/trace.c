@@ -120,8 +120,9 @@ char *trace_format_frame(struct symbols *s, const struct stack_info *st, uint32_
         snprintf(where, sizeof(where), "%s:%d", source, f->line);
     else
         snprintf(where, sizeof(where), "%s", source ? source : "Unknown Source");
-    snprintf(out, cap, "%s%s%s.%s(%s)", module ? module : "", module ? "/" : "",
-             symbols_string_text(s, m->class_sid), symbols_string_text(s, m->name_sid), where);
+    const char *cls = symbols_string_text(s, m->class_sid), *name = symbols_string_text(s, m->name_sid);
+    snprintf(out, cap, "%s%s%s.%s(%s)", module ? module : "", module ? "/" : "", cls ? cls : "?", name ? name : "?",
+             where);
     return out;
 }
 
@@ -153,6 +154,8 @@ void trace_pin_start(struct trace *t, struct symbols *s, const struct pin_view *
     if (!t)
         return;
     put_header(t, p, "started");
+    if (p->blocked_in && *p->blocked_in)
+        put(t, " blocked in %s", p->blocked_in);
     put(t, "\n");
     const struct stack_info *st = p->stack;
     if (!st) {

@@ -19,6 +19,7 @@ struct pin_view {
     const char *carrier_name;
     const struct stack_info *stack;
     uint32_t culprit;
+    const char *blocked_in; /* NATIVE_BLOCK: where the kernel says it sleeps */
 };
 
 struct trace;

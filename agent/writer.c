@@ -9,7 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "carriers.h"
 #include "clock.h"
+#include "link.h"
 #include "log.h"
 #include "pins.h"
 #include "record.h"
@@ -21,6 +23,9 @@
 #define MAX_NOTICES 32
 #define MAX_COMPENSATION_NOTICES 10
 #define SINK_RECORD 1u
+#define SINK_LINK 2u
+#define TRANSITIONS_BATCH 4096
+#define BLOCKED_IN_MAX 96
 
 struct active_pin {
     uint64_t pin_id;
@@ -33,6 +38,7 @@ struct active_pin {
     char carrier_name[REC_NAME_MAX];
     const struct stack_info *stack;
     uint32_t culprit;
+    char blocked_in[BLOCKED_IN_MAX];
 };
 
 struct pending_notice {
@@ -47,7 +53,12 @@ static struct {
     JNIEnv *jni;
     struct symbols *symbols;
     struct record *record;
+    struct link *link;
     struct trace *trace;
+    jvmtiExtensionFunction get_virtual_thread;
+    struct rec *scratch; /* the watchdog's own pin records */
+    struct mount_entry *mounts;
+    int64_t next_sample_ns;
     struct active_pin active[MAX_ACTIVE];
     unsigned active_count;
     uint64_t pins_reported, pins_below_threshold, active_dropped;
@@ -97,6 +108,13 @@ int writer_open(const struct options *o, char *err, size_t errlen)
             return rc;
         }
     }
+    if (o->collector && !W.link) {
+        W.link = link_new(o->collector_path, o->collector_buffer);
+        if (!W.link) {
+            snprintf(err, errlen, "out of memory for the collector buffer (buffer=%u)", o->collector_buffer);
+            return -ENOMEM;
+        }
+    }
     if (o->trace != TRACE_OFF && !W.trace) {
         W.trace = trace_open(o->trace_file, o->trace, &rc);
         if (!W.trace) {
@@ -109,25 +127,41 @@ int writer_open(const struct options *o, char *err, size_t errlen)
 
 /* ---- the recording: definitions are written once, before their first use ---- */
 
-static void put_event(WireEvent *ev)
+static unsigned active_sinks(void)
 {
-    if (W.record)
-        record_put(W.record, ev);
+    return (W.record ? SINK_RECORD : 0) | (link_connected(W.link) ? SINK_LINK : 0);
+}
+
+/* Puts ev to the given sinks; returns those that took it. */
+static unsigned put_to(unsigned sinks, const WireEvent *ev)
+{
+    unsigned ok = 0;
+    if ((sinks & SINK_RECORD) && W.record && record_put(W.record, ev) == 0)
+        ok |= SINK_RECORD;
+    if ((sinks & SINK_LINK) && W.link && link_put(W.link, ev) == 0)
+        ok |= SINK_LINK;
+    return ok;
+}
+
+/* An event for every output; a collector that is away counts it as dropped. */
+static void put_event(const WireEvent *ev)
+{
+    put_to(SINK_RECORD | (W.link ? SINK_LINK : 0), ev);
 }
 
 static void send_string(uint32_t sid)
 {
     unsigned *sent = symbols_string_sent(W.symbols, sid);
-    if (!W.record || !sent || (*sent & SINK_RECORD))
+    unsigned need = sent ? active_sinks() & ~*sent : 0;
+    if (!need)
         return;
-    *sent |= SINK_RECORD;
     Vtpin__V1__StringDef def = VTPIN__V1__STRING_DEF__INIT;
     def.id = sid;
     def.value = (char *)symbols_string_text(W.symbols, sid);
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_STRING;
     ev.string = &def;
-    put_event(&ev);
+    *sent |= put_to(need, &ev);
 }
 
 #define OPT_U32(msg, field, value)                                                                                     \
@@ -141,9 +175,9 @@ static void send_string(uint32_t sid)
 static void send_method(uint32_t mid)
 {
     struct method_info *m = symbols_method_by_id(W.symbols, mid);
-    if (!W.record || !m || (m->sent & SINK_RECORD))
+    unsigned need = m ? active_sinks() & ~m->sent : 0;
+    if (!need)
         return;
-    m->sent |= SINK_RECORD;
     uint32_t sids[] = {m->class_sid, m->name_sid, m->sig_sid, m->source_sid, m->module_sid, m->library_sid};
     for (size_t i = 0; i < sizeof(sids) / sizeof(sids[0]); i++)
         send_string(sids[i]);
@@ -160,15 +194,15 @@ static void send_method(uint32_t mid)
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_METHOD;
     ev.method = &def;
-    put_event(&ev);
+    m->sent |= put_to(need, &ev);
 }
 
 static void send_stack(const struct stack_info *cst)
 {
     struct stack_info *st = cst ? symbols_stack_by_id(W.symbols, cst->id) : NULL;
-    if (!W.record || !st || (st->sent & SINK_RECORD))
+    unsigned need = st ? active_sinks() & ~st->sent : 0;
+    if (!need)
         return;
-    st->sent |= SINK_RECORD;
     for (uint32_t i = 0; i < st->count; i++)
         send_method(st->frames[i].method);
     Vtpin__V1__Frame *frames = calloc(st->count ? st->count : 1, sizeof(*frames));
@@ -176,7 +210,6 @@ static void send_stack(const struct stack_info *cst)
     if (!frames || !ptrs) {
         free(frames);
         free(ptrs);
-        st->sent &= ~SINK_RECORD;
         return;
     }
     for (uint32_t i = 0; i < st->count; i++) {
@@ -201,18 +234,13 @@ static void send_stack(const struct stack_info *cst)
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_STACK;
     ev.stack = &def;
-    put_event(&ev);
+    st->sent |= put_to(need, &ev);
     free(frames);
     free(ptrs);
 }
 
-static void send_notice(int severity, const char *code, const char *text)
+static void notice_to(unsigned sinks, int severity, const char *code, const char *text)
 {
-    if (W.trace) {
-        char line[512];
-        snprintf(line, sizeof(line), "%s: %s", severity == VTPIN__V1__SEVERITY__INFO ? "note" : "warning", text);
-        trace_line(W.trace, line);
-    }
     Vtpin__V1__Notice n = VTPIN__V1__NOTICE__INIT;
     n.time_ns = clock_mono_ns();
     n.severity = (Vtpin__V1__Severity)severity;
@@ -221,7 +249,17 @@ static void send_notice(int severity, const char *code, const char *text)
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_NOTICE;
     ev.notice = &n;
-    put_event(&ev);
+    put_to(sinks, &ev);
+}
+
+static void send_notice(unsigned sinks, int severity, const char *code, const char *text)
+{
+    if (W.trace) {
+        char line[512];
+        snprintf(line, sizeof(line), "%s: %s", severity == VTPIN__V1__SEVERITY__INFO ? "note" : "warning", text);
+        trace_line(W.trace, line);
+    }
+    notice_to(sinks, severity, code, text);
 }
 
 static void fill_stats(Vtpin__V1__Stats *s)
@@ -241,21 +279,28 @@ static void fill_stats(Vtpin__V1__Stats *s)
     s->carriers_started = W.carriers_started;
     s->has_compensations = 1;
     s->compensations = W.compensations;
+    s->has_collector_dropped = 1;
+    s->collector_dropped = link_dropped(W.link);
+    s->has_transitions_dropped = 1;
+    s->transitions_dropped = carriers_dropped();
+    uint32_t connections = link_connections(W.link);
+    s->has_reconnects = 1;
+    s->reconnects = connections > 1 ? connections - 1 : 0;
 }
 
-static void send_stats(void)
+static void stats_to(unsigned sinks)
 {
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     fill_stats(&s);
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_STATS;
     ev.stats = &s;
-    put_event(&ev);
+    put_to(sinks, &ev);
 }
 
 static char host_name[256];
 
-static void send_hello(void)
+static void hello_to(unsigned sinks, uint32_t connection)
 {
     const struct writer_config *c = &W.cfg;
     Vtpin__V1__Hello h = VTPIN__V1__HELLO__INIT;
@@ -271,9 +316,14 @@ static void send_hello(void)
     h.options = (char *)c->option_text;
     h.has_mode = 1;
     h.mode = c->attach_mode ? VTPIN__V1__LOAD_MODE__ATTACH : VTPIN__V1__LOAD_MODE__STARTUP;
+    static int64_t start_mono, start_unix; /* one pair per session, repeated on reconnects */
+    if (!start_mono) {
+        start_mono = clock_mono_ns();
+        start_unix = clock_unix_ns();
+    }
     h.has_start_unix_ns = h.has_start_mono_ns = 1;
-    h.start_mono_ns = clock_mono_ns();
-    h.start_unix_ns = clock_unix_ns();
+    h.start_mono_ns = start_mono;
+    h.start_unix_ns = start_unix;
     h.has_threshold_ns = 1;
     h.threshold_ns = c->options->threshold_ns;
     h.has_jdk_feature = 1;
@@ -282,10 +332,16 @@ static void send_hello(void)
     h.parallelism = c->parallelism;
     h.n_capabilities_missing = c->capabilities_missing_count;
     h.capabilities_missing = (char **)c->capabilities_missing;
+    h.has_occupancy = 1;
+    h.occupancy = (Vtpin__V1__OccupancySource)c->options->occupancy;
+    h.has_sample_interval_ns = 1;
+    h.sample_interval_ns = c->options->sample_interval_ns;
+    h.has_connection = 1;
+    h.connection = connection;
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_HELLO;
     ev.hello = &h;
-    put_event(&ev);
+    put_to(sinks, &ev);
 }
 
 /* ---- pins ---- */
@@ -293,18 +349,13 @@ static void send_hello(void)
 static struct pin_view view_of(const struct active_pin *a, int64_t end_ns)
 {
     struct pin_view v = {a->pin_id,    a->reason,       a->start_ns,     end_ns,   a->vthread_id,
-                         a->vthread_name, a->carrier_tid, a->carrier_name, a->stack, a->culprit};
+                         a->vthread_name, a->carrier_tid, a->carrier_name, a->stack, a->culprit,
+                         a->blocked_in};
     return v;
 }
 
-static void report_start(struct active_pin *a)
+static void pin_start_to(unsigned sinks, struct active_pin *a)
 {
-    a->reported = 1;
-    W.pins_reported++;
-    struct pin_view v = view_of(a, 0);
-    trace_pin_start(W.trace, W.symbols, &v);
-    if (!W.record)
-        return;
     send_stack(a->stack);
     uint32_t vname = symbols_string(W.symbols, a->vthread_name);
     uint32_t cname = symbols_string(W.symbols, a->carrier_name);
@@ -327,9 +378,20 @@ static void report_start(struct active_pin *a)
         p.culprit_frame = a->culprit;
     }
     WireEvent ev = VTPIN__V1__EVENT__INIT;
+    if (a->blocked_in[0])
+        p.blocked_in = a->blocked_in;
     ev.body_case = VTPIN__V1__EVENT__BODY_PIN_START;
     ev.pin_start = &p;
-    put_event(&ev);
+    put_to(sinks, &ev);
+}
+
+static void report_start(struct active_pin *a)
+{
+    a->reported = 1;
+    W.pins_reported++;
+    struct pin_view v = view_of(a, 0);
+    trace_pin_start(W.trace, W.symbols, &v);
+    pin_start_to(SINK_RECORD | (W.link ? SINK_LINK : 0), a);
 }
 
 static void report_end(struct active_pin *a, int64_t end_ns)
@@ -346,7 +408,7 @@ static void report_end(struct active_pin *a, int64_t end_ns)
     put_event(&ev);
 }
 
-static void on_pin_start(const struct rec *r)
+static void on_pin_start(const struct rec *r, const char *blocked_in)
 {
     if (W.active_count >= MAX_ACTIVE) {
         W.active_dropped++;
@@ -363,6 +425,8 @@ static void on_pin_start(const struct rec *r)
     a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
     a->reason = r->reason != REASON_UNKNOWN ? r->reason : symbols_infer_reason(W.symbols, a->stack);
     a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
+    if (blocked_in)
+        snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
     if (W.cfg.options->threshold_ns == 0)
         report_start(a);
 }
@@ -402,7 +466,7 @@ static void on_carrier_start(const struct rec *r)
              "started while %u pins were in progress (%u in Object.wait)",
              r->carrier_name, r->carrier_tid, (unsigned long long)W.carriers_started, W.cfg.parallelism,
              W.active_count, waits);
-    send_notice(VTPIN__V1__SEVERITY__WARNING, "scheduler.compensation", text);
+    send_notice(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__WARNING, "scheduler.compensation", text);
 }
 
 static unsigned drain(void)
@@ -412,7 +476,7 @@ static unsigned drain(void)
     while ((r = queue_peek(W.cfg.queue)) != NULL) {
         switch (r->kind) {
         case REC_PIN_START:
-            on_pin_start(r);
+            on_pin_start(r, NULL);
             break;
         case REC_PIN_END:
             on_pin_end(r);
@@ -448,10 +512,248 @@ static int64_t report_crossings(int64_t now)
     return wait;
 }
 
-static void flush_outputs(void)
+/* ---- carriers: occupancy and the native-block watchdog ---- */
+
+static void announce_carrier(struct carrier_slot *c)
+{
+    unsigned need = active_sinks() & ~c->announced;
+    if (!need)
+        return;
+    uint32_t sid = symbols_string(W.symbols, c->name);
+    send_string(sid);
+    Vtpin__V1__Carrier m = VTPIN__V1__CARRIER__INIT;
+    m.tid = c->tid;
+    OPT_U32(m, name, sid);
+    m.has_start_ns = 1;
+    m.start_ns = c->start_ns;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_CARRIER;
+    ev.carrier = &m;
+    c->announced |= put_to(need, &ev);
+}
+
+static void send_transitions(struct carrier_slot *c)
+{
+    int64_t times[TRANSITIONS_BATCH], vts[TRANSITIONS_BATCH];
+    unsigned n;
+    while ((n = carriers_take(c, W.mounts, TRANSITIONS_BATCH)) > 0) {
+        for (unsigned i = 0; i < n; i++) {
+            times[i] = W.mounts[i].time_ns;
+            vts[i] = W.mounts[i].vthread_id;
+        }
+        Vtpin__V1__Transitions t = VTPIN__V1__TRANSITIONS__INIT;
+        t.carrier_tid = c->tid;
+        t.n_times_ns = t.n_vthread_ids = n;
+        t.times_ns = times;
+        t.vthread_ids = vts;
+        WireEvent ev = VTPIN__V1__EVENT__INIT;
+        ev.body_case = VTPIN__V1__EVENT__BODY_TRANSITIONS;
+        ev.transitions = &t;
+        put_event(&ev);
+    }
+}
+
+/* "nanosleep (wchan hrtimer_nanosleep)": where the kernel says the carrier sleeps. */
+static void read_blocked_in(int tid, char *out, size_t cap)
+{
+    static const struct {
+        long nr;
+        const char *name;
+    } calls[] = {{0, "read"},       {1, "write"},      {7, "poll"},       {17, "pread64"},  {23, "select"},
+                 {34, "pause"},     {35, "nanosleep"}, {42, "connect"},   {43, "accept"},   {44, "sendto"},
+                 {45, "recvfrom"},  {46, "sendmsg"},   {47, "recvmsg"},   {61, "wait4"},    {202, "futex"},
+                 {230, "clock_nanosleep"}, {232, "epoll_wait"}, {270, "pselect6"}, {271, "ppoll"},
+                 {281, "epoll_pwait"}, {288, "accept4"}};
+    out[0] = '\0';
+    if (tid <= 0)
+        return;
+    char path[64], buf[128] = "", wchan[64] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        if (!fgets(buf, sizeof(buf), f))
+            buf[0] = '\0';
+        fclose(f);
+    }
+    snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", tid);
+    f = fopen(path, "re");
+    if (f) {
+        if (!fgets(wchan, sizeof(wchan), f))
+            wchan[0] = '\0';
+        fclose(f);
+    }
+    const char *what = NULL;
+    char number[32] = "";
+    if (strncmp(buf, "running", 7) == 0)
+        what = "running (on CPU)";
+    else if (buf[0] >= '0' && buf[0] <= '9') {
+        long nr = strtol(buf, NULL, 10);
+        for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]) && !what; i++)
+            if (calls[i].nr == nr)
+                what = calls[i].name;
+        if (!what) {
+            snprintf(number, sizeof(number), "syscall %ld", nr);
+            what = number;
+        }
+    }
+    int has_wchan = wchan[0] && strcmp(wchan, "0") != 0;
+    snprintf(out, cap, "%s%s%s%s", what ? what : "", has_wchan ? (what ? " (wchan " : "wchan ") : "",
+             has_wchan ? wchan : "", has_wchan && what ? ")" : "");
+}
+
+static void end_block(struct carrier_slot *c, int64_t now)
+{
+    if (!c->block_pin)
+        return;
+    struct rec *r = W.scratch;
+    r->kind = REC_PIN_END;
+    r->pin_id = c->block_pin;
+    r->time_ns = now;
+    on_pin_end(r);
+    c->block_pin = 0;
+}
+
+static void start_block(struct carrier_slot *c, jthread vt, int64_t vid)
+{
+    struct rec *r = W.scratch;
+    unsigned depth = W.cfg.options->depth;
+    memset(r, 0, pins_record_size(depth));
+    r->kind = REC_PIN_START;
+    r->reason = REASON_NATIVE_BLOCK;
+    r->pin_id = pins_next_id();
+    r->time_ns = c->native_since;
+    r->vthread_id = vid;
+    r->carrier_tid = c->tid;
+    memcpy(r->carrier_name, c->name, REC_NAME_MAX);
+    pins_copy_thread_name(W.jni, vt, r->vthread_name);
+    jint count = 0;
+    if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, (jint)depth, (jvmtiFrameInfo *)r->frames, &count) ==
+        JVMTI_ERROR_NONE)
+        r->frame_count = (uint32_t)count;
+    char blocked_in[BLOCKED_IN_MAX];
+    read_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
+    on_pin_start(r, blocked_in);
+    c->block_pin = r->pin_id;
+}
+
+/* A virtual thread that stays mounted inside a native method pins its
+ * carrier without any JVMTI event: seen here across two samples. */
+static void watch_native(struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
+{
+    if (vid != c->seen_vthread) {
+        end_block(c, now);
+        c->seen_vthread = vid;
+        c->native_since = 0;
+        c->native_method = NULL;
+    }
+    if (!vt)
+        return;
+    jint state = 0;
+    jmethodID top = NULL;
+    if ((*W.jvmti)->GetThreadState(W.jvmti, vt, &state) == JVMTI_ERROR_NONE && (state & JVMTI_THREAD_STATE_IN_NATIVE)) {
+        jvmtiFrameInfo frame;
+        jint count = 0;
+        jboolean native = JNI_FALSE;
+        if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 1, &frame, &count) == JVMTI_ERROR_NONE && count == 1 &&
+            (*W.jvmti)->IsMethodNative(W.jvmti, frame.method, &native) == JVMTI_ERROR_NONE && native)
+            top = frame.method;
+    }
+    if (!top || (c->native_method && top != c->native_method)) {
+        end_block(c, now);
+        c->native_since = 0;
+        c->native_method = NULL;
+    }
+    if (!top)
+        return;
+    if (!c->native_since) {
+        c->native_since = now;
+        c->native_method = top;
+    } else if (!c->block_pin) {
+        start_block(c, vt, vid);
+    }
+}
+
+static void sample_carriers(int64_t now)
+{
+    unsigned cap = carriers_capacity(), n = 0;
+    int32_t tids[256];
+    int64_t vts[256];
+    for (unsigned i = 0; i < cap; i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (!c || atomic_load(&c->state) != SLOT_LIVE)
+            continue;
+        jthread vt = NULL;
+        if (W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) != JVMTI_ERROR_NONE)
+            vt = NULL;
+        int64_t vid = vt ? pins_thread_id(W.jni, vt) : 0;
+        watch_native(c, vt, vid, now);
+        if (vt)
+            (*W.jni)->DeleteLocalRef(W.jni, vt);
+        if (W.cfg.options->occupancy == OCCUPANCY_SAMPLED && n < 256) {
+            tids[n] = c->tid;
+            vts[n++] = vid;
+        }
+    }
+    if (n == 0)
+        return;
+    Vtpin__V1__CarrierSample m = VTPIN__V1__CARRIER_SAMPLE__INIT;
+    m.time_ns = now;
+    m.n_carrier_tids = m.n_vthread_ids = n;
+    m.carrier_tids = tids;
+    m.vthread_ids = vts;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_CARRIER_SAMPLE;
+    ev.carrier_sample = &m;
+    put_event(&ev);
+}
+
+static void service_carriers(int64_t now)
+{
+    unsigned cap = carriers_capacity();
+    for (unsigned i = 0; i < cap; i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (!c)
+            continue;
+        announce_carrier(c);
+        send_transitions(c);
+        if (atomic_load(&c->state) == SLOT_DEAD) {
+            end_block(c, now);
+            carriers_release(W.jni, c);
+        }
+    }
+    if (now >= W.next_sample_ns) {
+        sample_carriers(now);
+        W.next_sample_ns = now + (int64_t)W.cfg.options->sample_interval_ns;
+    }
+}
+
+/* ---- the collector connection ---- */
+
+/* A new connection: the collector gets the session from the start, as far as
+ * it can be told now: Hello, notices, carriers, the pins in progress, counters. */
+static void on_connected(void)
+{
+    symbols_forget_sink(W.symbols, SINK_LINK);
+    for (unsigned i = 0; i < carriers_capacity(); i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (c)
+            c->announced &= ~SINK_LINK;
+    }
+    hello_to(SINK_LINK, link_connections(W.link) - 1);
+    for (unsigned i = 0; i < W.notice_count; i++)
+        notice_to(SINK_LINK, W.notices[i].severity, W.notices[i].code, W.notices[i].text);
+    for (unsigned i = 0; i < W.active_count; i++)
+        if (W.active[i].reported)
+            pin_start_to(SINK_LINK, &W.active[i]);
+    stats_to(SINK_LINK);
+}
+
+static void flush_outputs(int64_t now)
 {
     if (W.record)
         record_flush(W.record);
+    if (W.link)
+        link_flush(W.link, now);
     trace_flush(W.trace);
 }
 
@@ -467,28 +769,43 @@ static void wait_for_work(int64_t timeout_ns)
     atomic_store(&sleeping, 0);
 }
 
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
 static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)arg;
     W.jvmti = jvmti;
     W.jni = jni;
+    /* Exact occupancy fills per-carrier rings quickly on mount-heavy code. */
+    int64_t max_wait = W.cfg.options->occupancy == OCCUPANCY_EXACT ? 5000000LL : 200000000LL;
     while (!atomic_load(&stop_requested)) {
-        drain();
         int64_t now = clock_mono_ns();
-        int64_t wait = report_crossings(now);
+        if (W.link && link_poll_connect(W.link, now))
+            on_connected();
+        drain();
+        service_carriers(now);
+        int64_t wait = min64(report_crossings(now), max_wait);
         if (now >= W.next_stats_ns) {
-            send_stats();
+            stats_to(SINK_RECORD | (W.link ? SINK_LINK : 0));
             W.next_stats_ns = now + (int64_t)W.cfg.options->stats_interval_ns;
         }
-        if (W.next_stats_ns - now < wait)
-            wait = W.next_stats_ns - now;
-        flush_outputs();
+        wait = min64(min64(wait, W.next_stats_ns - now), W.next_sample_ns - now);
+        flush_outputs(now);
         if (wait > 0)
             wait_for_work(wait);
     }
     /* Exit: everything queued so far, then the pins still in progress. */
     drain();
-    report_crossings(clock_mono_ns());
+    int64_t now = clock_mono_ns();
+    for (unsigned i = 0; i < carriers_capacity(); i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (c)
+            send_transitions(c);
+    }
+    report_crossings(now);
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     fill_stats(&s);
     Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
@@ -503,7 +820,9 @@ static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         snprintf(line, sizeof(line), "%u pin(s) still in progress at exit", W.active_count);
         trace_line(W.trace, line);
     }
-    flush_outputs();
+    flush_outputs(now);
+    if (W.link)
+        link_drain(W.link, 1000000000LL);
     atomic_store(&finished, 1);
 }
 
@@ -512,12 +831,25 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
     if (atomic_load(&running))
         return 0;
     W.symbols = symbols_new(jvmti, W.cfg.options->max_methods, W.cfg.options->max_stacks);
-    if (!W.symbols)
+    W.scratch = calloc(1, pins_record_size(W.cfg.options->depth));
+    W.mounts = calloc(TRANSITIONS_BATCH, sizeof(*W.mounts));
+    if (!W.symbols || !W.scratch || !W.mounts)
         return -ENOMEM;
-    send_hello();
+    jint n = 0;
+    jvmtiExtensionFunctionInfo *fns = NULL;
+    if ((*jvmti)->GetExtensionFunctions(jvmti, &n, &fns) == JVMTI_ERROR_NONE) {
+        for (jint i = 0; i < n; i++)
+            if (strcmp(fns[i].id, "com.sun.hotspot.functions.GetVirtualThread") == 0)
+                W.get_virtual_thread = fns[i].func;
+        /* The info's nested strings are JVMTI allocations too; a few bytes kept once. */
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)fns);
+    }
+    if (!W.get_virtual_thread)
+        log_warn("the JVM has no GetVirtualThread extension: no sampled occupancy, no native-block watchdog");
+    hello_to(SINK_RECORD, 0);
     for (unsigned i = 0; i < W.notice_count; i++)
-        send_notice(W.notices[i].severity, W.notices[i].code, W.notices[i].text);
-    flush_outputs();
+        send_notice(SINK_RECORD, W.notices[i].severity, W.notices[i].code, W.notices[i].text);
+    flush_outputs(clock_mono_ns());
 
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     jmethodID ctor = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V") : NULL;

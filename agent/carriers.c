@@ -1,0 +1,205 @@
+#include "carriers.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+struct mount_ring {
+    _Alignas(64) _Atomic uint64_t head; /* producer: the carrier thread */
+    _Alignas(64) _Atomic uint64_t tail; /* consumer: the writer */
+    uint64_t mask;
+    struct mount_entry entries[];
+};
+
+static struct carrier_slot *slots;
+static unsigned slot_count;
+static unsigned ring_size;
+static int exact_source;
+static _Atomic uint64_t dropped, unregistered;
+
+/* The carrier's own slot, so the mount callbacks find their ring without a lookup. */
+static __thread struct carrier_slot *my_slot;
+
+int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact)
+{
+    if (slots)
+        return 0;
+    slots = calloc(max_carriers, sizeof(*slots));
+    if (!slots)
+        return -1;
+    slot_count = max_carriers;
+    ring_size = 2;
+    while (ring_size < ring_entries)
+        ring_size <<= 1;
+    exact_source = exact;
+    return 0;
+}
+
+int carriers_exact(void)
+{
+    return exact_source;
+}
+
+static struct mount_ring *ring_new(void)
+{
+    struct mount_ring *r = aligned_alloc(64, (sizeof(*r) + ring_size * sizeof(struct mount_entry) + 63) & ~(size_t)63);
+    if (!r)
+        return NULL;
+    atomic_init(&r->head, 0);
+    atomic_init(&r->tail, 0);
+    r->mask = ring_size - 1;
+    return r;
+}
+
+static struct carrier_slot *claim(void)
+{
+    for (unsigned i = 0; i < slot_count; i++) {
+        int expected = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&slots[i].state, &expected, SLOT_CLAIMED))
+            return &slots[i];
+    }
+    atomic_fetch_add(&unregistered, 1);
+    return NULL;
+}
+
+static void publish(struct carrier_slot *s, JNIEnv *jni, jthread thread, int tid, const char *name)
+{
+    s->thread = (*jni)->NewGlobalRef(jni, thread);
+    s->tid = tid;
+    memcpy(s->name, name, REC_NAME_MAX);
+    s->name[REC_NAME_MAX - 1] = '\0';
+    s->start_ns = clock_mono_ns();
+    s->announced = 0;
+    s->seen_vthread = s->native_since = 0;
+    s->native_method = NULL;
+    s->block_pin = 0;
+    if (exact_source && !s->ring)
+        s->ring = ring_new(); /* kept across reuse of the slot */
+    else if (s->ring)
+        atomic_store(&s->ring->tail, atomic_load(&s->ring->head));
+    atomic_store_explicit(&s->state, SLOT_LIVE, memory_order_release);
+}
+
+void carriers_register(JNIEnv *jni, jthread thread, int tid, const char *name)
+{
+    if (!slots || my_slot)
+        return;
+    struct carrier_slot *s = claim();
+    if (!s)
+        return;
+    publish(s, jni, thread, tid, name);
+    my_slot = s;
+}
+
+void carriers_unregister(void)
+{
+    if (my_slot)
+        atomic_store_explicit(&my_slot->state, SLOT_DEAD, memory_order_release);
+    my_slot = NULL;
+}
+
+void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_class)
+{
+    jint n = 0;
+    jthread *threads = NULL;
+    if (!slots || !carrier_class || (*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+        return;
+    for (jint i = 0; i < n; i++) {
+        if ((*jni)->IsInstanceOf(jni, threads[i], carrier_class)) {
+            jvmtiThreadInfo info;
+            memset(&info, 0, sizeof(info));
+            char name[REC_NAME_MAX] = "";
+            if ((*jvmti)->GetThreadInfo(jvmti, threads[i], &info) == JVMTI_ERROR_NONE && info.name) {
+                strncpy(name, info.name, REC_NAME_MAX - 1);
+                (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+            }
+            struct carrier_slot *s = claim();
+            if (s)
+                publish(s, jni, threads[i], 0, name);
+        }
+        (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+}
+
+static void record_mount(JNIEnv *jni, jthread vthread, int mounted)
+{
+    struct carrier_slot *s = my_slot;
+    struct mount_ring *r = s ? s->ring : NULL;
+    if (!r) {
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+        return;
+    }
+    struct mount_entry *e = &r->entries[head & r->mask];
+    e->time_ns = clock_mono_ns();
+    e->vthread_id = mounted ? pins_thread_id(jni, vthread) : 0;
+    atomic_store_explicit(&r->head, head + 1, memory_order_release);
+}
+
+void JNICALL carriers_on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    (void)jvmti;
+    record_mount(jni, vthread, 1);
+}
+
+void JNICALL carriers_on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    (void)jvmti;
+    record_mount(jni, vthread, 0);
+}
+
+unsigned carriers_capacity(void)
+{
+    return slot_count;
+}
+
+struct carrier_slot *carriers_slot(unsigned i)
+{
+    if (i >= slot_count)
+        return NULL;
+    int st = atomic_load_explicit(&slots[i].state, memory_order_acquire);
+    return st == SLOT_LIVE || st == SLOT_DEAD ? &slots[i] : NULL;
+}
+
+void carriers_release(JNIEnv *jni, struct carrier_slot *s)
+{
+    if (atomic_load(&s->state) != SLOT_DEAD)
+        return;
+    if (s->thread && jni)
+        (*jni)->DeleteGlobalRef(jni, s->thread);
+    s->thread = NULL;
+    atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
+}
+
+unsigned carriers_take(struct carrier_slot *s, struct mount_entry *out, unsigned cap)
+{
+    struct mount_ring *r = s->ring;
+    if (!r)
+        return 0;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    unsigned n = 0;
+    while (tail != head && n < cap)
+        out[n++] = r->entries[tail++ & r->mask];
+    atomic_store_explicit(&r->tail, tail, memory_order_release);
+    return n;
+}
+
+uint64_t carriers_dropped(void)
+{
+    return atomic_load_explicit(&dropped, memory_order_relaxed);
+}
+
+uint64_t carriers_unregistered(void)
+{
+    return atomic_load_explicit(&unregistered, memory_order_relaxed);
+}

@@ -1,0 +1,62 @@
+/* The carrier threads of the virtual-thread scheduler.
+ *
+ * A fixed registry of slots filled at ThreadStart (and at attach), one
+ * single-producer ring per carrier for the exact occupancy source (the
+ * VirtualThreadMount/Unmount callbacks append {time, vthread id}), and the
+ * fields the writer keeps per carrier for sampling and the native-block
+ * watchdog. Callbacks never lock or allocate; a full ring drops and counts. */
+#ifndef VTPIN_CARRIERS_H
+#define VTPIN_CARRIERS_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+#include "pins.h"
+
+enum slot_state { SLOT_FREE = 0, SLOT_CLAIMED, SLOT_LIVE, SLOT_DEAD };
+
+struct mount_entry {
+    int64_t time_ns;
+    int64_t vthread_id; /* 0: unmounted */
+};
+
+struct mount_ring;
+
+struct carrier_slot {
+    _Atomic int state;
+    jobject thread; /* global ref */
+    int tid;
+    char name[REC_NAME_MAX];
+    int64_t start_ns;
+    struct mount_ring *ring;
+    /* writer-only */
+    unsigned announced; /* sinks told about this carrier */
+    int64_t seen_vthread, native_since;
+    jmethodID native_method;
+    uint64_t block_pin;
+};
+
+int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact);
+int carriers_exact(void);
+
+/* From ThreadStart of a CarrierThread (runs on that thread). */
+void carriers_register(JNIEnv *jni, jthread thread, int tid, const char *name);
+/* From ThreadEnd (runs on the ending thread). */
+void carriers_unregister(void);
+/* Attach: carriers that started before the agent; tids are unknown (0) until seen. */
+void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_class);
+
+void JNICALL carriers_on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
+void JNICALL carriers_on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
+
+/* Writer side. */
+unsigned carriers_capacity(void);
+struct carrier_slot *carriers_slot(unsigned i); /* NULL unless LIVE or DEAD */
+/* Frees a DEAD slot (deletes its global ref) once the writer is done with it. */
+void carriers_release(JNIEnv *jni, struct carrier_slot *slot);
+/* Moves up to cap entries out of the slot's ring. */
+unsigned carriers_take(struct carrier_slot *slot, struct mount_entry *out, unsigned cap);
+uint64_t carriers_dropped(void);     /* ring overflows + mounts on unregistered carriers */
+uint64_t carriers_unregistered(void); /* carriers beyond the registry's capacity */
+
+#endif

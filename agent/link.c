@@ -1,0 +1,200 @@
+#include "link.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+
+#define BACKOFF_MIN_NS (100 * 1000000LL)
+#define BACKOFF_MAX_NS (5000 * 1000000LL)
+
+struct link {
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int fd;
+    uint8_t *buf;
+    size_t len, cap;
+    size_t frames; /* frames in buf, counted as dropped if the connection is lost */
+    size_t sent;   /* bytes of buf already sent; a frame may be partly sent */
+    int64_t next_attempt;
+    int64_t backoff;
+    uint64_t dropped;
+    uint32_t connections;
+    int warned_down;
+};
+
+void link_default_path(char *out, size_t cap)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (xdg && *xdg == '/')
+        snprintf(out, cap, "%s/vtpin/collector.sock", xdg);
+    else
+        snprintf(out, cap, "/tmp/vtpin-%u/collector.sock", (unsigned)getuid());
+}
+
+struct link *link_new(const char *path, size_t buffer_bytes)
+{
+    struct link *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    if (path && *path)
+        snprintf(l->path, sizeof(l->path), "%s", path);
+    else
+        link_default_path(l->path, sizeof(l->path));
+    l->cap = buffer_bytes;
+    l->buf = malloc(l->cap);
+    if (!l->buf) {
+        free(l);
+        return NULL;
+    }
+    l->fd = -1;
+    l->backoff = BACKOFF_MIN_NS;
+    return l;
+}
+
+void link_free(struct link *l)
+{
+    if (!l)
+        return;
+    if (l->fd >= 0)
+        close(l->fd);
+    free(l->buf);
+    free(l);
+}
+
+const char *link_path(const struct link *l)
+{
+    return l->path;
+}
+
+uint64_t link_dropped(const struct link *l)
+{
+    return l ? l->dropped : 0;
+}
+
+uint32_t link_connections(const struct link *l)
+{
+    return l ? l->connections : 0;
+}
+
+int link_connected(const struct link *l)
+{
+    return l && l->fd >= 0;
+}
+
+static void disconnect(struct link *l, int64_t now, const char *why)
+{
+    if (l->fd >= 0) {
+        close(l->fd);
+        l->fd = -1;
+        log_warn("collector at %s went away (%s); %zu buffered events dropped, reconnecting", l->path, why,
+                 l->frames);
+    }
+    l->dropped += l->frames;
+    l->len = l->frames = l->sent = 0;
+    l->next_attempt = now + l->backoff;
+    l->backoff = l->backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : l->backoff * 2;
+}
+
+int link_poll_connect(struct link *l, int64_t now)
+{
+    if (l->fd >= 0 || now < l->next_attempt)
+        return 0;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        disconnect(l, now, strerror(errno));
+        return 0;
+    }
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof(addr));
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, l->path, sizeof(addr.sun_path) - 1);
+    /* A Unix socket connects at once or fails: EINPROGRESS does not happen
+     * for AF_UNIX stream sockets except when the backlog is full (EAGAIN). */
+    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+        int e = errno;
+        close(fd);
+        if (!l->warned_down) {
+            log_warn("no collector at %s (%s); events for it are counted as dropped until it answers",
+                     l->path, strerror(e));
+            l->warned_down = 1;
+        }
+        disconnect(l, now, strerror(e));
+        return 0;
+    }
+    l->fd = fd;
+    l->backoff = BACKOFF_MIN_NS;
+    l->connections++;
+    l->warned_down = 0;
+    log_info("connected to the collector at %s", l->path);
+    return 1;
+}
+
+int link_put(struct link *l, const WireEvent *ev)
+{
+    if (l->fd < 0) {
+        l->dropped++;
+        return -ENOTCONN;
+    }
+    ssize_t n = wire_pack(ev, l->buf + l->len, l->cap - l->len, WIRE_MAX_FRAME_DEFAULT);
+    if (n < 0) { /* the collector is slower than the JVM: drop, count, go on */
+        l->dropped++;
+        return -ENOSPC;
+    }
+    l->len += (size_t)n;
+    l->frames++;
+    return 0;
+}
+
+void link_flush(struct link *l, int64_t now)
+{
+    /* buf holds whole frames from offset 0; `sent` bytes of them are out. */
+    while (l->fd >= 0 && l->sent < l->len) {
+        ssize_t w = send(l->fd, l->buf + l->sent, l->len - l->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                disconnect(l, now, strerror(errno));
+            break;
+        }
+        l->sent += (size_t)w;
+    }
+    size_t done = 0, whole = 0;
+    while (done < l->sent) {
+        size_t frame_len = 0;
+        if (wire_frame_ready(l->buf + done, l->len - done, l->cap, &frame_len) != 1 || done + frame_len > l->sent)
+            break;
+        done += frame_len;
+        whole++;
+    }
+    if (done == 0)
+        return;
+    memmove(l->buf, l->buf + done, l->len - done);
+    l->len -= done;
+    l->sent -= done;
+    l->frames -= whole;
+}
+
+void link_drain(struct link *l, int64_t timeout_ns)
+{
+    int64_t deadline = clock_mono_ns() + timeout_ns;
+    while (l->fd >= 0 && l->sent < l->len) {
+        int64_t now = clock_mono_ns();
+        if (now >= deadline) {
+            log_warn("collector did not take the last %zu events within %lld ms", l->frames,
+                     (long long)(timeout_ns / 1000000));
+            return;
+        }
+        struct pollfd p = {l->fd, POLLOUT, 0};
+        poll(&p, 1, (int)((deadline - now) / 1000000 + 1));
+        link_flush(l, now);
+    }
+}
