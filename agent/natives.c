@@ -1,6 +1,10 @@
 #include "natives.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -83,4 +87,82 @@ const char *natives_library(void *address)
     if (!address || !dladdr(address, &info) || !info.dli_fname)
         return NULL;
     return info.dli_fname;
+}
+
+/* JNI name mangling (JNI spec, "Resolving Native Method Names"). */
+static int mangle(const char *in, char *out, size_t cap, size_t *len)
+{
+    for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+        char esc[8];
+        const char *add = esc;
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) {
+            esc[0] = (char)*p;
+            esc[1] = '\0';
+        } else if (*p == '.' || *p == '/') {
+            add = "_";
+        } else if (*p == '_') {
+            add = "_1";
+        } else if (*p == ';') {
+            add = "_2";
+        } else if (*p == '[') {
+            add = "_3";
+        } else {
+            /* non-ASCII would need the UTF-16 unit; JNI names of such classes are rare */
+            snprintf(esc, sizeof(esc), "_0%04x", *p);
+        }
+        size_t n = strlen(add);
+        if (*len + n + 1 > cap)
+            return -ENAMETOOLONG;
+        memcpy(out + *len, add, n);
+        *len += n;
+    }
+    out[*len] = '\0';
+    return 0;
+}
+
+int natives_jni_name(const char *dotted_class, const char *method, char *out, size_t cap)
+{
+    size_t len = 0;
+    if (cap < 6)
+        return -ENAMETOOLONG;
+    memcpy(out, "Java_", 5);
+    len = 5;
+    if (mangle(dotted_class, out, cap, &len))
+        return -ENAMETOOLONG;
+    if (len + 2 > cap)
+        return -ENAMETOOLONG;
+    out[len++] = '_';
+    return mangle(method, out, cap, &len);
+}
+
+struct lookup {
+    const char *symbol;
+    const char *found;
+};
+
+static int lookup_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct lookup *l = data;
+    if (!info->dlpi_name || !*info->dlpi_name)
+        return 0;
+    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    void *sym = dlsym(h, l->symbol);
+    dlclose(h);
+    if (!sym)
+        return 0;
+    l->found = natives_library(sym);
+    return l->found != NULL;
+}
+
+const char *natives_library_by_name(const char *dotted_class, const char *method)
+{
+    char symbol[1024];
+    if (!dotted_class || !method || natives_jni_name(dotted_class, method, symbol, sizeof(symbol)))
+        return NULL;
+    struct lookup l = {symbol, NULL};
+    dl_iterate_phdr(lookup_object, &l);
+    return l.found;
 }

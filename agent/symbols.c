@@ -220,8 +220,12 @@ static struct method_info *method_load(struct symbols *s, JNIEnv *jni, jmethodID
     jboolean native = JNI_FALSE;
     (*jvmti)->IsMethodNative(jvmti, mid, &native);
     m->is_native = native;
-    if (native)
-        m->library_sid = symbols_string(s, natives_library(natives_get(mid)));
+    if (native) {
+        const char *lib = natives_library(natives_get(mid));
+        if (!lib)
+            lib = natives_library_by_name(dotted, name);
+        m->library_sid = symbols_string(s, lib);
+    }
     else if ((*jvmti)->GetLineNumberTable(jvmti, mid, &m->line_count, &m->lines) != JVMTI_ERROR_NONE) {
         m->line_count = 0;
         m->lines = NULL;

@@ -797,14 +797,12 @@ static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         if (wait > 0)
             wait_for_work(wait);
     }
-    /* Exit: everything queued so far, then the pins still in progress. */
+    /* Exit: everything queued so far, a last look at the carriers (a native
+     * block that just ended), then the pins still in progress. */
     drain();
     int64_t now = clock_mono_ns();
-    for (unsigned i = 0; i < carriers_capacity(); i++) {
-        struct carrier_slot *c = carriers_slot(i);
-        if (c)
-            send_transitions(c);
-    }
+    W.next_sample_ns = 0;
+    service_carriers(now);
     report_crossings(now);
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     fill_stats(&s);

@@ -153,6 +153,24 @@ def case_jfr_crosscheck(jdk, fixture):
         check(abs(a - b) <= max(2e6, 0.05 * b), "durations differ: vtpin %d ns, JFR %d ns" % (a, b))
 
 
+def case_native_block(jdk, mode):
+    """A JNI method blocking in C never parks: no JVMTI or JFR event. The watchdog sees it."""
+    jdk = int(jdk)
+    r = Run(jdk, "NativeBlock", args=(mode, 2, 1500), props=scheduler(2)).run()
+    rep = r.report()
+    pins = [p for p in pins_in(rep, "NativeBlock") if p["reason"] == "NATIVE_BLOCK"]
+    check(len(pins) == 2, "2 NATIVE_BLOCK pins, got %d: %s" % (len(pins), [p["reason"] for p in rep["pins"]]))
+    method = {"nanosleep": "blockInNanosleep", "read": "blockInRead"}[mode]
+    kernel = {"nanosleep": "nanosleep", "read": "read"}[mode]
+    for p in pins:
+        c = culprit(p)
+        check(c and c["method"] == method and c["native"], "culprit is the native method: %s" % c)
+        check(c["library"] and c["library"].endswith("libvtpinfixture.so"), "with its library: %s" % c)
+        check(p["duration_ns"] is not None and p["duration_ns"] >= 1000e6, "blocked ~1.5 s: %s" % p["duration_ns"])
+    check(("blocked in %s" % kernel) in r.trace_text() or ("blocked in clock_%s" % kernel) in r.trace_text(),
+          "the trace says where the kernel sleeps:\n" + r.trace_text()[:1500])
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "repro": case_repro,
@@ -162,4 +180,5 @@ if __name__ == "__main__":
         "jnisleep": case_jnisleep,
         "no_pins": case_no_pins,
         "jfr_crosscheck": case_jfr_crosscheck,
+        "native_block": case_native_block,
     }))
