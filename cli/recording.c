@@ -130,6 +130,8 @@ static void session_free(struct recording_session *s)
     for (size_t i = 0; i < s->n_capabilities_missing; i++)
         free(s->capabilities_missing[i]);
     free(s->capabilities_missing);
+    for (size_t i = 0; i < s->n_pins; i++)
+        free(s->pins[i].blocked_in);
     free(s->pins);
     for (size_t i = 0; i < s->n_notices; i++) {
         free(s->notices[i].code);
@@ -336,6 +338,8 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     p->stack_id = d->has_stack ? d->stack : 0;
     p->has_culprit_raw = d->has_culprit_frame;
     p->culprit_raw = d->culprit_frame;
+    if (d->blocked_in && *d->blocked_in && !(p->blocked_in = strdup(d->blocked_in)))
+        return -ENOMEM;
     rc = idmap_put(s->pin_index, d->pin_id, (void *)(uintptr_t)(s->n_pins + 1), NULL);
     if (rc)
         return rc;

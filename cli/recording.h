@@ -66,6 +66,7 @@ struct recording_pin {
     const struct recording_stack *stack; /* NULL when not taken or unknown */
     int has_culprit;                     /* culprit is a valid index into stack */
     uint32_t culprit;
+    char *blocked_in; /* NATIVE_BLOCK: where the kernel said the carrier slept; NULL if not said */
     /* raw ids as read */
     uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw;
     int has_culprit_raw;

@@ -144,6 +144,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
     else
         json_null(j);
     json_kv_bool(j, "ongoing", !p->ended);
+    json_kv_string(j, "blocked_in", p->blocked_in);
     json_key(j, "culprit");
     if (p->has_culprit)
         json_uint(j, p->culprit);

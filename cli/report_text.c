@@ -213,6 +213,8 @@ static void put_site(FILE *out, size_t rank, const struct site *site, const stru
     fputc('\n', out);
 
     const struct recording_pin *p = site->example;
+    if (p->blocked_in)
+        fprintf(out, "    blocked in the kernel in %s\n", p->blocked_in);
     if (!p->stack)
         return;
     fprintf(out, "    stack of pin #%" PRIu64, p->id);
