@@ -103,9 +103,10 @@ static int request_capabilities(jvmtiEnv *jvmti)
     A.monitor_events = want.can_generate_monitor_events;
     A.monitor_depths = want.can_get_owned_monitor_stack_depth_info;
     if (!A.breakpoints)
-        missing("breakpoints", "park-based pins (sleep, park, I/O while pinned) are not seen");
+        missing("breakpoints", "park-based pins are found by sampling carriers instead: seen one sample period "
+                              "late, reason inferred from the stack");
     if (!A.monitor_depths)
-        missing("owned_monitor_stack_depth_info", "frames are not marked with the monitors they hold");
+        missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
     if (!want.can_generate_native_method_bind_events)
         missing("native_method_bind_events", "native frames are not named with their library");
     return 0;
@@ -196,6 +197,8 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .queue = A.queue,
         .attach_mode = A.attach_mode,
         .jdk_feature = A.jdk_feature,
+        .monitor_depths = A.monitor_depths,
+        .park_breakpoints = A.breakpoints,
         .parallelism = A.parallelism,
         .pid = getpid(),
         .java_version = A.java_version,
@@ -238,11 +241,38 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     writer_stop(2000);
 }
 
-static jint init(JavaVM *vm, char *option_text, int attach)
+/* Loaded again with "stop": no more events, outputs flushed and closed. */
+static void stop_detection(void)
+{
+    if (!atomic_exchange(&live, 0)) {
+        log_info("already stopped");
+        return;
+    }
+    static const jvmtiEvent events[] = {JVMTI_EVENT_BREAKPOINT,
+                                        JVMTI_EVENT_THREAD_START,
+                                        JVMTI_EVENT_THREAD_END,
+                                        JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
+                                        JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
+                                        JVMTI_EVENT_MONITOR_WAIT,
+                                        JVMTI_EVENT_MONITOR_WAITED};
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+        (*A.jvmti)->SetEventNotificationMode(A.jvmti, JVMTI_DISABLE, events[i], NULL);
+    pins_stop();
+    writer_stop(2000);
+    log_info("stopped: events off, outputs flushed");
+}
+
+static jint init_once(JavaVM *vm, char *option_text, int attach)
 {
     if (atomic_exchange(&initialized, 1)) {
-        /* jcmd JVMTI.agent_load twice: one agent per JVM. */
-        log_info("already loaded; the second load changes nothing");
+        /* jcmd JVMTI.agent_load twice: one agent per JVM; "stop" turns it off. */
+        struct options again;
+        char err[512];
+        options_defaults(&again);
+        if (options_parse(&again, option_text, err, sizeof(err)) == 0 && again.stop)
+            stop_detection();
+        else
+            log_info("already loaded; the second load changes nothing");
         return JNI_OK;
     }
     A.attach_mode = attach;
@@ -254,6 +284,17 @@ static jint init(JavaVM *vm, char *option_text, int attach)
         return JNI_ERR;
     }
     snprintf(A.option_text, sizeof(A.option_text), "%s", option_text ? option_text : "");
+    if (A.options.stop) {
+        log_info("not loaded yet: nothing to stop");
+        return attach ? JNI_OK : JNI_ERR;
+    }
+    char *paths[] = {A.options.record_file, A.options.trace_file, A.options.log_file};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        if (options_expand_pid(paths[i], OPTIONS_PATH_MAX, (long)getpid())) {
+            log_error("path too long after %%p expansion: '%s'", paths[i]);
+            return JNI_ERR;
+        }
+    }
     if (A.options.help) {
         fputs(options_usage, stderr);
         return attach ? JNI_OK : JNI_ERR;
@@ -317,6 +358,14 @@ static jint init(JavaVM *vm, char *option_text, int attach)
     }
     start_detection(jvmti, jni);
     return JNI_OK;
+}
+
+static jint init(JavaVM *vm, char *option_text, int attach)
+{
+    jint rc = init_once(vm, option_text, attach);
+    if (rc != JNI_OK && !atomic_load(&live))
+        atomic_store(&initialized, 0); /* a failed attach can be retried with better options */
+    return rc;
 }
 
 EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)

@@ -98,3 +98,29 @@ int bytecode_is_exit(unsigned char op)
 {
     return (op >= 0xac && op <= 0xb1) || op == 0xbf;
 }
+
+static int is_handler_exit(const unsigned char *code, size_t len, size_t next)
+{
+    /* aload_<n> or aload idx, then athrow: rethrowing after releasing the monitor */
+    int n = bytecode_length(code, len, next);
+    if (n <= 0 || !(code[next] == 0x19 || (code[next] >= 0x2a && code[next] <= 0x2d)))
+        return 0;
+    size_t after = next + (size_t)n;
+    return after < len && code[after] == 0xbf;
+}
+
+int bytecode_monitor_depth(const unsigned char *code, size_t len, size_t bci)
+{
+    int depth = 0;
+    for (size_t pc = 0; pc < bci && pc < len;) {
+        int n = bytecode_length(code, len, pc);
+        if (n <= 0)
+            return -1;
+        if (code[pc] == BC_MONITORENTER)
+            depth++;
+        else if (code[pc] == BC_MONITOREXIT && !is_handler_exit(code, len, pc + 1) && depth > 0)
+            depth--;
+        pc += (size_t)n;
+    }
+    return depth;
+}

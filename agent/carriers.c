@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "vmstructs.h"
 
 struct mount_ring {
     _Alignas(64) _Atomic uint64_t head; /* producer: the carrier thread */
@@ -74,7 +75,8 @@ static void publish(struct carrier_slot *s, JNIEnv *jni, jthread thread, int tid
     s->name[REC_NAME_MAX - 1] = '\0';
     s->start_ns = clock_mono_ns();
     s->announced = 0;
-    s->seen_vthread = s->native_since = 0;
+    s->seen_vthread = s->watch_since = 0;
+    s->watch_kind = 0;
     s->native_method = NULL;
     s->block_pin = 0;
     if (exact_source && !s->ring)
@@ -119,7 +121,7 @@ void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_cla
             }
             struct carrier_slot *s = claim();
             if (s)
-                publish(s, jni, threads[i], 0, name);
+                publish(s, jni, threads[i], vmstructs_thread_tid(jni, threads[i]), name);
         }
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }

@@ -31,7 +31,8 @@ struct carrier_slot {
     struct mount_ring *ring;
     /* writer-only */
     unsigned announced; /* sinks told about this carrier */
-    int64_t seen_vthread, native_since;
+    int64_t seen_vthread, watch_since;
+    int watch_kind;
     jmethodID native_method;
     uint64_t block_pin;
 };

@@ -28,6 +28,8 @@ const char options_usage[] =
     "  stacks=N        distinct stacks kept (default 65536); methods=N likewise (default 65536)\n"
     "  stats=DUR       how often counters go to the recording (default 1s)\n"
     "  quiet           no informational messages\n"
+    "  stop            (attach) turn an attached agent's events off and flush its outputs\n"
+    "  %p in a path is replaced by the JVM's pid (record=/tmp/app-%p.vtp)\n"
     "  help            print this text\n";
 
 void options_defaults(struct options *o)
@@ -171,19 +173,21 @@ static int parse_one(struct options *o, const char *key, const char *value, char
     } else if (strcmp(key, "ring") == 0) {
         rc = parse_uint(value, 64, 1u << 24, &o->ring_entries);
         expect = "a number from 64 to 16777216";
-    } else if (strcmp(key, "quiet") == 0 || strcmp(key, "help") == 0) {
+    } else if (strcmp(key, "quiet") == 0 || strcmp(key, "help") == 0 || strcmp(key, "stop") == 0) {
         if (value) {
             snprintf(err, errlen, "option '%s' takes no value (got '%s')", key, value);
             return -EINVAL;
         }
         if (key[0] == 'q')
             o->quiet = 1;
+        else if (key[0] == 's')
+            o->stop = 1;
         else
             o->help = 1;
     } else {
         snprintf(err, errlen,
                  "unknown option '%s' (valid: threshold, trace, tracefile, record, log, collector, buffer, "
-                 "occupancy, sample, carriers, ring, depth, queue, stacks, methods, stats, quiet, help)",
+                 "occupancy, sample, carriers, ring, depth, queue, stacks, methods, stats, quiet, stop, help)",
                  key);
         return -EINVAL;
     }
@@ -230,4 +234,30 @@ int options_parse(struct options *o, const char *text, char *err, size_t errlen)
     }
     free(copy);
     return rc;
+}
+
+int options_expand_pid(char *path, size_t cap, long pid)
+{
+    char out[OPTIONS_PATH_MAX];
+    char digits[24];
+    snprintf(digits, sizeof(digits), "%ld", pid);
+    size_t o = 0;
+    for (const char *p = path; *p; p++) {
+        const char *add = NULL;
+        char one[2] = {*p, '\0'};
+        if (p[0] == '%' && p[1] == 'p') {
+            add = digits;
+            p++;
+        } else {
+            add = one;
+        }
+        size_t n = strlen(add);
+        if (o + n >= sizeof(out) || o + n >= cap)
+            return -ENAMETOOLONG;
+        memcpy(out + o, add, n);
+        o += n;
+    }
+    out[o] = '\0';
+    memcpy(path, out, o + 1);
+    return 0;
 }

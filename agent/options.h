@@ -32,6 +32,7 @@ struct options {
     unsigned max_methods;       /* distinct methods kept */
     uint64_t stats_interval_ns; /* how often counters are written to the recording */
     int quiet;                  /* no informational log lines */
+    int stop;                   /* loaded again with "stop": turn events off and flush */
     int help;
 };
 
@@ -40,6 +41,9 @@ void options_defaults(struct options *o);
 /* Parses text into o (which should hold the defaults). On error returns
  * -EINVAL and writes a one-line message naming the option into err. */
 int options_parse(struct options *o, const char *text, char *err, size_t errlen);
+
+/* Replaces each "%p" in path with pid. Returns 0 or -ENAMETOOLONG. */
+int options_expand_pid(char *path, size_t cap, long pid);
 
 /* Parses "10ms", "1.5s", "250us", "0" (bare numbers are milliseconds). */
 int options_parse_duration(const char *text, uint64_t *ns);

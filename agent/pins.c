@@ -331,6 +331,11 @@ uint64_t pins_next_id(void)
     return atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
 }
 
+jmethodID pins_park_method(void)
+{
+    return S.park_method;
+}
+
 jclass pins_carrier_class(void)
 {
     return S.carrier_thread_class;
@@ -377,7 +382,6 @@ static jmethodID find_method(jvmtiEnv *jvmti, jclass cls, const char *name, cons
  * starts) and on every instruction that leaves it (the pin ends). */
 static int set_park_breakpoints(jvmtiEnv *jvmti)
 {
-    S.park_method = find_method(jvmti, S.vthread_class, "parkOnCarrierThread", "(ZJ)V");
     if (!S.park_method) {
         log_warn("java.lang.VirtualThread.parkOnCarrierThread(ZJ)V not found: park-based pins not detected");
         return -1;
@@ -453,8 +457,11 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
         S.carrier_thread_class = global_class(jni, "jdk/internal/misc/CarrierThread");
     }
     int rc = 0;
-    if (breakpoints && !S.park_method)
-        rc = set_park_breakpoints(jvmti);
+    if (!S.park_method) {
+        S.park_method = find_method(jvmti, S.vthread_class, "parkOnCarrierThread", "(ZJ)V");
+        if (breakpoints)
+            rc = set_park_breakpoints(jvmti);
+    }
     atomic_store(&stopped, 0);
     return rc;
 }

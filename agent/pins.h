@@ -82,5 +82,6 @@ uint64_t pins_next_id(void);
 int64_t pins_thread_id(JNIEnv *jni, jobject thread);
 void pins_copy_thread_name(JNIEnv *jni, jobject thread, char *out); /* out: REC_NAME_MAX bytes */
 jclass pins_carrier_class(void);
+jmethodID pins_park_method(void); /* VirtualThread.parkOnCarrierThread, NULL if not found */
 
 #endif

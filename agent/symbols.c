@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytecode.h"
 #include "natives.h"
 
 struct string_entry {
@@ -29,6 +30,7 @@ struct symbols {
     uint32_t string_index_mask;
     uint64_t stacks_dropped;
     jmethodID module_get_name;
+    int infer_monitors;
 };
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -53,12 +55,13 @@ static uint32_t pow2_at_least(uint32_t n)
     return p;
 }
 
-struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_stacks)
+struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_stacks, int infer_monitors)
 {
     struct symbols *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
     s->jvmti = jvmti;
+    s->infer_monitors = infer_monitors;
     s->max_methods = max_methods;
     s->max_stacks = max_stacks;
     s->max_strings = max_methods * 4 + max_stacks;
@@ -82,10 +85,13 @@ void symbols_free(struct symbols *s)
     for (uint32_t i = 0; i < s->method_count; i++) {
         if (s->methods[i]->lines)
             (*s->jvmti)->Deallocate(s->jvmti, (unsigned char *)s->methods[i]->lines);
+        if (s->methods[i]->code)
+            (*s->jvmti)->Deallocate(s->jvmti, s->methods[i]->code);
         free(s->methods[i]);
     }
     for (uint32_t i = 0; i < s->stack_count; i++) {
         free(s->stacks[i]->mids);
+        free(s->stacks[i]->raw_monitors);
         free(s->stacks[i]->frames);
         free(s->stacks[i]);
     }
@@ -230,6 +236,13 @@ static struct method_info *method_load(struct symbols *s, JNIEnv *jni, jmethodID
         m->line_count = 0;
         m->lines = NULL;
     }
+    jint modifiers = 0;
+    if ((*jvmti)->GetMethodModifiers(jvmti, mid, &modifiers) == JVMTI_ERROR_NONE)
+        m->is_synchronized = (modifiers & 0x0020) != 0; /* ACC_SYNCHRONIZED */
+    if (s->infer_monitors && !native && (*jvmti)->GetBytecodes(jvmti, mid, &m->code_len, &m->code) != JVMTI_ERROR_NONE) {
+        m->code = NULL;
+        m->code_len = 0;
+    }
 cleanup:
     (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
@@ -300,7 +313,7 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
         int same = 1;
         for (uint32_t f = 0; f < n && same; f++)
             same = st->mids[f] == frames[f].method && st->frames[f].bci == (int32_t)frames[f].location &&
-                   st->frames[f].monitors == monitors[f];
+                   st->raw_monitors[f] == monitors[f];
         if (same)
             return st;
     }
@@ -312,11 +325,13 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
     struct stack_info *st = calloc(1, sizeof(*st));
     if (st) {
         st->mids = calloc(n ? n : 1, sizeof(*st->mids));
+        st->raw_monitors = calloc(n ? n : 1, sizeof(*st->raw_monitors));
         st->frames = calloc(n ? n : 1, sizeof(*st->frames));
     }
-    if (!st || !st->mids || !st->frames) {
+    if (!st || !st->mids || !st->raw_monitors || !st->frames) {
         if (st) {
             free(st->mids);
+            free(st->raw_monitors);
             free(st->frames);
         }
         free(st);
@@ -328,12 +343,19 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
     st->truncated = r->truncated;
     for (uint32_t f = 0; f < n; f++) {
         st->mids[f] = frames[f].method;
+        st->raw_monitors[f] = monitors[f];
         struct stack_frame *sf = &st->frames[f];
         sf->method = method_id(s, jni, frames[f].method);
         sf->bci = (int32_t)frames[f].location;
         sf->monitors = monitors[f];
         struct method_info *m = symbols_method_by_id(s, sf->method);
         sf->line = m ? line_for(m, sf->bci) : -1;
+        if (s->infer_monitors && m && m->code && sf->bci >= 0) {
+            int depth = bytecode_monitor_depth(m->code, (size_t)m->code_len, (size_t)sf->bci);
+            /* a synchronized method holds its monitor, unless it is only entering it */
+            int sync = m->is_synchronized && (f > 0 || sf->bci > 0);
+            sf->monitors = (uint16_t)((depth > 0 ? depth : 0) + sync);
+        }
     }
     st->id = s->stack_count + 1;
     s->stacks[s->stack_count++] = st;
@@ -424,11 +446,11 @@ uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int rea
     return (uint32_t)pick;
 }
 
-int symbols_infer_reason(struct symbols *s, const struct stack_info *st)
+int symbols_infer_reason(struct symbols *s, const struct stack_info *st, int monitors_pin)
 {
     if (!st)
         return REASON_UNKNOWN;
-    for (uint32_t f = 0; f < st->count; f++)
+    for (uint32_t f = 0; f < st->count && monitors_pin; f++)
         if (st->frames[f].monitors > 0)
             return REASON_MONITOR;
     for (uint32_t f = 0; f < st->count; f++) {

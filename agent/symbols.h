@@ -18,6 +18,9 @@ struct method_info {
     int is_native;
     jint line_count;
     jvmtiLineNumberEntry *lines;
+    int is_synchronized;
+    jint code_len;       /* bytecodes, kept when monitors are inferred */
+    unsigned char *code;
     unsigned sent; /* bit per sink that has its MethodDef */
 };
 
@@ -35,10 +38,13 @@ struct stack_info {
     unsigned sent;
     uint64_t hash;
     jmethodID *mids; /* raw key, for comparison */
+    uint16_t *raw_monitors;
     struct stack_frame *frames;
 };
 
-struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_stacks);
+/* infer_monitors: the JVM cannot say which frame holds which monitor (after
+ * attach), so count them from each frame's bytecode. */
+struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_stacks, int infer_monitors);
 void symbols_free(struct symbols *s);
 
 /* Interned string id (1-based), 0 when the table is full. */
@@ -58,7 +64,8 @@ void symbols_forget_sink(struct symbols *s, unsigned sink_bit);
 /* Index of the frame to blame for a pin of this reason. */
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason);
 
-/* A reason inferred from the stack when the JDK could not say. */
-int symbols_infer_reason(struct symbols *s, const struct stack_info *st);
+/* A reason inferred from the stack when the JDK could not say; monitors_pin:
+ * holding a monitor pins on this JDK (21-23). */
+int symbols_infer_reason(struct symbols *s, const struct stack_info *st, int monitors_pin);
 
 #endif

@@ -24,6 +24,7 @@
 #define MAX_COMPENSATION_NOTICES 10
 #define SINK_RECORD 1u
 #define SINK_LINK 2u
+#define SINK_STARTUP 0x100u /* flag for send_notice, not a sink */
 #define TRANSITIONS_BATCH 4096
 #define BLOCKED_IN_MAX 96
 
@@ -254,7 +255,7 @@ static void notice_to(unsigned sinks, int severity, const char *code, const char
 
 static void send_notice(unsigned sinks, int severity, const char *code, const char *text)
 {
-    if (W.trace) {
+    if (W.trace && !(sinks & SINK_STARTUP)) { /* start-up notices were logged already */
         char line[512];
         snprintf(line, sizeof(line), "%s: %s", severity == VTPIN__V1__SEVERITY__INFO ? "note" : "warning", text);
         trace_line(W.trace, line);
@@ -423,7 +424,7 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     memcpy(a->vthread_name, r->vthread_name, REC_NAME_MAX);
     memcpy(a->carrier_name, r->carrier_name, REC_NAME_MAX);
     a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
-    a->reason = r->reason != REASON_UNKNOWN ? r->reason : symbols_infer_reason(W.symbols, a->stack);
+    a->reason = r->reason != REASON_UNKNOWN ? r->reason : symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
     a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
     if (blocked_in)
         snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
@@ -613,15 +614,17 @@ static void end_block(struct carrier_slot *c, int64_t now)
     c->block_pin = 0;
 }
 
-static void start_block(struct carrier_slot *c, jthread vt, int64_t vid)
+/* A pin the writer found itself (no callback saw it): reason given or
+ * inferred from the stack, start at the first sample that saw it. */
+static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int reason)
 {
     struct rec *r = W.scratch;
     unsigned depth = W.cfg.options->depth;
     memset(r, 0, pins_record_size(depth));
     r->kind = REC_PIN_START;
-    r->reason = REASON_NATIVE_BLOCK;
+    r->reason = (uint8_t)reason;
     r->pin_id = pins_next_id();
-    r->time_ns = c->native_since;
+    r->time_ns = c->watch_since;
     r->vthread_id = vid;
     r->carrier_tid = c->tid;
     memcpy(r->carrier_name, c->name, REC_NAME_MAX);
@@ -630,47 +633,66 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid)
     if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, (jint)depth, (jvmtiFrameInfo *)r->frames, &count) ==
         JVMTI_ERROR_NONE)
         r->frame_count = (uint32_t)count;
-    char blocked_in[BLOCKED_IN_MAX];
-    read_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
+    char blocked_in[BLOCKED_IN_MAX] = "";
+    if (reason == REASON_NATIVE_BLOCK)
+        read_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
     on_pin_start(r, blocked_in);
     c->block_pin = r->pin_id;
 }
 
-/* A virtual thread that stays mounted inside a native method pins its
- * carrier without any JVMTI event: seen here across two samples. */
-static void watch_native(struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
+enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED };
+
+/* What the mounted virtual thread is doing that pins its carrier without an
+ * event: inside a native method (every mode), or parked while mounted
+ * (after attach, where no breakpoint marks parkOnCarrierThread). */
+static enum watch_kind classify(jthread vt, jmethodID *top)
 {
-    if (vid != c->seen_vthread) {
-        end_block(c, now);
-        c->seen_vthread = vid;
-        c->native_since = 0;
-        c->native_method = NULL;
-    }
-    if (!vt)
-        return;
     jint state = 0;
-    jmethodID top = NULL;
-    if ((*W.jvmti)->GetThreadState(W.jvmti, vt, &state) == JVMTI_ERROR_NONE && (state & JVMTI_THREAD_STATE_IN_NATIVE)) {
+    *top = NULL;
+    if ((*W.jvmti)->GetThreadState(W.jvmti, vt, &state) != JVMTI_ERROR_NONE)
+        return WATCH_NONE;
+    if (state & JVMTI_THREAD_STATE_IN_NATIVE) {
         jvmtiFrameInfo frame;
         jint count = 0;
         jboolean native = JNI_FALSE;
         if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 1, &frame, &count) == JVMTI_ERROR_NONE && count == 1 &&
-            (*W.jvmti)->IsMethodNative(W.jvmti, frame.method, &native) == JVMTI_ERROR_NONE && native)
-            top = frame.method;
+            (*W.jvmti)->IsMethodNative(W.jvmti, frame.method, &native) == JVMTI_ERROR_NONE && native) {
+            *top = frame.method;
+            return WATCH_NATIVE;
+        }
+        return WATCH_NONE;
     }
-    if (!top || (c->native_method && top != c->native_method)) {
+    if (W.cfg.park_breakpoints || !(state & JVMTI_THREAD_STATE_WAITING))
+        return WATCH_NONE;
+    /* Parked and still mounted: only parkOnCarrierThread parks a mounted virtual thread. */
+    jvmtiFrameInfo frames[8];
+    jint count = 0;
+    jmethodID park = pins_park_method();
+    if (!park || (*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 8, frames, &count) != JVMTI_ERROR_NONE)
+        return WATCH_NONE;
+    for (jint i = 0; i < count; i++)
+        if (frames[i].method == park) {
+            *top = park;
+            return WATCH_PARKED;
+        }
+    return WATCH_NONE;
+}
+
+static void watch_carrier(struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
+{
+    jmethodID top = NULL;
+    enum watch_kind kind = vt ? classify(vt, &top) : WATCH_NONE;
+    if (vid != c->seen_vthread || (int)kind != c->watch_kind || top != c->native_method) {
         end_block(c, now);
-        c->native_since = 0;
-        c->native_method = NULL;
-    }
-    if (!top)
-        return;
-    if (!c->native_since) {
-        c->native_since = now;
+        c->seen_vthread = vid;
+        c->watch_kind = (int)kind;
         c->native_method = top;
-    } else if (!c->block_pin) {
-        start_block(c, vt, vid);
+        c->watch_since = now;
+        return;
     }
+    /* The same state in two samples in a row: a pin (short native calls are not). */
+    if (kind != WATCH_NONE && !c->block_pin)
+        start_block(c, vt, vid, kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : REASON_UNKNOWN);
 }
 
 static void sample_carriers(int64_t now)
@@ -686,7 +708,7 @@ static void sample_carriers(int64_t now)
         if (W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) != JVMTI_ERROR_NONE)
             vt = NULL;
         int64_t vid = vt ? pins_thread_id(W.jni, vt) : 0;
-        watch_native(c, vt, vid, now);
+        watch_carrier(c, vt, vid, now);
         if (vt)
             (*W.jni)->DeleteLocalRef(W.jni, vt);
         if (W.cfg.options->occupancy == OCCUPANCY_SAMPLED && n < 256) {
@@ -828,7 +850,7 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     if (atomic_load(&running))
         return 0;
-    W.symbols = symbols_new(jvmti, W.cfg.options->max_methods, W.cfg.options->max_stacks);
+    W.symbols = symbols_new(jvmti, W.cfg.options->max_methods, W.cfg.options->max_stacks, !W.cfg.monitor_depths);
     W.scratch = calloc(1, pins_record_size(W.cfg.options->depth));
     W.mounts = calloc(TRANSITIONS_BATCH, sizeof(*W.mounts));
     if (!W.symbols || !W.scratch || !W.mounts)
@@ -846,7 +868,7 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
         log_warn("the JVM has no GetVirtualThread extension: no sampled occupancy, no native-block watchdog");
     hello_to(SINK_RECORD, 0);
     for (unsigned i = 0; i < W.notice_count; i++)
-        send_notice(SINK_RECORD, W.notices[i].severity, W.notices[i].code, W.notices[i].text);
+        send_notice(SINK_RECORD | SINK_STARTUP, W.notices[i].severity, W.notices[i].code, W.notices[i].text);
     flush_outputs(clock_mono_ns());
 
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");

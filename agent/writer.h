@@ -16,6 +16,8 @@ struct writer_config {
     struct queue *queue;
     int attach_mode;
     unsigned jdk_feature;
+    int monitor_depths;   /* the JVM says which frame holds which monitor; else inferred from bytecode */
+    int park_breakpoints; /* pins are seen at parkOnCarrierThread; else the sampler finds them */
     unsigned parallelism;
     int64_t pid;
     const char *java_version, *vm_name, *vm_version, *vm_vendor;

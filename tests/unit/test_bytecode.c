@@ -459,6 +459,29 @@ static void test_random_garbage(void)
     }
 }
 
+/* javac's shape for: synchronized (lock) { call(); } return;
+ *  0 aload_1  1 dup  2 astore_2  3 monitorenter  4 invokestatic #2  7 aload_2  8 monitorexit
+ *  9 goto 17  12 astore_3  13 aload_2  14 monitorexit  15 aload_3  16 athrow  17 return */
+static void test_monitor_depth(void)
+{
+    static const unsigned char code[] = {0x2b, 0x59, 0x4d, 0xc2, 0xb8, 0x00, 0x02, 0x2c, 0xc3, 0xa7, 0x00, 0x08,
+                                         0x4e, 0x2c, 0xc3, 0x2d, 0xbf, 0xb1};
+    size_t len = sizeof(code);
+    CHECK_INT(bytecode_monitor_depth(code, len, 0), 0);
+    CHECK_INT(bytecode_monitor_depth(code, len, 3), 0); /* at the monitorenter: not held yet */
+    CHECK_INT(bytecode_monitor_depth(code, len, 4), 1); /* the call inside the block */
+    CHECK_INT(bytecode_monitor_depth(code, len, 9), 0); /* after the normal exit */
+    CHECK_INT(bytecode_monitor_depth(code, len, 17), 0); /* the handler's exit does not count twice */
+    /* nested: enter, enter, call, exit, call, exit */
+    static const unsigned char nested[] = {0x2b, 0xc2, 0x2c, 0xc2, 0xb8, 0x00, 0x02, 0x2c, 0xc3,
+                                           0xb8, 0x00, 0x02, 0x2b, 0xc3, 0xb1};
+    CHECK_INT(bytecode_monitor_depth(nested, sizeof(nested), 4), 2);
+    CHECK_INT(bytecode_monitor_depth(nested, sizeof(nested), 9), 1);
+    CHECK_INT(bytecode_monitor_depth(nested, sizeof(nested), 14), 0);
+    static const unsigned char bad[] = {0xfe, 0x00};
+    CHECK_INT(bytecode_monitor_depth(bad, sizeof(bad), 1), -1);
+}
+
 int main(void)
 {
     CHECK_RUN(test_fixed_lengths);
@@ -475,5 +498,6 @@ int main(void)
     CHECK_RUN(test_walk_method);
     CHECK_RUN(test_random_methods);
     CHECK_RUN(test_random_garbage);
+    CHECK_RUN(test_monitor_depth);
     CHECK_MAIN_RETURN();
 }

@@ -367,6 +367,32 @@ static void test_durations(void)
     expect_bad_duration("1e400");                /* strtod overflow */
 }
 
+static void test_stop_and_pid(void)
+{
+    struct options o;
+    char err[256];
+    options_defaults(&o);
+    CHECK_INT(options_parse(&o, "stop", err, sizeof(err)), 0);
+    CHECK(o.stop);
+    options_defaults(&o);
+    CHECK_INT(options_parse(&o, "stop=1", err, sizeof(err)), -EINVAL);
+    char path[OPTIONS_PATH_MAX] = "/tmp/app-%p.vtp";
+    CHECK_INT(options_expand_pid(path, sizeof(path), 4242), 0);
+    CHECK_STR(path, "/tmp/app-4242.vtp");
+    char two[OPTIONS_PATH_MAX] = "%p/%p%";
+    CHECK_INT(options_expand_pid(two, sizeof(two), 7), 0);
+    CHECK_STR(two, "7/7%");
+    char small[8] = "%p%p%p";
+    CHECK_INT(options_expand_pid(small, sizeof(small), 123456), -ENAMETOOLONG);
+    options_defaults(&o);
+    CHECK_INT(options_parse(&o, "collector,occupancy=exact,sample=5ms,carriers=8,ring=1024", err, sizeof(err)), 0);
+    CHECK(o.collector && o.occupancy == OCCUPANCY_EXACT && o.sample_interval_ns == 5000000 && o.max_carriers == 8 &&
+          o.ring_entries == 1024);
+    CHECK_INT(options_parse(&o, "occupancy=loose", err, sizeof(err)), -EINVAL);
+    CHECK(strstr(err, "'occupancy'") != NULL);
+    CHECK_INT(options_parse(&o, "sample=0", err, sizeof(err)), -EINVAL);
+}
+
 int main(void)
 {
     CHECK_RUN(test_defaults);
@@ -381,5 +407,6 @@ int main(void)
     CHECK_RUN(test_path_lengths);
     CHECK_RUN(test_error_buffer);
     CHECK_RUN(test_durations);
+    CHECK_RUN(test_stop_and_pid);
     CHECK_MAIN_RETURN();
 }

@@ -1,0 +1,71 @@
+#include "vmstructs.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+static int resolved;   /* 0 not tried, 1 usable, -1 unusable */
+static long osthread_offset = -1, thread_id_offset = -1;
+static jfieldID eetop_field;
+
+static uintptr_t exported(const char *name)
+{
+    void *p = dlsym(RTLD_DEFAULT, name);
+    return p ? *(uintptr_t *)p : 0;
+}
+
+static long exported_long(const char *name, int *ok)
+{
+    void *p = dlsym(RTLD_DEFAULT, name);
+    if (!p)
+        *ok = 0;
+    return p ? *(long *)p : 0;
+}
+
+static void resolve(JNIEnv *jni)
+{
+    resolved = -1;
+    uintptr_t entries = exported("gHotSpotVMStructs");
+    int ok = 1;
+    long type_off = exported_long("gHotSpotVMStructEntryTypeNameOffset", &ok);
+    long field_off = exported_long("gHotSpotVMStructEntryFieldNameOffset", &ok);
+    long offset_off = exported_long("gHotSpotVMStructEntryOffsetOffset", &ok);
+    long stride = exported_long("gHotSpotVMStructEntryArrayStride", &ok);
+    if (!entries || !ok || stride <= 0)
+        return;
+    for (uintptr_t e = entries;; e += (uintptr_t)stride) {
+        const char *type = *(const char **)(e + (uintptr_t)type_off);
+        const char *field = *(const char **)(e + (uintptr_t)field_off);
+        if (!type)
+            break;
+        if (!field)
+            continue;
+        long off = (long)*(uint64_t *)(e + (uintptr_t)offset_off);
+        if (strcmp(type, "JavaThread") == 0 && strcmp(field, "_osthread") == 0)
+            osthread_offset = off;
+        else if (strcmp(type, "OSThread") == 0 && strcmp(field, "_thread_id") == 0)
+            thread_id_offset = off;
+    }
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    eetop_field = thread_class ? (*jni)->GetFieldID(jni, thread_class, "eetop", "J") : NULL;
+    if (!eetop_field)
+        (*jni)->ExceptionClear(jni);
+    if (osthread_offset >= 0 && thread_id_offset >= 0 && eetop_field)
+        resolved = 1;
+}
+
+int vmstructs_thread_tid(JNIEnv *jni, jobject thread)
+{
+    if (!resolved)
+        resolve(jni);
+    if (resolved != 1 || !thread)
+        return 0;
+    uintptr_t java_thread = (uintptr_t)(*jni)->GetLongField(jni, thread, eetop_field);
+    if (!java_thread)
+        return 0; /* not started or already gone */
+    uintptr_t osthread = *(uintptr_t *)(java_thread + (uintptr_t)osthread_offset);
+    if (!osthread)
+        return 0;
+    return (int)*(pid_t *)(osthread + (uintptr_t)thread_id_offset);
+}
