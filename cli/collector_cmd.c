@@ -1,0 +1,173 @@
+/* vtpin collector: options, defaults, then the daemon (collector/server.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clog.h"
+#include "commands.h"
+#include "paths.h"
+#include "server.h"
+#include "units.h"
+#include "wire.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static const char collector_usage[] =
+    "usage: vtpin collector [OPTIONS]\n"
+    "\n"
+    "Runs the collector in the foreground: agents started with collector mode\n"
+    "stream their events to it; it keeps each JVM's carrier occupancy, raises a\n"
+    "starvation alert when carriers stay pinned, writes one recording per agent\n"
+    "connection, and answers `vtpin status` and `vtpin top`. Stop it with Ctrl-C\n"
+    "or SIGTERM (recordings are flushed and closed).\n"
+    "\n"
+    "options:\n"
+    "  -s, --socket=PATH       listen on PATH (default $XDG_RUNTIME_DIR/vtpin/collector.sock,\n"
+    "                          or /tmp/vtpin-<uid>/collector.sock without XDG_RUNTIME_DIR)\n"
+    "  -d, --dir=DIR           write recordings to DIR (default $XDG_STATE_HOME/vtpin,\n"
+    "                          or ~/.local/state/vtpin)\n"
+    "  -k, --alert-k=K         alert when K carriers of a JVM are pinned (default 0: all of them)\n"
+    "  -a, --alert-after=DUR   ... for longer than DUR (default 1s)\n"
+    "  -w, --window=DUR        the window of busy/pinned/idle percentages (default 60s)\n"
+    "      --max-frame=BYTES   largest frame accepted from a peer (default 1M)\n"
+    "      --max-clients=N     connections served at once (default 256)\n"
+    "  -v, --verbose           also log queries, agent info notices and connection details\n"
+    "  -h, --help              print this text\n"
+    "\n"
+    "DUR: a number with a unit: ns, us, ms, s, m (e.g. 500ms, 2s). BYTES: a number,\n"
+    "optionally with k, M or G.\n"
+    "\n"
+    "exit status: 0 after a clean shutdown, 1 when it cannot start (another\n"
+    "collector on the socket, directories it cannot create), 2 usage error\n"
+    "\n"
+    "examples:\n"
+    "  vtpin collector\n"
+    "  vtpin collector --alert-k 2 --alert-after 500ms --dir /var/tmp/vtpin\n"
+    "  vtpin status; vtpin top\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("vtpin collector: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'vtpin collector --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* path made absolute into out[cap] (relative to the current directory). 0 or -errno. */
+static int absolute(const char *path, char *out, size_t cap)
+{
+    if (path[0] == '/') {
+        if (strlen(path) >= cap)
+            return -ENAMETOOLONG;
+        strcpy(out, path);
+        return 0;
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd)))
+        return -errno;
+    int n = snprintf(out, cap, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+int collector_main(int argc, char **argv)
+{
+    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS };
+    static const struct option long_options[] = {
+        {"socket", required_argument, NULL, 's'},
+        {"dir", required_argument, NULL, 'd'},
+        {"alert-k", required_argument, NULL, 'k'},
+        {"alert-after", required_argument, NULL, 'a'},
+        {"window", required_argument, NULL, 'w'},
+        {"max-frame", required_argument, NULL, OPT_MAX_FRAME},
+        {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct server_config cfg;
+    server_config_defaults(&cfg);
+    cfg.version = VTPIN_VERSION;
+    const char *socket_arg = NULL, *dir_arg = NULL;
+    int opt;
+    uint64_t v;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":s:d:k:a:w:vh", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            socket_arg = optarg;
+            break;
+        case 'd':
+            dir_arg = optarg;
+            break;
+        case 'k':
+            if (units_parse_count(optarg, 0, 4096, &v) != 0)
+                return usage_error("--alert-k: '%s' is not a carrier count (0-4096; 0: all carriers)", optarg);
+            cfg.alert.k = (unsigned)v;
+            break;
+        case 'a':
+            if (units_parse_duration(optarg, &cfg.alert.hold_ns) != 0)
+                return usage_error("--alert-after: '%s' is not a duration (e.g. 500ms, 1s)", optarg);
+            break;
+        case 'w':
+            if (units_parse_duration(optarg, &cfg.window_ns) != 0 || cfg.window_ns < 1000000000LL ||
+                cfg.window_ns > 86400000000000LL)
+                return usage_error("--window: '%s' is not a duration between 1s and 24h (e.g. 60s, 5m)", optarg);
+            break;
+        case OPT_MAX_FRAME:
+            if (units_parse_size(optarg, &v) != 0 || v < 1024 || v > (256u << 20))
+                return usage_error("--max-frame: '%s' is not a size between 1k and 256M", optarg);
+            cfg.max_frame = (size_t)v;
+            break;
+        case OPT_MAX_CLIENTS:
+            if (units_parse_count(optarg, 1, 65536, &v) != 0)
+                return usage_error("--max-clients: '%s' is not a count between 1 and 65536", optarg);
+            cfg.max_clients = (unsigned)v;
+            break;
+        case 'v':
+            clog_set_verbose(1);
+            break;
+        case 'h':
+            fputs(collector_usage, stdout);
+            return EXIT_OK;
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+
+    char socket_path[PATH_MAX], dir[PATH_MAX], given[PATH_MAX];
+    int rc;
+    if (socket_arg) {
+        rc = absolute(socket_arg, socket_path, sizeof(socket_path));
+    } else {
+        rc = collector_default_socket(socket_path, sizeof(socket_path));
+        cfg.socket_dir_strict = 1;
+    }
+    if (rc) {
+        fprintf(stderr, "vtpin collector: socket path: %s\n", strerror(-rc));
+        return EXIT_FAIL;
+    }
+    if (dir_arg) {
+        rc = absolute(dir_arg, dir, sizeof(dir));
+    } else {
+        rc = collector_default_dir(given, sizeof(given));
+        if (!rc)
+            rc = absolute(given, dir, sizeof(dir));
+    }
+    if (rc) {
+        fprintf(stderr, "vtpin collector: recording directory: %s%s\n", strerror(-rc),
+                rc == -ENOENT ? " (no home directory: give one with --dir)" : "");
+        return EXIT_FAIL;
+    }
+    cfg.socket_path = socket_path;
+    cfg.dir = dir;
+    return server_run(&cfg) == 0 ? EXIT_OK : EXIT_FAIL;
+}

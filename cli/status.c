@@ -1,0 +1,167 @@
+/* vtpin status: what the running collector knows, for a person or as JSON. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ask.h"
+#include "commands.h"
+#include "units.h"
+#include "utf8.h"
+#include "wire.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static const char status_usage[] = "usage: vtpin status [--socket PATH] [--json] [--pid PID]\n"
+                                   "\n"
+                                   "Asks the running collector (vtpin collector) what it knows: itself, and per\n"
+                                   "JVM its versions, connection, occupancy source, carriers, pins in progress,\n"
+                                   "the starvation alert, dropped events and the recording being written.\n"
+                                   "\n"
+                                   "options:\n"
+                                   "  -s, --socket=PATH  the collector's socket (default: the collector's default)\n"
+                                   "  -j, --json         print the JSON answer as is (docs/collector.md)\n"
+                                   "  -p, --pid=PID      only this JVM\n"
+                                   "  -h, --help         print this text\n"
+                                   "\n"
+                                   "exit status: 0 answered, 1 no collector (or it failed), 2 usage error\n";
+
+static void put(const char *s)
+{
+    utf8_write_printable(stdout, s ? s : "?");
+}
+
+static void print_jvm(const struct jsonread *j)
+{
+    const char *s;
+    printf("\nJVM %" PRId64 "  %s", jsonread_int(jsonread_get(j, "pid"), 0),
+           jsonread_bool(jsonread_get(j, "connected"), 0) ? "connected" : "disconnected");
+    if (!jsonread_bool(jsonread_get(j, "connected"), 0)) {
+        char ago[32];
+        printf(" %s ago",
+               units_format_duration(jsonread_int(jsonread_get(j, "disconnected_for_ns"), 0), ago, sizeof(ago)));
+    }
+    if ((s = jsonread_str(jsonread_get(j, "java_version"), NULL))) {
+        fputs("  java ", stdout);
+        put(s);
+    }
+    if ((s = jsonread_str(jsonread_get(j, "vm"), NULL))) {
+        fputs("  ", stdout);
+        put(s);
+    }
+    if ((s = jsonread_str(jsonread_get(j, "vendor"), NULL))) {
+        fputs(" (", stdout);
+        put(s);
+        fputs(")", stdout);
+    }
+    if ((s = jsonread_str(jsonread_get(j, "host"), NULL))) {
+        fputs(" on ", stdout);
+        put(s);
+    }
+    fputs("\n  agent       ", stdout);
+    put(jsonread_str(jsonread_get(j, "agent_version"), "?"));
+    printf(" (%s), %" PRId64 " connection%s, occupancy %s\n", jsonread_str(jsonread_get(j, "mode"), "mode unknown"),
+           jsonread_int(jsonread_get(j, "connections"), 0),
+           jsonread_int(jsonread_get(j, "connections"), 0) == 1 ? "" : "s",
+           jsonread_str(jsonread_get(j, "occupancy"), "off"));
+    printf("  carriers    %" PRId64 ", pins in progress %" PRId64 ", pins reported %" PRId64 "\n",
+           jsonread_int(jsonread_get(j, "carriers"), 0), jsonread_int(jsonread_get(j, "pins_in_progress"), 0),
+           jsonread_int(jsonread_get(j, "pins_total"), 0));
+    const struct jsonread *a = jsonread_get(j, "alert");
+    int64_t held = jsonread_int(jsonread_get(a, "held"), 0), total = jsonread_int(jsonread_get(a, "total"), 0);
+    if (jsonread_bool(jsonread_get(a, "active"), 0))
+        printf("  alert       STARVATION: %" PRId64 " of %" PRId64 " carriers pinned (vtpin top shows them)\n",
+               jsonread_int(jsonread_get(j, "pins_in_progress"), 0), total);
+    else
+        printf("  alert       none (%" PRId64 " of %" PRId64 " carriers held past the alert time)\n", held, total);
+    const struct jsonread *d = jsonread_get(j, "drops");
+    printf("  dropped     events %" PRId64 ", while away %" PRId64 ", transitions %" PRId64 ", stacks %" PRId64 "\n",
+           jsonread_int(jsonread_get(d, "events_dropped"), 0), jsonread_int(jsonread_get(d, "collector_dropped"), 0),
+           jsonread_int(jsonread_get(d, "transitions_dropped"), 0), jsonread_int(jsonread_get(d, "stacks_dropped"), 0));
+    fputs("  recording   ", stdout);
+    put(jsonread_str(jsonread_get(j, "recording"), "none"));
+    fputs("\n", stdout);
+}
+
+static void print_status(const struct jsonread *root)
+{
+    const struct jsonread *c = jsonread_get(root, "collector");
+    char up[32], hold[32];
+    printf("collector pid %" PRId64 " (vtpin %s), up %s, %" PRId64 " client%s connected\n",
+           jsonread_int(jsonread_get(c, "pid"), 0), jsonread_str(jsonread_get(c, "version"), "?"),
+           units_format_duration(jsonread_int(jsonread_get(c, "uptime_ns"), 0), up, sizeof(up)),
+           jsonread_int(jsonread_get(c, "clients"), 0), jsonread_int(jsonread_get(c, "clients"), 0) == 1 ? "" : "s");
+    fputs("  socket      ", stdout);
+    put(jsonread_str(jsonread_get(c, "socket"), "?"));
+    fputs("\n  recordings  ", stdout);
+    put(jsonread_str(jsonread_get(c, "dir"), "?"));
+    const struct jsonread *rule = jsonread_get(c, "alert_rule");
+    int64_t k = jsonread_int(jsonread_get(rule, "k"), 0);
+    units_format_duration(jsonread_int(jsonread_get(rule, "hold_ns"), 0), hold, sizeof(hold));
+    if (k)
+        printf("\n  alert rule  %" PRId64 " carriers of a JVM pinned for over %s\n", k, hold);
+    else
+        printf("\n  alert rule  all carriers of a JVM pinned for over %s\n", hold);
+    const struct jsonread *jvms = jsonread_get(root, "jvms");
+    if (jsonread_len(jvms) == 0)
+        fputs("\nno JVMs (start one with -agentpath:/path/libvtpin.so=collector)\n", stdout);
+    for (size_t i = 0; i < jsonread_len(jvms); i++)
+        print_jvm(jsonread_at(jvms, i));
+}
+
+int status_main(int argc, char **argv)
+{
+    static const struct option long_options[] = {
+        {"socket", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},
+        {"pid", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *socket_arg = NULL;
+    int json_out = 0, opt;
+    int64_t pid = 0;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":s:jp:h", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            socket_arg = optarg;
+            break;
+        case 'j':
+            json_out = 1;
+            break;
+        case 'p':
+            if (ask_parse_pid(optarg, &pid) != 0) {
+                fprintf(stderr, "vtpin status: --pid: '%s' is not a process id\nTry 'vtpin status --help'.\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            fputs(status_usage, stdout);
+            return EXIT_OK;
+        case ':':
+            fprintf(stderr, "vtpin status: option '%s' needs a value\nTry 'vtpin status --help'.\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            fprintf(stderr, "vtpin status: unknown option '%s'\nTry 'vtpin status --help'.\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "vtpin status: unexpected argument '%s'\nTry 'vtpin status --help'.\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    char *json = NULL;
+    struct jsonread *tree = NULL;
+    if (ask_collector("status", socket_arg, VTPIN__V1__QUERY__KIND__STATUS, pid, &json, json_out ? NULL : &tree))
+        return EXIT_FAIL;
+    if (json_out)
+        fputs(json, stdout);
+    else
+        print_status(tree);
+    jsonread_free(tree);
+    free(json);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+}

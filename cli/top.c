@@ -1,0 +1,271 @@
+/* vtpin top: each JVM's carriers, what they run, which are pinned and where,
+ * refreshed like top(1). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ask.h"
+#include "commands.h"
+#include "units.h"
+#include "utf8.h"
+#include "wire.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define NAME_WIDTH_MAX 40
+
+static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--json] [--interval DUR] [--pid PID]\n"
+                                "\n"
+                                "Shows every JVM's carrier threads as the collector sees them: the state of\n"
+                                "each (idle, running, pinned, native_block), the virtual thread it carries, how\n"
+                                "long it has been pinned and the culprit frame, and how its time split into\n"
+                                "busy / pinned / idle over the collector's window. Refreshes until Ctrl-C.\n"
+                                "\n"
+                                "options:\n"
+                                "  -s, --socket=PATH    the collector's socket (default: the collector's default)\n"
+                                "  -1, --once           print once and exit (no screen clearing)\n"
+                                "  -j, --json           print the JSON answer once (docs/collector.md)\n"
+                                "  -i, --interval=DUR   time between refreshes (default 1s; e.g. 500ms, 2s)\n"
+                                "  -p, --pid=PID        only this JVM\n"
+                                "  -h, --help           print this text\n"
+                                "\n"
+                                "exit status: 0 ok, 1 no collector (or it went away), 2 usage error\n";
+
+static void put(FILE *out, const char *s)
+{
+    utf8_write_printable(out, s ? s : "-");
+}
+
+/* Display width of s as put() writes it, roughly: one column per code point. */
+static size_t width_of(const char *s)
+{
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+/* s cut to at most cols columns (on a character boundary) into out[cap]. */
+static const char *cut(const char *s, size_t cols, char *out, size_t cap)
+{
+    size_t w = 0, i = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (p[i] && i + 1 < cap) {
+        if ((p[i] & 0xC0) != 0x80) {
+            if (w == cols)
+                break;
+            w++;
+        }
+        i++;
+    }
+    while (i > 0 && (p[i] & 0xC0) == 0x80) /* do not end inside a character */
+        i--;
+    memcpy(out, s, i);
+    out[i] = '\0';
+    return out;
+}
+
+static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
+{
+    const struct jsonread *carriers = jsonread_get(j, "carriers");
+    const struct jsonread *alert = jsonread_get(j, "alert");
+    fprintf(out, "JVM %" PRId64, jsonread_int(jsonread_get(j, "pid"), 0));
+    const char *java = jsonread_str(jsonread_get(j, "java_version"), NULL);
+    if (java) {
+        fputs("  java ", out);
+        put(out, java);
+    }
+    fprintf(out, "  %s  occupancy %s  carriers %zu",
+            jsonread_bool(jsonread_get(j, "connected"), 0) ? "connected" : "DISCONNECTED",
+            jsonread_str(jsonread_get(j, "occupancy"), "off"), jsonread_len(carriers));
+    size_t pinned = 0;
+    for (size_t i = 0; i < jsonread_len(carriers); i++) {
+        const char *state = jsonread_str(jsonread_get(jsonread_at(carriers, i), "state"), "");
+        if (strcmp(state, "pinned") == 0 || strcmp(state, "native_block") == 0)
+            pinned++;
+    }
+    if (jsonread_bool(jsonread_get(alert, "active"), 0))
+        fprintf(out, "  STARVATION ALERT: %zu of %zu carriers pinned", pinned, jsonread_len(carriers));
+    fputc('\n', out);
+    size_t name_w = 7;
+    for (size_t i = 0; i < jsonread_len(carriers); i++) {
+        size_t w = width_of(jsonread_str(jsonread_get(jsonread_at(carriers, i), "name"), ""));
+        if (w > name_w)
+            name_w = w;
+    }
+    if (name_w > NAME_WIDTH_MAX)
+        name_w = NAME_WIDTH_MAX;
+    fprintf(out, "%-*s %8s %-12s %8s %10s %6s %7s %6s  %s\n", (int)name_w, "CARRIER", "TID", "STATE", "VTHREAD",
+            "PINNED-FOR", "BUSY%", "PINNED%", "IDLE%", "CULPRIT");
+    /* the culprit gets what is left of the line */
+    size_t used = name_w + 1 + 8 + 1 + 12 + 1 + 8 + 1 + 10 + 1 + 6 + 1 + 7 + 1 + 6 + 2;
+    size_t culprit_w = cols > used + 10 ? cols - used : (cols ? 10 : SIZE_MAX);
+    if (jsonread_len(carriers) == 0)
+        fputs("  (no carriers seen yet)\n", out);
+    for (size_t i = 0; i < jsonread_len(carriers); i++) {
+        const struct jsonread *c = jsonread_at(carriers, i);
+        char name[4 * NAME_WIDTH_MAX + 1], vthread[24] = "-", pinned[32] = "-", culprit[4096];
+        cut(jsonread_str(jsonread_get(c, "name"), ""), name_w, name, sizeof(name));
+        if (!jsonread_is_null(jsonread_get(c, "vthread")))
+            snprintf(vthread, sizeof(vthread), "%" PRId64, jsonread_int(jsonread_get(c, "vthread"), 0));
+        if (!jsonread_is_null(jsonread_get(c, "pinned_for_ns")))
+            units_format_duration(jsonread_int(jsonread_get(c, "pinned_for_ns"), 0), pinned, sizeof(pinned));
+        put(out, name);
+        for (size_t w = width_of(name); w < name_w; w++)
+            fputc(' ', out);
+        fprintf(out, " %8" PRId64 " %-12s %8s %10s %6.1f %7.1f %6.1f  ", jsonread_int(jsonread_get(c, "tid"), 0),
+                jsonread_str(jsonread_get(c, "state"), "?"), vthread, pinned,
+                jsonread_num(jsonread_get(c, "busy_pct"), 0), jsonread_num(jsonread_get(c, "pinned_pct"), 0),
+                jsonread_num(jsonread_get(c, "idle_pct"), 0));
+        const char *text = jsonread_str(jsonread_get(c, "culprit"), NULL);
+        const char *reason = jsonread_str(jsonread_get(c, "reason"), NULL);
+        if (text) {
+            char full[4096];
+            snprintf(full, sizeof(full), "%s%s%s", reason ? reason : "", reason ? " " : "", text);
+            put(out, cut(full, culprit_w, culprit, sizeof(culprit)));
+        } else if (reason) {
+            put(out, reason);
+        } else {
+            fputc('-', out);
+        }
+        fputc('\n', out);
+    }
+}
+
+/* The whole screen into a string. */
+static char *render(const struct jsonread *root, size_t cols)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&buf, &size);
+    if (!out)
+        return NULL;
+    const struct jsonread *jvms = jsonread_get(root, "jvms");
+    char window[32], when[16] = "";
+    time_t t = time(NULL);
+    struct tm tm;
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%H:%M:%S", &tm);
+    fprintf(out, "vtpin top - %s - %zu JVM%s - percentages over the last %s\n", when, jsonread_len(jvms),
+            jsonread_len(jvms) == 1 ? "" : "s",
+            units_format_duration(jsonread_int(jsonread_get(root, "window_ns"), 0), window, sizeof(window)));
+    if (jsonread_len(jvms) == 0)
+        fputs("\nno JVMs connected (start one with -agentpath:/path/libvtpin.so=collector)\n", out);
+    for (size_t i = 0; i < jsonread_len(jvms); i++) {
+        fputc('\n', out);
+        render_jvm(out, jsonread_at(jvms, i), cols);
+    }
+    if (fclose(out) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static size_t terminal_columns(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 0; /* not a terminal: no cutting */
+}
+
+static void sleep_ns(int64_t ns)
+{
+    struct timespec ts = {.tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+int top_main(int argc, char **argv)
+{
+    static const struct option long_options[] = {
+        {"socket", required_argument, NULL, 's'},
+        {"once", no_argument, NULL, '1'},
+        {"json", no_argument, NULL, 'j'},
+        {"interval", required_argument, NULL, 'i'},
+        {"pid", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *socket_arg = NULL;
+    int once = 0, json_out = 0, opt;
+    int64_t pid = 0, interval = 1000000000LL;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":s:1ji:p:h", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            socket_arg = optarg;
+            break;
+        case '1':
+            once = 1;
+            break;
+        case 'j':
+            json_out = 1;
+            break;
+        case 'i':
+            if (units_parse_duration(optarg, &interval) != 0 || interval < 100000000LL) {
+                fprintf(stderr,
+                        "vtpin top: --interval: '%s' is not a duration of at least 100ms (e.g. 2s)\n"
+                        "Try 'vtpin top --help'.\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'p':
+            if (ask_parse_pid(optarg, &pid) != 0) {
+                fprintf(stderr, "vtpin top: --pid: '%s' is not a process id\nTry 'vtpin top --help'.\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            fputs(top_usage, stdout);
+            return EXIT_OK;
+        case ':':
+            fprintf(stderr, "vtpin top: option '%s' needs a value\nTry 'vtpin top --help'.\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            fprintf(stderr, "vtpin top: unknown option '%s'\nTry 'vtpin top --help'.\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "vtpin top: unexpected argument '%s'\nTry 'vtpin top --help'.\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    for (;;) {
+        char *json = NULL;
+        struct jsonread *tree = NULL;
+        if (ask_collector("top", socket_arg, VTPIN__V1__QUERY__KIND__TOP, pid, &json, json_out ? NULL : &tree))
+            return EXIT_FAIL;
+        if (json_out) {
+            fputs(json, stdout);
+            free(json);
+            return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+        }
+        char *screen = render(tree, once ? 0 : terminal_columns());
+        jsonread_free(tree);
+        free(json);
+        if (!screen) {
+            fputs("vtpin top: out of memory\n", stderr);
+            return EXIT_FAIL;
+        }
+        if (!once)
+            fputs("\033[H\033[2J", stdout); /* home, clear screen */
+        fputs(screen, stdout);
+        free(screen);
+        if (fflush(stdout) != 0)
+            return EXIT_FAIL;
+        if (once)
+            return EXIT_OK;
+        sleep_ns(interval);
+    }
+}

@@ -1,0 +1,110 @@
+#include "framer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int framer_init(struct framer *f, size_t max_frame)
+{
+    memset(f, 0, sizeof(*f));
+    f->max_frame = max_frame;
+    f->cap = FRAMER_INITIAL_CAP;
+    if (f->cap > WIRE_HEADER_LEN + max_frame)
+        f->cap = WIRE_HEADER_LEN + max_frame;
+    f->buf = malloc(f->cap);
+    return f->buf ? 0 : -ENOMEM;
+}
+
+void framer_fini(struct framer *f)
+{
+    free(f->buf);
+    f->buf = NULL;
+    f->cap = f->start = f->end = 0;
+}
+
+size_t framer_pending(const struct framer *f)
+{
+    return f->end - f->start;
+}
+
+/* Bytes the frame in progress needs in all (header + payload), at least a header. */
+static int frame_need(const struct framer *f, size_t *need)
+{
+    size_t avail = f->end - f->start;
+    if (avail < WIRE_HEADER_LEN) {
+        *need = WIRE_HEADER_LEN;
+        return 0;
+    }
+    uint32_t payload = get_le32(f->buf + f->start);
+    if (payload > f->max_frame)
+        return -EMSGSIZE;
+    *need = WIRE_HEADER_LEN + (size_t)payload;
+    return 0;
+}
+
+int framer_space(struct framer *f, uint8_t **room, size_t *len)
+{
+    size_t need;
+    int rc = frame_need(f, &need);
+    if (rc)
+        return rc;
+    if (f->start > 0 && (f->start == f->end || f->start + need > f->cap)) {
+        memmove(f->buf, f->buf + f->start, f->end - f->start);
+        f->end -= f->start;
+        f->start = 0;
+    }
+    if (f->start + need > f->cap) { /* only when the frame needs it; need <= header + max */
+        size_t ncap = f->cap;
+        while (ncap < need)
+            ncap *= 2;
+        if (ncap > WIRE_HEADER_LEN + f->max_frame)
+            ncap = WIRE_HEADER_LEN + f->max_frame;
+        uint8_t *nbuf = realloc(f->buf, ncap);
+        if (!nbuf)
+            return -ENOMEM;
+        f->buf = nbuf;
+        f->cap = ncap;
+    }
+    if (f->end == f->cap) { /* a frame fits but the tail is full: make room */
+        memmove(f->buf, f->buf + f->start, f->end - f->start);
+        f->end -= f->start;
+        f->start = 0;
+    }
+    if (f->end == f->cap)
+        return -ENOBUFS; /* a whole frame is buffered: take it with framer_next first */
+    *room = f->buf + f->end;
+    *len = f->cap - f->end;
+    return 0;
+}
+
+void framer_commit(struct framer *f, size_t n)
+{
+    f->end += n;
+}
+
+int framer_next(struct framer *f, const uint8_t **frame, size_t *len)
+{
+    size_t avail = f->end - f->start;
+    if (avail < WIRE_HEADER_LEN)
+        return 0;
+    uint32_t payload = get_le32(f->buf + f->start);
+    if (payload > f->max_frame) {
+        *len = payload;
+        return -EMSGSIZE;
+    }
+    size_t need = WIRE_HEADER_LEN + (size_t)payload;
+    if (avail < need)
+        return 0;
+    *frame = f->buf + f->start;
+    *len = need;
+    f->start += need;
+    f->consumed += need;
+    return 1;
+}

@@ -1,0 +1,528 @@
+#include "jvms.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clog.h"
+#include "idmap.h"
+#include "units.h"
+
+struct jvms {
+    struct jvms_config cfg;
+    struct jvm *head, *tail;
+    size_t count;
+};
+
+const char *jvms_occupancy_name(int source)
+{
+    switch (source) {
+    case VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT:
+        return "exact";
+    case VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED:
+        return "sampled";
+    default:
+        return "off";
+    }
+}
+
+int jvms_new(struct jvms **out, const struct jvms_config *cfg)
+{
+    struct jvms *r = calloc(1, sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    r->cfg = *cfg;
+    *out = r;
+    return 0;
+}
+
+static void hello_fini(struct session_hello *h)
+{
+    free(h->java_version);
+    free(h->vm_name);
+    free(h->vm_version);
+    free(h->vm_vendor);
+    free(h->host);
+    free(h->agent_version);
+    free(h->options);
+    memset(h, 0, sizeof(*h));
+}
+
+/* A deep copy of src into dst (freeing what dst held). 0 or -ENOMEM (dst unchanged). */
+static int hello_copy(struct session_hello *dst, const struct session_hello *src)
+{
+    struct session_hello h = *src;
+    h.java_version = strdup(src->java_version);
+    h.vm_name = strdup(src->vm_name);
+    h.vm_version = strdup(src->vm_version);
+    h.vm_vendor = strdup(src->vm_vendor);
+    h.host = strdup(src->host);
+    h.agent_version = strdup(src->agent_version);
+    h.options = strdup(src->options);
+    if (!h.java_version || !h.vm_name || !h.vm_version || !h.vm_vendor || !h.host || !h.agent_version || !h.options) {
+        hello_fini(&h);
+        return -ENOMEM;
+    }
+    hello_fini(dst);
+    *dst = h;
+    return 0;
+}
+
+static void jvm_free(struct jvm *j)
+{
+    if (!j)
+        return;
+    hello_fini(&j->hello);
+    free(j->recording);
+    occupancy_free(j->occ);
+    idmap_free(j->carrier_pins, free);
+    free(j);
+}
+
+void jvms_free(struct jvms *r)
+{
+    if (!r)
+        return;
+    struct jvm *j = r->head;
+    while (j) {
+        struct jvm *next = j->next;
+        jvm_free(j);
+        j = next;
+    }
+    free(r);
+}
+
+const struct jvms_config *jvms_config(const struct jvms *r)
+{
+    return &r->cfg;
+}
+
+struct jvm *jvms_first(const struct jvms *r)
+{
+    return r->head;
+}
+
+size_t jvms_count(const struct jvms *r)
+{
+    return r->count;
+}
+
+int64_t jvm_clock(const struct jvm *j, int64_t now)
+{
+    return j->live ? now : j->disconnected_at;
+}
+
+static void unlink_jvm(struct jvms *r, struct jvm *j)
+{
+    struct jvm **pp = &r->head, *prev = NULL;
+    while (*pp && *pp != j) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (!*pp)
+        return;
+    *pp = j->next;
+    if (r->tail == j)
+        r->tail = prev;
+    r->count--;
+}
+
+/* Makes room for one more JVM by dropping the one disconnected the longest. */
+static int make_room(struct jvms *r)
+{
+    if (r->count < r->cfg.max_jvms)
+        return 0;
+    struct jvm *oldest = NULL;
+    for (struct jvm *j = r->head; j; j = j->next)
+        if (!j->live && (!oldest || j->disconnected_at < oldest->disconnected_at))
+            oldest = j;
+    if (!oldest)
+        return -ENOSPC;
+    unlink_jvm(r, oldest);
+    jvm_free(oldest);
+    return 0;
+}
+
+/* Ends every pin in progress at t (a reconnect: the agent re-sends the live ones). */
+static int end_pins(struct jvm *j, int64_t t)
+{
+    size_t pos = 0;
+    uint64_t tid;
+    void *value;
+    while (idmap_next(j->carrier_pins, &pos, &tid, &value))
+        occupancy_pin_end(j->occ, *(uint64_t *)value, t);
+    struct idmap *fresh = idmap_new();
+    if (!fresh)
+        return -ENOMEM;
+    idmap_free(j->carrier_pins, free);
+    j->carrier_pins = fresh;
+    return 0;
+}
+
+int jvms_attach(struct jvms *r, const struct session *s, const char *recording, void *owner, int64_t now,
+                struct jvm **out)
+{
+    const struct session_hello *h = session_hello(s);
+    struct jvm *j = r->head;
+    while (j && !(j->pid == h->pid && j->start_unix_ns == h->start_unix_ns))
+        j = j->next;
+    int rc;
+    if (!j) {
+        if ((rc = make_room(r)) != 0)
+            return rc;
+        j = calloc(1, sizeof(*j));
+        if (!j)
+            return -ENOMEM;
+        j->pid = h->pid;
+        j->start_unix_ns = h->start_unix_ns;
+        j->max_carriers = r->cfg.max_carriers;
+        j->occ = occupancy_new(r->cfg.max_carriers, r->cfg.window_ns, r->cfg.bucket_ns);
+        j->carrier_pins = idmap_new();
+        if (!j->occ || !j->carrier_pins || hello_copy(&j->hello, h) != 0) {
+            jvm_free(j);
+            return -ENOMEM;
+        }
+        j->hello.connection = h->connection;
+        if (r->tail)
+            r->tail->next = j;
+        else
+            r->head = j;
+        r->tail = j;
+        r->count++;
+    } else if (h->connection >= j->hello.connection || !j->owner) {
+        /* the newest connection describes the JVM */
+        if ((rc = hello_copy(&j->hello, h)) != 0 || (rc = end_pins(j, j->disconnected_at ? j->disconnected_at : now)))
+            return rc;
+    } else {
+        /* an older connection number than the one shown: counted, not shown */
+        j->live++;
+        j->connections++;
+        *out = j;
+        return 0;
+    }
+    if ((rc = jvm_set_recording(j, recording)) != 0)
+        return rc;
+    j->owner = owner;
+    j->live++;
+    j->connections++;
+    j->connected_at = now;
+    j->disconnected_at = 0;
+    *out = j;
+    return 0;
+}
+
+int jvm_set_recording(struct jvm *j, const char *path)
+{
+    char *copy = path ? strdup(path) : NULL;
+    if (path && !copy)
+        return -ENOMEM;
+    free(j->recording);
+    j->recording = copy;
+    return 0;
+}
+
+void jvms_detach(struct jvms *r, struct jvm *j, void *owner, int64_t now)
+{
+    (void)r;
+    if (j->live > 0)
+        j->live--;
+    if (j->owner == owner)
+        j->owner = NULL;
+    if (j->live == 0)
+        j->disconnected_at = now > 0 ? now : 1;
+}
+
+size_t jvms_expire(struct jvms *r, int64_t now)
+{
+    size_t n = 0;
+    struct jvm *j = r->head;
+    while (j) {
+        struct jvm *next = j->next;
+        if (!j->live && now - j->disconnected_at > r->cfg.linger_ns) {
+            unlink_jvm(r, j);
+            jvm_free(j);
+            n++;
+        }
+        j = next;
+    }
+    return n;
+}
+
+static void copy_stats(struct jvm_stats *d, const Vtpin__V1__Stats *s)
+{
+    d->has = 1;
+    d->pins = s->has_pins ? s->pins : 0;
+    d->pins_reported = s->has_pins_reported ? s->pins_reported : 0;
+    d->events_dropped = s->has_events_dropped ? s->events_dropped : 0;
+    d->stacks_dropped = s->has_stacks_dropped ? s->stacks_dropped : 0;
+    d->collector_dropped = s->has_collector_dropped ? s->collector_dropped : 0;
+    d->transitions_dropped = s->has_transitions_dropped ? s->transitions_dropped : 0;
+    d->reconnects = s->has_reconnects ? s->reconnects : 0;
+}
+
+/* Remembers pin_id as carrier tid's latest pin (bounded by the carrier cap). */
+static void note_carrier_pin(struct jvm *j, int32_t tid, uint64_t pin_id, unsigned max)
+{
+    uint64_t *id = idmap_get(j->carrier_pins, (uint32_t)tid);
+    if (id) {
+        *id = pin_id;
+        return;
+    }
+    if (idmap_count(j->carrier_pins) >= 2u * max || !(id = malloc(sizeof(*id))))
+        return;
+    *id = pin_id;
+    if (idmap_put(j->carrier_pins, (uint32_t)tid, id, NULL) != 0)
+        free(id);
+}
+
+static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin__V1__PinStart *p)
+{
+    if (p->pin_id > j->max_pin_id) {
+        j->pins_total++;
+        j->max_pin_id = p->pin_id;
+    }
+    if (!p->has_carrier_tid)
+        return; /* no carrier to account it to */
+    note_carrier_pin(j, p->carrier_tid, p->pin_id, j->max_carriers);
+    char culprit[JVMS_CULPRIT_CAP];
+    const char *text = NULL;
+    if (p->has_stack && p->has_culprit_frame)
+        text = session_format_frame(s, p->stack, p->culprit_frame, culprit, sizeof(culprit));
+    occupancy_pin_start(j->occ, p->carrier_tid, p->pin_id, (int)p->reason, text, p->has_vthread_id ? p->vthread_id : 0,
+                        p->start_ns);
+}
+
+int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now)
+{
+    switch (ev->body_case) {
+    case VTPIN__V1__EVENT__BODY_PIN_START:
+        apply_pin_start(j, s, ev->pin_start);
+        return 0;
+    case VTPIN__V1__EVENT__BODY_PIN_END:
+        occupancy_pin_end(j->occ, ev->pin_end->pin_id, ev->pin_end->end_ns);
+        return 0;
+    case VTPIN__V1__EVENT__BODY_STATS:
+        copy_stats(&j->stats, ev->stats);
+        return 0;
+    case VTPIN__V1__EVENT__BODY_GOODBYE:
+        if (ev->goodbye->stats)
+            copy_stats(&j->stats, ev->goodbye->stats);
+        return 0;
+    case VTPIN__V1__EVENT__BODY_CARRIER: {
+        const Vtpin__V1__Carrier *c = ev->carrier;
+        const char *name = c->has_name ? session_string(s, c->name) : NULL;
+        occupancy_carrier(j->occ, c->tid, name, c->has_start_ns ? c->start_ns : now);
+        return 0;
+    }
+    case VTPIN__V1__EVENT__BODY_TRANSITIONS: {
+        const Vtpin__V1__Transitions *t = ev->transitions;
+        size_t n = t->n_times_ns < t->n_vthread_ids ? t->n_times_ns : t->n_vthread_ids;
+        if (t->n_times_ns != t->n_vthread_ids)
+            j->malformed++;
+        for (size_t i = 0; i < n; i++)
+            occupancy_mount(j->occ, t->carrier_tid, t->vthread_ids[i], t->times_ns[i]);
+        return 0;
+    }
+    case VTPIN__V1__EVENT__BODY_CARRIER_SAMPLE: {
+        const Vtpin__V1__CarrierSample *cs = ev->carrier_sample;
+        size_t n = cs->n_carrier_tids < cs->n_vthread_ids ? cs->n_carrier_tids : cs->n_vthread_ids;
+        if (cs->n_carrier_tids != cs->n_vthread_ids)
+            j->malformed++;
+        for (size_t i = 0; i < n; i++)
+            occupancy_sample(j->occ, cs->carrier_tids[i], cs->vthread_ids[i], cs->time_ns);
+        return 0;
+    }
+    case VTPIN__V1__EVENT__BODY_NOTICE:
+        return 0;
+    case VTPIN__V1__EVENT__BODY_STRING:
+    case VTPIN__V1__EVENT__BODY_METHOD:
+    case VTPIN__V1__EVENT__BODY_STACK:
+        return 0; /* definitions belong to the session */
+    default:
+        return -EPROTO; /* Hello, Query, QueryReply, Alert, or nothing */
+    }
+}
+
+/* ---- alerts ---------------------------------------------------------------- */
+
+/* A growing string. */
+struct text {
+    char *s;
+    size_t len, cap;
+    int oom;
+};
+
+static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(struct text *t, const char *fmt, ...)
+{
+    if (t->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->oom = 1;
+            return;
+        }
+        if (t->s && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t ncap = t->cap ? t->cap : 256;
+        while (ncap <= t->len + (size_t)n)
+            ncap *= 2;
+        char *ns = realloc(t->s, ncap);
+        if (!ns) {
+            t->oom = 1;
+            return;
+        }
+        t->s = ns;
+        t->cap = ncap;
+    }
+}
+
+/* Name and culprit of carrier tid in views (NULL when not found). */
+static const struct carrier_view *view_of(const struct carrier_view *views, size_t n, int32_t tid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (views[i].tid == tid)
+            return &views[i];
+    return NULL;
+}
+
+/* Packs the Alert for j's alert state (with text) and returns the log line. */
+static int alert_emit(struct jvm *j, int64_t now, int active, const char *head, char **line, uint8_t **frame,
+                      size_t *frame_len)
+{
+    const struct alert_state *st = &j->alert;
+    size_t ncar = occupancy_view(j->occ, NULL, 0);
+    struct carrier_view *views = calloc(ncar ? ncar : 1, sizeof(*views));
+    int32_t *tids = calloc(st->tid_count ? st->tid_count : 1, sizeof(*tids));
+    char **culprits = calloc(st->tid_count ? st->tid_count : 1, sizeof(*culprits));
+    struct text t = {0};
+    uint8_t *buf = NULL;
+    int rc = -ENOMEM;
+    if (!views || !tids || !culprits)
+        goto cleanup;
+    occupancy_view(j->occ, views, ncar);
+    text_add(&t, "%s", head);
+    for (unsigned i = 0; i < st->tid_count; i++) {
+        const struct carrier_view *v = view_of(views, ncar, st->tids[i]);
+        char name[128], culprit[JVMS_CULPRIT_CAP];
+        tids[i] = st->tids[i];
+        culprits[i] = (char *)(v && v->culprit ? v->culprit : "");
+        text_add(&t, "%s %s (tid %" PRId32 ")", i ? ";" : ":", clog_printable(v ? v->name : NULL, name, sizeof(name)),
+                 st->tids[i]);
+        if (v && v->culprit && *v->culprit)
+            text_add(&t, " %s at %s", wire_reason_name(v->reason),
+                     clog_printable(v->culprit, culprit, sizeof(culprit)));
+    }
+    if (st->held > st->tid_count)
+        text_add(&t, "; and %u more", st->held - st->tid_count);
+    if (t.oom)
+        goto cleanup;
+
+    Vtpin__V1__Alert alert = VTPIN__V1__ALERT__INIT;
+    alert.time_ns = now;
+    alert.active = active ? 1 : 0;
+    alert.has_held_carriers = 1;
+    alert.held_carriers = st->held;
+    alert.has_total_carriers = 1;
+    alert.total_carriers = st->total;
+    alert.n_carrier_tids = st->tid_count;
+    alert.carrier_tids = tids;
+    alert.n_culprits = st->tid_count;
+    alert.culprits = culprits;
+    alert.text = t.s;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_ALERT;
+    ev.alert = &alert;
+    size_t size = wire_packed_size(&ev);
+    buf = malloc(size);
+    if (!buf)
+        goto cleanup;
+    ssize_t n = wire_pack(&ev, buf, size, size);
+    if (n < 0) {
+        rc = (int)n;
+        goto cleanup;
+    }
+    *frame = buf;
+    *frame_len = (size_t)n;
+    *line = t.s;
+    buf = NULL;
+    t.s = NULL;
+    rc = 1;
+cleanup:
+    free(views);
+    free(tids);
+    free(culprits);
+    free(t.s);
+    free(buf);
+    return rc;
+}
+
+/* Carriers pinned or native-blocked now, whatever for how long. */
+static unsigned pinned_now(struct jvm *j)
+{
+    size_t n = occupancy_view(j->occ, NULL, 0);
+    struct carrier_view *v = calloc(n ? n : 1, sizeof(*v));
+    unsigned pinned = 0;
+    if (!v)
+        return 0;
+    occupancy_view(j->occ, v, n);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].state == CARRIER_PINNED || v[i].state == CARRIER_NATIVE_BLOCK)
+            pinned++;
+    free(v);
+    return pinned;
+}
+
+int jvm_alert_check(struct jvm *j, const struct alert_rule *rule, int64_t now, char **line, uint8_t **frame,
+                    size_t *frame_len)
+{
+    occupancy_advance(j->occ, now);
+    occupancy_alert_check(j->occ, rule, now, &j->alert);
+    char head[256], hold[32], lasted[32];
+    units_format_duration(rule->hold_ns, hold, sizeof(hold));
+    if (!j->alert_active) {
+        if (!j->alert.active)
+            return 0;
+        j->alert_active = 1;
+        j->alert_since = now;
+        snprintf(head, sizeof(head), "JVM pid %" PRId64 ": carrier starvation: %u of %u carriers pinned for over %s",
+                 j->pid, j->alert.held, j->alert.total, hold);
+    } else {
+        /* hysteresis: the alert holds while enough carriers are pinned at all, so
+         * back-to-back pins (each younger than the hold time) do not make it flap */
+        unsigned need = rule->k ? rule->k : j->alert.total;
+        unsigned pinned = pinned_now(j);
+        if (j->alert.active || (need > 0 && pinned >= need))
+            return 0;
+        j->alert_active = 0;
+        units_format_duration(now - j->alert_since, lasted, sizeof(lasted));
+        snprintf(head, sizeof(head), "JVM pid %" PRId64 ": carrier starvation over after %s: %u of %u carriers pinned",
+                 j->pid, lasted, pinned, j->alert.total);
+        j->alert_since = 0;
+    }
+    return alert_emit(j, now, j->alert_active, head, line, frame, frame_len);
+}
+
+int jvm_alert_reset(struct jvm *j, int64_t now, const char *why, char **line, uint8_t **frame, size_t *frame_len)
+{
+    if (!j->alert_active)
+        return 0;
+    char head[256], lasted[32];
+    units_format_duration(now - j->alert_since, lasted, sizeof(lasted));
+    snprintf(head, sizeof(head), "JVM pid %" PRId64 ": carrier starvation alert cleared after %s: %s", j->pid, lasted,
+             why);
+    j->alert_active = 0;
+    j->alert_since = 0;
+    int rc = alert_emit(j, now, 0, head, line, frame, frame_len);
+    memset(&j->alert, 0, sizeof(j->alert));
+    return rc;
+}

@@ -1,0 +1,107 @@
+/* The JVMs the collector knows: one per (pid, start_unix_ns) of the Hello,
+ * whatever the number of connections it made (reconnects carry the same pair
+ * with connection 1, 2, ...). The newest connection's Hello describes the
+ * JVM; its occupancy model, counters and alert state carry over. A JVM whose
+ * last connection ended stays listed as disconnected for linger_ns, then is
+ * freed by jvms_expire.
+ *
+ * Pure: no I/O, no clock reads (times are passed in, CLOCK_MONOTONIC ns,
+ * the clock the agents stamp their events with). */
+#ifndef VTPIN_COLLECTOR_JVMS_H
+#define VTPIN_COLLECTOR_JVMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "occupancy.h"
+#include "session.h"
+#include "wire.h"
+
+struct jvms_config {
+    unsigned max_carriers; /* per JVM */
+    int64_t window_ns, bucket_ns;
+    int64_t linger_ns; /* how long a disconnected JVM stays listed */
+    size_t max_jvms;   /* JVMs tracked at once, connected or lingering */
+    struct alert_rule alert;
+};
+
+#define JVMS_CULPRIT_CAP 512
+
+/* The agent's counters from its latest Stats (or Goodbye). */
+struct jvm_stats {
+    int has;
+    uint64_t pins, pins_reported, events_dropped, stacks_dropped, collector_dropped, transitions_dropped;
+    uint32_t reconnects;
+};
+
+struct jvm {
+    struct jvm *next;
+    int64_t pid, start_unix_ns;
+    struct session_hello hello;            /* the newest connection's, strings owned */
+    char *recording;                       /* the newest connection's recording, NULL if none */
+    unsigned live;                         /* connections open now */
+    unsigned connections;                  /* connections seen in all */
+    int64_t connected_at, disconnected_at; /* of the newest connection; 0 while connected */
+    struct occupancy *occ;
+    uint64_t pins_total;        /* distinct pins reported (PinStart) over all connections */
+    uint64_t max_pin_id;        /* pin ids grow: a PinStart re-sent after a reconnect is not new */
+    struct idmap *carrier_pins; /* carrier tid -> its latest pin id, to end them on a reconnect */
+    unsigned max_carriers;      /* the occupancy's cap */
+    uint64_t malformed;         /* Transitions / CarrierSample with mismatched arrays */
+    uint64_t defs_dropped;      /* definitions dropped by full session tables (all connections) */
+    struct jvm_stats stats;
+    struct alert_state alert; /* the occupancy's evaluation at the last tick */
+    int alert_active;         /* raised (logged, recorded) and not cleared yet */
+    int64_t alert_since;      /* when it was raised */
+    void *owner;              /* the newest connection (opaque to this module), NULL when none */
+};
+
+struct jvms;
+
+int jvms_new(struct jvms **out, const struct jvms_config *cfg);
+void jvms_free(struct jvms *r);
+const struct jvms_config *jvms_config(const struct jvms *r);
+
+/* A connection said Hello (session): the JVM it belongs to, created if new
+ * (and -ENOSPC when max_jvms are tracked), with one more live connection.
+ * The session's Hello becomes the JVM's when it is the newest connection.
+ * A newer connection of a known JVM (a reconnect) ends the pins in progress
+ * at the time the JVM disconnected (or now): the agent re-sends the pins
+ * still in progress right after its Hello, so those that ended while it was
+ * away do not stay pinned forever. */
+int jvms_attach(struct jvms *r, const struct session *s, const char *recording, void *owner, int64_t now,
+                struct jvm **out);
+/* The recording of j's newest connection (copied; NULL: none). 0 or -ENOMEM. */
+int jvm_set_recording(struct jvm *j, const char *path);
+/* A connection of j ended; owner is the one given to jvms_attach. */
+void jvms_detach(struct jvms *r, struct jvm *j, void *owner, int64_t now);
+
+/* Applies an agent event of session s (not a definition, Hello or Query) to j.
+ * 0, or -EPROTO for an event an agent must not send (Hello, Query, QueryReply, Alert). */
+int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now);
+
+/* Evaluates the alert rule at now for a connected JVM (occupancy_alert_check):
+ * raised when k of the P carriers (k = 0: all) have each been pinned for
+ * longer than rule->hold_ns; cleared once fewer than k (or P) carriers are
+ * pinned at all (hysteresis: back-to-back pins keep it raised). When the
+ * alert was raised or cleared, returns 1 with *line (the log line, malloc'ed)
+ * and *frame, *frame_len (an Alert event packed as a frame, malloc'ed); else
+ * 0; -ENOMEM. */
+int jvm_alert_check(struct jvm *j, const struct alert_rule *rule, int64_t now, char **line, uint8_t **frame,
+                    size_t *frame_len);
+/* Clears an active alert because its JVM disconnected: same outputs. */
+int jvm_alert_reset(struct jvm *j, int64_t now, const char *why, char **line, uint8_t **frame, size_t *frame_len);
+
+/* Frees the JVMs disconnected for longer than linger_ns. Returns how many. */
+size_t jvms_expire(struct jvms *r, int64_t now);
+
+/* In order of first connection. */
+struct jvm *jvms_first(const struct jvms *r);
+size_t jvms_count(const struct jvms *r);
+
+/* The time views and alerts of j refer to: now while connected, else when it disconnected. */
+int64_t jvm_clock(const struct jvm *j, int64_t now);
+
+const char *jvms_occupancy_name(int source); /* "exact", "sampled", "off" */
+
+#endif

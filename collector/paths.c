@@ -1,0 +1,127 @@
+#include "paths.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define SUN_PATH_CAP sizeof(((struct sockaddr_un *)0)->sun_path)
+
+/* snprintf into out[cap]: 0, or -ENAMETOOLONG when it was cut. */
+static int format_path(char *out, size_t cap, const char *fmt, const char *a, const char *b)
+{
+    int n = snprintf(out, cap, fmt, a, b);
+    if (n < 0 || (size_t)n >= cap)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+int collector_default_socket(char *out, size_t cap)
+{
+    const char *runtime = getenv("XDG_RUNTIME_DIR");
+    int rc;
+    if (runtime && runtime[0] == '/') {
+        rc = format_path(out, cap, "%s/vtpin/%s", runtime, PATHS_SOCKET_NAME);
+    } else {
+        char uid[32];
+        snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
+        rc = format_path(out, cap, "/tmp/vtpin-%s/%s", uid, PATHS_SOCKET_NAME);
+    }
+    if (rc == 0 && strlen(out) >= SUN_PATH_CAP)
+        rc = -ENAMETOOLONG;
+    return rc;
+}
+
+int collector_default_dir(char *out, size_t cap)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    if (state && state[0] == '/')
+        return format_path(out, cap, "%s/%s", state, "vtpin");
+    const char *home = getenv("HOME");
+    if (!home || home[0] != '/') {
+        struct passwd *pw = getpwuid(geteuid());
+        home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+    }
+    if (!home)
+        return -ENOENT;
+    return format_path(out, cap, "%s/%s", home, ".local/state/vtpin");
+}
+
+int paths_dirname(const char *path, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return format_path(out, cap, "%s%s", ".", "");
+    size_t n = (size_t)(slash - path);
+    if (n == 0)
+        n = 1; /* "/x" -> "/" */
+    if (n >= cap)
+        return -ENAMETOOLONG;
+    memcpy(out, path, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* Checks (and tightens) an existing directory for the strict case. */
+static int check_private(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+        return rc;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: exists and is not a directory (or is a symbolic link)", dir);
+        return -ENOTDIR;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(err, errlen, "%s: owned by uid %u, not by this user (uid %u): refusing to use it", dir,
+                 (unsigned)st.st_uid, (unsigned)geteuid());
+        return -EPERM;
+    }
+    if ((st.st_mode & 077) && chmod(dir, 0700) != 0) {
+        int rc = -errno;
+        snprintf(err, errlen, "%s: cannot make it private (chmod 0700): %s", dir, strerror(-rc));
+        return rc;
+    }
+    return 0;
+}
+
+int paths_make_private_dir(const char *dir, int strict, char *err, size_t errlen)
+{
+    char buf[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof(buf)) {
+        snprintf(err, errlen, "%s: bad directory name", dir);
+        return n ? -ENAMETOOLONG : -EINVAL;
+    }
+    memcpy(buf, dir, n + 1);
+    while (n > 1 && buf[n - 1] == '/')
+        buf[--n] = '\0';
+    /* every prefix ending before a '/', then the whole path */
+    for (char *p = buf + 1;; p++) {
+        int last = *p == '\0';
+        if (*p != '/' && !last)
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
+            int rc = -errno;
+            snprintf(err, errlen, "%s: cannot create directory: %s", buf, strerror(-rc));
+            return rc;
+        }
+        if (last)
+            break;
+        *p = '/';
+    }
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a directory", buf);
+        return -ENOTDIR;
+    }
+    return strict ? check_private(buf, err, errlen) : 0;
+}

@@ -1,0 +1,33 @@
+/* Where the collector listens and writes, and the private directories for both.
+ *
+ * The socket rule (the agent applies the same one to find the collector):
+ *   $XDG_RUNTIME_DIR/vtpin/collector.sock   when XDG_RUNTIME_DIR is set, absolute and not empty
+ *   /tmp/vtpin-<euid>/collector.sock        otherwise
+ * Recordings go to $XDG_STATE_HOME/vtpin, else $HOME/.local/state/vtpin
+ * (the home directory from the password database when HOME is unset). */
+#ifndef VTPIN_COLLECTOR_PATHS_H
+#define VTPIN_COLLECTOR_PATHS_H
+
+#include <stddef.h>
+
+#define PATHS_SOCKET_NAME "collector.sock"
+
+/* The default socket path into out[cap]. 0, or -ENAMETOOLONG when it does
+ * not fit out or a sockaddr_un. */
+int collector_default_socket(char *out, size_t cap);
+
+/* The default recording directory into out[cap]. 0, -ENOENT when no home
+ * directory is known, or -ENAMETOOLONG. */
+int collector_default_dir(char *out, size_t cap);
+
+/* Creates dir and its missing parents with mode 0700. With strict (for the
+ * default socket directory, which may sit in /tmp), an existing dir must be
+ * a real directory (not a symlink) owned by the effective uid; group and other
+ * permissions are then removed. 0 or -errno (-EPERM: owned by someone else,
+ * -ENOTDIR: not a directory); err names the path. */
+int paths_make_private_dir(const char *dir, int strict, char *err, size_t errlen);
+
+/* The directory part of path into out[cap] ("." when there is none). 0 or -ENAMETOOLONG. */
+int paths_dirname(const char *path, char *out, size_t cap);
+
+#endif

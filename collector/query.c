@@ -1,0 +1,250 @@
+#include "query.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "json.h"
+#include "recording.h"
+
+const char *query_state_name(int state)
+{
+    switch (state) {
+    case CARRIER_RUNNING:
+        return "running";
+    case CARRIER_PINNED:
+        return "pinned";
+    case CARRIER_NATIVE_BLOCK:
+        return "native_block";
+    default:
+        return "idle";
+    }
+}
+
+/* A percentage with one decimal. json.h has no floating-point values: the key
+ * leaves the writer expecting a value, which we write and then mark written. */
+static void kv_pct(struct json *j, const char *key, double v)
+{
+    if (!(v >= 0))
+        v = 0;
+    if (v > 100)
+        v = 100;
+    json_key(j, key);
+    fprintf(j->out, "%.1f", v);
+    j->after_key = 0;
+}
+
+/* A Hello string: null when the agent did not say. */
+static void kv_text(struct json *j, const char *key, const char *s)
+{
+    json_kv_string(j, key, s && *s ? s : NULL);
+}
+
+/* The carriers of j at its clock; NULL with *n = 0 when there are none or no memory. */
+static struct carrier_view *views_of(struct jvm *j, int64_t clock, size_t *n)
+{
+    occupancy_advance(j->occ, clock);
+    *n = occupancy_view(j->occ, NULL, 0);
+    if (*n == 0)
+        return NULL;
+    struct carrier_view *v = calloc(*n, sizeof(*v));
+    if (!v) {
+        *n = 0;
+        return NULL;
+    }
+    occupancy_view(j->occ, v, *n);
+    return v;
+}
+
+static void alert_object(struct json *js, struct jvm *j, const struct jvms_config *cfg, int64_t clock)
+{
+    /* held and total as of now; active as raised by the collector's last tick */
+    struct alert_state now_state = j->alert;
+    occupancy_alert_check(j->occ, &cfg->alert, clock, &now_state);
+    json_key(js, "alert");
+    json_object_begin_inline(js);
+    json_kv_bool(js, "active", j->alert_active);
+    json_kv_uint(js, "held", now_state.held);
+    json_kv_uint(js, "total", now_state.total);
+    json_object_end(js);
+}
+
+static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, int64_t now)
+{
+    int64_t clock = jvm_clock(j, now);
+    size_t n = 0;
+    struct carrier_view *v = views_of(j, clock, &n);
+    size_t pinned = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].state == CARRIER_PINNED || v[i].state == CARRIER_NATIVE_BLOCK)
+            pinned++;
+    free(v);
+    const struct session_hello *h = &j->hello;
+    json_object_begin(js);
+    json_kv_int(js, "pid", j->pid);
+    kv_text(js, "java_version", h->java_version);
+    kv_text(js, "vm", h->vm_name);
+    kv_text(js, "vm_version", h->vm_version);
+    kv_text(js, "vendor", h->vm_vendor);
+    kv_text(js, "host", h->host);
+    kv_text(js, "agent_version", h->agent_version);
+    kv_text(js, "options", h->options);
+    json_kv_string(js, "mode", recording_mode_name(h->mode));
+    if (h->jdk_feature)
+        json_kv_uint(js, "jdk_feature", h->jdk_feature);
+    else
+        json_kv_null(js, "jdk_feature");
+    json_kv_int(js, "start_unix_ns", j->start_unix_ns);
+    json_kv_bool(js, "connected", j->live > 0);
+    if (j->live)
+        json_kv_null(js, "disconnected_for_ns");
+    else
+        json_kv_int(js, "disconnected_for_ns", now - j->disconnected_at);
+    json_kv_uint(js, "connections", j->connections);
+    json_kv_uint(js, "connection", h->connection);
+    json_kv_string(js, "recording", j->recording);
+    json_kv_string(js, "occupancy", jvms_occupancy_name(h->occupancy));
+    json_kv_uint(js, "carriers", n);
+    json_kv_uint(js, "pins_in_progress", pinned);
+    json_kv_uint(js, "pins_total", j->pins_total);
+    alert_object(js, j, cfg, clock);
+    json_key(js, "drops");
+    json_object_begin_inline(js);
+    json_kv_uint(js, "events_dropped", j->stats.events_dropped);
+    json_kv_uint(js, "collector_dropped", j->stats.collector_dropped);
+    json_kv_uint(js, "transitions_dropped", j->stats.transitions_dropped);
+    json_kv_uint(js, "stacks_dropped", j->stats.stacks_dropped);
+    json_kv_uint(js, "definitions_dropped", j->defs_dropped);
+    json_kv_uint(js, "carriers_dropped", occupancy_carriers_dropped(j->occ));
+    json_object_end(js);
+    json_kv_uint(js, "reconnects", j->stats.reconnects);
+    json_object_end(js);
+}
+
+static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, int64_t now)
+{
+    int64_t clock = jvm_clock(j, now);
+    size_t n = 0;
+    struct carrier_view *v = views_of(j, clock, &n);
+    json_object_begin(js);
+    json_kv_int(js, "pid", j->pid);
+    kv_text(js, "java_version", j->hello.java_version);
+    json_kv_bool(js, "connected", j->live > 0);
+    json_kv_string(js, "occupancy", jvms_occupancy_name(j->hello.occupancy));
+    alert_object(js, j, cfg, clock);
+    json_key(js, "carriers");
+    json_array_begin(js);
+    for (size_t i = 0; i < n; i++) {
+        const struct carrier_view *c = &v[i];
+        int pinned = c->state == CARRIER_PINNED || c->state == CARRIER_NATIVE_BLOCK;
+        json_object_begin_inline(js);
+        json_kv_string(js, "name", c->name);
+        json_kv_int(js, "tid", c->tid);
+        json_kv_string(js, "state", query_state_name(c->state));
+        if (c->vthread_id)
+            json_kv_int(js, "vthread", c->vthread_id);
+        else
+            json_kv_null(js, "vthread");
+        if (pinned && c->pinned_since)
+            json_kv_int(js, "pinned_for_ns", clock > c->pinned_since ? clock - c->pinned_since : 0);
+        else
+            json_kv_null(js, "pinned_for_ns");
+        json_kv_string(js, "reason", pinned ? wire_reason_name(c->reason) : NULL);
+        json_kv_string(js, "culprit", pinned && c->culprit && *c->culprit ? c->culprit : NULL);
+        kv_pct(js, "busy_pct", c->busy_pct);
+        kv_pct(js, "pinned_pct", c->pinned_pct);
+        kv_pct(js, "idle_pct", c->idle_pct);
+        json_kv_uint(js, "mounts", c->mounts);
+        json_object_end(js);
+    }
+    json_array_end(js);
+    json_object_end(js);
+    free(v);
+}
+
+int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t pid, int64_t now, char **json,
+               size_t *len)
+{
+    if (kind != VTPIN__V1__QUERY__KIND__STATUS && kind != VTPIN__V1__QUERY__KIND__TOP)
+        return -EINVAL;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&buf, &size);
+    if (!out)
+        return -ENOMEM;
+    const struct jvms_config *cfg = jvms_config(r);
+    struct json js;
+    json_init(&js, out);
+    json_object_begin(&js);
+    if (kind == VTPIN__V1__QUERY__KIND__STATUS) {
+        json_key(&js, "collector");
+        json_object_begin(&js);
+        json_kv_int(&js, "pid", info->pid);
+        json_kv_string(&js, "version", info->version);
+        json_kv_string(&js, "socket", info->socket);
+        json_kv_string(&js, "dir", info->dir);
+        json_kv_int(&js, "uptime_ns", now - info->started_ns);
+        json_kv_uint(&js, "clients", info->clients);
+        json_key(&js, "alert_rule");
+        json_object_begin_inline(&js);
+        json_kv_uint(&js, "k", cfg->alert.k);
+        json_kv_int(&js, "hold_ns", cfg->alert.hold_ns);
+        json_object_end(&js);
+        json_kv_int(&js, "window_ns", cfg->window_ns);
+        json_object_end(&js);
+    } else {
+        json_kv_int(&js, "window_ns", cfg->window_ns);
+    }
+    json_key(&js, "jvms");
+    json_array_begin(&js);
+    for (struct jvm *j = jvms_first(r); j; j = j->next) {
+        if (pid && j->pid != pid)
+            continue;
+        if (kind == VTPIN__V1__QUERY__KIND__STATUS)
+            status_jvm(&js, j, cfg, now);
+        else
+            top_jvm(&js, j, cfg, now);
+    }
+    json_array_end(&js);
+    json_object_end(&js);
+    int rc = json_finish(&js);
+    if (fclose(out) != 0 && !rc)
+        rc = -ENOMEM;
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *json = buf;
+    *len = size;
+    return 0;
+}
+
+int query_reply(struct jvms *r, const struct query_info *info, const Vtpin__V1__Query *q, int64_t now, uint8_t **frame,
+                size_t *len)
+{
+    char *json = NULL;
+    size_t json_len = 0;
+    int rc = query_json(r, info, (int)q->kind, q->has_pid ? q->pid : 0, now, &json, &json_len);
+    if (rc)
+        return rc;
+    Vtpin__V1__QueryReply reply = VTPIN__V1__QUERY_REPLY__INIT;
+    reply.json = json;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_QUERY_REPLY;
+    ev.query_reply = &reply;
+    size_t size = wire_packed_size(&ev);
+    uint8_t *buf = malloc(size);
+    if (!buf) {
+        free(json);
+        return -ENOMEM;
+    }
+    ssize_t n = wire_pack(&ev, buf, size, QUERY_MAX_REPLY);
+    free(json);
+    if (n < 0) {
+        free(buf);
+        return (int)n;
+    }
+    *frame = buf;
+    *len = (size_t)n;
+    return 0;
+}

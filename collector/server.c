@@ -1,0 +1,728 @@
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clog.h"
+#include "framer.h"
+#include "jvms.h"
+#include "listener.h"
+#include "loop.h"
+#include "paths.h"
+#include "query.h"
+#include "recorder.h"
+#include "session.h"
+#include "units.h"
+#include "wire.h"
+
+#define NS_PER_SEC 1000000000LL
+#define QUERY_SEND_TIMEOUT_NS (5 * NS_PER_SEC)
+
+enum client_kind { CLIENT_NEW, CLIENT_AGENT, CLIENT_QUERY };
+
+struct server;
+
+struct client {
+    struct loop_watch watch;
+    struct server *srv;
+    struct client *prev, *next; /* open clients, or the dead list (next only) */
+    int fd;
+    pid_t pid;
+    uid_t uid;
+    enum client_kind kind;
+    int64_t accepted_at;
+    struct framer in;
+    uint64_t frames;
+    uint64_t skipped; /* well-formed events of a newer schema */
+    /* agents */
+    struct session *session;
+    struct jvm *jvm;
+    struct recorder *rec;
+    /* queries: the reply being sent */
+    uint8_t *out;
+    size_t out_len, out_off;
+};
+
+struct server {
+    struct server_config cfg;
+    struct loop *loop;
+    struct listener ln;
+    struct loop_watch ln_watch, sig_watch, tick_watch;
+    int sig_fd, tick_fd, reserve_fd;
+    struct jvms *jvms;
+    struct client *clients, *dead;
+    unsigned nclients;
+    int64_t started;
+    /* rate limit for "too many clients" lines */
+    int64_t last_full_log;
+    uint64_t refused_full;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+void server_config_defaults(struct server_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->alert.k = 0;
+    cfg->alert.hold_ns = NS_PER_SEC;
+    cfg->window_ns = 60 * NS_PER_SEC;
+    cfg->max_frame = WIRE_MAX_FRAME_DEFAULT;
+    cfg->max_clients = SERVER_MAX_CLIENTS_DEFAULT;
+    cfg->max_carriers = 256;
+    cfg->tick_ns = 100 * 1000000LL;
+    cfg->linger_ns = 60 * NS_PER_SEC;
+    cfg->handshake_ns = 5 * NS_PER_SEC;
+    cfg->version = "";
+}
+
+/* "peer pid 12 uid 1000" into out[cap]; returns out. */
+static const char *peer_creds(const struct client *c, char *out, size_t cap)
+{
+    snprintf(out, cap, "peer pid %ld uid %lu", (long)c->pid, (unsigned long)c->uid);
+    return out;
+}
+
+/* "peer pid 12 uid 1000 (JVM pid 34)" into out[cap]: with the JVM once known; returns out. */
+static const char *peer_name(const struct client *c, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "peer pid %ld uid %lu", (long)c->pid, (unsigned long)c->uid);
+    if (c->session && n > 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, " (JVM pid %" PRId64 ")", session_hello(c->session)->pid);
+    return out;
+}
+
+/* ---- closing ------------------------------------------------------------- */
+
+static void write_alert(struct client *owner, const char *line, const uint8_t *frame, size_t len, int active)
+{
+    if (active)
+        clog_warn("%s", line);
+    else
+        clog_info("%s", line);
+    if (owner && owner->rec)
+        recorder_write(owner->rec, frame, len);
+}
+
+/* Closes c now (fd, recording) and queues it to be freed after the batch. */
+static void client_close(struct client *c, const char *why)
+{
+    struct server *s = c->srv;
+    char peer[128];
+    int64_t now = mono_ns();
+    loop_unwatch(s->loop, &c->watch);
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    if (c->jvm) {
+        struct jvm *j = c->jvm;
+        jvms_detach(s->jvms, j, c, now);
+        if (j->live == 0) {
+            char *line = NULL;
+            uint8_t *frame = NULL;
+            size_t len = 0;
+            if (jvm_alert_reset(j, now, why ? why : "the JVM disconnected", &line, &frame, &len) == 1)
+                write_alert(c, line, frame, len, 0);
+            free(line);
+            free(frame);
+        }
+        clog_info("JVM pid %" PRId64 " disconnected (%s): %s; %" PRIu64 " frames%s%s", j->pid,
+                  peer_creds(c, peer, sizeof(peer)), why ? why : "end of stream", c->frames,
+                  c->rec ? ", recording " : "", c->rec ? recorder_path(c->rec) : "");
+        c->jvm = NULL;
+    } else if (why) {
+        clog_debug("%s: closed: %s", peer_name(c, peer, sizeof(peer)), why);
+    }
+    recorder_close(c->rec);
+    c->rec = NULL;
+    /* off the open list, onto the dead one */
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->clients = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nclients--;
+    c->prev = NULL;
+    c->next = s->dead;
+    s->dead = c;
+}
+
+/* Logs why a misbehaving peer is dropped, and drops it. */
+static void client_reject(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void client_reject(struct client *c, const char *fmt, ...)
+{
+    char peer[128], why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    clog_warn("%s: %s: closing the connection", peer_name(c, peer, sizeof(peer)), why);
+    client_close(c, why);
+}
+
+static void client_free(struct client *c)
+{
+    framer_fini(&c->in);
+    session_free(c->session);
+    free(c->out);
+    free(c);
+}
+
+static void free_dead(struct loop *l, void *arg)
+{
+    (void)l;
+    struct server *s = arg;
+    while (s->dead) {
+        struct client *c = s->dead;
+        s->dead = c->next;
+        client_free(c);
+    }
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+/* Sends what is left of the reply; closes the client when done or broken. */
+static void query_send(struct client *c)
+{
+    while (c->out_off < c->out_len) {
+        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (loop_rearm(c->srv->loop, &c->watch, EPOLLOUT) != 0)
+                    client_close(c, "cannot wait for the socket");
+                return;
+            }
+            client_close(c, "the query client went away");
+            return;
+        }
+        c->out_off += (size_t)n;
+    }
+    client_close(c, NULL);
+}
+
+static void query_answer(struct client *c, const Vtpin__V1__Query *q)
+{
+    struct server *s = c->srv;
+    struct query_info info = {
+        .pid = getpid(),
+        .version = s->cfg.version,
+        .socket = s->cfg.socket_path,
+        .dir = s->cfg.dir,
+        .started_ns = s->started,
+        .clients = s->nclients - 1, /* not counting the one asking */
+    };
+    char peer[128];
+    int rc = query_reply(s->jvms, &info, q, mono_ns(), &c->out, &c->out_len);
+    if (rc == -EINVAL) {
+        client_reject(c, "unknown query kind %d", (int)q->kind);
+        return;
+    }
+    if (rc) {
+        clog_error("%s: cannot answer its query: %s", peer_name(c, peer, sizeof(peer)), strerror(-rc));
+        client_close(c, "query failed");
+        return;
+    }
+    clog_debug("%s: %s query (pid %" PRId64 "), %zu bytes of answer", peer_name(c, peer, sizeof(peer)),
+               q->kind == VTPIN__V1__QUERY__KIND__TOP ? "TOP" : "STATUS", q->has_pid ? q->pid : 0, c->out_len);
+    c->kind = CLIENT_QUERY;
+    c->accepted_at = mono_ns(); /* the send timeout starts now */
+    query_send(c);
+}
+
+/* ---- agents --------------------------------------------------------------- */
+
+static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *frame, size_t len)
+{
+    struct server *s = c->srv;
+    char err[512], peer[128];
+    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    int rc = session_new(&c->session, ev->hello, &limits);
+    if (rc) {
+        client_reject(c, "cannot keep its session: %s", strerror(-rc));
+        return rc;
+    }
+    const struct session_hello *h = session_hello(c->session);
+    int64_t now = mono_ns();
+    rc = jvms_attach(s->jvms, c->session, NULL, c, now, &c->jvm);
+    if (rc) {
+        client_reject(c, "%s", rc == -ENOSPC ? "too many JVMs connected" : strerror(-rc));
+        return rc;
+    }
+    rc = recorder_open(&c->rec, s->cfg.dir, h->pid, h->start_unix_ns, h->connection, err, sizeof(err));
+    if (rc) {
+        clog_error("%s: %s; going on without a recording", peer_name(c, peer, sizeof(peer)), err);
+        c->rec = NULL;
+    } else if (c->jvm->owner == c && jvm_set_recording(c->jvm, recorder_path(c->rec)) != 0) {
+        client_reject(c, "out of memory");
+        return -ENOMEM;
+    }
+    c->kind = CLIENT_AGENT;
+    if (c->rec)
+        recorder_write(c->rec, frame, len);
+    char vm[160], java[64], vendor[96], agent[64];
+    clog_info("JVM pid %" PRId64 " connected (%s): java %s, %s (%s), agent %s, %s, occupancy %s, connection %" PRIu32
+              "; recording %s",
+              h->pid, peer_creds(c, peer, sizeof(peer)), clog_printable(h->java_version, java, sizeof(java)),
+              clog_printable(h->vm_name, vm, sizeof(vm)), clog_printable(h->vm_vendor, vendor, sizeof(vendor)),
+              clog_printable(h->agent_version, agent, sizeof(agent)),
+              h->mode == VTPIN__V1__LOAD_MODE__ATTACH    ? "attach"
+              : h->mode == VTPIN__V1__LOAD_MODE__STARTUP ? "startup"
+                                                         : "mode unknown",
+              jvms_occupancy_name(h->occupancy), h->connection, c->rec ? recorder_path(c->rec) : "none");
+    return 0;
+}
+
+static void agent_notice(struct client *c, const Vtpin__V1__Notice *n)
+{
+    char code[128], text[1024];
+    clog_printable(n->code, code, sizeof(code));
+    clog_printable(n->text, text, sizeof(text));
+    int64_t pid = session_hello(c->session)->pid;
+    if (n->severity == VTPIN__V1__SEVERITY__INFO)
+        clog_debug("JVM pid %" PRId64 ": agent notice %s: %s", pid, code, text);
+    else
+        clog_warn("JVM pid %" PRId64 ": agent %s %s: %s", pid,
+                  n->severity == VTPIN__V1__SEVERITY__ERROR ? "error" : "warning", code, text);
+}
+
+static const char *event_name(int body)
+{
+    static const char *const names[] = {"nothing",       "Hello", "StringDef", "MethodDef", "StackDef", "PinStart",
+                                        "PinEnd",        "Stats", "Notice",    "Goodbye",   "Carrier",  "Transitions",
+                                        "CarrierSample", "Alert", "Query",     "QueryReply"};
+    return body >= 0 && (size_t)body < sizeof(names) / sizeof(names[0]) ? names[body] : "an unknown event";
+}
+
+/* One decoded frame of an agent after its Hello. 0, or -1 when c was closed. */
+static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *frame, size_t len)
+{
+    uint64_t dropped = session_defs_dropped(c->session);
+    int rc = session_define(c->session, ev);
+    if (rc < 0) {
+        client_reject(c, "cannot keep its definitions: %s", strerror(-rc));
+        return -1;
+    }
+    if (rc == 0) {
+        uint64_t malformed = c->jvm->malformed;
+        rc = jvm_apply(c->jvm, c->session, ev, mono_ns());
+        if (malformed == 0 && c->jvm->malformed > 0)
+            clog_warn("JVM pid %" PRId64 ": %s with arrays of different lengths (the pairs that match are used; "
+                      "said once)",
+                      c->jvm->pid, event_name((int)ev->body_case));
+        if (rc) {
+            client_reject(c, "frame %" PRIu64 " is %s, which an agent does not send after its Hello", c->frames,
+                          event_name((int)ev->body_case));
+            return -1;
+        }
+        if (ev->body_case == VTPIN__V1__EVENT__BODY_NOTICE)
+            agent_notice(c, ev->notice);
+        else if (ev->body_case == VTPIN__V1__EVENT__BODY_GOODBYE)
+            clog_debug("JVM pid %" PRId64 ": goodbye", c->jvm->pid);
+    } else {
+        c->jvm->defs_dropped += session_defs_dropped(c->session) - dropped;
+    }
+    if (c->rec)
+        recorder_write(c->rec, frame, len);
+    return 0;
+}
+
+/* One whole frame from c. 0, or -1 when c was closed. */
+static int client_frame(struct client *c, const uint8_t *frame, size_t len)
+{
+    c->frames++;
+    WireEvent *ev = NULL;
+    int decoded = session_decode(frame, len, &ev);
+    if (decoded < 0 || (decoded == 0 && c->kind != CLIENT_AGENT)) {
+        client_reject(c, "frame %" PRIu64 " (%zu bytes at stream offset %" PRIu64 ") is not a vtpin event%s", c->frames,
+                      len, c->in.consumed - len, decoded == 0 ? " this collector knows" : "");
+        return -1;
+    }
+    if (decoded == 0) { /* an agent of a newer schema: record it, skip it */
+        if (c->skipped++ == 0)
+            clog_warn("JVM pid %" PRId64 ": skipping events of a newer schema than this collector's (frame %" PRIu64
+                      "; they are recorded; said once per connection)",
+                      c->jvm->pid, c->frames);
+        if (c->rec)
+            recorder_write(c->rec, frame, len);
+        return 0;
+    }
+    int rc = 0;
+    char why[256];
+    if (c->kind == CLIENT_NEW) {
+        int first = session_classify_first(ev, why, sizeof(why));
+        if (first == SESSION_FIRST_QUERY) {
+            query_answer(c, ev->query);
+            rc = -1; /* nothing more is read from a query client */
+        } else if (first == SESSION_FIRST_AGENT) {
+            rc = agent_hello(c, ev, frame, len) ? -1 : 0;
+        } else {
+            if (first == -EPROTONOSUPPORT)
+                client_reject(c, "JVM pid %" PRId64 " refused: %s", ev->hello->pid, why);
+            else
+                client_reject(c, "%s", why);
+            rc = -1;
+        }
+    } else if (c->kind == CLIENT_AGENT) {
+        rc = agent_event(c, ev, frame, len);
+    }
+    wire_event_free(ev);
+    return rc;
+}
+
+static void client_eof(struct client *c)
+{
+    size_t pending = framer_pending(&c->in);
+    if (pending && c->kind != CLIENT_QUERY)
+        client_reject(c, "the connection ended in the middle of a frame (%zu bytes of it received)", pending);
+    else if (c->kind == CLIENT_NEW)
+        client_close(c, "closed before saying Hello");
+    else
+        client_close(c, NULL);
+}
+
+static void client_on_event(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    (void)l;
+    struct client *c = w->data;
+    if (c->kind == CLIENT_QUERY) {
+        if (events & (EPOLLERR | EPOLLHUP)) /* the asker went away */
+            client_close(c, "the query client went away");
+        else
+            query_send(c);
+        return;
+    }
+    for (unsigned reads = 0; reads < SERVER_READS_PER_WAKEUP; reads++) {
+        uint8_t *room;
+        size_t room_len;
+        int rc = framer_space(&c->in, &room, &room_len);
+        if (rc == -EMSGSIZE) {
+            const uint8_t *f;
+            size_t announced = 0;
+            framer_next(&c->in, &f, &announced);
+            client_reject(c, "frame %" PRIu64 " announces %zu bytes, over the %zu-byte limit (--max-frame)",
+                          c->frames + 1, announced, c->in.max_frame);
+            return;
+        }
+        if (rc) {
+            client_reject(c, "input buffer: %s", strerror(-rc));
+            return;
+        }
+        ssize_t n = read(c->fd, room, room_len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            if (errno == ECONNRESET) {
+                client_eof(c);
+                return;
+            }
+            client_reject(c, "read: %s", strerror(errno));
+            return;
+        }
+        if (n == 0) {
+            client_eof(c);
+            return;
+        }
+        framer_commit(&c->in, (size_t)n);
+        for (;;) {
+            const uint8_t *frame;
+            size_t len;
+            rc = framer_next(&c->in, &frame, &len);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                client_reject(c, "frame %" PRIu64 " announces %zu bytes, over the %zu-byte limit (--max-frame)",
+                              c->frames + 1, len, c->in.max_frame);
+                return;
+            }
+            if (client_frame(c, frame, len) != 0)
+                return;
+        }
+    }
+}
+
+/* ---- accepting ------------------------------------------------------------- */
+
+static void refuse_full(struct server *s, int fd, pid_t pid)
+{
+    close(fd);
+    s->refused_full++;
+    int64_t now = mono_ns();
+    if (now - s->last_full_log >= NS_PER_SEC) {
+        clog_warn("%u clients connected (--max-clients): refusing new connections (%" PRIu64
+                  " refused so far, the last from pid %ld)",
+                  s->nclients, s->refused_full, (long)pid);
+        s->last_full_log = now;
+    }
+}
+
+static void accept_one(struct server *s, int fd)
+{
+    pid_t pid = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    int rc = listener_peer(fd, &pid, &uid, &gid);
+    if (rc) {
+        clog_warn("a connection without peer credentials (%s): closing it", strerror(-rc));
+        close(fd);
+        return;
+    }
+    if (uid != geteuid() && uid != 0) {
+        clog_warn("peer pid %ld uid %lu: refused: only uid %lu (this collector's user) and root may connect", (long)pid,
+                  (unsigned long)uid, (unsigned long)geteuid());
+        close(fd);
+        return;
+    }
+    if (s->nclients >= s->cfg.max_clients) {
+        refuse_full(s, fd, pid);
+        return;
+    }
+    struct client *c = calloc(1, sizeof(*c));
+    if (!c || framer_init(&c->in, s->cfg.max_frame) != 0) {
+        clog_error("peer pid %ld: out of memory: closing it", (long)pid);
+        if (c)
+            framer_fini(&c->in);
+        free(c);
+        close(fd);
+        return;
+    }
+    c->srv = s;
+    c->fd = fd;
+    c->pid = pid;
+    c->uid = uid;
+    c->watch.fd = -1;
+    c->accepted_at = mono_ns();
+    rc = loop_watch(s->loop, &c->watch, fd, EPOLLIN | EPOLLRDHUP, client_on_event, c);
+    if (rc) {
+        clog_error("peer pid %ld: epoll: %s: closing it", (long)pid, strerror(-rc));
+        framer_fini(&c->in);
+        free(c);
+        close(fd);
+        return;
+    }
+    c->next = s->clients;
+    if (s->clients)
+        s->clients->prev = c;
+    s->clients = c;
+    s->nclients++;
+    clog_debug("peer pid %ld uid %lu connected", (long)pid, (unsigned long)uid);
+}
+
+static void on_accept(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    (void)l;
+    (void)events;
+    struct server *s = w->data;
+    for (unsigned i = 0; i < SERVER_ACCEPTS_PER_WAKEUP; i++) {
+        int fd = accept4(s->ln.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            accept_one(s, fd);
+            continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return;
+        if ((errno == EMFILE || errno == ENFILE) && s->reserve_fd >= 0) {
+            /* out of descriptors: use the reserve to take the connection and drop it,
+             * or the listener would stay readable forever */
+            close(s->reserve_fd);
+            fd = accept4(s->ln.fd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd >= 0)
+                refuse_full(s, fd, 0);
+            s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            return;
+        }
+        clog_error("accept: %s", strerror(errno));
+        return;
+    }
+}
+
+/* ---- tick and signals ------------------------------------------------------ */
+
+static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    (void)l;
+    (void)events;
+    struct server *s = w->data;
+    uint64_t expirations;
+    if (read(s->tick_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+        clog_error("timerfd: %s", strerror(errno));
+    int64_t now = mono_ns();
+    for (struct jvm *j = jvms_first(s->jvms); j; j = j->next) {
+        if (!j->live)
+            continue;
+        char *line = NULL;
+        uint8_t *frame = NULL;
+        size_t len = 0;
+        int rc = jvm_alert_check(j, &s->cfg.alert, now, &line, &frame, &len);
+        if (rc == 1)
+            write_alert(j->owner, line, frame, len, j->alert_active);
+        else if (rc < 0)
+            clog_error("JVM pid %" PRId64 ": alert: %s", j->pid, strerror(-rc));
+        free(line);
+        free(frame);
+    }
+    struct client *c = s->clients;
+    while (c) {
+        struct client *next = c->next; /* c may be closed below */
+        if (c->rec)
+            recorder_flush(c->rec);
+        if (c->kind == CLIENT_NEW && now - c->accepted_at > s->cfg.handshake_ns)
+            client_reject(c, "no Hello or Query within %" PRId64 " ms", s->cfg.handshake_ns / 1000000);
+        else if (c->kind == CLIENT_QUERY && now - c->accepted_at > QUERY_SEND_TIMEOUT_NS)
+            client_close(c, "the query client does not read its answer");
+        c = next;
+    }
+    jvms_expire(s->jvms, now);
+}
+
+static void on_signal(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    (void)events;
+    struct server *s = w->data;
+    struct signalfd_siginfo si;
+    ssize_t n = read(s->sig_fd, &si, sizeof(si));
+    if (n != (ssize_t)sizeof(si))
+        return;
+    const char *name = si.ssi_signo == SIGINT ? "SIGINT" : si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGHUP";
+    clog_info("%s received: shutting down", name);
+    loop_stop(l);
+}
+
+/* ---- run -------------------------------------------------------------------- */
+
+static int setup_fds(struct server *s, sigset_t *mask)
+{
+    int rc;
+    s->sig_fd = signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (s->sig_fd < 0) {
+        rc = -errno;
+        clog_error("signalfd: %s", strerror(-rc));
+        return rc;
+    }
+    s->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (s->tick_fd < 0) {
+        rc = -errno;
+        clog_error("timerfd: %s", strerror(-rc));
+        return rc;
+    }
+    struct itimerspec its = {
+        .it_interval = {.tv_sec = s->cfg.tick_ns / NS_PER_SEC, .tv_nsec = s->cfg.tick_ns % NS_PER_SEC},
+        .it_value = {.tv_sec = s->cfg.tick_ns / NS_PER_SEC, .tv_nsec = s->cfg.tick_ns % NS_PER_SEC},
+    };
+    if (timerfd_settime(s->tick_fd, 0, &its, NULL) != 0) {
+        rc = -errno;
+        clog_error("timerfd_settime: %s", strerror(-rc));
+        return rc;
+    }
+    s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if ((rc = loop_watch(s->loop, &s->ln_watch, s->ln.fd, EPOLLIN, on_accept, s)) != 0 ||
+        (rc = loop_watch(s->loop, &s->sig_watch, s->sig_fd, EPOLLIN, on_signal, s)) != 0 ||
+        (rc = loop_watch(s->loop, &s->tick_watch, s->tick_fd, EPOLLIN, on_tick, s)) != 0) {
+        clog_error("epoll: %s", strerror(-rc));
+        return rc;
+    }
+    return 0;
+}
+
+int server_run(const struct server_config *cfg)
+{
+    struct server srv = {.cfg = *cfg, .sig_fd = -1, .tick_fd = -1, .reserve_fd = -1};
+    struct server *s = &srv;
+    s->ln.fd = s->ln.lock_fd = -1;
+    s->ln_watch.fd = s->sig_watch.fd = s->tick_watch.fd = -1;
+    char err[512], sockdir[4096];
+    int rc, status = 1;
+    sigset_t mask, old_mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, &old_mask);
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+    sigaction(SIGPIPE, &ign, &old_pipe);
+
+    if ((rc = paths_dirname(cfg->socket_path, sockdir, sizeof(sockdir))) != 0 ||
+        (rc = paths_make_private_dir(sockdir, cfg->socket_dir_strict, err, sizeof(err))) != 0) {
+        clog_error("socket directory: %s", rc == -ENAMETOOLONG ? "path too long" : err);
+        goto cleanup;
+    }
+    if ((rc = paths_make_private_dir(cfg->dir, 0, err, sizeof(err))) != 0) {
+        clog_error("recording directory: %s", err);
+        goto cleanup;
+    }
+    struct jvms_config jc = {
+        .max_carriers = cfg->max_carriers,
+        .window_ns = cfg->window_ns,
+        .bucket_ns = cfg->window_ns >= 10 * NS_PER_SEC ? NS_PER_SEC : (cfg->window_ns + 9) / 10,
+        .linger_ns = cfg->linger_ns,
+        .max_jvms = 1024,
+        .alert = cfg->alert,
+    };
+    if ((rc = jvms_new(&s->jvms, &jc)) != 0 || (rc = loop_new(&s->loop, 64)) != 0) {
+        clog_error("%s", strerror(-rc));
+        goto cleanup;
+    }
+    if ((rc = listener_open(&s->ln, cfg->socket_path, 128, err, sizeof(err))) != 0) {
+        clog_error("%s", err);
+        goto cleanup;
+    }
+    if ((rc = setup_fds(s, &mask)) != 0)
+        goto cleanup;
+    s->started = mono_ns();
+    char hold[32], rule[32] = "all";
+    if (cfg->alert.k)
+        snprintf(rule, sizeof(rule), "%u", cfg->alert.k);
+    clog_info("listening on %s (pid %ld); recordings in %s; starvation alert when %s carriers stay pinned over %s",
+              cfg->socket_path, (long)getpid(), cfg->dir, rule,
+              units_format_duration(cfg->alert.hold_ns, hold, sizeof(hold)));
+    rc = loop_run(s->loop, free_dead, s);
+    if (rc) {
+        clog_error("epoll_wait: %s", strerror(-rc));
+        goto cleanup;
+    }
+    status = 0;
+cleanup:
+    while (s->clients)
+        client_close(s->clients, "the collector is shutting down");
+    free_dead(s->loop, s);
+    if (s->loop) {
+        loop_unwatch(s->loop, &s->ln_watch);
+        loop_unwatch(s->loop, &s->sig_watch);
+        loop_unwatch(s->loop, &s->tick_watch);
+    }
+    listener_close(&s->ln);
+    if (s->sig_fd >= 0)
+        close(s->sig_fd);
+    if (s->tick_fd >= 0)
+        close(s->tick_fd);
+    if (s->reserve_fd >= 0)
+        close(s->reserve_fd);
+    jvms_free(s->jvms);
+    loop_free(s->loop);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    if (status == 0)
+        clog_info("stopped");
+    return status;
+}

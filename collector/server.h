@@ -1,0 +1,43 @@
+/* The collector daemon: one epoll loop (loop.h) with the listening socket,
+ * the clients, a signalfd (SIGINT, SIGTERM, SIGHUP: clean shutdown) and a
+ * timerfd tick (alerts, recording flushes, timeouts, expiry).
+ *
+ * Clients are agents (first frame Hello) or queries (first frame Query).
+ * A peer that is not this user (or root), sends garbage, an undecodable or
+ * oversized frame, or breaks the protocol is logged (peer pid and uid, the
+ * JVM pid once known) and disconnected; the others are not affected. */
+#ifndef VTPIN_COLLECTOR_SERVER_H
+#define VTPIN_COLLECTOR_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "occupancy.h"
+
+struct server_config {
+    const char *socket_path;
+    int socket_dir_strict; /* the default socket directory: must be ours, made private */
+    const char *dir;       /* recordings */
+    struct alert_rule alert;
+    int64_t window_ns;
+    size_t max_frame;
+    unsigned max_clients;
+    unsigned max_carriers; /* per JVM */
+    int64_t tick_ns;
+    int64_t linger_ns;    /* disconnected JVMs stay listed this long */
+    int64_t handshake_ns; /* a client must send its first frame within this */
+    const char *version;
+};
+
+#define SERVER_MAX_CLIENTS_DEFAULT 256
+#define SERVER_ACCEPTS_PER_WAKEUP 16
+#define SERVER_READS_PER_WAKEUP 8
+
+/* Fills cfg with the defaults (socket and dir still NULL). */
+void server_config_defaults(struct server_config *cfg);
+
+/* Runs the collector in the foreground until a signal stops it.
+ * Returns 0 after a clean shutdown, 1 when it could not start or failed. */
+int server_run(const struct server_config *cfg);
+
+#endif

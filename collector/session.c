@@ -1,0 +1,258 @@
+#include "session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+
+struct method {
+    uint32_t class_sid, name_sid, source_sid, module_sid;
+    int is_native;
+};
+
+struct frame {
+    uint32_t method;
+    int32_t line;
+};
+
+struct stack {
+    uint32_t count;
+    struct frame frames[];
+};
+
+struct session {
+    struct session_hello hello;
+    struct session_limits limits;
+    struct idmap *strings, *methods, *stacks;
+    size_t string_bytes, frames;
+    uint64_t defs_dropped;
+};
+
+int session_classify_first(const WireEvent *ev, char *why, size_t whylen)
+{
+    if (ev->body_case == VTPIN__V1__EVENT__BODY_QUERY)
+        return SESSION_FIRST_QUERY;
+    if (ev->body_case != VTPIN__V1__EVENT__BODY_HELLO) {
+        snprintf(why, whylen, "the first frame is not a Hello or a Query (event field %d)", (int)ev->body_case);
+        return -EPROTO;
+    }
+    if (ev->hello->schema_version != WIRE_SCHEMA_VERSION) {
+        snprintf(why, whylen, "schema version %u in its Hello; this collector speaks version %u",
+                 (unsigned)ev->hello->schema_version, (unsigned)WIRE_SCHEMA_VERSION);
+        return -EPROTONOSUPPORT;
+    }
+    return SESSION_FIRST_AGENT;
+}
+
+int session_decode(const uint8_t *frame, size_t len, WireEvent **out)
+{
+    *out = NULL;
+    if (len <= WIRE_HEADER_LEN)
+        return -EPROTO;
+    WireEvent *ev = vtpin__v1__event__unpack(NULL, len - WIRE_HEADER_LEN, frame + WIRE_HEADER_LEN);
+    if (!ev)
+        return -EPROTO;
+    if (ev->body_case == VTPIN__V1__EVENT__BODY__NOT_SET) {
+        wire_event_free(ev);
+        return 0;
+    }
+    *out = ev;
+    return 1;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static void hello_fini(struct session_hello *h)
+{
+    free(h->java_version);
+    free(h->vm_name);
+    free(h->vm_version);
+    free(h->vm_vendor);
+    free(h->host);
+    free(h->agent_version);
+    free(h->options);
+}
+
+int session_new(struct session **out, const Vtpin__V1__Hello *hi, const struct session_limits *limits)
+{
+    struct session *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    struct session_hello *h = &s->hello;
+    s->limits = *limits;
+    h->schema_version = hi->schema_version;
+    h->pid = hi->pid;
+    h->java_version = dup_or_empty(hi->java_version);
+    h->vm_name = dup_or_empty(hi->vm_name);
+    h->vm_version = dup_or_empty(hi->vm_version);
+    h->vm_vendor = dup_or_empty(hi->vm_vendor);
+    h->host = dup_or_empty(hi->host);
+    h->agent_version = dup_or_empty(hi->agent_version);
+    h->options = dup_or_empty(hi->options);
+    h->mode = hi->has_mode ? (int)hi->mode : 0;
+    h->occupancy = hi->has_occupancy ? (int)hi->occupancy : 0;
+    h->start_unix_ns = hi->has_start_unix_ns ? hi->start_unix_ns : 0;
+    h->start_mono_ns = hi->has_start_mono_ns ? hi->start_mono_ns : 0;
+    h->threshold_ns = hi->has_threshold_ns ? hi->threshold_ns : 0;
+    h->sample_interval_ns = hi->has_sample_interval_ns ? hi->sample_interval_ns : 0;
+    h->jdk_feature = hi->has_jdk_feature ? hi->jdk_feature : 0;
+    h->parallelism = hi->has_parallelism ? hi->parallelism : 0;
+    h->connection = hi->has_connection ? hi->connection : 0;
+    s->strings = idmap_new();
+    s->methods = idmap_new();
+    s->stacks = idmap_new();
+    if (!h->java_version || !h->vm_name || !h->vm_version || !h->vm_vendor || !h->host || !h->agent_version ||
+        !h->options || !s->strings || !s->methods || !s->stacks) {
+        session_free(s);
+        return -ENOMEM;
+    }
+    *out = s;
+    return 0;
+}
+
+void session_free(struct session *s)
+{
+    if (!s)
+        return;
+    hello_fini(&s->hello);
+    idmap_free(s->strings, free);
+    idmap_free(s->methods, free);
+    idmap_free(s->stacks, free);
+    free(s);
+}
+
+const struct session_hello *session_hello(const struct session *s)
+{
+    return &s->hello;
+}
+
+uint64_t session_defs_dropped(const struct session *s)
+{
+    return s->defs_dropped;
+}
+
+static int define_string(struct session *s, const Vtpin__V1__StringDef *d)
+{
+    const char *value = d->value ? d->value : "";
+    size_t len = strlen(value);
+    char *old = idmap_get(s->strings, d->id);
+    size_t old_len = old ? strlen(old) + 1 : 0;
+    if ((!old && idmap_count(s->strings) >= s->limits.max_strings) ||
+        s->string_bytes - old_len + len + 1 > s->limits.max_string_bytes) {
+        s->defs_dropped++;
+        return 1;
+    }
+    char *copy = strdup(value);
+    if (!copy)
+        return -ENOMEM;
+    void *replaced = NULL;
+    if (idmap_put(s->strings, d->id, copy, &replaced) != 0) {
+        free(copy);
+        return -ENOMEM;
+    }
+    free(replaced);
+    s->string_bytes = s->string_bytes - old_len + len + 1;
+    return 1;
+}
+
+static int define_method(struct session *s, const Vtpin__V1__MethodDef *d)
+{
+    int exists = idmap_get(s->methods, d->id) != NULL;
+    if (!exists && idmap_count(s->methods) >= s->limits.max_methods) {
+        s->defs_dropped++;
+        return 1;
+    }
+    struct method *m = malloc(sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    m->class_sid = d->class_name;
+    m->name_sid = d->method_name;
+    m->source_sid = d->has_source_file ? d->source_file : 0;
+    m->module_sid = d->has_module ? d->module : 0;
+    m->is_native = d->has_is_native && d->is_native;
+    void *replaced = NULL;
+    if (idmap_put(s->methods, d->id, m, &replaced) != 0) {
+        free(m);
+        return -ENOMEM;
+    }
+    free(replaced);
+    return 1;
+}
+
+static int define_stack(struct session *s, const Vtpin__V1__StackDef *d)
+{
+    struct stack *old = idmap_get(s->stacks, d->id);
+    size_t old_frames = old ? old->count : 0;
+    if ((!old && idmap_count(s->stacks) >= s->limits.max_stacks) || d->n_frames > UINT32_MAX ||
+        s->frames - old_frames + d->n_frames > s->limits.max_frames) {
+        s->defs_dropped++;
+        return 1;
+    }
+    struct stack *st = malloc(sizeof(*st) + d->n_frames * sizeof(st->frames[0]));
+    if (!st)
+        return -ENOMEM;
+    st->count = (uint32_t)d->n_frames;
+    for (size_t i = 0; i < d->n_frames; i++) {
+        st->frames[i].method = d->frames[i]->method;
+        st->frames[i].line = d->frames[i]->has_line ? d->frames[i]->line : -1;
+    }
+    void *replaced = NULL;
+    if (idmap_put(s->stacks, d->id, st, &replaced) != 0) {
+        free(st);
+        return -ENOMEM;
+    }
+    free(replaced);
+    s->frames = s->frames - old_frames + d->n_frames;
+    return 1;
+}
+
+int session_define(struct session *s, const WireEvent *ev)
+{
+    switch (ev->body_case) {
+    case VTPIN__V1__EVENT__BODY_STRING:
+        return define_string(s, ev->string);
+    case VTPIN__V1__EVENT__BODY_METHOD:
+        return define_method(s, ev->method);
+    case VTPIN__V1__EVENT__BODY_STACK:
+        return define_stack(s, ev->stack);
+    default:
+        return 0;
+    }
+}
+
+const char *session_string(const struct session *s, uint32_t id)
+{
+    return idmap_get(s->strings, id);
+}
+
+const char *session_format_frame(const struct session *s, uint32_t stack, uint32_t index, char *out, size_t cap)
+{
+    const struct stack *st = stack ? idmap_get(s->stacks, stack) : NULL;
+    if (!st || index >= st->count || cap == 0)
+        return NULL;
+    const struct frame *f = &st->frames[index];
+    const struct method *m = idmap_get(s->methods, f->method);
+    if (!m) {
+        snprintf(out, cap, "<unknown method>");
+        return out;
+    }
+    const char *module = m->module_sid ? session_string(s, m->module_sid) : NULL;
+    const char *source = m->source_sid ? session_string(s, m->source_sid) : NULL;
+    const char *cls = session_string(s, m->class_sid);
+    const char *name = session_string(s, m->name_sid);
+    char where[256];
+    if (m->is_native)
+        snprintf(where, sizeof(where), "Native Method");
+    else if (source && f->line >= 0)
+        snprintf(where, sizeof(where), "%s:%d", source, f->line);
+    else
+        snprintf(where, sizeof(where), "%s", source ? source : "Unknown Source");
+    snprintf(out, cap, "%s%s%s.%s(%s)", module && *module ? module : "", module && *module ? "/" : "",
+             cls ? cls : "<unknown>", name ? name : "<unknown>", where);
+    return out;
+}

@@ -1,0 +1,710 @@
+"""The collector daemon against synthetic peers: no JVM needed.
+
+Starts the real `vtpin collector` on a temporary socket and directory, then
+talks to it as an agent would (Hello and events, protobuf written by hand
+below), as hostile peers would, and as `vtpin status` / `vtpin top` do.
+
+usage: test_collector_daemon.py [CASE ...]   (default: every case)
+cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm
+Environment: VTPIN_BUILD, the build directory (default ../../build).
+Exit status: 0 passed, 1 failed, 77 skipped (no vtpin binary).
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+BUILD = os.environ.get("VTPIN_BUILD", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build"))
+VTPIN = os.path.join(BUILD, "vtpin")
+MAGIC = b"VTPIN\0\0\1"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+# ---- protobuf by hand (proto2, vtpin.v1) --------------------------------------------
+
+def varint(v):
+    if v < 0:
+        v += 1 << 64  # int32/int64 negatives: ten bytes, two's complement
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def f_varint(field, v):
+    return varint(field << 3) + varint(v)
+
+
+def f_bytes(field, data):
+    if isinstance(data, str):
+        data = data.encode()
+    return varint(field << 3 | 2) + varint(len(data)) + data
+
+
+def f_packed(field, values):
+    return f_bytes(field, b"".join(varint(v) for v in values))
+
+
+def msg(*fields):
+    return b"".join(f for f in fields if f is not None)
+
+
+# Event body field numbers
+HELLO, STRING, METHOD, STACK, PIN_START, PIN_END, STATS, NOTICE, GOODBYE = range(1, 10)
+CARRIER, TRANSITIONS, CARRIER_SAMPLE, ALERT, QUERY, QUERY_REPLY = range(10, 16)
+MONITOR, NATIVE_BLOCK = 1, 6
+EXACT = 1
+
+
+def frame(body_field, body):
+    payload = f_bytes(body_field, body)
+    return struct.pack("<I", len(payload)) + payload
+
+
+def hello(pid, start_unix_ns, connection=0, schema=1, occupancy=EXACT):
+    return frame(HELLO, msg(
+        f_varint(1, schema), f_varint(2, pid), f_bytes(3, "21.0.5"), f_bytes(4, "OpenJDK 64-Bit Server VM"),
+        f_bytes(5, "21.0.5+11"), f_bytes(6, "Eclipse Adoptium"), f_bytes(7, "testhost"), f_bytes(8, "0.1.0"),
+        f_bytes(9, "collector"), f_varint(10, 1), f_varint(11, start_unix_ns), f_varint(12, time.monotonic_ns()),
+        f_varint(13, 1000000), f_varint(14, 21), f_varint(15, 2), f_varint(17, occupancy),
+        f_varint(19, connection)))
+
+
+def string_def(sid, value):
+    return frame(STRING, msg(f_varint(1, sid), f_bytes(2, value)))
+
+
+def method_def(mid, cls, name, source=None, module=None):
+    return frame(METHOD, msg(f_varint(1, mid), f_varint(2, cls), f_varint(3, name),
+                             f_varint(5, source) if source else None, f_varint(8, module) if module else None))
+
+
+def stack_def(sid, frames):
+    return frame(STACK, msg(f_varint(1, sid), *[f_bytes(2, msg(f_varint(1, m), f_varint(2, line), f_varint(4, mon)))
+                                               for m, line, mon in frames]))
+
+
+def carrier(tid, name_sid):
+    return frame(CARRIER, msg(f_varint(1, tid), f_varint(2, name_sid), f_varint(3, time.monotonic_ns())))
+
+
+def transitions(tid, pairs):
+    return frame(TRANSITIONS, msg(f_varint(1, tid), f_packed(2, [t for t, _ in pairs]),
+                                  f_packed(3, [v for _, v in pairs])))
+
+
+def pin_start(pin_id, start_ns, vthread, tid, stack, culprit, reason=MONITOR, carrier_name=None):
+    return frame(PIN_START, msg(f_varint(1, pin_id), f_varint(2, start_ns), f_varint(3, reason), f_varint(4, vthread),
+                                f_varint(6, tid), f_varint(7, carrier_name) if carrier_name else None,
+                                f_varint(8, stack), f_varint(9, culprit)))
+
+
+def pin_end(pin_id, end_ns, duration_ns):
+    return frame(PIN_END, msg(f_varint(1, pin_id), f_varint(2, end_ns), f_varint(3, duration_ns)))
+
+
+def stats(events_dropped=0, stacks_dropped=0, collector_dropped=0, transitions_dropped=0, pins=0):
+    return frame(STATS, msg(f_varint(1, time.monotonic_ns()), f_varint(2, pins), f_varint(4, events_dropped),
+                            f_varint(5, stacks_dropped), f_varint(6, pins), f_varint(9, collector_dropped),
+                            f_varint(10, transitions_dropped)))
+
+
+def goodbye():
+    return frame(GOODBYE, msg(f_varint(1, time.monotonic_ns())))
+
+
+def read_varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def event_fields(payload):
+    """Top-level field numbers of an Event payload (the oneof body)."""
+    i, fields = 0, []
+    while i < len(payload):
+        key, i = read_varint(payload, i)
+        field, wt = key >> 3, key & 7
+        fields.append(field)
+        if wt == 0:
+            _, i = read_varint(payload, i)
+        elif wt == 2:
+            n, i = read_varint(payload, i)
+            i += n
+        else:
+            raise Failure("unexpected wire type %d" % wt)
+    return fields
+
+
+def split_frames(data):
+    check(data[:8] == MAGIC, "the recording does not start with the magic")
+    i, frames = 8, []
+    while i < len(data):
+        check(i + 4 <= len(data), "the recording ends inside a frame header")
+        n = struct.unpack("<I", data[i:i + 4])[0]
+        check(i + 4 + n <= len(data), "the recording ends inside a frame")
+        frames.append(data[i:i + 4 + n])
+        i += 4 + n
+    return frames
+
+
+def alert_texts(frames):
+    """The text field (7) of each Alert event, with its active flag (2)."""
+    out = []
+    for f in frames:
+        payload = f[4:]
+        if event_fields(payload) != [ALERT]:
+            continue
+        _, i = read_varint(payload, 0)
+        n, i = read_varint(payload, i)
+        body, j, active, text = payload[i:i + n], 0, None, None
+        while j < len(body):
+            key, j = read_varint(body, j)
+            if key & 7 == 0:
+                v, j = read_varint(body, j)
+                if key >> 3 == 2:
+                    active = bool(v)
+            else:
+                m, j = read_varint(body, j)
+                if key >> 3 == 7:
+                    text = body[j:j + m].decode()
+                j += m
+        out.append((active, text))
+    return out
+
+
+# ---- the collector and its clients ----------------------------------------------------
+
+class Collector:
+    def __init__(self, workdir, *args, env=None, socket_path=None):
+        self.dir = workdir
+        self.socket = socket_path or os.path.join(workdir, "run", "collector.sock")
+        self.rec = os.path.join(workdir, "rec")
+        self.log_path = os.path.join(workdir, "collector-%d.log" % time.monotonic_ns())
+        cmd = [VTPIN, "collector"]
+        if not socket_path or socket_path != "default":
+            cmd += ["--socket", self.socket]
+        else:
+            self.socket = None
+        cmd += ["--dir", self.rec] + list(args)
+        self.cmd = cmd
+        self.env = env
+        self.proc = None
+
+    def start(self, expect_socket=True):
+        self.logf = open(self.log_path, "w")
+        self.proc = subprocess.Popen(self.cmd, stdout=self.logf, stderr=subprocess.STDOUT, env=self.env)
+        if expect_socket:
+            wait_for(lambda: "listening on" in self.log() or self.proc.poll() is not None, 10, "the collector to listen")
+            check(self.proc.poll() is None, "the collector exited at start:\n" + self.log())
+        return self
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise Failure("the collector did not stop within %ds after %s" % (timeout, sig))
+        return self.proc.returncode if self.proc else None
+
+    def vtpin(self, *args, env=None):
+        extra = ["--socket", self.socket] if self.socket else []
+        p = subprocess.run([VTPIN] + list(args[:1]) + extra + list(args[1:]), capture_output=True, text=True,
+                           timeout=30, env=env or self.env)
+        return p
+
+    def query(self, what, *args):
+        p = self.vtpin(what, "--json", *args) if what == "status" else self.vtpin("top", "--once", "--json", *args)
+        check(p.returncode == 0, "vtpin %s failed (%d): %s" % (what, p.returncode, p.stderr))
+        return json.loads(p.stdout)
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise Failure("timed out waiting for " + what)
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    return s
+
+
+def jvm_of(status, pid):
+    found = [j for j in status["jvms"] if j["pid"] == pid]
+    check(len(found) == 1, "expected one JVM with pid %d in %s" % (pid, json.dumps(status)))
+    return found[0]
+
+
+def peer_closed(s, timeout=5):
+    """True when the collector closed s (EOF or reset)."""
+    s.settimeout(timeout)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+# A scripted session: two carriers, a pin in progress on the first.
+FAKE_PID = 4000000 + os.getpid() % 100000
+
+
+def session_frames(pid, start_unix_ns, connection=0):
+    t0 = time.monotonic_ns()
+    frames = [
+        hello(pid, start_unix_ns, connection),
+        string_def(1, "ForkJoinPool-1-worker-1"), string_def(2, "ForkJoinPool-1-worker-2"),
+        string_def(3, "Repro"), string_def(4, "settle"), string_def(5, "Repro.java"),
+        string_def(6, "java.base"), string_def(7, "java.lang.Thread"), string_def(8, "sleep"),
+        string_def(9, "Thread.java"),
+        method_def(1, 7, 8, source=9, module=6), method_def(2, 3, 4, source=5),
+        stack_def(1, [(1, 507, 0), (2, 20, 1)]),
+        carrier(101, 1), carrier(102, 2),
+        transitions(101, [(t0, 19)]), transitions(102, [(t0, 22)]),
+        pin_start(1, t0 + 1000000, 19, 101, 1, 1, carrier_name=1),
+        stats(events_dropped=3, stacks_dropped=2, transitions_dropped=1, pins=1),
+    ]
+    return frames
+
+
+# ---- cases ---------------------------------------------------------------------------------
+
+def case_agent(tmp):
+    """A synthetic agent: status, top, the alert, the recording."""
+    col = Collector(tmp, "--alert-after", "300ms", "--window", "10s").start()
+    try:
+        start_unix = time.time_ns()
+        sent = session_frames(FAKE_PID, start_unix)
+        agent = connect(col.socket)
+        agent.sendall(b"".join(sent))
+        st = wait_for(lambda: col.query("status")["jvms"], 5, "the JVM in status")
+        j = jvm_of(col.query("status"), FAKE_PID)
+        check(j["java_version"] == "21.0.5" and j["vm"] == "OpenJDK 64-Bit Server VM", "hello fields: %s" % j)
+        check(j["vendor"] == "Eclipse Adoptium" and j["host"] == "testhost" and j["agent_version"] == "0.1.0",
+              "hello fields: %s" % j)
+        check(j["mode"] == "startup" and j["occupancy"] == "exact", "mode/occupancy: %s" % j)
+        check(j["connected"] is True and j["connections"] == 1, "connection: %s" % j)
+        check(j["carriers"] == 2 and j["pins_in_progress"] == 1 and j["pins_total"] == 1, "counts: %s" % j)
+        check(j["drops"]["events_dropped"] == 3 and j["drops"]["stacks_dropped"] == 2 and
+              j["drops"]["transitions_dropped"] == 1 and j["drops"]["collector_dropped"] == 0, "drops: %s" % j)
+        check(j["alert"] == {"active": False, "held": 0, "total": 2} or j["alert"]["total"] == 2, "alert: %s" % j)
+        rec = j["recording"]
+        check(rec == os.path.join(col.rec, "%d-%d-0.vtp" % (FAKE_PID, start_unix)), "recording path %s" % rec)
+        check(os.path.exists(rec), "no recording file at %s" % rec)
+        st = col.query("status")
+        check(st["collector"]["pid"] == col.proc.pid and st["collector"]["socket"] == col.socket and
+              st["collector"]["dir"] == col.rec and st["collector"]["uptime_ns"] > 0, "collector: %s" % st)
+
+        top = col.query("top")
+        tj = jvm_of(top, FAKE_PID)
+        by_tid = {c["tid"]: c for c in tj["carriers"]}
+        check(set(by_tid) == {101, 102}, "carriers: %s" % tj)
+        c1, c2 = by_tid[101], by_tid[102]
+        check(c1["name"] == "ForkJoinPool-1-worker-1" and c1["state"] == "pinned" and c1["vthread"] == 19, "c1 %s" % c1)
+        check(c1["reason"] == "MONITOR" and c1["culprit"] == "Repro.settle(Repro.java:20)", "c1 culprit %s" % c1)
+        check(isinstance(c1["pinned_for_ns"], int) and c1["pinned_for_ns"] > 0, "c1 pinned_for %s" % c1)
+        check(c2["state"] == "running" and c2["vthread"] == 22 and c2["culprit"] is None and
+              c2["pinned_for_ns"] is None and c2["reason"] is None, "c2 %s" % c2)
+        for c in (c1, c2):
+            check(abs(c["busy_pct"] + c["idle_pct"] - 100) < 0.5 or c["busy_pct"] + c["idle_pct"] == 0,
+                  "percentages %s" % c)
+            check(c["mounts"] == 1, "mounts %s" % c)
+        text = col.vtpin("top", "--once")
+        check(text.returncode == 0 and "ForkJoinPool-1-worker-1" in text.stdout and
+              "Repro.settle(Repro.java:20)" in text.stdout and "CULPRIT" in text.stdout, "top text:\n" + text.stdout)
+        check("\033[" not in text.stdout, "top --once must not clear the screen")
+        text = col.vtpin("status")
+        check(text.returncode == 0 and ("JVM %d" % FAKE_PID) in text.stdout and "connected" in text.stdout,
+              "status text:\n" + text.stdout)
+        one = col.query("top", "--pid", str(FAKE_PID))
+        none = col.query("top", "--pid", "1")
+        check(len(one["jvms"]) == 1 and none["jvms"] == [], "pid filter")
+
+        # only one of two carriers pinned: no alert (k = 0: all). Pin the second.
+        time.sleep(0.5)
+        check("carrier starvation" not in col.log(), "alert raised with one carrier of two pinned")
+        t = time.monotonic_ns()
+        more = [pin_start(2, t, 22, 102, 1, 1)]
+        agent.sendall(b"".join(more))
+        sent += more
+        wait_for(lambda: "carrier starvation" in col.log(), 5, "the starvation alert")
+        line = [l for l in col.log().splitlines() if "carrier starvation" in l][0]
+        check(("JVM pid %d" % FAKE_PID) in line and "2 of 2" in line, "alert line: " + line)
+        check("ForkJoinPool-1-worker-1 (tid 101)" in line and "ForkJoinPool-1-worker-2 (tid 102)" in line,
+              "alert line names the carriers: " + line)
+        check("Repro.settle(Repro.java:20)" in line, "alert line names the culprit: " + line)
+        j = jvm_of(col.query("status"), FAKE_PID)
+        check(j["alert"] == {"active": True, "held": 2, "total": 2}, "status alert %s" % j["alert"])
+        end = time.monotonic_ns()
+        more = [pin_end(2, end, end - t), stats(pins=2)]
+        agent.sendall(b"".join(more))
+        sent += more
+        wait_for(lambda: "carrier starvation over" in col.log(), 5, "the alert to clear")
+        check(jvm_of(col.query("status"), FAKE_PID)["alert"]["active"] is False, "alert still active")
+
+        more = [goodbye()]
+        agent.sendall(b"".join(more))
+        sent += more
+        agent.close()
+        wait_for(lambda: not jvm_of(col.query("status"), FAKE_PID)["connected"], 5, "the JVM to show disconnected")
+        j = jvm_of(col.query("status"), FAKE_PID)
+        check(j["pins_total"] == 2 and j["disconnected_for_ns"] >= 0, "after disconnect %s" % j)
+        wait_for(lambda: "disconnected" in col.log(), 5, "the disconnect line")
+
+        data = open(rec, "rb").read()
+        frames = split_frames(data)
+        agent_frames = [f for f in frames if event_fields(f[4:]) != [ALERT]]
+        check(agent_frames == sent, "the recording holds every frame sent, verbatim, in order")
+        alerts = alert_texts(frames)
+        check([a for a, _ in alerts] == [True, False], "alert events in the recording: %s" % alerts)
+        check("Repro.settle" in alerts[0][1], "alert text %s" % alerts[0][1])
+        check(stat.S_IMODE(os.stat(rec).st_mode) == 0o600, "recording mode")
+        rep = subprocess.run([VTPIN, "report", "--format", "json", rec], capture_output=True, text=True, timeout=30)
+        check(rep.returncode == 0, "vtpin report failed: " + rep.stderr)
+        r = json.loads(rep.stdout)
+        check(r["jvm"]["pid"] == FAKE_PID and r["recording"]["complete"] is True and
+              r["recording"]["truncated"] is False, "report: %s" % r["recording"])
+        check(len(r["pins"]) == 2 and r["pins"][0]["stack"][r["pins"][0]["culprit"]]["method"] == "settle",
+              "report pins: %s" % r["pins"])
+        check(col.stop() == 0, "collector exit status")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_reconnect(tmp):
+    """Two connections of one JVM show as one JVM; the newest wins; pins carry over."""
+    col = Collector(tmp).start()
+    try:
+        start_unix = time.time_ns()
+        a = connect(col.socket)
+        a.sendall(b"".join(session_frames(FAKE_PID, start_unix, 0)))
+        wait_for(lambda: col.query("status")["jvms"], 5, "the first connection")
+        a.close()  # the agent lost its connection without Goodbye
+        wait_for(lambda: not col.query("status")["jvms"][0]["connected"], 5, "the first connection to end")
+        b = connect(col.socket)
+        # connection 1 re-sends everything, with the pin still in progress
+        b.sendall(b"".join(session_frames(FAKE_PID, start_unix, 1)))
+        wait_for(lambda: col.query("status")["jvms"][0]["connected"], 5, "the reconnect")
+        st = col.query("status")
+        check(len(st["jvms"]) == 1, "one JVM for two connections: %s" % st)
+        j = st["jvms"][0]
+        check(j["connections"] == 2 and j["connection"] == 1, "connections %s" % j)
+        check(j["recording"].endswith("%d-%d-1.vtp" % (FAKE_PID, start_unix)), "newest recording %s" % j)
+        check(j["pins_total"] == 1 and j["pins_in_progress"] == 1, "the re-sent pin is not a new one: %s" % j)
+        c = {c["tid"]: c for c in jvm_of(col.query("top"), FAKE_PID)["carriers"]}
+        check(c[101]["state"] == "pinned" and c[101]["culprit"] == "Repro.settle(Repro.java:20)", "top %s" % c)
+        check(os.path.exists(os.path.join(col.rec, "%d-%d-0.vtp" % (FAKE_PID, start_unix))), "first recording kept")
+        b.close()
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_hostile(tmp):
+    """Garbage, oversized frames, wrong first frames and versions: logged, dropped; the others go on."""
+    col = Collector(tmp, "--max-clients", "4").start()
+    me = os.getpid()
+    try:
+        good = connect(col.socket)
+        good.sendall(b"".join(session_frames(FAKE_PID, time.time_ns())))
+        wait_for(lambda: col.query("status")["jvms"], 5, "the good agent")
+
+        bad = connect(col.socket)
+        bad.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # "GET " as a length: 542 MB
+        check(peer_closed(bad), "the HTTP peer was not disconnected")
+        wait_for(lambda: "over the 1048576-byte limit" in col.log(), 5, "the oversized line")
+
+        bad = connect(col.socket)
+        bad.sendall(struct.pack("<I", 0x7FFFFFFF) + b"x" * 100)
+        check(peer_closed(bad), "the oversized peer was not disconnected")
+
+        bad = connect(col.socket)
+        bad.sendall(struct.pack("<I", 6) + b"\xff\xff\xff\xff\xff\xff")
+        check(peer_closed(bad), "the garbage peer was not disconnected")
+        wait_for(lambda: "is not a vtpin event" in col.log(), 5, "the garbage line")
+
+        bad = connect(col.socket)
+        bad.sendall(pin_end(1, 1, 1))  # valid event, but not a Hello or Query
+        check(peer_closed(bad), "a peer starting with PinEnd was not disconnected")
+        wait_for(lambda: "not a Hello or a Query" in col.log(), 5, "the first-frame line")
+
+        bad = connect(col.socket)
+        bad.sendall(hello(FAKE_PID + 1, time.time_ns(), schema=2))
+        check(peer_closed(bad), "a version 2 Hello was not refused")
+        wait_for(lambda: "schema version 2" in col.log(), 5, "the version line")
+        line = [l for l in col.log().splitlines() if "schema version 2" in l][0]
+        check(("JVM pid %d" % (FAKE_PID + 1)) in line and ("peer pid %d" % me) in line, "version line: " + line)
+
+        bad = connect(col.socket)  # a Hello cut short
+        h = hello(FAKE_PID + 2, time.time_ns())
+        bad.sendall(h[:len(h) - 3])
+        bad.close()
+        wait_for(lambda: "in the middle of a frame" in col.log(), 5, "the cut frame line")
+
+        bad = connect(col.socket)  # an agent that sends a Query after its Hello
+        bad.sendall(hello(FAKE_PID + 3, time.time_ns()) + frame(QUERY, f_varint(1, 0)))
+        check(peer_closed(bad), "an agent sending Query was not disconnected")
+
+        bad = connect(col.socket)  # a query of a kind from the future
+        bad.sendall(frame(QUERY, f_varint(1, 7)))
+        check(peer_closed(bad), "an unknown query kind was answered")
+        wait_for(lambda: "unknown query kind 7" in col.log() or "is not a vtpin event" in col.log(), 5,
+                 "the unknown query line")
+
+        slow = connect(col.socket)  # a Hello one byte at a time is fine
+        h = hello(FAKE_PID + 4, time.time_ns())
+        for i in range(len(h)):
+            slow.sendall(h[i:i + 1])
+            time.sleep(0.002)
+        wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 4], 5, "the slow Hello")
+
+        # a well-formed event of a newer schema (field 42) from an agent: recorded and skipped, not fatal
+        good.sendall(frame(42, f_varint(1, 5)))
+        wait_for(lambda: "newer schema" in col.log(), 5, "the newer-schema line")
+
+        for l in col.log().splitlines():
+            if "closing the connection" in l:
+                check(("peer pid %d" % me) in l, "a rejection line that does not name the peer: " + l)
+        # the good agent is still served
+        t = time.monotonic_ns()
+        good.sendall(pin_start(7, t, 22, 102, 1, 1))
+        wait_for(lambda: jvm_of(col.query("status"), FAKE_PID)["pins_in_progress"] == 2, 5, "the good agent's pin")
+        check(col.proc.poll() is None, "the collector died")
+
+        # the client cap: good + slow + 2 idle = 4; the fifth is refused
+        idle = [connect(col.socket), connect(col.socket)]
+        time.sleep(0.2)
+        fifth = connect(col.socket)
+        check(peer_closed(fifth), "a connection beyond --max-clients was served")
+        wait_for(lambda: "refusing new connections" in col.log(), 5, "the max-clients line")
+        for s in idle:
+            s.close()
+        wait_for(lambda: col.vtpin("status").returncode == 0, 5, "status after the idle clients left")
+        slow.close()
+        good.close()
+        check(col.stop() == 0, "collector exit status")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_second(tmp):
+    """One collector per socket; a stale socket is replaced; no collector: a clear message."""
+    col = Collector(tmp).start()
+    try:
+        other = Collector(tmp, socket_path=col.socket)
+        other.start(expect_socket=False)
+        rc = other.proc.wait(10)
+        check(rc == 1, "a second collector on the same socket exited %s" % rc)
+        check("already listening" in other.log() and ("pid %d" % col.proc.pid) in other.log(),
+              "second collector message: " + other.log())
+        check(col.query("status")["collector"]["pid"] == col.proc.pid, "the first collector still answers")
+        # a collector killed leaves its socket file: the next one removes it
+        col.stop(signal.SIGKILL)
+        check(os.path.exists(col.socket), "the killed collector's socket file is gone (test assumption)")
+        p = col.vtpin("status")
+        check(p.returncode == 1 and ("vtpin: no collector at %s (start one with: vtpin collector)" % col.socket)
+              in p.stderr, "status without collector: %d %s" % (p.returncode, p.stderr))
+        p = col.vtpin("top", "--once")
+        check(p.returncode == 1 and "no collector at" in p.stderr, "top without collector: " + p.stderr)
+        col = Collector(tmp, socket_path=col.socket).start()
+        check(col.query("status")["collector"]["pid"] == col.proc.pid, "the new collector answers")
+        check(col.stop() == 0, "collector exit status")
+        check(not os.path.exists(col.socket), "the socket file is removed at shutdown")
+        # a file that is not a socket is never removed
+        with open(col.socket, "w") as f:
+            f.write("precious")
+        other = Collector(tmp, socket_path=col.socket)
+        other.start(expect_socket=False)
+        check(other.proc.wait(10) == 1 and "not a socket" in other.log(), "non-socket path: " + other.log())
+        check(open(col.socket).read() == "precious", "the file was replaced")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_modes(tmp):
+    """The socket is 0600, the directories it creates 0700."""
+    col = Collector(tmp).start()
+    try:
+        check(stat.S_ISSOCK(os.stat(col.socket).st_mode), "not a socket")
+        check(stat.S_IMODE(os.stat(col.socket).st_mode) == 0o600, "socket mode %o" % os.stat(col.socket).st_mode)
+        check(stat.S_IMODE(os.stat(os.path.dirname(col.socket)).st_mode) == 0o700, "socket directory mode")
+        check(stat.S_IMODE(os.stat(col.rec).st_mode) == 0o700, "recording directory mode")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_peercred(tmp):
+    """Another user is refused by SO_PEERCRED even when the socket's mode would let it in (root only)."""
+    if os.geteuid() != 0:
+        print("     peercred: not root, cannot connect as another user: nothing to check")
+        return
+    col = Collector(tmp).start()
+    try:
+        os.chmod(tmp, 0o755)  # a misconfiguration the credentials check still covers
+        os.chmod(os.path.dirname(col.socket), 0o755)
+        os.chmod(col.socket, 0o666)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child becomes nobody, connects and says Hello
+            code = 1
+            try:
+                os.close(r)
+                os.setgid(65534)
+                os.setuid(65534)
+                s = connect(col.socket)
+                try:
+                    s.sendall(hello(FAKE_PID + 9, time.time_ns()))
+                    code = 0 if peer_closed(s) else 2
+                except (BrokenPipeError, ConnectionResetError):
+                    code = 0  # closed before the Hello was even sent
+            except Exception as e:
+                sys.stderr.write("peercred child: %r\n" % e)
+            finally:
+                os.write(w, bytes([code]))
+                os._exit(0)
+        os.close(w)
+        code = os.read(r, 1)
+        os.waitpid(pid, 0)
+        check(code == b"\0", "the other user's connection was not closed (child said %r)" % code)
+        wait_for(lambda: "uid 65534: refused" in col.log(), 5, "the refusal line")
+        line = [l for l in col.log().splitlines() if "uid 65534: refused" in l][0]
+        check(("peer pid %d" % pid) in line, "refusal line names the peer: " + line)
+        check(col.query("status")["jvms"] == [], "the other user's Hello was taken")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_default_paths(tmp):
+    """No --socket: $XDG_RUNTIME_DIR/vtpin/collector.sock; status finds it by the same rule."""
+    env = dict(os.environ)
+    env["XDG_RUNTIME_DIR"] = os.path.join(tmp, "xdg")
+    os.mkdir(env["XDG_RUNTIME_DIR"], 0o700)
+    col = Collector(tmp, env=env, socket_path="default").start()
+    try:
+        path = os.path.join(env["XDG_RUNTIME_DIR"], "vtpin", "collector.sock")
+        check(os.path.exists(path), "no socket at " + path)
+        check(stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700, "default socket directory mode")
+        st = col.query("status")
+        check(st["collector"]["socket"] == path, "status socket %s" % st["collector"]["socket"])
+        env2 = dict(env)
+        env2["XDG_RUNTIME_DIR"] = os.path.join(tmp, "elsewhere")
+        p = subprocess.run([VTPIN, "status"], capture_output=True, text=True, env=env2, timeout=30)
+        check(p.returncode == 1 and os.path.join(tmp, "elsewhere", "vtpin", "collector.sock") in p.stderr,
+              "status with another XDG_RUNTIME_DIR: " + p.stderr)
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_sigterm(tmp):
+    """SIGTERM with an agent connected: exit 0, the recording complete and readable."""
+    col = Collector(tmp).start()
+    try:
+        start_unix = time.time_ns()
+        sent = session_frames(FAKE_PID, start_unix)
+        a = connect(col.socket)
+        a.sendall(b"".join(sent))
+        j = wait_for(lambda: col.query("status")["jvms"], 5, "the agent")[0]
+        rec = j["recording"]
+        wait_for(lambda: jvm_of(col.query("status"), FAKE_PID)["pins_total"] == 1, 5, "all frames read")
+        rc = col.stop(signal.SIGTERM)
+        check(rc == 0, "exit status after SIGTERM: %s\n%s" % (rc, col.log()))
+        check("shutting down" in col.log() and "stopped" in col.log(), "shutdown lines:\n" + col.log())
+        check(peer_closed(a), "the agent's connection was not closed")
+        data = open(rec, "rb").read()
+        check(data == MAGIC + b"".join(sent), "the recording is the magic and every frame sent")
+        rep = subprocess.run([VTPIN, "report", "--format", "json", rec], capture_output=True, text=True, timeout=30)
+        check(rep.returncode == 0 and "warning" not in rep.stderr, "report: %s" % rep.stderr)
+        r = json.loads(rep.stdout)
+        check(r["recording"]["truncated"] is False and len(r["pins"]) == 1 and r["pins"][0]["ongoing"],
+              "report %s" % r["recording"])
+        check(not os.path.exists(col.socket), "the socket file was left behind")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def check_sanitizers(tmp):
+    """A sanitizer build reports into the collector's log: any report fails the case."""
+    for name in os.listdir(tmp):
+        if name.startswith("collector-") and name.endswith(".log"):
+            text = open(os.path.join(tmp, name)).read()
+            for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:"):
+                check(marker not in text, "%s in %s:\n%s" % (marker, name, text))
+
+
+CASES = {
+    "agent": case_agent,
+    "reconnect": case_reconnect,
+    "hostile": case_hostile,
+    "second": case_second,
+    "modes": case_modes,
+    "peercred": case_peercred,
+    "default_paths": case_default_paths,
+    "sigterm": case_sigterm,
+}
+
+
+def main(argv):
+    if not os.access(VTPIN, os.X_OK):
+        print("SKIP: %s not built" % VTPIN)
+        return SKIP
+    names = argv[1:] or list(CASES)
+    failed = 0
+    for name in names:
+        if name not in CASES:
+            print("unknown case %s (cases: %s)" % (name, ", ".join(CASES)))
+            return 2
+        tmp = tempfile.mkdtemp(prefix="vtpin-coll-")
+        try:
+            CASES[name](tmp)
+            check_sanitizers(tmp)
+            print("ok   %s" % name)
+            shutil.rmtree(tmp, ignore_errors=True)
+        except Failure as e:
+            failed += 1
+            print("FAIL %s: %s (work directory %s)" % (name, e, tmp))
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
