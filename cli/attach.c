@@ -1,0 +1,306 @@
+/* vtpin attach: loads the agent into a running HotSpot JVM through the
+ * dynamic attach protocol (attach_protocol.h), with no JDK tool needed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach_protocol.h"
+#include "commands.h"
+#include "units.h"
+#include "utf8.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define DEFAULT_TIMEOUT_NS (10LL * 1000000000LL)
+
+static const char attach_usage[] =
+    "usage: vtpin attach PID [OPTIONS] [--agent PATH] [--timeout DUR] [--verbose]\n"
+    "       vtpin attach PID stop\n"
+    "\n"
+    "Loads the vtpin agent into the running HotSpot JVM PID (JDK 21+) through\n"
+    "HotSpot's dynamic attach protocol, as 'jcmd PID JVMTI.agent_load' would, with\n"
+    "no JDK tool: it also reaches a JVM in a container from the host. Run it as the\n"
+    "JVM's user or as root.\n"
+    "\n"
+    "OPTIONS is the agent's option string, as after -agentpath:libvtpin.so=\n"
+    "(e.g. record=/tmp/app.vtp,trace); its paths are the JVM's, in its filesystem.\n"
+    "'stop' makes the loaded agent turn its events off and flush its recording.\n"
+    "\n"
+    "options:\n"
+    "  -a, --agent=PATH     the agent library (default: next to vtpin, <dir>/agent/libvtpin.so\n"
+    "                       then <dir>/../lib/vtpin/libvtpin.so); the JVM must see it\n"
+    "                       at the same path (copy it into a container first)\n"
+    "  -t, --timeout=DUR    how long to wait for the JVM's attach listener to start,\n"
+    "                       and then for its reply (default 10s; e.g. 500ms, 30s)\n"
+    "  -v, --verbose        say each step on stderr\n"
+    "  -h, --help           print this text\n"
+    "\n"
+    "The JVM's reply goes to stdout. JDK 21+ warns on the JVM's stderr that an\n"
+    "agent was loaded dynamically (unless it runs with -XX:+EnableDynamicAgentLoading)\n"
+    "and refuses outright when it runs with -XX:-EnableDynamicAgentLoading.\n"
+    "\n"
+    "exit status: 0 the agent took the options, 1 failure, 2 usage error\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("vtpin attach: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'vtpin attach --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+static int parse_pid(const char *text, pid_t *pid)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v <= 0 || v > INT_MAX)
+        return -EINVAL;
+    *pid = (pid_t)v;
+    return 0;
+}
+
+/* The agent's absolute path into out[PATH_MAX]: --agent's, else the one next to us. */
+static int agent_path(const char *arg, char *out)
+{
+    char candidate[PATH_MAX];
+    if (!arg) {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n < 0) {
+            fprintf(stderr, "vtpin attach: cannot find our own executable (/proc/self/exe): %s; use --agent\n",
+                    strerror(errno));
+            return -errno;
+        }
+        exe[n] = '\0';
+        int rc = attach_agent_default(exe, NULL, candidate, sizeof(candidate));
+        if (rc) {
+            fprintf(stderr, "vtpin attach: no agent library next to %s (looked for %s); use --agent PATH\n", exe,
+                    rc == -ENOENT ? candidate : strerror(-rc));
+            return rc;
+        }
+        arg = candidate;
+    }
+    if (!realpath(arg, out)) {
+        int e = errno;
+        fprintf(stderr, "vtpin attach: agent library %s: %s\n", arg, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+/* Can the JVM (whose ids we have taken) read the agent at the same path in its own filesystem? */
+static int agent_visible(const struct attach_target *t, const char *agent)
+{
+    char inside[PATH_MAX + 64];
+    snprintf(inside, sizeof(inside), "/proc/%d/root%s", (int)t->pid, agent);
+    if (faccessat(AT_FDCWD, inside, R_OK, AT_EACCESS) == 0)
+        return 0;
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR)
+        fprintf(stderr,
+                "vtpin attach: process %d does not see the agent library at %s (looked at %s): it runs in "
+                "another filesystem (a container?); copy libvtpin.so into it and pass --agent with its path there\n",
+                (int)t->pid, agent, inside);
+    else if (e == EACCES)
+        fprintf(stderr, "vtpin attach: permission: the JVM's user (uid %u) cannot read the agent library %s\n",
+                (unsigned)t->euid, agent);
+    else
+        fprintf(stderr, "vtpin attach: cannot check the agent library in process %d's filesystem (%s): %s\n",
+                (int)t->pid, inside, strerror(e));
+    return -e;
+}
+
+/* The JVM's lines, each made safe for a terminal. */
+static void print_lines(FILE *out, const char *text)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return;
+    size_t n = strlen(copy);
+    while (n && (copy[n - 1] == '\n' || copy[n - 1] == '\r'))
+        copy[--n] = '\0';
+    for (char *line = n ? copy : NULL; line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r')
+            line[len - 1] = '\0';
+        if (*line || nl)
+            utf8_write_printable(out, line);
+        fputc('\n', out);
+        line = nl ? nl + 1 : NULL;
+    }
+    free(copy);
+}
+
+/* What the reply means for `load`: EXIT_OK or EXIT_FAIL with the reason on stderr. */
+static int judge(const struct attach_target *t, const char *agent, const struct attach_reply *r)
+{
+    const char *text = r->text;
+    if (strstr(text, "EnableDynamicAgentLoading")) {
+        fprintf(stderr,
+                "vtpin attach: process %d refuses to load agents while it runs (it was started with "
+                "-XX:-EnableDynamicAgentLoading): start it with -agentpath:%s=OPTIONS instead; it was not changed\n",
+                (int)t->pid, agent);
+        return EXIT_FAIL;
+    }
+    if (r->code != 0) {
+        fprintf(stderr, "vtpin attach: process %d's attach listener refused the load command (result %d)%s\n",
+                (int)t->pid, r->code, *text ? ": its reply is above" : "");
+        return EXIT_FAIL;
+    }
+    int rc;
+    int have = attach_reply_return_code(text, &rc);
+    if (have == -ENOENT) {
+        fprintf(stderr, "vtpin attach: process %d could not load %s%s\n", (int)t->pid, agent,
+                *text ? ": its reply is above" : " (its reply says nothing more)");
+        return EXIT_FAIL;
+    }
+    if (have) {
+        fprintf(stderr, "vtpin attach: process %d's reply has a malformed 'return code' line (above)\n", (int)t->pid);
+        return EXIT_FAIL;
+    }
+    if (rc != 0) {
+        fprintf(stderr,
+                "vtpin attach: the agent refused to start in process %d (Agent_OnAttach returned %d); it says why "
+                "on the JVM's stderr (or in its log= file)\n",
+                (int)t->pid, rc);
+        return EXIT_FAIL;
+    }
+    return EXIT_OK;
+}
+
+int attach_main(int argc, char **argv)
+{
+    static const struct option long_options[] = {
+        {"agent", required_argument, NULL, 'a'},
+        {"timeout", required_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *agent_arg = NULL;
+    int64_t timeout_ns = DEFAULT_TIMEOUT_NS;
+    int verbose = 0, opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":a:t:vh", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 'a':
+            agent_arg = optarg;
+            break;
+        case 't':
+            if (units_parse_duration(optarg, &timeout_ns) != 0 || timeout_ns <= 0)
+                return usage_error("--timeout: '%s' is not a duration above 0 (e.g. 500ms, 10s)", optarg);
+            break;
+        case 'v':
+            verbose = 1;
+            break;
+        case 'h':
+            fputs(attach_usage, stdout);
+            return EXIT_OK;
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return usage_error("%s", "which JVM? give its PID");
+    pid_t pid;
+    if (parse_pid(argv[optind], &pid) != 0)
+        return usage_error("'%s' is not a process id", argv[optind]);
+    const char *options = optind + 1 < argc ? argv[optind + 1] : "";
+    if (optind + 2 < argc)
+        return usage_error("unexpected argument '%s' (OPTIONS is one string: a,b=c,...)", argv[optind + 2]);
+    if (strlen(options) > ATTACH_ARG_MAX) {
+        fprintf(stderr, "vtpin attach: the option string is %zu bytes; HotSpot takes at most %d\n", strlen(options),
+                ATTACH_ARG_MAX);
+        return EXIT_USAGE;
+    }
+
+    struct attach_target t;
+    int rc = attach_target_read(pid, &t);
+    if (rc == 0 && t.tgid != t.pid) { /* a thread id: its process is the JVM */
+        pid = t.tgid;
+        rc = attach_target_read(pid, &t);
+    }
+    if (rc == -ESRCH || (rc == 0 && (t.state == 'Z' || t.state == 'X'))) {
+        fprintf(stderr, "vtpin attach: no such process: %d\n", (int)pid);
+        return EXIT_FAIL;
+    }
+    if (rc) {
+        fprintf(stderr, "vtpin attach: cannot read /proc/%d/status: %s\n", (int)pid, strerror(-rc));
+        return EXIT_FAIL;
+    }
+
+    char agent[PATH_MAX];
+    if (agent_path(agent_arg, agent))
+        return EXIT_FAIL;
+    if (strlen(agent) > ATTACH_ARG_MAX) {
+        fprintf(stderr, "vtpin attach: the agent path is longer than the %d bytes HotSpot takes\n", ATTACH_ARG_MAX);
+        return EXIT_FAIL;
+    }
+
+    FILE *log = verbose ? stderr : NULL;
+    char err[1024] = "";
+    struct attach_creds creds;
+    if (attach_become(&t, &creds, err, sizeof(err))) {
+        fprintf(stderr, "vtpin attach: %s\n", err);
+        return EXIT_FAIL;
+    }
+    if (creds.switched && log)
+        fprintf(log, "vtpin attach: acting as uid %u gid %u, the JVM's\n", (unsigned)t.euid, (unsigned)t.egid);
+    if (agent_visible(&t, agent)) {
+        attach_restore(&creds);
+        return EXIT_FAIL;
+    }
+    int fd = attach_connect(&t, timeout_ns, log, err, sizeof(err));
+    attach_restore(&creds); /* the connection keeps the ids it was made with */
+    if (fd < 0) {
+        fprintf(stderr, "vtpin attach: %s\n", err);
+        return EXIT_FAIL;
+    }
+    if (log)
+        fprintf(log, "vtpin attach: load %s with options '%s'\n", agent, options);
+    const char *args[ATTACH_ARGS] = {agent, "true", options};
+    char *reply = NULL;
+    size_t len = 0;
+    rc = attach_execute(fd, "load", args, ATTACH_ARGS, timeout_ns, &reply, &len, err, sizeof(err));
+    close(fd);
+    if (rc) {
+        fprintf(stderr, "vtpin attach: process %d: %s\n", (int)t.pid, err);
+        return EXIT_FAIL;
+    }
+    struct attach_reply r;
+    if (attach_reply_parse(reply, len, &r)) {
+        if (len == 0) {
+            fprintf(stderr,
+                    "vtpin attach: process %d closed the connection without a reply (a JVM answers only its own "
+                    "uid and gid, or root)\n",
+                    (int)t.pid);
+        } else {
+            fprintf(stderr, "vtpin attach: process %d sent a reply that is not HotSpot's: ", (int)t.pid);
+            if (len > 80)
+                reply[80] = '\0';
+            utf8_write_printable(stderr, reply);
+            fputc('\n', stderr);
+        }
+        free(reply);
+        return EXIT_FAIL;
+    }
+    print_lines(stdout, r.text);
+    fflush(stdout);
+    int status = judge(&t, agent, &r);
+    free(reply);
+    if (fflush(stdout) != 0)
+        status = EXIT_FAIL;
+    return status;
+}

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""`vtpin attach`: loading the agent into a running JVM through HotSpot's attach
+protocol, on JDK 21 and 25, and failing clearly when it cannot.
+
+Each case is one CTest entry: `test_attach.py CASE [JDK]` (e.g. `attach 21`).
+The JVMs here start WITHOUT the agent: ReproLoop runs until its stop file appears."""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from harness import CLASSES, VTPIN, Failure, check, jdk_home, main, report_json, skip
+
+
+class Target:
+    """A ReproLoop JVM with no agent, its output in files."""
+
+    def __init__(self, feature, jvm_args=(), duration=120, wrap=(), workdir=None):
+        self.home = jdk_home(int(feature))
+        self.dir = workdir or tempfile.mkdtemp(prefix="vtpin-attach-")
+        self.stop_file = os.path.join(self.dir, "stop")
+        self.cmd = list(wrap) + [os.path.join(self.home, "bin", "java")] + list(jvm_args) + [
+            "-cp", CLASSES, "ReproLoop", str(duration), self.stop_file]
+        self.proc = None
+        self.pid = None
+
+    def start(self, pid_of=None):
+        self.out = open(os.path.join(self.dir, "stdout.txt"), "w")
+        self.err = open(os.path.join(self.dir, "stderr.txt"), "w")
+        self.proc = subprocess.Popen(self.cmd, stdout=self.out, stderr=self.err, cwd=self.dir,
+                                     start_new_session=True)
+        deadline = time.monotonic() + 30
+        while "ReproLoop: ready pid=" not in self.stdout():
+            check(self.proc.poll() is None, "the JVM exited before it was ready:\n" + self.stderr())
+            check(time.monotonic() < deadline, "the JVM did not get ready within 30 s:\n" + self.stderr())
+            time.sleep(0.05)
+        self.pid = pid_of(self) if pid_of else self.proc.pid
+        return self
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, timeout=60):
+        """Ends ReproLoop through its stop file; it must exit 0."""
+        with open(self.stop_file, "w"):
+            pass
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise Failure("the JVM did not stop within %d s of its stop file\n%s" % (timeout, self.stderr()))
+        check(rc == 0, "the JVM exited %d:\n%s" % (rc, self.stderr()))
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def stderr(self):
+        with open(os.path.join(self.dir, "stderr.txt"), errors="replace") as f:
+            return f.read()
+
+    def stdout(self):
+        with open(os.path.join(self.dir, "stdout.txt"), errors="replace") as f:
+            return f.read()
+
+    def wait_stderr(self, text, timeout=10):
+        deadline = time.monotonic() + timeout
+        while text not in self.stderr():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+
+def attach(*args, timeout=60):
+    """Runs `vtpin attach ARGS`; returns (exit status, stdout, stderr, seconds)."""
+    start = time.monotonic()
+    p = subprocess.run([VTPIN, "attach"] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+    took = time.monotonic() - start
+    print("$ vtpin attach %s  -> exit %d in %.2f s" % (" ".join(str(a) for a in args), p.returncode, took))
+    for line in (p.stdout + p.stderr).splitlines():
+        print("  | " + line)
+    return p.returncode, p.stdout, p.stderr, took
+
+
+def trigger_files(t, nspid):
+    """Trigger files left behind in the target's cwd or /tmp."""
+    names = [os.path.join(t.dir, ".attach_pid%d" % nspid), "/proc/%d/root/tmp/.attach_pid%d" % (t.pid, nspid)]
+    return [n for n in names if os.path.exists(n)]
+
+
+def load_stop_report(t, record, trace, jdk):
+    """Attach, attach again, stop, end the JVM, read the recording: what every attach case checks."""
+    rc, out, err, _ = attach(t.pid, "record=%s,tracefile=%s" % (record, trace))
+    check(rc == 0, "attach exits 0, got %d: %s" % (rc, err))
+    check("return code: 0" in out, "stdout shows the JVM's reply: %r" % out)
+    check(t.wait_stderr("detecting pins"), "the agent says it is detecting pins:\n" + t.stderr())
+    check("attach mode" in t.stderr(), "the agent knows it was attached:\n" + t.stderr())
+
+    rc, out, err, _ = attach(t.pid, "record=%s,tracefile=%s" % (record, trace))
+    check(rc == 0, "a second attach is harmless (exit 0), got %d: %s" % (rc, err))
+    check(t.wait_stderr("already loaded"), "the agent says it is already loaded:\n" + t.stderr())
+    time.sleep(0.5)
+    check(t.alive(), "the JVM keeps running after the second attach:\n" + t.stderr())
+
+    rc, out, err, _ = attach(t.pid, "stop")
+    check(rc == 0, "attach PID stop exits 0, got %d: %s" % (rc, err))
+    check(t.alive(), "the JVM keeps running after stop:\n" + t.stderr())
+    t.stop()
+    print("JVM stderr:\n" + "\n".join("  | " + line for line in t.stderr().splitlines()))
+    rep = report_json(record)
+    check(rep["jvm"].get("mode") == "attach", "the Hello says mode attach: %s" % rep["jvm"])
+    check(rep["jvm"]["java_version"].startswith(str(jdk)), "the Hello names JDK %s: %s" % (jdk, rep["jvm"]))
+    print("JDK %s: %d pins recorded in attach mode (missing capabilities: %s)" % (
+        jdk, len(rep["pins"]), rep["jvm"].get("capabilities_missing")))
+    return rep
+
+
+def case_attach(jdk):
+    t = Target(jdk).start()
+    try:
+        load_stop_report(t, os.path.join(t.dir, "a.vtp"), os.path.join(t.dir, "t.txt"), jdk)
+        check(not trigger_files(t, t.pid), "the trigger file is removed: %s" % trigger_files(t, t.pid))
+    finally:
+        t.kill()
+
+
+def case_dynamic_loading_disabled(jdk):
+    t = Target(jdk, ["-XX:-EnableDynamicAgentLoading"]).start()
+    try:
+        rc, out, err, _ = attach(t.pid, "record=%s" % os.path.join(t.dir, "a.vtp"))
+        check(rc == 1, "attach must fail (exit 1), got %d" % rc)
+        check("EnableDynamicAgentLoading" in err and "refuses to load agents" in err,
+              "stderr says dynamic loading is disabled: %r" % err)
+        check("Dynamic agent loading is not enabled" in out, "stdout shows the JVM's reply: %r" % out)
+        time.sleep(0.5)
+        check(t.alive(), "the JVM keeps running:\n" + t.stderr())
+        check("vtpin:" not in t.stderr(), "the agent was not loaded:\n" + t.stderr())
+        check(not os.path.exists(os.path.join(t.dir, "a.vtp")), "no recording was started")
+        t.stop()
+    finally:
+        t.kill()
+
+
+def case_attach_disabled(jdk):
+    """-XX:+DisableAttachMechanism: SIGQUIT only prints a thread dump; we give up after --timeout."""
+    t = Target(jdk, ["-XX:+DisableAttachMechanism"]).start()
+    try:
+        rc, out, err, took = attach("--timeout", "2s", t.pid)
+        check(rc == 1, "attach must fail (exit 1), got %d" % rc)
+        check("did not start within 2 s" in err and "DisableAttachMechanism" in err,
+              "stderr names the timeout and the flag: %r" % err)
+        check(1.9 <= took < 6, "gave up after the 2 s timeout, took %.2f s" % took)
+        check(t.alive(), "the JVM keeps running:\n" + t.stderr())
+        check(not trigger_files(t, t.pid), "the trigger file is removed: %s" % trigger_files(t, t.pid))
+        t.stop()
+    finally:
+        t.kill()
+
+
+def case_not_a_jvm():
+    """A process without libjvm.so is not signalled (SIGQUIT kills sleep, and stops many servers
+    that catch it): attach fails clearly within the timeout and the process lives on."""
+    sleeper = subprocess.Popen(["sleep", "30"])
+    out_path = tempfile.mktemp(prefix="vtpin-attach-trap-")
+    with open(out_path, "w") as out:  # a shell that catches SIGQUIT and says so
+        trapper = subprocess.Popen(["sh", "-c", "trap 'echo got SIGQUIT' QUIT; i=0; "
+                                    "while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"], stdout=out)
+    try:
+        time.sleep(0.3)
+        for p in (sleeper, trapper):
+            rc, out, err, took = attach("--timeout", "2s", p.pid)
+            check(rc == 1, "attach must fail (exit 1), got %d" % rc)
+            check("not a HotSpot JVM" in err, "stderr says it is not a HotSpot JVM: %r" % err)
+            check(took < 6, "failed within the 2 s timeout, took %.2f s" % took)
+        time.sleep(0.5)
+        check(sleeper.poll() is None, "sleep was not killed by a SIGQUIT")
+        check(trapper.poll() is None, "the shell is still running")
+        with open(out_path) as f:
+            check("got SIGQUIT" not in f.read(), "the shell was not sent SIGQUIT")
+    finally:
+        for p in (sleeper, trapper):
+            p.kill()
+            p.wait()
+        os.unlink(out_path)
+
+
+def case_dead_pid():
+    p = subprocess.Popen(["true"])
+    p.wait()
+    rc, out, err, took = attach(p.pid)
+    check(rc == 1, "attach must fail (exit 1), got %d" % rc)
+    check("no such process: %d" % p.pid in err, "stderr says there is no such process: %r" % err)
+    check(took < 1, "fails at once, took %.2f s" % took)
+
+
+def case_other_user(jdk):
+    """Root attaching to a JVM that runs as nobody: vtpin takes the JVM's uid/gid to talk to it."""
+    if os.geteuid() != 0:
+        skip("needs root (a JVM of another user)")
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        skip("needs setpriv (util-linux) to start a JVM as another user")
+    as_nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    java = os.path.join(jdk_home(int(jdk)), "bin", "java")
+    probe = subprocess.run(as_nobody + [java, "-cp", CLASSES, "-version"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        skip("uid 65534 cannot run %s (or read %s): %s" % (java, CLASSES, probe.stderr.strip()[:200]))
+    work = tempfile.mkdtemp(prefix="vtpin-attach-")
+    os.chmod(work, 0o777)
+    t = Target(jdk, wrap=as_nobody, workdir=work).start()
+    try:
+        with open("/proc/%d/status" % t.pid) as f:
+            check("Uid:\t65534" in f.read(), "the JVM runs as uid 65534")
+        load_stop_report(t, os.path.join(work, "a.vtp"), os.path.join(work, "t.txt"), jdk)
+        sock = "/tmp/.java_pid%d" % t.pid
+        if os.path.exists(sock):
+            check(os.stat(sock).st_uid == 65534, "the attach socket is the JVM's user's")
+    finally:
+        t.kill()
+
+
+def child_java(t):
+    """The java process under `unshare --fork`: the child of the one we started."""
+    children = "/proc/%d/task/%d/children" % (t.proc.pid, t.proc.pid)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with open(children) as f:
+            for pid in f.read().split():
+                with open("/proc/%s/comm" % pid) as c:
+                    if c.read().strip() == "java":
+                        return int(pid)
+        time.sleep(0.1)
+    raise Failure("no java process under unshare %d" % t.proc.pid)
+
+
+def case_container(jdk):
+    """A JVM in its own pid and mount namespaces with a private /tmp, like in a container:
+    it is pid 1 there, its socket is in its /tmp, which we reach through /proc/PID/root."""
+    if os.geteuid() != 0:
+        skip("needs root (unshare of pid and mount namespaces)")
+    unshare = shutil.which("unshare")
+    if not unshare or subprocess.run([unshare, "--pid", "--fork", "--mount", "--mount-proc", "true"]).returncode:
+        skip("unshare --pid --mount does not work here")
+    home = jdk_home(int(jdk))
+    work = tempfile.mkdtemp(prefix="vtpin-attach-")
+    # inside: a tmpfs of its own on /tmp (the socket and the recording live there), cwd /
+    script = "mount -t tmpfs vtpin-test /tmp && cd / && exec %s -cp %s ReproLoop 120 /tmp/stop" % (
+        os.path.join(home, "bin", "java"), CLASSES)
+    t = Target(jdk, workdir=work)
+    t.cmd = [unshare, "--pid", "--fork", "--mount", "--mount-proc", "sh", "-c", script]
+    t.start(pid_of=child_java)
+    try:
+        with open("/proc/%d/status" % t.pid) as f:
+            nspid = [l for l in f if l.startswith("NSpid:")][0].split()
+        check(nspid[-1] == "1" and len(nspid) == 3, "the JVM is pid 1 in its namespace: %s" % nspid)
+        check("ReproLoop: ready pid=1" in t.stdout(), "the JVM sees itself as pid 1")
+        rc, out, err, _ = attach(t.pid, "record=/tmp/a.vtp")
+        check(rc == 0, "attach exits 0, got %d: %s" % (rc, err))
+        check(t.wait_stderr("detecting pins"), "the agent runs:\n" + t.stderr())
+        check(os.path.exists("/proc/%d/root/tmp/.java_pid1" % t.pid), "the socket is in the JVM's own /tmp")
+        check(not os.path.exists("/tmp/.java_pid1") or os.stat("/tmp/.java_pid1").st_ino !=
+              os.stat("/proc/%d/root/tmp/.java_pid1" % t.pid).st_ino, "not in ours")
+        rc, out, err, _ = attach(t.pid, "stop")
+        check(rc == 0, "stop exits 0, got %d: %s" % (rc, err))
+        rep = report_json("/proc/%d/root/tmp/a.vtp" % t.pid)
+        check(rep["jvm"].get("mode") == "attach", "the Hello says mode attach: %s" % rep["jvm"])
+        print("the JVM's Hello gives pid %s (its own namespace's)" % rep["jvm"]["pid"])
+        with open("/proc/%d/root/tmp/stop" % t.pid, "w"):
+            pass
+        rc = t.proc.wait(timeout=60)
+        check(rc == 0, "the JVM exited %d:\n%s" % (rc, t.stderr()))
+    finally:
+        t.kill()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "attach": case_attach,
+        "dynamic_loading_disabled": case_dynamic_loading_disabled,
+        "attach_disabled": case_attach_disabled,
+        "not_a_jvm": case_not_a_jvm,
+        "dead_pid": case_dead_pid,
+        "other_user": case_other_user,
+        "container": case_container,
+    }))
