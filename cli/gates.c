@@ -1,0 +1,68 @@
+#include "gates.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+#include "vtpin.pb-c.h"
+
+int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p)
+{
+    if (!c->n_allow || !p->stack)
+        return 0;
+    for (uint32_t f = 0; f < p->stack->count; f++) {
+        const struct recording_method *m = p->stack->frames[f].method;
+        char name[1024];
+        snprintf(name, sizeof(name), "%s.%s", m->class_name, m->name);
+        for (size_t i = 0; i < c->n_allow; i++)
+            if (fnmatch(c->allow[i], name, 0) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+static void add_reason(struct gate_result *out, const char *line)
+{
+    size_t len = strlen(out->why);
+    snprintf(out->why + len, sizeof(out->why) - len, "%s%s", len ? "\n" : "", line);
+    out->failed = 1;
+}
+
+void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t r = 0; r < n; r++) {
+        for (size_t s = 0; s < recs[r]->n_sessions; s++) {
+            const struct recording_session *sess = recs[r]->sessions[s];
+            for (size_t i = 0; i < sess->n_pins; i++) {
+                const struct recording_pin *p = &sess->pins[i];
+                if (gates_pin_allowed(c, p)) {
+                    out->allowed++;
+                    continue;
+                }
+                out->pins++;
+                out->pinned_ns = recording_sat_add(out->pinned_ns, recording_pin_duration(sess, p));
+                if (p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK)
+                    out->native_blocks++;
+            }
+        }
+    }
+    char line[256], a[64], b[64];
+    if (c->fail_pins >= 0 && out->pins >= (uint64_t)c->fail_pins) {
+        snprintf(line, sizeof(line), "--fail-on-pins %" PRId64 ": %" PRIu64 " pins", c->fail_pins, out->pins);
+        add_reason(out, line);
+    }
+    if (c->fail_pinned_ns >= 0 && out->pinned_ns >= c->fail_pinned_ns) {
+        snprintf(line, sizeof(line), "--fail-on-pinned-time %s: %s pinned",
+                 report_format_duration(c->fail_pinned_ns, a, sizeof(a)),
+                 report_format_duration(out->pinned_ns, b, sizeof(b)));
+        add_reason(out, line);
+    }
+    if (c->fail_on_native_block && out->native_blocks > 0) {
+        snprintf(line, sizeof(line), "--fail-on-native-block: %" PRIu64 " carrier(s) blocked in native code",
+                 out->native_blocks);
+        add_reason(out, line);
+    }
+}

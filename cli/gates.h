@@ -1,0 +1,34 @@
+/* The pass/fail verdict of `vtpin run` over the recordings of every JVM a
+ * command started: pins counted, pinned time summed, pins under accepted
+ * frames (--allow) set aside, native blocks flagged. Pure logic. */
+#ifndef VTPIN_CLI_GATES_H
+#define VTPIN_CLI_GATES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recording.h"
+
+struct gate_config {
+    int64_t fail_pins;        /* fail when at least this many pins; -1: no gate */
+    int64_t fail_pinned_ns;   /* fail when at least this much pinned time; -1: no gate */
+    int fail_on_native_block; /* fail on any NATIVE_BLOCK pin */
+    const char **allow;       /* fnmatch patterns on "class.method" of any frame */
+    size_t n_allow;
+};
+
+struct gate_result {
+    uint64_t pins;         /* counted against the gates (not allowed) */
+    uint64_t allowed;      /* set aside by --allow */
+    uint64_t native_blocks;
+    int64_t pinned_ns;     /* of the counted pins (in progress ones up to the end) */
+    int failed;
+    char why[512];         /* one line per failed gate */
+};
+
+/* 1 when a frame of the pin's stack matches one of the allow patterns. */
+int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p);
+
+void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out);
+
+#endif

@@ -1,0 +1,131 @@
+#include "junit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "report.h"
+#include "sites.h"
+#include "wire.h"
+
+static void put_escaped(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        switch (*p) {
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&apos;", out);
+            break;
+        default:
+            if (*p < 0x20 && *p != '\n' && *p != '\t')
+                fputc('?', out); /* not allowed in XML 1.0 */
+            else
+                fputc(*p, out);
+        }
+    }
+}
+
+static int site_allowed(const struct gate_config *c, const struct recording_session *s, const struct site *site)
+{
+    /* a site is set aside when every pin at it is */
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *p = &s->pins[i];
+        if (p->reason != site->reason)
+            continue;
+        int here = p->stack && site->culprit && p->has_culprit &&
+                   sites_same_place(&p->stack->frames[p->culprit], site->culprit);
+        if ((here || (!site->culprit && !p->stack)) && !gates_pin_allowed(c, p))
+            return 0;
+    }
+    return 1;
+}
+
+static void put_case(FILE *out, const struct gate_config *c, const struct gate_result *g,
+                     const struct recording_session *s, const struct site *site)
+{
+    char frame[1024] = "<no stack>", a[64], b[64];
+    if (site->culprit)
+        report_format_frame(site->culprit, frame, sizeof(frame));
+    int allowed = site_allowed(c, s, site);
+    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".%s\" name=\"", s->pid, wire_reason_name(site->reason));
+    put_escaped(out, frame);
+    fprintf(out, "\" time=\"%.3f\">\n", (double)site->total_ns / 1e9);
+    char summary[256];
+    snprintf(summary, sizeof(summary), "%" PRIu64 " %s pin(s), total %s, longest %s%s", site->count,
+             wire_reason_name(site->reason), report_format_duration(site->total_ns, a, sizeof(a)),
+             report_format_duration(site->max_ns, b, sizeof(b)), site->ongoing ? ", some still pinned at the end" : "");
+    if (allowed) {
+        fputs("      <system-out>allowed by --allow: ", out);
+        put_escaped(out, summary);
+        fputs("</system-out>\n", out);
+    } else if (g->failed) {
+        fputs("      <failure message=\"", out);
+        put_escaped(out, summary);
+        fputs("\" type=\"pinning\">", out);
+        if (site->example && site->example->stack) {
+            const struct recording_stack *st = site->example->stack;
+            for (uint32_t i = 0; i < st->count; i++) {
+                char f[1024], m[256];
+                report_format_frame(&st->frames[i], f, sizeof(f));
+                report_frame_markers(&st->frames[i], site->example->has_culprit && i == site->example->culprit, m,
+                                     sizeof(m));
+                fputs("\n    at ", out);
+                put_escaped(out, f);
+                put_escaped(out, m);
+            }
+        }
+        fputs("\n      </failure>\n", out);
+    } else {
+        fputs("      <system-out>", out);
+        put_escaped(out, summary);
+        fputs("</system-out>\n", out);
+    }
+    fputs("    </testcase>\n", out);
+}
+
+int junit_write(FILE *out, const struct gate_config *c, const struct gate_result *g, struct recording *const *recs,
+                size_t n)
+{
+    size_t cases = 1, failures = g->failed ? 1 : 0;
+    for (size_t r = 0; r < n; r++)
+        for (size_t s = 0; s < recs[r]->n_sessions; s++) {
+            struct sites sites;
+            if (sites_build(recs[r]->sessions[s], &sites))
+                return -ENOMEM;
+            cases += sites.count;
+            for (size_t i = 0; i < sites.count; i++)
+                failures += g->failed && !site_allowed(c, recs[r]->sessions[s], &sites.items[i]);
+            sites_fini(&sites);
+        }
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", out);
+    fprintf(out, "  <testsuite name=\"vtpin\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", cases, failures);
+    fputs("    <testcase classname=\"vtpin\" name=\"gates\">\n", out);
+    if (g->failed) {
+        fputs("      <failure message=\"", out);
+        put_escaped(out, g->why);
+        fputs("\" type=\"gate\"/>\n", out);
+    }
+    fputs("    </testcase>\n", out);
+    for (size_t r = 0; r < n; r++)
+        for (size_t s = 0; s < recs[r]->n_sessions; s++) {
+            struct sites sites;
+            if (sites_build(recs[r]->sessions[s], &sites))
+                return -ENOMEM;
+            for (size_t i = 0; i < sites.count; i++)
+                put_case(out, c, g, recs[r]->sessions[s], &sites.items[i]);
+            sites_fini(&sites);
+        }
+    fputs("  </testsuite>\n</testsuites>\n", out);
+    return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""vtpin run: gates pass and fail as documented, the JUnit XML is well-formed and says
+which sites failed, and every JVM of a shell wrapper is instrumented."""
+import os
+import subprocess
+import tempfile
+import xml.dom.minidom
+
+from harness import CLASSES, FIXTURE_LIB, VTPIN, check, jdk_home, main
+
+GATE_FAILED = 3
+
+
+def vtpin_run(gates, java_cmds, shell=False):
+    d = tempfile.mkdtemp(prefix="vtpin-run-test-")
+    junit = os.path.join(d, "pins.xml")
+    if shell:
+        command = ["sh", "-c", " ; ".join(" ".join(c) for c in java_cmds)]
+    else:
+        command = java_cmds[0]
+    p = subprocess.run([VTPIN, "run", "--dir", os.path.join(d, "run"), "--junit", junit] + gates + ["--"] + command,
+                       capture_output=True, text=True, timeout=180)
+    return p, junit, os.path.join(d, "run")
+
+
+def java(jdk, fixture, *args, parallelism=None):
+    cmd = [os.path.join(jdk_home(jdk), "bin", "java"), "--enable-native-access=ALL-UNNAMED",
+           "-Djava.library.path=" + FIXTURE_LIB, "-cp", CLASSES]
+    if parallelism:
+        cmd += ["-Djdk.virtualThreadScheduler.parallelism=%d" % parallelism,
+                "-Djdk.virtualThreadScheduler.maxPoolSize=%d" % parallelism]
+    return cmd + [fixture] + [str(a) for a in args]
+
+
+def junit_cases(path):
+    doc = xml.dom.minidom.parse(path)  # raises on malformed XML
+    suite = doc.getElementsByTagName("testsuite")[0]
+    cases = doc.getElementsByTagName("testcase")
+    check(int(suite.getAttribute("tests")) == len(cases), "tests attribute matches the cases")
+    failed = [c for c in cases if c.getElementsByTagName("failure")]
+    check(int(suite.getAttribute("failures")) == len(failed), "failures attribute matches")
+    return cases, failed
+
+
+def case_fail_on_pins():
+    p, junit, _ = vtpin_run(["--fail-on-pins", "1"], [java(21, "Repro", parallelism=4)])
+    check(p.returncode == GATE_FAILED, "exit %d, expected %d\n%s" % (p.returncode, GATE_FAILED, p.stdout[-1500:]))
+    check("--fail-on-pins 1: 100 pins" in p.stdout, "the failing gate is named:\n" + p.stdout[-800:])
+    cases, failed = junit_cases(junit)
+    names = [c.getAttribute("name") for c in failed]
+    check("gates" in names and "Repro.settle(Repro.java:20)" in names, "failed cases: %s" % names)
+
+
+def case_pass_on_25():
+    p, junit, _ = vtpin_run(["--fail-on-pins", "1"], [java(25, "Repro", parallelism=4)])
+    check(p.returncode == 0, "JDK 25 does not pin on monitors: exit %d\n%s" % (p.returncode, p.stdout[-800:]))
+    check("gates passed" in p.stdout, p.stdout[-500:])
+    _, failed = junit_cases(junit)
+    check(not failed, "no failed case")
+
+
+def case_allow():
+    p, junit, _ = vtpin_run(["--fail-on-pins", "1", "--allow", "Repro.settle"], [java(21, "Repro", parallelism=4)])
+    check(p.returncode == 0, "allowed pins do not count: exit %d\n%s" % (p.returncode, p.stdout[-800:]))
+    check("100 allowed" in p.stdout, p.stdout[-400:])
+    cases, failed = junit_cases(junit)
+    check(not failed and len(cases) == 2, "the site is listed, not failed")
+
+
+def case_pinned_time():
+    p, _, _ = vtpin_run(["--fail-on-pinned-time", "1s"], [java(25, "JniSleep", 4, 300, parallelism=2)])
+    check(p.returncode == GATE_FAILED, "4 x 300 ms >= 1 s: exit %d\n%s" % (p.returncode, p.stdout[-600:]))
+    p, _, _ = vtpin_run(["--fail-on-pinned-time", "10s"], [java(25, "JniSleep", 4, 300, parallelism=2)])
+    check(p.returncode == 0, "under 10 s: exit %d" % p.returncode)
+
+
+def case_native_block(jdk):
+    p, _, _ = vtpin_run(["--fail-on-native-block"], [java(int(jdk), "NativeBlock", "read", 2, 500, parallelism=2)])
+    check(p.returncode == GATE_FAILED, "exit %d\n%s" % (p.returncode, p.stdout[-600:]))
+    check("native-block" in p.stdout, p.stdout[-400:])
+
+
+def case_wrapper():
+    """Two JVMs started by a shell script: both instrumented, both counted; the command's status comes back."""
+    p, _, run_dir = vtpin_run([], [java(25, "JniSleep", 2, 50, parallelism=2), java(25, "CpuBound", 100, 100),
+                                   ["exit", "7"]], shell=True)
+    recordings = [f for f in os.listdir(run_dir) if f.startswith("jvm-") and f.endswith(".vtp")]
+    check(len(recordings) == 2, "two JVMs recorded: %s" % recordings)
+    check("2 JVM(s)" in p.stdout, p.stdout[-400:])
+    check(p.returncode == 7, "no gate failed: the command's status (7), got %d" % p.returncode)
+
+
+def case_usage():
+    p = subprocess.run([VTPIN, "run", "--fail-on-pins", "x", "--", "true"], capture_output=True, text=True)
+    check(p.returncode == 2 and "--fail-on-pins" in p.stderr, "bad gate value: %d %s" % (p.returncode, p.stderr))
+    p = subprocess.run([VTPIN, "run"], capture_output=True, text=True)
+    check(p.returncode == 2, "no command")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "fail_on_pins": case_fail_on_pins,
+        "pass_on_25": case_pass_on_25,
+        "allow": case_allow,
+        "pinned_time": case_pinned_time,
+        "native_block": case_native_block,
+        "wrapper": case_wrapper,
+        "usage": case_usage,
+    }))
