@@ -280,12 +280,16 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
     char err[512];
     if (options_parse(&A.options, option_text, err, sizeof(err))) {
         log_error("%s", err);
-        log_error("the JVM cannot start with a half-configured agent; 'help' lists the options");
+        if (attach)
+            log_error("vtpin not loaded; the JVM runs on without it ('help' lists the options)");
+        else
+            log_error("the JVM cannot start with a half-configured agent; 'help' lists the options");
         return JNI_ERR;
     }
     snprintf(A.option_text, sizeof(A.option_text), "%s", option_text ? option_text : "");
     if (A.options.stop) {
         log_info("not loaded yet: nothing to stop");
+        atomic_store(&initialized, 0);
         return attach ? JNI_OK : JNI_ERR;
     }
     char *paths[] = {A.options.record_file, A.options.trace_file, A.options.log_file};
@@ -297,6 +301,7 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
     }
     if (A.options.help) {
         fputs(options_usage, stderr);
+        atomic_store(&initialized, 0); /* help loads nothing: a later real load must work */
         return attach ? JNI_OK : JNI_ERR;
     }
     if (log_open(A.options.log_file)) {

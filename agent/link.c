@@ -36,7 +36,7 @@ void link_default_path(char *out, size_t cap)
     if (xdg && *xdg == '/')
         snprintf(out, cap, "%s/vtpin/collector.sock", xdg);
     else
-        snprintf(out, cap, "/tmp/vtpin-%u/collector.sock", (unsigned)getuid());
+        snprintf(out, cap, "/tmp/vtpin-%u/collector.sock", (unsigned)geteuid());
 }
 
 struct link *link_new(const char *path, size_t buffer_bytes)

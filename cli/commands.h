@@ -6,5 +6,10 @@
 #define VTPIN_CLI_COMMANDS_H
 
 int report_main(int argc, char **argv);
+int collector_main(int argc, char **argv); /* collector_cmd.c */
+int status_main(int argc, char **argv);
+int top_main(int argc, char **argv);
+int attach_main(int argc, char **argv);
+int run_main(int argc, char **argv);
 
 #endif

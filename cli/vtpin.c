@@ -16,7 +16,12 @@ struct command {
 
 static const struct command commands[] = {
     {"report", report_main, "summarize a recording (record=FILE): pin sites, stacks, counters"},
-    /* collector, status, top, attach, run: add them here with their cli/<name>.c */
+    {"collector", collector_main, "run the collector: live events from agents, alerts, session recordings"},
+    {"status", status_main, "what the running collector knows: JVMs, pins, alerts, drops"},
+    {"top", top_main, "each JVM's carriers live: pinned or not, for how long, the culprit"},
+    {"attach", attach_main, "load the agent into a running JVM (no JDK tools needed), or stop it"},
+    {"run", run_main, "run a command (load test, test suite) with vtpin in its JVMs, gate on pins"},
+    /* more subcommands: add them here with their cli/<name>.c */
 };
 
 static void usage(FILE *out)
