@@ -246,6 +246,9 @@ def case_container(jdk):
     if not unshare or subprocess.run([unshare, "--pid", "--fork", "--mount", "--mount-proc", "true"]).returncode:
         skip("unshare --pid --mount does not work here")
     home = jdk_home(int(jdk))
+    for path in (CLASSES, home, os.path.dirname(os.path.abspath(VTPIN))):
+        if os.path.realpath(path).startswith("/tmp/"):
+            skip("%s is under /tmp, which the JVM's private /tmp would hide" % path)
     work = tempfile.mkdtemp(prefix="vtpin-attach-")
     # inside: a tmpfs of its own on /tmp (the socket and the recording live there), cwd /
     script = "mount -t tmpfs vtpin-test /tmp && cd / && exec %s -cp %s ReproLoop 120 /tmp/stop" % (

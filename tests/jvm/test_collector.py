@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The collector with real JVMs and the real agent, JDK 21 and 25: several JVMs at
+once, a collector started late, killed and restarted, per-carrier occupancy and
+native blocks as `vtpin status`/`vtpin top` report them."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from harness import VTPIN, Failure, Run, check, main, scheduler
+
+
+class Collector:
+    def __init__(self, d=None):
+        self.dir = d or tempfile.mkdtemp(prefix="vtpin-coll-test-")
+        self.socket = os.path.join(self.dir, "collector.sock")
+        self.proc = None
+
+    def start(self):
+        self.log = open(os.path.join(self.dir, "collector.log"), "a")
+        self.proc = subprocess.Popen([VTPIN, "collector", "--socket", self.socket, "--dir",
+                                      os.path.join(self.dir, "sessions"), "--alert-after", "500ms"],
+                                     stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 10
+        while not self.answers():  # a killed collector leaves its socket file behind
+            check(time.monotonic() < deadline and self.proc.poll() is None, "collector did not start")
+            time.sleep(0.02)
+        return self
+
+    def answers(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(self.socket)
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=10)
+
+    def ask(self, what, *args):
+        p = subprocess.run([VTPIN, what, "--socket", self.socket, "--json"] + list(args), capture_output=True,
+                           text=True, timeout=30)
+        if p.returncode != 0:
+            raise Failure("vtpin %s failed: %s" % (what, p.stderr))
+        return json.loads(p.stdout)
+
+    def status(self):
+        return self.ask("status")
+
+    def top(self):
+        return self.ask("top", "--once")
+
+    def jvm(self, pid):
+        for j in self.status()["jvms"]:
+            if j["pid"] == pid:
+                return j
+        return None
+
+    def wait_for(self, what, cond, timeout=30):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = what()
+            if cond(last):
+                return last
+            time.sleep(0.1)
+        raise Failure("timed out; last answer: %s" % json.dumps(last)[:1500])
+
+
+def streaming(jdk, coll, fixture, args=(), props=(), opts=""):
+    return Run(jdk, fixture, args=args, props=props,
+               agent_opts="collector=%s%s" % (coll.socket, "," + opts if opts else ""))
+
+
+def case_two_jvms(jdk):
+    jdk = int(jdk)
+    coll = Collector().start()
+    try:
+        a = streaming(jdk, coll, "ReproLoop", args=(6,), props=scheduler(2)).start()
+        b = streaming(jdk, coll, "JniSleep", args=(40, 100), props=scheduler(2)).start()
+        pids = {a.proc.pid, b.proc.pid}
+        st = coll.wait_for(coll.status, lambda s: pids <= {j["pid"] for j in s["jvms"] if j["connected"]})
+        for j in st["jvms"]:
+            check(j["java_version"].startswith(str(jdk)), "Hello names the JDK: %s" % j)
+        b.wait(60)
+        a.wait(60)
+        # JniSleep pins on every JDK: its native pins reached the collector
+        jb = coll.wait_for(lambda: coll.jvm(b.proc.pid), lambda j: j and j["pins_total"] >= 40)
+        check(jb["drops"]["events_dropped"] == 0, "nothing dropped: %s" % jb["drops"])
+    finally:
+        coll.kill(signal.SIGTERM)
+
+
+def case_late_collector(jdk):
+    """The JVM starts first; a collector started later still learns the pins in progress."""
+    jdk = int(jdk)
+    coll = Collector()
+    fixture, props = ("WaitPin", scheduler(2, 2)) if jdk < 24 else ("NativeBlock", scheduler(2))
+    args = () if jdk < 24 else ("nanosleep", 2, 6000)
+    r = streaming(jdk, coll, fixture, args=args, props=props).start()
+    try:
+        time.sleep(1.5)  # pinned (21: hung in Object.wait; 25: blocked in nanosleep) before any collector exists
+        check(r.proc.poll() is None, "the JVM runs on without a collector")
+        coll.start()
+        j = coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["pins_in_progress"] >= 2, timeout=20)
+        top = coll.top()
+        carriers = [c for jv in top["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]]
+        held = [c for c in carriers if c["state"] in ("pinned", "native_block")]
+        check(len(held) >= 2, "held carriers shown by top: %s" % carriers)
+        for c in held:
+            check(c["culprit"] and fixture in c["culprit"], "culprit frame named: %s" % c)
+            check(c["pinned_for_ns"] and c["pinned_for_ns"] >= 1e9, "pinned since before the collector: %s" % c)
+        # every carrier held for over --alert-after: the starvation alert comes up on the collector's next tick
+        coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["alert"]["active"], timeout=10)
+        log = open(os.path.join(coll.dir, "collector.log")).read()
+        check("carrier starvation" in log and str(r.proc.pid) in log, "one log line names the JVM:\n" + log[-1500:])
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
+def case_restart(jdk):
+    """Collector killed mid-run: the JVM never waits on it; after a restart events arrive again
+    and what was dropped meanwhile is counted."""
+    jdk = int(jdk)
+    coll = Collector().start()
+    r = streaming(jdk, coll, "JniSleep", args=(80, 50), props=scheduler(2)).start()
+    try:
+        coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["pins_total"] >= 4)
+        coll.kill()  # SIGKILL: no goodbye
+        killed = time.monotonic()
+        time.sleep(1.0)
+        check(r.proc.poll() is None, "the JVM runs on with its collector gone")
+        coll.start()
+        j = coll.wait_for(lambda: coll.jvm(r.proc.pid),
+                          lambda j: j and j["connections"] >= 1 and j["drops"]["collector_dropped"] > 0, timeout=30)
+        print("reconnected; %d events dropped while the collector was away" % j["drops"]["collector_dropped"])
+        r.wait(120)
+        elapsed = time.monotonic() - r.started
+        # 80 pins of 50 ms on 2 carriers take ~2 s; the bound is generous on purpose (timing lives in bench/)
+        check(elapsed < 60, "the JVM was not held up by the dead collector (%.1f s)" % elapsed)
+        j = coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["pins_total"] >= 1)
+        print("pins after the restart: %d, killed %.1f s before the end" % (j["pins_total"], time.monotonic() - killed))
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
+def case_occupancy(jdk):
+    """Repro with 4 carriers: on 21 every carrier is >= 90 % pinned while it runs; on 25 they are mostly idle."""
+    jdk = int(jdk)
+    coll = Collector().start()
+    fixture, args = ("Repro", ()) if jdk < 24 else ("ReproLoop", (4,))
+    r = streaming(jdk, coll, fixture, args=args, props=scheduler(4, 4)).start()
+    try:
+        time.sleep(3.0)
+        check(r.proc.poll() is None, "still running")
+        top = coll.top()
+        carriers = [c for jv in top["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]]
+        print(json.dumps(carriers)[:800])
+        check(len(carriers) == 4, "4 carriers: %s" % carriers)
+        for c in carriers:
+            if jdk < 24:
+                check(c["pinned_pct"] >= 90, "carrier %s pinned %.1f %%" % (c["name"], c["pinned_pct"]))
+            else:
+                check(c["pinned_pct"] < 5 and c["idle_pct"] >= 50,
+                      "carrier %s: pinned %.1f %%, idle %.1f %%" % (c["name"], c["pinned_pct"], c["idle_pct"]))
+        r.wait(60)
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
+def case_native_block(jdk, mode):
+    jdk = int(jdk)
+    coll = Collector().start()
+    r = streaming(jdk, coll, "NativeBlock", args=(mode, 2, 3000), props=scheduler(2)).start()
+    try:
+        top = coll.wait_for(coll.top, lambda t: sum(1 for jv in t["jvms"] if jv["pid"] == r.proc.pid
+                                                    for c in jv["carriers"] if c["state"] == "native_block") == 2)
+        for jv in top["jvms"]:
+            for c in jv["carriers"]:
+                if c["state"] == "native_block":
+                    check(c["reason"] == "NATIVE_BLOCK" and "NativeBlock.block" in c["culprit"], "culprit: %s" % c)
+        r.wait(60)
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "two_jvms": case_two_jvms,
+        "late_collector": case_late_collector,
+        "restart": case_restart,
+        "occupancy": case_occupancy,
+        "native_block": case_native_block,
+    }))
