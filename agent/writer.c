@@ -807,8 +807,12 @@ static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         int64_t now = clock_mono_ns();
         if (W.link && link_poll_connect(W.link, now))
             on_connected();
+        /* Local references made in a round die with it: the thread never returns to Java. */
+        int framed = (*jni)->PushLocalFrame(jni, 64) == 0;
         drain();
         service_carriers(now);
+        if (framed)
+            (*jni)->PopLocalFrame(jni, NULL);
         int64_t wait = min64(report_crossings(now), max_wait);
         if (now >= W.next_stats_ns) {
             stats_to(SINK_RECORD | (W.link ? SINK_LINK : 0));
