@@ -27,6 +27,7 @@
 #include "junit.h"
 #include "recording.h"
 #include "report.h"
+#include "units.h"
 
 #define EXIT_GATE 3
 #define MAX_ALLOW 64
@@ -53,29 +54,6 @@ static const char usage[] =
 static int file_exists(const char *path)
 {
     return access(path, R_OK) == 0;
-}
-
-static int parse_duration_ns(const char *text, int64_t *ns)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || v < 0)
-        return -EINVAL;
-    double scale = 1e6; /* bare numbers are milliseconds, as in the agent */
-    if (strcmp(end, "ns") == 0)
-        scale = 1;
-    else if (strcmp(end, "us") == 0)
-        scale = 1e3;
-    else if (strcmp(end, "ms") == 0 || *end == '\0')
-        scale = 1e6;
-    else if (strcmp(end, "s") == 0)
-        scale = 1e9;
-    else if (strcmp(end, "m") == 0)
-        scale = 60e9;
-    else
-        return -EINVAL;
-    *ns = (int64_t)(v * scale);
-    return 0;
 }
 
 static pid_t start_collector(const char *exe, const char *socket_path, const char *dir)
@@ -144,7 +122,7 @@ int run_main(int argc, char **argv)
             }
             break;
         case 't':
-            if (parse_duration_ns(optarg, &gates.fail_pinned_ns)) {
+            if (units_parse_duration(optarg, &gates.fail_pinned_ns)) {
                 fprintf(stderr, "vtpin run: --fail-on-pinned-time wants a duration such as 500ms, got '%s'\n", optarg);
                 return 2;
             }

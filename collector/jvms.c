@@ -39,18 +39,6 @@ int jvms_new(struct jvms **out, const struct jvms_config *cfg)
     return 0;
 }
 
-static void hello_fini(struct session_hello *h)
-{
-    free(h->java_version);
-    free(h->vm_name);
-    free(h->vm_version);
-    free(h->vm_vendor);
-    free(h->host);
-    free(h->agent_version);
-    free(h->options);
-    memset(h, 0, sizeof(*h));
-}
-
 /* A deep copy of src into dst (freeing what dst held). 0 or -ENOMEM (dst unchanged). */
 static int hello_copy(struct session_hello *dst, const struct session_hello *src)
 {
@@ -63,10 +51,10 @@ static int hello_copy(struct session_hello *dst, const struct session_hello *src
     h.agent_version = strdup(src->agent_version);
     h.options = strdup(src->options);
     if (!h.java_version || !h.vm_name || !h.vm_version || !h.vm_vendor || !h.host || !h.agent_version || !h.options) {
-        hello_fini(&h);
+        session_hello_fini(&h);
         return -ENOMEM;
     }
-    hello_fini(dst);
+    session_hello_fini(dst);
     *dst = h;
     return 0;
 }
@@ -75,7 +63,7 @@ static void jvm_free(struct jvm *j)
 {
     if (!j)
         return;
-    hello_fini(&j->hello);
+    session_hello_fini(&j->hello);
     free(j->recording);
     occupancy_free(j->occ);
     idmap_free(j->carrier_pins, free);

@@ -67,7 +67,7 @@ static char *dup_or_empty(const char *s)
     return strdup(s ? s : "");
 }
 
-static void hello_fini(struct session_hello *h)
+void session_hello_fini(struct session_hello *h)
 {
     free(h->java_version);
     free(h->vm_name);
@@ -76,6 +76,7 @@ static void hello_fini(struct session_hello *h)
     free(h->host);
     free(h->agent_version);
     free(h->options);
+    memset(h, 0, sizeof(*h));
 }
 
 int session_new(struct session **out, const Vtpin__V1__Hello *hi, const struct session_limits *limits)
@@ -119,7 +120,7 @@ void session_free(struct session *s)
 {
     if (!s)
         return;
-    hello_fini(&s->hello);
+    session_hello_fini(&s->hello);
     idmap_free(s->strings, free);
     idmap_free(s->methods, free);
     idmap_free(s->stacks, free);

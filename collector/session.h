@@ -62,6 +62,8 @@ int session_decode(const uint8_t *frame, size_t len, WireEvent **ev);
 int session_new(struct session **out, const Vtpin__V1__Hello *hello, const struct session_limits *limits);
 void session_free(struct session *s);
 const struct session_hello *session_hello(const struct session *s);
+/* Frees the strings a session_hello owns and zeroes it. */
+void session_hello_fini(struct session_hello *h);
 
 /* Takes a StringDef, MethodDef or StackDef. 1 if ev was a definition
  * (kept or dropped by a limit), 0 if it is another event, -ENOMEM. */
