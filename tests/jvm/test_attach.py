@@ -122,10 +122,22 @@ def load_stop_report(t, record, trace, jdk):
 def case_attach(jdk):
     t = Target(jdk).start()
     try:
-        load_stop_report(t, os.path.join(t.dir, "a.vtp"), os.path.join(t.dir, "t.txt"), jdk)
+        rep = load_stop_report(t, os.path.join(t.dir, "a.vtp"), os.path.join(t.dir, "t.txt"), jdk)
         check(not trigger_files(t, t.pid), "the trigger file is removed: %s" % trigger_files(t, t.pid))
     finally:
         t.kill()
+    pins = [p for p in rep["pins"] if any(f["class"] == "ReproLoop" for f in p["stack"])]
+    if int(jdk) >= 24:
+        check(not pins, "no monitor pins on 24+: %s" % pins[:1])
+        return
+    # Without breakpoints the sampler finds the pins, the bytecode names the monitor holder.
+    check(pins, "pins seen after attach on 21")
+    for p in pins:
+        check(p["reason"] == "MONITOR", "reason inferred as MONITOR: %s" % p["reason"])
+        c = p["stack"][p["culprit"]]
+        check(c["class"] == "ReproLoop" and c["method"] == "settle" and c["monitors"] == 1,
+              "culprit ReproLoop.settle holds 1 monitor (from its bytecode): %s" % c)
+        check(p["carrier"]["tid"] > 0, "carrier tid known after attach: %s" % p["carrier"])
 
 
 def case_dynamic_loading_disabled(jdk):
