@@ -134,8 +134,13 @@ def case_no_pins(jdk, fixture, *args):
     props = scheduler(4, 4) if fixture == "LockSleep" else []
     rep = Run(jdk, fixture, args=args, props=props).run().report()
     no_pins_of(rep, fixture, jdk)
-    if jdk < 24:  # JDK 25 pins briefly in its own start-up code; 21 does not
-        check(not rep["pins"], "no pins at all on %d: %s" % (jdk, rep["pins"][:1]))
+    # The JDK pins now and then in its own code (JDK 21: contended entry into method-handle
+    # linkage when many virtual threads link the same call site at once): shown, not failed.
+    for p in rep["pins"]:
+        top = p["stack"][p["culprit"]] if p["stack"] and p["culprit"] is not None else {}
+        print("JDK-internal pin: %s %s.%s (%s ns)" % (p["reason"], top.get("class"), top.get("method"),
+                                                     p["duration_ns"]))
+        check(top.get("class", "").startswith(("java.", "jdk.", "sun.")), "only JDK-internal pins: %s" % top)
 
 
 def case_jfr_crosscheck(jdk, fixture):

@@ -2,6 +2,7 @@
 """vtpin run: gates pass and fail as documented, the JUnit XML is well-formed and says
 which sites failed, and every JVM of a shell wrapper is instrumented."""
 import os
+import re
 import subprocess
 import tempfile
 import xml.dom.minidom
@@ -45,7 +46,10 @@ def junit_cases(path):
 def case_fail_on_pins():
     p, junit, _ = vtpin_run(["--fail-on-pins", "1"], [java(21, "Repro", parallelism=4)])
     check(p.returncode == GATE_FAILED, "exit %d, expected %d\n%s" % (p.returncode, GATE_FAILED, p.stdout[-1500:]))
-    check("--fail-on-pins 1: 100 pins" in p.stdout, "the failing gate is named:\n" + p.stdout[-800:])
+    # Repro's 100; the JDK itself may add a short pin of its own now and then
+    check(re.search(r"--fail-on-pins 1: (\d+) pins", p.stdout) and
+          int(re.search(r"--fail-on-pins 1: (\d+) pins", p.stdout).group(1)) >= 100,
+          "the failing gate is named with Repro's 100 pins:\n" + p.stdout[-800:])
     cases, failed = junit_cases(junit)
     names = [c.getAttribute("name") for c in failed]
     check("gates" in names and "Repro.settle(Repro.java:20)" in names, "failed cases: %s" % names)
