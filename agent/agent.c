@@ -186,6 +186,7 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .depth = A.options.depth,
         .monitor_pins = monitor_pins,
         .have_monitor_depths = A.monitor_depths,
+        .defer_stacks = A.options.threshold_ns > 0,
         .wake_writer = writer_wake,
     };
     pins_init(jvmti, jni, &setup, A.breakpoints);

@@ -144,7 +144,7 @@ static enum pin_reason park_reason(JNIEnv *jni)
     }
 }
 
-static void capture_stack(jthread thread, struct rec *r)
+void pins_capture_stack(jthread thread, struct rec *r)
 {
     unsigned depth = S.setup.depth;
     jvmtiFrameInfo *frames = (jvmtiFrameInfo *)r->frames;
@@ -209,7 +209,11 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     r->vthread_id = (*jni)->GetLongField(jni, vthread, S.tid_field);
     copy_thread_name(jni, vthread, r->vthread_name);
     carrier_name(jni, vthread, r->carrier_name);
-    capture_stack(vthread, r);
+    r->stack_deferred = (uint8_t)S.setup.defer_stacks;
+    if (S.setup.defer_stacks)
+        r->frame_count = 0;
+    else
+        pins_capture_stack(vthread, r);
     queue_commit(S.setup.queue, ticket);
     tl.pin_id = id;
     tl.pin_start = now;

@@ -40,6 +40,7 @@ struct rec {
     uint8_t kind;
     uint8_t reason;
     uint8_t truncated;
+    uint8_t stack_deferred; /* the writer takes the stack if the pin outlasts the threshold */
     int32_t carrier_tid;
     uint64_t pin_id;
     int64_t time_ns;
@@ -57,8 +58,14 @@ struct pins_setup {
     unsigned depth;
     int monitor_pins;        /* JDK 21-23: contended entry and Object.wait pin */
     int have_monitor_depths; /* can_get_owned_monitor_stack_depth_info */
+    int defer_stacks;        /* threshold > 0: most pins end before it; their stacks are never needed */
     void (*wake_writer)(void);
 };
+
+/* The stack and monitors of thread into r (frames, monitors, frame_count,
+ * truncated): the pinned thread itself in a callback, or the writer for a
+ * thread that is still pinned on its carrier. */
+void pins_capture_stack(jthread thread, struct rec *r);
 
 /* Resolves the classes, fields and methods detection needs and sets the
  * park breakpoints when can_generate_breakpoint_events is held. Returns 0,

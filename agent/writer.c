@@ -40,6 +40,7 @@ struct active_pin {
     const struct stack_info *stack;
     uint32_t culprit;
     char blocked_in[BLOCKED_IN_MAX];
+    int stack_deferred; /* the stack is taken when the pin crosses the threshold */
 };
 
 struct pending_notice {
@@ -57,7 +58,8 @@ static struct {
     struct link *link;
     struct trace *trace;
     jvmtiExtensionFunction get_virtual_thread;
-    struct rec *scratch; /* the watchdog's own pin records */
+    struct rec *scratch;       /* the watchdog's own pin records */
+    struct rec *stack_scratch; /* stacks taken late, at the threshold */
     struct mount_entry *mounts;
     int64_t next_sample_ns;
     struct active_pin active[MAX_ACTIVE];
@@ -386,8 +388,46 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
     put_to(sinks, &ev);
 }
 
-static void report_start(struct active_pin *a)
+static struct carrier_slot *carrier_by_tid(int tid)
 {
+    for (unsigned i = 0; tid > 0 && i < carriers_capacity(); i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (c && c->tid == tid && atomic_load(&c->state) == SLOT_LIVE)
+            return c;
+    }
+    return NULL;
+}
+
+/* A pin that lasted past the threshold is still in progress: its virtual
+ * thread is blocked on the same carrier, so its stack and monitors can be
+ * taken now, from here, instead of on every short pin in the callback. */
+static void take_deferred_stack(struct active_pin *a, int still_pinned)
+{
+    a->stack_deferred = 0;
+    struct carrier_slot *c = still_pinned ? carrier_by_tid(a->carrier_tid) : NULL;
+    jthread vt = NULL;
+    jint state = 0;
+    if (c && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
+        pins_thread_id(W.jni, vt) == a->vthread_id &&
+        (*W.jvmti)->GetThreadState(W.jvmti, vt, &state) == JVMTI_ERROR_NONE &&
+        (state & (JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER))) {
+        struct rec *r = W.stack_scratch;
+        r->frame_count = 0;
+        r->truncated = 0;
+        pins_capture_stack(vt, r);
+        a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
+    }
+    if (vt)
+        (*W.jni)->DeleteLocalRef(W.jni, vt);
+    if (a->reason == REASON_UNKNOWN)
+        a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
+    a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
+}
+
+static void report_start(struct active_pin *a, int still_pinned)
+{
+    if (a->stack_deferred)
+        take_deferred_stack(a, still_pinned);
     a->reported = 1;
     W.pins_reported++;
     struct pin_view v = view_of(a, 0);
@@ -423,13 +463,18 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     a->carrier_tid = r->carrier_tid;
     memcpy(a->vthread_name, r->vthread_name, REC_NAME_MAX);
     memcpy(a->carrier_name, r->carrier_name, REC_NAME_MAX);
-    a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
-    a->reason = r->reason != REASON_UNKNOWN ? r->reason : symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
-    a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
+    a->reason = r->reason;
+    a->stack_deferred = r->stack_deferred;
+    if (!a->stack_deferred) {
+        a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
+        if (a->reason == REASON_UNKNOWN)
+            a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
+        a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
+    }
     if (blocked_in)
         snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
     if (W.cfg.options->threshold_ns == 0)
-        report_start(a);
+        report_start(a, 1);
 }
 
 static void on_pin_end(const struct rec *r)
@@ -438,11 +483,11 @@ static void on_pin_end(const struct rec *r)
         struct active_pin *a = &W.active[i];
         if (a->pin_id != r->pin_id)
             continue;
-        int64_t duration = r->time_ns - a->start_ns;
+        int64_t end_ns = r->time_ns, duration = end_ns - a->start_ns;
         if (!a->reported && (uint64_t)duration >= W.cfg.options->threshold_ns)
-            report_start(a);
+            report_start(a, 0); /* crossed and ended between two looks: its stack is gone */
         if (a->reported)
-            report_end(a, r->time_ns);
+            report_end(a, end_ns);
         else
             W.pins_below_threshold++;
         W.active[i] = W.active[--W.active_count];
@@ -506,7 +551,7 @@ static int64_t report_crossings(int64_t now)
             continue;
         int64_t due = a->start_ns + threshold - now;
         if (due <= 0)
-            report_start(a);
+            report_start(a, 1);
         else if (due < wait)
             wait = due;
     }
@@ -856,8 +901,9 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
         return 0;
     W.symbols = symbols_new(jvmti, W.cfg.options->max_methods, W.cfg.options->max_stacks, !W.cfg.monitor_depths);
     W.scratch = calloc(1, pins_record_size(W.cfg.options->depth));
+    W.stack_scratch = calloc(1, pins_record_size(W.cfg.options->depth));
     W.mounts = calloc(TRANSITIONS_BATCH, sizeof(*W.mounts));
-    if (!W.symbols || !W.scratch || !W.mounts)
+    if (!W.symbols || !W.scratch || !W.stack_scratch || !W.mounts)
         return -ENOMEM;
     jint n = 0;
     jvmtiExtensionFunctionInfo *fns = NULL;
