@@ -1,0 +1,64 @@
+/* The floor of bench/run.sh: an agent that only creates a JVMTI environment.
+ *
+ * No capabilities, no events, no threads. Creating any JVMTI env is enough to
+ * turn on HotSpot's virtual-thread mount/unmount notification path
+ * (/work/shared/docs/JVMTI-FACTS.md), so this is the least any JVMTI agent can
+ * cost; vtpin's configurations are compared to it as well as to no agent.
+ * JVMTI_VERSION_21, as vtpin asks: the same kind of environment.
+ *
+ * Option "thread" (configuration floor-thread, not run by default): also start
+ * one idle JVMTI agent thread (RunAgentThread at VMInit, sleeping 200 ms at a
+ * time), like vtpin's writer thread. On JDK 25 that alone makes mount/unmount
+ * ~1.5x slower than the plain floor (bench/README.md). */
+#define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
+#include <jvmti.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+static jvmtiEnv *env;
+
+static void JNICALL idle_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID ctor = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
+    jstring name = (*jni)->NewStringUTF(jni, "bench idle agent thread");
+    jobject t = ctor && name ? (*jni)->NewObject(jni, cls, ctor, name) : NULL;
+    if (t)
+        (*jvmti)->RunAgentThread(jvmti, t, idle_main, NULL, JVMTI_THREAD_NORM_PRIORITY);
+    else
+        (*jni)->ExceptionClear(jni);
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)reserved;
+    if ((*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_21) != JNI_OK)
+        return JNI_ERR;
+    if (options && strcmp(options, "thread") == 0) {
+        jvmtiEventCallbacks cb;
+        memset(&cb, 0, sizeof(cb));
+        cb.VMInit = on_vm_init;
+        if ((*env)->SetEventCallbacks(env, &cb, sizeof(cb)) != JVMTI_ERROR_NONE ||
+            (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL) != JVMTI_ERROR_NONE)
+            return JNI_ERR;
+    }
+    return JNI_OK;
+}
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+    (void)vm;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# vtpin benchmarks: overhead tables, detection latency, collector ingest.
+#
+#   bench/run.sh                 full run (~20 min on 2 cores): 1 warm-up + 5 measured rounds
+#   bench/run.sh --quick         smoke run (< 3 min): 1 round, small workloads, 9 latency pins
+#   bench/run.sh --rounds 7 --jdks 21 --workloads service --configs none,floor,vtpin-exact
+#   bench/run.sh --only latency  (also: bench/latency.sh)
+#   bench/run.sh --only ingest
+#
+# Options: --quick, --rounds N, --jdks 21,25, --workloads mountchurn,service,cpu,
+#   --configs none,floor,jfr,jfr-pinned,vtpin-pins,vtpin-exact,vtpin-sampled,vtpin-collector,
+#   --only overhead,latency,ingest, --pins N, --poll-us N, --out DIR (default bench/results),
+#   --keep (keep every run's logs), --no-build (use build/ as it is; only the bench tools are built).
+# Tables go to stdout and to DIR/<date>-jdk<N>.md (+ .json with every run), DIR/<date>-ingest.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${VTPIN_BUILD_DIR:-$root/build}
+
+build_project=1
+args=()
+for a in "$@"; do
+  case "$a" in
+    --no-build) build_project=0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) args+=("$a") ;;
+  esac
+done
+
+if [ "$build_project" = 1 ]; then
+  echo "bench: building vtpin (scripts/build.sh)" >&2
+  if ! jdks=$("$root/scripts/build.sh"); then
+    echo "bench: the build failed (see above); fix it, or rerun with --no-build to measure build/ as it is" >&2
+    exit 1
+  fi
+  eval "$jdks"
+else
+  # shellcheck disable=SC1090
+  [ -n "${JAVA21_HOME:-}" ] && [ -n "${JAVA25_HOME:-}" ] || source "$HOME/.cache/vtpin/jdks.env"
+fi
+export JAVA21_HOME JAVA25_HOME
+
+# The bench's own C programs, against the JDK's jvmti.h and the project's wire library.
+mkdir -p "$build/bench"
+cflags=(-O2 -g -Wall -Wextra -std=c11)
+jhome=${JAVA21_HOME:-$JAVA25_HOME}
+gcc "${cflags[@]}" -shared -fPIC -I"$jhome/include" -I"$jhome/include/linux" \
+    "$root/bench/empty_agent.c" -o "$build/bench/libemptyagent.so"
+wire=(-I"$root/proto" -I"$build/proto" "$build/proto/libvtpin_wire.a" -lprotobuf-c)
+gcc "${cflags[@]}" "$root/bench/benchtool.c" "${wire[@]}" -o "$build/bench/benchtool"
+gcc "${cflags[@]}" -pthread "$root/bench/ingest.c" "${wire[@]}" -o "$build/bench/ingest"
+
+exec python3 "$root/bench/bench.py" "${args[@]}"
