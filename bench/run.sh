@@ -34,8 +34,10 @@ if [ "$build_project" = 1 ]; then
   fi
   eval "$jdks"
 else
-  # shellcheck disable=SC1090
-  [ -n "${JAVA21_HOME:-}" ] && [ -n "${JAVA25_HOME:-}" ] || source "$HOME/.cache/vtpin/jdks.env"
+  if [ -z "${JAVA21_HOME:-}" ] || [ -z "${JAVA25_HOME:-}" ]; then
+    # shellcheck disable=SC1091
+    source "$HOME/.cache/vtpin/jdks.env"
+  fi
 fi
 export JAVA21_HOME JAVA25_HOME
 
