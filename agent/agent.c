@@ -187,6 +187,7 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .monitor_pins = monitor_pins,
         .have_monitor_depths = A.monitor_depths,
         .defer_stacks = A.options.threshold_ns > 0,
+        .threshold_ns = A.options.threshold_ns,
         .wake_writer = writer_wake,
     };
     pins_init(jvmti, jni, &setup, A.breakpoints);

@@ -184,7 +184,7 @@ static void emit_end(uint64_t pin_id, int64_t now)
     r->carrier_tid = current_tid();
     r->frame_count = 0;
     queue_commit(S.setup.queue, ticket);
-    S.setup.wake_writer();
+    S.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
 }
 
 static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason)
@@ -218,7 +218,8 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     tl.pin_id = id;
     tl.pin_start = now;
     tl.kind = kind;
-    S.setup.wake_writer();
+    /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
+    S.setup.wake_writer(now + (int64_t)S.setup.threshold_ns);
 }
 
 static void pin_end(enum pin_kind kind)
@@ -313,7 +314,7 @@ void JNICALL pins_on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     memcpy(r->carrier_name, tl.name, REC_NAME_MAX);
     r->frame_count = 0;
     queue_commit(S.setup.queue, ticket);
-    S.setup.wake_writer();
+    S.setup.wake_writer(INT64_MAX);
 }
 
 void JNICALL pins_on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

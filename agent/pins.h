@@ -59,7 +59,8 @@ struct pins_setup {
     int monitor_pins;        /* JDK 21-23: contended entry and Object.wait pin */
     int have_monitor_depths; /* can_get_owned_monitor_stack_depth_info */
     int defer_stacks;        /* threshold > 0: most pins end before it; their stacks are never needed */
-    void (*wake_writer)(void);
+    uint64_t threshold_ns;
+    void (*wake_writer)(int64_t due_ns); /* the writer must look at the queue by due_ns */
 };
 
 /* The stack and monitors of thread into r (frames, monitors, frame_count,

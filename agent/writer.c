@@ -73,14 +73,16 @@ static struct {
 
 static _Atomic uint32_t wake_word;
 static _Atomic int sleeping;
+static _Atomic int64_t sleep_until; /* when the sleeping writer wakes by itself */
 static _Atomic int stop_requested;
 static _Atomic int finished;
 static _Atomic int running;
 
-void writer_wake(void)
+void writer_wake(int64_t due_ns)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&sleeping, memory_order_relaxed)) {
+    if (atomic_load_explicit(&sleeping, memory_order_relaxed) &&
+        due_ns < atomic_load_explicit(&sleep_until, memory_order_relaxed)) {
         atomic_fetch_add(&wake_word, 1);
         syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
@@ -827,6 +829,7 @@ static void flush_outputs(int64_t now)
 static void wait_for_work(int64_t timeout_ns)
 {
     uint32_t seen = atomic_load(&wake_word);
+    atomic_store(&sleep_until, clock_mono_ns() + timeout_ns);
     atomic_store(&sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
     if (!queue_peek(W.cfg.queue) && !atomic_load(&stop_requested)) {

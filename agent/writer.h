@@ -34,8 +34,9 @@ void writer_configure(const struct writer_config *config);
 int writer_start(jvmtiEnv *jvmti, JNIEnv *jni);
 /* Asks the thread to drain, write what it has and finish; waits at most timeout_ms. */
 void writer_stop(unsigned timeout_ms);
-/* Called by the callbacks after committing a record: wakes the writer if it sleeps. */
-void writer_wake(void);
+/* Called by the callbacks after committing a record that the writer must
+ * see by due_ns: wakes it if it sleeps past that (a futex wake only then). */
+void writer_wake(int64_t due_ns);
 /* Adds a notice (missing capability, ...) to the outputs; call before writer_start. */
 void writer_notice(int severity, const char *code, const char *text);
 
