@@ -400,41 +400,70 @@ static struct carrier_slot *carrier_by_tid(int tid)
     return NULL;
 }
 
+static int is_park_reason(int reason)
+{
+    return reason == REASON_MONITOR || reason == REASON_NATIVE || reason == REASON_CRITICAL_SECTION ||
+           reason == REASON_UNKNOWN;
+}
+
 /* A pin that lasted past the threshold is still in progress: its virtual
  * thread is blocked on the same carrier, so its stack and monitors can be
- * taken now, from here, instead of on every short pin in the callback. */
-static void take_deferred_stack(struct active_pin *a, int still_pinned)
+ * taken now, from here, instead of on every short pin in the callback.
+ * Returns 0 when the stack is taken (or cannot be), -EAGAIN when the thread
+ * is not blocked yet (descheduled between the breakpoint and the park). */
+static int take_deferred_stack(struct active_pin *a, int still_pinned)
 {
-    a->stack_deferred = 0;
     struct carrier_slot *c = still_pinned ? carrier_by_tid(a->carrier_tid) : NULL;
     jthread vt = NULL;
-    jint state = 0;
+    int rc = 0;
     if (c && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
-        pins_thread_id(W.jni, vt) == a->vthread_id &&
-        (*W.jvmti)->GetThreadState(W.jvmti, vt, &state) == JVMTI_ERROR_NONE &&
-        (state & (JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER))) {
+        pins_thread_id(W.jni, vt) == a->vthread_id) {
         struct rec *r = W.stack_scratch;
         r->frame_count = 0;
         r->truncated = 0;
-        pins_capture_stack(vt, r);
-        a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
+        jint state = 0;
+        (*W.jvmti)->GetThreadState(W.jvmti, vt, &state);
+        int blocked = (state & (JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)) != 0;
+        int in_park = 0;
+        if (blocked || is_park_reason(a->reason)) {
+            pins_capture_stack(vt, r);
+            jmethodID park = pins_park_method();
+            const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
+            for (uint32_t i = 0; i < r->frame_count && park; i++)
+                in_park |= frames[i].method == park;
+        }
+        /* A park pin's stack runs through parkOnCarrierThread; a monitor pin's thread is blocked. */
+        if (is_park_reason(a->reason) ? in_park : blocked)
+            a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
+        else
+            rc = -EAGAIN;
     }
     if (vt)
         (*W.jni)->DeleteLocalRef(W.jni, vt);
+    if (rc)
+        return rc;
+    a->stack_deferred = 0;
     if (a->reason == REASON_UNKNOWN)
         a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
     a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
+    return 0;
 }
 
-static void report_start(struct active_pin *a, int still_pinned)
+/* Returns -EAGAIN when the pin's stack cannot be taken yet (try again next round). */
+static int report_start(struct active_pin *a, int still_pinned)
 {
-    if (a->stack_deferred)
-        take_deferred_stack(a, still_pinned);
+    if (a->stack_deferred && take_deferred_stack(a, still_pinned) == -EAGAIN) {
+        if (still_pinned && clock_mono_ns() - a->start_ns < (int64_t)W.cfg.options->threshold_ns + 100000000LL)
+            return -EAGAIN;
+        a->stack_deferred = 0; /* 100 ms past the threshold and still not blocked: report without it */
+        a->culprit = 0;
+    }
     a->reported = 1;
     W.pins_reported++;
     struct pin_view v = view_of(a, 0);
     trace_pin_start(W.trace, W.symbols, &v);
     pin_start_to(SINK_RECORD | (W.link ? SINK_LINK : 0), a);
+    return 0;
 }
 
 static void report_end(struct active_pin *a, int64_t end_ns)
@@ -552,9 +581,9 @@ static int64_t report_crossings(int64_t now)
         if (a->reported)
             continue;
         int64_t due = a->start_ns + threshold - now;
-        if (due <= 0)
-            report_start(a, 1);
-        else if (due < wait)
+        if (due <= 0 && report_start(a, 1) == -EAGAIN)
+            due = 1000000; /* not parked yet: look again in 1 ms */
+        if (due > 0 && due < wait)
             wait = due;
     }
     return wait;
