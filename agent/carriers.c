@@ -40,11 +40,6 @@ int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact)
     return 0;
 }
 
-int carriers_exact(void)
-{
-    return exact_source;
-}
-
 static struct mount_ring *ring_new(void)
 {
     struct mount_ring *r = aligned_alloc(64, (sizeof(*r) + ring_size * sizeof(struct mount_entry) + 63) & ~(size_t)63);

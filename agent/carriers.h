@@ -38,7 +38,6 @@ struct carrier_slot {
 };
 
 int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact);
-int carriers_exact(void);
 
 /* From ThreadStart of a CarrierThread (runs on that thread). */
 void carriers_register(JNIEnv *jni, jthread thread, int tid, const char *name);

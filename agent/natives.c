@@ -31,11 +31,6 @@ int natives_init(unsigned capacity)
     return 0;
 }
 
-void natives_fini(void)
-{
-    /* Kept: a late NativeMethodBind may still run while the VM shuts down. */
-}
-
 static size_t hash_ptr(uintptr_t p)
 {
     p ^= p >> 33;

@@ -7,7 +7,6 @@
 #include <stddef.h>
 
 int natives_init(unsigned capacity);
-void natives_fini(void);
 void natives_put(const void *method, void *address);
 void *natives_get(const void *method);
 /* Library path for a bound address, or NULL. */

@@ -19,7 +19,6 @@ struct carrier_local {
     int name_known;
     char name[REC_NAME_MAX];
     uint64_t pin_id;
-    int64_t pin_start;
     enum pin_kind kind;
 };
 static __thread struct carrier_local tl;
@@ -206,7 +205,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     r->truncated = 0;
     r->carrier_tid = current_tid();
     r->reason = (uint8_t)(kind == KIND_PARK ? park_reason(jni) : reason);
-    r->vthread_id = (*jni)->GetLongField(jni, vthread, S.tid_field);
+    r->vthread_id = pins_thread_id(jni, vthread);
     copy_thread_name(jni, vthread, r->vthread_name);
     carrier_name(jni, vthread, r->carrier_name);
     r->stack_deferred = (uint8_t)S.setup.defer_stacks;
@@ -216,7 +215,6 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
         pins_capture_stack(vthread, r);
     queue_commit(S.setup.queue, ticket);
     tl.pin_id = id;
-    tl.pin_start = now;
     tl.kind = kind;
     /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
     S.setup.wake_writer(now + (int64_t)S.setup.threshold_ns);

@@ -546,9 +546,8 @@ static void on_carrier_start(const struct rec *r)
     send_notice(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__WARNING, "scheduler.compensation", text);
 }
 
-static unsigned drain(void)
+static void drain(void)
 {
-    unsigned n = 0;
     const struct rec *r;
     while ((r = queue_peek(W.cfg.queue)) != NULL) {
         switch (r->kind) {
@@ -565,9 +564,7 @@ static unsigned drain(void)
             break;
         }
         queue_release(W.cfg.queue);
-        n++;
     }
-    return n;
 }
 
 /* Reports the pins that have now lasted longer than the threshold; returns
@@ -705,10 +702,7 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
     r->carrier_tid = c->tid;
     memcpy(r->carrier_name, c->name, REC_NAME_MAX);
     pins_copy_thread_name(W.jni, vt, r->vthread_name);
-    jint count = 0;
-    if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, (jint)depth, (jvmtiFrameInfo *)r->frames, &count) ==
-        JVMTI_ERROR_NONE)
-        r->frame_count = (uint32_t)count;
+    pins_capture_stack(vt, r);
     char blocked_in[BLOCKED_IN_MAX] = "";
     if (reason == REASON_NATIVE_BLOCK)
         read_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
@@ -807,6 +801,16 @@ static void sample_carriers(int64_t now)
 
 static void service_carriers(int64_t now)
 {
+    static int told_untracked;
+    if (!told_untracked && carriers_unregistered() > 0) {
+        told_untracked = 1;
+        char text[200];
+        snprintf(text, sizeof(text),
+                 "more carriers than carriers=%u: the others are not sampled, watched for native blocks or "
+                 "counted in occupancy",
+                 W.cfg.options->max_carriers);
+        send_notice(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__WARNING, "carriers.untracked", text);
+    }
     unsigned cap = carriers_capacity();
     for (unsigned i = 0; i < cap; i++) {
         struct carrier_slot *c = carriers_slot(i);
