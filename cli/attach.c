@@ -46,14 +46,6 @@ static const char attach_usage[] =
     "\n"
     "exit status: 0 the agent took the options, 1 failure, 2 usage error\n";
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fputs("vtpin attach: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'vtpin attach --help'.\n", stderr);
-    return EXIT_USAGE;
-}
-
 static int parse_pid(const char *text, pid_t *pid)
 {
     char *end = NULL;
@@ -198,7 +190,7 @@ int attach_main(int argc, char **argv)
             break;
         case 't':
             if (units_parse_duration(optarg, &timeout_ns) != 0 || timeout_ns <= 0)
-                return usage_error("--timeout: '%s' is not a duration above 0 (e.g. 500ms, 10s)", optarg);
+                return cli_usage_error("attach", "--timeout: '%s' is not a duration above 0 (e.g. 500ms, 10s)", optarg);
             break;
         case 'v':
             verbose = 1;
@@ -207,19 +199,19 @@ int attach_main(int argc, char **argv)
             fputs(attach_usage, stdout);
             return EXIT_OK;
         case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
+            return cli_usage_error("attach", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return cli_usage_error("attach", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind >= argc)
-        return usage_error("%s", "which JVM? give its PID");
+        return cli_usage_error("attach", "%s", "which JVM? give its PID");
     pid_t pid;
     if (parse_pid(argv[optind], &pid) != 0)
-        return usage_error("'%s' is not a process id", argv[optind]);
+        return cli_usage_error("attach", "'%s' is not a process id", argv[optind]);
     const char *options = optind + 1 < argc ? argv[optind + 1] : "";
     if (optind + 2 < argc)
-        return usage_error("unexpected argument '%s' (OPTIONS is one string: a,b=c,...)", argv[optind + 2]);
+        return cli_usage_error("attach", "unexpected argument '%s' (OPTIONS is one string: a,b=c,...)", argv[optind + 2]);
     if (strlen(options) > ATTACH_ARG_MAX) {
         fprintf(stderr, "vtpin attach: the option string is %zu bytes; HotSpot takes at most %d\n", strlen(options),
                 ATTACH_ARG_MAX);

@@ -49,14 +49,6 @@ static const char collector_usage[] =
     "  vtpin collector --alert-k 2 --alert-after 500ms --dir /var/tmp/vtpin\n"
     "  vtpin status; vtpin top\n";
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fputs("vtpin collector: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'vtpin collector --help'.\n", stderr);
-    return EXIT_USAGE;
-}
-
 /* path made absolute into out[cap] (relative to the current directory). 0 or -errno. */
 static int absolute(const char *path, char *out, size_t cap)
 {
@@ -106,26 +98,26 @@ int collector_main(int argc, char **argv)
             break;
         case 'k':
             if (units_parse_count(optarg, 0, 4096, &v) != 0)
-                return usage_error("--alert-k: '%s' is not a carrier count (0-4096; 0: all carriers)", optarg);
+                return cli_usage_error("collector", "--alert-k: '%s' is not a carrier count (0-4096; 0: all carriers)", optarg);
             cfg.alert.k = (unsigned)v;
             break;
         case 'a':
             if (units_parse_duration(optarg, &cfg.alert.hold_ns) != 0)
-                return usage_error("--alert-after: '%s' is not a duration (e.g. 500ms, 1s)", optarg);
+                return cli_usage_error("collector", "--alert-after: '%s' is not a duration (e.g. 500ms, 1s)", optarg);
             break;
         case 'w':
             if (units_parse_duration(optarg, &cfg.window_ns) != 0 || cfg.window_ns < 1000000000LL ||
                 cfg.window_ns > 86400000000000LL)
-                return usage_error("--window: '%s' is not a duration between 1s and 24h (e.g. 60s, 5m)", optarg);
+                return cli_usage_error("collector", "--window: '%s' is not a duration between 1s and 24h (e.g. 60s, 5m)", optarg);
             break;
         case OPT_MAX_FRAME:
             if (units_parse_size(optarg, &v) != 0 || v < 1024 || v > (256u << 20))
-                return usage_error("--max-frame: '%s' is not a size between 1k and 256M", optarg);
+                return cli_usage_error("collector", "--max-frame: '%s' is not a size between 1k and 256M", optarg);
             cfg.max_frame = (size_t)v;
             break;
         case OPT_MAX_CLIENTS:
             if (units_parse_count(optarg, 1, 65536, &v) != 0)
-                return usage_error("--max-clients: '%s' is not a count between 1 and 65536", optarg);
+                return cli_usage_error("collector", "--max-clients: '%s' is not a count between 1 and 65536", optarg);
             cfg.max_clients = (unsigned)v;
             break;
         case 'v':
@@ -135,13 +127,13 @@ int collector_main(int argc, char **argv)
             fputs(collector_usage, stdout);
             return EXIT_OK;
         case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
+            return cli_usage_error("collector", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return cli_usage_error("collector", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
+        return cli_usage_error("collector", "unexpected argument '%s'", argv[optind]);
 
     char socket_path[PATH_MAX], dir[PATH_MAX], given[PATH_MAX];
     int rc;

@@ -1,4 +1,5 @@
 /* vtpin report FILE: options, loading, warnings, exit status. */
+#include "commands.h"
 #include "report.h"
 
 #include <errno.h>
@@ -36,14 +37,6 @@ static const char report_usage[] =
     "  java -agentpath:/path/libvtpin.so=record=app.vtp -jar app.jar\n"
     "  vtpin report app.vtp\n"
     "  vtpin report --format json app.vtp | jq '.sites[0]'\n";
-
-static int usage_error(const char *fmt, const char *arg)
-{
-    fputs("vtpin report: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'vtpin report --help'.\n", stderr);
-    return EXIT_USAGE;
-}
 
 /* A count from the command line: 0 or -EINVAL. */
 static int parse_count(const char *text, size_t *out)
@@ -104,16 +97,16 @@ int report_main(int argc, char **argv)
             else if (strcmp(optarg, "json") == 0)
                 format = FORMAT_JSON;
             else
-                return usage_error("unknown format '%s' (text or json)", optarg);
+                return cli_usage_error("report", "unknown format '%s' (text or json)", optarg);
             break;
         case 'n':
             if (parse_count(optarg, &o.top))
-                return usage_error("--top wants a count, not '%s'", optarg);
+                return cli_usage_error("report", "--top wants a count, not '%s'", optarg);
             top_given = 1;
             break;
         case OPT_SESSION:
             if (parse_count(optarg, &session) || session == 0)
-                return usage_error("--session wants a session number from 1, not '%s'", optarg);
+                return cli_usage_error("report", "--session wants a session number from 1, not '%s'", optarg);
             break;
         case OPT_FULL_STACKS:
             o.full_stacks = 1;
@@ -122,15 +115,15 @@ int report_main(int argc, char **argv)
             fputs(report_usage, stdout);
             return EXIT_OK;
         case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
+            return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind >= argc)
-        return usage_error("%s", "which recording? (vtpin report FILE)");
+        return cli_usage_error("report", "%s", "which recording? (vtpin report FILE)");
     if (argc - optind > 1)
-        return usage_error("one recording at a time ('%s' is one too many)", argv[optind + 1]);
+        return cli_usage_error("report", "one recording at a time ('%s' is one too many)", argv[optind + 1]);
     if (!top_given)
         o.top = format == FORMAT_TEXT ? REPORT_TEXT_TOP_DEFAULT : 0;
 
