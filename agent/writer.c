@@ -24,7 +24,6 @@
 #define MAX_COMPENSATION_NOTICES 10
 #define SINK_RECORD 1u
 #define SINK_LINK 2u
-#define SINK_STARTUP 0x100u /* flag for send_notice, not a sink */
 #define TRANSITIONS_BATCH 4096
 #define BLOCKED_IN_MAX 96
 
@@ -259,7 +258,7 @@ static void notice_to(unsigned sinks, int severity, const char *code, const char
 
 static void send_notice(unsigned sinks, int severity, const char *code, const char *text)
 {
-    if (W.trace && !(sinks & SINK_STARTUP)) { /* start-up notices were logged already */
+    if (W.trace) {
         char line[512];
         snprintf(line, sizeof(line), "%s: %s", severity == VTPIN__V1__SEVERITY__INFO ? "note" : "warning", text);
         trace_line(W.trace, line);
@@ -954,7 +953,7 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
         log_warn("the JVM has no GetVirtualThread extension: no sampled occupancy, no native-block watchdog");
     hello_to(SINK_RECORD, 0);
     for (unsigned i = 0; i < W.notice_count; i++)
-        send_notice(SINK_RECORD | SINK_STARTUP, W.notices[i].severity, W.notices[i].code, W.notices[i].text);
+        notice_to(SINK_RECORD, W.notices[i].severity, W.notices[i].code, W.notices[i].text); /* logged already */
     flush_outputs(clock_mono_ns());
 
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
