@@ -31,6 +31,7 @@ static struct {
     unsigned jdk_feature;
     unsigned parallelism;
     char *java_version, *vm_name, *vm_version, *vm_vendor;
+    char *app; /* main class or jar: the first word of sun.java.command */
     const char *missing[MAX_MISSING];
     unsigned missing_count;
 } A;
@@ -128,6 +129,10 @@ static void read_jvm_identity(jvmtiEnv *jvmti)
     A.vm_name = system_property(jvmti, "java.vm.name");
     A.vm_version = system_property(jvmti, "java.vm.version");
     A.vm_vendor = system_property(jvmti, "java.vm.vendor");
+    /* the launcher passes the command as a VM property: "Main args..." or "app.jar args..." */
+    A.app = system_property(jvmti, "sun.java.command");
+    if (A.app)
+        A.app[strcspn(A.app, " ")] = '\0';
     /* JVMTI exposes only the VM's own properties: java.version is the
      * VM version without its build suffix ("21.0.13+9-..." -> "21.0.13"). */
     A.java_version = A.vm_version ? strdup(A.vm_version) : NULL;
@@ -207,6 +212,7 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .vm_name = A.vm_name,
         .vm_version = A.vm_version,
         .vm_vendor = A.vm_vendor,
+        .app = A.app,
         .capabilities_missing = A.missing,
         .capabilities_missing_count = A.missing_count,
     };

@@ -314,6 +314,8 @@ static void hello_to(unsigned sinks, uint32_t connection)
     h.vm_name = (char *)c->vm_name;
     h.vm_version = (char *)c->vm_version;
     h.vm_vendor = (char *)c->vm_vendor;
+    if (c->app && *c->app)
+        h.app = (char *)c->app;
     if (gethostname(host_name, sizeof(host_name) - 1) == 0)
         h.host = host_name;
     h.agent_version = VTPIN_VERSION;

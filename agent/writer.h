@@ -21,6 +21,7 @@ struct writer_config {
     unsigned parallelism;
     int64_t pid;
     const char *java_version, *vm_name, *vm_version, *vm_vendor;
+    const char *app; /* main class or jar, NULL when unknown */
     const char **capabilities_missing;
     unsigned capabilities_missing_count;
 };

@@ -9,6 +9,7 @@
 
 #include "clog.h"
 #include "commands.h"
+#include "metrics_http.h"
 #include "paths.h"
 #include "server.h"
 #include "units.h"
@@ -35,6 +36,9 @@ static const char collector_usage[] =
     "  -w, --window=DUR        the window of busy/pinned/idle percentages (default 60s)\n"
     "      --max-frame=BYTES   largest frame accepted from a peer (default 1M)\n"
     "      --max-clients=N     connections served at once (default 256)\n"
+    "      --metrics=HOST:PORT serve Prometheus metrics at http://HOST:PORT/metrics\n"
+    "                          (HOST: 127.0.0.1, [::1], localhost; PORT 0: any free port)\n"
+    "      --metrics-listen-any  allow a --metrics address that is not loopback\n"
     "  -v, --verbose           also log queries, agent info notices and connection details\n"
     "  -h, --help              print this text\n"
     "\n"
@@ -47,6 +51,7 @@ static const char collector_usage[] =
     "examples:\n"
     "  vtpin collector\n"
     "  vtpin collector --alert-k 2 --alert-after 500ms --dir /var/tmp/vtpin\n"
+    "  vtpin collector --metrics 127.0.0.1:9400\n"
     "  vtpin status; vtpin top\n";
 
 /* path made absolute into out[cap] (relative to the current directory). 0 or -errno. */
@@ -67,7 +72,7 @@ static int absolute(const char *path, char *out, size_t cap)
 
 int collector_main(int argc, char **argv)
 {
-    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS };
+    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_METRICS, OPT_METRICS_ANY };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
         {"dir", required_argument, NULL, 'd'},
@@ -76,6 +81,8 @@ int collector_main(int argc, char **argv)
         {"window", required_argument, NULL, 'w'},
         {"max-frame", required_argument, NULL, OPT_MAX_FRAME},
         {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+        {"metrics", required_argument, NULL, OPT_METRICS},
+        {"metrics-listen-any", no_argument, NULL, OPT_METRICS_ANY},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -83,8 +90,8 @@ int collector_main(int argc, char **argv)
     struct server_config cfg;
     server_config_defaults(&cfg);
     cfg.version = VTPIN_VERSION;
-    const char *socket_arg = NULL, *dir_arg = NULL;
-    int opt;
+    const char *socket_arg = NULL, *dir_arg = NULL, *metrics_arg = NULL;
+    int opt, metrics_any = 0;
     uint64_t v;
     opterr = 0;
     optind = 1;
@@ -120,6 +127,12 @@ int collector_main(int argc, char **argv)
                 return cli_usage_error("collector", "--max-clients: '%s' is not a count between 1 and 65536", optarg);
             cfg.max_clients = (unsigned)v;
             break;
+        case OPT_METRICS:
+            metrics_arg = optarg;
+            break;
+        case OPT_METRICS_ANY:
+            metrics_any = 1;
+            break;
         case 'v':
             clog_set_verbose(1);
             break;
@@ -134,6 +147,14 @@ int collector_main(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("collector", "unexpected argument '%s'", argv[optind]);
+    if (metrics_arg) {
+        char err[512];
+        if (metrics_http_parse_addr(metrics_arg, metrics_any, &cfg.metrics_addr, &cfg.metrics_addrlen, err,
+                                    sizeof(err)) != 0)
+            return cli_usage_error("collector", "--metrics: %s", err);
+    } else if (metrics_any) {
+        return cli_usage_error("collector", "%s", "--metrics-listen-any needs --metrics=HOST:PORT");
+    }
 
     char socket_path[PATH_MAX], dir[PATH_MAX], given[PATH_MAX];
     int rc;

@@ -50,7 +50,8 @@ static int hello_copy(struct session_hello *dst, const struct session_hello *src
     h.host = strdup(src->host);
     h.agent_version = strdup(src->agent_version);
     h.options = strdup(src->options);
-    if (!h.java_version || !h.vm_name || !h.vm_version || !h.vm_vendor || !h.host || !h.agent_version || !h.options) {
+    h.app = strdup(src->app);
+    if (!h.java_version || !h.vm_name || !h.vm_version || !h.vm_vendor || !h.host || !h.agent_version || !h.options || !h.app) {
         session_hello_fini(&h);
         return -ENOMEM;
     }
@@ -66,6 +67,7 @@ static void jvm_free(struct jvm *j)
     session_hello_fini(&j->hello);
     free(j->recording);
     occupancy_free(j->occ);
+    pinstats_free(j->pinstats);
     idmap_free(j->carrier_pins, free);
     free(j);
 }
@@ -169,7 +171,8 @@ int jvms_attach(struct jvms *r, const struct session *s, const char *recording, 
         j->max_carriers = r->cfg.max_carriers;
         j->occ = occupancy_new(r->cfg.max_carriers, r->cfg.window_ns, r->cfg.bucket_ns);
         j->carrier_pins = idmap_new();
-        if (!j->occ || !j->carrier_pins || hello_copy(&j->hello, h) != 0) {
+        j->pinstats = pinstats_new();
+        if (!j->occ || !j->carrier_pins || !j->pinstats || hello_copy(&j->hello, h) != 0) {
             jvm_free(j);
             return -ENOMEM;
         }
@@ -272,13 +275,14 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
         j->pins_total++;
         j->max_pin_id = p->pin_id;
     }
-    if (!p->has_carrier_tid)
-        return; /* no carrier to account it to */
-    note_carrier_pin(j, p->carrier_tid, p->pin_id, j->max_carriers);
     char culprit[JVMS_CULPRIT_CAP];
     const char *text = NULL;
     if (p->has_stack && p->has_culprit_frame)
         text = session_format_frame(s, p->stack, p->culprit_frame, culprit, sizeof(culprit));
+    pinstats_start(j->pinstats, p->pin_id, (int)p->reason, text);
+    if (!p->has_carrier_tid)
+        return; /* no carrier to account it to */
+    note_carrier_pin(j, p->carrier_tid, p->pin_id, j->max_carriers);
     occupancy_pin_start(j->occ, p->carrier_tid, p->pin_id, (int)p->reason, text, p->has_vthread_id ? p->vthread_id : 0,
                         p->start_ns);
 }
@@ -291,6 +295,7 @@ int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64
         return 0;
     case VTPIN__V1__EVENT__BODY_PIN_END:
         occupancy_pin_end(j->occ, ev->pin_end->pin_id, ev->pin_end->end_ns);
+        pinstats_end(j->pinstats, ev->pin_end->pin_id, ev->pin_end->duration_ns);
         return 0;
     case VTPIN__V1__EVENT__BODY_STATS:
         copy_stats(&j->stats, ev->stats);

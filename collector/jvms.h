@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "occupancy.h"
+#include "pinstats.h"
 #include "session.h"
 #include "wire.h"
 
@@ -43,6 +44,7 @@ struct jvm {
     unsigned connections;                  /* connections seen in all */
     int64_t connected_at, disconnected_at; /* of the newest connection; 0 while connected */
     struct occupancy *occ;
+    struct pinstats *pinstats;  /* pinned time by reason and site, for the metrics */
     uint64_t pins_total;        /* distinct pins reported (PinStart) over all connections */
     uint64_t max_pin_id;        /* pin ids grow: a PinStart re-sent after a reconnect is not new */
     struct idmap *carrier_pins; /* carrier tid -> its latest pin id, to end them on a reconnect */

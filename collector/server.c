@@ -1,6 +1,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -19,6 +20,8 @@
 #include "jvms.h"
 #include "listener.h"
 #include "loop.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "paths.h"
 #include "query.h"
 #include "recorder.h"
@@ -61,6 +64,8 @@ struct server {
     struct loop_watch ln_watch, sig_watch, tick_watch;
     int sig_fd, tick_fd, reserve_fd;
     struct jvms *jvms;
+    struct metrics_http *metrics; /* NULL without --metrics */
+    struct loop_watch metrics_watch;
     struct client *clients, *dead;
     unsigned nclients;
     int64_t started;
@@ -594,6 +599,52 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
         c = next;
     }
     jvms_expire(s->jvms, now);
+    if (s->metrics)
+        metrics_http_run(s->metrics); /* MHD's connection timeouts */
+}
+
+/* ---- metrics ---------------------------------------------------------------- */
+
+static void on_metrics(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    (void)l;
+    (void)events;
+    struct server *s = w->data;
+    metrics_http_run(s->metrics);
+}
+
+/* Runs on the loop's thread, between two events (metrics_http.c says why). */
+static int render_metrics(void *arg, char **body, size_t *len)
+{
+    struct server *s = arg;
+    struct metrics_info info = {.started_ns = s->started, .clients = s->nclients};
+    return metrics_render(s->jvms, &info, mono_ns(), body, len);
+}
+
+static int start_metrics(struct server *s)
+{
+    char err[512];
+    int rc = metrics_http_start(&s->metrics, (const struct sockaddr *)&s->cfg.metrics_addr, s->cfg.metrics_addrlen,
+                                render_metrics, s, err, sizeof(err));
+    if (rc) {
+        clog_error("%s", err);
+        return rc;
+    }
+    rc = loop_watch(s->loop, &s->metrics_watch, metrics_http_fd(s->metrics), EPOLLIN, on_metrics, s);
+    if (rc) {
+        clog_error("metrics: epoll: %s", strerror(-rc));
+        return rc;
+    }
+    char host[64] = "?";
+    if (s->cfg.metrics_addr.ss_family == AF_INET)
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&s->cfg.metrics_addr)->sin_addr, host, sizeof(host));
+    else if (inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&s->cfg.metrics_addr)->sin6_addr, host + 1,
+                       sizeof(host) - 2)) {
+        host[0] = '[';
+        strcat(host, "]");
+    }
+    clog_info("metrics on http://%s:%u/metrics", host, metrics_http_port(s->metrics));
+    return 0;
 }
 
 static void on_signal(struct loop *l, struct loop_watch *w, uint32_t events)
@@ -650,7 +701,7 @@ int server_run(const struct server_config *cfg)
     struct server srv = {.cfg = *cfg, .sig_fd = -1, .tick_fd = -1, .reserve_fd = -1};
     struct server *s = &srv;
     s->ln.fd = s->ln.lock_fd = -1;
-    s->ln_watch.fd = s->sig_watch.fd = s->tick_watch.fd = -1;
+    s->ln_watch.fd = s->sig_watch.fd = s->tick_watch.fd = s->metrics_watch.fd = -1;
     char err[512], sockdir[4096];
     int rc, status = 1;
     sigset_t mask, old_mask;
@@ -690,6 +741,8 @@ int server_run(const struct server_config *cfg)
     if ((rc = setup_fds(s, &mask)) != 0)
         goto cleanup;
     s->started = mono_ns();
+    if (cfg->metrics_addrlen && start_metrics(s) != 0)
+        goto cleanup;
     char hold[32], rule[32] = "all";
     if (cfg->alert.k)
         snprintf(rule, sizeof(rule), "%u", cfg->alert.k);
@@ -710,7 +763,9 @@ cleanup:
         loop_unwatch(s->loop, &s->ln_watch);
         loop_unwatch(s->loop, &s->sig_watch);
         loop_unwatch(s->loop, &s->tick_watch);
+        loop_unwatch(s->loop, &s->metrics_watch);
     }
+    metrics_http_stop(s->metrics);
     listener_close(&s->ln);
     if (s->sig_fd >= 0)
         close(s->sig_fd);

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "occupancy.h"
 
@@ -27,6 +28,9 @@ struct server_config {
     int64_t linger_ns;    /* disconnected JVMs stay listed this long */
     int64_t handshake_ns; /* a client must send its first frame within this */
     const char *version;
+    /* Prometheus metrics over HTTP (metrics_http.h) on this address; metrics_addrlen 0: none */
+    struct sockaddr_storage metrics_addr;
+    socklen_t metrics_addrlen;
 };
 
 #define SERVER_MAX_CLIENTS_DEFAULT 256

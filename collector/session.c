@@ -76,6 +76,7 @@ void session_hello_fini(struct session_hello *h)
     free(h->host);
     free(h->agent_version);
     free(h->options);
+    free(h->app);
     memset(h, 0, sizeof(*h));
 }
 
@@ -95,6 +96,7 @@ int session_new(struct session **out, const Vtpin__V1__Hello *hi, const struct s
     h->host = dup_or_empty(hi->host);
     h->agent_version = dup_or_empty(hi->agent_version);
     h->options = dup_or_empty(hi->options);
+    h->app = dup_or_empty(hi->app);
     h->mode = hi->has_mode ? (int)hi->mode : 0;
     h->occupancy = hi->has_occupancy ? (int)hi->occupancy : 0;
     h->start_unix_ns = hi->has_start_unix_ns ? hi->start_unix_ns : 0;
@@ -108,7 +110,7 @@ int session_new(struct session **out, const Vtpin__V1__Hello *hi, const struct s
     s->methods = idmap_new();
     s->stacks = idmap_new();
     if (!h->java_version || !h->vm_name || !h->vm_version || !h->vm_vendor || !h->host || !h->agent_version ||
-        !h->options || !s->strings || !s->methods || !s->stacks) {
+        !h->options || !h->app || !s->strings || !s->methods || !s->stacks) {
         session_free(s);
         return -ENOMEM;
     }

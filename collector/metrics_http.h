@@ -1,0 +1,38 @@
+/* GET /metrics over HTTP, served by libmicrohttpd inside the collector's
+ * epoll loop (see metrics_http.c for why this way).
+ *
+ * The body comes from a callback run on the loop's thread, so it reads the
+ * collector's state without locks. */
+#ifndef VTPIN_COLLECTOR_METRICS_HTTP_H
+#define VTPIN_COLLECTOR_METRICS_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct metrics_http;
+
+/* Renders the exposition into *body (malloc'ed, the server frees it), *len bytes. 0 or -errno. */
+typedef int (*metrics_http_render)(void *arg, char **body, size_t *len);
+
+/* Parses "HOST:PORT" (HOST: an IPv4 address, [IPv6] or localhost; PORT 0-65535,
+ * 0: any free port) into *addr, *addrlen. A HOST that is not a loopback
+ * address is refused unless listen_any: the metrics name the JVMs' pids and
+ * classes. 0, or -EINVAL / -EACCES (not loopback) with err[] saying why. */
+int metrics_http_parse_addr(const char *text, int listen_any, struct sockaddr_storage *addr, socklen_t *addrlen,
+                            char *err, size_t errlen);
+
+/* Listens on addr and starts the server (no thread: metrics_http_fd and
+ * metrics_http_run drive it). 0 or -errno with err[] saying why. */
+int metrics_http_start(struct metrics_http **out, const struct sockaddr *addr, socklen_t addrlen,
+                       metrics_http_render render, void *arg, char *err, size_t errlen);
+/* The fd to watch for EPOLLIN: readable when the server has work. */
+int metrics_http_fd(const struct metrics_http *h);
+/* The port it listens on (useful with port 0). */
+uint16_t metrics_http_port(const struct metrics_http *h);
+/* Does the work that is ready (accepts, reads, answers, timeouts); never blocks.
+ * Call when the fd is readable and now and then (the collector's tick). */
+void metrics_http_run(struct metrics_http *h);
+void metrics_http_stop(struct metrics_http *h);
+
+#endif

@@ -1,0 +1,121 @@
+#include "pinstats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MASK (PINSTATS_OPEN - 1u)
+
+struct pinstats *pinstats_new(void)
+{
+    struct pinstats *p = calloc(1, sizeof(*p));
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+void pinstats_free(struct pinstats *p)
+{
+    free(p);
+}
+
+static unsigned slot_of(uint64_t pin_id)
+{
+    return (unsigned)((pin_id * 0x9E3779B97F4A7C15ull) >> 40) & MASK;
+}
+
+/* The slot holding pin_id, or -1. */
+static int find(const struct pinstats *p, uint64_t pin_id)
+{
+    for (unsigned i = slot_of(pin_id), n = 0; n < PINSTATS_OPEN; i = (i + 1) & MASK, n++) {
+        if (p->open[i].pin_id == pin_id)
+            return (int)i;
+        if (p->open[i].pin_id == 0)
+            return -1;
+    }
+    return -1;
+}
+
+/* Frees slot i, moving back the entries of its probe run so lookups still find them. */
+static void erase(struct pinstats *p, unsigned i)
+{
+    unsigned j = i;
+    for (;;) {
+        p->open[i].pin_id = 0;
+        for (;;) {
+            j = (j + 1) & MASK;
+            if (p->open[j].pin_id == 0) {
+                p->nopen--;
+                return;
+            }
+            unsigned home = slot_of(p->open[j].pin_id);
+            /* j's entry may move to i unless its home lies cyclically in (i, j] */
+            if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+                break;
+        }
+        p->open[i] = p->open[j];
+        i = j;
+    }
+}
+
+/* Index of site s among the sites (added while there is room), -1 for other. */
+static int16_t site_index(struct pinstats *p, const char *s)
+{
+    char name[PINSTATS_SITE_CAP];
+    if (!s || !*s)
+        s = "unknown";
+    size_t n = strlen(s);
+    if (n >= PINSTATS_SITE_CAP) {
+        n = PINSTATS_SITE_CAP - 1;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) /* s[n] continues a character: cut before it */
+            n--;
+    }
+    memcpy(name, s, n);
+    name[n] = '\0';
+    for (unsigned i = 0; i < p->nsites; i++)
+        if (strcmp(p->sites[i].name, name) == 0)
+            return (int16_t)i;
+    if (p->nsites == PINSTATS_SITES)
+        return -1;
+    memcpy(p->sites[p->nsites].name, name, n + 1);
+    return (int16_t)p->nsites++;
+}
+
+void pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *site)
+{
+    if (pin_id == 0 || find(p, pin_id) >= 0)
+        return;
+    if (p->nopen >= PINSTATS_OPEN * 3 / 4) {
+        /* ends were lost (dropped events, a reconnect): forget the oldest pin */
+        unsigned oldest = PINSTATS_OPEN;
+        for (unsigned i = 0; i < PINSTATS_OPEN; i++)
+            if (p->open[i].pin_id && (oldest == PINSTATS_OPEN || p->open[i].pin_id < p->open[oldest].pin_id))
+                oldest = i;
+        erase(p, oldest);
+        p->lost++;
+    }
+    unsigned i = slot_of(pin_id);
+    while (p->open[i].pin_id)
+        i = (i + 1) & MASK;
+    p->open[i].pin_id = pin_id;
+    p->open[i].reason = (int16_t)(reason >= 0 && reason < PINSTATS_REASONS ? reason : 0);
+    p->open[i].site = site_index(p, site);
+    p->nopen++;
+}
+
+static void add(struct pinstats_total *t, int64_t ns)
+{
+    t->count++;
+    t->ns += ns > 0 ? (uint64_t)ns : 0;
+}
+
+void pinstats_end(struct pinstats *p, uint64_t pin_id, int64_t duration_ns)
+{
+    int i = pin_id ? find(p, pin_id) : -1;
+    if (i < 0)
+        return;
+    const struct pinstats_open *o = &p->open[i];
+    add(&p->reasons[o->reason], duration_ns);
+    add(o->site >= 0 ? &p->sites[o->site].t : &p->other, duration_ns);
+    erase(p, (unsigned)i);
+}

@@ -1,0 +1,59 @@
+/* Pinned time of one JVM by reason and by pin site, for the metrics
+ * (metrics.h). A pin counts when it ends (PinEnd carries its duration), as
+ * Micrometer's jvm.threads.virtual.pinned timer does; pins in progress are
+ * remembered from their PinStart for their reason and site.
+ *
+ * Bounded: PINSTATS_SITES sites per JVM: the first PINSTATS_SITES distinct
+ * sites (culprit frames) seen keep their own totals for the JVM's life, so
+ * every total only grows; the time of any later site goes to `other`. At most
+ * PINSTATS_OPEN pins in progress are remembered: when full (pin ends lost on
+ * the way), the oldest is forgotten and counted in `lost`. Pure: no I/O. */
+#ifndef VTPIN_COLLECTOR_PINSTATS_H
+#define VTPIN_COLLECTOR_PINSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PINSTATS_REASONS 7 /* vtpin.v1.PinReason 0..6; other values count as 0 */
+#define PINSTATS_SITES 20
+#define PINSTATS_SITE_CAP 256 /* bytes of a site name, NUL included (longer ones are cut) */
+#define PINSTATS_OPEN 1024    /* a power of two */
+
+struct pinstats_total {
+    uint64_t count;
+    uint64_t ns;
+};
+
+struct pinstats_site {
+    char name[PINSTATS_SITE_CAP];
+    struct pinstats_total t;
+};
+
+struct pinstats_open {
+    uint64_t pin_id; /* 0: free */
+    int16_t reason;
+    int16_t site; /* index into sites, -1: other */
+};
+
+struct pinstats {
+    struct pinstats_total reasons[PINSTATS_REASONS];
+    struct pinstats_site sites[PINSTATS_SITES];
+    unsigned nsites;
+    struct pinstats_total other; /* sites beyond the first PINSTATS_SITES */
+    uint64_t lost;               /* pins in progress forgotten: the table was full */
+    unsigned nopen;
+    struct pinstats_open open[PINSTATS_OPEN]; /* open addressing, linear probing */
+};
+
+/* NULL with errno ENOMEM. */
+struct pinstats *pinstats_new(void);
+void pinstats_free(struct pinstats *p);
+
+/* A pin began: its reason and site (the culprit frame; NULL or "": "unknown").
+ * A PinStart re-sent after a reconnect (same pin_id) changes nothing. */
+void pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *site);
+/* A pin ended after duration_ns: counted under its reason and site, once.
+ * Ends of pins never started (or forgotten) are ignored. */
+void pinstats_end(struct pinstats *p, uint64_t pin_id, int64_t duration_ns);
+
+#endif
