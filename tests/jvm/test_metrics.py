@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""The collector's Prometheus metrics (`vtpin collector --metrics`), with real JVMs
+and the real agent: JDK 21 Repro (MONITOR pins) and JDK 25 JniSleep (NATIVE pins).
+
+  promtool JDK     /metrics while the JVM runs and after it ended: accepted by
+                   `promtool check metrics`, with the pins' count, time, reason,
+                   site and app as the fixture makes them
+  prometheus JDK   a real Prometheus server scrapes the collector every second;
+                   its HTTP API returns the pins of the JVM's pid, and the two
+                   PromQL queries of the README answer
+  listen           (no JVM) loopback only unless --metrics-listen-any; bad
+                   addresses are usage errors; a busy port fails to start
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from harness import VTPIN, Failure, Run, check, main, scheduler, skip
+
+# fixture, args, parallelism, pins it makes, reason, site substring, least ms per pin
+FIXTURES = {
+    21: ("Repro", (), 2, 100, "MONITOR", "Repro.settle", 200),
+    25: ("JniSleep", (60, 200), 2, 60, "NATIVE", "JniSleep", 200),
+}
+
+
+def need(tool):
+    path = shutil.which(tool)
+    if not path:
+        skip("%s not installed (Debian package prometheus; scripts/setup.sh installs it)" % tool)
+    return path
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_get(url, method="GET", timeout=10):
+    """(status, headers, body) of a request; HTTP errors are answers too."""
+    req = urllib.request.Request(url, method=method, data=b"x" if method == "POST" else None)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+
+
+class MetricsCollector:
+    """A collector with --metrics on a free loopback port (port 0: it says which in its log)."""
+
+    def __init__(self, d, listen="127.0.0.1:0", extra=()):
+        self.dir = d
+        self.socket = os.path.join(d, "collector.sock")
+        self.log_path = os.path.join(d, "collector.log")
+        self.cmd = [VTPIN, "collector", "--socket", self.socket, "--dir", os.path.join(d, "sessions"),
+                    "--metrics", listen] + list(extra)
+        self.proc = None
+
+    def start(self):
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 15
+        while True:
+            m = re.search(r"metrics on http://(\S+?):(\d+)/metrics", self.log_text())
+            if m:
+                self.host, self.port = m.group(1), int(m.group(2))
+                break
+            check(self.proc.poll() is None, "collector exited %s: %s" % (self.proc.returncode, self.log_text()))
+            check(time.monotonic() < deadline, "collector did not say where its metrics are: " + self.log_text())
+            time.sleep(0.05)
+        while not os.path.exists(self.socket):
+            check(time.monotonic() < deadline, "collector socket missing")
+            time.sleep(0.05)
+        self.url = "http://127.0.0.1:%d/metrics" % self.port
+        return self
+
+    def log_text(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=15)
+        if self.proc:
+            self.log.close()
+
+    def scrape(self):
+        status, headers, body = http_get(self.url)
+        check(status == 200, "GET /metrics: %d %s" % (status, body[:300]))
+        check(headers.get("Content-Type", "").startswith("text/plain; version=0.0.4"),
+              "exposition content type: %s" % headers.get("Content-Type"))
+        return body
+
+
+def samples(body):
+    """{(name, frozenset(labels.items())): value} from an exposition (values are numbers here)."""
+    out = {}
+    for line in body.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', line)
+        check(m, "not a sample line: %r" % line)
+        labels = {}
+        for k, v in re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2) or ""):
+            labels[k] = v.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+        out[(m.group(1), frozenset(labels.items()))] = float(m.group(3))
+    return out
+
+
+def select(s, name, **labels):
+    """[(labels dict, value)] of the samples of name whose labels include the given ones."""
+    want = {k: str(v) for k, v in labels.items()}
+    return [(dict(k[1]), v) for k, v in s.items() if k[0] == name and want.items() <= dict(k[1]).items()]
+
+
+def promtool_check(body, where):
+    p = subprocess.run([need("promtool"), "check", "metrics"], input=body, capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 0:
+        raise Failure("promtool check metrics rejects the exposition %s (rc %d):\n%s%s\n--- exposition:\n%s" %
+                      (where, p.returncode, p.stdout, p.stderr, body))
+
+
+def start_fixture(jdk, coll, workdir):
+    fixture, args, par, _, _, _, _ = FIXTURES[jdk]
+    os.makedirs(workdir, exist_ok=True)
+    return Run(jdk, fixture, args=args, props=scheduler(par), agent_opts="collector=" + coll.socket,
+               workdir=workdir).start()
+
+
+def wait_for(what, cond, timeout, describe):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = what()
+        if cond(last):
+            return last
+        time.sleep(0.2)
+    raise Failure("timed out waiting for %s; last: %s" % (describe, str(last)[:3000]))
+
+
+def check_pins(s, pid, jdk, final):
+    fixture, _, _, npins, reason, site, least_ms = FIXTURES[jdk]
+    counts = select(s, "jvm_threads_virtual_pinned_seconds_count", jvm=pid)
+    check(counts, "no pinned count for jvm %d" % pid)
+    for labels, _ in counts:
+        check(labels["app"] == fixture, "app label is the main class: %s" % labels)
+        check(labels["reason"] == reason, "every pin of %s is %s: %s" % (fixture, reason, labels))
+    count = sum(v for _, v in counts)
+    total = sum(v for _, v in select(s, "jvm_threads_virtual_pinned_seconds_sum", jvm=pid))
+    check(count > 0 and total >= count * least_ms / 1000.0 * 0.95,
+          "%d pins of at least %d ms, %.3f s in all" % (count, least_ms, total))
+    sites = select(s, "vtpin_pin_site_seconds_total", jvm=pid)
+    check(any(site in l["site"] for l, _ in sites), "the fixture's pin site is named: %s" % sites)
+    check(abs(sum(v for _, v in sites) - total) < 1e-6, "site totals add up to the pinned total: %s vs %s" %
+          (sites, total))
+    states = {l["state"]: v for l, v in select(s, "vtpin_carriers", jvm=pid)}
+    check(set(states) == {"idle", "busy", "pinned", "native_blocked"}, "carrier states: %s" % states)
+    check(sum(states.values()) >= 1, "carriers counted: %s" % states)
+    kinds = {l["kind"]: v for l, v in select(s, "vtpin_events_dropped_total", jvm=pid)}
+    check("events" in kinds and "collector" in kinds, "drop kinds: %s" % kinds)
+    check(select(s, "vtpin_starvation_alert", jvm=pid), "alert gauge for the JVM")
+    if final:
+        check(count == npins, "%s makes %d pins: the metrics count %d" % (fixture, npins, count))
+        check(kinds["events"] == 0, "nothing dropped: %s" % kinds)
+    return count
+
+
+def case_promtool(jdk):
+    jdk = int(jdk)
+    need("promtool")
+    d = tempfile.mkdtemp(prefix="vtpin-metrics-test-")
+    coll = MetricsCollector(d)
+    r = None
+    try:
+        coll.start()
+        promtool_check(coll.scrape(), "of a collector with no JVM")
+        r = start_fixture(jdk, coll, os.path.join(d, "jvm"))
+        pid = r.proc.pid
+        # scraped while the JVM runs: pins already counted
+        body = wait_for(coll.scrape, lambda b: select(samples(b), "jvm_threads_virtual_pinned_seconds_count",
+                                                      jvm=pid), 90, "the first pins of jvm %d" % pid)
+        running = r.proc.poll() is None
+        promtool_check(body, "while the JVM runs")
+        s = samples(body)
+        first = check_pins(s, pid, jdk, final=False)
+        if running:
+            check(select(s, "vtpin_jvm_connected", jvm=pid)[0][1] == 1, "connected while it runs")
+        r.wait(120)
+        # after it ended: lingering, every pin counted once, counters never went down
+        body = wait_for(coll.scrape, lambda b: select(samples(b), "vtpin_jvm_connected", jvm=pid) and
+                        select(samples(b), "vtpin_jvm_connected", jvm=pid)[0][1] == 0, 30, "the disconnect")
+        promtool_check(body, "after the JVM ended")
+        s = samples(body)
+        check(check_pins(s, pid, jdk, final=True) >= first, "the pinned count only grows")
+        # not the metrics: 404; not GET: 405
+        status, _, _ = http_get("http://127.0.0.1:%d/" % coll.port)
+        check(status == 404, "GET / answers 404, not %d" % status)
+        status, headers, _ = http_get(coll.url, method="POST")
+        check(status == 405 and "GET" in headers.get("Allow", ""), "POST /metrics answers 405, not %d" % status)
+    finally:
+        if r:
+            r.kill()
+        coll.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def prom_query(port, query):
+    url = "http://127.0.0.1:%d/api/v1/query?%s" % (port, urllib.parse.urlencode({"query": query}))
+    status, _, body = http_get(url)
+    check(status == 200, "Prometheus query %s: %d %s" % (query, status, body[:500]))
+    reply = json.loads(body)
+    check(reply["status"] == "success", "query %s: %s" % (query, reply))
+    return reply["data"]["result"]
+
+
+def case_prometheus(jdk):
+    jdk = int(jdk)
+    prometheus = need("prometheus")
+    fixture, _, _, _, reason, _, _ = FIXTURES[jdk]
+    d = tempfile.mkdtemp(prefix="vtpin-prometheus-test-")
+    coll = MetricsCollector(d)
+    r = prom = None
+    try:
+        coll.start()
+        cfg = os.path.join(d, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                    "scrape_configs:\n  - job_name: vtpin\n    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % coll.port)
+        port = free_port()
+        prom_log = open(os.path.join(d, "prometheus.log"), "w")
+        prom = subprocess.Popen([prometheus, "--config.file=" + cfg, "--storage.tsdb.path=" + os.path.join(d, "tsdb"),
+                                 "--web.listen-address=127.0.0.1:%d" % port], stdout=prom_log, stderr=prom_log,
+                                cwd=d)
+        def ready():
+            try:
+                return http_get("http://127.0.0.1:%d/-/ready" % port, timeout=2)[0]
+            except OSError:  # not listening yet
+                return None
+        wait_for(ready, lambda st: st == 200 or prom.poll() is not None, 60, "Prometheus to be ready")
+        check(prom.poll() is None, "prometheus exited: see " + os.path.join(d, "prometheus.log"))
+        r = start_fixture(jdk, coll, os.path.join(d, "jvm"))
+        pid = r.proc.pid
+        r.wait(120)
+        # the pins of this JVM, as Prometheus stored them
+        res = wait_for(lambda: prom_query(port, 'jvm_threads_virtual_pinned_seconds_count{jvm="%d"}' % pid),
+                       lambda res: res and sum(float(x["value"][1]) for x in res) > 0, 60,
+                       "Prometheus to return the pins of jvm %d" % pid)
+        for x in res:
+            check(x["metric"]["app"] == fixture and x["metric"]["reason"] == reason and
+                  x["metric"]["job"] == "vtpin", "labels as stored: %s" % x["metric"])
+        # the README's queries
+        q1 = 'sum by (app, reason) (rate(jvm_threads_virtual_pinned_seconds_sum[5m]))'
+        res = wait_for(lambda: prom_query(port, q1),
+                       lambda res: any(x["metric"].get("app") == fixture and float(x["value"][1]) > 0 for x in res),
+                       60, "pinned seconds per second by app and reason")
+        check(all(x["metric"].get("reason") == reason for x in res if x["metric"].get("app") == fixture),
+              "reason of the rate: %s" % res)
+        q2 = 'max by (jvm, app) (vtpin_carrier_held_ratio)'
+        res = wait_for(lambda: prom_query(port, q2),
+                       lambda res: any(x["metric"].get("jvm") == str(pid) for x in res), 30,
+                       "the held ratio of jvm %d" % pid)
+        v = [float(x["value"][1]) for x in res if x["metric"].get("jvm") == str(pid)][0]
+        check(0 < v <= 1, "held ratio of a pinning JVM in (0, 1]: %s" % v)
+        up = prom_query(port, 'up{job="vtpin"}')
+        check(up and float(up[0]["value"][1]) == 1, "the scrape target is up: %s" % up)
+    finally:
+        if r:
+            r.kill()
+        if prom and prom.poll() is None:
+            prom.terminate()
+            try:
+                prom.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                prom.kill()
+                prom.wait()
+        coll.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_collector(d, *args, timeout=10):
+    return subprocess.run([VTPIN, "collector", "--socket", os.path.join(d, "c.sock"), "--dir",
+                           os.path.join(d, "s")] + list(args), capture_output=True, text=True, timeout=timeout)
+
+
+def case_listen():
+    d = tempfile.mkdtemp(prefix="vtpin-metrics-listen-")
+    coll = None
+    busy = None
+    try:
+        # not loopback without the flag: a usage error naming the flag, nothing started
+        for addr in ("0.0.0.0:%d" % free_port(), "[::]:%d" % free_port(), "192.0.2.1:9400"):
+            p = run_collector(d, "--metrics", addr)
+            check(p.returncode == 2, "--metrics %s without --metrics-listen-any: exit %d, %s" %
+                  (addr, p.returncode, p.stderr))
+            check("not a loopback address" in p.stderr and "--metrics-listen-any" in p.stderr,
+                  "the refusal says why and what to do: %s" % p.stderr)
+            check(not os.path.exists(os.path.join(d, "c.sock")), "nothing started")
+        for bad in ("127.0.0.1", "127.0.0.1:65536", "host.example:80", "127.0.0.1:x"):
+            p = run_collector(d, "--metrics", bad)
+            check(p.returncode == 2 and "--metrics" in p.stderr, "--metrics %s: exit %d, %s" %
+                  (bad, p.returncode, p.stderr))
+        p = run_collector(d, "--metrics-listen-any")
+        check(p.returncode == 2 and "needs --metrics" in p.stderr, "the flag alone: %d %s" % (p.returncode, p.stderr))
+        # a port in use: the collector does not start, and says so
+        busy = socket.socket()
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        p = run_collector(d, "--metrics", "127.0.0.1:%d" % busy.getsockname()[1])
+        check(p.returncode == 1 and "cannot listen on 127.0.0.1:%d" % busy.getsockname()[1] in p.stderr,
+              "busy port: exit %d, %s" % (p.returncode, p.stderr))
+        # with the flag, any address: reachable over loopback too
+        coll = MetricsCollector(d, listen="0.0.0.0:0", extra=("--metrics-listen-any",)).start()
+        check(coll.host == "0.0.0.0", "listens where asked: %s" % coll.host)
+        body = coll.scrape()
+        check("vtpin_collector_jvms 0" in body, "an empty collector's metrics: %s" % body[:500])
+        if shutil.which("promtool"):
+            promtool_check(body, "of a collector with no JVM")
+    finally:
+        if busy:
+            busy.close()
+        if coll:
+            coll.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "promtool": case_promtool,
+        "prometheus": case_prometheus,
+        "listen": case_listen,
+    }))
