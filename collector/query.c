@@ -89,6 +89,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     kv_text(js, "host", h->host);
     kv_text(js, "agent_version", h->agent_version);
     kv_text(js, "options", h->options);
+    kv_text(js, "app", h->app);
     json_kv_string(js, "mode", recording_mode_name(h->mode));
     if (h->jdk_feature)
         json_kv_uint(js, "jdk_feature", h->jdk_feature);

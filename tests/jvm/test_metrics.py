@@ -200,6 +200,10 @@ def case_promtool(jdk):
         first = check_pins(s, pid, jdk, final=False)
         if running:
             check(select(s, "vtpin_jvm_connected", jvm=pid)[0][1] == 1, "connected while it runs")
+        st = subprocess.run([VTPIN, "status", "--socket", coll.socket, "--json"], capture_output=True, text=True,
+                            timeout=30)
+        apps = [j.get("app") for j in json.loads(st.stdout)["jvms"] if j["pid"] == pid]
+        check(apps == [FIXTURES[jdk][0]], "vtpin status names the app: %s" % apps)
         r.wait(120)
         # after it ended: lingering, every pin counted once, counters never went down
         body = wait_for(coll.scrape, lambda b: select(samples(b), "vtpin_jvm_connected", jvm=pid) and
