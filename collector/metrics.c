@@ -108,11 +108,6 @@ static int shadowed(const struct jvm *j)
     return 0;
 }
 
-static void reason_label(int reason, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s", wire_reason_name(reason));
-}
-
 static void pins(struct buf *b, const struct row *rows, size_t n)
 {
     family(b, "jvm_threads_virtual_pinned_seconds", "summary",
@@ -123,8 +118,7 @@ static void pins(struct buf *b, const struct row *rows, size_t n)
         for (int r = 0; r < PINSTATS_REASONS; r++) {
             if (!p->reasons[r].count)
                 continue;
-            char reason[32];
-            reason_label(r, reason, sizeof(reason));
+            const char *reason = wire_reason_name(r); /* plain capitals: no escaping needed */
             put(b, "jvm_threads_virtual_pinned_seconds_count{%s,reason=\"%s\"} %" PRIu64 "\n", rows[i].labels, reason,
                 p->reasons[r].count);
             put(b, "jvm_threads_virtual_pinned_seconds_sum{%s,reason=\"%s\"} ", rows[i].labels, reason);
