@@ -51,7 +51,8 @@ static int hello_copy(struct session_hello *dst, const struct session_hello *src
     h.agent_version = strdup(src->agent_version);
     h.options = strdup(src->options);
     h.app = strdup(src->app);
-    if (!h.java_version || !h.vm_name || !h.vm_version || !h.vm_vendor || !h.host || !h.agent_version || !h.options || !h.app) {
+    if (!h.java_version || !h.vm_name || !h.vm_version || !h.vm_vendor || !h.host || !h.agent_version || !h.options ||
+        !h.app) {
         session_hello_fini(&h);
         return -ENOMEM;
     }

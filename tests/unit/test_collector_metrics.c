@@ -64,8 +64,9 @@ static void test_parse_addr(void)
     CHECK_INT(metrics_http_parse_addr("0.0.0.0:9400", 1, &ss, &len, err, sizeof(err)), 0);
     CHECK_INT(metrics_http_parse_addr("[::]:9400", 1, &ss, &len, err, sizeof(err)), 0);
     /* malformed */
-    const char *bad[] = {"9400", ":9400", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:94x",
-                         "example.com:9400", "[::1:9400", "[zz]:1", "127.0.0.1:+5"};
+    const char *bad[] = {"9400",         ":9400",         "127.0.0.1:",       "127.0.0.1:65536",
+                         "127.0.0.1:-1", "127.0.0.1:94x", "example.com:9400", "[::1:9400",
+                         "[zz]:1",       "127.0.0.1:+5"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (!CHECK_INT(metrics_http_parse_addr(bad[i], 1, &ss, &len, err, sizeof(err)), -EINVAL))
             fprintf(stderr, "  accepted: %s\n", bad[i]);
@@ -252,8 +253,8 @@ static int belongs(const char *sample, size_t n, const char *family)
     size_t f = strlen(family);
     if (n == f && memcmp(sample, family, n) == 0)
         return 1;
-    return n > f && memcmp(sample, family, f) == 0 && (strncmp(sample + f, "_count", n - f) == 0 ||
-                                                      strncmp(sample + f, "_sum", n - f) == 0);
+    return n > f && memcmp(sample, family, f) == 0 &&
+           (strncmp(sample + f, "_count", n - f) == 0 || strncmp(sample + f, "_sum", n - f) == 0);
 }
 
 /* Checks the syntax of text line by line and collects the samples. */
