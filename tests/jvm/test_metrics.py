@@ -70,7 +70,7 @@ class MetricsCollector:
         self.proc = None
 
     def start(self):
-        self.log = open(self.log_path, "a")
+        self.log = open(self.log_path, "w")  # one collector at a time per directory
         self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 15
         while True:
@@ -328,6 +328,22 @@ def case_listen():
         p = run_collector(d, "--metrics", "127.0.0.1:%d" % busy.getsockname()[1])
         check(p.returncode == 1 and "cannot listen on 127.0.0.1:%d" % busy.getsockname()[1] in p.stderr,
               "busy port: exit %d, %s" % (p.returncode, p.stderr))
+        # IPv6 loopback, where the host has it
+        if socket.has_ipv6:
+            try:
+                probe = socket.socket(socket.AF_INET6)
+                probe.bind(("::1", 0))
+                probe.close()
+                v6 = MetricsCollector(d, listen="[::1]:0")
+                try:
+                    v6.start()
+                    check(v6.host == "[::1]", "listens on [::1]: %s" % v6.host)
+                    status, _, body = http_get("http://[::1]:%d/metrics" % v6.port)
+                    check(status == 200 and "vtpin_collector_jvms 0" in body, "metrics over IPv6: %d" % status)
+                finally:
+                    v6.stop()
+            except OSError:
+                print("no IPv6 loopback here: [::1] not tried")
         # with the flag, any address: reachable over loopback too
         coll = MetricsCollector(d, listen="0.0.0.0:0", extra=("--metrics-listen-any",)).start()
         check(coll.host == "0.0.0.0", "listens where asked: %s" % coll.host)
