@@ -8,6 +8,8 @@ and the real agent: JDK 21 Repro (MONITOR pins) and JDK 25 JniSleep (NATIVE pins
   prometheus JDK   a real Prometheus server scrapes the collector every second;
                    its HTTP API returns the pins of the JVM's pid, and the two
                    PromQL queries of the README answer
+  alert JDK        every carrier held (21 WaitPin, 25 NativeBlock): carrier gauges,
+                   held count and the starvation alert, cleared when the JVM dies
   listen           (no JVM) loopback only unless --metrics-listen-any; bad
                    addresses are usage errors; a busy port fails to start
 """
@@ -223,6 +225,50 @@ def case_promtool(jdk):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def case_alert(jdk):
+    """Every carrier held (21: WaitPin hangs in Object.wait; 25: NativeBlock sleeps in C): the
+    carrier gauges, the held count and the starvation alert as Prometheus sees them."""
+    jdk = int(jdk)
+    need("promtool")
+    if jdk < 24:
+        fixture, args, props, state = "WaitPin", (), scheduler(2, 2), "pinned"
+    else:
+        fixture, args, props, state = "NativeBlock", ("nanosleep", 2, 8000), scheduler(2), "native_blocked"
+    d = tempfile.mkdtemp(prefix="vtpin-metrics-alert-")
+    coll = MetricsCollector(d, extra=("--alert-after", "500ms"))
+    r = None
+    try:
+        coll.start()
+        os.makedirs(os.path.join(d, "jvm"))
+        r = Run(jdk, fixture, args=args, props=props, agent_opts="collector=" + coll.socket,
+                workdir=os.path.join(d, "jvm")).start()
+        pid = r.proc.pid
+
+        def raised(body):
+            s = samples(body)
+            alert = select(s, "vtpin_starvation_alert", jvm=pid)
+            return alert and alert[0][1] == 1
+        body = wait_for(coll.scrape, raised, 60, "the starvation alert of jvm %d" % pid)
+        promtool_check(body, "during a starvation alert")
+        s = samples(body)
+        states = {l["state"]: v for l, v in select(s, "vtpin_carriers", jvm=pid)}
+        check(states[state] == 2, "both carriers %s: %s" % (state, states))
+        held = select(s, "vtpin_carriers_held", jvm=pid)
+        check(held and held[0][1] == 2, "two carriers held past --alert-after: %s" % held)
+        check(select(s, "vtpin_carrier_held_ratio", jvm=pid)[0][1] > 0, "held ratio above 0")
+        check(select(s, "vtpin_jvm_info", jvm=pid, app=fixture), "app is %s" % fixture)
+        r.kill()  # SIGKILL: the alert is cleared when the JVM goes
+        body = wait_for(coll.scrape, lambda b: select(samples(b), "vtpin_jvm_connected", jvm=pid)[0][1] == 0, 30,
+                        "the disconnect")
+        check(select(samples(body), "vtpin_starvation_alert", jvm=pid)[0][1] == 0, "alert cleared on disconnect")
+        promtool_check(body, "after the JVM was killed")
+    finally:
+        if r:
+            r.kill()
+        coll.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def prom_query(port, query):
     url = "http://127.0.0.1:%d/api/v1/query?%s" % (port, urllib.parse.urlencode({"query": query}))
     status, _, body = http_get(url)
@@ -364,4 +410,5 @@ if __name__ == "__main__":
         "promtool": case_promtool,
         "prometheus": case_prometheus,
         "listen": case_listen,
+        "alert": case_alert,
     }))
