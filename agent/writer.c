@@ -290,6 +290,12 @@ static void fill_stats(Vtpin__V1__Stats *s)
     uint32_t connections = link_connections(W.link);
     s->has_reconnects = 1;
     s->reconnects = connections > 1 ? connections - 1 : 0;
+    s->has_write_failures = 1;
+    s->write_failures = record_write_failures(W.record) + trace_write_failures(W.trace);
+    s->has_events_unwritten = 1;
+    s->events_unwritten = record_unwritten(W.record);
+    s->has_methods_dropped = 1;
+    s->methods_dropped = symbols_methods_dropped(W.symbols);
 }
 
 static void stats_to(unsigned sinks)
@@ -849,6 +855,33 @@ static void on_connected(void)
     stats_to(SINK_LINK);
 }
 
+/* Said once per output: which file, why, and that the JVM runs on. The
+ * recording gets the notice and the counters after its last whole frame. */
+static void tell_write_failure(void)
+{
+    static int told_record, told_trace;
+    if (!told_record && record_error(W.record)) {
+        told_record = 1;
+        char text[OPTIONS_PATH_MAX + 200];
+        snprintf(text, sizeof(text),
+                 "cannot write the recording %s: %s; it ends here, later events are counted as unwritten "
+                 "(the JVM runs on)",
+                 W.cfg.options->record_file, strerror(record_error(W.record)));
+        log_alert("%s", text);
+        notice_to(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "output.record.write_failed", text);
+        stats_to(SINK_RECORD);
+    }
+    if (!told_trace && trace_error(W.trace)) {
+        told_trace = 1;
+        char text[OPTIONS_PATH_MAX + 200];
+        snprintf(text, sizeof(text), "cannot write the trace to %s: %s; trace lines are lost (the JVM runs on)",
+                 W.cfg.options->trace_file[0] ? W.cfg.options->trace_file : "stderr",
+                 strerror(trace_error(W.trace)));
+        log_alert("%s", text);
+        notice_to(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "output.trace.write_failed", text);
+    }
+}
+
 static void flush_outputs(int64_t now)
 {
     if (W.record)
@@ -856,6 +889,7 @@ static void flush_outputs(int64_t now)
     if (W.link)
         link_flush(W.link, now);
     trace_flush(W.trace);
+    tell_write_failure();
 }
 
 static void wait_for_work(int64_t timeout_ns)

@@ -383,6 +383,11 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(stacks_dropped);
     COPY(carriers_started);
     COPY(compensations);
+    COPY(collector_dropped);
+    COPY(reconnects);
+    COPY(write_failures);
+    COPY(events_unwritten);
+    COPY(methods_dropped);
 #undef COPY
 }
 
@@ -710,4 +715,14 @@ void recording_free(struct recording *r)
     free(r->sessions);
     free(r->path);
     free(r);
+}
+
+const char *recording_write_failed(const struct recording_session *s)
+{
+    for (size_t i = 0; i < s->n_notices; i++)
+        if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.write_failed") == 0)
+            return s->notices[i].text ? s->notices[i].text : "";
+    if (s->has_stats && s->stats.has_events_unwritten && s->stats.events_unwritten > 0)
+        return "";
+    return NULL;
 }
