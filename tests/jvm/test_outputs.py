@@ -5,8 +5,10 @@ counts it, the JVM runs on, and `vtpin report` shows it."""
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
+import time
 
 from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, jdk_home, main, report_json, scheduler, skip
 from test_collector import Collector, streaming
@@ -126,6 +128,50 @@ def case_collector_drops(jdk):
         shutil.rmtree(r.dir, ignore_errors=True)
 
 
+def case_collector_full(jdk):
+    """A collector at --max-clients closes the agent's connections at once: the agent says it is
+    full (not a bare "Broken pipe"), and its reconnect messages are rate-limited."""
+    jdk = int(jdk)
+    coll = Collector()
+    log = open(os.path.join(coll.dir, "collector.log"), "a")
+    coll.proc = subprocess.Popen([VTPIN, "collector", "--socket", coll.socket, "--dir",
+                                  os.path.join(coll.dir, "sessions"), "--max-clients=1"], stdout=log, stderr=log)
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    r = None
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                holder.connect(coll.socket)  # the one client the collector serves
+                break
+            except OSError:
+                check(time.monotonic() < deadline and coll.proc.poll() is None, "collector did not start")
+                time.sleep(0.05)
+        time.sleep(0.5)
+        # 80 pins of 400 ms on 4 carriers: about 8 s of refused reconnects
+        r = streaming(jdk, coll, "JniSleep", args=(80, 400), props=scheduler(4)).run(180)
+        lines = [l for l in r.stderr().splitlines() if "collector" in l]
+        print("\n".join(lines))
+        with open(os.path.join(coll.dir, "collector.log")) as f:
+            clog = f.read()
+        check("refusing new connections" in clog, "the collector refused the agent: " + clog[-500:])
+        check(any("went away" in l and "--max-clients" in l for l in lines),
+              "the agent says the collector is full: %s" % lines)
+        check(not any("Broken pipe" in l for l in lines), "no bare Broken pipe: %s" % lines)
+        check(len(lines) <= 4, "collector messages rate-limited (a burst, then one per 30 s): %d lines" % len(lines))
+        st = report_json(r.record)["stats"]
+        check(st["collector_dropped"] > 0, "what the collector missed is counted: %s" % st)
+    finally:
+        holder.close()
+        if r:
+            r.kill()
+        coll.kill(signal.SIGTERM)
+        log.close()
+        shutil.rmtree(coll.dir, ignore_errors=True)
+        if r:
+            shutil.rmtree(r.dir, ignore_errors=True)
+
+
 def case_methods_overflow(jdk):
     """methods=16 cannot name DeepPin's stacks (over 20 methods): the frames past it are
     counted and the report stays readable (frames shown as <unknown>)."""
@@ -152,4 +198,5 @@ if __name__ == "__main__":
         "trace_full": case_trace_full,
         "collector_drops": case_collector_drops,
         "methods_overflow": case_methods_overflow,
+        "collector_full": case_collector_full,
     }))
