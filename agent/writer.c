@@ -68,6 +68,8 @@ static struct {
     int64_t next_stats_ns;
     struct pending_notice notices[MAX_NOTICES];
     unsigned notice_count;
+    int64_t start_mono, start_unix; /* one pair per session, repeated on reconnects */
+    int told_record, told_trace;
 } W;
 
 static _Atomic uint32_t wake_word;
@@ -326,14 +328,13 @@ static void hello_to(unsigned sinks, uint32_t connection)
     h.options = (char *)c->option_text;
     h.has_mode = 1;
     h.mode = c->attach_mode ? VTPIN__V1__LOAD_MODE__ATTACH : VTPIN__V1__LOAD_MODE__STARTUP;
-    static int64_t start_mono, start_unix; /* one pair per session, repeated on reconnects */
-    if (!start_mono) {
-        start_mono = clock_mono_ns();
-        start_unix = clock_unix_ns();
+    if (!W.start_mono) {
+        W.start_mono = clock_mono_ns();
+        W.start_unix = clock_unix_ns();
     }
     h.has_start_unix_ns = h.has_start_mono_ns = 1;
-    h.start_mono_ns = start_mono;
-    h.start_unix_ns = start_unix;
+    h.start_mono_ns = W.start_mono;
+    h.start_unix_ns = W.start_unix;
     h.has_threshold_ns = 1;
     h.threshold_ns = c->options->threshold_ns;
     h.has_jdk_feature = 1;
@@ -859,9 +860,8 @@ static void on_connected(void)
  * recording gets the notice and the counters after its last whole frame. */
 static void tell_write_failure(void)
 {
-    static int told_record, told_trace;
-    if (!told_record && record_error(W.record)) {
-        told_record = 1;
+    if (!W.told_record && record_error(W.record)) {
+        W.told_record = 1;
         char text[OPTIONS_PATH_MAX + 200];
         snprintf(text, sizeof(text),
                  "cannot write the recording %s: %s; it ends here, later events are counted as unwritten "
@@ -871,8 +871,8 @@ static void tell_write_failure(void)
         notice_to(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "output.record.write_failed", text);
         stats_to(SINK_RECORD);
     }
-    if (!told_trace && trace_error(W.trace)) {
-        told_trace = 1;
+    if (!W.told_trace && trace_error(W.trace)) {
+        W.told_trace = 1;
         char text[OPTIONS_PATH_MAX + 200];
         snprintf(text, sizeof(text), "cannot write the trace to %s: %s; trace lines are lost (the JVM runs on)",
                  W.cfg.options->trace_file[0] ? W.cfg.options->trace_file : "stderr",
@@ -1016,4 +1016,35 @@ void writer_stop(unsigned timeout_ms)
         usleep(1000);
     if (!atomic_load(&finished))
         log_warn("the writer did not finish within %u ms; the last events may be missing", timeout_ms);
+}
+
+int writer_reset(void)
+{
+    if (atomic_load(&running) && !atomic_load(&finished))
+        return -EBUSY;
+    record_close(W.record);
+    trace_close(W.trace);
+    link_free(W.link);
+    symbols_free(W.symbols);
+    free(W.scratch);
+    free(W.stack_scratch);
+    free(W.mounts);
+    memset(&W, 0, sizeof(W));
+    /* The carriers stay registered; the new outputs have not been told about
+     * them, and the watchdog looks at them afresh (a block still going on is
+     * a pin of the new session). */
+    for (unsigned i = 0; i < carriers_capacity(); i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (!c)
+            continue;
+        c->announced = 0;
+        c->seen_vthread = c->watch_since = 0;
+        c->watch_kind = 0;
+        c->native_method = NULL;
+        c->block_pin = 0;
+    }
+    atomic_store(&stop_requested, 0);
+    atomic_store(&finished, 0);
+    atomic_store(&running, 0);
+    return 0;
 }
