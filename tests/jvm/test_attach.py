@@ -175,6 +175,10 @@ def case_reattach(jdk):
         rep = report_json(first)
         check(rep["recording"]["complete"], "the first recording ends with its Goodbye: %s" % rep["recording"])
 
+        # a load after stop that cannot start fails (exit 1) and the agent says why
+        rc, _, e, _ = attach(proc.pid, "record=%s/no-such-dir/x.vtp" % d)
+        check(rc == 1 and "refused to start" in e, "a failed restart exits 1: %d %s" % (rc, e))
+        wait_for("stderr.txt", "cannot open record file")
         rc, o, e, _ = attach(proc.pid, "record=%s,tracefile=%s,threshold=5ms" % (second, trace))
         check(rc == 0, "attach after stop exits 0: %s %s" % (o, e))
         wait_for("stderr.txt", "detecting pins", count=2)
