@@ -83,19 +83,28 @@ void link_default_path(char *out, size_t cap)
         snprintf(out, cap, "/tmp/vtpin-%u/collector.sock", (unsigned)geteuid());
 }
 
-struct link *link_new(const char *path, size_t buffer_bytes)
+struct link *link_new(const char *path, size_t buffer_bytes, int *err)
 {
-    struct link *l = calloc(1, sizeof(*l));
-    if (!l)
+    char def[4096];
+    if (!path || !*path) {
+        link_default_path(def, sizeof(def));
+        path = def;
+    }
+    if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        *err = -ENAMETOOLONG; /* connect() would use a cut path: another socket */
         return NULL;
-    if (path && *path)
-        snprintf(l->path, sizeof(l->path), "%s", path);
-    else
-        link_default_path(l->path, sizeof(l->path));
+    }
+    struct link *l = calloc(1, sizeof(*l));
+    if (!l) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    snprintf(l->path, sizeof(l->path), "%s", path);
     l->cap = buffer_bytes;
     l->buf = malloc(l->cap);
     if (!l->buf) {
         free(l);
+        *err = -ENOMEM;
         return NULL;
     }
     l->fd = -1;
@@ -255,6 +264,9 @@ void link_flush(struct link *l, int64_t now)
 
 void link_drain(struct link *l, int64_t timeout_ns)
 {
+    if (l->log_held) /* at exit: what the rate limit kept quiet */
+        log_info("%u more collector message%s held back (at most one per %lld s)", l->log_held,
+                 l->log_held == 1 ? " was" : "s were", LOG_EVERY_NS / 1000000000LL);
     int64_t deadline = clock_mono_ns() + timeout_ns;
     while (l->fd >= 0 && l->sent < l->len) {
         int64_t now = clock_mono_ns();

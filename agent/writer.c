@@ -115,7 +115,12 @@ int writer_open(const struct options *o, char *err, size_t errlen)
         }
     }
     if (o->collector && !W.link) {
-        W.link = link_new(o->collector_path, o->collector_buffer);
+        W.link = link_new(o->collector_path, o->collector_buffer, &rc);
+        if (!W.link && rc == -ENAMETOOLONG) {
+            snprintf(err, errlen, "the default collector socket path is over the 107 bytes a Unix socket path can "
+                                  "hold ($XDG_RUNTIME_DIR too long?): give collector=PATH");
+            return rc;
+        }
         if (!W.link) {
             snprintf(err, errlen, "out of memory for the collector buffer (buffer=%u)", o->collector_buffer);
             return -ENOMEM;
