@@ -70,7 +70,15 @@ int64_t recording_pin_duration(const struct recording_session *s, const struct r
 {
     if (p->ended)
         return p->duration_ns;
-    int64_t d = recording_sat_sub(s->last_ns, p->start_ns);
+    int64_t end = s->last_ns;
+    /* After a failed write the ends were not written: count up to the failure, not to the Goodbye. */
+    for (size_t i = 0; i < s->n_notices; i++)
+        if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.write_failed") == 0 &&
+            s->notices[i].time_ns < end) {
+            end = s->notices[i].time_ns;
+            break;
+        }
+    int64_t d = recording_sat_sub(end, p->start_ns);
     return d > 0 ? d : 0;
 }
 

@@ -148,7 +148,8 @@ void recording_free(struct recording *r);
  * or -ENOENT when the session has no clock pair (or it would overflow). */
 int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_t *unix_ns);
 /* A pin's duration, or for one still in progress at the end of the
- * recording, its duration so far (up to the session's last timestamp). */
+ * recording, its duration so far (up to the session's last timestamp, or
+ * up to the agent's failed write when it could not write the rest). */
 int64_t recording_pin_duration(const struct recording_session *s, const struct recording_pin *p);
 
 /* Saturating helpers for timestamps from the file. */

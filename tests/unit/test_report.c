@@ -1107,6 +1107,10 @@ static void test_lost_on_the_way_out(void)
     CHECK(se->stats.has_collector_dropped && se->stats.collector_dropped == 7);
     CHECK(se->stats.has_reconnects && se->stats.reconnects == 2);
     CHECK(se->stats.has_events_unwritten && se->stats.events_unwritten == 42);
+    /* pin 3 started at 3.5 s, its end unwritten: counted up to the failure (4 s), not the Goodbye (5 s) */
+    for (size_t i = 0; i < se->n_pins; i++)
+        if (se->pins[i].id == 3)
+            CHECK_INT(recording_pin_duration(se, &se->pins[i]), 500 * MS);
     struct report_options o = {0};
     size_t n;
     char *t = render(report_text, r, &o, &n);
