@@ -18,12 +18,12 @@ struct record {
     int fd;
     uint8_t *buf;
     size_t len, cap;
-    size_t frames;        /* frames in buf */
-    uint64_t lost;        /* frames that could not be packed */
-    off_t good;           /* bytes of whole frames in the file */
-    int reserve_fd;       /* -1: none (no O_TMPFILE, or no room even for it) */
-    unsigned tail_stats;  /* Stats written after the failure */
-    int error;            /* first write error (errno); from then on only counters go out */
+    size_t frames;       /* frames in buf */
+    uint64_t lost;       /* frames that could not be packed */
+    off_t good;          /* bytes of whole frames in the file */
+    int reserve_fd;      /* -1: none (no O_TMPFILE, or no room even for it) */
+    unsigned tail_stats; /* Stats written after the failure */
+    int error;           /* first write error (errno); from then on only counters go out */
     uint64_t write_failures, unwritten;
 };
 

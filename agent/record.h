@@ -9,8 +9,8 @@
 struct record;
 
 struct record *record_open(const char *path, int *err); /* *err = -errno on failure */
-int record_put(struct record *r, const WireEvent *ev);   /* 0, or -errno (frame lost, counted) */
-int record_flush(struct record *r);                      /* 0, or -errno of a failed write (counted) */
+int record_put(struct record *r, const WireEvent *ev);  /* 0, or -errno (frame lost, counted) */
+int record_flush(struct record *r);                     /* 0, or -errno of a failed write (counted) */
 uint64_t record_lost(const struct record *r);
 /* After the first failed write (disk full, ...) the file is cut back to its
  * last whole frame and only Stats, Notice and Goodbye are still tried, so a

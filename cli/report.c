@@ -1,6 +1,6 @@
 /* vtpin report FILE: options, loading, warnings, exit status. */
-#include "commands.h"
 #include "report.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -68,11 +68,12 @@ static void warn_truncated(const struct recording *r)
                 "never reached the disk (machine or JVM killed, or disk full); reporting the %llu events before them\n",
                 r->path, (unsigned long long)r->truncated_at, (unsigned long long)r->events);
     else
-        fprintf(stderr,
-                "vtpin report: warning: %s: the recording ends in the middle of a frame at byte offset %llu: "
-                "the agent did not finish writing it (JVM killed, disk full, or still running); reporting the %llu events "
-                "before it\n",
-                r->path, (unsigned long long)r->truncated_at, (unsigned long long)r->events);
+        fprintf(
+            stderr,
+            "vtpin report: warning: %s: the recording ends in the middle of a frame at byte offset %llu: "
+            "the agent did not finish writing it (JVM killed, disk full, or still running); reporting the %llu events "
+            "before it\n",
+            r->path, (unsigned long long)r->truncated_at, (unsigned long long)r->events);
 }
 
 int report_main(int argc, char **argv)
