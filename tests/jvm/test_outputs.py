@@ -41,9 +41,9 @@ def case_disk_full(jdk):
         shutil.rmtree(tmp)
         skip("cannot mount a tmpfs here: " + p.stderr.strip())
     try:
-        # leave 16 KiB: the recording of 200 pins needs several times that
+        # leave 12 KiB (8 of them the agent's reserve): the recording of 200 pins needs far more
         with open(os.path.join(small, "filler"), "wb") as f:
-            f.write(b"\0" * (48 * 1024))
+            f.write(b"\0" * (52 * 1024))
         record = os.path.join(small, "pins.vtp")
         log = os.path.join(tmp, "agent.log")
         p = java(home, "record=%s,log=%s" % (record, log), "JniSleep", "200", "40")
@@ -100,7 +100,8 @@ def case_collector_drops(jdk):
     """Events lost while the collector was down are in the recording and its report."""
     jdk = int(jdk)
     coll = Collector()
-    r = streaming(jdk, coll, "JniSleep", args=(80, 50), props=scheduler(2))
+    # 120 pins of 100 ms on 2 carriers: about 6 s, time for a late start, a kill and a reconnect
+    r = streaming(jdk, coll, "JniSleep", args=(120, 100), props=scheduler(2))
     r.start()
     try:
         # the collector starts late: everything before it is dropped for it
