@@ -27,7 +27,7 @@ static struct {
     char option_text[1024];
     struct queue *queue;
     int attach_mode;
-    int breakpoints, monitor_events, monitor_depths;
+    int breakpoints, monitor_events, monitor_depths, native_binds;
     unsigned jdk_feature;
     unsigned parallelism;
     char *java_version, *vm_name, *vm_version, *vm_vendor;
@@ -103,14 +103,21 @@ static int request_capabilities(jvmtiEnv *jvmti)
     A.breakpoints = want.can_generate_breakpoint_events && want.can_get_bytecodes;
     A.monitor_events = want.can_generate_monitor_events;
     A.monitor_depths = want.can_get_owned_monitor_stack_depth_info;
+    A.native_binds = want.can_generate_native_method_bind_events;
+    return 0;
+}
+
+/* Said at every (re)start: the Hello and the notices list them. */
+static void tell_missing_capabilities(void)
+{
+    A.missing_count = 0;
     if (!A.breakpoints)
         missing("breakpoints", "park-based pins are found by sampling carriers instead: seen one sample period "
                               "late, reason inferred from the stack");
     if (!A.monitor_depths)
         missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
-    if (!want.can_generate_native_method_bind_events)
+    if (!A.native_binds)
         missing("native_method_bind_events", "native frames are not named with their library");
-    return 0;
 }
 
 static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, void *address,
@@ -126,6 +133,10 @@ static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 /* System properties are complete only from VMInit on (OnLoad sees a partial list). */
 static void read_jvm_identity(jvmtiEnv *jvmti)
 {
+    free(A.vm_name); /* read again on a new attach after stop */
+    free(A.vm_version);
+    free(A.vm_vendor);
+    free(A.java_version);
     A.vm_name = system_property(jvmti, "java.vm.name");
     A.vm_version = system_property(jvmti, "java.vm.version");
     A.vm_vendor = system_property(jvmti, "java.vm.vendor");
@@ -270,17 +281,91 @@ static void stop_detection(void)
     log_info("stopped: events off, outputs flushed");
 }
 
+/* A new attach after "stop": the new options, new outputs, the writer and
+ * the events again. What is fixed at the first load (the JVMTI environment
+ * and its capabilities, the carrier table) is kept and said. */
+static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
+{
+    char *paths[] = {again->record_file, again->trace_file, again->log_file};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        if (options_expand_pid(paths[i], OPTIONS_PATH_MAX, (long)getpid())) {
+            log_error("path too long after %%p expansion: '%s'", paths[i]);
+            return JNI_ERR;
+        }
+    }
+    if (!A.jvmti || !A.queue) {
+        log_error("vtpin was disabled at its first load (see above); it cannot start again in this JVM");
+        return JNI_ERR;
+    }
+    if (writer_reset()) {
+        log_error("vtpin cannot start again yet: the writer of the stopped session has not finished; retry");
+        return JNI_ERR;
+    }
+    if (again->max_carriers != A.options.max_carriers || again->ring_entries != A.options.ring_entries ||
+        (again->occupancy != A.options.occupancy &&
+         (again->occupancy == OCCUPANCY_EXACT || A.options.occupancy == OCCUPANCY_EXACT))) {
+        log_warn("carriers=, ring= and occupancy=exact are fixed at the first load: keeping carriers=%u, ring=%u, "
+                 "occupancy %s",
+                 A.options.max_carriers, A.options.ring_entries,
+                 A.options.occupancy == OCCUPANCY_EXACT ? "exact" : "not exact");
+        again->max_carriers = A.options.max_carriers;
+        again->ring_entries = A.options.ring_entries;
+        if (again->occupancy == OCCUPANCY_EXACT || A.options.occupancy == OCCUPANCY_EXACT)
+            again->occupancy = A.options.occupancy;
+    }
+    log_close();
+    if (log_open(again->log_file)) {
+        log_error("cannot open log file '%s'", again->log_file);
+        return JNI_ERR;
+    }
+    log_set_quiet(again->quiet);
+    if (again->depth != A.options.depth || again->queue_slots != A.options.queue_slots) {
+        /* The old queue is kept, not freed: a callback of the old session may still hold it. */
+        struct queue *q = queue_new(again->queue_slots, pins_record_size(again->depth));
+        if (!q) {
+            log_error("out of memory for the event queue (queue=%u, depth=%u)", again->queue_slots, again->depth);
+            return JNI_ERR;
+        }
+        A.queue = q;
+    }
+    char err[512];
+    if (writer_open(again, err, sizeof(err))) {
+        log_error("%s", err);
+        return JNI_ERR;
+    }
+    A.options = *again;
+    snprintf(A.option_text, sizeof(A.option_text), "%s", option_text ? option_text : "");
+    JNIEnv *jni = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || !jni) {
+        log_error("no JNI environment in Agent_OnAttach");
+        return JNI_ERR;
+    }
+    A.attach_mode = 1;
+    tell_missing_capabilities();
+    start_detection(A.jvmti, jni);
+    return JNI_OK;
+}
+
 static jint init_once(JavaVM *vm, char *option_text, int attach)
 {
     if (atomic_exchange(&initialized, 1)) {
-        /* jcmd JVMTI.agent_load twice: one agent per JVM; "stop" turns it off. */
+        /* jcmd JVMTI.agent_load twice: one agent per JVM; "stop" turns it off,
+         * a load after "stop" starts it again with the new options. */
         struct options again;
         char err[512];
         options_defaults(&again);
-        if (options_parse(&again, option_text, err, sizeof(err)) == 0 && again.stop)
+        if (options_parse(&again, option_text, err, sizeof(err))) {
+            log_error("%s", err);
+            return JNI_ERR;
+        }
+        if (again.stop)
             stop_detection();
+        else if (again.help)
+            fputs(options_usage, stderr);
+        else if (atomic_load(&live))
+            log_info("already loaded; the second load changes nothing (load with 'stop' first to change options)");
         else
-            log_info("already loaded; the second load changes nothing");
+            return rearm(vm, &again, option_text);
         return JNI_OK;
     }
     A.attach_mode = attach;
@@ -331,6 +416,7 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
                  A.java_version ? A.java_version : "unknown");
         return JNI_OK;
     }
+    tell_missing_capabilities();
     A.queue = queue_new(A.options.queue_slots, pins_record_size(A.options.depth));
     if (!A.queue || natives_init(16384) ||
         carriers_init(A.options.max_carriers, A.options.ring_entries, A.options.occupancy == OCCUPANCY_EXACT)) {
@@ -375,8 +461,9 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
 
 static jint init(JavaVM *vm, char *option_text, int attach)
 {
+    int loaded_before = atomic_load(&initialized);
     jint rc = init_once(vm, option_text, attach);
-    if (rc != JNI_OK && !atomic_load(&live))
+    if (rc != JNI_OK && !loaded_before && !atomic_load(&live))
         atomic_store(&initialized, 0); /* a failed attach can be retried with better options */
     return rc;
 }

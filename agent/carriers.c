@@ -105,7 +105,27 @@ void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_cla
     jthread *threads = NULL;
     if (!slots || !carrier_class || (*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE)
         return;
+    /* Registered by an earlier session (attach, stop, attach): a carrier that
+     * ended meanwhile (no ThreadEnd while stopped) is let go, a live one kept. */
+    int *known = calloc((size_t)n + 1, sizeof(*known));
+    for (unsigned k = 0; k < slot_count; k++) {
+        if (atomic_load(&slots[k].state) != SLOT_LIVE)
+            continue;
+        int alive = 0;
+        for (jint i = 0; i < n && !alive; i++)
+            if ((*jni)->IsSameObject(jni, slots[k].thread, threads[i])) {
+                alive = 1;
+                if (known)
+                    known[i] = 1;
+            }
+        if (!alive)
+            atomic_store_explicit(&slots[k].state, SLOT_DEAD, memory_order_release);
+    }
     for (jint i = 0; i < n; i++) {
+        if (known && known[i]) {
+            (*jni)->DeleteLocalRef(jni, threads[i]);
+            continue;
+        }
         if ((*jni)->IsInstanceOf(jni, threads[i], carrier_class)) {
             jvmtiThreadInfo info;
             memset(&info, 0, sizeof(info));
@@ -120,6 +140,7 @@ void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_cla
         }
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
+    free(known);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
 }
 

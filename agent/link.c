@@ -15,6 +15,12 @@
 
 #define BACKOFF_MIN_NS (100 * 1000000LL)
 #define BACKOFF_MAX_NS (5000 * 1000000LL)
+/* Connection messages: a burst of LOG_BURST (one outage: gone, no answer,
+ * back), then one per LOG_EVERY_NS, saying how many were held back. */
+#define LOG_BURST 3
+#define LOG_EVERY_NS (30 * 1000000000LL)
+/* A connection closed this soon after it was accepted was refused. */
+#define REFUSED_WITHIN_NS (2000 * 1000000LL)
 
 struct link {
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -28,7 +34,45 @@ struct link {
     uint64_t dropped;
     uint32_t connections;
     int warned_down;
+    int64_t connected_at;
+    int64_t log_refill_at; /* when the next message token comes */
+    unsigned log_tokens, log_held;
+    int log_started;
 };
+
+/* Whether a connection message may be said now; *held is set to the number
+ * of messages held back since the last one said. */
+static int log_due(struct link *l, int64_t now, unsigned *held)
+{
+    if (!l->log_started) {
+        l->log_started = 1;
+        l->log_tokens = LOG_BURST;
+        l->log_refill_at = now + LOG_EVERY_NS;
+    }
+    while (now >= l->log_refill_at && l->log_tokens < LOG_BURST) {
+        l->log_tokens++;
+        l->log_refill_at += LOG_EVERY_NS;
+    }
+    if (l->log_tokens == LOG_BURST)
+        l->log_refill_at = now + LOG_EVERY_NS;
+    if (l->log_tokens == 0) {
+        l->log_held++;
+        return 0;
+    }
+    l->log_tokens--;
+    *held = l->log_held;
+    l->log_held = 0;
+    return 1;
+}
+
+static const char *held_note(unsigned held, char *buf, size_t cap)
+{
+    if (held)
+        snprintf(buf, cap, " (%u similar collector message%s held back)", held, held == 1 ? "" : "s");
+    else
+        buf[0] = '\0';
+    return buf;
+}
 
 void link_default_path(char *out, size_t cap)
 {
@@ -39,19 +83,28 @@ void link_default_path(char *out, size_t cap)
         snprintf(out, cap, "/tmp/vtpin-%u/collector.sock", (unsigned)geteuid());
 }
 
-struct link *link_new(const char *path, size_t buffer_bytes)
+struct link *link_new(const char *path, size_t buffer_bytes, int *err)
 {
-    struct link *l = calloc(1, sizeof(*l));
-    if (!l)
+    char def[4096];
+    if (!path || !*path) {
+        link_default_path(def, sizeof(def));
+        path = def;
+    }
+    if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        *err = -ENAMETOOLONG; /* connect() would use a cut path: another socket */
         return NULL;
-    if (path && *path)
-        snprintf(l->path, sizeof(l->path), "%s", path);
-    else
-        link_default_path(l->path, sizeof(l->path));
+    }
+    struct link *l = calloc(1, sizeof(*l));
+    if (!l) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    snprintf(l->path, sizeof(l->path), "%s", path);
     l->cap = buffer_bytes;
     l->buf = malloc(l->cap);
     if (!l->buf) {
         free(l);
+        *err = -ENOMEM;
         return NULL;
     }
     l->fd = -1;
@@ -89,13 +142,34 @@ int link_connected(const struct link *l)
     return l && l->fd >= 0;
 }
 
-static void disconnect(struct link *l, int64_t now, const char *why)
+/* What a failed send means for a person: a collector that closes the
+ * connection at once is refusing it (at --max-clients, it says nothing). */
+static const char *why_lost(const struct link *l, int e, int64_t now, char *buf, size_t cap)
+{
+    if (e == EPIPE || e == ECONNRESET) {
+        if (now - l->connected_at < REFUSED_WITHIN_NS)
+            return "it closed the connection right after accepting it: it is probably full (at its "
+                   "--max-clients limit)";
+        return "it closed the connection: it stopped, or is full (at its --max-clients limit)";
+    }
+    snprintf(buf, cap, "%s", strerror(e));
+    return buf;
+}
+
+static void disconnect(struct link *l, int64_t now, int e)
 {
     if (l->fd >= 0) {
         close(l->fd);
         l->fd = -1;
-        log_warn("collector at %s went away (%s); %zu buffered events dropped, reconnecting", l->path, why,
-                 l->frames);
+        /* Back off afresh only after a connection that lasted: one the
+         * collector refuses at once must not become a connect-close loop. */
+        if (now - l->connected_at >= REFUSED_WITHIN_NS)
+            l->backoff = BACKOFF_MIN_NS;
+        unsigned held = 0;
+        char why[128], note[96];
+        if (log_due(l, now, &held))
+            log_warn("collector at %s went away: %s; %zu buffered events dropped, reconnecting%s", l->path,
+                     why_lost(l, e, now, why, sizeof(why)), l->frames, held_note(held, note, sizeof(note)));
     }
     l->dropped += l->frames;
     l->len = l->frames = l->sent = 0;
@@ -109,7 +183,7 @@ int link_poll_connect(struct link *l, int64_t now)
         return 0;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        disconnect(l, now, strerror(errno));
+        disconnect(l, now, errno);
         return 0;
     }
     struct sockaddr_un addr;
@@ -121,19 +195,24 @@ int link_poll_connect(struct link *l, int64_t now)
     if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
         int e = errno;
         close(fd);
-        if (!l->warned_down) {
-            log_warn("no collector at %s (%s); events for it are counted as dropped until it answers",
-                     l->path, strerror(e));
+        unsigned held = 0;
+        char note[96];
+        if (!l->warned_down && log_due(l, now, &held)) {
+            log_warn("no collector at %s (%s); events for it are counted as dropped until it answers%s", l->path,
+                     strerror(e), held_note(held, note, sizeof(note)));
             l->warned_down = 1;
         }
-        disconnect(l, now, strerror(e));
+        disconnect(l, now, e);
         return 0;
     }
     l->fd = fd;
-    l->backoff = BACKOFF_MIN_NS;
+    l->connected_at = now;
     l->connections++;
     l->warned_down = 0;
-    log_info("connected to the collector at %s", l->path);
+    unsigned held = 0;
+    char note[96];
+    if (log_due(l, now, &held))
+        log_info("connected to the collector at %s%s", l->path, held_note(held, note, sizeof(note)));
     return 1;
 }
 
@@ -162,7 +241,7 @@ void link_flush(struct link *l, int64_t now)
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                disconnect(l, now, strerror(errno));
+                disconnect(l, now, errno);
             break;
         }
         l->sent += (size_t)w;
@@ -185,6 +264,9 @@ void link_flush(struct link *l, int64_t now)
 
 void link_drain(struct link *l, int64_t timeout_ns)
 {
+    if (l->log_held) /* at exit: what the rate limit kept quiet */
+        log_info("%u more collector message%s held back (at most one per %lld s)", l->log_held,
+                 l->log_held == 1 ? " was" : "s were", LOG_EVERY_NS / 1000000000LL);
     int64_t deadline = clock_mono_ns() + timeout_ns;
     while (l->fd >= 0 && l->sent < l->len) {
         int64_t now = clock_mono_ns();

@@ -12,7 +12,9 @@
 
 struct link;
 
-struct link *link_new(const char *path, size_t buffer_bytes);
+/* path NULL or "": the default socket. NULL with *err = -ENAMETOOLONG when
+ * the path does not fit a Unix socket address, or -ENOMEM. */
+struct link *link_new(const char *path, size_t buffer_bytes, int *err);
 void link_free(struct link *l);
 
 /* Tries to connect when disconnected and the backoff has expired.

@@ -32,7 +32,7 @@ void log_set_quiet(int quiet)
     log_quiet = quiet;
 }
 
-static void log_write(const char *level, const char *fmt, va_list ap)
+static void log_write_fd(int fd, const char *level, const char *fmt, va_list ap)
 {
     char line[1024];
     int n = snprintf(line, sizeof(line), "vtpin: %s", level);
@@ -46,8 +46,26 @@ static void log_write(const char *level, const char *fmt, va_list ap)
         len = sizeof(line) - 2;
     line[len++] = '\n';
     /* One write per line so lines from several threads never interleave. */
-    ssize_t w = write(log_fd, line, len);
+    ssize_t w = write(fd, line, len);
     (void)w;
+}
+
+static void log_write(const char *level, const char *fmt, va_list ap)
+{
+    log_write_fd(log_fd, level, fmt, ap);
+}
+
+void log_alert(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_write_fd(log_fd, "error: ", fmt, ap);
+    va_end(ap);
+    if (log_fd != 2) { /* log= may sit on the full disk too */
+        va_start(ap, fmt);
+        log_write_fd(2, "error: ", fmt, ap);
+        va_end(ap);
+    }
 }
 
 void log_info(const char *fmt, ...)

@@ -9,5 +9,7 @@ void log_set_quiet(int quiet);
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error said on stderr and in log= both (a lost output: the person must see it). */
+void log_alert(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

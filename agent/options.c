@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 
 const char options_usage[] =
     "vtpin agent options (comma-separated; key=value or key:value):\n"
@@ -149,6 +150,14 @@ static int parse_one(struct options *o, const char *key, const char *value, char
         o->collector = 1;
         rc = value ? copy_path(o->collector_path, value) : 0;
         expect = "a socket path";
+        /* A longer path would be cut by connect() to a different socket. */
+        if (!rc && value && strlen(value) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+            snprintf(err, errlen,
+                     "collector socket path is %zu bytes, over the %zu a Unix socket path can hold: '%s' "
+                     "(use a shorter path, e.g. under /tmp or $XDG_RUNTIME_DIR)",
+                     strlen(value), sizeof(((struct sockaddr_un *)0)->sun_path) - 1, value);
+            return -EINVAL;
+        }
     } else if (strcmp(key, "buffer") == 0) {
         rc = parse_uint(value, 65536, 1u << 30, &o->collector_buffer);
         expect = "a byte count from 65536 to 1073741824";

@@ -2,16 +2,29 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Disk space held aside in an unnamed file beside the recording: when the
+ * disk fills, it is given back so that the notice, counters and end marker
+ * that say why the recording stops still fit. */
+#define RESERVE_BYTES (8 * 1024)
+#define TAIL_FRAME_MAX 4096
+#define TAIL_STATS_MAX 32 /* counters written after a failure, then only the end marker */
 
 struct record {
     int fd;
     uint8_t *buf;
     size_t len, cap;
-    uint64_t lost;
-    int failed; /* last write error, reported once */
+    size_t frames;       /* frames in buf */
+    uint64_t lost;       /* frames that could not be packed */
+    off_t good;          /* bytes of whole frames in the file */
+    int reserve_fd;      /* -1: none (no O_TMPFILE, or no room even for it) */
+    unsigned tail_stats; /* Stats written after the failure */
+    int error;           /* first write error (errno); from then on only counters go out */
+    uint64_t write_failures, unwritten;
 };
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -23,10 +36,56 @@ static int write_all(int fd, const uint8_t *p, size_t n)
                 continue;
             return -errno;
         }
+        if (w == 0)
+            return -ENOSPC;
         p += w;
         n -= (size_t)w;
     }
     return 0;
+}
+
+static void reserve_open(struct record *r, const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    r->reserve_fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (r->reserve_fd >= 0 && fallocate(r->reserve_fd, 0, 0, RESERVE_BYTES) != 0) {
+        close(r->reserve_fd);
+        r->reserve_fd = -1;
+    }
+}
+
+static void reserve_release(struct record *r)
+{
+    if (r->reserve_fd >= 0)
+        close(r->reserve_fd);
+    r->reserve_fd = -1;
+}
+
+/* A failed write may have left part of a frame: cut the file back to the
+ * last whole one. */
+static void cut_back(struct record *r)
+{
+    if (ftruncate(r->fd, r->good) != 0) {
+        /* a device or pipe: nothing to cut */
+    }
+    if (lseek(r->fd, r->good, SEEK_SET) < 0) {
+        /* a pipe or device: nothing to cut */
+    }
+}
+
+static void failed(struct record *r, int rc, uint64_t frames)
+{
+    r->write_failures++;
+    r->unwritten += frames;
+    if (!r->error)
+        r->error = -rc;
+    cut_back(r);
+    reserve_release(r);
 }
 
 struct record *record_open(const char *path, int *err)
@@ -37,6 +96,7 @@ struct record *record_open(const char *path, int *err)
         return NULL;
     }
     r->cap = 256 * 1024;
+    r->reserve_fd = -1;
     r->buf = malloc(r->cap);
     r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (!r->buf || r->fd < 0) {
@@ -50,18 +110,54 @@ struct record *record_open(const char *path, int *err)
     int rc = write_all(r->fd, (const uint8_t *)WIRE_MAGIC, WIRE_MAGIC_LEN);
     if (rc) {
         *err = rc;
-        record_close(r);
+        close(r->fd);
+        free(r->buf);
+        free(r);
         return NULL;
     }
+    r->good = WIRE_MAGIC_LEN;
+    reserve_open(r, path);
     return r;
+}
+
+/* After a failed write only self-contained events are tried: they say why
+ * the file stops and what was lost, and reference no definition. */
+static int put_tail(struct record *r, const WireEvent *ev)
+{
+    int self_contained = ev->body_case == VTPIN__V1__EVENT__BODY_STATS ||
+                         ev->body_case == VTPIN__V1__EVENT__BODY_NOTICE ||
+                         ev->body_case == VTPIN__V1__EVENT__BODY_GOODBYE;
+    if (!self_contained || (ev->body_case == VTPIN__V1__EVENT__BODY_STATS && r->tail_stats >= TAIL_STATS_MAX)) {
+        r->unwritten++;
+        return -r->error;
+    }
+    uint8_t frame[TAIL_FRAME_MAX];
+    ssize_t n = wire_pack(ev, frame, sizeof(frame), sizeof(frame));
+    if (n < 0) {
+        r->unwritten++;
+        return (int)n;
+    }
+    int rc = write_all(r->fd, frame, (size_t)n);
+    if (rc) {
+        failed(r, rc, 1);
+        return rc;
+    }
+    r->good += n;
+    if (ev->body_case == VTPIN__V1__EVENT__BODY_STATS)
+        r->tail_stats++;
+    return 0;
 }
 
 int record_put(struct record *r, const WireEvent *ev)
 {
+    if (r->error)
+        return put_tail(r, ev);
     size_t need = wire_packed_size(ev);
     if (need > r->cap - r->len) {
         int rc = record_flush(r);
-        if (rc == 0 && need > r->cap) {
+        if (rc)
+            return put_tail(r, ev);
+        if (need > r->cap) {
             r->lost++;
             return -EMSGSIZE;
         }
@@ -72,6 +168,7 @@ int record_put(struct record *r, const WireEvent *ev)
         return (int)n;
     }
     r->len += (size_t)n;
+    r->frames++;
     return 0;
 }
 
@@ -81,9 +178,11 @@ int record_flush(struct record *r)
         return 0;
     int rc = write_all(r->fd, r->buf, r->len);
     if (rc)
-        r->lost++;
-    r->failed = rc;
+        failed(r, rc, r->frames);
+    else
+        r->good += (off_t)r->len;
     r->len = 0;
+    r->frames = 0;
     return rc;
 }
 
@@ -92,11 +191,27 @@ uint64_t record_lost(const struct record *r)
     return r ? r->lost : 0;
 }
 
+int record_error(const struct record *r)
+{
+    return r ? r->error : 0;
+}
+
+uint64_t record_write_failures(const struct record *r)
+{
+    return r ? r->write_failures : 0;
+}
+
+uint64_t record_unwritten(const struct record *r)
+{
+    return r ? r->unwritten : 0;
+}
+
 void record_close(struct record *r)
 {
     if (!r)
         return;
     record_flush(r);
+    reserve_release(r);
     close(r->fd);
     free(r->buf);
     free(r);

@@ -9,9 +9,15 @@
 struct record;
 
 struct record *record_open(const char *path, int *err); /* *err = -errno on failure */
-int record_put(struct record *r, const WireEvent *ev);   /* 0, or -errno (frame lost, counted) */
-int record_flush(struct record *r);
+int record_put(struct record *r, const WireEvent *ev);  /* 0, or -errno (frame lost, counted) */
+int record_flush(struct record *r);                     /* 0, or -errno of a failed write (counted) */
 uint64_t record_lost(const struct record *r);
+/* After the first failed write (disk full, ...) the file is cut back to its
+ * last whole frame and only Stats, Notice and Goodbye are still tried, so a
+ * reader sees why it stops; everything else is counted as unwritten. */
+int record_error(const struct record *r); /* errno of the first failed write, or 0 */
+uint64_t record_write_failures(const struct record *r);
+uint64_t record_unwritten(const struct record *r);
 void record_close(struct record *r);
 
 #endif

@@ -29,6 +29,7 @@ struct symbols {
     uint32_t *string_index;
     uint32_t string_index_mask;
     uint64_t stacks_dropped;
+    uint64_t methods_dropped; /* frames left unnamed: the method table was full */
     jmethodID module_get_name;
     int infer_monitors;
 };
@@ -346,6 +347,8 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
         st->raw_monitors[f] = monitors[f];
         struct stack_frame *sf = &st->frames[f];
         sf->method = method_id(s, jni, frames[f].method);
+        if (!sf->method)
+            s->methods_dropped++;
         sf->bci = (int32_t)frames[f].location;
         sf->monitors = monitors[f];
         struct method_info *m = symbols_method_by_id(s, sf->method);
@@ -381,6 +384,11 @@ void symbols_forget_sink(struct symbols *s, unsigned sink_bit)
 uint64_t symbols_stacks_dropped(const struct symbols *s)
 {
     return s->stacks_dropped;
+}
+
+uint64_t symbols_methods_dropped(const struct symbols *s)
+{
+    return s ? s->methods_dropped : 0;
 }
 
 static int starts_with(const char *s, const char *prefix)

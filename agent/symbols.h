@@ -58,6 +58,8 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
 struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id);
 struct method_info *symbols_method_by_id(struct symbols *s, uint32_t id);
 uint64_t symbols_stacks_dropped(const struct symbols *s);
+/* Frames of kept stacks whose method has no id (methods= table full or unreadable). */
+uint64_t symbols_methods_dropped(const struct symbols *s);
 /* Forgets that a sink has the definitions (it reconnected and must get them again). */
 void symbols_forget_sink(struct symbols *s, unsigned sink_bit);
 

@@ -18,6 +18,8 @@ struct trace {
     /* pin that first printed each stack (index = stack id), so a stack is printed once */
     uint64_t *first_pin;
     uint32_t first_pin_cap;
+    int error; /* first failed write (errno) */
+    uint64_t write_failures;
 };
 
 struct trace *trace_open(const char *path, enum trace_mode mode, int *err)
@@ -78,11 +80,25 @@ void trace_flush(struct trace *t)
         ssize_t w = write(t->fd, t->buf + off, t->len - off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
-            break; /* the trace is best effort: never stall the writer on it */
+        if (w <= 0) { /* the trace is best effort: never stall the writer on it, but count it */
+            t->write_failures++;
+            if (!t->error)
+                t->error = w < 0 ? errno : ENOSPC;
+            break;
+        }
         off += (size_t)w;
     }
     t->len = 0;
+}
+
+int trace_error(const struct trace *t)
+{
+    return t ? t->error : 0;
+}
+
+uint64_t trace_write_failures(const struct trace *t)
+{
+    return t ? t->write_failures : 0;
 }
 
 void trace_close(struct trace *t)

@@ -28,6 +28,9 @@ struct trace *trace_open(const char *path, enum trace_mode mode, int *err);
 void trace_pin_start(struct trace *t, struct symbols *s, const struct pin_view *p);
 void trace_pin_end(struct trace *t, struct symbols *s, const struct pin_view *p);
 void trace_line(struct trace *t, const char *text);
+/* Failed writes of the trace (a full disk, /dev/full): the lines are lost, counted here. */
+int trace_error(const struct trace *t); /* errno of the first failure, or 0 */
+uint64_t trace_write_failures(const struct trace *t);
 void trace_flush(struct trace *t);
 void trace_close(struct trace *t);
 

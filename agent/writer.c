@@ -68,6 +68,8 @@ static struct {
     int64_t next_stats_ns;
     struct pending_notice notices[MAX_NOTICES];
     unsigned notice_count;
+    int64_t start_mono, start_unix; /* one pair per session, repeated on reconnects */
+    int told_record, told_trace;
 } W;
 
 static _Atomic uint32_t wake_word;
@@ -113,7 +115,12 @@ int writer_open(const struct options *o, char *err, size_t errlen)
         }
     }
     if (o->collector && !W.link) {
-        W.link = link_new(o->collector_path, o->collector_buffer);
+        W.link = link_new(o->collector_path, o->collector_buffer, &rc);
+        if (!W.link && rc == -ENAMETOOLONG) {
+            snprintf(err, errlen, "the default collector socket path is over the 107 bytes a Unix socket path can "
+                                  "hold ($XDG_RUNTIME_DIR too long?): give collector=PATH");
+            return rc;
+        }
         if (!W.link) {
             snprintf(err, errlen, "out of memory for the collector buffer (buffer=%u)", o->collector_buffer);
             return -ENOMEM;
@@ -290,6 +297,12 @@ static void fill_stats(Vtpin__V1__Stats *s)
     uint32_t connections = link_connections(W.link);
     s->has_reconnects = 1;
     s->reconnects = connections > 1 ? connections - 1 : 0;
+    s->has_write_failures = 1;
+    s->write_failures = record_write_failures(W.record) + trace_write_failures(W.trace);
+    s->has_events_unwritten = 1;
+    s->events_unwritten = record_unwritten(W.record);
+    s->has_methods_dropped = 1;
+    s->methods_dropped = symbols_methods_dropped(W.symbols);
 }
 
 static void stats_to(unsigned sinks)
@@ -322,14 +335,13 @@ static void hello_to(unsigned sinks, uint32_t connection)
     h.options = (char *)c->option_text;
     h.has_mode = 1;
     h.mode = c->attach_mode ? VTPIN__V1__LOAD_MODE__ATTACH : VTPIN__V1__LOAD_MODE__STARTUP;
-    static int64_t start_mono, start_unix; /* one pair per session, repeated on reconnects */
-    if (!start_mono) {
-        start_mono = clock_mono_ns();
-        start_unix = clock_unix_ns();
+    if (!W.start_mono) {
+        W.start_mono = clock_mono_ns();
+        W.start_unix = clock_unix_ns();
     }
     h.has_start_unix_ns = h.has_start_mono_ns = 1;
-    h.start_mono_ns = start_mono;
-    h.start_unix_ns = start_unix;
+    h.start_mono_ns = W.start_mono;
+    h.start_unix_ns = W.start_unix;
     h.has_threshold_ns = 1;
     h.threshold_ns = c->options->threshold_ns;
     h.has_jdk_feature = 1;
@@ -851,6 +863,32 @@ static void on_connected(void)
     stats_to(SINK_LINK);
 }
 
+/* Said once per output: which file, why, and that the JVM runs on. The
+ * recording gets the notice and the counters after its last whole frame. */
+static void tell_write_failure(void)
+{
+    if (!W.told_record && record_error(W.record)) {
+        W.told_record = 1;
+        char text[OPTIONS_PATH_MAX + 200];
+        snprintf(text, sizeof(text),
+                 "cannot write the recording %s: %s; it ends here, later events are counted as unwritten "
+                 "(the JVM runs on)",
+                 W.cfg.options->record_file, strerror(record_error(W.record)));
+        log_alert("%s", text);
+        notice_to(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "output.record.write_failed", text);
+        stats_to(SINK_RECORD);
+    }
+    if (!W.told_trace && trace_error(W.trace)) {
+        W.told_trace = 1;
+        char text[OPTIONS_PATH_MAX + 200];
+        snprintf(text, sizeof(text), "cannot write the trace to %s: %s; trace lines are lost (the JVM runs on)",
+                 W.cfg.options->trace_file[0] ? W.cfg.options->trace_file : "stderr",
+                 strerror(trace_error(W.trace)));
+        log_alert("%s", text);
+        notice_to(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "output.trace.write_failed", text);
+    }
+}
+
 static void flush_outputs(int64_t now)
 {
     if (W.record)
@@ -858,6 +896,7 @@ static void flush_outputs(int64_t now)
     if (W.link)
         link_flush(W.link, now);
     trace_flush(W.trace);
+    tell_write_failure();
 }
 
 static void wait_for_work(int64_t timeout_ns)
@@ -984,4 +1023,35 @@ void writer_stop(unsigned timeout_ms)
         usleep(1000);
     if (!atomic_load(&finished))
         log_warn("the writer did not finish within %u ms; the last events may be missing", timeout_ms);
+}
+
+int writer_reset(void)
+{
+    if (atomic_load(&running) && !atomic_load(&finished))
+        return -EBUSY;
+    record_close(W.record);
+    trace_close(W.trace);
+    link_free(W.link);
+    symbols_free(W.symbols);
+    free(W.scratch);
+    free(W.stack_scratch);
+    free(W.mounts);
+    memset(&W, 0, sizeof(W));
+    /* The carriers stay registered; the new outputs have not been told about
+     * them, and the watchdog looks at them afresh (a block still going on is
+     * a pin of the new session). */
+    for (unsigned i = 0; i < carriers_capacity(); i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (!c)
+            continue;
+        c->announced = 0;
+        c->seen_vthread = c->watch_since = 0;
+        c->watch_kind = 0;
+        c->native_method = NULL;
+        c->block_pin = 0;
+    }
+    atomic_store(&stop_requested, 0);
+    atomic_store(&finished, 0);
+    atomic_store(&running, 0);
+    return 0;
 }

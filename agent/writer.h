@@ -35,6 +35,10 @@ void writer_configure(const struct writer_config *config);
 int writer_start(jvmtiEnv *jvmti, JNIEnv *jni);
 /* Asks the thread to drain, write what it has and finish; waits at most timeout_ms. */
 void writer_stop(unsigned timeout_ms);
+/* After writer_stop: closes the outputs and forgets the session, so that
+ * writer_open, writer_configure and writer_start can run a new one (a new
+ * attach after "stop"). -EBUSY while the old thread has not finished. */
+int writer_reset(void);
 /* Called by the callbacks after committing a record that the writer must
  * see by due_ns: wakes it if it sleeps past that (a futex wake only then). */
 void writer_wake(int64_t due_ns);

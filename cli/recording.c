@@ -70,7 +70,15 @@ int64_t recording_pin_duration(const struct recording_session *s, const struct r
 {
     if (p->ended)
         return p->duration_ns;
-    int64_t d = recording_sat_sub(s->last_ns, p->start_ns);
+    int64_t end = s->last_ns;
+    /* After a failed write the ends were not written: count up to the failure, not to the Goodbye. */
+    for (size_t i = 0; i < s->n_notices; i++)
+        if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.write_failed") == 0 &&
+            s->notices[i].time_ns < end) {
+            end = s->notices[i].time_ns;
+            break;
+        }
+    int64_t d = recording_sat_sub(end, p->start_ns);
     return d > 0 ? d : 0;
 }
 
@@ -383,6 +391,11 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(stacks_dropped);
     COPY(carriers_started);
     COPY(compensations);
+    COPY(collector_dropped);
+    COPY(reconnects);
+    COPY(write_failures);
+    COPY(events_unwritten);
+    COPY(methods_dropped);
 #undef COPY
 }
 
@@ -710,4 +723,14 @@ void recording_free(struct recording *r)
     free(r->sessions);
     free(r->path);
     free(r);
+}
+
+const char *recording_write_failed(const struct recording_session *s)
+{
+    for (size_t i = 0; i < s->n_notices; i++)
+        if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.write_failed") == 0)
+            return s->notices[i].text ? s->notices[i].text : "";
+    if (s->has_stats && s->stats.has_events_unwritten && s->stats.events_unwritten > 0)
+        return "";
+    return NULL;
 }

@@ -84,6 +84,9 @@ struct recording_stats {
     int has_pins, has_pins_reported, has_pins_below_threshold, has_events_dropped, has_stacks_dropped,
         has_carriers_started, has_compensations;
     uint64_t pins, pins_reported, pins_below_threshold, events_dropped, stacks_dropped, carriers_started, compensations;
+    /* lost on the way out: to the collector, to a failed write, to a full method table */
+    int has_collector_dropped, has_reconnects, has_write_failures, has_events_unwritten, has_methods_dropped;
+    uint64_t collector_dropped, reconnects, write_failures, events_unwritten, methods_dropped;
 };
 
 struct recording_session {
@@ -145,12 +148,17 @@ void recording_free(struct recording *r);
  * or -ENOENT when the session has no clock pair (or it would overflow). */
 int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_t *unix_ns);
 /* A pin's duration, or for one still in progress at the end of the
- * recording, its duration so far (up to the session's last timestamp). */
+ * recording, its duration so far (up to the session's last timestamp, or
+ * up to the agent's failed write when it could not write the rest). */
 int64_t recording_pin_duration(const struct recording_session *s, const struct recording_pin *p);
 
 /* Saturating helpers for timestamps from the file. */
 int64_t recording_sat_add(int64_t a, int64_t b);
 int64_t recording_sat_sub(int64_t a, int64_t b);
+
+/* The agent could not write this recording (a notice output.record.write_failed
+ * or unwritten events): it ends early. Returns the notice's text, "" without one, or NULL. */
+const char *recording_write_failed(const struct recording_session *s);
 
 const char *recording_mode_name(int mode);         /* "startup", "attach" or NULL */
 const char *recording_severity_name(int severity); /* "info", "warning", "error" */

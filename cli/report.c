@@ -1,6 +1,6 @@
 /* vtpin report FILE: options, loading, warnings, exit status. */
-#include "commands.h"
 #include "report.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -52,19 +52,28 @@ static int parse_count(const char *text, size_t *out)
 
 static void warn_truncated(const struct recording *r)
 {
+    for (size_t i = 0; i < r->n_sessions; i++) {
+        const char *why = recording_write_failed(r->sessions[i]);
+        if (why) {
+            fprintf(stderr, "vtpin report: warning: %s: the recording ends early, the agent could not write it%s%s%s\n",
+                    r->path, *why ? " (the agent said: " : "", why, *why ? ")" : "");
+            return;
+        }
+    }
     if (!r->truncated)
         return;
     if (r->zero_tail)
         fprintf(stderr,
                 "vtpin report: warning: %s: zero bytes from byte offset %llu to the end: the agent's last writes "
-                "never reached the disk (machine or JVM killed); reporting the %llu events before them\n",
+                "never reached the disk (machine or JVM killed, or disk full); reporting the %llu events before them\n",
                 r->path, (unsigned long long)r->truncated_at, (unsigned long long)r->events);
     else
-        fprintf(stderr,
-                "vtpin report: warning: %s: the recording ends in the middle of a frame at byte offset %llu: "
-                "the agent did not finish writing it (JVM killed, or still running); reporting the %llu events "
-                "before it\n",
-                r->path, (unsigned long long)r->truncated_at, (unsigned long long)r->events);
+        fprintf(
+            stderr,
+            "vtpin report: warning: %s: the recording ends in the middle of a frame at byte offset %llu: "
+            "the agent did not finish writing it (JVM killed, disk full, or still running); reporting the %llu events "
+            "before it\n",
+            r->path, (unsigned long long)r->truncated_at, (unsigned long long)r->events);
 }
 
 int report_main(int argc, char **argv)

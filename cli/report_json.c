@@ -104,7 +104,8 @@ static void put_recording(struct json *j, const struct recording *r, const struc
         json_uint(j, r->truncated_at);
     else
         json_null(j);
-    json_kv_bool(j, "complete", s->has_goodbye && !r->truncated);
+    json_kv_bool(j, "complete", s->has_goodbye && !r->truncated && !recording_write_failed(s));
+    json_kv_bool(j, "write_failed", recording_write_failed(s) != NULL);
     json_kv_uint(j, "session", o->session + 1);
     json_kv_uint(j, "sessions", r->n_sessions);
     json_kv_uint(j, "events", s->events);
@@ -208,6 +209,11 @@ static void put_stats(struct json *j, const struct recording_session *s)
     kv_counter(j, "stacks_dropped", st->has_stacks_dropped, st->stacks_dropped);
     kv_counter(j, "carriers_started", st->has_carriers_started, st->carriers_started);
     kv_counter(j, "compensations", st->has_compensations, st->compensations);
+    kv_counter(j, "collector_dropped", st->has_collector_dropped, st->collector_dropped);
+    kv_counter(j, "reconnects", st->has_reconnects, st->reconnects);
+    kv_counter(j, "write_failures", st->has_write_failures, st->write_failures);
+    kv_counter(j, "events_unwritten", st->has_events_unwritten, st->events_unwritten);
+    kv_counter(j, "methods_dropped", st->has_methods_dropped, st->methods_dropped);
     json_object_end(j);
 }
 

@@ -160,14 +160,23 @@ static void put_header(FILE *out, const struct recording *r, const struct record
         fprintf(out, "%s", report_format_duration(recording_sat_sub(s->last_ns, s->first_ns), d, sizeof(d)));
     else
         fputs("no timestamps", out);
-    if (r->truncated && r->zero_tail)
+    const struct recording_stats *st = &s->stats;
+    if (recording_write_failed(s)) {
+        fputs(", ends early: the agent could not write it", out);
+        if (st->has_write_failures)
+            fprintf(out, " (%" PRIu64 " write%s failed, %" PRIu64 " event%s unwritten, as of the last counters)",
+                    st->write_failures, st->write_failures == 1 ? "" : "s", st->events_unwritten,
+                    st->events_unwritten == 1 ? "" : "s");
+    } else if (r->truncated && r->zero_tail)
         fprintf(out, ", cut short: zeros from byte %" PRIu64 " on (the agent died before its data reached the disk)",
                 r->truncated_at);
     else if (r->truncated)
-        fprintf(out, ", cut short mid-frame at byte %" PRIu64 " (the agent was killed, or is still writing)",
+        fprintf(out,
+                ", cut short mid-frame at byte %" PRIu64 " (the agent was killed, the disk filled up, or it is "
+                "still writing)",
                 r->truncated_at);
     else if (!s->has_goodbye)
-        fputs(", no end marker (the JVM was killed, or is still running)", out);
+        fputs(", no end marker (the JVM was killed, the disk filled up, or it is still running)", out);
     else
         fputs(", complete", out);
     fputc('\n', out);
@@ -263,6 +272,32 @@ static void put_counters(FILE *out, const struct recording_session *s)
         fputs("  (dropped events or stacks: some pins are missing or have no stack; see the agent's queue= and "
               "stacks= options)\n",
               out);
+    /* Older agents do not write these: shown only when the agent counted them. */
+    if (st->has_collector_dropped || st->has_reconnects) {
+        fputs("  ", out);
+        put_counter(out, "collector dropped", st->has_collector_dropped, st->collector_dropped);
+        put_counter(out, ", reconnects", st->has_reconnects, st->reconnects);
+        fputc('\n', out);
+        if (st->collector_dropped)
+            fputs("  (events lost while the collector was away or slow: its view misses them, this file has "
+                  "them)\n",
+                  out);
+    }
+    if (st->has_write_failures || st->has_events_unwritten) {
+        fputs("  ", out);
+        put_counter(out, "writes failed", st->has_write_failures, st->write_failures);
+        put_counter(out, ", events unwritten", st->has_events_unwritten, st->events_unwritten);
+        fputc('\n', out);
+    }
+    if (st->has_methods_dropped) {
+        fputs("  ", out);
+        put_counter(out, "methods dropped", st->has_methods_dropped, st->methods_dropped);
+        fputc('\n', out);
+        if (st->methods_dropped)
+            fputs("  (stack frames named <unknown>: the method table was full; see the agent's methods= "
+                  "option)\n",
+                  out);
+    }
 }
 
 static void put_notices(FILE *out, const struct recording_session *s)

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import CLASSES, VTPIN, Failure, check, jdk_home, main, report_json, skip
+from harness import CLASSES, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, report_json, scheduler, skip
 
 
 class Target:
@@ -138,6 +138,75 @@ def case_attach(jdk):
         check(c["class"] == "ReproLoop" and c["method"] == "settle" and c["monitors"] == 1,
               "culprit ReproLoop.settle holds 1 monitor (from its bytecode): %s" % c)
         check(p["carrier"]["tid"] > 0, "carrier tid known after attach: %s" % p["carrier"])
+
+
+def case_reattach(jdk):
+    """attach, stop, attach again with new options: detection runs again (new record file,
+    writer, events) and finds the pins that follow. Two threads blocked in nanosleep are
+    NATIVE_BLOCK pins on every JDK, found by the watchdog after attach."""
+    home = jdk_home(int(jdk))
+    d = tempfile.mkdtemp(prefix="vtpin-reattach-")
+    first, second, trace = (os.path.join(d, n) for n in ("first.vtp", "second.vtp", "second.txt"))
+    out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
+    cmd = [os.path.join(home, "bin", "java"), "--enable-native-access=ALL-UNNAMED",
+           "-Djava.library.path=" + FIXTURE_LIB, "-cp", CLASSES] + scheduler(2) + ["NativeBlock", "nanosleep", "2",
+                                                                                 "60000"]
+    proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=d, start_new_session=True)
+
+    def text(name):
+        with open(os.path.join(d, name), errors="replace") as f:
+            return f.read()
+
+    def wait_for(name, needle, count=1, timeout=30):
+        deadline = time.monotonic() + timeout
+        while text(name).count(needle) < count:
+            check(proc.poll() is None, "the JVM exited:\n" + text("stderr.txt"))
+            check(time.monotonic() < deadline, "no %r (x%d) in %s:\n%s" % (needle, count, name, text(name)))
+            time.sleep(0.05)
+
+    try:
+        wait_for("stdout.txt", "NativeBlock: started")
+        rc, _, e, _ = attach(proc.pid, "record=" + first)
+        check(rc == 0, "first attach exits 0: %s" % e)
+        wait_for("stderr.txt", "detecting pins")
+        rc, _, e, _ = attach(proc.pid, "stop")
+        check(rc == 0, "stop exits 0: %s" % e)
+        wait_for("stderr.txt", "stopped")
+        rep = report_json(first)
+        check(rep["recording"]["complete"], "the first recording ends with its Goodbye: %s" % rep["recording"])
+
+        # a load after stop that cannot start fails (exit 1) and the agent says why
+        rc, _, e, _ = attach(proc.pid, "record=%s/no-such-dir/x.vtp" % d)
+        check(rc == 1 and "refused to start" in e, "a failed restart exits 1: %d %s" % (rc, e))
+        wait_for("stderr.txt", "cannot open record file")
+        rc, o, e, _ = attach(proc.pid, "record=%s,tracefile=%s,threshold=5ms" % (second, trace))
+        check(rc == 0, "attach after stop exits 0: %s %s" % (o, e))
+        wait_for("stderr.txt", "detecting pins", count=2)
+        check("already loaded" not in text("stderr.txt"), "not refused as already loaded:\n" + text("stderr.txt"))
+        check(os.path.exists(second), "the new record file is opened")
+        deadline = time.monotonic() + 30
+        while True:  # the watchdog reports the blocks once they pass the threshold
+            pins = [p for p in report_json(second)["pins"]
+                    if p["reason"] == "NATIVE_BLOCK" and any(f["class"] == "NativeBlock" for f in p["stack"])]
+            if len(pins) >= 2:
+                break
+            check(time.monotonic() < deadline, "no NATIVE_BLOCK pins in the new recording:\n" + text("stderr.txt"))
+            time.sleep(0.2)
+        check("NATIVE_BLOCK" in open(trace).read(), "the new trace file gets them too")
+        rc, _, e, _ = attach(proc.pid, "stop")
+        check(rc == 0, "second stop exits 0: %s" % e)
+        wait_for("stderr.txt", "stopped", count=2)
+        rep = report_json(second)
+        check(rep["jvm"]["mode"] == "attach" and rep["recording"]["complete"], "second session: %s" % rep["recording"])
+        check(rep["jvm"]["options"].startswith("record=" + second), "the Hello has the new options: %s" % rep["jvm"])
+        check(proc.poll() is None, "the JVM runs on")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        out.close()
+        err.close()
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def case_dynamic_loading_disabled(jdk):
@@ -295,6 +364,7 @@ def case_container(jdk):
 if __name__ == "__main__":
     raise SystemExit(main({
         "attach": case_attach,
+        "reattach": case_reattach,
         "dynamic_loading_disabled": case_dynamic_loading_disabled,
         "attach_disabled": case_attach_disabled,
         "not_a_jvm": case_not_a_jvm,

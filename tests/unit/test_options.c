@@ -3,6 +3,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -393,6 +394,32 @@ static void test_stop_and_pid(void)
     CHECK_INT(options_parse(&o, "sample=0", err, sizeof(err)), -EINVAL);
 }
 
+/* A collector path longer than sun_path would be cut by connect(): refused. */
+static void test_collector_path_length(void)
+{
+    struct options o;
+    char err[512], opt[400], path[300];
+    memset(path, 'a', sizeof(path));
+    path[0] = '/';
+    path[107] = '\0'; /* 107 bytes + NUL: the most sun_path holds */
+    snprintf(opt, sizeof(opt), "collector=%s", path);
+    options_defaults(&o);
+    CHECK_INT(options_parse(&o, opt, err, sizeof(err)), 0);
+    CHECK_STR(o.collector_path, path);
+    path[107] = 'a';
+    path[108] = '\0';
+    snprintf(opt, sizeof(opt), "collector=%s", path);
+    options_defaults(&o);
+    CHECK_INT(options_parse(&o, opt, err, sizeof(err)), -EINVAL);
+    CHECK(strstr(err, "108 bytes") != NULL);
+    CHECK(strstr(err, "107") != NULL);
+    path[200] = '\0';
+    memset(path + 108, 'b', 92);
+    snprintf(opt, sizeof(opt), "collector:%s", path);
+    CHECK_INT(options_parse(&o, opt, err, sizeof(err)), -EINVAL);
+    CHECK(strstr(err, "Unix socket") != NULL);
+}
+
 int main(void)
 {
     CHECK_RUN(test_defaults);
@@ -408,5 +435,6 @@ int main(void)
     CHECK_RUN(test_error_buffer);
     CHECK_RUN(test_durations);
     CHECK_RUN(test_stop_and_pid);
+    CHECK_RUN(test_collector_path_length);
     CHECK_MAIN_RETURN();
 }

@@ -1071,6 +1071,86 @@ static void test_text_sanitized(void)
     free(text);
 }
 
+/* A recording whose writes failed (the agent's notice and counters after the
+ * last whole frame), with collector drops and a full method table: the report
+ * says it ends early because of failed writes and shows every counter. */
+static void test_lost_on_the_way_out(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 0);
+    ev_notice(&b, 4 * SEC, "output.record.write_failed",
+              "cannot write the recording /data/x.vtp: No space left on device; it ends here");
+    Vtpin__V1__Stats st = VTPIN__V1__STATS__INIT;
+    fill_stats(&st, 5 * SEC);
+    st.has_collector_dropped = st.has_reconnects = st.has_write_failures = 1;
+    st.has_events_unwritten = st.has_methods_dropped = 1;
+    st.collector_dropped = 7;
+    st.reconnects = 2;
+    st.write_failures = 1;
+    st.events_unwritten = 42;
+    st.methods_dropped = 3;
+    Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
+    g.time_ns = 5 * SEC;
+    g.stats = &st;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
+    ev.goodbye = &g;
+    put_event(&b, &ev);
+    struct recording *r = load_ok(write_file("lost.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    const struct recording_session *se = r->sessions[0];
+    CHECK(recording_write_failed(se) != NULL);
+    CHECK_CONTAINS(recording_write_failed(se), "No space left on device");
+    CHECK(se->stats.has_collector_dropped && se->stats.collector_dropped == 7);
+    CHECK(se->stats.has_reconnects && se->stats.reconnects == 2);
+    CHECK(se->stats.has_events_unwritten && se->stats.events_unwritten == 42);
+    /* pin 3 started at 3.5 s, its end unwritten: counted up to the failure (4 s), not the Goodbye (5 s) */
+    for (size_t i = 0; i < se->n_pins; i++)
+        if (se->pins[i].id == 3)
+            CHECK_INT(recording_pin_duration(se, &se->pins[i]), 500 * MS);
+    struct report_options o = {0};
+    size_t n;
+    char *t = render(report_text, r, &o, &n);
+    CHECK_CONTAINS(t, "ends early: the agent could not write it (1 write failed, 42 events unwritten");
+    CHECK(t && !strstr(t, "killed"));
+    CHECK_CONTAINS(t, "collector dropped 7, reconnects 2");
+    CHECK_CONTAINS(t, "writes failed 1, events unwritten 42");
+    CHECK_CONTAINS(t, "methods dropped 3");
+    free(t);
+    char *j = render(report_json, r, &o, &n);
+    CHECK(j && json_valid(j, n));
+    CHECK_CONTAINS(j, "\"write_failed\": true");
+    CHECK_CONTAINS(j, "\"complete\": false");
+    CHECK_CONTAINS(j, "\"collector_dropped\": 7");
+    CHECK_CONTAINS(j, "\"reconnects\": 2");
+    CHECK_CONTAINS(j, "\"write_failures\": 1");
+    CHECK_CONTAINS(j, "\"events_unwritten\": 42");
+    CHECK_CONTAINS(j, "\"methods_dropped\": 3");
+    free(j);
+    recording_free(r);
+
+    /* an older agent's counters: null in JSON, not shown in text, nothing failed */
+    struct buf old = {0};
+    buf_magic(&old);
+    sample_events(&old, 1);
+    r = load_ok(write_file("old.vtp", &old));
+    free(old.data);
+    if (!CHECK(r != NULL))
+        return;
+    CHECK(recording_write_failed(r->sessions[0]) == NULL);
+    t = render(report_text, r, &o, &n);
+    CHECK(t && !strstr(t, "collector dropped") && !strstr(t, "ends early"));
+    free(t);
+    j = render(report_json, r, &o, &n);
+    CHECK_CONTAINS(j, "\"collector_dropped\": null");
+    CHECK_CONTAINS(j, "\"write_failed\": false");
+    free(j);
+    recording_free(r);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -1090,6 +1170,7 @@ int main(void)
     CHECK_RUN(test_long_stack_elided);
     CHECK_RUN(test_json_strings);
     CHECK_RUN(test_text_sanitized);
+    CHECK_RUN(test_lost_on_the_way_out);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

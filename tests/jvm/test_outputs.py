@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Nothing lost silently: a full disk under record= or tracefile=, events the
+collector missed, a full method table. The agent says what it could not do,
+counts it, the JVM runs on, and `vtpin report` shows it."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, jdk_home, main, report_json, scheduler, skip
+from test_collector import Collector, streaming
+
+
+def report_text(path):
+    p = subprocess.run([VTPIN, "report", path], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "vtpin report failed (%d): %s" % (p.returncode, p.stderr))
+    return p.stdout, p.stderr
+
+
+def java(home, agent_opts, *args, timeout=120):
+    cmd = [os.path.join(home, "bin", "java"), "-agentpath:%s=%s" % (AGENT, agent_opts),
+           "--enable-native-access=ALL-UNNAMED", "-Djava.library.path=" + FIXTURE_LIB, "-cp", CLASSES] + \
+        scheduler(4) + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def case_disk_full(jdk):
+    """record= on a file system that fills up: one error line naming the file and ENOSPC (on
+    stderr and in log=), the JVM exits 0, the report says the writes failed, not that it was killed."""
+    home = jdk_home(int(jdk))
+    if os.geteuid() != 0:
+        skip("mounting a small tmpfs needs root")
+    tmp = tempfile.mkdtemp(prefix="vtpin-full-")
+    small = os.path.join(tmp, "small")
+    os.mkdir(small)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small], capture_output=True, text=True)
+    if p.returncode != 0:
+        shutil.rmtree(tmp)
+        skip("cannot mount a tmpfs here: " + p.stderr.strip())
+    try:
+        # leave 12 KiB (8 of them the agent's reserve): the recording of 200 pins needs far more
+        with open(os.path.join(small, "filler"), "wb") as f:
+            f.write(b"\0" * (52 * 1024))
+        record = os.path.join(small, "pins.vtp")
+        log = os.path.join(tmp, "agent.log")
+        p = java(home, "record=%s,log=%s" % (record, log), "JniSleep", "200", "40")
+        check(p.returncode == 0, "the JVM runs on and exits 0 with a full disk (%d): %s" % (p.returncode, p.stderr))
+        check("fixture JniSleep done" in p.stdout, "the program ran to its end: " + p.stdout[:500])
+        lines = [l for l in p.stderr.splitlines() if "cannot write the recording" in l]
+        check(len(lines) == 1, "said once on stderr: %s" % p.stderr)
+        check(record in lines[0] and "No space left on device" in lines[0], "names the file and why: " + lines[0])
+        with open(log) as f:
+            logged = [l for l in f.read().splitlines() if "cannot write the recording" in l]
+        check(len(logged) == 1 and "No space left on device" in logged[0], "said once in log= too: %s" % logged)
+
+        rep = report_json(record)
+        rec, st = rep["recording"], rep["stats"]
+        print("recording %s; stats %s; %d pins in the file" % (rec, st, len(rep["pins"])))
+        check(rec["write_failed"] is True and rec["complete"] is False, "JSON says the writes failed: %s" % rec)
+        check(st["write_failures"] >= 1 and st["events_unwritten"] > 0, "counted: %s" % st)
+        check(st["pins_reported"] == 200, "the agent still saw every pin: %s" % st)
+        check(len(rep["pins"]) < 200, "the file holds only part of them: %d" % len(rep["pins"]))
+        codes = [n["code"] for n in rep["notices"]]
+        check("output.record.write_failed" in codes, "the notice is in the file: %s" % codes)
+        out, err = report_text(record)
+        header = [l for l in out.splitlines() if l.strip().startswith("recording")][0]
+        check("ends early" in header and "could not write" in header and "killed" not in header,
+              "the text report says the writes failed: " + header)
+        check("writes failed" in out and "events unwritten" in out, "counters shown:\n" + out[-800:])
+        check("No space left on device" in err, "report warns with the agent's reason: " + err)
+    finally:
+        subprocess.run(["umount", small])
+        shutil.rmtree(tmp)
+
+
+def case_trace_full(jdk):
+    """tracefile=/dev/full: said once, counted, in the recording; the JVM runs on."""
+    home = jdk_home(int(jdk))
+    tmp = tempfile.mkdtemp(prefix="vtpin-tracefull-")
+    try:
+        record = os.path.join(tmp, "pins.vtp")
+        p = java(home, "tracefile=/dev/full,record=%s" % record, "JniSleep", "20", "40")
+        check(p.returncode == 0, "the JVM runs on (%d): %s" % (p.returncode, p.stderr))
+        lines = [l for l in p.stderr.splitlines() if "cannot write the trace" in l]
+        check(len(lines) == 1 and "/dev/full" in lines[0] and "No space left on device" in lines[0],
+              "said once, naming the file and why: %s" % p.stderr)
+        rep = report_json(record)
+        check(rep["stats"]["write_failures"] >= 1, "trace write failures counted: %s" % rep["stats"])
+        check(any(n["code"] == "output.trace.write_failed" for n in rep["notices"]), "notice recorded")
+        check(rep["recording"]["complete"] and not rep["recording"]["write_failed"], "the recording itself is whole")
+        check(rep["stats"]["pins_reported"] == 20 and len(rep["pins"]) == 20, "all pins recorded: %s" % rep["stats"])
+    finally:
+        shutil.rmtree(tmp)
+
+
+def case_collector_drops(jdk):
+    """Events lost while the collector was down are in the recording and its report."""
+    jdk = int(jdk)
+    coll = Collector()
+    # 120 pins of 100 ms on 2 carriers: about 6 s, time for a late start, a kill and a reconnect
+    r = streaming(jdk, coll, "JniSleep", args=(120, 100), props=scheduler(2))
+    r.start()
+    try:
+        # the collector starts late: everything before it is dropped for it
+        coll.wait_for(lambda: r.proc.poll() is None and os.path.exists(r.record) and os.path.getsize(r.record) > 2000,
+                      lambda ok: ok, timeout=60)
+        coll.start()
+        coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["pins_total"] >= 1)
+        coll.kill()
+        coll.start()  # a reconnect
+        coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["connections"] >= 1, timeout=30)
+        r.wait(120)
+        st = report_json(r.record)["stats"]
+        print("stats of the recording: %s" % st)
+        check(st["final"], "the Goodbye's counters")
+        check(st["collector_dropped"] > 0, "collector_dropped in the report: %s" % st)
+        check(st["reconnects"] >= 1, "reconnects in the report: %s" % st)
+        out, _ = report_text(r.record)
+        line = [l for l in out.splitlines() if "collector dropped" in l]
+        check(line and "collector dropped %d" % st["collector_dropped"] in line[0] and
+              "reconnects %d" % st["reconnects"] in line[0], "text report shows them:\n" + out[-800:])
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+        shutil.rmtree(coll.dir, ignore_errors=True)
+        shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def case_collector_full(jdk):
+    """A collector at --max-clients closes the agent's connections at once: the agent says it is
+    full (not a bare "Broken pipe"), and its reconnect messages are rate-limited."""
+    jdk = int(jdk)
+    coll = Collector()
+    log = open(os.path.join(coll.dir, "collector.log"), "a")
+    coll.proc = subprocess.Popen([VTPIN, "collector", "--socket", coll.socket, "--dir",
+                                  os.path.join(coll.dir, "sessions"), "--max-clients=1"], stdout=log, stderr=log)
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    r = None
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                holder.connect(coll.socket)  # the one client the collector serves
+                break
+            except OSError:
+                check(time.monotonic() < deadline and coll.proc.poll() is None, "collector did not start")
+                time.sleep(0.05)
+        time.sleep(0.5)
+        # 80 pins of 400 ms on 4 carriers: about 8 s of refused reconnects
+        r = streaming(jdk, coll, "JniSleep", args=(80, 400), props=scheduler(4)).run(180)
+        lines = [l for l in r.stderr().splitlines() if "collector" in l]
+        print("\n".join(lines))
+        with open(os.path.join(coll.dir, "collector.log")) as f:
+            clog = f.read()
+        check("refusing new connections" in clog, "the collector refused the agent: " + clog[-500:])
+        check(any("went away" in l and "--max-clients" in l for l in lines),
+              "the agent says the collector is full: %s" % lines)
+        check(not any("Broken pipe" in l for l in lines), "no bare Broken pipe: %s" % lines)
+        held = [l for l in lines if "held back" in l]
+        said = [l for l in lines if "detecting pins" not in l and l not in held]
+        check(len(said) <= 3, "collector messages rate-limited (a burst, then one per 30 s): %d lines" % len(said))
+        check(held, "at exit the agent says how many messages it held back: %s" % lines)
+        st = report_json(r.record)["stats"]
+        check(st["collector_dropped"] > 0, "what the collector missed is counted: %s" % st)
+    finally:
+        holder.close()
+        if r:
+            r.kill()
+        coll.kill(signal.SIGTERM)
+        log.close()
+        shutil.rmtree(coll.dir, ignore_errors=True)
+        if r:
+            shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def case_collector_path_too_long(jdk):
+    """A collector socket path over sun_path (107 bytes) would be cut to another socket: the
+    JVM does not start, with one line saying so (collector=PATH, and the default path)."""
+    home = jdk_home(int(jdk))
+    long_dir = "/tmp/" + "d" * 120
+    p = java(home, "collector=%s/collector.sock" % long_dir, "-version")
+    lines = [l for l in p.stderr.splitlines() if l.startswith("vtpin: error:")]
+    check(p.returncode != 0 and lines and "over the 107" in lines[0] and "Unix socket" in lines[0],
+          "collector=LONG refused with one line: %d %s" % (p.returncode, p.stderr))
+    env = dict(os.environ, XDG_RUNTIME_DIR=long_dir)
+    cmd = [os.path.join(home, "bin", "java"), "-agentpath:%s=collector" % AGENT, "-version"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("vtpin: error:")]
+    check(p.returncode != 0 and lines and "default collector socket path" in lines[0],
+          "a too long default path refused: %d %s" % (p.returncode, p.stderr))
+
+
+def case_methods_overflow(jdk):
+    """methods=16 cannot name DeepPin's stacks (over 20 methods): the frames past it are
+    counted and the report stays readable (frames shown as <unknown>)."""
+    r = Run(int(jdk), "DeepPin", props=scheduler(4), agent_opts="methods=16")
+    try:
+        r.run()
+        rep = r.report()
+        st = rep["stats"]
+        print("stats: %s" % st)
+        check(len(rep["pins"]) >= 4, "every pin reported: %d" % len(rep["pins"]))
+        check(st["methods_dropped"] > 0, "frames without a method counted: %s" % st)
+        unnamed = [f for p in rep["pins"] for f in p["stack"] if f["method"] == "<unknown>"]
+        check(unnamed, "the unnamed frames are there, as placeholders")
+        out, _ = report_text(r.record)
+        check("methods dropped %d" % st["methods_dropped"] in out and "methods=" in out,
+              "the text report shows the counter and the option:\n" + out[-1000:])
+    finally:
+        shutil.rmtree(r.dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "disk_full": case_disk_full,
+        "trace_full": case_trace_full,
+        "collector_drops": case_collector_drops,
+        "methods_overflow": case_methods_overflow,
+        "collector_full": case_collector_full,
+        "collector_path_too_long": case_collector_path_too_long,
+    }))
