@@ -42,7 +42,8 @@ static const char collector_usage[] =
     "optionally with k, M or G.\n"
     "\n"
     "exit status: 0 after a clean shutdown, 1 when it cannot start (another\n"
-    "collector on the socket, directories it cannot create), 2 usage error\n"
+    "collector on the socket, directories it cannot create), 2 usage error (also a\n"
+    "--socket path longer than a Unix socket address holds, 107 bytes)\n"
     "\n"
     "examples:\n"
     "  vtpin collector\n"
@@ -143,6 +144,11 @@ int collector_main(int argc, char **argv)
         rc = collector_default_socket(socket_path, sizeof(socket_path));
         cfg.socket_dir_strict = 1;
     }
+    if (socket_arg && (rc == -ENAMETOOLONG || paths_socket_fits(socket_path)))
+        return cli_usage_error("collector",
+                               "--socket: '%s' (made absolute) is longer than a Unix socket path can be "
+                               "(at most 107 bytes): the kernel would cut it and listen elsewhere",
+                               socket_arg);
     if (rc) {
         fprintf(stderr, "vtpin collector: socket path: %s\n", strerror(-rc));
         return EXIT_FAIL;

@@ -5,7 +5,8 @@ talks to it as an agent would (Hello and events, protobuf written by hand
 below), as hostile peers would, and as `vtpin status` / `vtpin top` do.
 
 usage: test_collector_daemon.py [CASE ...]   (default: every case)
-cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm
+cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm, long_socket,
+       status_deadline, status_garbage, memory_budget
 Environment: VTPIN_BUILD, the build directory (default ../../build).
 Exit status: 0 passed, 1 failed, 77 skipped (no vtpin binary).
 """
@@ -662,6 +663,113 @@ def case_sigterm(tmp):
         col.stop(signal.SIGKILL)
 
 
+def case_long_socket(tmp):
+    """A socket path longer than sun_path is refused (exit 2), never cut to another path."""
+    long_path = os.path.join(tmp, "d" * 60, "e" * 60, "collector.sock")  # over 107 bytes
+    check(len(long_path) > 107, "test assumption: the path is long")
+    p = subprocess.run([VTPIN, "collector", "--socket", long_path, "--dir", os.path.join(tmp, "rec")],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and "longer than a Unix socket path" in p.stderr,
+          "collector --socket LONG: %d %s" % (p.returncode, p.stderr))
+    check(not os.path.exists(long_path[:107]) and not os.path.exists(os.path.dirname(long_path)),
+          "a socket or directory was made for the long path")
+    for cmd in (["status"], ["top", "--once"], ["status", "--json"]):
+        p = subprocess.run([VTPIN] + cmd + ["--socket", long_path], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and "longer than a Unix socket path" in p.stderr,
+              "vtpin %s --socket LONG: %d %s" % (cmd[0], p.returncode, p.stderr))
+    p = subprocess.run([VTPIN, "run", "--socket", long_path, "--dir", os.path.join(tmp, "run"), "--", "true"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and "longer than a Unix socket path" in p.stderr,
+          "vtpin run --socket LONG: %d %s" % (p.returncode, p.stderr))
+
+
+class FakeCollector:
+    """A listening socket that answers each query with what answer(conn) does, in a thread."""
+
+    def __init__(self, path, answer):
+        import threading
+        self.path = path
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(path)
+        self.srv.listen(4)
+        self.answer = answer
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.srv.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.srv.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            try:
+                conn.settimeout(5)
+                conn.recv(64)  # the query
+                self.answer(conn, self.stop)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        self.srv.close()
+
+
+def case_status_deadline(tmp):
+    """A peer that dribbles its answer a byte a second does not hang status/top past --timeout."""
+    def dribble(conn, stop):
+        reply = frame(QUERY_REPLY, f_bytes(1, '{"jvms": []}'))
+        for b in reply:  # would take about 20 s in all
+            if stop.wait(1):
+                return
+            conn.sendall(bytes([b]))
+    path = os.path.join(tmp, "fake.sock")
+    fake = FakeCollector(path, dribble)
+    try:
+        for cmd in (["status"], ["status", "--timeout", "1500ms"], ["status", "--json", "--timeout", "1500ms"],
+                    ["top", "--once", "--timeout", "1500ms"]):
+            try:
+                # a hang is what failed here: 15 s is far above the 1.5 s asked for and the 5 s default
+                p = subprocess.run([VTPIN] + cmd + ["--socket", path], capture_output=True, text=True, timeout=15)
+            except subprocess.TimeoutExpired:
+                raise Failure("vtpin %s hung on a dribbling peer" % " ".join(cmd))
+            check(p.returncode == 1 and "time limit" in p.stderr, "vtpin %s: %d %s" % (cmd, p.returncode, p.stderr))
+        p = subprocess.run([VTPIN, "status", "--timeout", "soon", "--socket", path], capture_output=True, text=True)
+        check(p.returncode == 2 and "--timeout" in p.stderr, "bad --timeout: %d %s" % (p.returncode, p.stderr))
+    finally:
+        fake.close()
+
+
+def case_status_garbage(tmp):
+    """An answer that is not the collector's JSON fails status --json (exit 1), never printed as is."""
+    answers = [b'garbage{', b'[1, 2]', b'{"collector": {}}', b'{"jvms": [] ']
+    current = [None]
+
+    def answer(conn, stop):
+        conn.sendall(frame(QUERY_REPLY, f_bytes(1, current[0])))
+    path = os.path.join(tmp, "fake.sock")
+    fake = FakeCollector(path, answer)
+    try:
+        for a in answers:
+            current[0] = a
+            for cmd in (["status", "--json"], ["top", "--once", "--json"], ["status"]):
+                p = subprocess.run([VTPIN] + cmd + ["--socket", path], capture_output=True, text=True, timeout=30)
+                check(p.returncode == 1 and "not valid" in p.stderr and p.stdout == "",
+                      "vtpin %s on %r: %d out %r err %r" % (" ".join(cmd), a, p.returncode, p.stdout, p.stderr))
+        # the same fake with a valid answer is printed: the check above is not refusing everything
+        current[0] = b'{"jvms": [], "collector": {"pid": 1}}'
+        p = subprocess.run([VTPIN, "status", "--json", "--socket", path], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 0 and json.loads(p.stdout)["collector"]["pid"] == 1, "valid answer: %s" % p.stderr)
+    finally:
+        fake.close()
+
+
 def check_sanitizers(tmp):
     """A sanitizer build reports into the collector's log: any report fails the case."""
     for name in os.listdir(tmp):
@@ -680,6 +788,9 @@ CASES = {
     "peercred": case_peercred,
     "default_paths": case_default_paths,
     "sigterm": case_sigterm,
+    "long_socket": case_long_socket,
+    "status_deadline": case_status_deadline,
+    "status_garbage": case_status_garbage,
 }
 
 
