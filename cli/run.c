@@ -378,9 +378,12 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n)
     *n = 0;
     for (size_t i = 0; recs && i < g.gl_pathc; i++) {
         char err[512];
-        if (recording_load(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0)
+        if (recording_load(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
+            if (recs[*n]->damaged)
+                fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n",
+                        g.gl_pathv[i], recs[*n]->damage, (unsigned long long)recs[*n]->events);
             (*n)++;
-        else
+        } else
             fprintf(stderr, "vtpin run: %s\n", err);
     }
     globfree(&g);
