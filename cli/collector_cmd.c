@@ -35,6 +35,9 @@ static const char collector_usage[] =
     "  -w, --window=DUR        the window of busy/pinned/idle percentages (default 60s)\n"
     "      --max-frame=BYTES   largest frame accepted from a peer (default 1M)\n"
     "      --max-clients=N     connections served at once (default 256)\n"
+    "      --memory-budget=BYTES  memory all peers together can make it keep: definition\n"
+    "                          tables and large-frame buffers (default 256M); beyond it\n"
+    "                          definitions and large frames are dropped and counted\n"
     "  -v, --verbose           also log queries, agent info notices and connection details\n"
     "  -h, --help              print this text\n"
     "\n"
@@ -68,7 +71,7 @@ static int absolute(const char *path, char *out, size_t cap)
 
 int collector_main(int argc, char **argv)
 {
-    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS };
+    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_MEMORY_BUDGET };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
         {"dir", required_argument, NULL, 'd'},
@@ -77,6 +80,7 @@ int collector_main(int argc, char **argv)
         {"window", required_argument, NULL, 'w'},
         {"max-frame", required_argument, NULL, OPT_MAX_FRAME},
         {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+        {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -120,6 +124,11 @@ int collector_main(int argc, char **argv)
             if (units_parse_count(optarg, 1, 65536, &v) != 0)
                 return cli_usage_error("collector", "--max-clients: '%s' is not a count between 1 and 65536", optarg);
             cfg.max_clients = (unsigned)v;
+            break;
+        case OPT_MEMORY_BUDGET:
+            if (units_parse_size(optarg, &v) != 0 || v < (1u << 20) || v > ((uint64_t)1 << 40))
+                return cli_usage_error("collector", "--memory-budget: '%s' is not a size between 1M and 1024G", optarg);
+            cfg.memory_budget = (size_t)v;
             break;
         case 'v':
             clog_set_verbose(1);
