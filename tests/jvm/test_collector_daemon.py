@@ -770,6 +770,63 @@ def case_status_garbage(tmp):
         fake.close()
 
 
+def case_memory_budget(tmp):
+    """--memory-budget bounds what all agents together make the collector keep: beyond it
+    definitions and large frames are dropped and counted (status, log, the recording's notices),
+    the agents stay served, and the budget comes back when they leave."""
+    budget = 1 << 20
+    col = Collector(tmp, "--memory-budget", "1M").start()
+    try:
+        def many_strings(first, n, size):
+            return b"".join(string_def(first + i, ("s%d-" % (first + i)) + "x" * size) for i in range(n))
+
+        start_unix = time.time_ns()
+        a = connect(col.socket)
+        a.sendall(hello(FAKE_PID, start_unix) + many_strings(100, 600, 1000))
+        wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID], 5, "agent A")
+        b = connect(col.socket)
+        b.sendall(b"".join(session_frames(FAKE_PID + 1, start_unix)) + many_strings(100, 600, 1000))
+        # one frame of 300 KB: its buffer cannot come out of what is left either
+        b.sendall(string_def(5000, "y" * 300000))
+        b.sendall(pin_start(2, time.monotonic_ns(), 22, 102, 1, 1))  # b is still read after the drops
+        wait_for(lambda: jvm_of(col.query("status"), FAKE_PID + 1)["pins_in_progress"] == 2, 10,
+                 "agent B's frames after the drops")
+        st = col.query("status")
+        mem = st["collector"]["memory"]
+        check(mem["budget_bytes"] == budget and 0 < mem["used_bytes"] <= budget and mem["peak_bytes"] <= budget,
+              "memory %s" % mem)
+        ja, jb = jvm_of(st, FAKE_PID), jvm_of(st, FAKE_PID + 1)
+        check(ja["drops"]["memory_dropped"] == 0, "A came first and fit: %s" % ja["drops"])
+        check(jb["drops"]["memory_dropped"] >= 2 and jb["drops"]["definitions_dropped"] >= 1,
+              "B's definitions and its large frame were dropped: %s" % jb["drops"])
+        check(mem["dropped"] == jb["drops"]["memory_dropped"], "collector count %s vs B %s" % (mem, jb["drops"]))
+        wait_for(lambda: "memory budget used up" in col.log(), 5, "the budget line")
+        line = [l for l in col.log().splitlines() if "memory budget used up" in l][0]
+        check(("JVM pid %d" % (FAKE_PID + 1)) in line and "--memory-budget" in line, "budget line: " + line)
+        check(col.vtpin("status").returncode == 0, "status text")
+
+        rec_b = jb["recording"]
+        b.sendall(goodbye())
+        b.close()
+        a.close()
+        wait_for(lambda: col.query("status")["collector"]["memory"]["used_bytes"] < 64 * 1024, 10,
+                 "the budget to come back when the agents leave")
+        rep = subprocess.run([VTPIN, "report", "--format", "json", rec_b], capture_output=True, text=True, timeout=30)
+        check(rep.returncode == 0, "report of B: %s" % rep.stderr)
+        codes = [n["code"] for n in json.loads(rep.stdout)["notices"]]
+        check(codes.count("collector.memory_budget") == 2, "B's recording says what was dropped: %s" % codes)
+
+        c = connect(col.socket)  # room again: a new agent's definitions are all kept
+        c.sendall(hello(FAKE_PID + 2, start_unix) + many_strings(100, 600, 1000) + stats(events_dropped=9))
+        jc = wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 2 and
+                               j["drops"]["events_dropped"] == 9], 10, "all of agent C's frames")[0]
+        check(jc["drops"]["memory_dropped"] == 0 and jc["drops"]["definitions_dropped"] == 0, "C: %s" % jc["drops"])
+        c.close()
+        check(col.stop() == 0, "collector exit status")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
 def check_sanitizers(tmp):
     """A sanitizer build reports into the collector's log: any report fails the case."""
     for name in os.listdir(tmp):
@@ -791,6 +848,7 @@ CASES = {
     "long_socket": case_long_socket,
     "status_deadline": case_status_deadline,
     "status_garbage": case_status_garbage,
+    "memory_budget": case_memory_budget,
 }
 
 
