@@ -615,8 +615,7 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
         if (rc == 1) {
             ev = vtpin__v1__event__unpack(NULL, frame_len - WIRE_HEADER_LEN, data + at + WIRE_HEADER_LEN);
             /* an empty frame is nobody's event (a zero-filled tail, say) */
-            rc = ev && (ev->body_case != VTPIN__V1__EVENT__BODY__NOT_SET || frame_len > WIRE_HEADER_LEN) ? 1
-                                                                                                          : -EPROTO;
+            rc = ev && (ev->body_case != VTPIN__V1__EVENT__BODY__NOT_SET || frame_len > WIRE_HEADER_LEN) ? 1 : -EPROTO;
         }
         if (rc < 0) {
             wire_event_free(ev);

@@ -128,12 +128,12 @@ struct recording {
     char *path;
     struct recording_session **sessions;
     size_t n_sessions;
-    uint64_t bytes;        /* bytes read that made whole frames (magic included) */
-    uint64_t events;       /* frames read */
-    int truncated;         /* the file ends in the middle of a frame, or in zeros */
-    uint64_t truncated_at; /* byte offset of the incomplete frame */
-    int zero_tail;         /* truncated: the rest of the file is zero bytes */
-    unsigned segments;     /* recordings concatenated in the file (1 normally) */
+    uint64_t bytes;         /* bytes read that made whole frames (magic included) */
+    uint64_t events;        /* frames read */
+    int truncated;          /* the file ends in the middle of a frame, or in zeros */
+    uint64_t truncated_at;  /* byte offset of the incomplete frame */
+    int zero_tail;          /* truncated: the rest of the file is zero bytes */
+    unsigned segments;      /* recordings concatenated in the file (1 normally) */
     uint64_t damaged;       /* frames that could not be read (0: none); what follows up to the next magic is skipped */
     uint64_t damaged_at;    /* byte offset of the first */
     uint64_t damaged_bytes; /* bytes skipped for damage */

@@ -39,27 +39,26 @@
 #define EXIT_GATE 3
 #define MAX_ALLOW 64
 
-static const char usage[] =
-    "usage: vtpin run [OPTIONS] -- COMMAND [ARGS...]\n"
-    "Runs COMMAND with the vtpin agent in every JVM it starts (JAVA_TOOL_OPTIONS),\n"
-    "prints the pins found and exits non-zero when a gate fails.\n"
-    "  --fail-on-pins N          fail when at least N pins were found (1: any pin)\n"
-    "  --fail-on-pinned-time DUR fail when the pins add up to at least DUR (e.g. 500ms)\n"
-    "  --fail-on-native-block    fail when a carrier blocked inside native code\n"
-    "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
-    "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
-    "  --junit FILE              JUnit XML: one test case per pin site\n"
-    "  --dir DIR                 where recordings go (default: a new /tmp/vtpin-run.XXXXXX)\n"
-    "  --socket PATH             stream to this running collector instead of starting one\n"
-    "  --no-collector            record only\n"
-    "  --agent PATH              libvtpin.so (default: next to this vtpin)\n"
-    "  --agent-options OPTS      more agent options (e.g. threshold=5ms)\n"
-    "  --format text|json        the report (json: one vtpin.report/1 document per JVM)\n"
-    "Each run's recordings are RUNDIR/jvm-<run id>-<pid>.vtp; only this run's are judged.\n"
-    "SIGINT, SIGTERM and SIGHUP go to COMMAND's process group; what ran is then reported.\n"
-    "Exit status: 128+N when signal N stopped the run; else 3 when a gate failed; else\n"
-    "COMMAND's own status; 2 usage error.\n"
-    "Example: vtpin run --fail-on-pins 1 --junit pins.xml -- mvn -q test\n";
+static const char usage[] = "usage: vtpin run [OPTIONS] -- COMMAND [ARGS...]\n"
+                            "Runs COMMAND with the vtpin agent in every JVM it starts (JAVA_TOOL_OPTIONS),\n"
+                            "prints the pins found and exits non-zero when a gate fails.\n"
+                            "  --fail-on-pins N          fail when at least N pins were found (1: any pin)\n"
+                            "  --fail-on-pinned-time DUR fail when the pins add up to at least DUR (e.g. 500ms)\n"
+                            "  --fail-on-native-block    fail when a carrier blocked inside native code\n"
+                            "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
+                            "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
+                            "  --junit FILE              JUnit XML: one test case per pin site\n"
+                            "  --dir DIR                 where recordings go (default: a new /tmp/vtpin-run.XXXXXX)\n"
+                            "  --socket PATH             stream to this running collector instead of starting one\n"
+                            "  --no-collector            record only\n"
+                            "  --agent PATH              libvtpin.so (default: next to this vtpin)\n"
+                            "  --agent-options OPTS      more agent options (e.g. threshold=5ms)\n"
+                            "  --format text|json        the report (json: one vtpin.report/1 document per JVM)\n"
+                            "Each run's recordings are RUNDIR/jvm-<run id>-<pid>.vtp; only this run's are judged.\n"
+                            "SIGINT, SIGTERM and SIGHUP go to COMMAND's process group; what ran is then reported.\n"
+                            "Exit status: 128+N when signal N stopped the run; else 3 when a gate failed; else\n"
+                            "COMMAND's own status; 2 usage error.\n"
+                            "Example: vtpin run --fail-on-pins 1 --junit pins.xml -- mvn -q test\n";
 
 struct run_config {
     struct gate_config gates;
@@ -114,14 +113,19 @@ static void sleep_ms(long ms)
 /* Options into cfg: -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct run_config *cfg)
 {
-    static const struct option longopts[] = {
-        {"fail-on-pins", required_argument, NULL, 'p'}, {"fail-on-pinned-time", required_argument, NULL, 't'},
-        {"fail-on-native-block", no_argument, NULL, 'n'}, {"allow", required_argument, NULL, 'a'},
-        {"junit", required_argument, NULL, 'j'},         {"dir", required_argument, NULL, 'd'},
-        {"socket", required_argument, NULL, 's'},        {"no-collector", no_argument, NULL, 'N'},
-        {"agent", required_argument, NULL, 'A'},         {"agent-options", required_argument, NULL, 'o'},
-        {"format", required_argument, NULL, 'f'},        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"fail-on-pins", required_argument, NULL, 'p'},
+                                             {"fail-on-pinned-time", required_argument, NULL, 't'},
+                                             {"fail-on-native-block", no_argument, NULL, 'n'},
+                                             {"allow", required_argument, NULL, 'a'},
+                                             {"junit", required_argument, NULL, 'j'},
+                                             {"dir", required_argument, NULL, 'd'},
+                                             {"socket", required_argument, NULL, 's'},
+                                             {"no-collector", no_argument, NULL, 'N'},
+                                             {"agent", required_argument, NULL, 'A'},
+                                             {"agent-options", required_argument, NULL, 'o'},
+                                             {"format", required_argument, NULL, 'f'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -158,7 +162,8 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             break;
         case 's':
             if (paths_socket_fits(optarg)) {
-                fprintf(stderr, "vtpin run: --socket: '%s' is longer than a Unix socket path can be (at most %zu bytes)\n",
+                fprintf(stderr,
+                        "vtpin run: --socket: '%s' is longer than a Unix socket path can be (at most %zu bytes)\n",
                         optarg, paths_socket_max());
                 return 2;
             }
@@ -277,8 +282,9 @@ static void setup_collector(const struct run_config *cfg, struct run_state *st)
     char collector_dir[PATH_MAX + 16];
     int n = snprintf(st->socket_path, sizeof(st->socket_path), "%s/collector.sock", st->run_dir);
     if (n < 0 || (size_t)n >= sizeof(st->socket_path) || paths_socket_fits(st->socket_path)) {
-        fprintf(stderr, "vtpin run: %s/collector.sock is too long for a Unix socket (at most %zu bytes): "
-                        "no collector for this run, recording only\n",
+        fprintf(stderr,
+                "vtpin run: %s/collector.sock is too long for a Unix socket (at most %zu bytes): "
+                "no collector for this run, recording only\n",
                 st->run_dir, paths_socket_max());
         st->socket_path[0] = '\0';
         return;
@@ -380,8 +386,8 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n)
         char err[512];
         if (recording_load(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
             if (recs[*n]->damaged)
-                fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n",
-                        g.gl_pathv[i], recs[*n]->damage, (unsigned long long)recs[*n]->events);
+                fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n", g.gl_pathv[i],
+                        recs[*n]->damage, (unsigned long long)recs[*n]->events);
             (*n)++;
         } else
             fprintf(stderr, "vtpin run: %s\n", err);

@@ -117,12 +117,9 @@ static void print_status(const struct jsonread *root)
 int status_main(int argc, char **argv)
 {
     static const struct option long_options[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},
-        {"pid", required_argument, NULL, 'p'},
-        {"timeout", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"socket", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
+        {"pid", required_argument, NULL, 'p'},    {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *socket_arg = NULL;
     int json_out = 0, opt;
@@ -134,12 +131,14 @@ int status_main(int argc, char **argv)
         switch (opt) {
         case 's':
             if (paths_socket_fits(optarg))
-                return cli_usage_error("status", "--socket: '%s' is longer than a Unix socket path can be (at most 107 bytes)", optarg);
+                return cli_usage_error(
+                    "status", "--socket: '%s' is longer than a Unix socket path can be (at most 107 bytes)", optarg);
             socket_arg = optarg;
             break;
         case 't':
             if (ask_parse_timeout(optarg, &timeout_ms))
-                return cli_usage_error("status", "--timeout: '%s' is not a duration between 1ms and 1h (e.g. 500ms, 5s)", optarg);
+                return cli_usage_error("status",
+                                       "--timeout: '%s' is not a duration between 1ms and 1h (e.g. 500ms, 5s)", optarg);
             break;
         case 'j':
             json_out = 1;
@@ -167,7 +166,8 @@ int status_main(int argc, char **argv)
     }
     char *json = NULL;
     struct jsonread *tree = NULL;
-    if (ask_collector("status", socket_arg, VTPIN__V1__QUERY__KIND__STATUS, pid, timeout_ms, &json, json_out ? NULL : &tree))
+    if (ask_collector("status", socket_arg, VTPIN__V1__QUERY__KIND__STATUS, pid, timeout_ms, &json,
+                      json_out ? NULL : &tree))
         return EXIT_FAIL;
     if (json_out)
         fputs(json, stdout);

@@ -21,7 +21,8 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define NAME_WIDTH_MAX 40
 
-static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--json] [--interval DUR] [--pid PID] [--timeout DUR]\n"
+static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--json] [--interval DUR] [--pid PID]\n"
+                                "                 [--timeout DUR]\n"
                                 "\n"
                                 "Shows every JVM's carrier threads as the collector sees them: the state of\n"
                                 "each (idle, running, pinned, native_block), the virtual thread it carries, how\n"
@@ -190,14 +191,10 @@ static void sleep_ns(int64_t ns)
 int top_main(int argc, char **argv)
 {
     static const struct option long_options[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"once", no_argument, NULL, '1'},
-        {"json", no_argument, NULL, 'j'},
-        {"interval", required_argument, NULL, 'i'},
-        {"pid", required_argument, NULL, 'p'},
-        {"timeout", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"socket", required_argument, NULL, 's'}, {"once", no_argument, NULL, '1'},
+        {"json", no_argument, NULL, 'j'},         {"interval", required_argument, NULL, 'i'},
+        {"pid", required_argument, NULL, 'p'},    {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *socket_arg = NULL;
     int once = 0, json_out = 0, opt;
@@ -209,12 +206,14 @@ int top_main(int argc, char **argv)
         switch (opt) {
         case 's':
             if (paths_socket_fits(optarg))
-                return cli_usage_error("top", "--socket: '%s' is longer than a Unix socket path can be (at most 107 bytes)", optarg);
+                return cli_usage_error(
+                    "top", "--socket: '%s' is longer than a Unix socket path can be (at most 107 bytes)", optarg);
             socket_arg = optarg;
             break;
         case 't':
             if (ask_parse_timeout(optarg, &timeout_ms))
-                return cli_usage_error("top", "--timeout: '%s' is not a duration between 1ms and 1h (e.g. 500ms, 5s)", optarg);
+                return cli_usage_error("top", "--timeout: '%s' is not a duration between 1ms and 1h (e.g. 500ms, 5s)",
+                                       optarg);
             break;
         case '1':
             once = 1;
@@ -255,7 +254,8 @@ int top_main(int argc, char **argv)
     for (;;) {
         char *json = NULL;
         struct jsonread *tree = NULL;
-        if (ask_collector("top", socket_arg, VTPIN__V1__QUERY__KIND__TOP, pid, timeout_ms, &json, json_out ? NULL : &tree))
+        if (ask_collector("top", socket_arg, VTPIN__V1__QUERY__KIND__TOP, pid, timeout_ms, &json,
+                          json_out ? NULL : &tree))
             return EXIT_FAIL;
         if (json_out) {
             fputs(json, stdout);

@@ -17,8 +17,8 @@ struct query_info {
     const char *version;
     const char *socket;
     const char *dir;
-    int64_t started_ns; /* CLOCK_MONOTONIC */
-    unsigned clients;   /* connections open now, besides the one asking */
+    int64_t started_ns;                             /* CLOCK_MONOTONIC */
+    unsigned clients;                               /* connections open now, besides the one asking */
     size_t memory_budget, memory_used, memory_peak; /* bytes (budget.h) */
     uint64_t memory_dropped;                        /* definitions and frames the budget refused */
 };

@@ -99,10 +99,11 @@ static int read_reply(int fd, const char *socket_path, int64_t deadline, WireEve
     uint8_t header[WIRE_HEADER_LEN];
     int rc = recv_all(fd, header, sizeof(header), deadline);
     if (rc == 0) {
-        uint32_t len = (uint32_t)header[0] | (uint32_t)header[1] << 8 | (uint32_t)header[2] << 16 |
-                       (uint32_t)header[3] << 24;
+        uint32_t len =
+            (uint32_t)header[0] | (uint32_t)header[1] << 8 | (uint32_t)header[2] << 16 | (uint32_t)header[3] << 24;
         if (len > QUERY_MAX_REPLY) {
-            snprintf(err, errlen, "%s: the answer announces %" PRIu32 " bytes, over the %u-byte limit: not a vtpin collector?",
+            snprintf(err, errlen,
+                     "%s: the answer announces %" PRIu32 " bytes, over the %u-byte limit: not a vtpin collector?",
                      socket_path, len, (unsigned)QUERY_MAX_REPLY);
             return -EMSGSIZE;
         }

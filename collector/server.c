@@ -206,7 +206,8 @@ static void client_close(struct client *c, const char *why)
     }
     if (c->budget_drops) {
         char text[256];
-        snprintf(text, sizeof(text), "%" PRIu64 " definitions or frames of this connection were dropped by the "
+        snprintf(text, sizeof(text),
+                 "%" PRIu64 " definitions or frames of this connection were dropped by the "
                  "collector's memory budget",
                  c->budget_drops);
         record_notice(c, "collector.memory_budget", text);
