@@ -333,6 +333,36 @@ static void reap_group(pid_t pgid)
     }
 }
 
+/* The terminal to the command's group (pgid) or back to ours (pgid 0). */
+static void give_terminal(pid_t pgid)
+{
+    signal(SIGTTOU, SIG_IGN); /* a background group may not otherwise change it */
+    tcsetpgrp(STDIN_FILENO, pgid ? pgid : getpgrp());
+    signal(SIGTTOU, SIG_DFL);
+}
+
+/* Waits for the command; when Ctrl-Z stops it, vtpin stops too (the shell
+ * sees the job stopped) and continues it when continued itself. */
+static int wait_command(pid_t pid, int tty)
+{
+    int status = 0;
+    for (;;) {
+        if (waitpid(pid, &status, WUNTRACED) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (!WIFSTOPPED(status))
+            return status;
+        if (tty)
+            give_terminal(0);
+        raise(SIGSTOP);
+        if (tty)
+            give_terminal(pid);
+        kill(-pid, SIGCONT);
+    }
+}
+
 /* Runs the command in its own process group (in the terminal's foreground
  * when vtpin has it): its exit status, or 128+N when signal N ended it. */
 static int run_command(char **argv)
@@ -341,6 +371,8 @@ static int run_command(char **argv)
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
+        if (tty) /* also here: the command may read the terminal before the parent gets to it */
+            give_terminal(getpid());
         execvp(argv[0], argv);
         fprintf(stderr, "vtpin run: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -353,20 +385,16 @@ static int run_command(char **argv)
     command_pgid = pid;
     if (stop_signal) /* it came before the group existed */
         kill(-pid, stop_signal);
-    if (tty) { /* Ctrl-C and Ctrl-Z straight to the command, as a shell would */
-        signal(SIGTTOU, SIG_IGN);
-        tcsetpgrp(STDIN_FILENO, pid);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    if (tty) /* Ctrl-C and Ctrl-Z straight to the command, as a shell would */
+        give_terminal(pid);
+    int status = wait_command(pid, tty);
     if (stop_signal)
         reap_group(pid);
     command_pgid = 0;
-    if (tty) {
-        tcsetpgrp(STDIN_FILENO, getpgrp());
-        signal(SIGTTOU, SIG_DFL);
-    }
+    if (tty)
+        give_terminal(0);
+    if (status < 0)
+        return 1;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
