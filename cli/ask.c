@@ -6,11 +6,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paths.h"
 #include "remote.h"
+#include "units.h"
 
-#define ASK_TIMEOUT_MS 5000
+/* The answer must be a JSON object with a "jvms" array (docs/collector.md). */
+static int answer_valid(const char *json, struct jsonread **tree, char *err, size_t errlen)
+{
+    int rc = jsonread_parse(json, strlen(json), tree, err, errlen);
+    if (rc)
+        return rc;
+    const struct jsonread *jvms = jsonread_get(*tree, "jvms");
+    if ((*tree)->type != JSONREAD_OBJECT || !jvms || jvms->type != JSONREAD_ARRAY) {
+        snprintf(err, errlen, "not a vtpin collector's answer (no \"jvms\" list)");
+        jsonread_free(*tree);
+        *tree = NULL;
+        return -EINVAL;
+    }
+    return 0;
+}
 
-int ask_collector(const char *cmd, const char *socket_arg, int kind, int64_t pid, char **json, struct jsonread **tree)
+int ask_collector(const char *cmd, const char *socket_arg, int kind, int64_t pid, int timeout_ms, char **json,
+                  struct jsonread **tree)
 {
     char path[PATH_MAX], err[512];
     int rc = remote_socket_path(socket_arg, path, sizeof(path));
@@ -18,7 +35,7 @@ int ask_collector(const char *cmd, const char *socket_arg, int kind, int64_t pid
         fprintf(stderr, "vtpin %s: socket path: %s\n", cmd, strerror(-rc));
         return 1;
     }
-    rc = remote_query(path, kind, pid, ASK_TIMEOUT_MS, json, err, sizeof(err));
+    rc = remote_query(path, kind, pid, timeout_ms, json, err, sizeof(err));
     if (rc == -ENOENT || rc == -ECONNREFUSED) {
         fprintf(stderr, "vtpin: no collector at %s (start one with: vtpin collector)\n", path);
         return 1;
@@ -27,15 +44,27 @@ int ask_collector(const char *cmd, const char *socket_arg, int kind, int64_t pid
         fprintf(stderr, "vtpin %s: %s\n", cmd, err);
         return 1;
     }
-    if (tree) {
-        rc = jsonread_parse(*json, strlen(*json), tree, err, sizeof(err));
-        if (rc) {
-            fprintf(stderr, "vtpin %s: the collector's answer: %s\n", cmd, err);
-            free(*json);
-            *json = NULL;
-            return 1;
-        }
+    struct jsonread *parsed = NULL;
+    rc = answer_valid(*json, &parsed, err, sizeof(err));
+    if (rc) {
+        fprintf(stderr, "vtpin %s: the answer from %s is not valid: %s\n", cmd, path, err);
+        free(*json);
+        *json = NULL;
+        return 1;
     }
+    if (tree)
+        *tree = parsed;
+    else
+        jsonread_free(parsed);
+    return 0;
+}
+
+int ask_parse_timeout(const char *text, int *timeout_ms)
+{
+    int64_t ns;
+    if (units_parse_duration(text, &ns) || ns < 1000000LL || ns > 3600000000000LL)
+        return -EINVAL;
+    *timeout_ms = (int)(ns / 1000000LL);
     return 0;
 }
 

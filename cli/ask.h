@@ -7,11 +7,19 @@
 
 #include "jsonread.h"
 
+#define ASK_TIMEOUT_MS_DEFAULT 5000
+
 /* Asks the collector at socket_arg (NULL: the default path) for kind
- * (vtpin.v1.Query.Kind). 0 with *json (malloc'ed) and, when tree is not NULL,
- * *tree parsed from it; or prints one line to stderr prefixed "vtpin CMD: "
- * (or the "no collector at PATH" line) and returns 1. */
-int ask_collector(const char *cmd, const char *socket_arg, int kind, int64_t pid, char **json, struct jsonread **tree);
+ * (vtpin.v1.Query.Kind), all within timeout_ms. The answer is checked (a
+ * JSON object with a "jvms" list) even when only the text is wanted.
+ * 0 with *json (malloc'ed) and, when tree is not NULL, *tree parsed from it;
+ * or prints one line to stderr prefixed "vtpin CMD: " (or the "no collector
+ * at PATH" line) and returns 1. */
+int ask_collector(const char *cmd, const char *socket_arg, int kind, int64_t pid, int timeout_ms, char **json,
+                  struct jsonread **tree);
+
+/* Parses a --timeout option (a duration from 1ms to 1h): 0 or -EINVAL. */
+int ask_parse_timeout(const char *text, int *timeout_ms);
 
 /* Parses a pid option: 0 or -EINVAL. */
 int ask_parse_pid(const char *text, int64_t *pid);

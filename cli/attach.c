@@ -233,6 +233,25 @@ int attach_main(int argc, char **argv)
         return EXIT_FAIL;
     }
 
+    /* Before anything about the agent or permissions: a process that is not
+     * a JVM gets the one message that matters (pid 1, a typo). When another
+     * user's maps cannot be read, the listener step checks again. */
+    int jvm = attach_target_has_jvm(pid);
+    if (jvm == 0) {
+        fprintf(stderr,
+                "vtpin attach: process %d (%s) is not a HotSpot JVM: no libjvm.so in /proc/%d/maps, so no attach "
+                "listener to load an agent through; nothing was sent to it\n",
+                (int)pid, t.name, (int)pid);
+        return EXIT_FAIL;
+    }
+    if ((jvm == -EACCES || jvm == -EPERM) && geteuid() == 0) {
+        fprintf(stderr,
+                "vtpin attach: process %d (%s) is not a HotSpot JVM we can attach to: even root cannot read "
+                "/proc/%d/maps (a protected process: not dumpable, or of another user namespace), which a JVM "
+                "lets its user and root do; nothing was sent to it\n",
+                (int)pid, t.name, (int)pid);
+        return EXIT_FAIL;
+    }
     char agent[PATH_MAX];
     if (agent_path(agent_arg, agent))
         return EXIT_FAIL;

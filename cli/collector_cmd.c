@@ -39,6 +39,9 @@ static const char collector_usage[] =
     "      --metrics=HOST:PORT serve Prometheus metrics at http://HOST:PORT/metrics\n"
     "                          (HOST: 127.0.0.1, [::1], localhost; PORT 0: any free port)\n"
     "      --metrics-listen-any  allow a --metrics address that is not loopback\n"
+    "      --memory-budget=BYTES  memory all peers together can make it keep: definition\n"
+    "                          tables and large-frame buffers (default 256M); beyond it\n"
+    "                          definitions and large frames are dropped and counted\n"
     "  -v, --verbose           also log queries, agent info notices and connection details\n"
     "  -h, --help              print this text\n"
     "\n"
@@ -46,7 +49,8 @@ static const char collector_usage[] =
     "optionally with k, M or G.\n"
     "\n"
     "exit status: 0 after a clean shutdown, 1 when it cannot start (another\n"
-    "collector on the socket, directories it cannot create), 2 usage error\n"
+    "collector on the socket, directories it cannot create), 2 usage error (also a\n"
+    "--socket path longer than a Unix socket address holds, 107 bytes)\n"
     "\n"
     "examples:\n"
     "  vtpin collector\n"
@@ -72,7 +76,7 @@ static int absolute(const char *path, char *out, size_t cap)
 
 int collector_main(int argc, char **argv)
 {
-    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_METRICS, OPT_METRICS_ANY };
+    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_METRICS, OPT_METRICS_ANY, OPT_MEMORY_BUDGET };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
         {"dir", required_argument, NULL, 'd'},
@@ -83,6 +87,7 @@ int collector_main(int argc, char **argv)
         {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
         {"metrics", required_argument, NULL, OPT_METRICS},
         {"metrics-listen-any", no_argument, NULL, OPT_METRICS_ANY},
+        {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -133,6 +138,11 @@ int collector_main(int argc, char **argv)
         case OPT_METRICS_ANY:
             metrics_any = 1;
             break;
+        case OPT_MEMORY_BUDGET:
+            if (units_parse_size(optarg, &v) != 0 || v < (1u << 20) || v > ((uint64_t)1 << 40))
+                return cli_usage_error("collector", "--memory-budget: '%s' is not a size between 1M and 1024G", optarg);
+            cfg.memory_budget = (size_t)v;
+            break;
         case 'v':
             clog_set_verbose(1);
             break;
@@ -164,6 +174,11 @@ int collector_main(int argc, char **argv)
         rc = collector_default_socket(socket_path, sizeof(socket_path));
         cfg.socket_dir_strict = 1;
     }
+    if (socket_arg && (rc == -ENAMETOOLONG || paths_socket_fits(socket_path)))
+        return cli_usage_error("collector",
+                               "--socket: '%s' (made absolute) is longer than a Unix socket path can be "
+                               "(at most 107 bytes): the kernel would cut it and listen elsewhere",
+                               socket_arg);
     if (rc) {
         fprintf(stderr, "vtpin collector: socket path: %s\n", strerror(-rc));
         return EXIT_FAIL;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -534,147 +535,129 @@ static int session_resolve(struct recording_session *s)
 
 /* ---- reading the file ---- */
 
-static int probe_magic(int fd, uint64_t at)
+static uint32_t le32(const uint8_t *p)
 {
-    char buf[WIRE_MAGIC_LEN];
-    return pread(fd, buf, sizeof(buf), (off_t)at) == (ssize_t)sizeof(buf) &&
-           memcmp(buf, WIRE_MAGIC, WIRE_MAGIC_LEN) == 0;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* 1 when every byte from at to the end of the file is zero. */
-static int probe_zero_tail(int fd, uint64_t at)
+static int is_magic(const uint8_t *p, size_t avail)
 {
-    unsigned char buf[64 * 1024];
-    uint64_t off = at;
-    for (;;) {
-        ssize_t n = pread(fd, buf, sizeof(buf), (off_t)off);
-        if (n < 0)
+    return avail >= WIRE_MAGIC_LEN && memcmp(p, WIRE_MAGIC, WIRE_MAGIC_LEN) == 0;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
             return 0;
-        if (n == 0)
-            return off > at;
-        for (ssize_t i = 0; i < n; i++)
-            if (buf[i])
-                return 0;
-        off += (uint64_t)n;
-    }
+    return n > 0;
 }
 
-static uint32_t announced_size(int fd, uint64_t at)
+/* Where the next recording's magic starts after at, or len when there is none. */
+static size_t next_magic(const uint8_t *data, size_t len, size_t at)
 {
-    unsigned char h[WIRE_HEADER_LEN];
-    if (pread(fd, h, sizeof(h), (off_t)at) != (ssize_t)sizeof(h))
-        return 0;
-    return (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+    const void *m = at < len ? memmem(data + at, len - at, WIRE_MAGIC, WIRE_MAGIC_LEN) : NULL;
+    return m ? (size_t)((const uint8_t *)m - data) : len;
 }
 
-static int open_segment(int fd, const char *name, uint64_t at, WireReader **out, char *err, size_t errlen)
+static void bad_magic_message(const char *name, size_t len, char *err, size_t errlen)
 {
-    *out = wire_reader_new(fd, RECORDING_MAX_FRAME);
-    if (!*out) {
-        snprintf(err, errlen, "%s: out of memory", name);
-        return -ENOMEM;
-    }
-    int rc = wire_reader_expect_magic(*out);
-    if (rc == -EPROTO) {
-        struct stat st;
-        if (at == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
-            snprintf(err, errlen, "%s: empty file, not a vtpin recording", name);
-        else if (at == 0)
-            snprintf(err, errlen, "%s: not a vtpin recording (bad magic)", name);
+    if (len == 0)
+        snprintf(err, errlen, "%s: empty file, not a vtpin recording", name);
+    else
+        snprintf(err, errlen, "%s: not a vtpin recording (bad magic)", name);
+}
+
+/* A frame that cannot be read at `at`: the file is damaged there. What came
+ * before stays; reading goes on at the next recording's magic, if any. */
+static size_t note_damage(struct recording *r, const uint8_t *data, size_t len, size_t at, int rc)
+{
+    if (r->damaged++ == 0) {
+        r->damaged_at = at;
+        if (rc == -EMSGSIZE)
+            snprintf(r->damage, sizeof(r->damage),
+                     "the frame at byte offset %zu announces %" PRIu32 " bytes, over the %u MiB limit", at,
+                     le32(data + at), RECORDING_MAX_FRAME >> 20);
         else
-            snprintf(err, errlen, "%s: not a vtpin recording (bad magic at byte offset %" PRIu64 ")", name, at);
-    } else if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+            snprintf(r->damage, sizeof(r->damage), "the frame at byte offset %zu is not a vtpin event", at);
     }
-    return rc;
+    size_t next = next_magic(data, len, at + 1);
+    r->damaged_bytes += next - at;
+    return next;
 }
 
-int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen)
+int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
+                          size_t errlen)
 {
     struct recording *r = NULL;
     struct recording_session *cur = NULL;
-    WireReader *reader = NULL;
-    WireEvent *ev = NULL;
-    uint64_t base = 0; /* file offset where the current segment's magic starts */
-    int rc;
+    int rc = 0;
 
     *out = NULL;
     if (errlen)
         err[0] = '\0';
+    if (!is_magic(data, len)) {
+        bad_magic_message(name, len, err, errlen);
+        return -EPROTO;
+    }
     r = calloc(1, sizeof(*r));
     if (!r || !(r->path = strdup(name))) {
         rc = -ENOMEM;
         snprintf(err, errlen, "%s: out of memory", name);
         goto cleanup;
     }
-    rc = open_segment(fd, name, 0, &reader, err, errlen);
-    if (rc)
-        goto cleanup;
-    r->segments = 1;
-    r->bytes = WIRE_MAGIC_LEN;
-    for (;;) {
-        uint64_t at = base + wire_reader_offset(reader);
-        rc = wire_reader_next(reader, &ev);
-        if (rc == 1) {
-            rc = apply_event(r, &cur, ev);
-            wire_event_free(ev);
-            ev = NULL;
-            if (rc) {
-                snprintf(err, errlen, "%s: %s", name, strerror(-rc));
-                goto cleanup;
-            }
-            r->events++;
-            r->bytes = base + wire_reader_offset(reader);
-            continue;
-        }
-        if (rc == 0)
-            break;
-        if (rc == -ENODATA) { /* cut in the middle of a frame: keep what came before */
-            r->truncated = 1;
-            r->truncated_at = at;
-            rc = 0;
-            break;
-        }
-        if ((rc == -EPROTO || rc == -EMSGSIZE) && probe_magic(fd, at)) {
-            /* another recording appended to this one (cat a.vtp b.vtp) */
-            wire_reader_free(reader);
-            reader = NULL;
-            if (lseek(fd, (off_t)at, SEEK_SET) < 0) {
-                rc = -errno;
-                snprintf(err, errlen, "%s: %s", name, strerror(errno));
-                goto cleanup;
-            }
-            base = at;
-            rc = open_segment(fd, name, at, &reader, err, errlen);
-            if (rc)
-                goto cleanup;
+    size_t pos = 0;
+    while (pos < len) {
+        size_t at = pos, frame_len = 0;
+        if (is_magic(data + at, len - at)) {
+            /* a recording starts (again: cat a.vtp b.vtp); its events are a new session, Hello or not.
+             * No frame can start with these bytes: "VTPI" as a length is over any limit. */
             r->segments++;
-            r->bytes = at + WIRE_MAGIC_LEN;
-            cur = NULL; /* the next events belong to a new session, Hello or not */
+            cur = NULL;
+            pos += WIRE_MAGIC_LEN;
+            r->bytes = pos;
             continue;
         }
-        if ((rc == -EPROTO || rc == -EMSGSIZE) && probe_zero_tail(fd, at)) {
-            /* what a file system leaves when the writer died before its data reached the disk */
+        rc = wire_frame_ready(data + at, len - at, RECORDING_MAX_FRAME, &frame_len);
+        if (rc == 0) { /* cut in the middle of a frame: keep what came before */
             r->truncated = 1;
             r->truncated_at = at;
-            r->zero_tail = 1;
-            rc = 0;
             break;
         }
-        if (rc == -EMSGSIZE)
-            snprintf(err, errlen,
-                     "%s: frame at byte offset %" PRIu64 " announces %" PRIu32 " bytes, over the %u MiB limit "
-                     "(damaged file?)",
-                     name, at, announced_size(fd, at), RECORDING_MAX_FRAME >> 20);
-        else if (rc == -EPROTO)
-            snprintf(err, errlen,
-                     "%s: malformed frame at byte offset %" PRIu64
-                     " (not a vtpin event: a damaged file, or written by a newer vtpin)",
-                     name, at);
-        else
-            snprintf(err, errlen, "%s: read error at byte offset %" PRIu64 ": %s", name, at, strerror(-rc));
-        goto cleanup;
+        WireEvent *ev = NULL;
+        if (rc == 1) {
+            ev = vtpin__v1__event__unpack(NULL, frame_len - WIRE_HEADER_LEN, data + at + WIRE_HEADER_LEN);
+            /* an empty frame is nobody's event (a zero-filled tail, say) */
+            rc = ev && (ev->body_case != VTPIN__V1__EVENT__BODY__NOT_SET || frame_len > WIRE_HEADER_LEN) ? 1 : -EPROTO;
+        }
+        if (rc < 0) {
+            wire_event_free(ev);
+            if (all_zero(data + at, len - at)) {
+                /* what a file system leaves when the writer died before its data reached the disk */
+                r->truncated = 1;
+                r->truncated_at = at;
+                r->zero_tail = 1;
+                break;
+            }
+            pos = note_damage(r, data, len, at, rc);
+            continue;
+        }
+        pos += frame_len;
+        if (ev->body_case == VTPIN__V1__EVENT__BODY__NOT_SET) { /* a newer schema's event: skipped */
+            wire_event_free(ev);
+            r->bytes = pos;
+            continue;
+        }
+        rc = apply_event(r, &cur, ev);
+        wire_event_free(ev);
+        if (rc) {
+            snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+            goto cleanup;
+        }
+        r->events++;
+        r->bytes = pos;
     }
+    rc = 0;
     if (r->n_sessions == 0) { /* only the magic: one empty session, so there is always one */
         rc = recording_add_session(r, &cur);
         if (rc) {
@@ -692,9 +675,65 @@ int recording_load_fd(int fd, const char *name, struct recording **out, char *er
     *out = r;
     r = NULL;
 cleanup:
-    wire_event_free(ev);
-    wire_reader_free(reader);
     recording_free(r);
+    return rc;
+}
+
+/* Everything fd holds, read into *data (malloc'ed): a pipe cannot be read twice. */
+static int slurp(int fd, uint8_t **data, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return -ENOMEM;
+    for (;;) {
+        if (n == cap) {
+            uint8_t *bigger = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!bigger) {
+                free(buf);
+                return -ENOMEM;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r == 0)
+            break;
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            return -e;
+        }
+        n += (size_t)r;
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen)
+{
+    struct stat st;
+    *out = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            int rc = recording_load_buffer(map, (size_t)st.st_size, name, out, err, errlen);
+            munmap(map, (size_t)st.st_size);
+            return rc;
+        }
+    }
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = slurp(fd, &data, &len);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+        return rc;
+    }
+    rc = recording_load_buffer(data, len, name, out, err, errlen);
+    free(data);
     return rc;
 }
 

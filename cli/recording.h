@@ -10,7 +10,11 @@
  * Hostile input: frames over RECORDING_MAX_FRAME are refused, stacks are
  * capped at RECORDING_MAX_FRAMES frames, every count saturates. A file cut
  * in the middle of a frame (or ending in zeros, as a file system leaves a
- * file whose writer died) loads what came before and sets `truncated`. */
+ * file whose writer died) loads what came before and sets `truncated`.
+ * Recordings concatenated (cat a.vtp b.vtp, from a file or a pipe): each
+ * magic starts a new segment, and its events a new session. A frame that
+ * cannot be read in mid-file (damage) keeps what came before, sets `damaged`
+ * and reading goes on at the next magic, if there is one. */
 #ifndef VTPIN_CLI_RECORDING_H
 #define VTPIN_CLI_RECORDING_H
 
@@ -127,21 +131,28 @@ struct recording {
     char *path;
     struct recording_session **sessions;
     size_t n_sessions;
-    uint64_t bytes;        /* bytes read that made whole frames (magic included) */
-    uint64_t events;       /* frames read */
-    int truncated;         /* the file ends in the middle of a frame, or in zeros */
-    uint64_t truncated_at; /* byte offset of the incomplete frame */
-    int zero_tail;         /* truncated: the rest of the file is zero bytes */
-    unsigned segments;     /* recordings concatenated in the file (1 normally) */
+    uint64_t bytes;         /* bytes read that made whole frames (magic included) */
+    uint64_t events;        /* frames read */
+    int truncated;          /* the file ends in the middle of a frame, or in zeros */
+    uint64_t truncated_at;  /* byte offset of the incomplete frame */
+    int zero_tail;          /* truncated: the rest of the file is zero bytes */
+    unsigned segments;      /* recordings concatenated in the file (1 normally) */
+    uint64_t damaged;       /* frames that could not be read (0: none); what follows up to the next magic is skipped */
+    uint64_t damaged_at;    /* byte offset of the first */
+    uint64_t damaged_bytes; /* bytes skipped for damage */
+    char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
 };
 
-/* Loads the file at path ("-": standard input). Returns 0 and *out, or
- * -errno with a one-line message naming the file (and the byte offset for
- * a bad frame) in err: -EPROTO not a recording or a malformed frame,
- * -EMSGSIZE a frame over the limit, -ENOMEM, or the error of open/read. */
+/* Loads the file at path ("-": standard input). Returns 0 and *out (a
+ * damaged file too: see `damaged`), or -errno with a one-line message naming
+ * the file in err: -EPROTO not a recording (bad magic), -ENOMEM, or the
+ * error of open/read. */
 int recording_load(const char *path, struct recording **out, char *err, size_t errlen);
 /* Same from an open descriptor; name is used in messages. */
 int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen);
+/* Same from data[len] in memory. */
+int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
+                          size_t errlen);
 void recording_free(struct recording *r);
 
 /* Unix epoch ns for a monotonic timestamp of the session: 0 and *unix_ns,

@@ -30,8 +30,12 @@ static const char report_usage[] =
     "      --full-stacks       text: print whole stacks, not just the frames down to the culprit\n"
     "  -h, --help              print this text\n"
     "\n"
+    "Recordings concatenated (cat a.vtp b.vtp | vtpin report -) are read as one file of\n"
+    "several sessions.\n"
+    "\n"
     "exit status: 0 reported (a recording cut short is reported too, with a warning),\n"
-    "1 unreadable or invalid recording, 2 usage error\n"
+    "1 unreadable or invalid recording, or a damaged one (what could be read is\n"
+    "reported, with a warning naming the first bad byte offset), 2 usage error\n"
     "\n"
     "examples:\n"
     "  java -agentpath:/path/libvtpin.so=record=app.vtp -jar app.jar\n"
@@ -74,6 +78,19 @@ static void warn_truncated(const struct recording *r)
             "the agent did not finish writing it (JVM killed, disk full, or still running); reporting the %llu events "
             "before it\n",
             r->path, (unsigned long long)r->truncated_at, (unsigned long long)r->events);
+}
+
+/* 1 when the file is damaged (said on stderr): the valid part is reported all the same. */
+static int warn_damaged(const struct recording *r)
+{
+    if (!r->damaged)
+        return 0;
+    fprintf(stderr,
+            "vtpin report: warning: %s: damaged: %s; reporting the %llu events that could be read, %llu bytes "
+            "skipped (%llu bad spot%s)\n",
+            r->path, r->damage, (unsigned long long)r->events, (unsigned long long)r->damaged_bytes,
+            (unsigned long long)r->damaged, r->damaged == 1 ? "" : "s");
+    return 1;
 }
 
 int report_main(int argc, char **argv)
@@ -142,6 +159,7 @@ int report_main(int argc, char **argv)
         return EXIT_BAD_RECORDING;
     }
     warn_truncated(r);
+    int damaged = warn_damaged(r);
     if (session > r->n_sessions) {
         fprintf(stderr, "vtpin report: %s: there is no session %zu, the file holds %zu\n", r->path, session,
                 r->n_sessions);
@@ -163,6 +181,8 @@ int report_main(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "vtpin report: cannot write the report: %s\n", strerror(-rc));
         status = EXIT_BAD_RECORDING;
+    } else if (damaged) {
+        status = EXIT_BAD_RECORDING; /* reported, but not all of it: a script should know */
     }
 cleanup:
     recording_free(r);

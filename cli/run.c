@@ -2,10 +2,15 @@
  * vtpin in every JVM it starts (through JAVA_TOOL_OPTIONS, so mvn, gradle and
  * shell wrappers work), prints what was found and applies the gates.
  *
- * Each JVM records to RUNDIR/jvm-<pid>.vtp, the source of the report and of
- * the verdict (never JFR, never the collector); the agents also stream to a
- * collector (started for the run, or an existing one with --socket) so the
- * run can be watched live with `vtpin top --socket ...`. */
+ * Each JVM records to RUNDIR/jvm-<runid>-<pid>.vtp, the source of the report
+ * and of the verdict (never JFR, never the collector); only this run's id is
+ * read back, so a reused --dir does not count an earlier run's JVMs. The
+ * agents also stream to a collector (started for the run, or an existing one
+ * with --socket) so the run can be watched live with `vtpin top --socket ...`.
+ *
+ * The command runs in its own process group. SIGINT, SIGTERM and SIGHUP to
+ * vtpin go to that whole group; vtpin then waits for it, stops the run's
+ * collector, reports what was recorded and exits 128+signal. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,6 +31,7 @@
 #include "commands.h"
 #include "gates.h"
 #include "junit.h"
+#include "paths.h"
 #include "recording.h"
 #include "report.h"
 #include "units.h"
@@ -32,132 +39,148 @@
 #define EXIT_GATE 3
 #define MAX_ALLOW 64
 
-static const char usage[] =
-    "usage: vtpin run [OPTIONS] -- COMMAND [ARGS...]\n"
-    "Runs COMMAND with the vtpin agent in every JVM it starts (JAVA_TOOL_OPTIONS),\n"
-    "prints the pins found and exits non-zero when a gate fails.\n"
-    "  --fail-on-pins N          fail when at least N pins were found (1: any pin)\n"
-    "  --fail-on-pinned-time DUR fail when the pins add up to at least DUR (e.g. 500ms)\n"
-    "  --fail-on-native-block    fail when a carrier blocked inside native code\n"
-    "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
-    "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
-    "  --junit FILE              JUnit XML: one test case per pin site\n"
-    "  --dir DIR                 where recordings go (default: a new /tmp/vtpin-run.XXXXXX)\n"
-    "  --socket PATH             stream to this running collector instead of starting one\n"
-    "  --no-collector            record only\n"
-    "  --agent PATH              libvtpin.so (default: next to this vtpin)\n"
-    "  --agent-options OPTS      more agent options (e.g. threshold=5ms)\n"
-    "  --format text|json        the report (json: one vtpin.report/1 document per JVM)\n"
-    "Exit status: 3 when a gate failed; else COMMAND's own status.\n"
-    "Example: vtpin run --fail-on-pins 1 --junit pins.xml -- mvn -q test\n";
+static const char usage[] = "usage: vtpin run [OPTIONS] -- COMMAND [ARGS...]\n"
+                            "Runs COMMAND with the vtpin agent in every JVM it starts (JAVA_TOOL_OPTIONS),\n"
+                            "prints the pins found and exits non-zero when a gate fails.\n"
+                            "  --fail-on-pins N          fail when at least N pins were found (1: any pin)\n"
+                            "  --fail-on-pinned-time DUR fail when the pins add up to at least DUR (e.g. 500ms)\n"
+                            "  --fail-on-native-block    fail when a carrier blocked inside native code\n"
+                            "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
+                            "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
+                            "  --junit FILE              JUnit XML: one test case per pin site\n"
+                            "  --dir DIR                 where recordings go (default: a new /tmp/vtpin-run.XXXXXX)\n"
+                            "  --socket PATH             stream to this running collector instead of starting one\n"
+                            "  --no-collector            record only\n"
+                            "  --agent PATH              libvtpin.so (default: next to this vtpin)\n"
+                            "  --agent-options OPTS      more agent options (e.g. threshold=5ms)\n"
+                            "  --format text|json        the report (json: one vtpin.report/1 document per JVM)\n"
+                            "Each run's recordings are RUNDIR/jvm-<run id>-<pid>.vtp; only this run's are judged.\n"
+                            "SIGINT, SIGTERM and SIGHUP go to COMMAND's process group; what ran is then reported.\n"
+                            "Exit status: 128+N when signal N stopped the run; else 3 when a gate failed; else\n"
+                            "COMMAND's own status; 2 usage error.\n"
+                            "Example: vtpin run --fail-on-pins 1 --junit pins.xml -- mvn -q test\n";
+
+struct run_config {
+    struct gate_config gates;
+    const char *allow[MAX_ALLOW];
+    const char *junit, *dir, *socket_arg, *agent, *extra, *format;
+    int no_collector;
+    char **command;
+};
+
+/* What the run set up: paths, the collector it started. */
+struct run_state {
+    char exe[PATH_MAX], agent_path[PATH_MAX], run_dir[PATH_MAX], socket_path[PATH_MAX];
+    char run_id[64];
+    pid_t collector;
+};
+
+/* The signal that stopped the run (0: none) and the command's process group
+ * to forward it to (0: not started yet, or over). */
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t command_pgid;
+
+static void on_stop_signal(int sig)
+{
+    if (!stop_signal)
+        stop_signal = sig;
+    if (command_pgid > 0)
+        kill(-(pid_t)command_pgid, sig);
+}
+
+static void catch_stop_signals(void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
 
 static int file_exists(const char *path)
 {
     return access(path, R_OK) == 0;
 }
 
-static pid_t start_collector(const char *exe, const char *socket_path, const char *dir)
+static void sleep_ms(long ms)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 1); /* the collector's log lines would mix with the command's output */
-        execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, (char *)NULL);
-        _exit(127);
-    }
-    if (pid < 0)
-        return -1;
-    for (int i = 0; i < 100 && !file_exists(socket_path); i++) { /* up to 2 s for the socket */
-        struct timespec ts = {0, 20000000};
-        nanosleep(&ts, NULL);
-    }
-    return pid;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
 }
 
-static int run_command(char **argv)
+/* Options into cfg: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct run_config *cfg)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        execvp(argv[0], argv);
-        fprintf(stderr, "vtpin run: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    if (pid < 0)
-        return -1;
-    /* The command owns the terminal: Ctrl-C goes to it; we wait for it to finish. */
-    signal(SIGINT, SIG_IGN);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    signal(SIGINT, SIG_DFL);
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-int run_main(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"fail-on-pins", required_argument, NULL, 'p'}, {"fail-on-pinned-time", required_argument, NULL, 't'},
-        {"fail-on-native-block", no_argument, NULL, 'n'}, {"allow", required_argument, NULL, 'a'},
-        {"junit", required_argument, NULL, 'j'},         {"dir", required_argument, NULL, 'd'},
-        {"socket", required_argument, NULL, 's'},        {"no-collector", no_argument, NULL, 'N'},
-        {"agent", required_argument, NULL, 'A'},         {"agent-options", required_argument, NULL, 'o'},
-        {"format", required_argument, NULL, 'f'},        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    struct gate_config gates = {.fail_pins = -1, .fail_pinned_ns = -1};
-    const char *allow[MAX_ALLOW];
-    const char *junit = NULL, *dir = NULL, *socket_arg = NULL, *agent = NULL, *extra = NULL, *format = "text";
-    int no_collector = 0, c;
+    static const struct option longopts[] = {{"fail-on-pins", required_argument, NULL, 'p'},
+                                             {"fail-on-pinned-time", required_argument, NULL, 't'},
+                                             {"fail-on-native-block", no_argument, NULL, 'n'},
+                                             {"allow", required_argument, NULL, 'a'},
+                                             {"junit", required_argument, NULL, 'j'},
+                                             {"dir", required_argument, NULL, 'd'},
+                                             {"socket", required_argument, NULL, 's'},
+                                             {"no-collector", no_argument, NULL, 'N'},
+                                             {"agent", required_argument, NULL, 'A'},
+                                             {"agent-options", required_argument, NULL, 'o'},
+                                             {"format", required_argument, NULL, 'f'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
         case 'p':
-            gates.fail_pins = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || gates.fail_pins < 0) {
+            cfg->gates.fail_pins = strtoll(optarg, &end, 10);
+            if (!*optarg || *end || cfg->gates.fail_pins < 0) {
                 fprintf(stderr, "vtpin run: --fail-on-pins wants a count, got '%s'\n", optarg);
                 return 2;
             }
             break;
         case 't':
-            if (units_parse_duration(optarg, &gates.fail_pinned_ns)) {
+            if (units_parse_duration(optarg, &cfg->gates.fail_pinned_ns)) {
                 fprintf(stderr, "vtpin run: --fail-on-pinned-time wants a duration such as 500ms, got '%s'\n", optarg);
                 return 2;
             }
             break;
         case 'n':
-            gates.fail_on_native_block = 1;
+            cfg->gates.fail_on_native_block = 1;
             break;
         case 'a':
-            if (gates.n_allow == MAX_ALLOW) {
+            if (cfg->gates.n_allow == MAX_ALLOW) {
                 fprintf(stderr, "vtpin run: at most %d --allow patterns\n", MAX_ALLOW);
                 return 2;
             }
-            allow[gates.n_allow++] = optarg;
+            cfg->allow[cfg->gates.n_allow++] = optarg;
             break;
         case 'j':
-            junit = optarg;
+            cfg->junit = optarg;
             break;
         case 'd':
-            dir = optarg;
+            cfg->dir = optarg;
             break;
         case 's':
-            socket_arg = optarg;
+            if (paths_socket_fits(optarg)) {
+                fprintf(stderr,
+                        "vtpin run: --socket: '%s' is longer than a Unix socket path can be (at most %zu bytes)\n",
+                        optarg, paths_socket_max());
+                return 2;
+            }
+            cfg->socket_arg = optarg;
             break;
         case 'N':
-            no_collector = 1;
+            cfg->no_collector = 1;
             break;
         case 'A':
-            agent = optarg;
+            cfg->agent = optarg;
             break;
         case 'o':
-            extra = optarg;
+            cfg->extra = optarg;
             break;
         case 'f':
-            format = optarg;
-            if (strcmp(format, "text") && strcmp(format, "json")) {
+            cfg->format = optarg;
+            if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
                 fprintf(stderr, "vtpin run: --format is text or json\n");
                 return 2;
             }
@@ -170,104 +193,250 @@ int run_main(int argc, char **argv)
             return 2;
         }
     }
-    gates.allow = allow;
+    cfg->gates.allow = cfg->allow;
     if (optind >= argc) {
         fputs("vtpin run: no command to run\n", stderr);
         fputs(usage, stderr);
         return 2;
     }
-    char **command = argv + optind;
+    cfg->command = argv + optind;
+    return -1;
+}
 
-    char exe[PATH_MAX], agent_path[PATH_MAX], run_dir[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+/* This vtpin, the agent, the run directory and this run's id: 0 or 1. */
+static int prepare_paths(const struct run_config *cfg, struct run_state *st)
+{
+    ssize_t n = readlink("/proc/self/exe", st->exe, sizeof(st->exe) - 1);
     if (n <= 0) {
         fprintf(stderr, "vtpin run: cannot find my own executable: %s\n", strerror(errno));
         return 1;
     }
-    exe[n] = '\0';
-    if (agent)
-        snprintf(agent_path, sizeof(agent_path), "%s", agent);
-    else if (attach_agent_default(exe, file_exists, agent_path, sizeof(agent_path))) {
-        fprintf(stderr, "vtpin run: no agent library (looked for %s); use --agent PATH\n", agent_path);
+    st->exe[n] = '\0';
+    if (cfg->agent)
+        snprintf(st->agent_path, sizeof(st->agent_path), "%s", cfg->agent);
+    else if (attach_agent_default(st->exe, file_exists, st->agent_path, sizeof(st->agent_path))) {
+        fprintf(stderr, "vtpin run: no agent library (looked for %s); use --agent PATH\n", st->agent_path);
         return 1;
     }
-    if (dir) {
-        if (mkdir(dir, 0700) && errno != EEXIST) {
-            fprintf(stderr, "vtpin run: cannot create %s: %s\n", dir, strerror(errno));
+    if (cfg->dir) {
+        if (mkdir(cfg->dir, 0700) && errno != EEXIST) {
+            fprintf(stderr, "vtpin run: cannot create %s: %s\n", cfg->dir, strerror(errno));
             return 1;
         }
-        snprintf(run_dir, sizeof(run_dir), "%s", dir);
+        snprintf(st->run_dir, sizeof(st->run_dir), "%s", cfg->dir);
     } else {
-        snprintf(run_dir, sizeof(run_dir), "/tmp/vtpin-run.XXXXXX");
-        if (!mkdtemp(run_dir)) {
+        snprintf(st->run_dir, sizeof(st->run_dir), "/tmp/vtpin-run.XXXXXX");
+        if (!mkdtemp(st->run_dir)) {
             fprintf(stderr, "vtpin run: cannot create a run directory: %s\n", strerror(errno));
             return 1;
         }
     }
-    if (strpbrk(run_dir, " \t,") || strpbrk(agent_path, " \t,")) {
-        fprintf(stderr, "vtpin run: paths with spaces or commas cannot go through JAVA_TOOL_OPTIONS: %s\n", run_dir);
+    if (strpbrk(st->run_dir, " \t,%") || strpbrk(st->agent_path, " \t,")) {
+        fprintf(stderr, "vtpin run: paths with spaces, commas or %% cannot go through JAVA_TOOL_OPTIONS: %s\n",
+                st->run_dir);
         return 1;
     }
+    /* unique among runs sharing a directory: start time and our pid */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(st->run_id, sizeof(st->run_id), "%lld%03ld-%ld", (long long)now.tv_sec, now.tv_nsec / 1000000L,
+             (long)getpid());
+    return 0;
+}
 
-    char socket_path[PATH_MAX] = "";
-    pid_t collector = 0;
-    if (socket_arg) {
-        snprintf(socket_path, sizeof(socket_path), "%s", socket_arg);
-    } else if (!no_collector) {
-        char collector_dir[PATH_MAX];
-        if (strlen(run_dir) + 32 > sizeof(socket_path)) {
-            fprintf(stderr, "vtpin run: run directory path too long: %s\n", run_dir);
-            return 1;
-        }
-        memcpy(socket_path, run_dir, strlen(run_dir) + 1);
-        strcat(socket_path, "/collector.sock");
-        memcpy(collector_dir, run_dir, strlen(run_dir) + 1);
-        strcat(collector_dir, "/collector");
-        collector = start_collector(exe, socket_path, collector_dir);
-        if (collector <= 0 || !file_exists(socket_path))
-            fprintf(stderr, "vtpin run: the collector did not start; recording only\n");
+/* The collector for the run, its log lines out of the command's output; it
+ * dies with vtpin should vtpin be killed outright. */
+static pid_t start_collector(const char *exe, const char *socket_path, const char *dir)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(0);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 1);
+        execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, (char *)NULL);
+        _exit(127);
     }
+    if (pid < 0)
+        return -1;
+    for (int i = 0; i < 100 && !file_exists(socket_path); i++) /* up to 2 s for the socket */
+        sleep_ms(20);
+    return pid;
+}
 
-    char tool_options[3 * PATH_MAX + 1024];
+/* The socket the agents stream to: the one given, or a collector started
+ * for the run in RUNDIR (none with --no-collector). */
+static void setup_collector(const struct run_config *cfg, struct run_state *st)
+{
+    st->collector = 0;
+    st->socket_path[0] = '\0';
+    if (cfg->socket_arg) {
+        snprintf(st->socket_path, sizeof(st->socket_path), "%s", cfg->socket_arg);
+        return;
+    }
+    if (cfg->no_collector)
+        return;
+    char collector_dir[PATH_MAX + 16];
+    int n = snprintf(st->socket_path, sizeof(st->socket_path), "%s/collector.sock", st->run_dir);
+    if (n < 0 || (size_t)n >= sizeof(st->socket_path) || paths_socket_fits(st->socket_path)) {
+        fprintf(stderr,
+                "vtpin run: %s/collector.sock is too long for a Unix socket (at most %zu bytes): "
+                "no collector for this run, recording only\n",
+                st->run_dir, paths_socket_max());
+        st->socket_path[0] = '\0';
+        return;
+    }
+    snprintf(collector_dir, sizeof(collector_dir), "%s/collector", st->run_dir);
+    st->collector = start_collector(st->exe, st->socket_path, collector_dir);
+    if (st->collector <= 0 || !file_exists(st->socket_path)) {
+        fprintf(stderr, "vtpin run: the collector did not start; recording only\n");
+        st->socket_path[0] = '\0';
+    }
+}
+
+static void stop_collector(struct run_state *st)
+{
+    if (st->collector <= 0)
+        return;
+    kill(st->collector, SIGTERM);
+    while (waitpid(st->collector, NULL, 0) < 0 && errno == EINTR)
+        ;
+    st->collector = 0;
+}
+
+static void export_agent_options(const struct run_config *cfg, const struct run_state *st)
+{
+    char tool_options[4 * PATH_MAX + 1024];
     const char *prev = getenv("JAVA_TOOL_OPTIONS");
-    snprintf(tool_options, sizeof(tool_options), "%s%s-agentpath:%s=record=%s/jvm-%%p.vtp,quiet%s%s%s%s",
-             prev ? prev : "", prev && *prev ? " " : "", agent_path, run_dir, socket_path[0] ? ",collector=" : "",
-             socket_path, extra ? "," : "", extra ? extra : "");
+    snprintf(tool_options, sizeof(tool_options), "%s%s-agentpath:%s=record=%s/jvm-%s-%%p.vtp,quiet%s%s%s%s",
+             prev ? prev : "", prev && *prev ? " " : "", st->agent_path, st->run_dir, st->run_id,
+             st->socket_path[0] ? ",collector=" : "", st->socket_path, cfg->extra ? "," : "",
+             cfg->extra ? cfg->extra : "");
     setenv("JAVA_TOOL_OPTIONS", tool_options, 1);
-    fprintf(stderr, "vtpin run: recording into %s%s%s\n", run_dir, socket_path[0] ? "; watch live: vtpin top --socket " : "",
-            socket_path);
+}
 
-    int status = run_command(command);
-    if (collector > 0) {
-        kill(collector, SIGTERM);
-        waitpid(collector, NULL, 0);
+/* After the command was stopped by a signal: the rest of its group gets
+ * up to 10 s to finish its recordings, then SIGKILL. */
+static void reap_group(pid_t pgid)
+{
+    for (int i = 0; i < 500 && kill(-pgid, 0) == 0; i++) {
+        while (waitpid(-pgid, NULL, WNOHANG) > 0) /* our own children of the group, if any */
+            ;
+        sleep_ms(20);
     }
+    if (kill(-pgid, 0) == 0) {
+        fprintf(stderr, "vtpin run: processes of the command still running 10 s after the signal: killing them\n");
+        kill(-pgid, SIGKILL);
+    }
+}
 
-    char pattern[PATH_MAX + 16];
-    snprintf(pattern, sizeof(pattern), "%s/jvm-*.vtp", run_dir);
+/* The terminal to the command's group (pgid) or back to ours (pgid 0). */
+static void give_terminal(pid_t pgid)
+{
+    signal(SIGTTOU, SIG_IGN); /* a background group may not otherwise change it */
+    tcsetpgrp(STDIN_FILENO, pgid ? pgid : getpgrp());
+    signal(SIGTTOU, SIG_DFL);
+}
+
+/* Waits for the command; when Ctrl-Z stops it, vtpin stops too (the shell
+ * sees the job stopped) and continues it when continued itself. */
+static int wait_command(pid_t pid, int tty)
+{
+    int status = 0;
+    for (;;) {
+        if (waitpid(pid, &status, WUNTRACED) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (!WIFSTOPPED(status))
+            return status;
+        if (tty)
+            give_terminal(0);
+        raise(SIGSTOP);
+        if (tty)
+            give_terminal(pid);
+        kill(-pid, SIGCONT);
+    }
+}
+
+/* Runs the command in its own process group (in the terminal's foreground
+ * when vtpin has it): its exit status, or 128+N when signal N ended it. */
+static int run_command(char **argv)
+{
+    int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (tty) /* also here: the command may read the terminal before the parent gets to it */
+            give_terminal(getpid());
+        execvp(argv[0], argv);
+        fprintf(stderr, "vtpin run: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    if (pid < 0) {
+        fprintf(stderr, "vtpin run: cannot start the command: %s\n", strerror(errno));
+        return 1;
+    }
+    setpgid(pid, pid); /* also here: no race with a signal right after fork */
+    command_pgid = pid;
+    if (stop_signal) /* it came before the group existed */
+        kill(-pid, stop_signal);
+    if (tty) /* Ctrl-C and Ctrl-Z straight to the command, as a shell would */
+        give_terminal(pid);
+    int status = wait_command(pid, tty);
+    if (stop_signal)
+        reap_group(pid);
+    command_pgid = 0;
+    if (tty)
+        give_terminal(0);
+    if (status < 0)
+        return 1;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* This run's recordings (jvm-<runid>-*.vtp): *n loaded, or NULL. */
+static struct recording **load_recordings(const struct run_state *st, size_t *n)
+{
+    char pattern[PATH_MAX + 96];
+    snprintf(pattern, sizeof(pattern), "%s/jvm-%s-*.vtp", st->run_dir, st->run_id);
     glob_t g;
     memset(&g, 0, sizeof(g));
     glob(pattern, 0, NULL, &g);
     struct recording **recs = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof(*recs));
-    size_t nrecs = 0;
+    *n = 0;
     for (size_t i = 0; recs && i < g.gl_pathc; i++) {
         char err[512];
-        if (recording_load(g.gl_pathv[i], &recs[nrecs], err, sizeof(err)) == 0)
-            nrecs++;
-        else
+        if (recording_load(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
+            if (recs[*n]->damaged)
+                fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n", g.gl_pathv[i],
+                        recs[*n]->damage, (unsigned long long)recs[*n]->events);
+            (*n)++;
+        } else
             fprintf(stderr, "vtpin run: %s\n", err);
     }
     globfree(&g);
+    if (*n == 0)
+        fprintf(stderr, "vtpin run: no JVM ran with vtpin (no recording of this run, jvm-%s-*.vtp, in %s)\n",
+                st->run_id, st->run_dir);
+    return recs;
+}
 
-    if (nrecs == 0)
-        fprintf(stderr, "vtpin run: no JVM ran with vtpin (no recording in %s)\n", run_dir);
+/* Every session of every recording, then the verdict; the exit status. */
+static int report_run(const struct run_config *cfg, struct recording **recs, size_t nrecs, int status)
+{
     struct gate_result result;
-    gates_evaluate(&gates, recs, nrecs, &result);
+    gates_evaluate(&cfg->gates, recs, nrecs, &result);
     struct report_options ro = {.top = REPORT_TEXT_TOP_DEFAULT};
     for (size_t i = 0; i < nrecs; i++) {
         for (size_t s = 0; s < recs[i]->n_sessions; s++) {
             ro.session = s;
-            if (strcmp(format, "json") == 0)
+            if (strcmp(cfg->format, "json") == 0)
                 report_json(stdout, recs[i], &ro);
             else
                 report_text(stdout, recs[i], &ro);
@@ -278,19 +447,53 @@ int run_main(int argc, char **argv)
            " native block(s); command exited %d\n",
            nrecs, result.pins, report_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
            result.native_blocks, status);
+    if (stop_signal)
+        printf("vtpin run: stopped by signal %d (%s) before the command finished; the gates saw what ran until "
+               "then\n",
+               (int)stop_signal, strsignal(stop_signal));
     if (result.failed)
         printf("vtpin run: FAILED\n%s\n", result.why);
     else
         printf("vtpin run: gates passed\n");
-    if (junit) {
-        FILE *f = fopen(junit, "w");
-        if (!f || junit_write(f, &gates, &result, recs, nrecs) || fclose(f)) {
-            fprintf(stderr, "vtpin run: cannot write %s: %s\n", junit, strerror(errno));
+    if (cfg->junit) {
+        FILE *f = fopen(cfg->junit, "w");
+        if (!f || junit_write(f, &cfg->gates, &result, recs, nrecs) || fclose(f)) {
+            fprintf(stderr, "vtpin run: cannot write %s: %s\n", cfg->junit, strerror(errno));
             status = status ? status : 1;
         }
     }
+    fflush(stdout);
+    if (stop_signal)
+        return 128 + stop_signal;
+    return result.failed ? EXIT_GATE : status;
+}
+
+int run_main(int argc, char **argv)
+{
+    struct run_config cfg = {.gates = {.fail_pins = -1, .fail_pinned_ns = -1}, .format = "text"};
+    struct run_state st;
+    int rc = parse_options(argc, argv, &cfg);
+    if (rc >= 0)
+        return rc;
+    memset(&st, 0, sizeof(st));
+    if (prepare_paths(&cfg, &st))
+        return 1;
+    stop_signal = 0;
+    catch_stop_signals(on_stop_signal);
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* the command's orphans come to us: reap_group can reap them */
+    setup_collector(&cfg, &st);
+    export_agent_options(&cfg, &st);
+    fprintf(stderr, "vtpin run: recording into %s (run %s)%s%s\n", st.run_dir, st.run_id,
+            st.socket_path[0] ? "; watch live: vtpin top --socket " : "", st.socket_path);
+
+    int status = stop_signal ? 128 + stop_signal : run_command(cfg.command);
+    stop_collector(&st);
+    size_t nrecs = 0;
+    struct recording **recs = load_recordings(&st, &nrecs);
+    status = report_run(&cfg, recs, nrecs, status);
     for (size_t i = 0; i < nrecs; i++)
         recording_free(recs[i]);
     free(recs);
-    return result.failed ? EXIT_GATE : status;
+    catch_stop_signals(SIG_DFL);
+    return status;
 }

@@ -7,13 +7,14 @@
 
 #include "ask.h"
 #include "commands.h"
+#include "paths.h"
 #include "units.h"
 #include "utf8.h"
 #include "wire.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
-static const char status_usage[] = "usage: vtpin status [--socket PATH] [--json] [--pid PID]\n"
+static const char status_usage[] = "usage: vtpin status [--socket PATH] [--json] [--pid PID] [--timeout DUR]\n"
                                    "\n"
                                    "Asks the running collector (vtpin collector) what it knows: itself, and per\n"
                                    "JVM its versions, connection, occupancy source, carriers, pins in progress,\n"
@@ -23,9 +24,12 @@ static const char status_usage[] = "usage: vtpin status [--socket PATH] [--json]
                                    "  -s, --socket=PATH  the collector's socket (default: the collector's default)\n"
                                    "  -j, --json         print the JSON answer as is (docs/collector.md)\n"
                                    "  -p, --pid=PID      only this JVM\n"
+                                   "  -t, --timeout=DUR  give up when the whole answer has not come within DUR\n"
+                                   "                     (default 5s)\n"
                                    "  -h, --help         print this text\n"
                                    "\n"
-                                   "exit status: 0 answered, 1 no collector (or it failed), 2 usage error\n";
+                                   "exit status: 0 answered, 1 no collector, no valid answer in time (or it failed),\n"
+                                   "2 usage error\n";
 
 static void put(const char *s)
 {
@@ -113,21 +117,28 @@ static void print_status(const struct jsonread *root)
 int status_main(int argc, char **argv)
 {
     static const struct option long_options[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},
-        {"pid", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"socket", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
+        {"pid", required_argument, NULL, 'p'},    {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *socket_arg = NULL;
     int json_out = 0, opt;
     int64_t pid = 0;
+    int timeout_ms = ASK_TIMEOUT_MS_DEFAULT;
     opterr = 0;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":s:jp:h", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":s:jp:t:h", long_options, NULL)) != -1) {
         switch (opt) {
         case 's':
+            if (paths_socket_fits(optarg))
+                return cli_usage_error(
+                    "status", "--socket: '%s' is longer than a Unix socket path can be (at most 107 bytes)", optarg);
             socket_arg = optarg;
+            break;
+        case 't':
+            if (ask_parse_timeout(optarg, &timeout_ms))
+                return cli_usage_error("status",
+                                       "--timeout: '%s' is not a duration between 1ms and 1h (e.g. 500ms, 5s)", optarg);
             break;
         case 'j':
             json_out = 1;
@@ -155,7 +166,8 @@ int status_main(int argc, char **argv)
     }
     char *json = NULL;
     struct jsonread *tree = NULL;
-    if (ask_collector("status", socket_arg, VTPIN__V1__QUERY__KIND__STATUS, pid, &json, json_out ? NULL : &tree))
+    if (ask_collector("status", socket_arg, VTPIN__V1__QUERY__KIND__STATUS, pid, timeout_ms, &json,
+                      json_out ? NULL : &tree))
         return EXIT_FAIL;
     if (json_out)
         fputs(json, stdout);

@@ -12,6 +12,7 @@
 
 #include "ask.h"
 #include "commands.h"
+#include "paths.h"
 #include "units.h"
 #include "utf8.h"
 #include "wire.h"
@@ -21,6 +22,7 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 #define NAME_WIDTH_MAX 40
 
 static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--json] [--interval DUR] [--pid PID]\n"
+                                "                 [--timeout DUR]\n"
                                 "\n"
                                 "Shows every JVM's carrier threads as the collector sees them: the state of\n"
                                 "each (idle, running, pinned, native_block), the virtual thread it carries, how\n"
@@ -33,9 +35,11 @@ static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--js
                                 "  -j, --json           print the JSON answer once (docs/collector.md)\n"
                                 "  -i, --interval=DUR   time between refreshes (default 1s; e.g. 500ms, 2s)\n"
                                 "  -p, --pid=PID        only this JVM\n"
+                                "  -t, --timeout=DUR    give up on an answer not complete within DUR (default 5s)\n"
                                 "  -h, --help           print this text\n"
                                 "\n"
-                                "exit status: 0 ok, 1 no collector (or it went away), 2 usage error\n";
+                                "exit status: 0 ok, 1 no collector (or it went away, or gave no valid answer in\n"
+                                "time), 2 usage error\n";
 
 static void put(FILE *out, const char *s)
 {
@@ -187,23 +191,29 @@ static void sleep_ns(int64_t ns)
 int top_main(int argc, char **argv)
 {
     static const struct option long_options[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"once", no_argument, NULL, '1'},
-        {"json", no_argument, NULL, 'j'},
-        {"interval", required_argument, NULL, 'i'},
-        {"pid", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"socket", required_argument, NULL, 's'}, {"once", no_argument, NULL, '1'},
+        {"json", no_argument, NULL, 'j'},         {"interval", required_argument, NULL, 'i'},
+        {"pid", required_argument, NULL, 'p'},    {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *socket_arg = NULL;
     int once = 0, json_out = 0, opt;
     int64_t pid = 0, interval = 1000000000LL;
+    int timeout_ms = ASK_TIMEOUT_MS_DEFAULT;
     opterr = 0;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":s:1ji:p:h", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":s:1ji:p:t:h", long_options, NULL)) != -1) {
         switch (opt) {
         case 's':
+            if (paths_socket_fits(optarg))
+                return cli_usage_error(
+                    "top", "--socket: '%s' is longer than a Unix socket path can be (at most 107 bytes)", optarg);
             socket_arg = optarg;
+            break;
+        case 't':
+            if (ask_parse_timeout(optarg, &timeout_ms))
+                return cli_usage_error("top", "--timeout: '%s' is not a duration between 1ms and 1h (e.g. 500ms, 5s)",
+                                       optarg);
             break;
         case '1':
             once = 1;
@@ -244,7 +254,8 @@ int top_main(int argc, char **argv)
     for (;;) {
         char *json = NULL;
         struct jsonread *tree = NULL;
-        if (ask_collector("top", socket_arg, VTPIN__V1__QUERY__KIND__TOP, pid, &json, json_out ? NULL : &tree))
+        if (ask_collector("top", socket_arg, VTPIN__V1__QUERY__KIND__TOP, pid, timeout_ms, &json,
+                          json_out ? NULL : &tree))
             return EXIT_FAIL;
         if (json_out) {
             fputs(json, stdout);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "wire.h"
 
 static uint32_t get_le32(const uint8_t *p)
@@ -22,8 +23,15 @@ int framer_init(struct framer *f, size_t max_frame)
     return f->buf ? 0 : -ENOMEM;
 }
 
+void framer_set_budget(struct framer *f, struct budget *b)
+{
+    f->budget = b;
+}
+
 void framer_fini(struct framer *f)
 {
+    budget_give(f->budget, f->charged);
+    f->charged = 0;
     free(f->buf);
     f->buf = NULL;
     f->cap = f->start = f->end = 0;
@@ -49,12 +57,46 @@ static int frame_need(const struct framer *f, size_t *need)
     return 0;
 }
 
+/* Back to the first capacity once a large frame is through. */
+static void shrink(struct framer *f, size_t need)
+{
+    size_t avail = f->end - f->start, small = f->cap - f->charged;
+    if (!f->charged || avail > small || need > small)
+        return;
+    memmove(f->buf, f->buf + f->start, avail);
+    f->start = 0;
+    f->end = avail;
+    uint8_t *nbuf = realloc(f->buf, small);
+    if (nbuf)
+        f->buf = nbuf;
+    f->cap = small;
+    budget_give(f->budget, f->charged);
+    f->charged = 0;
+}
+
+/* The budget refused room for the frame in progress: it is thrown away as it arrives. */
+static void skip_frame(struct framer *f, size_t need)
+{
+    size_t buffered = f->end - f->start;
+    f->consumed += buffered;
+    f->skip = need - buffered;
+    f->start = f->end = 0;
+    f->skipped_frames++;
+}
+
 int framer_space(struct framer *f, uint8_t **room, size_t *len)
 {
     size_t need;
+    if (f->skip) { /* throwing a frame away: read into the whole buffer */
+        f->start = f->end = 0;
+        *room = f->buf;
+        *len = f->cap;
+        return 0;
+    }
     int rc = frame_need(f, &need);
     if (rc)
         return rc;
+    shrink(f, need);
     if (f->start > 0 && (f->start == f->end || f->start + need > f->cap)) {
         memmove(f->buf, f->buf + f->start, f->end - f->start);
         f->end -= f->start;
@@ -66,9 +108,18 @@ int framer_space(struct framer *f, uint8_t **room, size_t *len)
             ncap *= 2;
         if (ncap > WIRE_HEADER_LEN + f->max_frame)
             ncap = WIRE_HEADER_LEN + f->max_frame;
+        if (budget_take(f->budget, ncap - f->cap) != 0) {
+            skip_frame(f, need);
+            *room = f->buf;
+            *len = f->cap;
+            return 0;
+        }
         uint8_t *nbuf = realloc(f->buf, ncap);
-        if (!nbuf)
+        if (!nbuf) {
+            budget_give(f->budget, ncap - f->cap);
             return -ENOMEM;
+        }
+        f->charged += ncap - f->cap;
         f->buf = nbuf;
         f->cap = ncap;
     }
@@ -86,6 +137,14 @@ int framer_space(struct framer *f, uint8_t **room, size_t *len)
 
 void framer_commit(struct framer *f, size_t n)
 {
+    if (f->skip) { /* the room was the whole buffer (start = end = 0) */
+        size_t drop = n < f->skip ? n : f->skip;
+        f->skip -= drop;
+        f->consumed += drop;
+        memmove(f->buf, f->buf + drop, n - drop); /* what follows is the next frame's */
+        f->end = n - drop;
+        return;
+    }
     f->end += n;
 }
 

@@ -2,7 +2,11 @@
  *
  * The buffer starts small and grows only as far as the frame being read
  * needs, never past header + max_frame: a peer announcing a larger frame is
- * refused before any of it is buffered. Pure: no I/O. */
+ * refused before any of it is buffered. Growth past the first
+ * FRAMER_INITIAL_CAP bytes is taken from a budget (framer_set_budget); when
+ * the budget refuses, that frame is read and thrown away (skipped_frames)
+ * rather than buffered, and the buffer shrinks back once a large frame is
+ * through. Pure: no I/O. */
 #ifndef VTPIN_COLLECTOR_FRAMER_H
 #define VTPIN_COLLECTOR_FRAMER_H
 
@@ -11,14 +15,22 @@
 
 #define FRAMER_INITIAL_CAP (16u * 1024)
 
+struct budget;
+
 struct framer {
     uint8_t *buf;
     size_t cap, start, end; /* unread bytes are buf[start, end) */
     size_t max_frame;       /* payload limit */
-    uint64_t consumed;      /* bytes handed out as frames so far */
+    uint64_t consumed;      /* bytes handed out as frames (or skipped) so far */
+    struct budget *budget;  /* NULL: none */
+    size_t charged;         /* cap beyond FRAMER_INITIAL_CAP, taken from budget */
+    size_t skip;            /* bytes of a dropped frame still to throw away */
+    uint64_t skipped_frames;
 };
 
 int framer_init(struct framer *f, size_t max_frame);
+/* Growth past FRAMER_INITIAL_CAP is taken from b from now on. */
+void framer_set_budget(struct framer *f, struct budget *b);
 void framer_fini(struct framer *f);
 
 /* Where the next read should go: at least one byte of room, sized so the

@@ -51,6 +51,7 @@ struct jvm {
     unsigned max_carriers;      /* the occupancy's cap */
     uint64_t malformed;         /* Transitions / CarrierSample with mismatched arrays */
     uint64_t defs_dropped;      /* definitions dropped by full session tables (all connections) */
+    uint64_t budget_dropped;    /* definitions and frames the collector's memory budget dropped */
     struct jvm_stats stats;
     struct alert_state alert; /* the occupancy's evaluation at the last tick */
     int alert_active;         /* raised (logged, recorded) and not cleared yet */

@@ -20,6 +20,16 @@ static int format_path(char *out, size_t cap, const char *fmt, const char *a, co
     return 0;
 }
 
+size_t paths_socket_max(void)
+{
+    return SUN_PATH_CAP - 1;
+}
+
+int paths_socket_fits(const char *path)
+{
+    return strlen(path) < SUN_PATH_CAP ? 0 : -ENAMETOOLONG;
+}
+
 int collector_default_socket(char *out, size_t cap)
 {
     const char *runtime = getenv("XDG_RUNTIME_DIR");

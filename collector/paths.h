@@ -12,6 +12,13 @@
 
 #define PATHS_SOCKET_NAME "collector.sock"
 
+/* Longest socket path a sockaddr_un holds (107 on Linux). */
+size_t paths_socket_max(void);
+
+/* 0 when path fits a sockaddr_un, else -ENAMETOOLONG: a longer path would be
+ * cut by the kernel, and the socket would be another one. */
+int paths_socket_fits(const char *path);
+
 /* The default socket path into out[cap]. 0, or -ENAMETOOLONG when it does
  * not fit out or a sockaddr_un. */
 int collector_default_socket(char *out, size_t cap);

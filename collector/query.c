@@ -116,6 +116,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "transitions_dropped", j->stats.transitions_dropped);
     json_kv_uint(js, "stacks_dropped", j->stats.stacks_dropped);
     json_kv_uint(js, "definitions_dropped", j->defs_dropped);
+    json_kv_uint(js, "memory_dropped", j->budget_dropped);
     json_kv_uint(js, "carriers_dropped", occupancy_carriers_dropped(j->occ));
     json_object_end(js);
     json_kv_uint(js, "reconnects", j->stats.reconnects);
@@ -186,6 +187,13 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
         json_kv_string(&js, "dir", info->dir);
         json_kv_int(&js, "uptime_ns", now - info->started_ns);
         json_kv_uint(&js, "clients", info->clients);
+        json_key(&js, "memory");
+        json_object_begin_inline(&js);
+        json_kv_uint(&js, "budget_bytes", info->memory_budget);
+        json_kv_uint(&js, "used_bytes", info->memory_used);
+        json_kv_uint(&js, "peak_bytes", info->memory_peak);
+        json_kv_uint(&js, "dropped", info->memory_dropped);
+        json_object_end(&js);
         json_key(&js, "alert_rule");
         json_object_begin_inline(&js);
         json_kv_uint(&js, "k", cfg->alert.k);

@@ -17,8 +17,10 @@ struct query_info {
     const char *version;
     const char *socket;
     const char *dir;
-    int64_t started_ns; /* CLOCK_MONOTONIC */
-    unsigned clients;   /* connections open now, besides the one asking */
+    int64_t started_ns;                             /* CLOCK_MONOTONIC */
+    unsigned clients;                               /* connections open now, besides the one asking */
+    size_t memory_budget, memory_used, memory_peak; /* bytes (budget.h) */
+    uint64_t memory_dropped;                        /* definitions and frames the budget refused */
 };
 
 /* The JSON for kind (vtpin.v1.Query.Kind), JVMs filtered by pid (0: all), at

@@ -1,10 +1,13 @@
 #include "remote.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "listener.h"
@@ -15,7 +18,7 @@
 int remote_socket_path(const char *given, char *out, size_t cap)
 {
     if (given) {
-        if (strlen(given) >= cap)
+        if (strlen(given) >= cap || paths_socket_fits(given))
             return -ENAMETOOLONG;
         strcpy(out, given);
         return 0;
@@ -23,14 +26,44 @@ int remote_socket_path(const char *given, char *out, size_t cap)
     return collector_default_socket(out, cap);
 }
 
-static int send_all(int fd, const uint8_t *p, size_t n)
+/* Milliseconds left until deadline (CLOCK_MONOTONIC ns), at least 0. */
+static int ms_left(int64_t deadline)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t left = deadline - ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+}
+
+/* Waits until fd is ready for events or the deadline passes: 0 or -ETIMEDOUT / -errno. */
+static int wait_ready(int fd, short events, int64_t deadline)
+{
+    for (;;) {
+        int ms = ms_left(deadline);
+        if (ms == 0)
+            return -ETIMEDOUT;
+        struct pollfd p = {.fd = fd, .events = events};
+        int n = poll(&p, 1, ms);
+        if (n > 0)
+            return 0;
+        if (n == 0)
+            return -ETIMEDOUT;
+        if (errno != EINTR)
+            return -errno;
+    }
+}
+
+static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 {
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        int rc = wait_ready(fd, POLLOUT, deadline);
+        if (rc)
+            return rc;
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR || errno == EAGAIN)
                 continue;
-            return errno == EAGAIN ? -ETIMEDOUT : -errno;
+            return -errno;
         }
         p += w;
         n -= (size_t)w;
@@ -38,13 +71,80 @@ static int send_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* Reads exactly n bytes by the deadline: 0, -ENODATA at end of input, or -errno. */
+static int recv_all(int fd, uint8_t *p, size_t n, int64_t deadline)
+{
+    while (n > 0) {
+        int rc = wait_ready(fd, POLLIN, deadline);
+        if (rc)
+            return rc;
+        ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+        if (r == 0)
+            return -ENODATA;
+        if (r < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            return -errno;
+        }
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* One reply frame by the deadline (a peer that dribbles bytes does not
+ * extend it): 0 with *out, or -errno with err[] set. */
+static int read_reply(int fd, const char *socket_path, int64_t deadline, WireEvent **out, char *err, size_t errlen)
+{
+    uint8_t header[WIRE_HEADER_LEN];
+    int rc = recv_all(fd, header, sizeof(header), deadline);
+    if (rc == 0) {
+        uint32_t len =
+            (uint32_t)header[0] | (uint32_t)header[1] << 8 | (uint32_t)header[2] << 16 | (uint32_t)header[3] << 24;
+        if (len > QUERY_MAX_REPLY) {
+            snprintf(err, errlen,
+                     "%s: the answer announces %" PRIu32 " bytes, over the %u-byte limit: not a vtpin collector?",
+                     socket_path, len, (unsigned)QUERY_MAX_REPLY);
+            return -EMSGSIZE;
+        }
+        uint8_t *frame = malloc(WIRE_HEADER_LEN + (size_t)len);
+        if (!frame) {
+            snprintf(err, errlen, "out of memory");
+            return -ENOMEM;
+        }
+        memcpy(frame, header, sizeof(header));
+        rc = recv_all(fd, frame + WIRE_HEADER_LEN, len, deadline);
+        if (rc == 0) {
+            *out = wire_unpack(frame, WIRE_HEADER_LEN + (size_t)len);
+            if (!*out) {
+                rc = -EPROTO;
+                snprintf(err, errlen, "%s: the answer is not a vtpin event: not a vtpin collector?", socket_path);
+            }
+        }
+        free(frame);
+        if (rc == -EPROTO)
+            return rc;
+    }
+    if (rc == -ENODATA)
+        snprintf(err, errlen, "%s: the collector closed the connection without answering", socket_path);
+    else if (rc == -ETIMEDOUT)
+        snprintf(err, errlen, "%s: no complete answer within the time limit (--timeout)", socket_path);
+    else if (rc)
+        snprintf(err, errlen, "%s: reading the answer: %s", socket_path, strerror(-rc));
+    return rc == -ENODATA ? -EPROTO : rc;
+}
+
 int remote_query(const char *socket_path, int kind, int64_t pid, int timeout_ms, char **json, char *err, size_t errlen)
 {
-    WireReader *reader = NULL;
     WireEvent *reply = NULL;
     int rc;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t deadline = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec + (int64_t)timeout_ms * 1000000LL;
     int fd = listener_connect(socket_path, timeout_ms);
     if (fd < 0) {
+        if (fd == -EAGAIN || fd == -EINPROGRESS)
+            fd = -ETIMEDOUT;
         snprintf(err, errlen, "%s: %s", socket_path, strerror(-fd));
         return fd;
     }
@@ -62,28 +162,13 @@ int remote_query(const char *socket_path, int kind, int64_t pid, int timeout_ms,
         snprintf(err, errlen, "packing the query: %s", strerror(-rc));
         goto cleanup;
     }
-    if ((rc = send_all(fd, buf, (size_t)n)) != 0) {
-        snprintf(err, errlen, "%s: sending the query: %s", socket_path, strerror(-rc));
+    if ((rc = send_all(fd, buf, (size_t)n, deadline)) != 0) {
+        snprintf(err, errlen, "%s: sending the query: %s", socket_path,
+                 rc == -ETIMEDOUT ? "not accepted within the time limit (--timeout)" : strerror(-rc));
         goto cleanup;
     }
-    reader = wire_reader_new(fd, QUERY_MAX_REPLY);
-    if (!reader) {
-        rc = -ENOMEM;
-        snprintf(err, errlen, "out of memory");
+    if ((rc = read_reply(fd, socket_path, deadline, &reply, err, errlen)) != 0)
         goto cleanup;
-    }
-    rc = wire_reader_next(reader, &reply);
-    if (rc <= 0) {
-        if (rc == -EAGAIN || rc == -EWOULDBLOCK)
-            rc = -ETIMEDOUT;
-        if (rc == 0 || rc == -ENODATA) {
-            snprintf(err, errlen, "%s: the collector closed the connection without answering", socket_path);
-            rc = -EPROTO;
-        } else {
-            snprintf(err, errlen, "%s: reading the answer: %s", socket_path, strerror(-rc));
-        }
-        goto cleanup;
-    }
     if (reply->body_case != VTPIN__V1__EVENT__BODY_QUERY_REPLY || !reply->query_reply->json) {
         rc = -EPROTO;
         snprintf(err, errlen, "%s: the answer is not a QueryReply", socket_path);
@@ -95,7 +180,6 @@ int remote_query(const char *socket_path, int kind, int64_t pid, int timeout_ms,
         snprintf(err, errlen, "out of memory");
 cleanup:
     wire_event_free(reply);
-    wire_reader_free(reader);
     close(fd);
     return rc;
 }

@@ -7,13 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Asks the collector at socket_path. 0 with *json (malloc'ed, NUL-terminated);
+/* Asks the collector at socket_path, all of it (connect, send, the whole
+ * answer) within timeout_ms: -ETIMEDOUT past it. 0 with *json (malloc'ed, NUL-terminated);
  * -ENOENT / -ECONNREFUSED when no collector listens there; other -errno with
  * err[] saying what went wrong. */
 int remote_query(const char *socket_path, int kind, int64_t pid, int timeout_ms, char **json, char *err, size_t errlen);
 
 /* The socket path the CLI talks to: the one given, else the default rule
- * (paths.h). 0 or -ENAMETOOLONG. */
+ * (paths.h). 0 or -ENAMETOOLONG (also for a path too long for a socket). */
 int remote_socket_path(const char *given, char *out, size_t cap);
 
 #endif

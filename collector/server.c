@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "clog.h"
 #include "framer.h"
 #include "jvms.h"
@@ -55,6 +56,8 @@ struct client {
     /* queries: the reply being sent */
     uint8_t *out;
     size_t out_len, out_off;
+    /* what the memory budget made us drop of this connection */
+    uint64_t budget_defs_seen, budget_frames_seen, budget_drops;
 };
 
 struct server {
@@ -72,6 +75,9 @@ struct server {
     /* rate limit for "too many clients" lines */
     int64_t last_full_log;
     uint64_t refused_full;
+    struct budget budget; /* memory peers make us keep (budget.h) */
+    int64_t last_budget_log;
+    uint64_t budget_logged; /* refusals when the last line was written */
 };
 
 static int64_t mono_ns(void)
@@ -93,6 +99,7 @@ void server_config_defaults(struct server_config *cfg)
     cfg->tick_ns = 100 * 1000000LL;
     cfg->linger_ns = 60 * NS_PER_SEC;
     cfg->handshake_ns = 5 * NS_PER_SEC;
+    cfg->memory_budget = BUDGET_DEFAULT;
     cfg->version = "";
 }
 
@@ -124,6 +131,55 @@ static void write_alert(struct client *owner, const char *line, const uint8_t *f
         recorder_write(owner->rec, frame, len);
 }
 
+/* A Notice from the collector into c's recording, so `vtpin report` says it too. */
+static void record_notice(struct client *c, const char *code, const char *text)
+{
+    if (!c->rec)
+        return;
+    Vtpin__V1__Notice n = VTPIN__V1__NOTICE__INIT;
+    n.time_ns = mono_ns();
+    n.severity = VTPIN__V1__SEVERITY__WARNING;
+    n.code = (char *)code;
+    n.text = (char *)text;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_NOTICE;
+    ev.notice = &n;
+    uint8_t buf[1024];
+    ssize_t len = wire_pack(&ev, buf, sizeof(buf), sizeof(buf));
+    if (len > 0)
+        recorder_write(c->rec, buf, (size_t)len);
+}
+
+#define BUDGET_LOG_EVERY_NS (10 * NS_PER_SEC)
+
+/* The budget refused what c sent (n definitions or frames since the last
+ * look): counted for c and its JVM, said in its recording (first time) and
+ * in the log (at most every 10 s). */
+static void budget_bit(struct client *c, uint64_t n, const char *what)
+{
+    struct server *s = c->srv;
+    if (c->budget_drops == 0) {
+        char text[256];
+        snprintf(text, sizeof(text),
+                 "the collector's memory budget (--memory-budget %zu MiB) was used up: it dropped %s of this JVM; "
+                 "what refers to them shows as unknown",
+                 s->budget.limit >> 20, what);
+        record_notice(c, "collector.memory_budget", text);
+    }
+    c->budget_drops += n;
+    if (c->jvm)
+        c->jvm->budget_dropped += n;
+    int64_t now = mono_ns();
+    if (s->budget_logged == 0 || now - s->last_budget_log >= BUDGET_LOG_EVERY_NS) {
+        char peer[128];
+        clog_warn("memory budget used up (%zu of %zu bytes, --memory-budget): dropping %s from %s; %" PRIu64
+                  " dropped in all so far",
+                  s->budget.used, s->budget.limit, what, peer_name(c, peer, sizeof(peer)), s->budget.refused);
+        s->last_budget_log = now;
+        s->budget_logged = s->budget.refused;
+    }
+}
+
 /* Closes c now (fd, recording) and queues it to be freed after the batch. */
 static void client_close(struct client *c, const char *why)
 {
@@ -152,6 +208,14 @@ static void client_close(struct client *c, const char *why)
         c->jvm = NULL;
     } else if (why) {
         clog_debug("%s: closed: %s", peer_name(c, peer, sizeof(peer)), why);
+    }
+    if (c->budget_drops) {
+        char text[256];
+        snprintf(text, sizeof(text),
+                 "%" PRIu64 " definitions or frames of this connection were dropped by the "
+                 "collector's memory budget",
+                 c->budget_drops);
+        record_notice(c, "collector.memory_budget", text);
     }
     recorder_close(c->rec);
     c->rec = NULL;
@@ -233,6 +297,10 @@ static void query_answer(struct client *c, const Vtpin__V1__Query *q)
         .dir = s->cfg.dir,
         .started_ns = s->started,
         .clients = s->nclients - 1, /* not counting the one asking */
+        .memory_budget = s->budget.limit,
+        .memory_used = s->budget.used,
+        .memory_peak = s->budget.peak,
+        .memory_dropped = s->budget.refused,
     };
     char peer[128];
     int rc = query_reply(s->jvms, &info, q, mono_ns(), &c->out, &c->out_len);
@@ -259,6 +327,7 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
     struct server *s = c->srv;
     char err[512], peer[128];
     struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    limits.budget = &s->budget;
     int rc = session_new(&c->session, ev->hello, &limits);
     if (rc) {
         client_reject(c, "cannot keep its session: %s", strerror(-rc));
@@ -343,6 +412,11 @@ static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *fra
             clog_debug("JVM pid %" PRId64 ": goodbye", c->jvm->pid);
     } else {
         c->jvm->defs_dropped += session_defs_dropped(c->session) - dropped;
+        uint64_t refused = session_budget_dropped(c->session);
+        if (refused > c->budget_defs_seen) {
+            budget_bit(c, refused - c->budget_defs_seen, "definitions");
+            c->budget_defs_seen = refused;
+        }
     }
     if (c->rec)
         recorder_write(c->rec, frame, len);
@@ -448,6 +522,10 @@ static void client_on_event(struct loop *l, struct loop_watch *w, uint32_t event
             return;
         }
         framer_commit(&c->in, (size_t)n);
+        if (c->in.skipped_frames > c->budget_frames_seen) {
+            budget_bit(c, c->in.skipped_frames - c->budget_frames_seen, "large frames");
+            c->budget_frames_seen = c->in.skipped_frames;
+        }
         for (;;) {
             const uint8_t *frame;
             size_t len;
@@ -510,6 +588,7 @@ static void accept_one(struct server *s, int fd)
         close(fd);
         return;
     }
+    framer_set_budget(&c->in, &s->budget);
     c->srv = s;
     c->fd = fd;
     c->pid = pid;
@@ -741,6 +820,7 @@ int server_run(const struct server_config *cfg)
     if ((rc = setup_fds(s, &mask)) != 0)
         goto cleanup;
     s->started = mono_ns();
+    budget_init(&s->budget, cfg->memory_budget);
     if (cfg->metrics_addrlen && start_metrics(s) != 0)
         goto cleanup;
     char hold[32], rule[32] = "all";

@@ -27,6 +27,7 @@ struct server_config {
     int64_t tick_ns;
     int64_t linger_ns;    /* disconnected JVMs stay listed this long */
     int64_t handshake_ns; /* a client must send its first frame within this */
+    size_t memory_budget; /* bytes peers can make it keep, all connections together (budget.h) */
     const char *version;
     /* Prometheus metrics over HTTP (metrics_http.h) on this address; metrics_addrlen 0: none */
     struct sockaddr_storage metrics_addr;

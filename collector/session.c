@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "idmap.h"
 
 struct method {
@@ -28,7 +29,39 @@ struct session {
     struct idmap *strings, *methods, *stacks;
     size_t string_bytes, frames;
     uint64_t defs_dropped;
+    size_t charged;          /* taken from limits.budget */
+    uint64_t budget_dropped; /* definitions dropped because the budget was used up */
 };
+
+/* What an entry costs the budget besides its payload: the id map's slot and malloc's header, roughly. */
+#define ENTRY_OVERHEAD 48
+
+static size_t string_cost(size_t len)
+{
+    return len + 1 + ENTRY_OVERHEAD;
+}
+
+static size_t stack_cost(size_t frames)
+{
+    return sizeof(struct stack) + frames * sizeof(struct frame) + ENTRY_OVERHEAD;
+}
+
+#define METHOD_COST (sizeof(struct method) + ENTRY_OVERHEAD)
+
+/* Charges the budget for a new entry of cost `add` replacing one of cost
+ * `old` (0: none). 0, or 1 when the budget refused (the definition is dropped). */
+static int charge(struct session *s, size_t add, size_t old)
+{
+    if (add > old && budget_take(s->limits.budget, add - old) != 0) {
+        s->defs_dropped++;
+        s->budget_dropped++;
+        return 1;
+    }
+    if (old > add)
+        budget_give(s->limits.budget, old - add);
+    s->charged = s->charged + add - old;
+    return 0;
+}
 
 int session_classify_first(const WireEvent *ev, char *why, size_t whylen)
 {
@@ -123,6 +156,7 @@ void session_free(struct session *s)
     if (!s)
         return;
     session_hello_fini(&s->hello);
+    budget_give(s->limits.budget, s->charged);
     idmap_free(s->strings, free);
     idmap_free(s->methods, free);
     idmap_free(s->stacks, free);
@@ -139,6 +173,11 @@ uint64_t session_defs_dropped(const struct session *s)
     return s->defs_dropped;
 }
 
+uint64_t session_budget_dropped(const struct session *s)
+{
+    return s->budget_dropped;
+}
+
 static int define_string(struct session *s, const Vtpin__V1__StringDef *d)
 {
     const char *value = d->value ? d->value : "";
@@ -150,12 +189,13 @@ static int define_string(struct session *s, const Vtpin__V1__StringDef *d)
         s->defs_dropped++;
         return 1;
     }
+    if (charge(s, string_cost(len), old ? string_cost(old_len - 1) : 0))
+        return 1;
     char *copy = strdup(value);
-    if (!copy)
-        return -ENOMEM;
     void *replaced = NULL;
-    if (idmap_put(s->strings, d->id, copy, &replaced) != 0) {
+    if (!copy || idmap_put(s->strings, d->id, copy, &replaced) != 0) {
         free(copy);
+        charge(s, old ? string_cost(old_len - 1) : 0, string_cost(len));
         return -ENOMEM;
     }
     free(replaced);
@@ -170,9 +210,14 @@ static int define_method(struct session *s, const Vtpin__V1__MethodDef *d)
         s->defs_dropped++;
         return 1;
     }
+    if (!exists && charge(s, METHOD_COST, 0))
+        return 1;
     struct method *m = malloc(sizeof(*m));
-    if (!m)
+    if (!m) {
+        if (!exists)
+            charge(s, 0, METHOD_COST);
         return -ENOMEM;
+    }
     m->class_sid = d->class_name;
     m->name_sid = d->method_name;
     m->source_sid = d->has_source_file ? d->source_file : 0;
@@ -181,6 +226,8 @@ static int define_method(struct session *s, const Vtpin__V1__MethodDef *d)
     void *replaced = NULL;
     if (idmap_put(s->methods, d->id, m, &replaced) != 0) {
         free(m);
+        if (!exists)
+            charge(s, 0, METHOD_COST);
         return -ENOMEM;
     }
     free(replaced);
@@ -196,9 +243,14 @@ static int define_stack(struct session *s, const Vtpin__V1__StackDef *d)
         s->defs_dropped++;
         return 1;
     }
+    size_t cost = stack_cost(d->n_frames), old_cost = old ? stack_cost(old_frames) : 0;
+    if (charge(s, cost, old_cost))
+        return 1;
     struct stack *st = malloc(sizeof(*st) + d->n_frames * sizeof(st->frames[0]));
-    if (!st)
+    if (!st) {
+        charge(s, old_cost, cost);
         return -ENOMEM;
+    }
     st->count = (uint32_t)d->n_frames;
     for (size_t i = 0; i < d->n_frames; i++) {
         st->frames[i].method = d->frames[i]->method;
@@ -207,6 +259,7 @@ static int define_stack(struct session *s, const Vtpin__V1__StackDef *d)
     void *replaced = NULL;
     if (idmap_put(s->stacks, d->id, st, &replaced) != 0) {
         free(st);
+        charge(s, old_cost, cost);
         return -ENOMEM;
     }
     free(replaced);

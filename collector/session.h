@@ -4,7 +4,9 @@
  * Bounded: at most limits.max_strings strings holding max_string_bytes in all,
  * max_methods methods, max_stacks stacks holding max_frames frames in all.
  * A definition beyond a limit is dropped and counted (defs_dropped); what
- * refers to it later formats as unknown. Pure: no I/O. */
+ * refers to it later formats as unknown. Every definition kept is also
+ * charged to limits.budget, the collector's global one; one it refuses is
+ * dropped the same way (and counted apart too). Pure: no I/O. */
 #ifndef VTPIN_COLLECTOR_SESSION_H
 #define VTPIN_COLLECTOR_SESSION_H
 
@@ -13,10 +15,13 @@
 
 #include "wire.h"
 
+struct budget;
+
 struct session_limits {
     size_t max_strings, max_string_bytes;
     size_t max_methods;
     size_t max_stacks, max_frames;
+    struct budget *budget; /* shared by all sessions (budget.h); NULL: none */
 };
 
 #define SESSION_LIMITS_DEFAULT                                                                                         \
@@ -77,7 +82,9 @@ const char *session_string(const struct session *s, uint32_t id);
  * or the index is unknown. */
 const char *session_format_frame(const struct session *s, uint32_t stack, uint32_t index, char *out, size_t cap);
 
-/* Definitions dropped because a table was full. */
+/* Definitions dropped because a table was full or the budget used up. */
 uint64_t session_defs_dropped(const struct session *s);
+/* Of those, the ones the global budget refused. */
+uint64_t session_budget_dropped(const struct session *s);
 
 #endif

@@ -269,6 +269,43 @@ def case_not_a_jvm():
         os.unlink(out_path)
 
 
+def case_not_a_jvm_other_user():
+    """Not a JVM, of another user, with an agent that user cannot read: the message says it is not
+    a JVM (not a permission or agent-library problem). Root only (to start a process as nobody)."""
+    if os.geteuid() != 0:
+        skip("not root: cannot start a process as another user")
+    d = tempfile.mkdtemp(prefix="vtpin-attach-notjvm-")
+    sleeper = None
+    try:
+        os.chmod(d, 0o700)  # nobody cannot read the agent in here
+        agent = os.path.join(d, "libvtpin.so")
+        shutil.copy(os.path.join(os.path.dirname(VTPIN), "agent", "libvtpin.so"), agent)
+
+        def as_nobody():
+            os.setgid(65534)
+            os.setuid(65534)
+        sleeper = subprocess.Popen(["sleep", "30"], preexec_fn=as_nobody, cwd="/")
+        time.sleep(0.3)
+        rc, out, err, _ = attach("--agent", agent, "--timeout", "2s", sleeper.pid)
+        check(rc == 1, "attach must fail (exit 1), got %d" % rc)
+        check("is not a HotSpot JVM" in err and "no libjvm.so" in err, "stderr says it is not a JVM: %r" % err)
+        check("permission" not in err and "agent library" not in err, "no misleading cause: %r" % err)
+        check(sleeper.poll() is None, "sleep was not killed")
+        try:
+            init_is_jvm = "libjvm.so" in open("/proc/1/maps").read()
+        except OSError:
+            init_is_jvm = False  # unreadable even for root: protected, so no JVM we could attach to
+        if not init_is_jvm:
+            rc, out, err, _ = attach("--timeout", "2s", 1)  # the issue's example
+            check(rc == 1 and "is not a HotSpot JVM" in err and "agent library" not in err,
+                  "vtpin attach 1: %d %r" % (rc, err))
+    finally:
+        if sleeper:
+            sleeper.kill()
+            sleeper.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def case_dead_pid():
     p = subprocess.Popen(["true"])
     p.wait()
@@ -368,6 +405,7 @@ if __name__ == "__main__":
         "dynamic_loading_disabled": case_dynamic_loading_disabled,
         "attach_disabled": case_attach_disabled,
         "not_a_jvm": case_not_a_jvm,
+        "not_a_jvm_other_user": case_not_a_jvm_other_user,
         "dead_pid": case_dead_pid,
         "other_user": case_other_user,
         "container": case_container,

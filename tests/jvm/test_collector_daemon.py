@@ -5,7 +5,8 @@ talks to it as an agent would (Hello and events, protobuf written by hand
 below), as hostile peers would, and as `vtpin status` / `vtpin top` do.
 
 usage: test_collector_daemon.py [CASE ...]   (default: every case)
-cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm
+cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm, long_socket,
+       status_deadline, status_garbage, memory_budget
 Environment: VTPIN_BUILD, the build directory (default ../../build).
 Exit status: 0 passed, 1 failed, 77 skipped (no vtpin binary).
 """
@@ -662,6 +663,170 @@ def case_sigterm(tmp):
         col.stop(signal.SIGKILL)
 
 
+def case_long_socket(tmp):
+    """A socket path longer than sun_path is refused (exit 2), never cut to another path."""
+    long_path = os.path.join(tmp, "d" * 60, "e" * 60, "collector.sock")  # over 107 bytes
+    check(len(long_path) > 107, "test assumption: the path is long")
+    p = subprocess.run([VTPIN, "collector", "--socket", long_path, "--dir", os.path.join(tmp, "rec")],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and "longer than a Unix socket path" in p.stderr,
+          "collector --socket LONG: %d %s" % (p.returncode, p.stderr))
+    check(not os.path.exists(long_path[:107]) and not os.path.exists(os.path.dirname(long_path)),
+          "a socket or directory was made for the long path")
+    for cmd in (["status"], ["top", "--once"], ["status", "--json"]):
+        p = subprocess.run([VTPIN] + cmd + ["--socket", long_path], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and "longer than a Unix socket path" in p.stderr,
+              "vtpin %s --socket LONG: %d %s" % (cmd[0], p.returncode, p.stderr))
+    p = subprocess.run([VTPIN, "run", "--socket", long_path, "--dir", os.path.join(tmp, "run"), "--", "true"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and "longer than a Unix socket path" in p.stderr,
+          "vtpin run --socket LONG: %d %s" % (p.returncode, p.stderr))
+
+
+class FakeCollector:
+    """A listening socket that answers each query with what answer(conn) does, in a thread."""
+
+    def __init__(self, path, answer):
+        import threading
+        self.path = path
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(path)
+        self.srv.listen(4)
+        self.answer = answer
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.srv.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.srv.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            try:
+                conn.settimeout(5)
+                conn.recv(64)  # the query
+                self.answer(conn, self.stop)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        self.srv.close()
+
+
+def case_status_deadline(tmp):
+    """A peer that dribbles its answer a byte a second does not hang status/top past --timeout."""
+    def dribble(conn, stop):
+        reply = frame(QUERY_REPLY, f_bytes(1, '{"jvms": []}'))
+        for b in reply:  # would take about 20 s in all
+            if stop.wait(1):
+                return
+            conn.sendall(bytes([b]))
+    path = os.path.join(tmp, "fake.sock")
+    fake = FakeCollector(path, dribble)
+    try:
+        for cmd in (["status"], ["status", "--timeout", "1500ms"], ["status", "--json", "--timeout", "1500ms"],
+                    ["top", "--once", "--timeout", "1500ms"]):
+            try:
+                # a hang is what failed here: 15 s is far above the 1.5 s asked for and the 5 s default
+                p = subprocess.run([VTPIN] + cmd + ["--socket", path], capture_output=True, text=True, timeout=15)
+            except subprocess.TimeoutExpired:
+                raise Failure("vtpin %s hung on a dribbling peer" % " ".join(cmd))
+            check(p.returncode == 1 and "time limit" in p.stderr, "vtpin %s: %d %s" % (cmd, p.returncode, p.stderr))
+        p = subprocess.run([VTPIN, "status", "--timeout", "soon", "--socket", path], capture_output=True, text=True)
+        check(p.returncode == 2 and "--timeout" in p.stderr, "bad --timeout: %d %s" % (p.returncode, p.stderr))
+    finally:
+        fake.close()
+
+
+def case_status_garbage(tmp):
+    """An answer that is not the collector's JSON fails status --json (exit 1), never printed as is."""
+    answers = [b'garbage{', b'[1, 2]', b'{"collector": {}}', b'{"jvms": [] ']
+    current = [None]
+
+    def answer(conn, stop):
+        conn.sendall(frame(QUERY_REPLY, f_bytes(1, current[0])))
+    path = os.path.join(tmp, "fake.sock")
+    fake = FakeCollector(path, answer)
+    try:
+        for a in answers:
+            current[0] = a
+            for cmd in (["status", "--json"], ["top", "--once", "--json"], ["status"]):
+                p = subprocess.run([VTPIN] + cmd + ["--socket", path], capture_output=True, text=True, timeout=30)
+                check(p.returncode == 1 and "not valid" in p.stderr and p.stdout == "",
+                      "vtpin %s on %r: %d out %r err %r" % (" ".join(cmd), a, p.returncode, p.stdout, p.stderr))
+        # the same fake with a valid answer is printed: the check above is not refusing everything
+        current[0] = b'{"jvms": [], "collector": {"pid": 1}}'
+        p = subprocess.run([VTPIN, "status", "--json", "--socket", path], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 0 and json.loads(p.stdout)["collector"]["pid"] == 1, "valid answer: %s" % p.stderr)
+    finally:
+        fake.close()
+
+
+def case_memory_budget(tmp):
+    """--memory-budget bounds what all agents together make the collector keep: beyond it
+    definitions and large frames are dropped and counted (status, log, the recording's notices),
+    the agents stay served, and the budget comes back when they leave."""
+    budget = 1 << 20
+    col = Collector(tmp, "--memory-budget", "1M").start()
+    try:
+        def many_strings(first, n, size):
+            return b"".join(string_def(first + i, ("s%d-" % (first + i)) + "x" * size) for i in range(n))
+
+        start_unix = time.time_ns()
+        a = connect(col.socket)
+        a.sendall(hello(FAKE_PID, start_unix) + many_strings(100, 600, 1000))
+        wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID], 5, "agent A")
+        b = connect(col.socket)
+        b.sendall(b"".join(session_frames(FAKE_PID + 1, start_unix)) + many_strings(100, 600, 1000))
+        # one frame of 300 KB: its buffer cannot come out of what is left either
+        b.sendall(string_def(5000, "y" * 300000))
+        b.sendall(pin_start(2, time.monotonic_ns(), 22, 102, 1, 1))  # b is still read after the drops
+        wait_for(lambda: jvm_of(col.query("status"), FAKE_PID + 1)["pins_in_progress"] == 2, 10,
+                 "agent B's frames after the drops")
+        st = col.query("status")
+        mem = st["collector"]["memory"]
+        check(mem["budget_bytes"] == budget and 0 < mem["used_bytes"] <= budget and mem["peak_bytes"] <= budget,
+              "memory %s" % mem)
+        ja, jb = jvm_of(st, FAKE_PID), jvm_of(st, FAKE_PID + 1)
+        check(ja["drops"]["memory_dropped"] == 0, "A came first and fit: %s" % ja["drops"])
+        check(jb["drops"]["memory_dropped"] >= 2 and jb["drops"]["definitions_dropped"] >= 1,
+              "B's definitions and its large frame were dropped: %s" % jb["drops"])
+        check(mem["dropped"] == jb["drops"]["memory_dropped"], "collector count %s vs B %s" % (mem, jb["drops"]))
+        wait_for(lambda: "memory budget used up" in col.log(), 5, "the budget line")
+        line = [l for l in col.log().splitlines() if "memory budget used up" in l][0]
+        check(("JVM pid %d" % (FAKE_PID + 1)) in line and "--memory-budget" in line, "budget line: " + line)
+        check(col.vtpin("status").returncode == 0, "status text")
+
+        rec_b = jb["recording"]
+        b.sendall(goodbye())
+        b.close()
+        a.close()
+        wait_for(lambda: col.query("status")["collector"]["memory"]["used_bytes"] < 64 * 1024, 10,
+                 "the budget to come back when the agents leave")
+        rep = subprocess.run([VTPIN, "report", "--format", "json", rec_b], capture_output=True, text=True, timeout=30)
+        check(rep.returncode == 0, "report of B: %s" % rep.stderr)
+        codes = [n["code"] for n in json.loads(rep.stdout)["notices"]]
+        check(codes.count("collector.memory_budget") == 2, "B's recording says what was dropped: %s" % codes)
+
+        c = connect(col.socket)  # room again: a new agent's definitions are all kept
+        c.sendall(hello(FAKE_PID + 2, start_unix) + many_strings(100, 600, 1000) + stats(events_dropped=9))
+        jc = wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 2 and
+                               j["drops"]["events_dropped"] == 9], 10, "all of agent C's frames")[0]
+        check(jc["drops"]["memory_dropped"] == 0 and jc["drops"]["definitions_dropped"] == 0, "C: %s" % jc["drops"])
+        c.close()
+        check(col.stop() == 0, "collector exit status")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
 def check_sanitizers(tmp):
     """A sanitizer build reports into the collector's log: any report fails the case."""
     for name in os.listdir(tmp):
@@ -680,6 +845,10 @@ CASES = {
     "peercred": case_peercred,
     "default_paths": case_default_paths,
     "sigterm": case_sigterm,
+    "long_socket": case_long_socket,
+    "status_deadline": case_status_deadline,
+    "status_garbage": case_status_garbage,
+    "memory_budget": case_memory_budget,
 }
 
 

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """vtpin run: gates pass and fail as documented, the JUnit XML is well-formed and says
 which sites failed, and every JVM of a shell wrapper is instrumented."""
+import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import xml.dom.minidom
 
 from harness import CLASSES, FIXTURE_LIB, VTPIN, check, jdk_home, main
@@ -94,6 +98,89 @@ def case_wrapper():
     check(p.returncode == 7, "no gate failed: the command's status (7), got %d" % p.returncode)
 
 
+def alive(pid):
+    """True while pid runs (a zombie counts as gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def case_signal(name):
+    """SIGTERM/SIGHUP/SIGINT to vtpin run alone: forwarded to the JVM, the run's collector stopped,
+    the report of what ran printed, exit 128+signal."""
+    sig = getattr(signal, "SIG" + name)
+    d = tempfile.mkdtemp(prefix="vtpin-run-signal-")
+    jvm = collector = None
+    try:
+        run_dir = os.path.join(d, "run")
+        sock = os.path.join(run_dir, "collector.sock")
+        # 400 native pins of 300 ms on 2 carriers: about a minute, far longer than the test waits
+        cmd = [VTPIN, "run", "--dir", run_dir, "--format", "json", "--"] + java(25, "JniSleep", 400, 300,
+                                                                                  parallelism=2)
+        out, err = open(os.path.join(d, "out"), "w+"), open(os.path.join(d, "err"), "w+")
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
+        try:
+            status, deadline = None, time.monotonic() + 120
+            while time.monotonic() < deadline and p.poll() is None:
+                q = subprocess.run([VTPIN, "status", "--json", "--socket", sock], capture_output=True, text=True)
+                if q.returncode == 0:
+                    status = json.loads(q.stdout)
+                    if status["jvms"] and status["jvms"][0]["pins_total"] >= 2:
+                        break
+                time.sleep(0.2)
+            check(p.poll() is None and status and status["jvms"] and status["jvms"][0]["pins_total"] >= 2,
+                  "the JVM did not get to pin under vtpin run (%s)" % status)
+            jvm, collector = status["jvms"][0]["pid"], status["collector"]["pid"]
+            check(alive(jvm) and alive(collector), "JVM %d and collector %d run" % (jvm, collector))
+            os.kill(p.pid, sig)  # vtpin alone, not its group
+            try:
+                rc = p.wait(90)
+            except subprocess.TimeoutExpired:
+                raise Failure("vtpin run did not exit after SIG%s" % name)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+        check(rc == 128 + sig, "exit %d, expected %d\n%s\n%s" % (rc, 128 + sig, stdout[-800:], stderr[-800:]))
+        check(not alive(jvm), "the JVM %d still runs after SIG%s to vtpin run" % (jvm, name))
+        check(not alive(collector), "the run's collector %d still runs" % collector)
+        check(("stopped by signal %d" % sig) in stdout and "1 JVM(s)" in stdout, stdout[-800:])
+        start = stdout.index("\n{") + 1  # after the JVM's own lines
+        report, _ = json.JSONDecoder().raw_decode(stdout[start:])
+        check(report["jvm"]["pid"] == jvm, "the report is the JVM's: %s" % report["jvm"])
+        check(len(report["pins"]) >= 2 and all(p_["reason"] == "NATIVE" for p_ in report["pins"]),
+              "the pins seen before the signal are reported: %d" % len(report["pins"]))
+    finally:
+        for pid in (jvm, collector):  # what a failing vtpin left behind
+            if pid and alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def case_reused_dir():
+    """A second run in the same --dir judges only its own JVMs."""
+    d = tempfile.mkdtemp(prefix="vtpin-run-reuse-")
+    try:
+        run_dir = os.path.join(d, "run")
+        first = subprocess.run([VTPIN, "run", "--dir", run_dir, "--fail-on-pins", "1", "--"] +
+                               java(25, "JniSleep", 2, 50, parallelism=2), capture_output=True, text=True, timeout=180)
+        check(first.returncode == GATE_FAILED and "1 JVM(s)" in first.stdout,
+              "the first run pins (positive control): %d\n%s" % (first.returncode, first.stdout[-600:]))
+        second = subprocess.run([VTPIN, "run", "--dir", run_dir, "--fail-on-pins", "1", "--", "true"],
+                                capture_output=True, text=True, timeout=180)
+        check(second.returncode == 0 and "0 JVM(s)" in second.stdout and "gates passed" in second.stdout,
+              "the second run started no JVM: %d\n%s" % (second.returncode, second.stdout[-600:]))
+        check("no JVM ran with vtpin" in second.stderr, second.stderr)
+        check(len([f for f in os.listdir(run_dir) if f.startswith("jvm-")]) == 1, "the first run's file is kept")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def case_usage():
     p = subprocess.run([VTPIN, "run", "--fail-on-pins", "x", "--", "true"], capture_output=True, text=True)
     check(p.returncode == 2 and "--fail-on-pins" in p.stderr, "bad gate value: %d %s" % (p.returncode, p.stderr))
@@ -110,4 +197,6 @@ if __name__ == "__main__":
         "native_block": case_native_block,
         "wrapper": case_wrapper,
         "usage": case_usage,
+        "signal": case_signal,
+        "reused_dir": case_reused_dir,
     }))

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "check.h"
 #include "wire.h"
 
@@ -239,8 +240,91 @@ static void test_random(void)
     }
 }
 
+/* Feeds data in chunks; the payload sizes of the frames handed out go to sizes[] (at most cap). */
+static size_t feed_sizes(struct framer *f, const uint8_t *data, size_t len, size_t chunk, size_t *sizes, size_t cap)
+{
+    size_t off = 0, n = 0;
+    while (off < len) {
+        uint8_t *room;
+        size_t room_len;
+        if (!CHECK_INT(framer_space(f, &room, &room_len), 0) || !CHECK(room_len > 0))
+            return n;
+        size_t k = len - off < chunk ? len - off : chunk;
+        if (k > room_len)
+            k = room_len;
+        memcpy(room, data + off, k);
+        framer_commit(f, k);
+        off += k;
+        const uint8_t *fr;
+        size_t fl;
+        while (framer_next(f, &fr, &fl) == 1) {
+            /* the payload is the pattern make_stream wrote: intact */
+            if (n < cap)
+                sizes[n] = fl - WIRE_HEADER_LEN;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Two connections share a budget: growth it refuses drops that frame (read
+ * and thrown away, the stream stays in step); the budget comes back when a
+ * large frame is through and when a connection ends. */
+static void test_budget(void)
+{
+    enum { BIG = 100 * 1024 };
+    struct budget b;
+    budget_init(&b, 150 * 1024);
+    struct framer a, c;
+    CHECK_INT(framer_init(&a, 256 * 1024), 0);
+    CHECK_INT(framer_init(&c, 256 * 1024), 0);
+    framer_set_budget(&a, &b);
+    framer_set_budget(&c, &b);
+    size_t got[8], total;
+
+    size_t a1[] = {BIG};
+    uint8_t *s = make_stream(a1, 1, &total);
+    CHECK_UINT(feed_sizes(&a, s, total, 4096, got, 8), 1);
+    CHECK_UINT(got[0], BIG);
+    CHECK(b.used > 0 && b.used <= b.limit);
+    size_t a_charge = b.used;
+    free(s);
+
+    size_t c1[] = {BIG, 5, BIG, 7}; /* the budget cannot hold a second large buffer */
+    s = make_stream(c1, 4, &total);
+    for (size_t chunk = 1000; chunk <= 200000; chunk *= 200) {
+        uint64_t skipped = c.skipped_frames;
+        CHECK_UINT(feed_sizes(&c, s, total, chunk, got, 8), 2);
+        CHECK_UINT(got[0], 5);
+        CHECK_UINT(got[1], 7);
+        CHECK_UINT(c.skipped_frames - skipped, 2);
+        CHECK_UINT(framer_pending(&c), 0);
+    }
+    CHECK_UINT(c.consumed, 2 * total);
+    CHECK_UINT(b.used, a_charge); /* nothing taken for the dropped frames */
+    CHECK_UINT(b.refused, 4);
+    free(s);
+
+    size_t a2[] = {10, 20}; /* small frames after the large one: a shrinks back */
+    s = make_stream(a2, 2, &total);
+    CHECK_UINT(feed_sizes(&a, s, total, 4096, got, 8), 2);
+    CHECK_UINT(b.used, 0);
+    free(s);
+
+    s = make_stream(c1, 1, &total); /* now there is room for c */
+    CHECK_UINT(feed_sizes(&c, s, total, 65536, got, 8), 1);
+    CHECK_UINT(got[0], BIG);
+    CHECK(b.used > 0);
+    free(s);
+    framer_fini(&a);
+    framer_fini(&c);
+    CHECK_UINT(b.used, 0);
+    CHECK(b.peak <= b.limit);
+}
+
 int main(void)
 {
+    CHECK_RUN(test_budget);
     CHECK_RUN(test_split_anywhere);
     CHECK_RUN(test_partial_header_and_frame);
     CHECK_RUN(test_oversized);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "budget.h"
 #include "check.h"
 #include "collector_events.h"
 
@@ -164,6 +165,56 @@ static void test_limits(void)
     session_free(s);
 }
 
+/* Two sessions share the collector's budget: what it cannot hold is dropped
+ * and counted apart; freeing a session gives its share back. */
+static void test_budget(void)
+{
+    struct budget b;
+    budget_init(&b, 4096);
+    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    limits.budget = &b;
+    struct session *s1 = new_session(&limits), *s2 = new_session(&limits);
+    if (!s1 || !s2)
+        goto out;
+    char big[1501];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    CHECK_INT(define(s1, ev_string(1, big)), 1);
+    CHECK_INT(define(s1, ev_string(2, big)), 1);
+    CHECK(session_string(s1, 2) != NULL);
+    CHECK_INT(define(s2, ev_string(1, big)), 1); /* a third would go over 4096 */
+    CHECK(session_string(s2, 1) == NULL);
+    CHECK_UINT(session_budget_dropped(s2), 1);
+    CHECK_UINT(session_defs_dropped(s2), 1);
+    CHECK_INT(define(s2, ev_string(2, "small")), 1); /* what fits is kept */
+    CHECK_STR(session_string(s2, 2), "small");
+    uint32_t m[16];
+    int32_t l[16];
+    for (size_t i = 0; i < 16; i++) {
+        m[i] = 1;
+        l[i] = (int32_t)i;
+    }
+    CHECK_INT(define(s2, ev_stack(1, 16, m, l)), 1); /* a stack that fits is kept */
+    CHECK(session_format_frame(s2, 1, 0, (char[64]){0}, 64) != NULL);
+    CHECK_INT(define(s2, ev_string(4, big)), 1); /* another large one is not */
+    CHECK(session_string(s2, 4) == NULL);
+    CHECK_UINT(session_budget_dropped(s2), 2);
+    CHECK(b.used <= b.limit);
+    CHECK_UINT(b.refused, 2);
+    CHECK_INT(define(s1, ev_string(1, "a")), 1); /* replacing with less gives some back */
+    size_t used = b.used;
+    session_free(s1);
+    s1 = NULL;
+    CHECK(b.used < used);
+    CHECK_INT(define(s2, ev_string(3, big)), 1); /* now it fits */
+    CHECK(session_string(s2, 3) != NULL);
+    CHECK_UINT(session_budget_dropped(s2), 2);
+out:
+    session_free(s1);
+    session_free(s2);
+    CHECK_UINT(b.used, 0);
+}
+
 int main(void)
 {
     CHECK_RUN(test_classify);
@@ -171,5 +222,6 @@ int main(void)
     CHECK_RUN(test_hello_copied);
     CHECK_RUN(test_format_frames);
     CHECK_RUN(test_limits);
+    CHECK_RUN(test_budget);
     CHECK_MAIN_RETURN();
 }

@@ -1,0 +1,31 @@
+#include "budget.h"
+
+#include <errno.h>
+#include <string.h>
+
+void budget_init(struct budget *b, size_t limit)
+{
+    memset(b, 0, sizeof(*b));
+    b->limit = limit;
+}
+
+int budget_take(struct budget *b, size_t n)
+{
+    if (!b)
+        return 0;
+    if (n > b->limit - b->used) { /* used <= limit always: no overflow */
+        b->refused++;
+        return -ENOMEM;
+    }
+    b->used += n;
+    if (b->used > b->peak)
+        b->peak = b->used;
+    return 0;
+}
+
+void budget_give(struct budget *b, size_t n)
+{
+    if (!b)
+        return;
+    b->used = n > b->used ? 0 : b->used - n;
+}

@@ -1,0 +1,31 @@
+/* The collector's global memory budget: what peers make it keep (session
+ * definition tables, input buffers grown past their first 16 KiB) is taken
+ * from one budget shared by every connection. When it is used up, what would
+ * go over is dropped and counted, never allocated: --max-clients agents at
+ * the per-connection limits cannot add up to more than the budget.
+ * Pure and single-threaded (the collector's loop). */
+#ifndef VTPIN_COLLECTOR_BUDGET_H
+#define VTPIN_COLLECTOR_BUDGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BUDGET_DEFAULT (256u << 20)
+
+struct budget {
+    size_t limit;     /* bytes */
+    size_t used;      /* bytes taken now */
+    size_t peak;      /* the most ever taken at once */
+    uint64_t refused; /* takes refused: each one a definition or frame dropped */
+};
+
+void budget_init(struct budget *b, size_t limit);
+
+/* Takes n bytes: 0, or -ENOMEM (counted in refused) when they would go over
+ * the limit. A NULL budget always gives. */
+int budget_take(struct budget *b, size_t n);
+
+/* Gives back n bytes taken before. */
+void budget_give(struct budget *b, size_t n);
+
+#endif
