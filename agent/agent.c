@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "carriers.h"
+#include "downcall.h"
 #include "log.h"
 #include "natives.h"
 #include "options.h"
@@ -97,6 +98,9 @@ static int request_capabilities(jvmtiEnv *jvmti)
     want.can_generate_native_method_bind_events = potential.can_generate_native_method_bind_events;
     want.can_get_line_numbers = potential.can_get_line_numbers;
     want.can_get_source_file_name = potential.can_get_source_file_name;
+    /* FFM downcall targets: a virtual thread's locals are read while it is suspended */
+    want.can_access_local_variables = potential.can_access_local_variables && potential.can_suspend;
+    want.can_suspend = want.can_access_local_variables;
     if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
         return -1;
     A.breakpoints = want.can_generate_breakpoint_events && want.can_get_bytecodes;
@@ -107,6 +111,9 @@ static int request_capabilities(jvmtiEnv *jvmti)
                               "late, reason inferred from the stack");
     if (!A.monitor_depths)
         missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
+    downcall_configure(want.can_access_local_variables);
+    if (!want.can_access_local_variables)
+        missing("access_local_variables", "FFM downcalls are found, but the C function they call is not named");
     if (!want.can_generate_native_method_bind_events)
         missing("native_method_bind_events", "native frames are not named with their library");
     return 0;
