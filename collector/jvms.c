@@ -279,6 +279,13 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
     const char *text = NULL;
     if (p->has_stack && p->has_culprit_frame)
         text = session_format_frame(s, p->stack, p->culprit_frame, culprit, sizeof(culprit));
+    if (text && p->downcall) { /* a Java frame that is in C: say so, as the report does */
+        const char *slash = p->downcall->library ? strrchr(p->downcall->library, '/') : NULL;
+        size_t len = strlen(culprit);
+        snprintf(culprit + len, sizeof(culprit) - len, " <== native (FFM downcall %s%s%s)",
+                 p->downcall->symbol ? p->downcall->symbol : "target unknown", slash ? ", " : "",
+                 slash ? slash + 1 : "");
+    }
     occupancy_pin_start(j->occ, p->carrier_tid, p->pin_id, (int)p->reason, text, p->has_vthread_id ? p->vthread_id : 0,
                         p->start_ns);
 }

@@ -8,8 +8,10 @@ Each case is one CTest entry: `test_ffm.py CASE JDK`.
 - jfr: the same at threshold 0, counted against JFR's jdk.VirtualThreadPinned in the same run.
 - native_block: usleep through a downcall blocks in C (never parks): the watchdog's NATIVE_BLOCK pin
   names the downcall frame and its target.
+- collector: `vtpin top` names the downcall of a carrier blocked in it.
 - attach: the qsort fixture with the agent attached: the same culprit, inferred from the stack."""
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -116,6 +118,26 @@ def case_native_block(jdk):
           "the trace marks the downcall:\n" + r.trace_text()[:2000])
 
 
+def case_collector(jdk):
+    """`vtpin top` through the collector, while two carriers are blocked in usleep: the culprit
+    says it is an FFM downcall and names its target."""
+    jdk = needs_ffm(jdk)
+    from test_collector import Collector, streaming
+    coll = Collector().start()
+    r = streaming(jdk, coll, "FfmSleep", args=(2, 3000), props=scheduler(2)).start()
+    try:
+        top = coll.wait_for(coll.top, lambda t: sum(1 for jv in t["jvms"] if jv["pid"] == r.proc.pid
+                                                    for c in jv["carriers"] if c["state"] == "native_block") == 2)
+        blocked = [c for jv in top["jvms"] for c in jv["carriers"] if c["state"] == "native_block"]
+        for c in blocked:
+            check(c["reason"] == "NATIVE_BLOCK" and c["culprit"].startswith("FfmSleep.sleepInC(") and
+                  c["culprit"].endswith("<== native (FFM downcall usleep, libc.so.6)"), "culprit: %s" % c)
+        r.wait(60)
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
 def case_attach(jdk):
     """Attached to a running JVM (no breakpoints, no locals): the pins are found by sampling and the
     culprit inferred from the stack; the downcall is marked, its target unknown."""
@@ -176,5 +198,6 @@ if __name__ == "__main__":
         "qsort": case_qsort,
         "jfr": case_jfr,
         "native_block": case_native_block,
+        "collector": case_collector,
         "attach": case_attach,
     }))
