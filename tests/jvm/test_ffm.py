@@ -10,7 +10,9 @@ Each case is one CTest entry: `test_ffm.py CASE JDK`.
   names the downcall frame and its target.
 - collector: `vtpin top` names the downcall of a carrier blocked in it.
 - attach: the qsort fixture with the agent attached: the same culprit, inferred from the stack."""
+import functools
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -18,6 +20,26 @@ import time
 
 from harness import (AGENT, Failure, Run, VTPIN, check, classpath, culprit, jdk_home, jfr_duration_ns,
                      jfr_pinned_events, jfr_touches, main, pins_in, report_json, scheduler, skip)
+
+
+RUNS = []
+
+
+def cleaning(case):
+    """Removes the temp dirs of the case's runs (and collector) when it ends, passed or failed."""
+    @functools.wraps(case)
+    def run(*args):
+        try:
+            return case(*args)
+        finally:
+            for d in RUNS:
+                shutil.rmtree(d, ignore_errors=True)
+    return run
+
+
+def tracked(run):
+    RUNS.append(run.dir)
+    return run
 
 
 def needs_ffm(jdk):
@@ -57,7 +79,7 @@ def check_qsort_pin(p, target_known=True):
 def case_qsort(jdk):
     jdk = needs_ffm(jdk)
     threads, elements = 4, 3
-    r = Run(jdk, "FfmQsort", args=(threads, elements, 50), props=scheduler(2)).run()
+    r = tracked(Run(jdk, "FfmQsort", args=(threads, elements, 50), props=scheduler(2))).run()
     rep = r.report()
     pins = pins_in(rep, "FfmQsort")
     # qsort compares at least n-1 times per array: every comparison sleeps 50 ms, far over the threshold
@@ -80,7 +102,8 @@ def case_qsort(jdk):
 def case_jfr(jdk):
     """Every pin, at threshold 0: vtpin's count agrees with JFR's in the same run."""
     jdk = needs_ffm(jdk)
-    r = Run(jdk, "FfmQsort", args=(4, 4, 5), props=scheduler(2), agent_opts="threshold=0", jfr=True).run(timeout=180)
+    r = tracked(Run(jdk, "FfmQsort", args=(4, 4, 5), props=scheduler(2), agent_opts="threshold=0",
+                    jfr=True)).run(timeout=180)
     mine = [p for p in pins_in(r.report(), "FfmQsort") if p["reason"] == "NATIVE"]
     events = [e for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, "FfmQsort")]
     # JDK 25 also pins briefly on class initialization or contended entry in the JDK's own
@@ -101,7 +124,7 @@ def case_jfr(jdk):
 def case_native_block(jdk):
     """usleep through FFM never parks: no JVMTI or JFR event; the watchdog names the downcall."""
     jdk = needs_ffm(jdk)
-    r = Run(jdk, "FfmSleep", args=(2, 1500), props=scheduler(2)).run()
+    r = tracked(Run(jdk, "FfmSleep", args=(2, 1500), props=scheduler(2))).run()
     rep = r.report()
     pins = [p for p in pins_in(rep, "FfmSleep") if p["reason"] == "NATIVE_BLOCK"]
     check(len(pins) == 2, "2 NATIVE_BLOCK pins, got %d: %s" % (len(pins), [p["reason"] for p in rep["pins"]]))
@@ -124,7 +147,8 @@ def case_collector(jdk):
     jdk = needs_ffm(jdk)
     from test_collector import Collector, streaming
     coll = Collector().start()
-    r = streaming(jdk, coll, "FfmSleep", args=(2, 3000), props=scheduler(2)).start()
+    RUNS.append(coll.dir)
+    r = tracked(streaming(jdk, coll, "FfmSleep", args=(2, 3000), props=scheduler(2))).start()
     try:
         top = coll.wait_for(coll.top, lambda t: sum(1 for jv in t["jvms"] if jv["pid"] == r.proc.pid
                                                     for c in jv["carriers"] if c["state"] == "native_block") == 2)
@@ -144,6 +168,7 @@ def case_attach(jdk):
     jdk = needs_ffm(jdk)
     home = jdk_home(jdk)
     d = tempfile.mkdtemp(prefix="vtpin-ffm-attach-")
+    RUNS.append(d)
     record, trace = os.path.join(d, "a.vtp"), os.path.join(d, "t.txt")
     out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
     cmd = [os.path.join(home, "bin", "java"), "--enable-native-access=ALL-UNNAMED", "-cp", classpath(jdk)] + \
@@ -188,16 +213,13 @@ def case_attach(jdk):
         check(culprit(p)["downcall"] == {"symbol": None, "library": None}, "target unknown after attach")
     with open(trace) as f:
         check("<== native (FFM downcall, target unknown)" in f.read(), "the trace marks the downcall")
-    for name in os.listdir(d):
-        os.unlink(os.path.join(d, name))
-    os.rmdir(d)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main({
+    raise SystemExit(main({name: cleaning(case) for name, case in {
         "qsort": case_qsort,
         "jfr": case_jfr,
         "native_block": case_native_block,
         "collector": case_collector,
         "attach": case_attach,
-    }))
+    }.items()}))
