@@ -99,7 +99,8 @@ static int request_capabilities(jvmtiEnv *jvmti)
     want.can_get_line_numbers = potential.can_get_line_numbers;
     want.can_get_source_file_name = potential.can_get_source_file_name;
     /* FFM downcall targets: a virtual thread's locals are read while it is suspended */
-    want.can_access_local_variables = potential.can_access_local_variables && potential.can_suspend;
+    want.can_access_local_variables =
+        !A.options.downcalls_marked && potential.can_access_local_variables && potential.can_suspend;
     want.can_suspend = want.can_access_local_variables;
     if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
         return -1;
@@ -112,7 +113,7 @@ static int request_capabilities(jvmtiEnv *jvmti)
     if (!A.monitor_depths)
         missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
     downcall_configure(want.can_access_local_variables);
-    if (!want.can_access_local_variables)
+    if (!want.can_access_local_variables && !A.options.downcalls_marked)
         missing("access_local_variables", "FFM downcalls are found, but the C function they call is not named");
     if (!want.can_generate_native_method_bind_events)
         missing("native_method_bind_events", "native frames are not named with their library");

@@ -5,6 +5,7 @@ Each case is one CTest entry: `test_ffm.py CASE JDK`.
 - qsort: libc qsort through a downcall, the comparator (an upcall) sleeps: NATIVE pins whose culprit
   is the frame that invoked the downcall handle, marked with the target (qsort, libc.so.6), the
   comparator as the blocking operation, the upcall stub marked.
+- marked: downcalls=marked, the same without reading the target.
 - jfr: the same at threshold 0, counted against JFR's jdk.VirtualThreadPinned in the same run.
 - native_block: usleep through a downcall blocks in C (never parks): the watchdog's NATIVE_BLOCK pin
   names the downcall frame and its target.
@@ -97,6 +98,22 @@ def case_qsort(jdk):
     site = rep["sites"][0]
     check(site["culprit"]["downcall"] == culprit(pins[0])["downcall"] and
           site["stack"][site["blocking_frame"]]["method"] == "compare", "the site carries them too: %s" % site)
+
+
+def case_marked(jdk):
+    """downcalls=marked: the same culprit and markers, no target, and the locals capability not taken."""
+    jdk = needs_ffm(jdk)
+    r = tracked(Run(jdk, "FfmQsort", args=(2, 2, 20), props=scheduler(2), agent_opts="downcalls=marked")).run()
+    rep = r.report()
+    check("access_local_variables" not in rep["jvm"]["capabilities_missing"],
+          "not missing: not asked for: %s" % rep["jvm"]["capabilities_missing"])
+    pins = pins_in(rep, "FfmQsort")
+    check(len(pins) >= 2, "pins of both threads, got %d" % len(pins))
+    for p in pins:
+        check_qsort_pin(p, target_known=False)
+        check(culprit(p)["downcall"] == {"symbol": None, "library": None}, "target not read: %s" % culprit(p))
+    check("FfmQsort.sortInC(FfmQsort.java:52) <== native (FFM downcall, target unknown)" in r.trace_text(),
+          "the trace marks the downcall:\n" + r.trace_text()[:2000])
 
 
 def case_jfr(jdk):
@@ -218,6 +235,7 @@ def case_attach(jdk):
 if __name__ == "__main__":
     raise SystemExit(main({name: cleaning(case) for name, case in {
         "qsort": case_qsort,
+        "marked": case_marked,
         "jfr": case_jfr,
         "native_block": case_native_block,
         "collector": case_collector,
