@@ -755,7 +755,7 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
 enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED };
 
 /* What the mounted virtual thread is doing that pins its carrier without an
- * event: inside a native method (every mode), or parked while mounted
+  * event: in native code, a JNI method or an FFM downcall (every mode), or parked while mounted
  * (after attach, where no breakpoint marks parkOnCarrierThread). */
 static enum watch_kind classify(jthread vt, jmethodID *top)
 {
@@ -766,10 +766,8 @@ static enum watch_kind classify(jthread vt, jmethodID *top)
     if (state & JVMTI_THREAD_STATE_IN_NATIVE) {
         jvmtiFrameInfo frame;
         jint count = 0;
-        jboolean native = JNI_FALSE;
-        /* A JNI method on top, or else an FFM downcall: its stub is the top Java frame. */
-        if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 1, &frame, &count) == JVMTI_ERROR_NONE && count == 1 &&
-            (*W.jvmti)->IsMethodNative(W.jvmti, frame.method, &native) == JVMTI_ERROR_NONE) {
+        /* In C: under a JNI method, or an FFM downcall (its stub and LambdaForm frames on top). */
+        if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 1, &frame, &count) == JVMTI_ERROR_NONE && count == 1) {
             *top = frame.method;
             return WATCH_NATIVE;
         }
