@@ -755,8 +755,9 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
 enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED };
 
 /* What the mounted virtual thread is doing that pins its carrier without an
-  * event: in native code, a JNI method or an FFM downcall (every mode), or parked while mounted
- * (after attach, where no breakpoint marks parkOnCarrierThread). */
+ * event: in native code through a JNI method or an FFM downcall (every
+ * mode), or parked while mounted (after attach, where no breakpoint marks
+ * parkOnCarrierThread). */
 static enum watch_kind classify(jthread vt, jmethodID *top)
 {
     jint state = 0;
