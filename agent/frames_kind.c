@@ -22,18 +22,18 @@ int frames_is_jdk_class(const char *cls)
 
 int frames_is_blocking_native(const char *cls, const char *method)
 {
-    return (cls && method) &&
-           ((strcmp(cls, "jdk.internal.misc.Unsafe") == 0 && strcmp(method, "park") == 0) ||
-            (strcmp(cls, "java.lang.Object") == 0 && strcmp(method, "wait0") == 0) ||
-            (strcmp(cls, "java.lang.Thread") == 0 && strncmp(method, "sleep", 5) == 0) ||
-            strcmp(cls, "jdk.internal.vm.Continuation") == 0);
+    return (cls && method) && ((strcmp(cls, "jdk.internal.misc.Unsafe") == 0 && strcmp(method, "park") == 0) ||
+                               (strcmp(cls, "java.lang.Object") == 0 && strcmp(method, "wait0") == 0) ||
+                               (strcmp(cls, "java.lang.Thread") == 0 && strncmp(method, "sleep", 5) == 0) ||
+                               strcmp(cls, "jdk.internal.vm.Continuation") == 0);
 }
 
 enum frame_kind frames_classify(const char *cls, const char *method, int is_native)
 {
     if (!cls)
         return is_native ? FRAME_NATIVE : FRAME_JAVA;
-    /* Specialized stubs (the default), and the interpreted bindings (-Djdk.internal.foreign.DowncallLinker.USE_SPEC=false). */
+    /* Specialized stubs (the default), and the interpreted bindings
+     * (-Djdk.internal.foreign.DowncallLinker.USE_SPEC=false). */
     if (is_class_or_hidden(cls, "jdk.internal.foreign.abi.DowncallStub") ||
         (strcmp(cls, "jdk.internal.foreign.abi.DowncallLinker") == 0 && method &&
          strcmp(method, "invokeInterpBindings") == 0))

@@ -197,7 +197,8 @@ static int parse_one(struct options *o, const char *key, const char *value, char
     } else {
         snprintf(err, errlen,
                  "unknown option '%s' (valid: threshold, trace, tracefile, record, log, collector, buffer, "
-                 "occupancy, sample, carriers, ring, depth, queue, stacks, methods, stats, downcalls, quiet, stop, help)",
+                 "occupancy, sample, carriers, ring, depth, queue, stacks, methods, stats, downcalls, quiet, stop, "
+                 "help)",
                  key);
         return -EINVAL;
     }

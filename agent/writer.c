@@ -360,9 +360,19 @@ static void hello_to(unsigned sinks, uint32_t connection)
 
 static struct pin_view view_of(const struct active_pin *a, int64_t end_ns)
 {
-    struct pin_view v = {a->pin_id,    a->reason,       a->start_ns,     end_ns,   a->vthread_id,
-                         a->vthread_name, a->carrier_tid, a->carrier_name, a->stack, a->culprit,
-                         a->blocked_in, a->blocking, a->has_downcall ? &a->downcall : NULL};
+    struct pin_view v = {.pin_id = a->pin_id,
+                         .reason = a->reason,
+                         .start_ns = a->start_ns,
+                         .end_ns = end_ns,
+                         .vthread_id = a->vthread_id,
+                         .vthread_name = a->vthread_name,
+                         .carrier_tid = a->carrier_tid,
+                         .carrier_name = a->carrier_name,
+                         .stack = a->stack,
+                         .culprit = a->culprit,
+                         .blocked_in = a->blocked_in,
+                         .blocking = a->blocking,
+                         .downcall = a->has_downcall ? &a->downcall : NULL};
     return v;
 }
 

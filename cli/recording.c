@@ -350,9 +350,9 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     if (d->downcall) {
         p->has_downcall = 1;
         p->downcall_address = d->downcall->has_address ? d->downcall->address : 0;
-        if ((d->downcall->symbol && *d->downcall->symbol && !(p->downcall_symbol = strdup(d->downcall->symbol))) ||
-            (d->downcall->library && *d->downcall->library &&
-             !(p->downcall_library = strdup(d->downcall->library))))
+        const char *sym = d->downcall->symbol, *lib = d->downcall->library;
+        if ((sym && *sym && !(p->downcall_symbol = strdup(sym))) ||
+            (lib && *lib && !(p->downcall_library = strdup(lib))))
             return -ENOMEM;
     }
     rc = idmap_put(s->pin_index, d->pin_id, (void *)(uintptr_t)(s->n_pins + 1), NULL);

@@ -39,8 +39,7 @@ static void ev_string(uint32_t id, const char *value)
 }
 
 /* kind < 0: not sent (a recording from an agent before frame kinds). */
-static void ev_method(uint32_t id, uint32_t cls, uint32_t name, uint32_t source, int native, uint32_t library,
-                      int kind)
+static void ev_method(uint32_t id, uint32_t cls, uint32_t name, uint32_t source, int native, uint32_t library, int kind)
 {
     Vtpin__V1__MethodDef d = VTPIN__V1__METHOD_DEF__INIT;
     d.id = id;
@@ -109,8 +108,22 @@ static void ev_pin(uint64_t id, int reason, uint32_t stack, uint32_t culprit, in
     put_event(&ev);
 }
 
-enum { S_THREAD = 1, S_SLEEP, S_QSORT_CLS, S_COMPARE, S_UPCALL_CLS, S_INVOKE, S_DOWNCALL_CLS, S_LF_CLS,
-       S_SORT, S_SRC, S_JNI, S_CALL, S_LIBFOO, S_CALLBACK };
+enum {
+    S_THREAD = 1,
+    S_SLEEP,
+    S_QSORT_CLS,
+    S_COMPARE,
+    S_UPCALL_CLS,
+    S_INVOKE,
+    S_DOWNCALL_CLS,
+    S_LF_CLS,
+    S_SORT,
+    S_SRC,
+    S_JNI,
+    S_CALL,
+    S_LIBFOO,
+    S_CALLBACK
+};
 enum { M_SLEEP = 1, M_COMPARE, M_UPCALL, M_DOWNCALL, M_LF, M_SORT, M_JNI_CALL, M_CALLBACK };
 
 static struct recording *build(void)
@@ -119,10 +132,20 @@ static struct recording *build(void)
     if (!CHECK(fd >= 0) || !CHECK((file = fdopen(fd, "w")) != NULL))
         return NULL;
     fwrite(WIRE_MAGIC, 1, WIRE_MAGIC_LEN, file);
-    const char *strings[] = {NULL, "java.lang.Thread", "sleep", "FfmQsort", "compare",
-                             "jdk.internal.foreign.abi.UpcallStub/0x1", "invoke",
-                             "jdk.internal.foreign.abi.DowncallStub/0x2", "java.lang.invoke.LambdaForm$MH/0x3",
-                             "sortInC", "FfmQsort.java", "com.example.Jni", "call", "/opt/lib/libfoo.so",
+    const char *strings[] = {NULL,
+                             "java.lang.Thread",
+                             "sleep",
+                             "FfmQsort",
+                             "compare",
+                             "jdk.internal.foreign.abi.UpcallStub/0x1",
+                             "invoke",
+                             "jdk.internal.foreign.abi.DowncallStub/0x2",
+                             "java.lang.invoke.LambdaForm$MH/0x3",
+                             "sortInC",
+                             "FfmQsort.java",
+                             "com.example.Jni",
+                             "call",
+                             "/opt/lib/libfoo.so",
                              "callback"};
     for (uint32_t i = 1; i < sizeof(strings) / sizeof(strings[0]); i++)
         ev_string(i, strings[i]);
