@@ -24,13 +24,14 @@ int downcall_can_resolve(void)
 int downcall_name(uint64_t address, struct downcall_target *out)
 {
     Dl_info info;
+    void *target = (void *)(uintptr_t)address; /* NOLINT(performance-no-int-to-ptr): a C address from Java */
     out->address = address;
     out->symbol[0] = out->library[0] = '\0';
-    if (!address || !dladdr((void *)(uintptr_t)address, &info))
+    if (!address || !dladdr(target, &info))
         return -ENOENT;
     if (info.dli_fname)
         snprintf(out->library, sizeof(out->library), "%s", info.dli_fname);
-    if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)address)
+    if (info.dli_sname && info.dli_saddr == target)
         snprintf(out->symbol, sizeof(out->symbol), "%s", info.dli_sname);
     else if (info.dli_sname && info.dli_saddr)
         snprintf(out->symbol, sizeof(out->symbol), "%s+0x%llx", info.dli_sname,
