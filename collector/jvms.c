@@ -282,9 +282,11 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
     if (text && p->downcall) { /* a Java frame that is in C: say so, as the report does */
         const char *slash = p->downcall->library ? strrchr(p->downcall->library, '/') : NULL;
         size_t len = strlen(culprit);
-        snprintf(culprit + len, sizeof(culprit) - len, " <== native (FFM downcall %s%s%s)",
-                 p->downcall->symbol ? p->downcall->symbol : "target unknown", slash ? ", " : "",
-                 slash ? slash + 1 : "");
+        if (!p->downcall->symbol && !slash)
+            snprintf(culprit + len, sizeof(culprit) - len, " <== native (FFM downcall, target unknown)");
+        else
+            snprintf(culprit + len, sizeof(culprit) - len, " <== native (FFM downcall %s, %s)",
+                     p->downcall->symbol ? p->downcall->symbol : "?", slash ? slash + 1 : "library unknown");
     }
     occupancy_pin_start(j->occ, p->carrier_tid, p->pin_id, (int)p->reason, text, p->has_vthread_id ? p->vthread_id : 0,
                         p->start_ns);
