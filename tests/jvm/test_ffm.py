@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import (AGENT, Failure, Run, VTPIN, check, classpath, culprit, jdk_home, jfr_duration_ns,
+from harness import (Run, VTPIN, check, classpath, culprit, jdk_home, jfr_duration_ns,
                      jfr_pinned_events, jfr_touches, main, pins_in, report_json, scheduler, skip)
 
 
