@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "carriers.h"
+#include "downcall.h"
 #include "log.h"
 #include "natives.h"
 #include "options.h"
@@ -27,7 +28,7 @@ static struct {
     char option_text[1024];
     struct queue *queue;
     int attach_mode;
-    int breakpoints, monitor_events, monitor_depths, native_binds;
+    int breakpoints, monitor_events, monitor_depths, native_binds, downcall_names;
     unsigned jdk_feature;
     unsigned parallelism;
     char *java_version, *vm_name, *vm_version, *vm_vendor;
@@ -98,12 +99,18 @@ static int request_capabilities(jvmtiEnv *jvmti)
     want.can_generate_native_method_bind_events = potential.can_generate_native_method_bind_events;
     want.can_get_line_numbers = potential.can_get_line_numbers;
     want.can_get_source_file_name = potential.can_get_source_file_name;
+    /* FFM downcall targets: a virtual thread's locals are read while it is suspended */
+    want.can_access_local_variables =
+        !A.options.downcalls_marked && potential.can_access_local_variables && potential.can_suspend;
+    want.can_suspend = want.can_access_local_variables;
     if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
         return -1;
     A.breakpoints = want.can_generate_breakpoint_events && want.can_get_bytecodes;
     A.monitor_events = want.can_generate_monitor_events;
     A.monitor_depths = want.can_get_owned_monitor_stack_depth_info;
     A.native_binds = want.can_generate_native_method_bind_events;
+    A.downcall_names = want.can_access_local_variables;
+    downcall_configure(A.downcall_names);
     return 0;
 }
 
@@ -116,6 +123,8 @@ static void tell_missing_capabilities(void)
                               "late, reason inferred from the stack");
     if (!A.monitor_depths)
         missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
+    if (!A.downcall_names && !A.options.downcalls_marked)
+        missing("access_local_variables", "FFM downcalls are found, but the C function they call is not named");
     if (!A.native_binds)
         missing("native_method_bind_events", "native frames are not named with their library");
 }

@@ -28,6 +28,8 @@ const char options_usage[] =
     "  queue=N         pin events buffered before dropping (default 1024)\n"
     "  stacks=N        distinct stacks kept (default 65536); methods=N likewise (default 65536)\n"
     "  stats=DUR       how often counters go to the recording (default 1s)\n"
+    "  downcalls=named|marked  FFM downcalls: name each one's C function (startup only; holds\n"
+    "                  can_access_local_variables), or only mark the frame (default named)\n"
     "  quiet           no informational messages\n"
     "  stop            (attach) turn an attached agent's events off and flush its outputs\n"
     "  %p in a path is replaced by the JVM's pid (record=/tmp/app-%p.vtp)\n"
@@ -182,6 +184,14 @@ static int parse_one(struct options *o, const char *key, const char *value, char
     } else if (strcmp(key, "ring") == 0) {
         rc = parse_uint(value, 64, 1u << 24, &o->ring_entries);
         expect = "a number from 64 to 16777216";
+    } else if (strcmp(key, "downcalls") == 0) {
+        if (value && strcmp(value, "named") == 0)
+            o->downcalls_marked = 0;
+        else if (value && strcmp(value, "marked") == 0)
+            o->downcalls_marked = 1;
+        else
+            rc = -EINVAL;
+        expect = "named or marked";
     } else if (strcmp(key, "quiet") == 0 || strcmp(key, "help") == 0 || strcmp(key, "stop") == 0) {
         if (value) {
             snprintf(err, errlen, "option '%s' takes no value (got '%s')", key, value);
@@ -196,7 +206,8 @@ static int parse_one(struct options *o, const char *key, const char *value, char
     } else {
         snprintf(err, errlen,
                  "unknown option '%s' (valid: threshold, trace, tracefile, record, log, collector, buffer, "
-                 "occupancy, sample, carriers, ring, depth, queue, stacks, methods, stats, quiet, stop, help)",
+                 "occupancy, sample, carriers, ring, depth, queue, stacks, methods, stats, downcalls, quiet, stop, "
+                 "help)",
                  key);
         return -EINVAL;
     }

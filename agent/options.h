@@ -31,6 +31,7 @@ struct options {
     unsigned max_stacks;        /* distinct stacks kept (and sent once each) */
     unsigned max_methods;       /* distinct methods kept */
     uint64_t stats_interval_ns; /* how often counters are written to the recording */
+    int downcalls_marked;       /* downcalls=marked: FFM downcalls are marked, their targets not read */
     int quiet;                  /* no informational log lines */
     int stop;                   /* loaded again with "stop": turn events off and flush */
     int help;

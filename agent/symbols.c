@@ -227,6 +227,7 @@ static struct method_info *method_load(struct symbols *s, JNIEnv *jni, jmethodID
     jboolean native = JNI_FALSE;
     (*jvmti)->IsMethodNative(jvmti, mid, &native);
     m->is_native = native;
+    m->kind = (int)frames_classify(dotted, name, native);
     if (native) {
         const char *lib = natives_library(natives_get(mid));
         if (!lib)
@@ -391,41 +392,46 @@ uint64_t symbols_methods_dropped(const struct symbols *s)
     return s ? s->methods_dropped : 0;
 }
 
-static int starts_with(const char *s, const char *prefix)
+/* Names and kinds of the stack's frames, for frames_kind.c; NULL when out of memory. */
+static struct frame_name *frame_names(struct symbols *s, const struct stack_info *st)
 {
-    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+    struct frame_name *names = calloc(st->count ? st->count : 1, sizeof(*names));
+    for (uint32_t f = 0; names && f < st->count; f++) {
+        struct method_info *m = symbols_method_by_id(s, st->frames[f].method);
+        names[f].cls = m ? symbols_string_text(s, m->class_sid) : NULL;
+        names[f].method = m ? symbols_string_text(s, m->name_sid) : NULL;
+        names[f].kind = m ? m->kind : FRAME_JAVA;
+    }
+    return names;
 }
 
-static int is_jdk_class(const char *cls)
+void symbols_native_site(struct symbols *s, const struct stack_info *st, uint32_t culprit, struct native_site *site,
+                         int *blocking)
 {
-    return starts_with(cls, "java.") || starts_with(cls, "jdk.") || starts_with(cls, "sun.") ||
-           starts_with(cls, "javax.") || starts_with(cls, "com.sun.");
-}
-
-/* Native frames that are how a thread blocks, not why it is pinned. */
-static int is_blocking_native(const char *cls, const char *name)
-{
-    return (cls && name) &&
-           ((strcmp(cls, "jdk.internal.misc.Unsafe") == 0 && strcmp(name, "park") == 0) ||
-            (strcmp(cls, "java.lang.Object") == 0 && strcmp(name, "wait0") == 0) ||
-            (strcmp(cls, "java.lang.Thread") == 0 && strncmp(name, "sleep", 5) == 0) ||
-            (strcmp(cls, "jdk.internal.vm.Continuation") == 0));
+    site->culprit = site->downcall = site->upcall = -1;
+    *blocking = -1;
+    struct frame_name *names = st ? frame_names(s, st) : NULL;
+    if (!names)
+        return;
+    frames_native_site(names, st->count, site);
+    *blocking = frames_blocking(names, st->count, (int)culprit, site->culprit == (int)culprit ? site->upcall : -1);
+    free(names);
 }
 
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason)
 {
     if (!st || st->count == 0)
         return 0;
-    int first_app = -1, first_monitor = -1, first_native = -1, first_outside_object = -1;
+    int first_app = -1, first_monitor = -1, first_outside_object = -1;
+    struct native_site site;
+    int blocking;
+    symbols_native_site(s, st, 0, &site, &blocking);
     for (uint32_t f = 0; f < st->count; f++) {
         struct method_info *m = symbols_method_by_id(s, st->frames[f].method);
         const char *cls = m ? symbols_string_text(s, m->class_sid) : NULL;
-        const char *name = m ? symbols_string_text(s, m->name_sid) : NULL;
         if (first_monitor < 0 && st->frames[f].monitors > 0)
             first_monitor = (int)f;
-        if (first_native < 0 && m && m->is_native && !is_blocking_native(cls, name))
-            first_native = (int)f;
-        if (first_app < 0 && cls && !is_jdk_class(cls))
+        if (first_app < 0 && cls && !frames_is_jdk_class(cls))
             first_app = (int)f;
         if (first_outside_object < 0 && cls && strcmp(cls, "java.lang.Object") != 0)
             first_outside_object = (int)f;
@@ -437,7 +443,7 @@ uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int rea
         break;
     case REASON_NATIVE:
     case REASON_NATIVE_BLOCK:
-        pick = first_native;
+        pick = site.culprit; /* the JNI method, or the frame that invoked the FFM downcall */
         break;
     case REASON_MONITOR_ENTER:
         pick = 0; /* the frame entering the monitor */
@@ -446,7 +452,7 @@ uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int rea
         pick = first_outside_object;
         break;
     default:
-        pick = first_monitor >= 0 ? first_monitor : first_native;
+        pick = first_monitor >= 0 ? first_monitor : site.culprit;
         break;
     }
     if (pick < 0)
@@ -461,11 +467,8 @@ int symbols_infer_reason(struct symbols *s, const struct stack_info *st, int mon
     for (uint32_t f = 0; f < st->count && monitors_pin; f++)
         if (st->frames[f].monitors > 0)
             return REASON_MONITOR;
-    for (uint32_t f = 0; f < st->count; f++) {
-        struct method_info *m = symbols_method_by_id(s, st->frames[f].method);
-        if (m && m->is_native &&
-            !is_blocking_native(symbols_string_text(s, m->class_sid), symbols_string_text(s, m->name_sid)))
-            return REASON_NATIVE;
-    }
-    return REASON_UNKNOWN;
+    struct native_site site;
+    int blocking;
+    symbols_native_site(s, st, 0, &site, &blocking);
+    return site.culprit >= 0 ? REASON_NATIVE : REASON_UNKNOWN;
 }

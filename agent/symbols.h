@@ -7,6 +7,7 @@
 #include <jvmti.h>
 #include <stdint.h>
 
+#include "frames_kind.h"
 #include "pins.h"
 
 struct symbols;
@@ -16,6 +17,7 @@ struct method_info {
     uint32_t id;
     uint32_t class_sid, name_sid, sig_sid, source_sid, module_sid, library_sid; /* 0: none */
     int is_native;
+    int kind; /* enum frame_kind */
     jint line_count;
     jvmtiLineNumberEntry *lines;
     int is_synchronized;
@@ -65,6 +67,11 @@ void symbols_forget_sink(struct symbols *s, unsigned sink_bit);
 
 /* Index of the frame to blame for a pin of this reason. */
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason);
+
+/* The stack's innermost native boundary (JNI method or FFM downcall) and the
+ * blocking operation above culprit (-1: none). */
+void symbols_native_site(struct symbols *s, const struct stack_info *st, uint32_t culprit, struct native_site *site,
+                         int *blocking);
 
 /* A reason inferred from the stack when the JDK could not say; monitors_pin:
  * holding a monitor pins on this JDK (21-23). */

@@ -142,18 +142,44 @@ char *trace_format_frame(struct symbols *s, const struct stack_info *st, uint32_
     return out;
 }
 
-static void put_frame(struct trace *t, struct symbols *s, const struct stack_info *st, uint32_t i, uint32_t culprit)
+/* " <== native (libfoo.so)" for a JNI culprit, " <== native (FFM downcall qsort, libc.so.6)" for
+ * a frame that invoked a downcall; "" otherwise. */
+static void put_native_marker(struct trace *t, struct symbols *s, const struct pin_view *p, uint32_t i)
 {
-    char frame[1024];
-    trace_format_frame(s, st, i, frame, sizeof(frame));
-    put(t, "    %s", frame);
-    struct method_info *m = symbols_method_by_id(s, st->frames[i].method);
-    if (st->frames[i].monitors > 0)
-        put(t, " <== monitors:%u", st->frames[i].monitors);
-    if (m && m->is_native && i == culprit) {
+    struct method_info *m = symbols_method_by_id(s, p->stack->frames[i].method);
+    if (i != p->culprit)
+        return;
+    if (p->downcall) {
+        const char *sym = p->downcall->symbol, *lib = p->downcall->library;
+        if (!*sym && !*lib)
+            put(t, " <== native (FFM downcall, target unknown)");
+        else
+            put(t, " <== native (FFM downcall %s, %s)", *sym ? sym : "?", *lib ? basename_of(lib) : "library unknown");
+    } else if (m && m->is_native) {
         const char *lib = symbols_string_text(s, m->library_sid);
         put(t, " <== native (%s)", lib ? basename_of(lib) : "library unknown");
     }
+}
+
+static int is_upcall(struct symbols *s, const struct stack_info *st, uint32_t i)
+{
+    struct method_info *m = symbols_method_by_id(s, st->frames[i].method);
+    return m && m->kind == FRAME_UPCALL_STUB;
+}
+
+static void put_frame(struct trace *t, struct symbols *s, const struct pin_view *p, uint32_t i)
+{
+    char frame[1024];
+    const struct stack_info *st = p->stack;
+    trace_format_frame(s, st, i, frame, sizeof(frame));
+    put(t, "    %s", frame);
+    if (st->frames[i].monitors > 0)
+        put(t, " <== monitors:%u", st->frames[i].monitors);
+    put_native_marker(t, s, p, i);
+    if (is_upcall(s, st, i))
+        put(t, " <== upcall");
+    if ((int)i == p->blocking)
+        put(t, " <== blocking operation");
     put(t, "\n");
 }
 
@@ -192,16 +218,17 @@ void trace_pin_start(struct trace *t, struct symbols *s, const struct pin_view *
     uint64_t *first = st->id < t->first_pin_cap ? &t->first_pin[st->id] : NULL;
     if (first && *first) { /* like the JDK's trace: each distinct stack in full once */
         char frame[1024];
-        put(t, "    at %s (stack as pin #%llu)\n", trace_format_frame(s, st, p->culprit, frame, sizeof(frame)),
-            (unsigned long long)*first);
+        put(t, "    at %s", trace_format_frame(s, st, p->culprit, frame, sizeof(frame)));
+        put_native_marker(t, s, p, p->culprit);
+        put(t, " (stack as pin #%llu)\n", (unsigned long long)*first);
         return;
     }
     if (first)
         *first = p->pin_id;
     for (uint32_t i = 0; i < st->count; i++) {
-        int marked = st->frames[i].monitors > 0 || i == p->culprit;
+        int marked = st->frames[i].monitors > 0 || i == p->culprit || (int)i == p->blocking || is_upcall(s, st, i);
         if (t->mode == TRACE_FULL || marked)
-            put_frame(t, s, st, i, p->culprit);
+            put_frame(t, s, p, i);
     }
     if (st->truncated)
         put(t, "    ...\n");

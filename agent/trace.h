@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "downcall.h"
 #include "options.h"
 #include "symbols.h"
 
@@ -20,6 +21,8 @@ struct pin_view {
     const struct stack_info *stack;
     uint32_t culprit;
     const char *blocked_in; /* NATIVE_BLOCK: where the kernel says it sleeps */
+    int blocking;           /* frame of the blocking operation when not the culprit, else -1 */
+    const struct downcall_target *downcall; /* the culprit invoked an FFM downcall; NULL otherwise */
 };
 
 struct trace;

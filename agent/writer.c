@@ -11,6 +11,7 @@
 
 #include "carriers.h"
 #include "clock.h"
+#include "downcall.h"
 #include "link.h"
 #include "log.h"
 #include "pins.h"
@@ -40,6 +41,9 @@ struct active_pin {
     uint32_t culprit;
     char blocked_in[BLOCKED_IN_MAX];
     int stack_deferred; /* the stack is taken when the pin crosses the threshold */
+    int blocking;       /* frame of the blocking operation when not the culprit, else -1 */
+    int has_downcall;   /* the culprit invoked an FFM downcall; downcall names its target if known */
+    struct downcall_target downcall;
 };
 
 struct pending_notice {
@@ -202,6 +206,10 @@ static void send_method(uint32_t mid)
     OPT_U32(def, module, m->module_sid);
     def.has_is_native = 1;
     def.is_native = m->is_native;
+    if (m->kind != FRAME_JAVA) {
+        def.has_kind = 1;
+        def.kind = (Vtpin__V1__FrameKind)m->kind;
+    }
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_METHOD;
     ev.method = &def;
@@ -366,9 +374,19 @@ static void hello_to(unsigned sinks, uint32_t connection)
 
 static struct pin_view view_of(const struct active_pin *a, int64_t end_ns)
 {
-    struct pin_view v = {a->pin_id,    a->reason,       a->start_ns,     end_ns,   a->vthread_id,
-                         a->vthread_name, a->carrier_tid, a->carrier_name, a->stack, a->culprit,
-                         a->blocked_in};
+    struct pin_view v = {.pin_id = a->pin_id,
+                         .reason = a->reason,
+                         .start_ns = a->start_ns,
+                         .end_ns = end_ns,
+                         .vthread_id = a->vthread_id,
+                         .vthread_name = a->vthread_name,
+                         .carrier_tid = a->carrier_tid,
+                         .carrier_name = a->carrier_name,
+                         .stack = a->stack,
+                         .culprit = a->culprit,
+                         .blocked_in = a->blocked_in,
+                         .blocking = a->blocking,
+                         .downcall = a->has_downcall ? &a->downcall : NULL};
     return v;
 }
 
@@ -395,6 +413,18 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
         p.has_culprit_frame = 1;
         p.culprit_frame = a->culprit;
     }
+    Vtpin__V1__Downcall dc = VTPIN__V1__DOWNCALL__INIT;
+    if (a->stack && a->has_downcall) {
+        dc.symbol = a->downcall.symbol[0] ? a->downcall.symbol : NULL;
+        dc.library = a->downcall.library[0] ? a->downcall.library : NULL;
+        dc.has_address = a->downcall.address != 0;
+        dc.address = a->downcall.address;
+        p.downcall = &dc;
+    }
+    if (a->stack && a->blocking >= 0) {
+        p.has_blocking_frame = 1;
+        p.blocking_frame = (uint32_t)a->blocking;
+    }
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     if (a->blocked_in[0])
         p.blocked_in = a->blocked_in;
@@ -411,6 +441,26 @@ static struct carrier_slot *carrier_by_tid(int tid)
             return c;
     }
     return NULL;
+}
+
+/* The pin's native boundary: the blocking operation above the culprit, and
+ * for an FFM downcall its target, read from the stub's frame while the
+ * virtual thread is still pinned on its carrier (startup mode only). */
+static void describe_native(struct active_pin *a)
+{
+    struct native_site site;
+    symbols_native_site(W.symbols, a->stack, a->culprit, &site, &a->blocking);
+    a->has_downcall = a->stack && site.downcall >= 0 && site.culprit == (int)a->culprit;
+    memset(&a->downcall, 0, sizeof(a->downcall));
+    if (!a->has_downcall || !downcall_can_resolve())
+        return;
+    struct carrier_slot *c = carrier_by_tid(a->carrier_tid);
+    jthread vt = NULL;
+    if (!c || !W.get_virtual_thread || W.get_virtual_thread(W.jvmti, c->thread, &vt) != JVMTI_ERROR_NONE || !vt)
+        return;
+    if (pins_thread_id(W.jni, vt) == a->vthread_id)
+        downcall_resolve(W.jvmti, W.jni, vt, site.downcall, a->stack->mids[site.downcall], &a->downcall);
+    (*W.jni)->DeleteLocalRef(W.jni, vt);
 }
 
 static int is_park_reason(int reason)
@@ -459,6 +509,7 @@ static int take_deferred_stack(struct active_pin *a, int still_pinned)
     if (a->reason == REASON_UNKNOWN)
         a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
     a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
+    describe_native(a);
     return 0;
 }
 
@@ -508,12 +559,14 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     memcpy(a->vthread_name, r->vthread_name, REC_NAME_MAX);
     memcpy(a->carrier_name, r->carrier_name, REC_NAME_MAX);
     a->reason = r->reason;
+    a->blocking = -1;
     a->stack_deferred = r->stack_deferred;
     if (!a->stack_deferred) {
         a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
         if (a->reason == REASON_UNKNOWN)
             a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
         a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
+        describe_native(a);
     }
     if (blocked_in)
         snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
@@ -726,8 +779,9 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
 enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED };
 
 /* What the mounted virtual thread is doing that pins its carrier without an
- * event: inside a native method (every mode), or parked while mounted
- * (after attach, where no breakpoint marks parkOnCarrierThread). */
+ * event: in native code through a JNI method or an FFM downcall (every
+ * mode), or parked while mounted (after attach, where no breakpoint marks
+ * parkOnCarrierThread). */
 static enum watch_kind classify(jthread vt, jmethodID *top)
 {
     jint state = 0;
@@ -737,9 +791,8 @@ static enum watch_kind classify(jthread vt, jmethodID *top)
     if (state & JVMTI_THREAD_STATE_IN_NATIVE) {
         jvmtiFrameInfo frame;
         jint count = 0;
-        jboolean native = JNI_FALSE;
-        if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 1, &frame, &count) == JVMTI_ERROR_NONE && count == 1 &&
-            (*W.jvmti)->IsMethodNative(W.jvmti, frame.method, &native) == JVMTI_ERROR_NONE && native) {
+        /* In C: under a JNI method, or an FFM downcall (its stub and LambdaForm frames on top). */
+        if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 1, &frame, &count) == JVMTI_ERROR_NONE && count == 1) {
             *top = frame.method;
             return WATCH_NATIVE;
         }

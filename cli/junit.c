@@ -78,8 +78,7 @@ static void put_case(FILE *out, const struct gate_config *c, const struct gate_r
             for (uint32_t i = 0; i < st->count; i++) {
                 char f[1024], m[256];
                 report_format_frame(&st->frames[i], f, sizeof(f));
-                report_frame_markers(&st->frames[i], site->example->has_culprit && i == site->example->culprit, m,
-                                     sizeof(m));
+                report_pin_frame_markers(site->example, i, m, sizeof(m));
                 fputs("\n    at ", out);
                 put_escaped(out, f);
                 put_escaped(out, m);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "frames_kind.h"
 #include "idmap.h"
 #include "wire.h"
 
@@ -139,8 +140,11 @@ static void session_free(struct recording_session *s)
     for (size_t i = 0; i < s->n_capabilities_missing; i++)
         free(s->capabilities_missing[i]);
     free(s->capabilities_missing);
-    for (size_t i = 0; i < s->n_pins; i++)
+    for (size_t i = 0; i < s->n_pins; i++) {
         free(s->pins[i].blocked_in);
+        free(s->pins[i].downcall_symbol);
+        free(s->pins[i].downcall_library);
+    }
     free(s->pins);
     for (size_t i = 0; i < s->n_notices; i++) {
         free(s->notices[i].code);
@@ -278,6 +282,7 @@ static int apply_method(struct recording_session *s, const Vtpin__V1__MethodDef 
     m->library_sid = d->has_library ? d->library : 0;
     m->module_sid = d->has_module ? d->module : 0;
     m->is_native = d->has_is_native && d->is_native;
+    m->kind = d->has_kind ? (int)d->kind : -1; /* -1: classified by name once the names are known */
     void *old = NULL;
     int rc = idmap_put(s->methods, d->id, m, &old);
     if (rc) {
@@ -349,6 +354,16 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     p->culprit_raw = d->culprit_frame;
     if (d->blocked_in && *d->blocked_in && !(p->blocked_in = strdup(d->blocked_in)))
         return -ENOMEM;
+    p->has_blocking_raw = d->has_blocking_frame;
+    p->blocking_raw = d->blocking_frame;
+    if (d->downcall) {
+        p->has_downcall = 1;
+        p->downcall_address = d->downcall->has_address ? d->downcall->address : 0;
+        const char *sym = d->downcall->symbol, *lib = d->downcall->library;
+        if ((sym && *sym && !(p->downcall_symbol = strdup(sym))) ||
+            (lib && *lib && !(p->downcall_library = strdup(lib))))
+            return -ENOMEM;
+    }
     rc = idmap_put(s->pin_index, d->pin_id, (void *)(uintptr_t)(s->n_pins + 1), NULL);
     if (rc)
         return rc;
@@ -494,6 +509,8 @@ static int session_resolve(struct recording_session *s)
         m->source_file = optional_of(s, m->source_sid);
         m->library = optional_of(s, m->library_sid);
         m->module = optional_of(s, m->module_sid);
+        if (m->kind < 0)
+            m->kind = (int)frames_classify(m->class_name, m->name, m->is_native);
     }
     pos = 0;
     while (idmap_next(s->stacks, &pos, NULL, &value)) {
@@ -529,6 +546,10 @@ static int session_resolve(struct recording_session *s)
         p->culprit = p->has_culprit ? p->culprit_raw : 0;
         if (p->has_culprit_raw && p->stack && !p->has_culprit)
             s->unknown_refs++; /* an index outside the stack */
+        p->has_blocking = p->has_blocking_raw && p->stack && p->blocking_raw < p->stack->count;
+        p->blocking = p->has_blocking ? p->blocking_raw : 0;
+        if (p->has_blocking_raw && p->stack && !p->has_blocking)
+            s->unknown_refs++;
     }
     return 0;
 }

@@ -35,6 +35,7 @@ struct recording_method {
     const char *library; /* shared object implementing a native method */
     const char *module;
     int is_native;
+    int kind; /* enum frame_kind (agent/frames_kind.h): from the recording, else from the names */
     /* raw string ids as read */
     uint32_t class_sid, name_sid, signature_sid, source_sid, library_sid, module_sid;
 };
@@ -71,9 +72,15 @@ struct recording_pin {
     int has_culprit;                     /* culprit is a valid index into stack */
     uint32_t culprit;
     char *blocked_in; /* NATIVE_BLOCK: where the kernel said the carrier slept; NULL if not said */
+    int has_downcall;         /* the culprit frame invoked an FFM downcall */
+    char *downcall_symbol;    /* its target, e.g. "qsort"; NULL when unknown */
+    char *downcall_library;   /* path of the target's shared object; NULL when unknown */
+    uint64_t downcall_address; /* 0 when unknown */
+    int has_blocking;         /* blocking is a valid index into stack */
+    uint32_t blocking;        /* the blocking operation, when not the culprit frame */
     /* raw ids as read */
-    uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw;
-    int has_culprit_raw;
+    uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw, blocking_raw;
+    int has_culprit_raw, has_blocking_raw;
 };
 
 struct recording_notice {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "frames_kind.h"
 #include "json.h"
 #include "sites.h"
 #include "wire.h"
@@ -18,7 +19,8 @@ static void kv_unix_ns(struct json *j, const char *key, const struct recording_s
         json_null(j);
 }
 
-static void put_frame(struct json *j, const struct recording_frame *f)
+/* dc: the pin whose culprit this frame is, when that culprit invoked an FFM downcall. */
+static void put_frame(struct json *j, const struct recording_frame *f, const struct recording_pin *dc)
 {
     const struct recording_method *m = f->method;
     json_object_begin_inline(j);
@@ -39,15 +41,40 @@ static void put_frame(struct json *j, const struct recording_frame *f)
         json_int(j, f->bci);
     else
         json_null(j);
+    json_kv_string(j, "kind", frames_kind_name(m->kind));
+    json_key(j, "downcall");
+    if (dc) {
+        json_object_begin_inline(j);
+        json_kv_string(j, "symbol", dc->downcall_symbol);
+        json_kv_string(j, "library", dc->downcall_library);
+        json_object_end(j);
+    } else {
+        json_null(j);
+    }
     json_object_end(j);
 }
 
-static void put_stack(struct json *j, const struct recording_stack *st)
+static const struct recording_pin *downcall_of(const struct recording_pin *p)
 {
+    return p && p->stack && p->has_culprit && p->has_downcall ? p : NULL;
+}
+
+static void put_stack(struct json *j, const struct recording_pin *p)
+{
+    const struct recording_stack *st = p ? p->stack : NULL;
     json_array_begin(j);
     for (uint32_t i = 0; st && i < st->count; i++)
-        put_frame(j, &st->frames[i]);
+        put_frame(j, &st->frames[i], i == p->culprit ? downcall_of(p) : NULL);
     json_array_end(j);
+}
+
+static void kv_index(struct json *j, const char *key, int has, uint32_t v)
+{
+    json_key(j, key);
+    if (has)
+        json_uint(j, v);
+    else
+        json_null(j);
 }
 
 static void put_jvm(struct json *j, const struct recording_session *s)
@@ -151,6 +178,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
         json_uint(j, p->culprit);
     else
         json_null(j);
+    kv_index(j, "blocking_frame", p->has_blocking, p->blocking);
     json_key(j, "stack_id");
     if (p->stack)
         json_uint(j, p->stack->id);
@@ -158,7 +186,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
         json_null(j);
     json_kv_bool(j, "stack_truncated", p->stack && p->stack->truncated);
     json_key(j, "stack");
-    put_stack(j, p->stack);
+    put_stack(j, p);
     json_object_end(j);
 }
 
@@ -168,9 +196,10 @@ static void put_site(struct json *j, const struct site *site)
     json_kv_string(j, "reason", wire_reason_name(site->reason));
     json_key(j, "culprit");
     if (site->culprit)
-        put_frame(j, site->culprit);
+        put_frame(j, site->culprit, downcall_of(site->example));
     else
         json_null(j);
+    kv_index(j, "blocking_frame", site->example->stack && site->example->has_blocking, site->example->blocking);
     json_kv_uint(j, "count", site->count);
     json_kv_int(j, "total_ns", site->total_ns);
     json_kv_int(j, "max_ns", site->max_ns);
@@ -178,7 +207,7 @@ static void put_site(struct json *j, const struct site *site)
     json_kv_uint(j, "distinct_stacks", site->distinct_stacks);
     json_kv_uint(j, "example_pin", site->example->id);
     json_key(j, "stack");
-    put_stack(j, site->example->stack);
+    put_stack(j, site->example);
     json_object_end(j);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "frames_kind.h"
 #include "sites.h"
 #include "utf8.h"
 #include "wire.h"
@@ -65,17 +66,47 @@ char *report_frame_markers(const struct recording_frame *f, int is_culprit, char
     return out;
 }
 
+static const char *basename_of(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
+}
+
+char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *out, size_t cap)
+{
+    const struct recording_frame *f = &p->stack->frames[i];
+    int culprit = p->has_culprit && i == p->culprit;
+    report_frame_markers(f, culprit && !p->has_downcall, out, cap);
+    size_t len = strlen(out);
+    if (culprit && p->has_downcall && len < cap) {
+        if (!p->downcall_symbol && !p->downcall_library)
+            snprintf(out + len, cap - len, " <== native (FFM downcall, target unknown)");
+        else
+            snprintf(out + len, cap - len, " <== native (FFM downcall %s, %s)",
+                     p->downcall_symbol ? p->downcall_symbol : "?",
+                     p->downcall_library ? basename_of(p->downcall_library) : "library unknown");
+        len = strlen(out);
+    }
+    if (f->method && f->method->kind == FRAME_UPCALL_STUB && len < cap) {
+        snprintf(out + len, cap - len, " <== upcall");
+        len = strlen(out);
+    }
+    if (p->has_blocking && i == p->blocking && len < cap)
+        snprintf(out + len, cap - len, " <== blocking operation");
+    return out;
+}
+
 static void put(FILE *out, const char *s)
 {
     utf8_write_printable(out, s);
 }
 
-static void put_frame_line(FILE *out, const char *indent, const struct recording_frame *f, int is_culprit)
+static void put_frame_line(FILE *out, const char *indent, const struct recording_pin *p, uint32_t i)
 {
     char frame[2048], markers[512];
     fputs(indent, out);
-    put(out, report_format_frame(f, frame, sizeof(frame)));
-    put(out, report_frame_markers(f, is_culprit, markers, sizeof(markers)));
+    put(out, report_format_frame(&p->stack->frames[i], frame, sizeof(frame)));
+    put(out, report_pin_frame_markers(p, i, markers, sizeof(markers)));
     fputc('\n', out);
 }
 
@@ -205,9 +236,13 @@ static void put_site(FILE *out, size_t rank, const struct site *site, const stru
 {
     char frame[2048], markers[512], a[64], b[64];
     fprintf(out, "#%-3zu", rank);
+    const struct recording_pin *p = site->example;
     if (site->culprit) {
         put(out, report_format_frame(site->culprit, frame, sizeof(frame)));
-        put(out, report_frame_markers(site->culprit, 1, markers, sizeof(markers)));
+        if (p->stack && p->has_culprit)
+            put(out, report_pin_frame_markers(p, p->culprit, markers, sizeof(markers)));
+        else
+            put(out, report_frame_markers(site->culprit, 1, markers, sizeof(markers)));
     } else {
         fputs("<stack not available>", out);
     }
@@ -221,7 +256,11 @@ static void put_site(FILE *out, size_t rank, const struct site *site, const stru
         fputs(", 0 ongoing at the end", out);
     fputc('\n', out);
 
-    const struct recording_pin *p = site->example;
+    if (p->stack && p->has_blocking) {
+        fputs("    blocking operation: ", out);
+        put(out, report_format_frame(&p->stack->frames[p->blocking], frame, sizeof(frame)));
+        fputc('\n', out);
+    }
     if (p->blocked_in)
         fprintf(out, "    blocked in the kernel in %s\n", p->blocked_in);
     if (!p->stack)
@@ -232,7 +271,7 @@ static void put_site(FILE *out, size_t rank, const struct site *site, const stru
     fputs(":\n", out);
     uint32_t shown = shown_frames(p, o);
     for (uint32_t i = 0; i < shown; i++)
-        put_frame_line(out, "      ", &p->stack->frames[i], p->has_culprit && i == p->culprit);
+        put_frame_line(out, "      ", p, i);
     if (shown < p->stack->count)
         fprintf(out, "      ... %" PRIu32 " more frames (--full-stacks shows them)\n", p->stack->count - shown);
     if (p->stack->truncated)

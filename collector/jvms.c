@@ -280,6 +280,15 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
     const char *text = NULL;
     if (p->has_stack && p->has_culprit_frame)
         text = session_format_frame(s, p->stack, p->culprit_frame, culprit, sizeof(culprit));
+    if (text && p->downcall) { /* a Java frame that is in C: say so, as the report does */
+        const char *slash = p->downcall->library ? strrchr(p->downcall->library, '/') : NULL;
+        size_t len = strlen(culprit);
+        if (!p->downcall->symbol && !slash)
+            snprintf(culprit + len, sizeof(culprit) - len, " <== native (FFM downcall, target unknown)");
+        else
+            snprintf(culprit + len, sizeof(culprit) - len, " <== native (FFM downcall %s, %s)",
+                     p->downcall->symbol ? p->downcall->symbol : "?", slash ? slash + 1 : "library unknown");
+    }
     pinstats_start(j->pinstats, p->pin_id, (int)p->reason, text);
     if (!p->has_carrier_tid)
         return; /* no carrier to account it to */

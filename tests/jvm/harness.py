@@ -17,6 +17,7 @@ BUILD = os.environ.get("VTPIN_BUILD", os.path.join(os.path.dirname(__file__), ".
 AGENT = os.path.join(BUILD, "agent", "libvtpin.so")
 VTPIN = os.path.join(BUILD, "vtpin")
 CLASSES = os.path.join(BUILD, "java-fixtures", "classes")
+CLASSES25 = os.path.join(BUILD, "java-fixtures", "classes25")  # FFM fixtures (JDK 22+)
 FIXTURE_LIB = os.path.join(BUILD, "java-fixtures", "lib")
 JFC = os.path.join(os.path.dirname(__file__), "..", "..", "java-fixtures", "pin.jfc")
 
@@ -49,6 +50,11 @@ def scheduler(parallelism, max_pool=None):
     return props
 
 
+def classpath(feature):
+    """The fixtures, and from JDK 22 on the FFM fixtures too."""
+    return CLASSES + (":" + CLASSES25 if feature >= 22 and os.path.isdir(CLASSES25) else "")
+
+
 class Run:
     """One JVM run of a fixture with the agent recording to a temp file."""
 
@@ -64,7 +70,7 @@ class Run:
             opts += "," + agent_opts
         self.cmd = [os.path.join(self.home, "bin", "java"), "-agentpath:%s=%s" % (AGENT, opts),
                     "--enable-native-access=ALL-UNNAMED", "-Djava.library.path=" + FIXTURE_LIB,
-                    "-cp", CLASSES] + list(props)
+                    "-cp", classpath(feature)] + list(props)
         if self.jfr:
             self.cmd.append("-XX:StartFlightRecording=filename=%s,settings=%s" % (self.jfr, JFC))
         self.cmd += [fixture] + [str(a) for a in args]

@@ -131,6 +131,10 @@ def case_jnisleep(jdk):
               "culprit is the native method: %s" % c)
         check(c["library"] and os.path.basename(c["library"]) == "libvtpinfixture.so",
               "native frame names its library: %s" % c["library"])
+        check(c["kind"] == "native" and c["downcall"] is None, "a JNI frame, not a downcall: %s" % c)
+        b = p["stack"][p["blocking_frame"]] if p["blocking_frame"] is not None else None
+        check(b and (b["class"], b["method"]) == ("JniSleep", "sleepCallback"),
+              "the callback that sleeps is the blocking operation: %s" % b)
 
 
 def case_no_pins(jdk, fixture, *args):
@@ -175,6 +179,7 @@ def case_native_block(jdk, mode):
         c = culprit(p)
         check(c and c["method"] == method and c["native"], "culprit is the native method: %s" % c)
         check(c["library"] and c["library"].endswith("libvtpinfixture.so"), "with its library: %s" % c)
+        check(p["blocking_frame"] is None, "blocked in the native method itself: %s" % p["blocking_frame"])
         check(p["duration_ns"] is not None and p["duration_ns"] >= 1000e6, "blocked ~1.5 s: %s" % p["duration_ns"])
     check(("blocked in %s" % kernel) in r.trace_text() or ("blocked in clock_%s" % kernel) in r.trace_text(),
           "the trace says where the kernel sleeps:\n" + r.trace_text()[:1500])

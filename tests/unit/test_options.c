@@ -184,6 +184,21 @@ static void test_trace(void)
     CHECK_INT(o.trace, TRACE_OFF);
 }
 
+static void test_downcalls(void)
+{
+    struct options o;
+    char err[256];
+    CHECK_INT(parse(&o, "", err, sizeof(err)), 0);
+    CHECK_INT(o.downcalls_marked, 0); /* targets are named by default */
+    CHECK_INT(parse(&o, "downcalls=marked", err, sizeof(err)), 0);
+    CHECK_INT(o.downcalls_marked, 1);
+    CHECK_INT(parse(&o, "downcalls:marked,downcalls=named", err, sizeof(err)), 0);
+    CHECK_INT(o.downcalls_marked, 0);
+    expect_bad_value("downcalls", "downcalls");
+    expect_bad_value("downcalls=off", "downcalls");
+    expect_bad_value("downcalls=MARKED", "downcalls");
+}
+
 static void test_flags(void)
 {
     struct options o;
@@ -428,6 +443,7 @@ int main(void)
     CHECK_RUN(test_every_option_colon);
     CHECK_RUN(test_mixed_separators_and_paths);
     CHECK_RUN(test_trace);
+    CHECK_RUN(test_downcalls);
     CHECK_RUN(test_flags);
     CHECK_RUN(test_unknown_and_empty_names);
     CHECK_RUN(test_bad_values);

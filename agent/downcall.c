@@ -1,0 +1,99 @@
+#include "downcall.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define STUB_TARGET_SLOT 1 /* invoke(SegmentAllocator, MemorySegment target, args...), static */
+
+static int can_read_locals;
+static jclass segment_class;      /* java.lang.foreign.MemorySegment, global ref */
+static jmethodID segment_address; /* MemorySegment.address()J */
+
+void downcall_configure(int can)
+{
+    can_read_locals = can;
+}
+
+int downcall_can_resolve(void)
+{
+    return can_read_locals;
+}
+
+int downcall_name(uint64_t address, struct downcall_target *out)
+{
+    Dl_info info;
+    void *target = (void *)(uintptr_t)address; /* NOLINT(performance-no-int-to-ptr): a C address from Java */
+    out->address = address;
+    out->symbol[0] = out->library[0] = '\0';
+    if (!address || !dladdr(target, &info))
+        return -ENOENT;
+    if (info.dli_fname)
+        snprintf(out->library, sizeof(out->library), "%s", info.dli_fname);
+    if (info.dli_sname && info.dli_saddr == target)
+        snprintf(out->symbol, sizeof(out->symbol), "%s", info.dli_sname);
+    else if (info.dli_sname && info.dli_saddr)
+        snprintf(out->symbol, sizeof(out->symbol), "%s+0x%llx", info.dli_sname,
+                 (unsigned long long)(address - (uint64_t)(uintptr_t)info.dli_saddr));
+    return 0;
+}
+
+static int resolve_segment_class(JNIEnv *jni)
+{
+    if (segment_address)
+        return 0;
+    jclass local = (*jni)->FindClass(jni, "java/lang/foreign/MemorySegment");
+    if (!local) {
+        (*jni)->ExceptionClear(jni);
+        return -EIO;
+    }
+    jmethodID address = (*jni)->GetMethodID(jni, local, "address", "()J");
+    jclass global = address ? (jclass)(*jni)->NewGlobalRef(jni, local) : NULL;
+    (*jni)->DeleteLocalRef(jni, local);
+    if (!global) {
+        (*jni)->ExceptionClear(jni);
+        return -EIO;
+    }
+    segment_class = global;
+    segment_address = address;
+    return 0;
+}
+
+int downcall_resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jint depth, jmethodID stub,
+                     struct downcall_target *out)
+{
+    out->address = 0;
+    out->symbol[0] = out->library[0] = '\0';
+    if (!can_read_locals)
+        return -ENOTSUP;
+    if (resolve_segment_class(jni))
+        return -EIO;
+    /* A virtual thread's locals are readable only while it is suspended: for
+     * the few microseconds of one read, while it is blocked anyway. */
+    if ((*jvmti)->SuspendThread(jvmti, thread) != JVMTI_ERROR_NONE)
+        return -EIO;
+    jmethodID method = NULL;
+    jlocation location = 0;
+    jobject segment = NULL;
+    int rc = -EIO;
+    if ((*jvmti)->GetFrameLocation(jvmti, thread, depth, &method, &location) != JVMTI_ERROR_NONE || method != stub)
+        rc = -ESTALE;
+    else if ((*jvmti)->GetLocalObject(jvmti, thread, depth, STUB_TARGET_SLOT, &segment) == JVMTI_ERROR_NONE && segment)
+        rc = 0;
+    (*jvmti)->ResumeThread(jvmti, thread);
+    if (rc)
+        return rc;
+    rc = -EIO;
+    if ((*jni)->IsInstanceOf(jni, segment, segment_class)) {
+        jlong address = (*jni)->CallLongMethod(jni, segment, segment_address);
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        else if (address) {
+            downcall_name((uint64_t)address, out); /* an address dladdr cannot name is still the target */
+            rc = 0;
+        }
+    }
+    (*jni)->DeleteLocalRef(jni, segment);
+    return rc;
+}

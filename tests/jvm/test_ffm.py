@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""FFM (java.lang.foreign) downcalls that pin, on JDK 22+ (final there; preview on 21, not tested).
+
+Each case is one CTest entry: `test_ffm.py CASE JDK`.
+- qsort: libc qsort through a downcall, the comparator (an upcall) sleeps: NATIVE pins whose culprit
+  is the frame that invoked the downcall handle, marked with the target (qsort, libc.so.6), the
+  comparator as the blocking operation, the upcall stub marked.
+- marked: downcalls=marked, the same without reading the target.
+- jfr: the same at threshold 0, counted against JFR's jdk.VirtualThreadPinned in the same run.
+- native_block: usleep through a downcall blocks in C (never parks): the watchdog's NATIVE_BLOCK pin
+  names the downcall frame and its target.
+- collector: `vtpin top` names the downcall of a carrier blocked in it.
+- attach: the qsort fixture with the agent attached: the same culprit, inferred from the stack."""
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from harness import (Run, VTPIN, check, classpath, culprit, jdk_home, jfr_duration_ns,
+                     jfr_pinned_events, jfr_touches, main, pins_in, report_json, scheduler, skip)
+
+
+RUNS = []
+
+
+def cleaning(case):
+    """Removes the temp dirs of the case's runs (and collector) when it ends, passed or failed."""
+    @functools.wraps(case)
+    def run(*args):
+        try:
+            return case(*args)
+        finally:
+            for d in RUNS:
+                shutil.rmtree(d, ignore_errors=True)
+    return run
+
+
+def tracked(run):
+    RUNS.append(run.dir)
+    return run
+
+
+def needs_ffm(jdk):
+    jdk = int(jdk)
+    if jdk < 22:
+        skip("FFM is a preview API on JDK %d; its pins are tested on 22+" % jdk)
+    return jdk
+
+
+def frame_at(pin, key):
+    i = pin.get(key)
+    return pin["stack"][i] if i is not None and 0 <= i < len(pin["stack"]) else None
+
+
+def check_qsort_pin(p, target_known=True):
+    check(p["reason"] == "NATIVE", "reason NATIVE, got %s" % p["reason"])
+    c = culprit(p)
+    check(c and (c["class"], c["method"]) == ("FfmQsort", "sortInC") and c["kind"] == "java" and not c["native"],
+          "the culprit is the frame that invoked the downcall handle, FfmQsort.sortInC: %s" % c)
+    dc = c["downcall"]
+    check(dc is not None, "the culprit carries the downcall: %s" % c)
+    if target_known:
+        check(dc["symbol"] == "qsort" and dc["library"] and os.path.basename(dc["library"]) == "libc.so.6",
+              "the downcall target is qsort in libc.so.6: %s" % dc)
+    b = frame_at(p, "blocking_frame")
+    check(b and (b["class"], b["method"]) == ("FfmQsort", "compare"),
+          "the blocking operation is the comparator: %s" % b)
+    kinds = [f["kind"] for f in p["stack"]]
+    down = [i for i, k in enumerate(kinds) if k == "downcall_stub"]
+    up = [i for i, k in enumerate(kinds) if k == "upcall_stub"]
+    check(down and up and p["blocking_frame"] < up[0] < down[0] < p["culprit"],
+          "stack order: comparator, upcall stub, downcall stub, culprit: %s" % kinds)
+    check(all(f["downcall"] is None for i, f in enumerate(p["stack"]) if i != p["culprit"]),
+          "only the culprit frame carries a downcall")
+
+
+def case_qsort(jdk):
+    jdk = needs_ffm(jdk)
+    threads, elements = 4, 3
+    r = tracked(Run(jdk, "FfmQsort", args=(threads, elements, 50), props=scheduler(2))).run()
+    rep = r.report()
+    pins = pins_in(rep, "FfmQsort")
+    # qsort compares at least n-1 times per array: every comparison sleeps 50 ms, far over the threshold
+    check(len(pins) >= threads * (elements - 1), "at least %d pins, got %d" % (threads * (elements - 1), len(pins)))
+    for p in pins:
+        check_qsort_pin(p)
+    trace = r.trace_text()
+    for text in ("FfmQsort.sortInC(FfmQsort.java:52) <== native (FFM downcall qsort, libc.so.6)",
+                 "FfmQsort.compare(FfmQsort.java:38) <== blocking operation", "invoke(Unknown Source) <== upcall"):
+        check(text in trace, "the trace shows %r:\n%s" % (text, trace[:3000]))
+    text = subprocess.run([VTPIN, "report", r.record], capture_output=True, text=True, timeout=60).stdout
+    check("#1  FfmQsort.sortInC(FfmQsort.java:52) <== native (FFM downcall qsort, libc.so.6)" in text and
+          "blocking operation: FfmQsort.compare(FfmQsort.java:38)" in text,
+          "the text report names the site, its target and the blocking operation:\n" + text[:3000])
+    site = rep["sites"][0]
+    check(site["culprit"]["downcall"] == culprit(pins[0])["downcall"] and
+          site["stack"][site["blocking_frame"]]["method"] == "compare", "the site carries them too: %s" % site)
+
+
+def case_marked(jdk):
+    """downcalls=marked: the same culprit and markers, no target, and the locals capability not taken."""
+    jdk = needs_ffm(jdk)
+    r = tracked(Run(jdk, "FfmQsort", args=(2, 2, 20), props=scheduler(2), agent_opts="downcalls=marked")).run()
+    rep = r.report()
+    check("access_local_variables" not in rep["jvm"]["capabilities_missing"],
+          "not missing: not asked for: %s" % rep["jvm"]["capabilities_missing"])
+    pins = pins_in(rep, "FfmQsort")
+    check(len(pins) >= 2, "pins of both threads, got %d" % len(pins))
+    for p in pins:
+        check_qsort_pin(p, target_known=False)
+        check(culprit(p)["downcall"] == {"symbol": None, "library": None}, "target not read: %s" % culprit(p))
+    check("FfmQsort.sortInC(FfmQsort.java:52) <== native (FFM downcall, target unknown)" in r.trace_text(),
+          "the trace marks the downcall:\n" + r.trace_text()[:2000])
+
+
+def case_jfr(jdk):
+    """Every pin, at threshold 0: vtpin's count agrees with JFR's in the same run."""
+    jdk = needs_ffm(jdk)
+    r = tracked(Run(jdk, "FfmQsort", args=(4, 4, 5), props=scheduler(2), agent_opts="threshold=0",
+                    jfr=True)).run(timeout=180)
+    mine = [p for p in pins_in(r.report(), "FfmQsort") if p["reason"] == "NATIVE"]
+    events = [e for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, "FfmQsort")]
+    # JDK 25 also pins briefly on class initialization or contended entry in the JDK's own
+    # start-up (other pinnedReasons, not NATIVE): those are not this test's subject
+    jfr = [e for e in events if e["values"].get("pinnedReason") == "Native or VM frame on stack"]
+    print("vtpin %d NATIVE pins, JFR %d 'Native or VM frame on stack' events (%d in all)" % (
+        len(mine), len(jfr), len(events)))
+    check(len(mine) == len(jfr) and mine, "count: vtpin %d, JFR %d" % (len(mine), len(jfr)))
+    for p in mine:
+        # at threshold 0 the writer may look after a 5 ms pin ended: the target can be unknown, never wrong
+        check_qsort_pin(p, target_known=False)
+        dc = culprit(p)["downcall"]
+        check(dc["symbol"] in ("qsort", None), "target qsort or unknown: %s" % dc)
+    for a, b in zip(sorted(p["duration_ns"] for p in mine), sorted(jfr_duration_ns(e) for e in jfr)):
+        check(abs(a - b) <= max(2e6, 0.05 * b), "durations differ: vtpin %d ns, JFR %d ns" % (a, b))
+
+
+def case_native_block(jdk):
+    """usleep through FFM never parks: no JVMTI or JFR event; the watchdog names the downcall."""
+    jdk = needs_ffm(jdk)
+    r = tracked(Run(jdk, "FfmSleep", args=(2, 1500), props=scheduler(2))).run()
+    rep = r.report()
+    pins = [p for p in pins_in(rep, "FfmSleep") if p["reason"] == "NATIVE_BLOCK"]
+    check(len(pins) == 2, "2 NATIVE_BLOCK pins, got %d: %s" % (len(pins), [p["reason"] for p in rep["pins"]]))
+    for p in pins:
+        c = culprit(p)
+        check(c and (c["class"], c["method"]) == ("FfmSleep", "sleepInC"), "culprit is the downcall's caller: %s" % c)
+        dc = c["downcall"]
+        check(dc and dc["symbol"] == "usleep" and os.path.basename(dc["library"] or "") == "libc.so.6",
+              "target usleep in libc.so.6: %s" % dc)
+        check(p["blocking_frame"] is None, "nothing above the downcall blocks: %s" % p["blocking_frame"])
+        check(p["blocked_in"] and "nanosleep" in p["blocked_in"], "the kernel says nanosleep: %s" % p["blocked_in"])
+        check(p["duration_ns"] is not None and p["duration_ns"] >= 1000e6, "blocked ~1.5 s: %s" % p["duration_ns"])
+    check("FfmSleep.sleepInC(FfmSleep.java:28) <== native (FFM downcall usleep, libc.so.6)" in r.trace_text(),
+          "the trace marks the downcall:\n" + r.trace_text()[:2000])
+
+
+def case_collector(jdk):
+    """`vtpin top` through the collector, while two carriers are blocked in usleep: the culprit
+    says it is an FFM downcall and names its target."""
+    jdk = needs_ffm(jdk)
+    from test_collector import Collector, streaming
+    coll = Collector().start()
+    RUNS.append(coll.dir)
+    r = tracked(streaming(jdk, coll, "FfmSleep", args=(2, 3000), props=scheduler(2))).start()
+    try:
+        top = coll.wait_for(coll.top, lambda t: sum(1 for jv in t["jvms"] if jv["pid"] == r.proc.pid
+                                                    for c in jv["carriers"] if c["state"] == "native_block") == 2)
+        blocked = [c for jv in top["jvms"] for c in jv["carriers"] if c["state"] == "native_block"]
+        for c in blocked:
+            check(c["reason"] == "NATIVE_BLOCK" and c["culprit"].startswith("FfmSleep.sleepInC(") and
+                  c["culprit"].endswith("<== native (FFM downcall usleep, libc.so.6)"), "culprit: %s" % c)
+        r.wait(60)
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
+def case_attach(jdk):
+    """Attached to a running JVM (no breakpoints, no locals): the pins are found by sampling and the
+    culprit inferred from the stack; the downcall is marked, its target unknown."""
+    jdk = needs_ffm(jdk)
+    home = jdk_home(jdk)
+    d = tempfile.mkdtemp(prefix="vtpin-ffm-attach-")
+    RUNS.append(d)
+    record, trace = os.path.join(d, "a.vtp"), os.path.join(d, "t.txt")
+    out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
+    cmd = [os.path.join(home, "bin", "java"), "--enable-native-access=ALL-UNNAMED", "-cp", classpath(jdk)] + \
+        scheduler(2) + ["FfmQsort", "2", "3", "100", "--ready"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=d, start_new_session=True)
+
+    def read(name):
+        with open(os.path.join(d, name), errors="replace") as f:
+            return f.read()
+    try:
+        deadline = time.monotonic() + 30
+        while "FfmQsort: ready pid=" not in read("stdout.txt"):
+            check(proc.poll() is None and time.monotonic() < deadline, "not ready:\n" + read("stderr.txt"))
+            time.sleep(0.05)
+        a = subprocess.run([VTPIN, "attach", str(proc.pid), "record=%s,tracefile=%s" % (record, trace)],
+                           capture_output=True, text=True, timeout=60)
+        check(a.returncode == 0, "attach exits 0: %s %s" % (a.stdout, a.stderr))
+        deadline = time.monotonic() + 10
+        while "detecting pins" not in read("stderr.txt"):
+            check(time.monotonic() < deadline, "the agent did not start:\n" + read("stderr.txt"))
+            time.sleep(0.05)
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
+        check(proc.wait(timeout=120) == 0, "FfmQsort exits 0:\n" + read("stderr.txt"))
+        rep = report_json(record)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        out.close()
+        err.close()
+    check(rep["jvm"]["mode"] == "attach", "attach mode: %s" % rep["jvm"])
+    check("access_local_variables" in rep["jvm"]["capabilities_missing"],
+          "says it cannot read the downcall target after attach: %s" % rep["jvm"]["capabilities_missing"])
+    pins = pins_in(rep, "FfmQsort")
+    # 2 threads x at least 2 comparisons of 100 ms; comparisons back to back look like one pin to
+    # the 10 ms sampler (the thread never leaves parkOnCarrierThread for a whole sample)
+    check(len(pins) >= 2 and len({p["vthread"]["id"] for p in pins}) == 2,
+          "pins of both threads found by sampling, got %d" % len(pins))
+    for p in pins:
+        check_qsort_pin(p, target_known=False)
+        check(culprit(p)["downcall"] == {"symbol": None, "library": None}, "target unknown after attach")
+    with open(trace) as f:
+        check("<== native (FFM downcall, target unknown)" in f.read(), "the trace marks the downcall")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({name: cleaning(case) for name, case in {
+        "qsort": case_qsort,
+        "marked": case_marked,
+        "jfr": case_jfr,
+        "native_block": case_native_block,
+        "collector": case_collector,
+        "attach": case_attach,
+    }.items()}))

@@ -1,0 +1,230 @@
+/* Unit tests for agent/frames_kind.c: frame kinds from class and method names
+ * and the culprit / blocking-operation choice over stacks as JDK 21 and 25
+ * show them (JNI, FFM downcall with an upcall, FFM downcall blocking in C,
+ * nested boundaries, plumbing-only stacks). */
+#include "frames_kind.h"
+
+#include "check.h"
+
+#define N(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
+
+/* A frame as symbols.c builds it: kind from the names. */
+static struct frame_name fr(const char *cls, const char *method, int is_native)
+{
+    struct frame_name f = {cls, method, (int)frames_classify(cls, method, is_native)};
+    return f;
+}
+
+static void test_classify(void)
+{
+    CHECK_INT(frames_classify("jdk.internal.foreign.abi.DowncallStub/0x0000000048049000", "invoke", 0),
+              FRAME_DOWNCALL_STUB);
+    CHECK_INT(frames_classify("jdk.internal.foreign.abi.DowncallStub", "invoke", 0), FRAME_DOWNCALL_STUB);
+    CHECK_INT(frames_classify("jdk.internal.foreign.abi.DowncallLinker", "invokeInterpBindings", 0),
+              FRAME_DOWNCALL_STUB);
+    CHECK_INT(frames_classify("jdk.internal.foreign.abi.DowncallLinker", "getBoundMethodHandle", 0),
+              FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("jdk.internal.foreign.abi.UpcallStub/0x000000004804dc00", "invoke", 0),
+              FRAME_UPCALL_STUB);
+    CHECK_INT(frames_classify("jdk.internal.foreign.abi.UpcallLinker", "invokeInterpBindings", 0), FRAME_UPCALL_STUB);
+    /* a user class whose name merely starts like the stub is not one */
+    CHECK_INT(frames_classify("jdk.internal.foreign.abi.DowncallStubs", "invoke", 0), FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("com.acme.DowncallStub", "invoke", 0), FRAME_JAVA);
+    CHECK_INT(frames_classify("java.lang.invoke.LambdaForm$MH/0x0000000048051000", "invokeExact_MT", 0),
+              FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("java.lang.invoke.LambdaForm$DMH/0x0000000048049400", "invokeStatic", 0),
+              FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("java.lang.invoke.DirectMethodHandle$Holder", "invokeStatic", 0), FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("java.lang.invoke.Invokers$Holder", "invokeExact_MT", 0), FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("java.lang.Thread", "sleep", 0), FRAME_JAVA);
+    CHECK_INT(frames_classify("JniSleep", "sleepInNative", 1), FRAME_NATIVE);
+    CHECK_INT(frames_classify("com.sun.jna.Native", "invokeVoid", 1), FRAME_NATIVE);
+    CHECK_INT(frames_classify("FfmQsort$$Lambda/0x0000000048041210", "run", 0), FRAME_JAVA);
+    CHECK_INT(frames_classify(NULL, NULL, 1), FRAME_NATIVE);
+    CHECK_INT(frames_classify(NULL, NULL, 0), FRAME_JAVA);
+    CHECK_STR(frames_kind_name(FRAME_DOWNCALL_STUB), "downcall_stub");
+    CHECK_STR(frames_kind_name(FRAME_UPCALL_STUB), "upcall_stub");
+    CHECK_STR(frames_kind_name(FRAME_METHOD_HANDLE), "method_handle");
+    CHECK_STR(frames_kind_name(FRAME_NATIVE), "native");
+    CHECK_STR(frames_kind_name(FRAME_JAVA), "java");
+    CHECK_STR(frames_kind_name(99), "java");
+}
+
+static void test_blocking_natives(void)
+{
+    CHECK(frames_is_blocking_native("jdk.internal.misc.Unsafe", "park"));
+    CHECK(frames_is_blocking_native("java.lang.Object", "wait0"));
+    CHECK(frames_is_blocking_native("java.lang.Thread", "sleep0"));
+    CHECK(frames_is_blocking_native("java.lang.Thread", "sleepNanos0"));
+    CHECK(frames_is_blocking_native("jdk.internal.vm.Continuation", "doYield"));
+    CHECK(!frames_is_blocking_native("JniSleep", "sleepInNative"));
+    CHECK(!frames_is_blocking_native("jdk.internal.misc.Unsafe", "unpark"));
+    CHECK(!frames_is_blocking_native(NULL, "park"));
+    CHECK(frames_is_jdk_class("java.lang.Thread") && frames_is_jdk_class("jdk.internal.misc.Unsafe") &&
+          frames_is_jdk_class("sun.nio.ch.Net") && frames_is_jdk_class("com.sun.jna.Native") &&
+          frames_is_jdk_class("javax.net.Foo"));
+    CHECK(!frames_is_jdk_class("FfmQsort") && !frames_is_jdk_class("javafoo.Bar") && !frames_is_jdk_class(NULL));
+}
+
+/* JDK 25, FfmQsort: qsort through FFM, the comparator (an upcall) sleeps. */
+static void test_ffm_qsort_upcall(void)
+{
+    struct frame_name st[] = {
+        fr("java.lang.VirtualThread", "parkOnCarrierThread", 0),
+        fr("java.lang.VirtualThread", "parkNanos", 0),
+        fr("java.lang.VirtualThread", "sleepNanos", 0),
+        fr("java.lang.Thread", "sleepNanos", 0),
+        fr("java.lang.Thread", "sleep", 0),
+        fr("FfmQsort", "compare", 0), /* 5: the blocking operation */
+        fr("java.lang.invoke.DirectMethodHandle$Holder", "invokeStatic", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x0000000048052800", "invokeExact_MT", 0),
+        fr("jdk.internal.foreign.abi.UpcallStub/0x000000004804dc00", "invoke", 0), /* 8 */
+        fr("java.lang.invoke.LambdaForm$DMH/0x000000004804e000", "invokeStatic", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x000000004804f400", "invoke", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x0000000048052400", "invokeExact_MT", 0),
+        fr("jdk.internal.foreign.abi.DowncallStub/0x0000000048049000", "invoke", 0), /* 12 */
+        fr("java.lang.invoke.LambdaForm$DMH/0x0000000048049400", "invokeStatic", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x000000004804b000", "invoke", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x0000000048051000", "invokeExact_MT", 0),
+        fr("FfmQsort", "sortInC", 0), /* 16: the culprit */
+        fr("FfmQsort", "lambda$main$0", 0),
+        fr("FfmQsort$$Lambda/0x0000000048041210", "run", 0),
+        fr("java.lang.Thread", "runWith", 0),
+        fr("java.lang.VirtualThread", "run", 0),
+        fr("jdk.internal.vm.Continuation", "enter0", 0),
+    };
+    struct native_site site;
+    frames_native_site(st, N(st), &site);
+    CHECK_INT(site.culprit, 16);
+    CHECK_INT(site.downcall, 12);
+    CHECK_INT(site.upcall, 8);
+    CHECK_INT(frames_blocking(st, N(st), site.culprit, site.upcall), 5);
+}
+
+/* A downcall that blocks in C (usleep): the stub is the top Java frame. */
+static void test_ffm_native_block(void)
+{
+    struct frame_name st[] = {
+        fr("jdk.internal.foreign.abi.DowncallStub/0x00007f0001000c00", "invoke", 0),
+        fr("java.lang.invoke.LambdaForm$DMH/0x00007f0001001000", "invokeStatic", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x00007f0001002000", "invokeExact_MT", 0),
+        fr("FfmSleep", "sleepInC", 0),
+        fr("FfmSleep", "lambda$main$0", 0),
+    };
+    struct native_site site;
+    frames_native_site(st, N(st), &site);
+    CHECK_INT(site.culprit, 3);
+    CHECK_INT(site.downcall, 0);
+    CHECK_INT(site.upcall, -1);
+    CHECK_INT(frames_blocking(st, N(st), site.culprit, site.upcall), -1);
+}
+
+/* JNI: the native method is the culprit, its callback the blocking operation. */
+static void test_jni(void)
+{
+    struct frame_name st[] = {
+        fr("java.lang.VirtualThread", "parkOnCarrierThread", 0),
+        fr("jdk.internal.misc.Unsafe", "park", 1), /* how it blocks: not the culprit */
+        fr("java.lang.Thread", "sleep", 0),
+        fr("JniSleep", "sleepCallback", 0),
+        fr("JniSleep", "sleepInNative", 1),
+        fr("JniSleep", "lambda$main$0", 0),
+    };
+    struct native_site site;
+    frames_native_site(st, N(st), &site);
+    CHECK_INT(site.culprit, 4);
+    CHECK_INT(site.downcall, -1);
+    CHECK_INT(site.upcall, -1);
+    CHECK_INT(frames_blocking(st, N(st), site.culprit, site.upcall), 3);
+    /* blocked inside the JNI method itself (NATIVE_BLOCK): nothing above it */
+    struct frame_name top[] = {fr("NativeBlock", "blockInRead", 1), fr("NativeBlock", "lambda$main$0", 0)};
+    frames_native_site(top, N(top), &site);
+    CHECK_INT(site.culprit, 0);
+    CHECK_INT(frames_blocking(top, N(top), site.culprit, site.upcall), -1);
+}
+
+/* The innermost boundary wins: a JNI method called from Java code that an FFM upcall entered. */
+static void test_nested(void)
+{
+    struct frame_name st[] = {
+        fr("java.lang.Thread", "sleep", 0),
+        fr("App", "inner", 0),
+        fr("App", "jniCall", 1), /* 2 */
+        fr("App", "callback", 0),
+        fr("jdk.internal.foreign.abi.UpcallStub/0x1", "invoke", 0),
+        fr("jdk.internal.foreign.abi.DowncallStub/0x2", "invoke", 0),
+        fr("App", "outer", 0),
+    };
+    struct native_site site;
+    frames_native_site(st, N(st), &site);
+    CHECK_INT(site.culprit, 2);
+    CHECK_INT(site.downcall, -1);
+    CHECK_INT(site.upcall, -1);
+    CHECK_INT(frames_blocking(st, N(st), site.culprit, site.upcall), 1);
+    /* the downcall invoked by the JDK's own code: the culprit is still the invoking frame */
+    struct frame_name jdk[] = {
+        fr("jdk.internal.foreign.abi.DowncallStub/0x2", "invoke", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x3", "invokeExact_MT", 0),
+        fr("sun.nio.fs.Whatever", "call", 0),
+    };
+    frames_native_site(jdk, N(jdk), &site);
+    CHECK_INT(site.culprit, 2);
+    CHECK_INT(site.downcall, 0);
+}
+
+/* Stacks with nothing native, or only plumbing below a stub, or cut short. */
+static void test_edges(void)
+{
+    struct native_site site;
+    struct frame_name plain[] = {fr("java.lang.Thread", "sleep", 0), fr("Repro", "settle", 0)};
+    frames_native_site(plain, N(plain), &site);
+    CHECK_INT(site.culprit, -1);
+    CHECK_INT(site.downcall, -1);
+    CHECK_INT(site.upcall, -1);
+    frames_native_site(plain, 0, &site);
+    CHECK_INT(site.culprit, -1);
+    /* a stack cut just below the stub: the stub itself is blamed */
+    struct frame_name cut[] = {fr("jdk.internal.foreign.abi.DowncallStub/0x2", "invoke", 0),
+                               fr("java.lang.invoke.LambdaForm$MH/0x3", "invokeExact_MT", 0)};
+    frames_native_site(cut, N(cut), &site);
+    CHECK_INT(site.culprit, 0);
+    CHECK_INT(site.downcall, 0);
+    /* a downcall straight from an upcall stub (no user frame between) */
+    struct frame_name direct[] = {fr("jdk.internal.foreign.abi.DowncallStub/0x2", "invoke", 0),
+                                  fr("jdk.internal.foreign.abi.UpcallStub/0x1", "invoke", 0)};
+    frames_native_site(direct, N(direct), &site);
+    CHECK_INT(site.culprit, 0);
+    /* an upcall stub without a native frame below (stack cut): no native site, so no upcall */
+    struct frame_name up[] = {fr("App", "cb", 0), fr("jdk.internal.foreign.abi.UpcallStub/0x1", "invoke", 0)};
+    frames_native_site(up, N(up), &site);
+    CHECK_INT(site.culprit, -1);
+    CHECK_INT(site.upcall, -1);
+    /* JDK code called back: the Java frame the upcall entered is the blocking operation */
+    struct frame_name jdkcb[] = {
+        fr("java.lang.Thread", "sleep", 0),
+        fr("java.util.Comparator", "compare", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x3", "invokeExact_MT", 0),
+        fr("jdk.internal.foreign.abi.UpcallStub/0x1", "invoke", 0),
+        fr("jdk.internal.foreign.abi.DowncallStub/0x2", "invoke", 0),
+        fr("java.util.Arrays", "nativeSort", 0),
+    };
+    frames_native_site(jdkcb, N(jdkcb), &site);
+    CHECK_INT(site.culprit, 5);
+    CHECK_INT(site.upcall, 3);
+    CHECK_INT(frames_blocking(jdkcb, N(jdkcb), site.culprit, site.upcall), 1);
+    CHECK_INT(frames_blocking(jdkcb, N(jdkcb), 0, -1), -1);
+    CHECK_INT(frames_blocking(jdkcb, N(jdkcb), 7, -1), -1);
+    CHECK_INT(frames_blocking(plain, N(plain), -1, -1), -1);
+}
+
+int main(void)
+{
+    CHECK_RUN(test_classify);
+    CHECK_RUN(test_blocking_natives);
+    CHECK_RUN(test_ffm_qsort_upcall);
+    CHECK_RUN(test_ffm_native_block);
+    CHECK_RUN(test_jni);
+    CHECK_RUN(test_nested);
+    CHECK_RUN(test_edges);
+    CHECK_MAIN_RETURN();
+}
