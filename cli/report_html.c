@@ -270,47 +270,46 @@ static void put_flame(FILE *out, const struct flame *f)
 }
 
 /* One merged or single pin of a lane: start, duration (us from the
- * session's start), reason, pins merged, virtual thread and culprit
- * (string table indices, -1 none), pin id (0 for a merged group). */
+ * session's start), reason, pins merged, virtual thread name and culprit
+ * (string table indices, -1 none), pin id (0 for a merged group), virtual
+ * thread id (0 unknown). Strings are interned only for what is written. */
 struct lane_item {
     int64_t start, end, longest;
     int reason;
     uint64_t count;
-    int64_t vthread, culprit;
+    const char *vthread;
+    const struct recording_frame *culprit;
     uint64_t id;
     int64_t vthread_id;
 };
 
-static int put_item(FILE *out, const struct lane_item *it, int64_t origin, int *first)
+static int put_item(FILE *out, struct strtab *st, const struct lane_item *it, int64_t origin, int *first)
 {
+    char label[1200];
+    int64_t culprit = -1, vt;
+    if (it->culprit && (culprit = strtab_add(st, report_format_frame(it->culprit, label, sizeof(label)))) < 0)
+        return (int)culprit;
+    if ((vt = strtab_add(st, it->vthread)) < -1)
+        return (int)vt;
     fprintf(out, "%s%" PRId64 ",%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64,
-            *first ? "" : ",", (it->start - origin) / 1000, (it->end - it->start) / 1000, it->reason, it->count,
-            it->vthread, it->culprit, it->id, it->vthread_id);
+            *first ? "" : ",", (it->start - origin) / 1000, (it->end - it->start) / 1000, it->reason, it->count, vt,
+            culprit, it->id, it->vthread_id);
     *first = 0;
     return 0;
 }
 
-static int lane_item_of(struct strtab *st, const struct recording_session *s, const struct recording_pin *p,
-                        struct lane_item *it)
+static void lane_item_of(const struct recording_session *s, const struct recording_pin *p, struct lane_item *it)
 {
-    char label[1200];
     int64_t d = recording_pin_duration(s, p);
-    int64_t culprit = -1, vt;
-    if (p->has_culprit && (culprit = strtab_add(st, report_format_frame(&p->stack->frames[p->culprit], label,
-                                                                         sizeof(label)))) < 0)
-        return (int)culprit;
-    if ((vt = strtab_add(st, p->vthread_name)) < -1)
-        return (int)vt;
     *it = (struct lane_item){.start = p->start_ns,
                              .end = recording_sat_add(p->start_ns, d),
                              .longest = d,
                              .reason = p->reason,
                              .count = 1,
-                             .vthread = vt,
-                             .culprit = culprit,
+                             .vthread = p->vthread_name,
+                             .culprit = p->has_culprit ? &p->stack->frames[p->culprit] : NULL,
                              .id = p->id,
                              .vthread_id = p->has_vthread_id ? p->vthread_id : 0};
-    return 0;
 }
 
 static void put_busy(FILE *out, const struct recording_session *s, const struct timeline *t, const struct lane *l)
@@ -380,10 +379,10 @@ static int put_lanes(FILE *out, const struct recording_session *s, const struct 
         struct lane_item group = {0}, it;
         int have_group = 0, first = 1;
         for (size_t k = 0; k < l->n_pins; k++) {
-            if ((rc = lane_item_of(&st, s, &s->pins[l->pins[k]], &it)))
-                goto done;
+            lane_item_of(s, &s->pins[l->pins[k]], &it);
             if (!merge || it.end - it.start >= bucket) {
-                put_item(out, &it, t->first_ns, &first);
+                if ((rc = put_item(out, &st, &it, t->first_ns, &first)))
+                    goto done;
                 continue;
             }
             if (have_group && (group.start - t->first_ns) / bucket == (it.start - t->first_ns) / bucket) {
@@ -400,13 +399,13 @@ static int put_lanes(FILE *out, const struct recording_session *s, const struct 
                 }
                 continue;
             }
-            if (have_group)
-                put_item(out, &group, t->first_ns, &first);
+            if (have_group && (rc = put_item(out, &st, &group, t->first_ns, &first)))
+                goto done;
             group = it;
             have_group = 1;
         }
-        if (have_group)
-            put_item(out, &group, t->first_ns, &first);
+        if (have_group && (rc = put_item(out, &st, &group, t->first_ns, &first)))
+            goto done;
         fputs("],\"busy\":", out);
         put_busy(out, s, t, l);
         fputc('}', out);
