@@ -14,7 +14,11 @@
 #include "views.h"
 #include "wire.h"
 
-#define PERFETTO_STACK_FRAMES 64 /* frames in a pin's args; the rest elided */
+/* A pin's args carry its stack from the top down to the culprit and
+ * PERFETTO_BELOW_CULPRIT frames below it, at most PERFETTO_STACK_FRAMES
+ * (whole stacks would make a 100k-pin trace over 100 MB); the rest is "...". */
+#define PERFETTO_STACK_FRAMES 24
+#define PERFETTO_BELOW_CULPRIT 2
 
 /* Microseconds with three decimals from ns. */
 static void put_us(FILE *out, int64_t ns)
@@ -101,13 +105,18 @@ static void put_pin(FILE *out, int64_t pid, const struct recording_session *s, c
         json_write_string(out, held);
     }
     fprintf(out, "],\"monitors\":%" PRIu64 ",\"stack\":[", monitors);
-    for (uint32_t i = 0; p->stack && i < p->stack->count && i < PERFETTO_STACK_FRAMES; i++) {
+    uint32_t shown = p->stack ? p->stack->count : 0;
+    if (p->has_culprit && p->culprit + 1 + PERFETTO_BELOW_CULPRIT < shown)
+        shown = p->culprit + 1 + PERFETTO_BELOW_CULPRIT;
+    if (shown > PERFETTO_STACK_FRAMES)
+        shown = PERFETTO_STACK_FRAMES;
+    for (uint32_t i = 0; i < shown; i++) {
         if (i)
             fputc(',', out);
         json_write_string(out, report_format_frame(&p->stack->frames[i], text, sizeof(text)));
     }
-    if (p->stack && (p->stack->count > PERFETTO_STACK_FRAMES || p->stack->truncated))
-        fputs(p->stack->count ? ",\"...\"" : "\"...\"", out);
+    if (p->stack && (p->stack->count > shown || p->stack->truncated))
+        fputs(shown ? ",\"...\"" : "\"...\"", out);
     fputs("]}}", out);
 }
 
