@@ -28,6 +28,8 @@ APT_PACKAGES=(
   build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev
   libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev patchelf python3
   ca-certificates
+  # headless browser for the HTML report's tests (tests/jvm/test_views.py)
+  chromium
   # for the trixie JDK recipe
   debian-archive-keyring
 )
