@@ -272,7 +272,8 @@ static void put_flame(FILE *out, const struct flame *f)
 /* One merged or single pin of a lane: start, duration (us from the
  * session's start), reason, pins merged, virtual thread name and culprit
  * (string table indices, -1 none), pin id (0 for a merged group), virtual
- * thread id (0 unknown). Strings are interned only for what is written. */
+ * thread id (0 unknown), where a NATIVE_BLOCK slept (string index, -1).
+ * Strings are interned only for what is written. */
 struct lane_item {
     int64_t start, end, longest;
     int reason;
@@ -281,19 +282,22 @@ struct lane_item {
     const struct recording_frame *culprit;
     uint64_t id;
     int64_t vthread_id;
+    const char *blocked_in; /* NATIVE_BLOCK: where the kernel said the carrier slept */
 };
 
 static int put_item(FILE *out, struct strtab *st, const struct lane_item *it, int64_t origin, int *first)
 {
     char label[1200];
-    int64_t culprit = -1, vt;
+    int64_t culprit = -1, vt, blocked;
     if (it->culprit && (culprit = strtab_add(st, report_format_frame(it->culprit, label, sizeof(label)))) < 0)
         return (int)culprit;
     if ((vt = strtab_add(st, it->vthread)) < -1)
         return (int)vt;
-    fprintf(out, "%s%" PRId64 ",%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64,
+    if ((blocked = strtab_add(st, it->blocked_in)) < -1)
+        return (int)blocked;
+    fprintf(out, "%s%" PRId64 ",%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64,
             *first ? "" : ",", (it->start - origin) / 1000, (it->end - it->start) / 1000, it->reason, it->count, vt,
-            culprit, it->id, it->vthread_id);
+            culprit, it->id, it->vthread_id, blocked);
     *first = 0;
     return 0;
 }
@@ -309,7 +313,8 @@ static void lane_item_of(const struct recording_session *s, const struct recordi
                              .vthread = p->vthread_name,
                              .culprit = p->has_culprit ? &p->stack->frames[p->culprit] : NULL,
                              .id = p->id,
-                             .vthread_id = p->has_vthread_id ? p->vthread_id : 0};
+                             .vthread_id = p->has_vthread_id ? p->vthread_id : 0,
+                             .blocked_in = p->blocked_in};
 }
 
 static void put_busy(FILE *out, const struct recording_session *s, const struct timeline *t, const struct lane *l)
@@ -396,6 +401,7 @@ static int put_lanes(FILE *out, const struct recording_session *s, const struct 
                     group.culprit = it.culprit;
                     group.vthread = it.vthread;
                     group.vthread_id = it.vthread_id;
+                    group.blocked_in = it.blocked_in;
                 }
                 continue;
             }

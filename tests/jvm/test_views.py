@@ -39,11 +39,11 @@ def chromium():
     skip("chromium not installed (Debian package chromium, in scripts/setup.sh)")
 
 
-def browser(page, work, *args):
-    """Runs headless Chromium on a file; returns its stdout."""
+def browser(page, work, *args, fragment=""):
+    """Runs headless Chromium on a file (#fragment optional); returns its stdout."""
     profile = tempfile.mkdtemp(prefix="chromium-", dir=work)
     cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-           "--user-data-dir=" + profile] + list(args) + ["file://" + page]
+           "--user-data-dir=" + profile] + list(args) + ["file://" + page + fragment]
     p = subprocess.run(cmd, capture_output=True, timeout=180, env=dict(os.environ, HOME=work))
     if p.returncode != 0:
         raise Failure("chromium failed (%d): %s" % (p.returncode, p.stderr.decode(errors="replace")[-2000:]))
@@ -150,6 +150,15 @@ def check_page(page, rep, work):
             label = "%s.%s" % (site["culprit"]["class"], site["culprit"]["method"])
             check(label in frames, "flame graph has %s: %s" % (label, frames[:40]))
     check(dom.by_class("counter", "tr"), "counters shown")
+    # hovering the first pin drawn (the earliest on the first lane) says who, where and how long
+    first_lane = next(int(e["attrs"]["data-tid"]) for e in lanes if int(e["attrs"].get("data-tid", -1)) in carriers)
+    p = min((p for p in rep["pins"] if p["carrier"]["tid"] == first_lane), key=lambda p: (p["start_ns"], p["id"]))
+    tip = Dom(browser(page, work, "--dump-dom", fragment="#hover=0")).by_id("tip")["text"]
+    c = culprit(p)
+    for want in ([p["reason"], "virtual thread: ", "#%d" % p["vthread"]["id"], "pin #%d" % p["id"]] +
+                 (["culprit: " + frame_text(c)] if c else []) + (["blocked in the kernel in " + p["blocked_in"]]
+                                                                  if p["blocked_in"] else [])):
+        check(want in tip, "hover tooltip of pin %d has %r:\n%s" % (p["id"], want, tip))
     return dom
 
 

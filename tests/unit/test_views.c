@@ -284,7 +284,8 @@ static void test_html(void)
             const struct jsonread *l0 = jsonread_at(lanes, 0);
             CHECK_STR(jsonread_str(jsonread_get(l0, "name"), ""), "worker-1");
             const struct jsonread *p = jsonread_get(l0, "p");
-            CHECK_UINT(jsonread_len(p), 8);
+            CHECK_UINT(jsonread_len(p), 9);
+            CHECK_INT(jsonread_int(jsonread_at(p, 8), 0), -1); /* not a NATIVE_BLOCK */
             CHECK_INT(jsonread_int(jsonread_at(p, 0), -1), 2000); /* us from the first timestamp */
             CHECK_INT(jsonread_int(jsonread_at(p, 1), -1), 3000);
             const struct jsonread *strings = jsonread_get(doc, "strings");
@@ -338,8 +339,34 @@ static void test_html_merged(void)
     free(b.data);
 }
 
+/* A recording of only the magic: every format still writes a valid document. */
+static void test_empty(void)
+{
+    struct synth b = {0};
+    synth_put(&b, WIRE_MAGIC, WIRE_MAGIC_LEN);
+    struct recording *r = load(&b);
+    size_t len;
+    char *text = render(report_collapsed, r, &len);
+    CHECK_UINT(len, 0);
+    free(text);
+    text = render(report_perfetto, r, &len);
+    struct jsonread *doc = NULL;
+    char err[200];
+    if (CHECK_INT(jsonread_parse(text, len, &doc, err, sizeof(err)), 0))
+        CHECK_UINT(jsonread_len(jsonread_get(doc, "traceEvents")), 1); /* the process name only */
+    jsonread_free(doc);
+    free(text);
+    text = render(report_html, r, &len);
+    CHECK_CONTAINS(text, "\"lanes\":[]");
+    CHECK_CONTAINS(text, "\"flame\":[0,0,0]");
+    free(text);
+    recording_free(r);
+    free(b.data);
+}
+
 int main(void)
 {
+    CHECK_RUN(test_empty);
     CHECK_RUN(test_flame_tree);
     CHECK_RUN(test_collapsed_rounding);
     CHECK_RUN(test_perfetto);
