@@ -128,8 +128,8 @@ struct recording_session {
     int has_stats; /* the last Stats, or the Goodbye's */
     struct recording_stats stats;
     int has_goodbye;
-    int occupancy_source; /* a Vtpin__V1__OccupancySource value from the Hello */
-    uint64_t sample_interval_ns; /* 0: not said */
+    int occupancy_source;               /* a Vtpin__V1__OccupancySource value from the Hello */
+    uint64_t sample_interval_ns;        /* 0: not said */
     struct recording_carrier *carriers; /* in the order announced; one per tid */
     size_t n_carriers;
     struct recording_occupancy *occupancy;

@@ -21,6 +21,7 @@
 #include "wire.h"
 
 #define HTML_SITES 100
+#define HTML_REASONS 7         /* PinReason values 0..6; the page shows others as UNKNOWN */
 #define HTML_FLAME_MIN 20000   /* a node under 1/20000 of the total is not drawn at any zoom that matters */
 #define HTML_FLAME_NODES 60000 /* and never more nodes than this */
 #define HTML_LANE_DETAIL 20000 /* pins shown one by one up to this many */
@@ -139,18 +140,17 @@ static void put_jvm(FILE *out, const struct recording *r, const struct recording
     fputs("}", out);
 }
 
-static void put_sites(FILE *out, const struct recording_session *s, const struct sites *sites)
+static void put_sites(FILE *out, const struct sites *sites)
 {
     char frame[1200], marks[300];
-    int64_t by_reason_ns[8] = {0};
-    uint64_t by_reason_n[8] = {0};
-    fprintf(out, ",\"summary\":{\"pins\":%" PRIu64 ",\"ongoing\":%" PRIu64 ",\"pinned_ns\":%" PRId64
-                 ",\"sites\":%zu}",
+    int64_t by_reason_ns[HTML_REASONS] = {0};
+    uint64_t by_reason_n[HTML_REASONS] = {0};
+    fprintf(out, ",\"summary\":{\"pins\":%" PRIu64 ",\"ongoing\":%" PRIu64 ",\"pinned_ns\":%" PRId64 ",\"sites\":%zu}",
             sites->pins, sites->ongoing, sites->total_ns, sites->count);
     fputs(",\"sites\":[", out);
     for (size_t i = 0; i < sites->count; i++) {
         const struct site *site = &sites->items[i];
-        int rk = site->reason >= 0 && site->reason < 8 ? site->reason : 0;
+        int rk = site->reason >= 0 && site->reason < HTML_REASONS ? site->reason : 0;
         by_reason_ns[rk] = recording_sat_add(by_reason_ns[rk], site->total_ns);
         by_reason_n[rk] += site->count;
         if (i >= HTML_SITES)
@@ -164,15 +164,17 @@ static void put_sites(FILE *out, const struct recording_session *s, const struct
         } else {
             kstr(out, "culprit", NULL, 1);
         }
-        fprintf(out, ",\"count\":%" PRIu64 ",\"total_ns\":%" PRId64 ",\"max_ns\":%" PRId64 ",\"ongoing\":%" PRIu64
-                     ",\"stacks\":%zu,\"stack\":[",
+        fprintf(out,
+                ",\"count\":%" PRIu64 ",\"total_ns\":%" PRId64 ",\"max_ns\":%" PRId64 ",\"ongoing\":%" PRIu64
+                ",\"stacks\":%zu,\"stack\":[",
                 site->count, site->total_ns, site->max_ns, site->ongoing, site->distinct_stacks);
         const struct recording_pin *ex = site->example;
         for (uint32_t k = 0; ex->stack && k < ex->stack->count; k++) {
             const struct recording_frame *f = &ex->stack->frames[k];
             int is_culprit = ex->has_culprit && ex->culprit == k;
             char line[1600];
-            snprintf(line, sizeof(line), "%s%s%s", is_culprit ? "> " : "  ", report_format_frame(f, frame, sizeof(frame)),
+            snprintf(line, sizeof(line), "%s%s%s", is_culprit ? "> " : "  ",
+                     report_format_frame(f, frame, sizeof(frame)),
                      report_frame_markers(f, is_culprit, marks, sizeof(marks)));
             if (k)
                 fputc(',', out);
@@ -184,7 +186,7 @@ static void put_sites(FILE *out, const struct recording_session *s, const struct
     }
     fputs("],\"by_reason\":[", out);
     int first = 1;
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < HTML_REASONS; k++) {
         if (!by_reason_n[k])
             continue;
         fprintf(out, "%s[\"%s\",%" PRIu64 ",%" PRId64 "]", first ? "" : ",", wire_reason_name(k), by_reason_n[k],
@@ -192,7 +194,6 @@ static void put_sites(FILE *out, const struct recording_session *s, const struct
         first = 0;
     }
     fputc(']', out);
-    (void)s;
 }
 
 static void put_counters(FILE *out, const struct recording_session *s)
@@ -366,8 +367,7 @@ static int put_lanes(FILE *out, const struct recording_session *s, const struct 
     int64_t span = t->last_ns - t->first_ns;
     int64_t bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
 
-    fprintf(out, ",\"span_ns\":%" PRId64 ",\"merged\":%s,\"lanes\":[", span > 0 ? span : 0,
-            merge ? "true" : "false");
+    fprintf(out, ",\"span_ns\":%" PRId64 ",\"merged\":%s,\"lanes\":[", span > 0 ? span : 0, merge ? "true" : "false");
     for (size_t li = 0; li < t->n_lanes; li++) {
         const struct lane *l = &t->lanes[li];
         int64_t pinned = 0;
@@ -444,11 +444,11 @@ static int html_data(const struct recording *r, const struct recording_session *
         rc = timeline_build(s, &t);
     if (!rc) {
         fputs("{\"schema\":\"vtpin.html/1\",\"reasons\":[", out);
-        for (int k = 0; k < 7; k++)
+        for (int k = 0; k < HTML_REASONS; k++)
             fprintf(out, "%s\"%s\"", k ? "," : "", wire_reason_name(k));
         fputs("],", out);
         put_jvm(out, r, s);
-        put_sites(out, s, &sites);
+        put_sites(out, &sites);
         put_counters(out, s);
         put_flame(out, &f);
         rc = put_lanes(out, s, &t);

@@ -265,10 +265,8 @@ int flame_build(const struct recording_session *s, struct flame *out)
     int64_t root = intern(out, "all");
     if (root < 0)
         goto fail;
-    out->nodes[0] = (struct flame_node){.label = (uint32_t)root,
-                                        .parent = VIEWS_NO_NODE,
-                                        .first_child = VIEWS_NO_NODE,
-                                        .next_sibling = VIEWS_NO_NODE};
+    out->nodes[0] = (struct flame_node){
+        .label = (uint32_t)root, .parent = VIEWS_NO_NODE, .first_child = VIEWS_NO_NODE, .next_sibling = VIEWS_NO_NODE};
     if (s->n_pins == 0)
         return 0;
 
@@ -389,9 +387,10 @@ int timeline_build(const struct recording_session *s, struct timeline *out)
     struct lane *last = NULL;
     for (size_t i = 0; i < s->n_pins; i++) {
         const struct recording_pin *p = &s->pins[i];
-        struct lane *l = last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
-                             ? last
-                             : lane_for(out, p->has_carrier_tid, p->carrier_tid);
+        struct lane *l =
+            last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
+                ? last
+                : lane_for(out, p->has_carrier_tid, p->carrier_tid);
         if (!l) {
             if (out->n_lanes == cap) {
                 if (cap >= RECORDING_MAX_CARRIERS * 2)
@@ -435,9 +434,10 @@ int timeline_build(const struct recording_session *s, struct timeline *out)
     last = NULL;
     for (size_t i = 0; i < s->n_pins; i++) {
         const struct recording_pin *p = &s->pins[order[i]];
-        struct lane *l = last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
-                             ? last
-                             : lane_for(out, p->has_carrier_tid, p->carrier_tid);
+        struct lane *l =
+            last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
+                ? last
+                : lane_for(out, p->has_carrier_tid, p->carrier_tid);
         if (l && l->pins)
             l->pins[l->n_pins++] = order[i];
         last = l;

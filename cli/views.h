@@ -51,10 +51,10 @@ void flame_fini(struct flame *f);
 struct lane {
     int has_tid;
     int32_t tid;
-    const char *name;         /* "ForkJoinPool-1-worker-1", or NULL when never named */
-    size_t *pins;             /* indices into session->pins, by start time */
+    const char *name; /* "ForkJoinPool-1-worker-1", or NULL when never named */
+    size_t *pins;     /* indices into session->pins, by start time */
     size_t n_pins;
-    size_t *occ;              /* indices into session->occupancy of this carrier, by time */
+    size_t *occ; /* indices into session->occupancy of this carrier, by time */
     size_t n_occ;
 };
 

@@ -24,10 +24,10 @@ static uint32_t next_rand(void)
     return (uint32_t)(rng >> 16);
 }
 
-static const char *classes[] = {"com.example.orders.OrderService", "com.example.orders.Repository",
-                                "com.example.db.Pool",             "com.example.http.Client",
-                                "com.example.cache.Cache",         "com.example.native.Codec",
-                                "org.example.legacy.Ledger",       "org.example.legacy.Audit"};
+static const char *classes[] = {
+    "com.example.orders.OrderService", "com.example.orders.Repository", "com.example.db.Pool",
+    "com.example.http.Client",         "com.example.cache.Cache",       "com.example.native.Codec",
+    "org.example.legacy.Ledger",       "org.example.legacy.Audit"};
 static const char *methods[] = {"handle", "load", "save", "query", "get", "put", "encode", "settle", "flush", "call"};
 
 int main(int argc, char **argv)
@@ -42,8 +42,8 @@ int main(int argc, char **argv)
         return 2;
     struct synth b = {0};
     int64_t mono0 = 5000 * MS;
-    synth_hello(&b, 4242, exact ? VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT
-                                : VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED,
+    synth_hello(&b, 4242,
+                exact ? VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT : VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED,
                 1700000000000000000LL, mono0);
 
     /* strings: 1..8 classes, 11..20 methods, 21 source, 30.. JDK names, 100.. carriers, 2000.. vthreads */
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < n_pins; i++) {
         long c = i % n_carriers;
         int64_t start = mono0 + cursor[c] + (int64_t)(next_rand() % 2000) * 1000; /* 0-2 ms apart */
-        int64_t dur = (int64_t)(50 + next_rand() % 3000) * 1000;               /* 50 us - 3 ms */
+        int64_t dur = (int64_t)(50 + next_rand() % 3000) * 1000;                  /* 50 us - 3 ms */
         if (i % 500 == 7)
             dur = (int64_t)(50 + next_rand() % 150) * MS; /* now and then a long one */
         uint32_t stack = 1 + next_rand() % N_STACKS;

@@ -67,9 +67,20 @@ static size_t count_of(const char *hay, const char *needle)
 static void base_recording(struct synth *b, int occupancy)
 {
     synth_hello(b, 99, occupancy, 1700000000000000000LL, MONO0);
-    const char *s[] = {NULL,          "Repro",        "settle",     "java.lang.Thread", "sleep",
-                       "java.lang.VirtualThread", "run", "jdk.internal.vm.Continuation", "enter",
-                       "com.ex.Codec", "encode",     "worker-1",   "worker-2",         "worker-3",
+    const char *s[] = {NULL,
+                       "Repro",
+                       "settle",
+                       "java.lang.Thread",
+                       "sleep",
+                       "java.lang.VirtualThread",
+                       "run",
+                       "jdk.internal.vm.Continuation",
+                       "enter",
+                       "com.ex.Codec",
+                       "encode",
+                       "worker-1",
+                       "worker-2",
+                       "worker-3",
                        "vt</script><script>alert(1)</script>"};
     for (uint32_t i = 1; i < sizeof(s) / sizeof(s[0]); i++)
         synth_string(b, i, s[i]);
@@ -146,10 +157,12 @@ static void test_flame_tree(void)
 
     /* folded stacks: root first, pinned microseconds, the same tree */
     char *text = render(report_collapsed, r, NULL);
-    CHECK_STR(text, "jdk.internal.vm.Continuation.enter;java.lang.VirtualThread.run;Repro.settle 1000\n"
-                    "jdk.internal.vm.Continuation.enter;java.lang.VirtualThread.run;Repro.settle;java.lang.Thread.sleep 5000\n"
-                    "[no stack: MONITOR] 500\n"
-                    "[truncated];java.lang.VirtualThread.run;com.ex.Codec.encode 1500\n");
+    CHECK_STR(
+        text,
+        "jdk.internal.vm.Continuation.enter;java.lang.VirtualThread.run;Repro.settle 1000\n"
+        "jdk.internal.vm.Continuation.enter;java.lang.VirtualThread.run;Repro.settle;java.lang.Thread.sleep 5000\n"
+        "[no stack: MONITOR] 500\n"
+        "[truncated];java.lang.VirtualThread.run;com.ex.Codec.encode 1500\n");
     free(text);
     recording_free(r);
     free(b.data);
@@ -161,8 +174,8 @@ static void test_collapsed_rounding(void)
     struct synth b = {0};
     base_recording(&b, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_OFF);
     for (uint64_t i = 1; i <= 3; i++) { /* 1.5 us each on three distinct stacks: 4.5 us -> 5 us */
-        synth_pin_start(&b, i, VTPIN__V1__PIN_REASON__MONITOR, MONO0 + (int64_t)i * MS, 1, 0, 7001, 11,
-                        (uint32_t)i, i == 3 ? -1 : 0, NULL);
+        synth_pin_start(&b, i, VTPIN__V1__PIN_REASON__MONITOR, MONO0 + (int64_t)i * MS, 1, 0, 7001, 11, (uint32_t)i,
+                        i == 3 ? -1 : 0, NULL);
         synth_pin_end(&b, i, MONO0 + (int64_t)i * MS + 1500, 1500);
     }
     struct recording *r = load(&b);
@@ -216,7 +229,8 @@ static void test_perfetto(void)
                 CHECK_INT(jsonread_int(jsonread_get(args, "vthread_id"), 0), 41);
                 CHECK_STR(jsonread_str(jsonread_get(args, "vthread_name"), ""), "vt</script><script>alert(1)</script>");
                 CHECK_INT(jsonread_int(jsonread_get(args, "monitors"), 0), 1);
-                CHECK_STR(jsonread_str(jsonread_at(jsonread_get(args, "monitor_frames"), 0), ""), "Repro.settle(Unknown Source) x1");
+                CHECK_STR(jsonread_str(jsonread_at(jsonread_get(args, "monitor_frames"), 0), ""),
+                          "Repro.settle(Unknown Source) x1");
             } else {
                 /* still in progress: its duration so far, up to the last timestamp (the sample at +20 ms) */
                 CHECK_STR(jsonread_str(jsonread_get(e, "name"), ""), "NATIVE_BLOCK com.ex.Codec.encode");
@@ -285,7 +299,7 @@ static void test_html(void)
             CHECK_STR(jsonread_str(jsonread_get(l0, "name"), ""), "worker-1");
             const struct jsonread *p = jsonread_get(l0, "p");
             CHECK_UINT(jsonread_len(p), 9);
-            CHECK_INT(jsonread_int(jsonread_at(p, 8), 0), -1); /* not a NATIVE_BLOCK */
+            CHECK_INT(jsonread_int(jsonread_at(p, 8), 0), -1);    /* not a NATIVE_BLOCK */
             CHECK_INT(jsonread_int(jsonread_at(p, 0), -1), 2000); /* us from the first timestamp */
             CHECK_INT(jsonread_int(jsonread_at(p, 1), -1), 3000);
             const struct jsonread *strings = jsonread_get(doc, "strings");
@@ -332,8 +346,9 @@ static void test_html_merged(void)
     CHECK(len < 400 * 1024); /* 30000 pins one by one would be ~1 MB of lane data */
     free(html);
     char *folded = render(report_collapsed, r, NULL);
-    CHECK_STR(folded, "jdk.internal.vm.Continuation.enter;java.lang.VirtualThread.run;Repro.settle;java.lang.Thread.sleep "
-                      "1500000\n");
+    CHECK_STR(folded,
+              "jdk.internal.vm.Continuation.enter;java.lang.VirtualThread.run;Repro.settle;java.lang.Thread.sleep "
+              "1500000\n");
     free(folded);
     recording_free(r);
     free(b.data);
