@@ -5,7 +5,7 @@ The HTML page is loaded in real headless Chromium (Debian `chromium`): the
 rendered DOM must hold the culprits and one lane per carrier, and a
 screenshot is taken (VTPIN_SCREENSHOT=PATH keeps it, e.g. docs/img/report.png).
 
-cases: html JDK FIXTURE | collapsed JDK | perfetto JDK | big
+cases: html JDK FIXTURE | collapsed JDK | perfetto JDK [sampled|exact] | big
 """
 import html.parser
 import json
@@ -239,9 +239,10 @@ def case_collapsed(work, jdk):
 
 
 @in_workdir
-def case_perfetto(work, jdk):
+def case_perfetto(work, jdk, occupancy="sampled"):
     jdk = int(jdk)
-    r = Run(jdk, "Showcase", args=(2,), props=scheduler(4), workdir=work).run(timeout=180)
+    r = Run(jdk, "Showcase", args=(2,), props=scheduler(4), agent_opts="occupancy=" + occupancy,
+            workdir=work).run(timeout=180)
     rep = r.report()
     check(rep["pins"], "the fixture pinned")
     trace = json.loads(vtpin("--format", "perfetto", r.record))
@@ -270,7 +271,8 @@ def case_perfetto(work, jdk):
             check(e["args"]["blocked_in"] == p["blocked_in"], "blocked_in in args")
     counters = [e for e in events if e["ph"] == "C"]
     check(counters and all(e["args"]["busy"] in (0, 1) for e in counters),
-          "occupancy (sampled by default) as busy counters: %d" % len(counters))
+          "occupancy (%s) as busy counters: %d" % (occupancy, len(counters)))
+    check({e["args"]["busy"] for e in counters} == {0, 1}, "carriers seen busy and idle")
     check({e["tid"] for e in counters} <= set(names), "counters belong to named carriers")
 
 
