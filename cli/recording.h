@@ -98,7 +98,7 @@ struct recording_occupancy {
 };
 
 #define RECORDING_MAX_CARRIERS 4096
-#define RECORDING_MAX_OCCUPANCY (32u << 20) /* points kept per session; the rest counted */
+#define RECORDING_MAX_OCCUPANCY (8u << 20) /* points kept per session (192 MiB); the rest counted */
 
 struct recording_stats {
     int64_t time_ns;

@@ -367,7 +367,8 @@ static int put_lanes(FILE *out, const struct recording_session *s, const struct 
     int64_t span = t->last_ns - t->first_ns;
     int64_t bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
 
-    fprintf(out, ",\"span_ns\":%" PRId64 ",\"merged\":%s,\"lanes\":[", span > 0 ? span : 0, merge ? "true" : "false");
+    fprintf(out, ",\"span_ns\":%" PRId64 ",\"merged\":%s,\"occupancy_lost\":%" PRIu64 ",\"lanes\":[",
+            span > 0 ? span : 0, merge ? "true" : "false", s->occupancy_dropped);
     for (size_t li = 0; li < t->n_lanes; li++) {
         const struct lane *l = &t->lanes[li];
         int64_t pinned = 0;

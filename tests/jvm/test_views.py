@@ -5,7 +5,7 @@ The HTML page is loaded in real headless Chromium (Debian `chromium`): the
 rendered DOM must hold the culprits and one lane per carrier, and a
 screenshot is taken (VTPIN_SCREENSHOT=PATH keeps it, e.g. docs/img/report.png).
 
-cases: html JDK FIXTURE | collapsed JDK | perfetto JDK [sampled|exact] | big
+cases: html JDK FIXTURE | collapsed JDK | perfetto JDK [sampled|exact] | big | cli
 """
 import html.parser
 import json
@@ -312,10 +312,29 @@ def case_big(work):
     screenshot(page, work, "big.png")
 
 
+@in_workdir
+def case_cli(work):
+    """-o for every format, the format list in errors, a file that cannot be written."""
+    rec = os.path.join(work, "small.vtp")
+    subprocess.run([SYNTH, rec, "50", "2"], check=True, timeout=60)
+    for fmt in ("text", "json", "html", "collapsed", "perfetto"):
+        out = os.path.join(work, "out." + fmt)
+        check(vtpin("--format", fmt, "-o", out, rec) == b"", "%s: -o writes nothing to stdout" % fmt)
+        with open(out, "rb") as f:
+            check(f.read() == vtpin("--format", fmt, rec), "%s: -o FILE holds what stdout gets" % fmt)
+    p = subprocess.run([VTPIN, "report", "--format", "svg", rec], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "html, collapsed or perfetto" in p.stderr, "unknown format: %s" % p.stderr)
+    p = subprocess.run([VTPIN, "report", "-f", "html", "-o", os.path.join(work, "no", "such", "dir.html"), rec],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and "cannot write" in p.stderr and "No such file" in p.stderr,
+          "unwritable output: %d %s" % (p.returncode, p.stderr))
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "html": case_html,
         "collapsed": case_collapsed,
         "perfetto": case_perfetto,
         "big": case_big,
+        "cli": case_cli,
     }))
