@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (BUILD, VTPIN, Failure, Run, check, culprit, frames_of, main, report_json,  # noqa: E402
@@ -159,6 +160,27 @@ def check_page(page, rep, work):
                  (["culprit: " + frame_text(c)] if c else []) + (["blocked in the kernel in " + p["blocked_in"]]
                                                                   if p["blocked_in"] else [])):
         check(want in tip, "hover tooltip of pin %d has %r:\n%s" % (p["id"], want, tip))
+    # flame graph: search the top site's culprit, then zoom into it
+    top = rep["sites"][0]
+    if top["culprit"]:
+        label = "%s.%s" % (top["culprit"]["class"], top["culprit"]["method"])
+        share = 100.0 * sum(s["total_ns"] for s in rep["sites"]
+                            if s["culprit"] and "%s.%s" % (s["culprit"]["class"], s["culprit"]["method"]) == label
+                            ) / sum(s["total_ns"] for s in rep["sites"])
+        found = Dom(browser(page, work, "--dump-dom", fragment="#search=" + urllib.parse.quote(label)))
+        check(any(e["text"] == label for e in found.by_class("match", "div")), "search highlights %s" % label)
+        matched = found.by_id("flame-matched")["text"]
+        m = re.search(r"= ([\d.]+)% of pinned time", matched)
+        # frames named so, counted once per stack, hold at least the sites blamed on them
+        check(m and float(m.group(1)) >= share - 0.1, "search says %r, the culprit's sites are %.1f%%" % (matched, share))
+        zoomed = Dom(browser(page, work, "--dump-dom", fragment="#zoom=" + urllib.parse.quote(label)))
+        drawn = zoomed.by_class("frame", "div")
+        check(drawn and any("ancestor" in e["classes"] for e in drawn), "zoom keeps the callers as ancestors")
+        check(all(e["text"] in ("", label) or "ancestor" in e["classes"] or e["text"] in frames for e in drawn),
+              "zoomed view holds the frame, its callers and its callees")
+        width = [e for e in drawn if e["text"] == label and "ancestor" not in e["classes"]]
+        check(width and re.search(r"left: 0px", width[0]["attrs"].get("style", "")),
+              "the zoomed frame starts at the left edge: %s" % (width[:1],))
     return dom
 
 
