@@ -326,7 +326,7 @@ static void put_busy(FILE *out, const struct recording_session *s, const struct 
         return;
     }
     /* busy and known time per bucket */
-    static int64_t busy[HTML_BUSY_BUCKETS], known[HTML_BUSY_BUCKETS];
+    int64_t busy[HTML_BUSY_BUCKETS], known[HTML_BUSY_BUCKETS]; /* 16 KB */
     memset(busy, 0, sizeof(busy));
     memset(known, 0, sizeof(known));
     double width = (double)span / HTML_BUSY_BUCKETS;
