@@ -318,6 +318,14 @@ static void lane_item_of(const struct recording_session *s, const struct recordi
                              .blocked_in = p->blocked_in};
 }
 
+/* Bucket k of the busy strip covers [busy_edge(k), busy_edge(k + 1)) ns from the start. */
+static int64_t busy_edge(int64_t span, size_t k)
+{
+    return (int64_t)((__int128)span * (__int128)k / HTML_BUSY_BUCKETS);
+}
+
+/* The busy percentage of a lane per 1/HTML_BUSY_BUCKETS of the recording,
+ * -1 where less than half the bucket's occupancy is known. */
 static void put_busy(FILE *out, const struct recording_session *s, const struct timeline *t, const struct lane *l)
 {
     int64_t span = t->last_ns - t->first_ns;
@@ -325,27 +333,28 @@ static void put_busy(FILE *out, const struct recording_session *s, const struct 
         fputs("[]", out);
         return;
     }
-    /* busy and known time per bucket */
     int64_t busy[HTML_BUSY_BUCKETS], known[HTML_BUSY_BUCKETS]; /* 16 KB */
     memset(busy, 0, sizeof(busy));
     memset(known, 0, sizeof(known));
-    double width = (double)span / HTML_BUSY_BUCKETS;
     for (size_t i = 0; i < l->n_occ; i++) {
         const struct recording_occupancy *o = &s->occupancy[l->occ[i]];
-        int64_t a = o->time_ns - t->first_ns, b = timeline_occupancy_end(s, t, l, i) - t->first_ns;
+        int64_t a = recording_sat_sub(o->time_ns, t->first_ns);
+        int64_t b = recording_sat_sub(timeline_occupancy_end(s, t, l, i), t->first_ns);
         if (a < 0)
             a = 0;
         if (b > span)
             b = span;
-        while (a < b) {
-            size_t k = (size_t)((double)a / width);
-            if (k >= HTML_BUSY_BUCKETS)
-                k = HTML_BUSY_BUCKETS - 1;
-            int64_t edge = k + 1 == HTML_BUSY_BUCKETS ? span : (int64_t)((double)(k + 1) * width);
+        if (a >= b)
+            continue;
+        size_t k = (size_t)((__int128)a * HTML_BUSY_BUCKETS / span);
+        while (k + 1 < HTML_BUSY_BUCKETS && busy_edge(span, k + 1) <= a) /* integer division rounds down */
+            k++;
+        while (k > 0 && busy_edge(span, k) > a)
+            k--;
+        /* each step ends at the bucket's edge (> a) or at b: it always moves on */
+        for (; a < b && k < HTML_BUSY_BUCKETS; k++) {
+            int64_t edge = k + 1 == HTML_BUSY_BUCKETS ? span : busy_edge(span, k + 1);
             int64_t part = (b < edge ? b : edge) - a;
-            if (part <= 0) { /* rounding at an edge */
-                part = b - a;
-            }
             known[k] += part;
             if (o->vthread_id)
                 busy[k] += part;
@@ -353,9 +362,11 @@ static void put_busy(FILE *out, const struct recording_session *s, const struct 
         }
     }
     fputc('[', out);
-    for (size_t k = 0; k < HTML_BUSY_BUCKETS; k++)
+    for (size_t k = 0; k < HTML_BUSY_BUCKETS; k++) {
+        int64_t width = busy_edge(span, k + 1) - busy_edge(span, k);
         fprintf(out, "%s%d", k ? "," : "",
-                known[k] * 2 < (int64_t)width ? -1 : (int)((busy[k] * 100 + known[k] / 2) / known[k]));
+                known[k] == 0 || known[k] * 2 < width ? -1 : (int)((busy[k] * 100 + known[k] / 2) / known[k]));
+    }
     fputc(']', out);
 }
 

@@ -328,6 +328,43 @@ static void test_html(void)
     free(b.data);
 }
 
+/* Sampled occupancy on a span that does not divide into the strip's buckets:
+ * every bucket is known, and the busy share follows the samples. */
+static void test_html_busy_strip(void)
+{
+    struct synth b = {0};
+    base_recording(&b, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED);
+    int32_t tids[] = {7001};
+    for (int64_t i = 0; i < 300; i++) { /* every 10 ms for 3 s: busy in the first third, then idle */
+        int64_t vt = i < 100 ? 5 : 0;
+        synth_sample(&b, MONO0 + i * 10 * MS, tids, &vt, 1);
+    }
+    synth_goodbye(&b, MONO0 + 3000 * MS + 890988, 0); /* 3.000890988 s */
+    struct recording *r = load(&b);
+    size_t len, dlen;
+    char *html = render(report_html, r, &len);
+    const char *data = data_of(html, &dlen);
+    struct jsonread *doc = NULL;
+    char err[200];
+    if (CHECK(data) && CHECK_INT(jsonread_parse(data, dlen, &doc, err, sizeof(err)), 0)) {
+        const struct jsonread *busy = jsonread_get(jsonread_at(jsonread_get(doc, "lanes"), 0), "busy");
+        size_t known = 0, full = 0, idle = 0;
+        for (size_t k = 0; k < jsonread_len(busy); k++) {
+            int64_t v = jsonread_int(jsonread_at(busy, k), -2);
+            known += v >= 0;
+            full += v == 100;
+            idle += v == 0;
+        }
+        CHECK_UINT(known, 1000);
+        CHECK(full >= 332 && full <= 334); /* 1 s of 3.0009 s */
+        CHECK(idle >= 665 && idle <= 667);
+        jsonread_free(doc);
+    }
+    free(html);
+    recording_free(r);
+    free(b.data);
+}
+
 /* Many short pins: merged per lane slot, so the page stays small. */
 static void test_html_merged(void)
 {
@@ -386,6 +423,7 @@ int main(void)
     CHECK_RUN(test_collapsed_rounding);
     CHECK_RUN(test_perfetto);
     CHECK_RUN(test_html);
+    CHECK_RUN(test_html_busy_strip);
     CHECK_RUN(test_html_merged);
     CHECK_MAIN_RETURN();
 }
