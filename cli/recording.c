@@ -116,7 +116,7 @@ static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 
 struct session_private {
     struct recording_session pub;
-    size_t pins_cap, notices_cap;
+    size_t pins_cap, notices_cap, carriers_cap, occupancy_cap;
 };
 
 static void stack_free(void *p)
@@ -151,6 +151,8 @@ static void session_free(struct recording_session *s)
         free(s->notices[i].text);
     }
     free(s->notices);
+    free(s->carriers);
+    free(s->occupancy);
     if (s->strings)
         idmap_free(s->strings, free);
     if (s->methods)
@@ -239,6 +241,8 @@ static int apply_hello(struct recording *r, struct recording_session **cur, cons
     s->threshold_ns = h->threshold_ns;
     s->jdk_feature = h->has_jdk_feature ? h->jdk_feature : 0;
     s->parallelism = h->has_parallelism ? h->parallelism : 0;
+    s->occupancy_source = h->has_occupancy ? (int)h->occupancy : 0;
+    s->sample_interval_ns = h->has_sample_interval_ns ? h->sample_interval_ns : 0;
     if (h->n_capabilities_missing > 0) {
         s->capabilities_missing = calloc(h->n_capabilities_missing, sizeof(char *));
         if (!s->capabilities_missing)
@@ -434,6 +438,72 @@ static int apply_notice(struct recording_session *s, const Vtpin__V1__Notice *d)
     return 0;
 }
 
+static int apply_carrier(struct recording_session *s, const Vtpin__V1__Carrier *d)
+{
+    struct session_private *sp = (struct session_private *)s;
+    struct recording_carrier *c = NULL;
+    for (size_t i = 0; i < s->n_carriers && !c; i++)
+        if (s->carriers[i].tid == d->tid)
+            c = &s->carriers[i]; /* announced again (a reconnection): the last word wins */
+    if (!c) {
+        if (s->n_carriers >= RECORDING_MAX_CARRIERS)
+            return 0; /* hostile input: the lanes would be unreadable anyway */
+        int rc = grow_array((void **)&s->carriers, &sp->carriers_cap, s->n_carriers + 1, sizeof(*s->carriers));
+        if (rc)
+            return rc;
+        c = &s->carriers[s->n_carriers++];
+        memset(c, 0, sizeof(*c));
+        c->tid = d->tid;
+    }
+    if (d->has_name)
+        c->name_sid = d->name;
+    if (d->has_start_ns) {
+        c->has_start = 1;
+        c->start_ns = d->start_ns;
+        note_time(s, d->start_ns);
+    }
+    return 0;
+}
+
+static int add_occupancy(struct recording_session *s, int32_t tid, int64_t t, int64_t vthread_id)
+{
+    struct session_private *sp = (struct session_private *)s;
+    if (s->n_occupancy >= RECORDING_MAX_OCCUPANCY) {
+        s->occupancy_dropped++;
+        return 0;
+    }
+    int rc = grow_array((void **)&s->occupancy, &sp->occupancy_cap, s->n_occupancy + 1, sizeof(*s->occupancy));
+    if (rc)
+        return rc;
+    s->occupancy[s->n_occupancy++] = (struct recording_occupancy){.time_ns = t, .vthread_id = vthread_id, .tid = tid};
+    note_time(s, t);
+    return 0;
+}
+
+static int apply_transitions(struct recording_session *s, const Vtpin__V1__Transitions *d)
+{
+    size_t n = d->n_times_ns < d->n_vthread_ids ? d->n_times_ns : d->n_vthread_ids;
+    s->occupancy_dropped += (d->n_times_ns > n ? d->n_times_ns : d->n_vthread_ids) - n;
+    for (size_t i = 0; i < n; i++) {
+        int rc = add_occupancy(s, d->carrier_tid, d->times_ns[i], d->vthread_ids[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int apply_carrier_sample(struct recording_session *s, const Vtpin__V1__CarrierSample *d)
+{
+    size_t n = d->n_carrier_tids < d->n_vthread_ids ? d->n_carrier_tids : d->n_vthread_ids;
+    s->occupancy_dropped += (d->n_carrier_tids > n ? d->n_carrier_tids : d->n_vthread_ids) - n;
+    for (size_t i = 0; i < n; i++) {
+        int rc = add_occupancy(s, d->carrier_tids[i], d->time_ns, d->vthread_ids[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int apply_event(struct recording *r, struct recording_session **cur, const WireEvent *ev)
 {
     int rc = 0;
@@ -467,6 +537,12 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
         return 0;
     case VTPIN__V1__EVENT__BODY_NOTICE:
         return apply_notice(s, ev->notice);
+    case VTPIN__V1__EVENT__BODY_CARRIER:
+        return apply_carrier(s, ev->carrier);
+    case VTPIN__V1__EVENT__BODY_TRANSITIONS:
+        return apply_transitions(s, ev->transitions);
+    case VTPIN__V1__EVENT__BODY_CARRIER_SAMPLE:
+        return apply_carrier_sample(s, ev->carrier_sample);
     case VTPIN__V1__EVENT__BODY_GOODBYE:
         s->has_goodbye = 1;
         note_time(s, ev->goodbye->time_ns);
@@ -501,6 +577,8 @@ static int session_resolve(struct recording_session *s)
 {
     size_t pos = 0;
     void *value;
+    for (size_t i = 0; i < s->n_carriers; i++)
+        s->carriers[i].name = optional_of(s, s->carriers[i].name_sid);
     while (idmap_next(s->methods, &pos, NULL, &value)) {
         struct recording_method *m = value;
         m->class_name = name_of(s, m->class_sid);

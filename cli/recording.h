@@ -90,6 +90,27 @@ struct recording_notice {
     char *text;
 };
 
+/* A carrier thread the agent announced (Carrier event). */
+struct recording_carrier {
+    int32_t tid;
+    const char *name; /* NULL when not recorded */
+    uint32_t name_sid;
+    int has_start;
+    int64_t start_ns;
+};
+
+/* Occupancy, as recorded: at time_ns the carrier tid carried vthread_id
+ * (0: idle). A Transitions mount/unmount (exact) or one carrier of a
+ * CarrierSample (sampled), in file order. */
+struct recording_occupancy {
+    int64_t time_ns;
+    int64_t vthread_id;
+    int32_t tid;
+};
+
+#define RECORDING_MAX_CARRIERS 4096
+#define RECORDING_MAX_OCCUPANCY (8u << 20) /* points kept per session (192 MiB); the rest counted */
+
 struct recording_stats {
     int64_t time_ns;
     int has_pins, has_pins_reported, has_pins_below_threshold, has_events_dropped, has_stacks_dropped,
@@ -121,6 +142,13 @@ struct recording_session {
     int has_stats; /* the last Stats, or the Goodbye's */
     struct recording_stats stats;
     int has_goodbye;
+    int occupancy_source;               /* a Vtpin__V1__OccupancySource value from the Hello */
+    uint64_t sample_interval_ns;        /* 0: not said */
+    struct recording_carrier *carriers; /* in the order announced; one per tid */
+    size_t n_carriers;
+    struct recording_occupancy *occupancy;
+    size_t n_occupancy;
+    uint64_t occupancy_dropped; /* over RECORDING_MAX_OCCUPANCY, or mismatched arrays */
 
     int has_time;
     int64_t first_ns, last_ns; /* earliest and latest timestamps seen (monotonic) */

@@ -11,7 +11,19 @@
 #include "wire.h"
 
 enum { EXIT_OK = 0, EXIT_BAD_RECORDING = 1, EXIT_USAGE = 2 };
-enum format { FORMAT_TEXT, FORMAT_JSON };
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML, FORMAT_COLLAPSED, FORMAT_PERFETTO };
+
+static const struct {
+    const char *name;
+    enum format format;
+    int (*write)(FILE *, const struct recording *, const struct report_options *);
+} formats[] = {
+    {"text", FORMAT_TEXT, report_text},
+    {"json", FORMAT_JSON, report_json},
+    {"html", FORMAT_HTML, report_html},
+    {"collapsed", FORMAT_COLLAPSED, report_collapsed},
+    {"perfetto", FORMAT_PERFETTO, report_perfetto},
+};
 
 static const char report_usage[] =
     "usage: vtpin report [OPTIONS] FILE\n"
@@ -21,8 +33,12 @@ static const char report_usage[] =
     "stacks, the agent's notices and counters.\n"
     "\n"
     "options:\n"
-    "  -f, --format=text|json  output format (default text; json is the contract in\n"
-    "                          docs/report-json.md)\n"
+    "  -f, --format=FORMAT     text (default); json (the contract in docs/report-json.md);\n"
+    "                          html (one offline page: sites, flame graph of pinned time,\n"
+    "                          per-carrier timeline); collapsed (folded stacks for\n"
+    "                          flamegraph.pl/speedscope, weights in microseconds pinned);\n"
+    "                          perfetto (Chrome trace-event JSON for ui.perfetto.dev)\n"
+    "  -o, --output=FILE       write the report to FILE instead of standard output\n"
     "  -n, --top=N             show the N sites with the most pinned time\n"
     "                          (text default 10, json default all; 0: all)\n"
     "      --session=N         the file holds several sessions (several JVMs, or\n"
@@ -34,13 +50,17 @@ static const char report_usage[] =
     "several sessions.\n"
     "\n"
     "exit status: 0 reported (a recording cut short is reported too, with a warning),\n"
-    "1 unreadable or invalid recording, or a damaged one (what could be read is\n"
-    "reported, with a warning naming the first bad byte offset), 2 usage error\n"
+    "1 unreadable or invalid recording, a damaged one (what could be read is reported,\n"
+    "with a warning naming the first bad byte offset), or the output cannot be written;\n"
+    "2 usage error\n"
     "\n"
     "examples:\n"
     "  java -agentpath:/path/libvtpin.so=record=app.vtp -jar app.jar\n"
     "  vtpin report app.vtp\n"
-    "  vtpin report --format json app.vtp | jq '.sites[0]'\n";
+    "  vtpin report --format json app.vtp | jq '.sites[0]'\n"
+    "  vtpin report --format html -o pins.html app.vtp\n"
+    "  vtpin report --format collapsed app.vtp | flamegraph.pl --countname us > pins.svg\n"
+    "  vtpin report --format perfetto -o pins.trace.json app.vtp   # open in ui.perfetto.dev\n";
 
 /* A count from the command line: 0 or -EINVAL. */
 static int parse_count(const char *text, size_t *out)
@@ -98,6 +118,7 @@ int report_main(int argc, char **argv)
     enum { OPT_SESSION = 256, OPT_FULL_STACKS };
     static const struct option long_options[] = {
         {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
         {"top", required_argument, NULL, 'n'},
         {"session", required_argument, NULL, OPT_SESSION},
         {"full-stacks", no_argument, NULL, OPT_FULL_STACKS},
@@ -105,6 +126,9 @@ int report_main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     enum format format = FORMAT_TEXT;
+    size_t fmt = 0;
+    const char *output = NULL;
+    FILE *out = stdout;
     struct report_options o = {0};
     int top_given = 0;
     size_t session = 0; /* 1-based; 0: the last */
@@ -115,15 +139,19 @@ int report_main(int argc, char **argv)
 
     optind = 0; /* GNU getopt: start over (argv is not the program's) */
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":f:n:h", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":f:n:o:h", long_options, NULL)) != -1) {
         switch (opt) {
         case 'f':
-            if (strcmp(optarg, "text") == 0)
-                format = FORMAT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                format = FORMAT_JSON;
-            else
-                return cli_usage_error("report", "unknown format '%s' (text or json)", optarg);
+            for (fmt = 0; fmt < sizeof(formats) / sizeof(formats[0]); fmt++)
+                if (strcmp(optarg, formats[fmt].name) == 0)
+                    break;
+            if (fmt == sizeof(formats) / sizeof(formats[0]))
+                return cli_usage_error("report", "unknown format '%s' (text, json, html, collapsed or perfetto)",
+                                       optarg);
+            format = formats[fmt].format;
+            break;
+        case 'o':
+            output = optarg;
             break;
         case 'n':
             if (parse_count(optarg, &o.top))
@@ -176,8 +204,15 @@ int report_main(int argc, char **argv)
     if (!session && r->n_sessions > 1)
         fprintf(stderr, "vtpin report: note: %s holds %zu sessions; reporting the last (--session N for another)\n",
                 r->path, r->n_sessions);
-    setvbuf(stdout, NULL, _IOFBF, 1 << 20); /* a large report goes out in big writes */
-    rc = format == FORMAT_JSON ? report_json(stdout, r, &o) : report_text(stdout, r, &o);
+    if (output && strcmp(output, "-") != 0 && !(out = fopen(output, "w"))) {
+        fprintf(stderr, "vtpin report: cannot write %s: %s\n", output, strerror(errno));
+        status = EXIT_BAD_RECORDING;
+        goto cleanup;
+    }
+    setvbuf(out, NULL, _IOFBF, 1 << 20); /* a large report goes out in big writes */
+    rc = formats[fmt].write(out, r, &o);
+    if (out != stdout && fclose(out) && !rc)
+        rc = -errno;
     if (rc) {
         fprintf(stderr, "vtpin report: cannot write the report: %s\n", strerror(-rc));
         status = EXIT_BAD_RECORDING;

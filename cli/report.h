@@ -21,6 +21,10 @@ struct report_options {
 /* Both return 0, or -errno when writing failed. */
 int report_text(FILE *out, const struct recording *r, const struct report_options *o);
 int report_json(FILE *out, const struct recording *r, const struct report_options *o);
+/* The graphical formats (report_html.c, report_collapsed.c, report_perfetto.c). */
+int report_html(FILE *out, const struct recording *r, const struct report_options *o);
+int report_collapsed(FILE *out, const struct recording *r, const struct report_options *o);
+int report_perfetto(FILE *out, const struct recording *r, const struct report_options *o);
 
 /* "java.base/java.lang.Thread.sleep(Thread.java:507)", as the agent's trace
  * prints a frame (without markers). Returns out. */

@@ -30,6 +30,8 @@ APT_PACKAGES=(
   ca-certificates
   # the collector's /metrics (libmicrohttpd) and its tests (promtool, a real Prometheus)
   libmicrohttpd-dev prometheus
+  # headless browser for the HTML report's tests (tests/jvm/test_views.py)
+  chromium
   # for the trixie JDK recipe
   debian-archive-keyring
 )

@@ -1,0 +1,541 @@
+/* The HTML report: one self-contained page (inline CSS and JS from
+ * cli/report.html, nothing fetched) plus the session as compact JSON that
+ * the page's script renders: summary, ranked sites, a flame graph of
+ * pinned time, a per-carrier timeline, notices and counters.
+ *
+ * Size is bounded here, not in the browser: stacks arrive aggregated into a
+ * tree (nodes under HTML_FLAME_MIN of the pinned total are left off), and
+ * when there are more than HTML_LANE_DETAIL pins the short ones on a lane
+ * are merged per 1/HTML_LANE_BUCKETS of the time axis. Occupancy becomes a
+ * busy fraction per bucket. */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "sites.h"
+#include "views.h"
+#include "wire.h"
+
+#define HTML_SITES 100
+#define HTML_REASONS 7         /* PinReason values 0..6; the page shows others as UNKNOWN */
+#define HTML_FLAME_MIN 20000   /* a node under 1/20000 of the total is not drawn at any zoom that matters */
+#define HTML_FLAME_NODES 60000 /* and never more nodes than this */
+#define HTML_LANE_DETAIL 20000 /* pins shown one by one up to this many */
+#define HTML_LANE_BUCKETS 2000
+#define HTML_BUSY_BUCKETS 1000
+
+extern const char report_html_template[]; /* generated from cli/report.html */
+
+/* ---- a string table for the lanes (virtual threads, culprits) ---- */
+
+struct strtab {
+    char **items; /* copies */
+    size_t n, cap;
+    uint32_t *slots; /* open addressing: index + 1, 0 empty */
+    size_t n_slots;  /* a power of two, kept over twice n */
+};
+
+static uint64_t strtab_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static int strtab_rehash(struct strtab *t, size_t n_slots)
+{
+    uint32_t *slots = calloc(n_slots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t k = strtab_hash(t->items[i]) & (n_slots - 1);
+        while (slots[k])
+            k = (k + 1) & (n_slots - 1);
+        slots[k] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = n_slots;
+    return 0;
+}
+
+/* Index of a copy of s, or -1 for NULL, or -ENOMEM. */
+static int64_t strtab_add(struct strtab *t, const char *s)
+{
+    if (!s)
+        return -1;
+    if ((t->n + 1) * 2 >= t->n_slots && strtab_rehash(t, t->n_slots ? t->n_slots * 2 : 1024))
+        return -ENOMEM;
+    size_t k = strtab_hash(s) & (t->n_slots - 1);
+    for (; t->slots[k]; k = (k + 1) & (t->n_slots - 1))
+        if (strcmp(t->items[t->slots[k] - 1], s) == 0)
+            return t->slots[k] - 1;
+    if (t->n == t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 256;
+        char **n = realloc(t->items, ncap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        t->items = n;
+        t->cap = ncap;
+    }
+    if (!(t->items[t->n] = strdup(s)))
+        return -ENOMEM;
+    t->slots[k] = (uint32_t)t->n + 1;
+    return (int64_t)t->n++;
+}
+
+static void strtab_fini(struct strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->items[i]);
+    free(t->items);
+    free(t->slots);
+}
+
+/* ---- small JSON helpers (compact, written straight to the stream) ---- */
+
+static void kstr(FILE *out, const char *key, const char *value, int comma)
+{
+    fprintf(out, "%s\"%s\":", comma ? "," : "", key);
+    if (value)
+        json_write_string(out, value);
+    else
+        fputs("null", out);
+}
+
+static void kint(FILE *out, const char *key, int64_t v)
+{
+    fprintf(out, ",\"%s\":%" PRId64, key, v);
+}
+
+static void put_jvm(FILE *out, const struct recording *r, const struct recording_session *s)
+{
+    const char *occ[] = {"off", "exact", "sampled"};
+    int64_t unix_ns = 0;
+    fputs("\"jvm\":{", out);
+    fprintf(out, "\"pid\":%" PRId64, s->has_hello ? s->pid : 0);
+    kstr(out, "java", s->java_version, 1);
+    kstr(out, "vm", s->vm_name, 1);
+    kstr(out, "vendor", s->vm_vendor, 1);
+    kstr(out, "host", s->host, 1);
+    kstr(out, "mode", recording_mode_name(s->mode), 1);
+    kstr(out, "agent", s->agent_version, 1);
+    kstr(out, "options", s->options, 1);
+    kint(out, "parallelism", s->parallelism);
+    fputs("},\"recording\":{", out);
+    kstr(out, "file", r->path, 0);
+    if (s->has_clock && s->has_time && recording_unix_ns(s, s->first_ns, &unix_ns) == 0)
+        kint(out, "start_unix_ms", unix_ns / 1000000);
+    kint(out, "duration_ns", s->has_time ? recording_sat_sub(s->last_ns, s->first_ns) : 0);
+    fprintf(out, ",\"truncated\":%s,\"complete\":%s", r->truncated ? "true" : "false",
+            s->has_goodbye && !r->truncated ? "true" : "false");
+    kstr(out, "occupancy",
+         s->occupancy_source >= 0 && s->occupancy_source <= 2 && s->has_hello ? occ[s->occupancy_source] : NULL, 1);
+    kint(out, "threshold_ns", s->has_threshold ? (int64_t)s->threshold_ns : -1);
+    fputs("}", out);
+}
+
+static void put_sites(FILE *out, const struct sites *sites)
+{
+    char frame[1200], marks[300];
+    int64_t by_reason_ns[HTML_REASONS] = {0};
+    uint64_t by_reason_n[HTML_REASONS] = {0};
+    fprintf(out, ",\"summary\":{\"pins\":%" PRIu64 ",\"ongoing\":%" PRIu64 ",\"pinned_ns\":%" PRId64 ",\"sites\":%zu}",
+            sites->pins, sites->ongoing, sites->total_ns, sites->count);
+    fputs(",\"sites\":[", out);
+    for (size_t i = 0; i < sites->count; i++) {
+        const struct site *site = &sites->items[i];
+        int rk = site->reason >= 0 && site->reason < HTML_REASONS ? site->reason : 0;
+        by_reason_ns[rk] = recording_sat_add(by_reason_ns[rk], site->total_ns);
+        by_reason_n[rk] += site->count;
+        if (i >= HTML_SITES)
+            continue;
+        fprintf(out, "%s\n{\"reason\":\"%s\"", i ? "," : "", wire_reason_name(site->reason));
+        if (site->culprit) {
+            char full[1600];
+            snprintf(full, sizeof(full), "%s%s", report_format_frame(site->culprit, frame, sizeof(frame)),
+                     report_frame_markers(site->culprit, 1, marks, sizeof(marks)));
+            kstr(out, "culprit", full, 1);
+        } else {
+            kstr(out, "culprit", NULL, 1);
+        }
+        fprintf(out,
+                ",\"count\":%" PRIu64 ",\"total_ns\":%" PRId64 ",\"max_ns\":%" PRId64 ",\"ongoing\":%" PRIu64
+                ",\"stacks\":%zu,\"stack\":[",
+                site->count, site->total_ns, site->max_ns, site->ongoing, site->distinct_stacks);
+        const struct recording_pin *ex = site->example;
+        for (uint32_t k = 0; ex->stack && k < ex->stack->count; k++) {
+            const struct recording_frame *f = &ex->stack->frames[k];
+            int is_culprit = ex->has_culprit && ex->culprit == k;
+            char line[1600];
+            snprintf(line, sizeof(line), "%s%s%s", is_culprit ? "> " : "  ",
+                     report_format_frame(f, frame, sizeof(frame)),
+                     report_frame_markers(f, is_culprit, marks, sizeof(marks)));
+            if (k)
+                fputc(',', out);
+            json_write_string(out, line);
+        }
+        fprintf(out, "],\"stack_truncated\":%s", ex->stack && ex->stack->truncated ? "true" : "false");
+        kstr(out, "blocked_in", ex->blocked_in, 1);
+        fputc('}', out);
+    }
+    fputs("],\"by_reason\":[", out);
+    int first = 1;
+    for (int k = 0; k < HTML_REASONS; k++) {
+        if (!by_reason_n[k])
+            continue;
+        fprintf(out, "%s[\"%s\",%" PRIu64 ",%" PRId64 "]", first ? "" : ",", wire_reason_name(k), by_reason_n[k],
+                by_reason_ns[k]);
+        first = 0;
+    }
+    fputc(']', out);
+}
+
+static void put_counters(FILE *out, const struct recording_session *s)
+{
+    const struct recording_stats *st = &s->stats;
+    fputs(",\"notices\":[", out);
+    for (size_t i = 0; i < s->n_notices; i++) {
+        const struct recording_notice *n = &s->notices[i];
+        fprintf(out, "%s[\"%s\",", i ? "," : "", recording_severity_name(n->severity));
+        json_write_string(out, n->code);
+        fputc(',', out);
+        json_write_string(out, n->text);
+        fputc(']', out);
+    }
+    fputs("],\"counters\":[", out);
+    struct {
+        const char *name;
+        int has;
+        uint64_t v;
+    } c[] = {
+        {"pins seen", st->has_pins, st->pins},
+        {"pins reported", st->has_pins_reported, st->pins_reported},
+        {"pins below threshold", st->has_pins_below_threshold, st->pins_below_threshold},
+        {"events dropped", st->has_events_dropped, st->events_dropped},
+        {"stacks dropped", st->has_stacks_dropped, st->stacks_dropped},
+        {"carriers started", st->has_carriers_started, st->carriers_started},
+        {"compensations", st->has_compensations, st->compensations},
+        {"references to undefined ids", 1, s->unknown_refs},
+        {"pin ends without a start", 1, s->unmatched_ends},
+        {"duplicate pin events", 1, s->duplicates},
+        {"occupancy points lost", 1, s->occupancy_dropped},
+    };
+    int first = 1;
+    for (size_t i = 0; s->has_stats && i < sizeof(c) / sizeof(c[0]); i++) {
+        if (!c[i].has)
+            continue;
+        fprintf(out, "%s[\"%s\",%" PRIu64 "]", first ? "" : ",", c[i].name, c[i].v);
+        first = 0;
+    }
+    fprintf(out, "],\"counters_final\":%s", s->has_goodbye ? "true" : "false");
+}
+
+/* Preorder, nodes flattened as label, depth, total_ns; small subtrees left off. */
+static void put_flame(FILE *out, const struct flame *f)
+{
+    int64_t min = f->nodes[0].total_ns / HTML_FLAME_MIN;
+    size_t emitted = 0, elided = 0;
+    fputs(",\"labels\":[", out);
+    for (size_t i = 0; i < f->n_labels; i++) {
+        if (i)
+            fputc(',', out);
+        json_write_string(out, f->labels[i]);
+    }
+    fputs("],\"flame\":[", out);
+    uint32_t node = 0;
+    while (node != VIEWS_NO_NODE) {
+        const struct flame_node *n = &f->nodes[node];
+        int keep = node == 0 || (n->total_ns > min && emitted < HTML_FLAME_NODES);
+        if (keep) {
+            fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRId64, emitted ? "," : "", n->label, n->depth, n->total_ns);
+            emitted++;
+        } else {
+            elided++;
+        }
+        if (keep && n->first_child != VIEWS_NO_NODE) {
+            node = n->first_child;
+            continue;
+        }
+        while (node != VIEWS_NO_NODE && f->nodes[node].next_sibling == VIEWS_NO_NODE)
+            node = f->nodes[node].parent;
+        if (node != VIEWS_NO_NODE)
+            node = f->nodes[node].next_sibling;
+    }
+    fprintf(out, "],\"flame_elided\":%zu", elided);
+}
+
+/* One merged or single pin of a lane: start, duration (us from the
+ * session's start), reason, pins merged, virtual thread name and culprit
+ * (string table indices, -1 none), pin id (0 for a merged group), virtual
+ * thread id (0 unknown), where a NATIVE_BLOCK slept (string index, -1).
+ * Strings are interned only for what is written. */
+struct lane_item {
+    int64_t start, end, longest;
+    int reason;
+    uint64_t count;
+    const char *vthread;
+    const struct recording_frame *culprit;
+    uint64_t id;
+    int64_t vthread_id;
+    const char *blocked_in; /* NATIVE_BLOCK: where the kernel said the carrier slept */
+};
+
+static int put_item(FILE *out, struct strtab *st, const struct lane_item *it, int64_t origin, int *first)
+{
+    char label[1200];
+    int64_t culprit = -1, vt, blocked;
+    if (it->culprit && (culprit = strtab_add(st, report_format_frame(it->culprit, label, sizeof(label)))) < 0)
+        return (int)culprit;
+    if ((vt = strtab_add(st, it->vthread)) < -1)
+        return (int)vt;
+    if ((blocked = strtab_add(st, it->blocked_in)) < -1)
+        return (int)blocked;
+    fprintf(out, "%s%" PRId64 ",%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64,
+            *first ? "" : ",", (it->start - origin) / 1000, (it->end - it->start) / 1000, it->reason, it->count, vt,
+            culprit, it->id, it->vthread_id, blocked);
+    *first = 0;
+    return 0;
+}
+
+static void lane_item_of(const struct recording_session *s, const struct recording_pin *p, struct lane_item *it)
+{
+    int64_t d = recording_pin_duration(s, p);
+    *it = (struct lane_item){.start = p->start_ns,
+                             .end = recording_sat_add(p->start_ns, d),
+                             .longest = d,
+                             .reason = p->reason,
+                             .count = 1,
+                             .vthread = p->vthread_name,
+                             .culprit = p->has_culprit ? &p->stack->frames[p->culprit] : NULL,
+                             .id = p->id,
+                             .vthread_id = p->has_vthread_id ? p->vthread_id : 0,
+                             .blocked_in = p->blocked_in};
+}
+
+/* Bucket k of the busy strip covers [busy_edge(k), busy_edge(k + 1)) ns from the start. */
+static int64_t busy_edge(int64_t span, size_t k)
+{
+    return (int64_t)((__int128)span * (__int128)k / HTML_BUSY_BUCKETS);
+}
+
+/* The busy percentage of a lane per 1/HTML_BUSY_BUCKETS of the recording,
+ * -1 where less than half the bucket's occupancy is known. */
+static void put_busy(FILE *out, const struct recording_session *s, const struct timeline *t, const struct lane *l)
+{
+    int64_t span = t->last_ns - t->first_ns;
+    if (!l->n_occ || span <= 0) {
+        fputs("[]", out);
+        return;
+    }
+    int64_t busy[HTML_BUSY_BUCKETS], known[HTML_BUSY_BUCKETS]; /* 16 KB */
+    memset(busy, 0, sizeof(busy));
+    memset(known, 0, sizeof(known));
+    for (size_t i = 0; i < l->n_occ; i++) {
+        const struct recording_occupancy *o = &s->occupancy[l->occ[i]];
+        int64_t a = recording_sat_sub(o->time_ns, t->first_ns);
+        int64_t b = recording_sat_sub(timeline_occupancy_end(s, t, l, i), t->first_ns);
+        if (a < 0)
+            a = 0;
+        if (b > span)
+            b = span;
+        if (a >= b)
+            continue;
+        size_t k = (size_t)((__int128)a * HTML_BUSY_BUCKETS / span);
+        while (k + 1 < HTML_BUSY_BUCKETS && busy_edge(span, k + 1) <= a) /* integer division rounds down */
+            k++;
+        while (k > 0 && busy_edge(span, k) > a)
+            k--;
+        /* each step ends at the bucket's edge (> a) or at b: it always moves on */
+        for (; a < b && k < HTML_BUSY_BUCKETS; k++) {
+            int64_t edge = k + 1 == HTML_BUSY_BUCKETS ? span : busy_edge(span, k + 1);
+            int64_t part = (b < edge ? b : edge) - a;
+            known[k] += part;
+            if (o->vthread_id)
+                busy[k] += part;
+            a += part;
+        }
+    }
+    fputc('[', out);
+    for (size_t k = 0; k < HTML_BUSY_BUCKETS; k++) {
+        int64_t width = busy_edge(span, k + 1) - busy_edge(span, k);
+        fprintf(out, "%s%d", k ? "," : "",
+                known[k] == 0 || known[k] * 2 < width ? -1 : (int)((busy[k] * 100 + known[k] / 2) / known[k]));
+    }
+    fputc(']', out);
+}
+
+static int put_lanes(FILE *out, const struct recording_session *s, const struct timeline *t)
+{
+    struct strtab st = {0};
+    int rc = 0;
+    int merge = s->n_pins > HTML_LANE_DETAIL;
+    int64_t span = t->last_ns - t->first_ns;
+    int64_t bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
+
+    fprintf(out, ",\"span_ns\":%" PRId64 ",\"merged\":%s,\"occupancy_lost\":%" PRIu64 ",\"lanes\":[",
+            span > 0 ? span : 0, merge ? "true" : "false", s->occupancy_dropped);
+    for (size_t li = 0; li < t->n_lanes; li++) {
+        const struct lane *l = &t->lanes[li];
+        int64_t pinned = 0;
+        for (size_t k = 0; k < l->n_pins; k++)
+            pinned = recording_sat_add(pinned, recording_pin_duration(s, &s->pins[l->pins[k]]));
+        fprintf(out, "%s\n{", li ? "," : "");
+        kstr(out, "name", l->name, 0);
+        fprintf(out, ",\"tid\":");
+        if (l->has_tid)
+            fprintf(out, "%" PRId32, l->tid);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"pins\":%zu,\"pinned_ns\":%" PRId64 ",\"p\":[", l->n_pins, pinned);
+        struct lane_item group = {0}, it;
+        int have_group = 0, first = 1;
+        for (size_t k = 0; k < l->n_pins; k++) {
+            lane_item_of(s, &s->pins[l->pins[k]], &it);
+            if (!merge || it.end - it.start >= bucket) {
+                if ((rc = put_item(out, &st, &it, t->first_ns, &first)))
+                    goto done;
+                continue;
+            }
+            if (have_group && (group.start - t->first_ns) / bucket == (it.start - t->first_ns) / bucket) {
+                group.count++;
+                group.id = 0;
+                if (it.end > group.end)
+                    group.end = it.end;
+                if (it.longest > group.longest) { /* the group shows its longest pin's reason and culprit */
+                    group.longest = it.longest;
+                    group.reason = it.reason;
+                    group.culprit = it.culprit;
+                    group.vthread = it.vthread;
+                    group.vthread_id = it.vthread_id;
+                    group.blocked_in = it.blocked_in;
+                }
+                continue;
+            }
+            if (have_group && (rc = put_item(out, &st, &group, t->first_ns, &first)))
+                goto done;
+            group = it;
+            have_group = 1;
+        }
+        if (have_group && (rc = put_item(out, &st, &group, t->first_ns, &first)))
+            goto done;
+        fputs("],\"busy\":", out);
+        put_busy(out, s, t, l);
+        fputc('}', out);
+    }
+    fputs("],\"strings\":[", out);
+    for (size_t i = 0; i < st.n; i++) {
+        if (i)
+            fputc(',', out);
+        json_write_string(out, st.items[i]);
+    }
+    fputc(']', out);
+done:
+    strtab_fini(&st);
+    return rc;
+}
+
+/* The data for the page, as JSON in memory. */
+static int html_data(const struct recording *r, const struct recording_session *s, char **buf, size_t *len)
+{
+    struct sites sites = {0};
+    struct flame f = {0};
+    struct timeline t = {0};
+    FILE *out = open_memstream(buf, len);
+    if (!out)
+        return -ENOMEM;
+    int rc = sites_build(s, &sites);
+    if (!rc)
+        rc = flame_build(s, &f);
+    if (!rc)
+        rc = timeline_build(s, &t);
+    if (!rc) {
+        fputs("{\"schema\":\"vtpin.html/1\",\"reasons\":[", out);
+        for (int k = 0; k < HTML_REASONS; k++)
+            fprintf(out, "%s\"%s\"", k ? "," : "", wire_reason_name(k));
+        fputs("],", out);
+        put_jvm(out, r, s);
+        put_sites(out, &sites);
+        put_counters(out, s);
+        put_flame(out, &f);
+        rc = put_lanes(out, s, &t);
+        fputs("}", out);
+    }
+    sites_fini(&sites);
+    if (f.nodes)
+        flame_fini(&f);
+    timeline_fini(&t);
+    if (fclose(out) && !rc)
+        rc = -ENOMEM;
+    return rc;
+}
+
+/* Writes text into a <script> element: "</" would close it. */
+static void put_script_safe(FILE *out, const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '<' && i + 1 < len && text[i + 1] == '/') {
+            fputs("<\\/", out);
+            i++;
+            continue;
+        }
+        fputc(text[i], out);
+    }
+}
+
+/* HTML text: escape what the page would parse. */
+static void put_html_text(FILE *out, const char *text)
+{
+    for (const char *c = text; *c; c++) {
+        if (*c == '<')
+            fputs("&lt;", out);
+        else if (*c == '&')
+            fputs("&amp;", out);
+        else
+            fputc(*c, out);
+    }
+}
+
+#define DATA_MARKER "@VTPIN_DATA@"
+#define TITLE_MARKER "@VTPIN_TITLE@"
+
+int report_html(FILE *out, const struct recording *r, const struct report_options *o)
+{
+    const struct recording_session *s = r->sessions[o->session];
+    char *data = NULL;
+    size_t len = 0;
+    int rc = html_data(r, s, &data, &len);
+    if (rc) {
+        free(data);
+        return rc;
+    }
+    char heading[300];
+    snprintf(heading, sizeof(heading), "vtpin: JVM %" PRId64 "%s%s", s->has_hello ? s->pid : 0,
+             s->java_version ? ", java " : "", s->java_version ? s->java_version : "");
+    const char *tpl = report_html_template;
+    for (;;) { /* the page with its markers replaced */
+        const char *title = strstr(tpl, TITLE_MARKER), *mark = strstr(tpl, DATA_MARKER);
+        const char *next = title && (!mark || title < mark) ? title : mark;
+        if (!next) {
+            fputs(tpl, out);
+            break;
+        }
+        fwrite(tpl, 1, (size_t)(next - tpl), out);
+        if (next == title) {
+            put_html_text(out, heading);
+            tpl = next + strlen(TITLE_MARKER);
+        } else {
+            put_script_safe(out, data, len);
+            tpl = next + strlen(DATA_MARKER);
+        }
+    }
+    free(data);
+    if (fflush(out) || ferror(out))
+        return -EIO;
+    return 0;
+}

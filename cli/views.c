@@ -1,0 +1,488 @@
+#include "views.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+/* ---- a small open-addressing table: 64-bit hash -> candidate index ---- */
+
+struct views_hash {
+    uint64_t *keys; /* 0: empty (hashes are forced non-zero) */
+    uint32_t *values;
+    size_t cap, used; /* cap a power of two */
+};
+
+static struct views_hash *hash_new(void)
+{
+    struct views_hash *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->cap = 1024;
+    h->keys = calloc(h->cap, sizeof(*h->keys));
+    h->values = calloc(h->cap, sizeof(*h->values));
+    if (!h->keys || !h->values) {
+        free(h->keys);
+        free(h->values);
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+static void hash_free(struct views_hash *h)
+{
+    if (!h)
+        return;
+    free(h->keys);
+    free(h->values);
+    free(h);
+}
+
+static int hash_grow(struct views_hash *h)
+{
+    size_t ncap = h->cap * 2;
+    uint64_t *keys = calloc(ncap, sizeof(*keys));
+    uint32_t *values = calloc(ncap, sizeof(*values));
+    if (!keys || !values) {
+        free(keys);
+        free(values);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < h->cap; i++) {
+        if (!h->keys[i])
+            continue;
+        size_t j = h->keys[i] & (ncap - 1);
+        while (keys[j])
+            j = (j + 1) & (ncap - 1);
+        keys[j] = h->keys[i];
+        values[j] = h->values[i];
+    }
+    free(h->keys);
+    free(h->values);
+    h->keys = keys;
+    h->values = values;
+    h->cap = ncap;
+    return 0;
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x ? x : 1;
+}
+
+static uint64_t hash_string(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return mix(h);
+}
+
+/* Callers walk the probe sequence themselves (equal hashes need a real
+ * comparison): slot i, then hash_step. */
+static size_t hash_slot(const struct views_hash *h, uint64_t key)
+{
+    return key & (h->cap - 1);
+}
+
+static size_t hash_step(const struct views_hash *h, size_t i)
+{
+    return (i + 1) & (h->cap - 1);
+}
+
+static int hash_insert(struct views_hash *h, uint64_t key, uint32_t value)
+{
+    if ((h->used + 1) * 2 > h->cap && hash_grow(h))
+        return -ENOMEM;
+    size_t i = hash_slot(h, key);
+    while (h->keys[i])
+        i = hash_step(h, i);
+    h->keys[i] = key;
+    h->values[i] = value;
+    h->used++;
+    return 0;
+}
+
+/* ---- stack tree ---- */
+
+char *views_frame_label(const struct recording_frame *f, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s.%s", f->method->class_name, f->method->name);
+    return out;
+}
+
+/* The label's index, added when new; -ENOMEM. */
+static int64_t intern(struct flame *f, const char *text)
+{
+    uint64_t key = hash_string(text);
+    for (size_t i = hash_slot(f->label_index, key); f->label_index->keys[i]; i = hash_step(f->label_index, i))
+        if (f->label_index->keys[i] == key && strcmp(f->labels[f->label_index->values[i]], text) == 0)
+            return f->label_index->values[i];
+    if (f->n_labels == f->labels_cap) {
+        size_t ncap = f->labels_cap ? f->labels_cap * 2 : 256;
+        char **n = realloc(f->labels, ncap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        f->labels = n;
+        f->labels_cap = ncap;
+    }
+    char *copy = strdup(text);
+    if (!copy || hash_insert(f->label_index, key, (uint32_t)f->n_labels)) {
+        free(copy);
+        return -ENOMEM;
+    }
+    f->labels[f->n_labels] = copy;
+    return (int64_t)f->n_labels++;
+}
+
+static uint64_t child_key(uint32_t parent, uint32_t label)
+{
+    return mix(((uint64_t)parent << 32 | label) + 0x9e3779b97f4a7c15ULL);
+}
+
+/* The child of parent with this label, added when new; -ENOMEM. */
+static int64_t child_of(struct flame *f, uint32_t parent, uint32_t label)
+{
+    uint64_t key = child_key(parent, label);
+    struct views_hash *h = f->child_index;
+    for (size_t i = hash_slot(h, key); h->keys[i]; i = hash_step(h, i)) {
+        const struct flame_node *n = &f->nodes[h->values[i]];
+        if (h->keys[i] == key && n->parent == parent && n->label == label)
+            return h->values[i];
+    }
+    if (f->n_nodes >= UINT32_MAX - 1)
+        return -ENOMEM;
+    if (f->n_nodes == f->nodes_cap) {
+        size_t ncap = f->nodes_cap ? f->nodes_cap * 2 : 1024;
+        struct flame_node *n = realloc(f->nodes, ncap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        f->nodes = n;
+        f->nodes_cap = ncap;
+    }
+    uint32_t idx = (uint32_t)f->n_nodes;
+    if (hash_insert(h, key, idx))
+        return -ENOMEM;
+    struct flame_node *p = &f->nodes[parent];
+    f->nodes[idx] = (struct flame_node){.label = label,
+                                        .parent = parent,
+                                        .first_child = VIEWS_NO_NODE,
+                                        .next_sibling = VIEWS_NO_NODE,
+                                        .depth = p->depth + 1};
+    /* append, so children keep the order first seen */
+    if (p->first_child == VIEWS_NO_NODE) {
+        p->first_child = idx;
+    } else {
+        uint32_t c = p->first_child;
+        while (f->nodes[c].next_sibling != VIEWS_NO_NODE)
+            c = f->nodes[c].next_sibling;
+        f->nodes[c].next_sibling = idx;
+    }
+    f->n_nodes++;
+    return idx;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return recording_sat_add(a, b);
+}
+
+/* Adds weight along one path: root, then the labels given. */
+static int add_path(struct flame *f, const uint32_t *labels, size_t n, int64_t weight)
+{
+    uint32_t cur = 0;
+    f->nodes[0].total_ns = sat_add(f->nodes[0].total_ns, weight);
+    for (size_t i = 0; i < n; i++) {
+        int64_t c = child_of(f, cur, labels[i]);
+        if (c < 0)
+            return (int)c;
+        cur = (uint32_t)c;
+        f->nodes[cur].total_ns = sat_add(f->nodes[cur].total_ns, weight);
+    }
+    f->nodes[cur].self_ns = sat_add(f->nodes[cur].self_ns, weight);
+    return 0;
+}
+
+struct stack_weight {
+    const struct recording_stack *stack;
+    int reason; /* for pins without a stack */
+    int64_t ns;
+    size_t first; /* first pin, to keep the order first seen */
+};
+
+static int cmp_stack_weight(const void *pa, const void *pb)
+{
+    const struct stack_weight *a = pa, *b = pb;
+    uintptr_t sa = (uintptr_t)a->stack, sb = (uintptr_t)b->stack;
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    if (!a->stack && a->reason != b->reason)
+        return a->reason < b->reason ? -1 : 1;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+static int cmp_first(const void *pa, const void *pb)
+{
+    const struct stack_weight *a = pa, *b = pb;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+void flame_fini(struct flame *f)
+{
+    for (size_t i = 0; i < f->n_labels; i++)
+        free(f->labels[i]);
+    free(f->labels);
+    free(f->nodes);
+    hash_free(f->label_index);
+    hash_free(f->child_index);
+    memset(f, 0, sizeof(*f));
+}
+
+int flame_build(const struct recording_session *s, struct flame *out)
+{
+    struct stack_weight *w = NULL;
+    uint32_t *path = NULL;
+    size_t n = 0;
+    int rc = -ENOMEM;
+    char label[1024];
+
+    memset(out, 0, sizeof(*out));
+    out->label_index = hash_new();
+    out->child_index = hash_new();
+    out->nodes = calloc(1024, sizeof(*out->nodes));
+    if (!out->label_index || !out->child_index || !out->nodes)
+        goto fail;
+    out->nodes_cap = 1024;
+    out->n_nodes = 1;
+    int64_t root = intern(out, "all");
+    if (root < 0)
+        goto fail;
+    out->nodes[0] = (struct flame_node){
+        .label = (uint32_t)root, .parent = VIEWS_NO_NODE, .first_child = VIEWS_NO_NODE, .next_sibling = VIEWS_NO_NODE};
+    if (s->n_pins == 0)
+        return 0;
+
+    /* one entry per distinct stack first: pins share stacks */
+    w = calloc(s->n_pins, sizeof(*w));
+    path = calloc(RECORDING_MAX_FRAMES + 1, sizeof(*path));
+    if (!w || !path)
+        goto fail;
+    for (size_t i = 0; i < s->n_pins; i++)
+        w[i] = (struct stack_weight){.stack = s->pins[i].stack,
+                                     .reason = s->pins[i].reason,
+                                     .ns = recording_pin_duration(s, &s->pins[i]),
+                                     .first = i};
+    qsort(w, s->n_pins, sizeof(*w), cmp_stack_weight);
+    for (size_t i = 0; i < s->n_pins; i++) {
+        if (n && w[n - 1].stack == w[i].stack && (w[i].stack || w[n - 1].reason == w[i].reason)) {
+            w[n - 1].ns = sat_add(w[n - 1].ns, w[i].ns);
+            continue;
+        }
+        w[n++] = w[i];
+    }
+    qsort(w, n, sizeof(*w), cmp_first);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct recording_stack *st = w[i].stack;
+        size_t depth = 0;
+        int64_t id;
+        if (!st || st->count == 0) {
+            snprintf(label, sizeof(label), "[no stack: %s]", wire_reason_name(w[i].reason));
+            if ((id = intern(out, label)) < 0)
+                goto fail;
+            path[depth++] = (uint32_t)id;
+        } else {
+            if (st->truncated) {
+                if ((id = intern(out, "[truncated]")) < 0)
+                    goto fail;
+                path[depth++] = (uint32_t)id;
+            }
+            for (uint32_t k = st->count; k-- > 0;) { /* bottom frame first */
+                if ((id = intern(out, views_frame_label(&st->frames[k], label, sizeof(label)))) < 0)
+                    goto fail;
+                path[depth++] = (uint32_t)id;
+            }
+        }
+        if ((rc = add_path(out, path, depth, w[i].ns)))
+            goto fail;
+    }
+    free(w);
+    free(path);
+    return 0;
+fail:
+    free(w);
+    free(path);
+    flame_fini(out);
+    return rc ? rc : -ENOMEM;
+}
+
+/* ---- per-carrier timeline ---- */
+
+static const struct recording_session *sort_session; /* qsort has no context argument in C11 */
+
+static int cmp_pin_start(const void *pa, const void *pb)
+{
+    const struct recording_pin *a = &sort_session->pins[*(const size_t *)pa];
+    const struct recording_pin *b = &sort_session->pins[*(const size_t *)pb];
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
+}
+
+static int cmp_occ(const void *pa, const void *pb)
+{
+    const struct recording_occupancy *a = &sort_session->occupancy[*(const size_t *)pa];
+    const struct recording_occupancy *b = &sort_session->occupancy[*(const size_t *)pb];
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->time_ns != b->time_ns)
+        return a->time_ns < b->time_ns ? -1 : 1;
+    return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
+}
+
+static struct lane *lane_for(struct timeline *t, int has_tid, int32_t tid)
+{
+    for (size_t i = 0; i < t->n_lanes; i++)
+        if (t->lanes[i].has_tid == has_tid && (!has_tid || t->lanes[i].tid == tid))
+            return &t->lanes[i];
+    return NULL;
+}
+
+void timeline_fini(struct timeline *t)
+{
+    for (size_t i = 0; i < t->n_lanes; i++) {
+        free(t->lanes[i].pins);
+        free(t->lanes[i].occ);
+    }
+    free(t->lanes);
+    memset(t, 0, sizeof(*t));
+}
+
+int timeline_build(const struct recording_session *s, struct timeline *out)
+{
+    size_t *order = NULL;
+    size_t cap = s->n_carriers + 1;
+    memset(out, 0, sizeof(*out));
+    if (s->has_time) {
+        out->first_ns = s->first_ns;
+        out->last_ns = s->last_ns;
+    }
+    out->lanes = calloc(cap, sizeof(*out->lanes));
+    if (!out->lanes)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->n_carriers; i++)
+        out->lanes[out->n_lanes++] =
+            (struct lane){.has_tid = 1, .tid = s->carriers[i].tid, .name = s->carriers[i].name};
+
+    /* lanes for carriers only pins name; a tid lookup per pin is fine for
+     * real carrier counts, and pins naming the lane before keep it cheap */
+    struct lane *last = NULL;
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *p = &s->pins[i];
+        struct lane *l =
+            last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
+                ? last
+                : lane_for(out, p->has_carrier_tid, p->carrier_tid);
+        if (!l) {
+            if (out->n_lanes == cap) {
+                if (cap >= RECORDING_MAX_CARRIERS * 2)
+                    continue; /* hostile: pins on more carriers than any JVM has; left off the timeline */
+                struct lane *n = realloc(out->lanes, cap * 2 * sizeof(*n));
+                if (!n)
+                    goto fail;
+                out->lanes = n;
+                cap *= 2;
+            }
+            l = &out->lanes[out->n_lanes++];
+            *l = (struct lane){.has_tid = p->has_carrier_tid, .tid = p->carrier_tid};
+        }
+        if (!l->name && p->carrier_name)
+            l->name = p->carrier_name;
+        l->n_pins++;
+        last = l;
+    }
+    /* the lane without a tid goes last */
+    for (size_t i = 0; i + 1 < out->n_lanes; i++)
+        if (!out->lanes[i].has_tid) {
+            struct lane tmp = out->lanes[i];
+            memmove(&out->lanes[i], &out->lanes[i + 1], (out->n_lanes - i - 1) * sizeof(tmp));
+            out->lanes[out->n_lanes - 1] = tmp;
+            break;
+        }
+
+    order = malloc((s->n_pins > s->n_occupancy ? s->n_pins : s->n_occupancy) * sizeof(*order) + 1);
+    if (!order)
+        goto fail;
+    sort_session = s;
+    for (size_t i = 0; i < s->n_pins; i++)
+        order[i] = i;
+    qsort(order, s->n_pins, sizeof(*order), cmp_pin_start);
+    for (size_t i = 0; i < out->n_lanes; i++) {
+        struct lane *l = &out->lanes[i];
+        if (l->n_pins && !(l->pins = malloc(l->n_pins * sizeof(*l->pins))))
+            goto fail;
+        l->n_pins = 0;
+    }
+    last = NULL;
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *p = &s->pins[order[i]];
+        struct lane *l =
+            last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
+                ? last
+                : lane_for(out, p->has_carrier_tid, p->carrier_tid);
+        if (l && l->pins)
+            l->pins[l->n_pins++] = order[i];
+        last = l;
+    }
+
+    /* occupancy: the points of each carrier in time order */
+    for (size_t i = 0; i < s->n_occupancy; i++)
+        order[i] = i;
+    qsort(order, s->n_occupancy, sizeof(*order), cmp_occ);
+    for (size_t i = 0; i < s->n_occupancy;) {
+        size_t j = i;
+        while (j < s->n_occupancy && s->occupancy[order[j]].tid == s->occupancy[order[i]].tid)
+            j++;
+        struct lane *l = lane_for(out, 1, s->occupancy[order[i]].tid);
+        if (!l && out->n_lanes < cap) { /* a carrier sampled but never announced */
+            l = &out->lanes[out->n_lanes++];
+            *l = (struct lane){.has_tid = 1, .tid = s->occupancy[order[i]].tid};
+        }
+        if (l && !l->occ) {
+            if (!(l->occ = malloc((j - i) * sizeof(*l->occ))))
+                goto fail;
+            memcpy(l->occ, &order[i], (j - i) * sizeof(*l->occ));
+            l->n_occ = j - i;
+        }
+        i = j;
+    }
+    sort_session = NULL;
+    free(order);
+    return 0;
+fail:
+    sort_session = NULL;
+    free(order);
+    timeline_fini(out);
+    return -ENOMEM;
+}
+
+int64_t timeline_occupancy_end(const struct recording_session *s, const struct timeline *t, const struct lane *l,
+                               size_t i)
+{
+    if (i + 1 < l->n_occ)
+        return s->occupancy[l->occ[i + 1]].time_ns;
+    int64_t at = s->occupancy[l->occ[i]].time_ns;
+    if (s->occupancy_source == VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED) {
+        int64_t end = recording_sat_add(at, s->sample_interval_ns ? (int64_t)s->sample_interval_ns : 10000000);
+        return end < t->last_ns ? end : (t->last_ns > at ? t->last_ns : at);
+    }
+    return t->last_ns > at ? t->last_ns : at;
+}

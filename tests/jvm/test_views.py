@@ -1,0 +1,362 @@
+"""vtpin report --format html|collapsed|perfetto on recordings of real JVMs
+(and one large synthetic recording), checked against the JSON report.
+
+The HTML page is loaded in real headless Chromium (Debian `chromium`): the
+rendered DOM must hold the culprits and one lane per carrier, and a
+screenshot is taken (VTPIN_SCREENSHOT=PATH keeps it, e.g. docs/img/report.png).
+
+cases: html JDK FIXTURE | collapsed JDK | perfetto JDK [sampled|exact] | big | cli
+"""
+import html.parser
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import (BUILD, VTPIN, Failure, Run, check, culprit, frames_of, main, report_json,  # noqa: E402
+                     scheduler, skip)
+
+SYNTH = os.path.join(BUILD, "tests", "unit", "synth_recording")
+
+
+def vtpin(*args, timeout=120):
+    p = subprocess.run([VTPIN, "report"] + list(args), capture_output=True, timeout=timeout)
+    if p.returncode != 0:
+        raise Failure("vtpin report %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.decode()))
+    return p.stdout
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    skip("chromium not installed (Debian package chromium, in scripts/setup.sh)")
+
+
+def browser(page, work, *args, fragment=""):
+    """Runs headless Chromium on a file (#fragment optional); returns its stdout."""
+    profile = tempfile.mkdtemp(prefix="chromium-", dir=work)
+    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+           "--user-data-dir=" + profile] + list(args) + ["file://" + page + fragment]
+    p = subprocess.run(cmd, capture_output=True, timeout=180, env=dict(os.environ, HOME=work))
+    if p.returncode != 0:
+        raise Failure("chromium failed (%d): %s" % (p.returncode, p.stderr.decode(errors="replace")[-2000:]))
+    return p.stdout.decode()
+
+
+class Dom(html.parser.HTMLParser):
+    """The rendered DOM: elements with their classes, attributes and text."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.elements = []
+        self.stack = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        e = {"tag": tag, "attrs": a, "classes": set((a.get("class") or "").split()), "text": ""}
+        self.elements.append(e)
+        if tag not in ("rect", "br", "input", "meta", "link", "img"):
+            self.stack.append(e)
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            e = self.stack.pop()
+            if e["tag"] == tag:
+                break
+
+    def handle_data(self, data):
+        for e in self.stack:
+            e["text"] += data
+
+    def by_class(self, cls, tag=None):
+        return [e for e in self.elements if cls in e["classes"] and (tag is None or e["tag"] == tag)]
+
+    def by_id(self, ident):
+        return next((e for e in self.elements if e["attrs"].get("id") == ident), None)
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    check(head[:8] == b"\x89PNG\r\n\x1a\n", "%s is a PNG" % path)
+    return struct.unpack(">II", head[16:24])
+
+
+def screenshot(page, work, name, keep=False):
+    """keep: VTPIN_SCREENSHOT=PATH, when set, is where the screenshot goes."""
+    out = (keep and os.environ.get("VTPIN_SCREENSHOT")) or os.path.join(work, name)
+    out = os.path.abspath(out)
+    browser(page, work, "--hide-scrollbars", "--window-size=1400,1000", "--screenshot=" + out)
+    check(png_size(out) == (1400, 1000), "screenshot is 1400x1000: %s" % (png_size(out),))
+    check(os.path.getsize(out) > 30000, "screenshot has content: %d bytes" % os.path.getsize(out))
+    print("screenshot: %s (%d bytes)" % (out, os.path.getsize(out)))
+    return out
+
+
+def frame_text(f):
+    """How the page shows a culprit: Class.method(File.java:N)."""
+    where = "Native Method" if f["native"] else ("%s:%d" % (f["source"], f["line"]) if f["line"] is not None
+                                                   else f["source"] or "Unknown Source")
+    return "%s.%s(%s)" % (f["class"], f["method"], where)
+
+
+def check_page(page, rep, work):
+    """The page rendered by Chromium against the JSON report of the same recording."""
+    dom = Dom(browser(page, work, "--dump-dom"))
+    body = next(e for e in dom.elements if e["tag"] == "body")
+    check(body["attrs"].get("data-rendered") == "yes", "the page's script ran to the end")
+    # summary
+    check(dom.by_id("card-pins")["text"].startswith(str(len(rep["pins"]))),
+          "summary card counts the pins: %r" % dom.by_id("card-pins")["text"])
+    # ranked sites, culprits
+    cells = [e["text"] for e in dom.by_class("culprit", "td")]
+    check(len(cells) == min(len(rep["sites"]), 100), "one row per site: %d vs %d" % (len(cells), len(rep["sites"])))
+    for i, site in enumerate(rep["sites"][:10]):
+        if site["culprit"]:
+            check(cells[i].startswith(frame_text(site["culprit"])), "site %d: culprit %r in the page, got %r" %
+                  (i + 1, frame_text(site["culprit"]), cells[i]))
+    # one lane per carrier, named, with its pins
+    lanes = dom.by_class("lane", "div")
+    carriers = {}
+    for p in rep["pins"]:
+        carriers.setdefault(p["carrier"]["tid"], p["carrier"]["name"])
+    lane_tids = {int(e["attrs"]["data-tid"]) for e in lanes if "data-tid" in e["attrs"]}
+    check(set(carriers) <= lane_tids, "a lane for every carrier that pinned: %s vs %s" % (sorted(carriers),
+                                                                                           sorted(lane_tids)))
+    names = [e["text"] for e in dom.by_class("carrier-name", "span")]
+    for tid, name in carriers.items():
+        check(name in names, "carrier %s named on its lane (%s)" % (name, names))
+    pins = dom.by_class("pin", "rect")
+    by_reason = {}
+    for e in pins:
+        r = next(c[len("reason-"):] for c in e["classes"] if c.startswith("reason-"))
+        by_reason[r] = by_reason.get(r, 0) + 1
+    want = {}
+    for p in rep["pins"]:
+        want[p["reason"]] = want.get(p["reason"], 0) + 1
+    check(by_reason == want, "a rect per pin, coloured by reason: page %s, report %s" % (by_reason, want))
+    # flame graph: the culprit frames are drawn
+    frames = [e["text"] for e in dom.by_class("frame", "div")]
+    for site in rep["sites"][:3]:
+        if site["culprit"]:
+            label = "%s.%s" % (site["culprit"]["class"], site["culprit"]["method"])
+            check(label in frames, "flame graph has %s: %s" % (label, frames[:40]))
+    check(dom.by_class("counter", "tr"), "counters shown")
+    # hovering the first pin drawn (the earliest on the first lane) says who, where and how long
+    first_lane = next(int(e["attrs"]["data-tid"]) for e in lanes if int(e["attrs"].get("data-tid", -1)) in carriers)
+    p = min((p for p in rep["pins"] if p["carrier"]["tid"] == first_lane), key=lambda p: (p["start_ns"], p["id"]))
+    tip = Dom(browser(page, work, "--dump-dom", fragment="#hover=0")).by_id("tip")["text"]
+    c = culprit(p)
+    for want in ([p["reason"], "virtual thread: ", "#%d" % p["vthread"]["id"], "pin #%d" % p["id"]] +
+                 (["culprit: " + frame_text(c)] if c else []) + (["blocked in the kernel in " + p["blocked_in"]]
+                                                                  if p["blocked_in"] else [])):
+        check(want in tip, "hover tooltip of pin %d has %r:\n%s" % (p["id"], want, tip))
+    # flame graph: search the top site's culprit, then zoom into it
+    top = rep["sites"][0]
+    if top["culprit"]:
+        label = "%s.%s" % (top["culprit"]["class"], top["culprit"]["method"])
+        share = 100.0 * sum(s["total_ns"] for s in rep["sites"]
+                            if s["culprit"] and "%s.%s" % (s["culprit"]["class"], s["culprit"]["method"]) == label
+                            ) / sum(s["total_ns"] for s in rep["sites"])
+        found = Dom(browser(page, work, "--dump-dom", fragment="#search=" + urllib.parse.quote(label)))
+        check(any(e["text"] == label for e in found.by_class("match", "div")), "search highlights %s" % label)
+        matched = found.by_id("flame-matched")["text"]
+        m = re.search(r"= ([\d.]+)% of pinned time", matched)
+        # frames named so, counted once per stack, hold at least the sites blamed on them
+        check(m and float(m.group(1)) >= share - 0.1, "search says %r, the culprit's sites are %.1f%%" % (matched, share))
+        zoomed = Dom(browser(page, work, "--dump-dom", fragment="#zoom=" + urllib.parse.quote(label)))
+        drawn = zoomed.by_class("frame", "div")
+        check(drawn and any("ancestor" in e["classes"] for e in drawn), "zoom keeps the callers as ancestors")
+        check(all(e["text"] in ("", label) or "ancestor" in e["classes"] or e["text"] in frames for e in drawn),
+              "zoomed view holds the frame, its callers and its callees")
+        width = [e for e in drawn if e["text"] == label and "ancestor" not in e["classes"]]
+        check(width and re.search(r"left: 0px", width[0]["attrs"].get("style", "")),
+              "the zoomed frame starts at the left edge: %s" % (width[:1],))
+    return dom
+
+
+def in_workdir(case):
+    """Runs case(work, *args) with a temp directory removed afterwards."""
+    def run(*args):
+        work = tempfile.mkdtemp(prefix="vtpin-test-views-")
+        try:
+            case(work, *args)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return run
+
+
+@in_workdir
+def case_html(work, jdk, fixture):
+    jdk = int(jdk)
+    if fixture == "Showcase":
+        r = Run(jdk, "Showcase", args=(3,), props=scheduler(4), workdir=work).run(timeout=180)
+    elif fixture == "NativeBlock":
+        r = Run(jdk, "NativeBlock", args=("nanosleep", 2, 1200), props=scheduler(2), workdir=work).run()
+    else:
+        r = Run(jdk, "Repro", props=scheduler(4, 4), workdir=work).run()
+    rep = r.report()
+    check(rep["pins"], "the fixture pinned")
+    page = os.path.join(r.dir, "report.html")
+    vtpin("--format", "html", "-o", page, r.record)
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    check(not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text), "nothing fetched from the network")
+    dom = check_page(page, rep, r.dir)
+    if fixture == "NativeBlock":
+        check(any("blockInNanosleep" in e["text"] for e in dom.by_class("culprit", "td")),
+              "the native method is the culprit")
+        check(dom.by_class("occ", "rect"), "occupancy (sampled by default) drawn as busy/idle")
+    if fixture == "Showcase":
+        reasons = {p["reason"] for p in rep["pins"]}
+        check({"NATIVE", "NATIVE_BLOCK"} <= reasons, "Showcase pins natively: %s" % reasons)
+        if jdk < 24:
+            check({"MONITOR", "OBJECT_WAIT"} <= reasons, "and on monitors on JDK %d: %s" % (jdk, reasons))
+        check(dom.by_class("occ", "rect"), "occupancy drawn")
+    screenshot(page, r.dir, "report.png", keep=True)
+
+
+@in_workdir
+def case_collapsed(work, jdk):
+    jdk = int(jdk)
+    r = Run(jdk, "Showcase", args=(2,), props=scheduler(4), workdir=work).run(timeout=180)
+    rep = r.report()
+    check(rep["pins"], "the fixture pinned")
+    text = vtpin("--format", "collapsed", r.record).decode()
+    lines = text.splitlines()
+    check(lines, "folded stacks written")
+    total_us = 0
+    seen = set()
+    for line in lines:
+        m = re.fullmatch(r"([^ ;][^;]*(?:;[^;]+)*) (\d+)", line)
+        check(m, "folded line format: %r" % line)
+        stack = m.group(1)
+        check(stack not in seen, "one line per stack: %r twice" % stack)
+        seen.add(stack)
+        total_us += int(m.group(2))
+        for frame in stack.split(";"):
+            check(frame.startswith("[") or ("." in frame and "(" not in frame and not frame.startswith("java.base/")),
+                  "frame is class.method, no module or source: %r" % frame)
+    pinned_ns = sum(s["total_ns"] for s in rep["sites"])
+    check(abs(total_us - pinned_ns / 1000) <= 0.5,
+          "weights add up to the pinned total: %d us vs %d ns" % (total_us, pinned_ns))
+    # every pin's stack, root first, is one of the lines
+    for p in rep["pins"]:
+        frames = ["%s.%s" % (f["class"], f["method"]) for f in reversed(frames_of(p))]
+        if p["stack_truncated"]:
+            frames.insert(0, "[truncated]")
+        want = ";".join(frames) if frames else "[no stack: %s]" % p["reason"]
+        check(want in seen, "pin %d's stack is folded root first: %r" % (p["id"], want))
+    c = culprit(rep["pins"][0])
+    check(any(("%s.%s" % (c["class"], c["method"])) in s for s in seen), "culprit frame in the stacks")
+
+
+@in_workdir
+def case_perfetto(work, jdk, occupancy="sampled"):
+    jdk = int(jdk)
+    r = Run(jdk, "Showcase", args=(2,), props=scheduler(4), agent_opts="occupancy=" + occupancy,
+            workdir=work).run(timeout=180)
+    rep = r.report()
+    check(rep["pins"], "the fixture pinned")
+    trace = json.loads(vtpin("--format", "perfetto", r.record))
+    events = trace["traceEvents"]
+    pid = rep["jvm"]["pid"]
+    origin = int(trace["otherData"]["time_origin_unix_ns"])
+    check(all(e["pid"] == pid for e in events), "every event in the JVM's process %d" % pid)
+    names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    slices = {e["args"]["pin_id"]: e for e in events if e["ph"] == "X"}
+    check(len(slices) == len(rep["pins"]), "one complete event per pin: %d vs %d" % (len(slices), len(rep["pins"])))
+    for p in rep["pins"]:
+        e = slices[p["id"]]
+        tid = p["carrier"]["tid"]
+        check(e["tid"] == tid and names.get(tid) == p["carrier"]["name"],
+              "pin %d on its carrier's named track: %s / %s" % (p["id"], e["tid"], names.get(tid)))
+        c = culprit(p)
+        want = p["reason"] + (" %s.%s" % (c["class"], c["method"]) if c else "")
+        check(e["name"] == want, "named with reason and culprit: %r vs %r" % (e["name"], want))
+        check(abs(e["ts"] * 1000 + origin - p["start_ns"]) <= 1000, "start: %s vs %s" % (e["ts"], p["start_ns"]))
+        if p["duration_ns"] is not None:
+            check(abs(e["dur"] * 1000 - p["duration_ns"]) <= 1, "duration: %s vs %s" % (e["dur"], p["duration_ns"]))
+        check(e["args"]["vthread_id"] == p["vthread"]["id"], "virtual thread in args")
+        held = sum(f["monitors"] for f in frames_of(p))
+        check(e["args"]["monitors"] == held, "monitors held: %s vs %s" % (e["args"]["monitors"], held))
+        if p["blocked_in"]:
+            check(e["args"]["blocked_in"] == p["blocked_in"], "blocked_in in args")
+    counters = [e for e in events if e["ph"] == "C"]
+    check(counters and all(e["args"]["busy"] in (0, 1) for e in counters),
+          "occupancy (%s) as busy counters: %d" % (occupancy, len(counters)))
+    check({e["args"]["busy"] for e in counters} == {0, 1}, "carriers seen busy and idle")
+    check({e["tid"] for e in counters} <= set(names), "counters belong to named carriers")
+
+
+@in_workdir
+def case_big(work):
+    """100,000 pins on 8 carriers: the page stays small and opens in Chromium."""
+    if not os.path.exists(SYNTH):
+        raise Failure("%s missing: build first" % SYNTH)
+    rec = os.path.join(work, "big.vtp")
+    subprocess.run([SYNTH, rec, "100000", "8"], check=True, timeout=120)
+    rep = report_json(rec)
+    check(len(rep["pins"]) == 100000, "100000 pins recorded: %d" % len(rep["pins"]))
+    page = os.path.join(work, "big.html")
+    vtpin("--format", "html", "-o", page, rec)
+    size = os.path.getsize(page)
+    check(size < 3 * 1024 * 1024, "100k pins make a page under 3 MB: %d bytes" % size)
+    dom = Dom(browser(page, work, "--dump-dom"))
+    check(next(e for e in dom.elements if e["tag"] == "body")["attrs"].get("data-rendered") == "yes",
+          "the page's script ran to the end")
+    lanes = dom.by_class("lane", "div")
+    check(len(lanes) == 8, "8 carrier lanes: %d" % len(lanes))
+    pins = dom.by_class("pin", "rect")
+    check(1000 < len(pins) < 40000, "short pins merged per lane slot: %d rects" % len(pins))
+    check("merged" in dom.by_id("timeline-note")["text"], "the page says pins were merged")
+    cells = [e["text"] for e in dom.by_class("culprit", "td")]
+    check(cells and cells[0].startswith(frame_text(rep["sites"][0]["culprit"])), "top culprit shown")
+    check(len(dom.by_class("frame", "div")) > 100, "flame graph drawn")
+    # the other formats on the same recording
+    total_us = sum(int(line.rsplit(" ", 1)[1]) for line in vtpin("--format", "collapsed", rec).decode().splitlines())
+    pinned_ns = sum(s["total_ns"] for s in rep["sites"])
+    check(abs(total_us - pinned_ns / 1000) <= 0.5, "folded weights add up: %d us vs %d ns" % (total_us, pinned_ns))
+    trace = os.path.join(work, "big.trace.json")
+    vtpin("--format", "perfetto", "-o", trace, rec)
+    with open(trace, encoding="utf-8") as f:
+        text = f.read()
+    check(text.count('"ph":"X"') == 100000, "a complete event per pin")
+    screenshot(page, work, "big.png")
+
+
+@in_workdir
+def case_cli(work):
+    """-o for every format, the format list in errors, a file that cannot be written."""
+    rec = os.path.join(work, "small.vtp")
+    subprocess.run([SYNTH, rec, "50", "2"], check=True, timeout=60)
+    for fmt in ("text", "json", "html", "collapsed", "perfetto"):
+        out = os.path.join(work, "out." + fmt)
+        check(vtpin("--format", fmt, "-o", out, rec) == b"", "%s: -o writes nothing to stdout" % fmt)
+        with open(out, "rb") as f:
+            check(f.read() == vtpin("--format", fmt, rec), "%s: -o FILE holds what stdout gets" % fmt)
+    p = subprocess.run([VTPIN, "report", "--format", "svg", rec], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "html, collapsed or perfetto" in p.stderr, "unknown format: %s" % p.stderr)
+    p = subprocess.run([VTPIN, "report", "-f", "html", "-o", os.path.join(work, "no", "such", "dir.html"), rec],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and "cannot write" in p.stderr and "No such file" in p.stderr,
+          "unwritable output: %d %s" % (p.returncode, p.stderr))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "html": case_html,
+        "collapsed": case_collapsed,
+        "perfetto": case_perfetto,
+        "big": case_big,
+        "cli": case_cli,
+    }))

@@ -1,0 +1,165 @@
+/* synth_recording PATH PINS CARRIERS [exact]: writes a recording like the
+ * agent's, with PINS pins spread over CARRIERS carriers (varied reasons,
+ * a few hundred distinct stacks, NATIVE_BLOCK pins with blocked_in, named
+ * virtual threads, occupancy sampled every 10 ms or exact transitions). For
+ * the tests of the report formats on a large recording; deterministic. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+
+#define MS 1000000LL
+#define N_STACKS 300
+#define N_NAMES 1000
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static const char *classes[] = {
+    "com.example.orders.OrderService", "com.example.orders.Repository", "com.example.db.Pool",
+    "com.example.http.Client",         "com.example.cache.Cache",       "com.example.native.Codec",
+    "org.example.legacy.Ledger",       "org.example.legacy.Audit"};
+static const char *methods[] = {"handle", "load", "save", "query", "get", "put", "encode", "settle", "flush", "call"};
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact]\n");
+        return 2;
+    }
+    long n_pins = strtol(argv[2], NULL, 10), n_carriers = strtol(argv[3], NULL, 10);
+    int exact = argc > 4 && strcmp(argv[4], "exact") == 0;
+    if (n_pins < 0 || n_carriers < 1 || n_carriers > 1024)
+        return 2;
+    struct synth b = {0};
+    int64_t mono0 = 5000 * MS;
+    synth_hello(&b, 4242,
+                exact ? VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT : VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED,
+                1700000000000000000LL, mono0);
+
+    /* strings: 1..8 classes, 11..20 methods, 21 source, 30.. JDK names, 100.. carriers, 2000.. vthreads */
+    char text[128];
+    for (size_t i = 0; i < 8; i++)
+        synth_string(&b, 1 + (uint32_t)i, classes[i]);
+    for (size_t i = 0; i < 10; i++)
+        synth_string(&b, 11 + (uint32_t)i, methods[i]);
+    synth_string(&b, 21, "Synth.java");
+    synth_string(&b, 30, "java.lang.VirtualThread");
+    synth_string(&b, 31, "run");
+    synth_string(&b, 32, "jdk.internal.vm.Continuation");
+    synth_string(&b, 33, "enter");
+    synth_string(&b, 34, "parkOnCarrierThread");
+    for (long c = 0; c < n_carriers; c++) {
+        snprintf(text, sizeof(text), "ForkJoinPool-1-worker-%ld", c + 1);
+        synth_string(&b, 100 + (uint32_t)c, text);
+        synth_carrier(&b, 7000 + (int32_t)c, 100 + (uint32_t)c, mono0);
+    }
+    for (uint32_t i = 0; i < N_NAMES; i++) {
+        snprintf(text, sizeof(text), "order-%u", i);
+        synth_string(&b, 2000 + i, text);
+    }
+    /* methods: 1..80 application (class x method), 90 VirtualThread.run, 91 Continuation.enter, 92 park */
+    for (uint32_t c = 0; c < 8; c++)
+        for (uint32_t m = 0; m < 10; m++)
+            synth_method(&b, 1 + c * 10 + m, 1 + c, 11 + m, 21, c == 5 && m == 6);
+    synth_method(&b, 90, 30, 31, 0, 0);
+    synth_method(&b, 91, 32, 33, 0, 0);
+    synth_method(&b, 92, 30, 34, 0, 0);
+
+    /* stacks: top frame first; park on top, then application frames, then run and enter at the bottom */
+    int culprit_of[N_STACKS + 1];
+    for (uint32_t s = 1; s <= N_STACKS; s++) {
+        uint32_t frames[48];
+        size_t n = 0, depth = 4 + next_rand() % 30;
+        int native = s % 10 == 0;
+        frames[n++] = native ? 1 + 5 * 10 + 6 : 92; /* native: Codec.encode on top */
+        for (size_t k = 0; k < depth; k++)
+            frames[n++] = 1 + next_rand() % 80;
+        frames[n++] = 90;
+        frames[n++] = 91;
+        culprit_of[s] = native ? 0 : 1 + (int)(next_rand() % depth);
+        synth_stack(&b, s, frames, n, native ? -1 : culprit_of[s], s == N_STACKS);
+    }
+
+    int64_t *cursor = calloc((size_t)n_carriers, sizeof(*cursor));
+    int64_t *busy_until = calloc((size_t)n_carriers, sizeof(*busy_until));
+    if (!cursor || !busy_until)
+        return 2;
+    int64_t end = mono0;
+    for (long i = 0; i < n_pins; i++) {
+        long c = i % n_carriers;
+        int64_t start = mono0 + cursor[c] + (int64_t)(next_rand() % 2000) * 1000; /* 0-2 ms apart */
+        int64_t dur = (int64_t)(50 + next_rand() % 3000) * 1000;                  /* 50 us - 3 ms */
+        if (i % 500 == 7)
+            dur = (int64_t)(50 + next_rand() % 150) * MS; /* now and then a long one */
+        uint32_t stack = 1 + next_rand() % N_STACKS;
+        int reason;
+        const char *blocked = NULL;
+        if (stack % 10 == 0) {
+            reason = i % 2 ? VTPIN__V1__PIN_REASON__NATIVE_BLOCK : VTPIN__V1__PIN_REASON__NATIVE;
+            blocked = reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK ? "read (wchan anon_pipe_read)" : NULL;
+        } else {
+            static const int others[] = {VTPIN__V1__PIN_REASON__MONITOR, VTPIN__V1__PIN_REASON__MONITOR,
+                                         VTPIN__V1__PIN_REASON__MONITOR, VTPIN__V1__PIN_REASON__MONITOR_ENTER,
+                                         VTPIN__V1__PIN_REASON__OBJECT_WAIT};
+            reason = others[next_rand() % 5];
+        }
+        synth_pin_start(&b, (uint64_t)i + 1, reason, start, 100000 + i, 2000 + (uint32_t)(i % N_NAMES),
+                        7000 + (int32_t)c, 100 + (uint32_t)c, stack, culprit_of[stack], blocked);
+        synth_pin_end(&b, (uint64_t)i + 1, start + dur, dur);
+        cursor[c] = start + dur - mono0;
+        if (start + dur > end)
+            end = start + dur;
+    }
+
+    /* occupancy over the whole span: busy in a pin and in 2 of every 3 slots between */
+    int32_t *tids = calloc((size_t)n_carriers, sizeof(*tids));
+    int64_t *vts = calloc((size_t)n_carriers, sizeof(*vts));
+    if (!tids || !vts)
+        return 2;
+    for (long c = 0; c < n_carriers; c++)
+        tids[c] = 7000 + (int32_t)c;
+    if (!exact) {
+        for (int64_t t = mono0; t <= end; t += 10 * MS) {
+            for (long c = 0; c < n_carriers; c++)
+                vts[c] = next_rand() % 3 ? 100000 + (next_rand() % 50000) : 0;
+            synth_sample(&b, t, tids, vts, (size_t)n_carriers);
+        }
+    } else {
+        for (long c = 0; c < n_carriers; c++) {
+            int64_t times[64], ids[64];
+            size_t n = 0;
+            for (int64_t t = mono0; t <= end; t += 7 * MS) {
+                times[n] = t;
+                ids[n++] = (t / (7 * MS)) % 3 ? 100000 + c : 0;
+                if (n == 64) {
+                    synth_transitions(&b, tids[c], times, ids, n);
+                    n = 0;
+                }
+            }
+            if (n)
+                synth_transitions(&b, tids[c], times, ids, n);
+        }
+    }
+    synth_goodbye(&b, end, (uint64_t)n_pins);
+    int rc = synth_write(&b, argv[1]);
+    if (rc) {
+        fprintf(stderr, "cannot write %s\n", argv[1]);
+        return 1;
+    }
+    free(b.data);
+    free(cursor);
+    free(busy_until);
+    free(tids);
+    free(vts);
+    return 0;
+}
