@@ -28,4 +28,9 @@ run 21 "Repro: sleep inside synchronized (pins on 21-23)" Repro $carriers
 run 25 "Repro: the same code (JEP 491: no monitor pins on 24+)" Repro $carriers
 run 21 "JniSleep: native method calling back into Java that sleeps" JniSleep -Djdk.virtualThreadScheduler.parallelism=2
 run 25 "JniSleep: native frames pin on every JDK" JniSleep -Djdk.virtualThreadScheduler.parallelism=2
-printf '\nRecordings kept in %s (read them with: %s report FILE [--format json])\n' "$out" "$build/vtpin"
+for rec in "$out"/*.vtp; do # a page per run to look at: flame graph and carrier timeline
+  "$build/vtpin" report "$rec" --format html -o "${rec%.vtp}.html"
+done
+printf '\nRecordings kept in %s (read them with: %s report FILE [--format json|html|collapsed|perfetto])\n' \
+  "$out" "$build/vtpin"
+printf "HTML reports (open in a browser): %s\n" "$out/*.html"
