@@ -9,6 +9,7 @@
 
 #include "clog.h"
 #include "commands.h"
+#include "kglue.h"
 #include "paths.h"
 #include "server.h"
 #include "units.h"
@@ -35,6 +36,10 @@ static const char collector_usage[] =
     "  -w, --window=DUR        the window of busy/pinned/idle percentages (default 60s)\n"
     "      --max-frame=BYTES   largest frame accepted from a peer (default 1M)\n"
     "      --max-clients=N     connections served at once (default 256)\n"
+    "      --kernel=MODE       the kernel view (off-CPU time and stacks of carriers, needs\n"
+    "                          CAP_BPF and CAP_PERFMON): auto (default: on when it can,\n"
+    "                          else one log line says why), on (fail without it), off\n"
+    "      --kernel-min=DUR    shortest off-CPU interval the kernel view records (default 1ms)\n"
     "  -v, --verbose           also log queries, agent info notices and connection details\n"
     "  -h, --help              print this text\n"
     "\n"
@@ -42,7 +47,8 @@ static const char collector_usage[] =
     "optionally with k, M or G.\n"
     "\n"
     "exit status: 0 after a clean shutdown, 1 when it cannot start (another\n"
-    "collector on the socket, directories it cannot create), 2 usage error\n"
+    "collector on the socket, directories it cannot create, --kernel=on without\n"
+    "the kernel view), 2 usage error\n"
     "\n"
     "examples:\n"
     "  vtpin collector\n"
@@ -67,7 +73,7 @@ static int absolute(const char *path, char *out, size_t cap)
 
 int collector_main(int argc, char **argv)
 {
-    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS };
+    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_KERNEL, OPT_KERNEL_MIN };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
         {"dir", required_argument, NULL, 'd'},
@@ -76,6 +82,8 @@ int collector_main(int argc, char **argv)
         {"window", required_argument, NULL, 'w'},
         {"max-frame", required_argument, NULL, OPT_MAX_FRAME},
         {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+        {"kernel", required_argument, NULL, OPT_KERNEL},
+        {"kernel-min", required_argument, NULL, OPT_KERNEL_MIN},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -120,6 +128,23 @@ int collector_main(int argc, char **argv)
                 return cli_usage_error("collector", "--max-clients: '%s' is not a count between 1 and 65536", optarg);
             cfg.max_clients = (unsigned)v;
             break;
+        case OPT_KERNEL:
+            if (strcmp(optarg, "auto") == 0)
+                cfg.kernel_mode = KGLUE_AUTO;
+            else if (strcmp(optarg, "on") == 0)
+                cfg.kernel_mode = KGLUE_ON;
+            else if (strcmp(optarg, "off") == 0)
+                cfg.kernel_mode = KGLUE_OFF;
+            else
+                return cli_usage_error("collector", "--kernel: '%s' is not auto, on or off", optarg);
+            break;
+        case OPT_KERNEL_MIN: {
+            int64_t ns;
+            if (units_parse_duration(optarg, &ns) != 0 || ns < 10000 || ns > 60000000000LL)
+                return cli_usage_error("collector", "--kernel-min: '%s' is not a duration between 10us and 60s", optarg);
+            cfg.kernel_min_ns = (uint64_t)ns;
+            break;
+        }
         case 'v':
             clog_set_verbose(1);
             break;

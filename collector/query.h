@@ -9,6 +9,8 @@
 
 #include "jvms.h"
 
+struct kglue;
+
 #define QUERY_MAX_REPLY (64u << 20)
 
 /* About the collector itself, for STATUS. */
@@ -19,6 +21,7 @@ struct query_info {
     const char *dir;
     int64_t started_ns; /* CLOCK_MONOTONIC */
     unsigned clients;   /* connections open now, besides the one asking */
+    struct kglue *kernel; /* the kernel view; NULL: none */
 };
 
 /* The JSON for kind (vtpin.v1.Query.Kind), JVMs filtered by pid (0: all), at

@@ -17,6 +17,7 @@
 #include "clog.h"
 #include "framer.h"
 #include "jvms.h"
+#include "kglue.h"
 #include "listener.h"
 #include "loop.h"
 #include "paths.h"
@@ -61,6 +62,7 @@ struct server {
     struct loop_watch ln_watch, sig_watch, tick_watch;
     int sig_fd, tick_fd, reserve_fd;
     struct jvms *jvms;
+    struct kglue *kernel; /* the kernel view (kernel/kglue.h) */
     struct client *clients, *dead;
     unsigned nclients;
     int64_t started;
@@ -89,6 +91,16 @@ void server_config_defaults(struct server_config *cfg)
     cfg->linger_ns = 60 * NS_PER_SEC;
     cfg->handshake_ns = 5 * NS_PER_SEC;
     cfg->version = "";
+    cfg->kernel_mode = KGLUE_AUTO;
+    cfg->kernel_min_ns = 1000000;
+}
+
+/* Kernel view intervals go to the recording of the connection they belong to. */
+static void kernel_write(void *owner, const uint8_t *frame, size_t len)
+{
+    struct client *c = owner;
+    if (c->rec)
+        recorder_write(c->rec, frame, len);
 }
 
 /* "peer pid 12 uid 1000" into out[cap]; returns out. */
@@ -148,6 +160,8 @@ static void client_close(struct client *c, const char *why)
     } else if (why) {
         clog_debug("%s: closed: %s", peer_name(c, peer, sizeof(peer)), why);
     }
+    if (c->kind == CLIENT_AGENT)
+        kglue_owner_gone(s->kernel, c, now);
     recorder_close(c->rec);
     c->rec = NULL;
     /* off the open list, onto the dead one */
@@ -228,6 +242,7 @@ static void query_answer(struct client *c, const Vtpin__V1__Query *q)
         .dir = s->cfg.dir,
         .started_ns = s->started,
         .clients = s->nclients - 1, /* not counting the one asking */
+        .kernel = s->kernel,
     };
     char peer[128];
     int rc = query_reply(s->jvms, &info, q, mono_ns(), &c->out, &c->out_len);
@@ -332,6 +347,7 @@ static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *fra
                           event_name((int)ev->body_case));
             return -1;
         }
+        kglue_agent_event(c->srv->kernel, c, c->pid, ev);
         if (ev->body_case == VTPIN__V1__EVENT__BODY_NOTICE)
             agent_notice(c, ev->notice);
         else if (ev->body_case == VTPIN__V1__EVENT__BODY_GOODBYE)
@@ -689,6 +705,24 @@ int server_run(const struct server_config *cfg)
     }
     if ((rc = setup_fds(s, &mask)) != 0)
         goto cleanup;
+    struct kglue_config kc = {.mode = (enum kglue_mode)cfg->kernel_mode,
+                              .min_ns = cfg->kernel_min_ns,
+                              .max_carriers = 4096,
+                              .proc_root = "/proc"};
+    if ((rc = kglue_open(&s->kernel, &kc, kernel_write, err, sizeof(err))) != 0) {
+        clog_error("kernel view (--kernel=on): %s", rc == -ENOMEM ? "out of memory" : err);
+        goto cleanup;
+    }
+    if (kglue_enabled(s->kernel)) {
+        if ((rc = kglue_watch(s->kernel, s->loop)) != 0) {
+            clog_error("kernel view: epoll: %s", strerror(-rc));
+            goto cleanup;
+        }
+        clog_info("kernel view on: tracking the carriers agents announce (off-CPU intervals from %" PRIu64 " us)",
+                  cfg->kernel_min_ns / 1000);
+    } else {
+        clog_info("kernel view off: %s; going on without it", kglue_reason(s->kernel));
+    }
     s->started = mono_ns();
     char hold[32], rule[32] = "all";
     if (cfg->alert.k)
@@ -711,6 +745,9 @@ cleanup:
         loop_unwatch(s->loop, &s->sig_watch);
         loop_unwatch(s->loop, &s->tick_watch);
     }
+    if (s->loop)
+        kglue_unwatch(s->kernel, s->loop);
+    kglue_close(s->kernel);
     listener_close(&s->ln);
     if (s->sig_fd >= 0)
         close(s->sig_fd);

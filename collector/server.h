@@ -27,6 +27,8 @@ struct server_config {
     int64_t linger_ns;    /* disconnected JVMs stay listed this long */
     int64_t handshake_ns; /* a client must send its first frame within this */
     const char *version;
+    int kernel_mode;        /* enum kglue_mode: auto (default), on, off */
+    uint64_t kernel_min_ns; /* shortest off-CPU interval the kernel view records */
 };
 
 #define SERVER_MAX_CLIENTS_DEFAULT 256
