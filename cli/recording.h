@@ -72,6 +72,20 @@ struct recording_pin {
     int has_culprit_raw;
 };
 
+/* An off-CPU interval of a carrier, written by a collector with the kernel
+ * view (KernelInterval); cli/kernel_pins.h matches them to pins. */
+struct recording_kinterval {
+    int32_t carrier_tid;
+    int64_t start_ns, end_ns; /* agent monotonic clock (the host's) */
+    int state;                /* a Vtpin__V1__KernelState value */
+    int has_syscall;
+    int32_t syscall;
+    char *syscall_name; /* NULL when unknown */
+    char **stack;       /* innermost first */
+    size_t n_stack;
+    int64_t runqueue_ns;
+};
+
 struct recording_notice {
     int64_t time_ns; /* agent monotonic clock */
     int severity;    /* a Vtpin__V1__Severity value */
@@ -107,6 +121,8 @@ struct recording_session {
     int has_stats; /* the last Stats, or the Goodbye's */
     struct recording_stats stats;
     int has_goodbye;
+    struct recording_kinterval *kintervals; /* kernel view, in file order */
+    size_t n_kintervals, kintervals_cap;
 
     int has_time;
     int64_t first_ns, last_ns; /* earliest and latest timestamps seen (monotonic) */

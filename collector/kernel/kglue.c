@@ -13,6 +13,7 @@
 #include "ksyms.h"
 #include "kview.h"
 #include "nspid.h"
+#include "procthread.h"
 #include "syscalls.h"
 
 #define KGLUE_SCAN_NS (10 * 1000000LL)
@@ -137,10 +138,21 @@ static void emit(void *arg, const struct kjoin_carrier *c, const struct kview_in
     uint64_t ips[KGLUE_STACK_MAX];
     char names[KGLUE_STACK_MAX][160];
     char *stack[KGLUE_STACK_MAX];
-    int n = kview_stack(k->kv, iv->stack_id, ips, KGLUE_STACK_MAX);
-    const struct ksyms *syms = n > 0 ? symbols(k) : NULL;
-    for (int i = 0; i < n; i++)
-        stack[i] = (char *)ksyms_format(syms, ips[i], names[i], sizeof(names[i]));
+    int n = 0;
+    if (iv->stack_id == KVIEW_STACK_PROC && c->proc_stack) {
+        /* tracked while asleep: the stack /proc showed then */
+        for (const char *p = c->proc_stack; *p && n < KGLUE_STACK_MAX; n++) {
+            size_t len = strcspn(p, "\n");
+            snprintf(names[n], sizeof(names[n]), "%.*s", (int)len, p);
+            stack[n] = names[n];
+            p += len + (p[len] == '\n');
+        }
+    } else {
+        n = kview_stack(k->kv, iv->stack_id, ips, KGLUE_STACK_MAX);
+        const struct ksyms *syms = n > 0 ? symbols(k) : NULL;
+        for (int i = 0; i < n; i++)
+            stack[i] = (char *)ksyms_format(syms, ips[i], names[i], sizeof(names[i]));
+    }
     Vtpin__V1__KernelInterval m = VTPIN__V1__KERNEL_INTERVAL__INIT;
     m.carrier_tid = c->ns_tid;
     m.start_ns = iv->start_ns;
@@ -238,6 +250,13 @@ void kglue_unwatch(struct kglue *k, struct loop *loop)
 
 /* ---- agents ---- */
 
+static int64_t mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static struct kjoin_carrier *track(struct kglue *k, void *owner, pid_t peer_pid, int32_t ns_tid)
 {
     struct kjoin_carrier *c = kjoin_by_ns(k->join, owner, ns_tid);
@@ -253,8 +272,18 @@ static struct kjoin_carrier *track(struct kglue *k, void *owner, pid_t peer_pid,
         return NULL;
     }
     rc = kjoin_add(k->join, owner, host, ns_tid);
+    char state = 'R';
+    int32_t nr = -1;
+    int64_t asleep = 0;
+    if (rc == 1 && procthread_state(k->proc_root, host, &state, &nr) == 0 && (state == 'S' || state == 'D'))
+        asleep = mono_now(); /* already off CPU: its interval starts now as far as we can tell */
     if (rc == 1)
-        rc = kview_track(k->kv, host);
+        rc = kview_track(k->kv, host, asleep, state == 'D' ? KVIEW_DISK : KVIEW_SLEEPING, nr);
+    if (rc == 0 && asleep) {
+        struct kjoin_carrier *c = kjoin_by_host(k->join, host);
+        free(c->proc_stack);
+        c->proc_stack = procthread_stack(k->proc_root, host);
+    }
     if (rc < 0) {
         if (k->refused++ == 0)
             clog_warn("kernel view: cannot track carrier tid %" PRId32 ": %s (said once)", ns_tid,

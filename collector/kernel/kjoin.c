@@ -26,6 +26,10 @@ void kjoin_free(struct kjoin *j)
 {
     if (!j)
         return;
+    size_t pos = 0;
+    struct kjoin_carrier *c;
+    while ((c = kjoin_next(j, &pos)))
+        free(c->proc_stack);
     idmap_free(j->by_host, free);
     free(j);
 }
@@ -41,6 +45,7 @@ int kjoin_add(struct kjoin *j, void *owner, int32_t host_tid, int32_t ns_tid)
     if (c) {
         /* a tid reused by a thread of another JVM, or the same carrier again */
         if (c->owner != owner || c->ns_tid != ns_tid) {
+            free(c->proc_stack);
             memset(c, 0, sizeof(*c));
             c->host_tid = host_tid;
             c->ns_tid = ns_tid;
@@ -99,6 +104,7 @@ void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *a
         if (c->owner == owner) {
             if (gone)
                 gone(arg, c->host_tid);
+            free(c->proc_stack);
             free(c);
         } else if (idmap_put(keep, key, c, NULL) != 0) {
             free(c); /* out of memory: forgotten */

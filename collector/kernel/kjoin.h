@@ -25,6 +25,7 @@ struct kjoin_carrier {
     uint64_t pin_id;      /* the latest pin */
     int64_t pin_start, pin_end; /* of the latest pin (pin_end 0 while open) */
     int64_t crossed_since; /* off-CPU interval last seen crossing the minimum (kglue's scan) */
+    char *proc_stack;      /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
     struct kview_interval recent[KJOIN_RECENT]; /* not emitted yet, oldest first */
     unsigned n_recent;
 };

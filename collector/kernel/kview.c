@@ -152,10 +152,16 @@ int kview_fd(const struct kview *kv)
     return ring_buffer__epoll_fd(kv->rb);
 }
 
-int kview_track(struct kview *kv, int32_t tid)
+int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall)
 {
     __u32 key = (__u32)tid;
     struct offcpu_carrier zero = {.syscall = -1, .stack_id = -1};
+    if (off_since > 0) {
+        zero.off_since = (__u64)off_since;
+        zero.state = (__u32)state;
+        zero.syscall = syscall;
+        zero.stack_id = KVIEW_STACK_PROC;
+    }
     if (bpf_map_update_elem(kv->tracked_fd, &key, &zero, BPF_NOEXIST) != 0)
         return errno == EEXIST ? 0 : -errno;
     return 0;

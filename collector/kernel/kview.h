@@ -39,7 +39,11 @@ int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t why
 void kview_close(struct kview *kv);
 /* A descriptor that is readable when intervals wait (for epoll). */
 int kview_fd(const struct kview *kv);
-int kview_track(struct kview *kv, int32_t tid);
+/* Tracks tid. A thread already asleep when tracked has no switch out to
+ * start its interval: off_since (> 0, with state and syscall) seeds one from
+ * what /proc says; its stack id is then KVIEW_STACK_PROC. */
+#define KVIEW_STACK_PROC (-2)
+int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall);
 int kview_untrack(struct kview *kv, int32_t tid);
 /* Times of a tracked thread at now (CLOCK_MONOTONIC). 0 or -ENOENT. */
 int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *out);

@@ -20,7 +20,11 @@ int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t why
 
 void kview_close(struct kview *kv) { (void)kv; }
 int kview_fd(const struct kview *kv) { (void)kv; return -1; }
-int kview_track(struct kview *kv, int32_t tid) { (void)kv; (void)tid; return -ENOTSUP; }
+int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall)
+{
+    (void)kv; (void)tid; (void)off_since; (void)state; (void)syscall;
+    return -ENOTSUP;
+}
 int kview_untrack(struct kview *kv, int32_t tid) { (void)kv; (void)tid; return -ENOTSUP; }
 int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *out)
 {

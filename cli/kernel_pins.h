@@ -1,0 +1,26 @@
+/* What the kernel saw during a pin: the kernel view's off-CPU intervals of
+ * the pin's carrier (recording_kinterval, written by a collector) that
+ * overlap the pin, summed, with the state, syscall and kernel stack of the
+ * one that overlaps it the most. Pure. */
+#ifndef VTPIN_CLI_KERNEL_PINS_H
+#define VTPIN_CLI_KERNEL_PINS_H
+
+#include <stdint.h>
+
+#include "recording.h"
+
+struct pin_kernel {
+    const struct recording_kinterval *main; /* overlaps the pin the most */
+    int64_t off_cpu_ns;                     /* overlap of all intervals with the pin */
+    int64_t runqueue_ns;                    /* their run-queue time (whole intervals) */
+    unsigned intervals;
+};
+
+/* 1 and *out when intervals of p's carrier overlap p, else 0. A pin still in
+ * progress runs to the session's last timestamp. */
+int kernel_pin(const struct recording_session *s, const struct recording_pin *p, struct pin_kernel *out);
+
+/* "sleeping", "disk", "runnable", or "unknown" for a Vtpin__V1__KernelState. */
+const char *kernel_state_name(int state);
+
+#endif

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""The collector's kernel view (libbpf) with real JVMs and the real agent: kernel
+off-CPU intervals joined to pins in the collector's recording and report, kernel
+times in status/top while a carrier sleeps, and the unavailable path with the
+capabilities dropped. Needs root (CAP_BPF, CAP_PERFMON) and a kernel with BTF."""
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from harness import VTPIN, Failure, Run, check, main, report_json, scheduler, skip
+
+BTF = "/sys/kernel/btf/vmlinux"
+DROP_CAPS = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+def need_kernel_view():
+    if not os.path.exists(BTF):
+        skip("the kernel has no BTF (%s): the kernel view cannot load" % BTF)
+    if os.geteuid() != 0:
+        skip("the kernel view needs CAP_BPF and CAP_PERFMON: run as root (CI does)")
+
+
+class Collector:
+    def __init__(self, args=(), prefix=()):
+        self.dir = tempfile.mkdtemp(prefix="vtpin-kernel-test-")
+        self.socket = os.path.join(self.dir, "collector.sock")
+        self.sessions = os.path.join(self.dir, "sessions")
+        self.logpath = os.path.join(self.dir, "collector.log")
+        self.cmd = list(prefix) + [VTPIN, "collector", "--socket", self.socket, "--dir", self.sessions] + list(args)
+        self.proc = None
+
+    def start(self):
+        with open(self.logpath, "a") as log:
+            self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=log)
+        deadline = time.monotonic() + 10
+        while not self.answers():
+            if self.proc.poll() is not None:
+                raise Failure("collector exited %d:\n%s" % (self.proc.returncode, self.log()))
+            check(time.monotonic() < deadline, "collector did not start:\n" + self.log())
+            time.sleep(0.02)
+        return self
+
+    def answers(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(self.socket)
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
+
+    def log(self):
+        with open(self.logpath) as f:
+            return f.read()
+
+    def ask(self, what, *args):
+        p = subprocess.run([VTPIN, what, "--socket", self.socket, "--json"] + list(args), capture_output=True,
+                           text=True, timeout=30)
+        if p.returncode != 0:
+            raise Failure("vtpin %s failed: %s" % (what, p.stderr))
+        return json.loads(p.stdout)
+
+    def wait_for(self, what, cond, timeout=30):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = what()
+            if cond(last):
+                return last
+            time.sleep(0.05)
+        raise Failure("timed out; last answer: %s" % json.dumps(last)[:2000])
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=20)
+
+    def recordings(self):
+        return sorted(glob.glob(os.path.join(self.sessions, "*")))
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def streaming(jdk, coll, fixture, args=(), props=()):
+    return Run(jdk, fixture, args=args, props=props, agent_opts="collector=%s" % coll.socket)
+
+
+def names_nanosleep(k):
+    return "nanosleep" in (k.get("syscall") or "") or any("nanosleep" in f for f in k["stack"])
+
+
+def case_native_block(jdk):
+    """NativeBlock in nanosleep: while the carriers sleep, status/top show them off CPU
+    (seen as they cross the minimum, not when they wake); afterwards every NATIVE_BLOCK
+    pin of the collector's recording carries the kernel's interval naming the sleep."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(["--kernel=on"]).start()
+    r = None
+    try:
+        st = coll.ask("status")
+        kv = st["collector"]["kernel_view"]
+        check(kv["enabled"] is True, "kernel view on: %s" % kv)
+        r = streaming(jdk, coll, "NativeBlock", args=("nanosleep", 2, 3000), props=scheduler(2)).start()
+
+        def sleeping(top):
+            cs = [c for jv in top["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]]
+            return [c for c in cs if c.get("kernel") and c["kernel"]["state"] == "sleeping"
+                    and (c["kernel"]["off_cpu_for_ns"] or 0) >= 100_000_000 and c["state"] == "native_block"]
+        top = coll.wait_for(lambda: coll.ask("top", "--once"), lambda t: len(sleeping(t)) == 2)
+        for c in sleeping(top):
+            k = c["kernel"]
+            print("carrier while blocked: %s" % json.dumps(c))
+            check(k["host_tid"] > 0 and k["off_cpu_ns"] >= k["off_cpu_for_ns"], "kernel times of a tracked carrier: %s" % k)
+            check(k["syscall"] in ("nanosleep", "clock_nanosleep"), "the syscall in progress: %s" % k)
+        st = coll.ask("status")
+        check(st["collector"]["kernel_view"]["carriers_tracked"] >= 2, "tracked: %s" % st["collector"])
+        check(st["collector"]["kernel_view"]["crossings"] >= 2, "crossings seen by the scan: %s" % st["collector"])
+        jv = [j for j in st["jvms"] if j["pid"] == r.proc.pid][0]
+        check(len(jv["kernel_carriers"]) >= 2 and all(c["kernel"] for c in jv["kernel_carriers"]),
+              "status lists per-carrier kernel times: %s" % jv["kernel_carriers"])
+        r.wait(60)
+        coll.wait_for(lambda: coll.ask("status"),
+                      lambda s: not [j for j in s["jvms"] if j["pid"] == r.proc.pid and j["connected"]])
+        coll.stop()
+        recs = coll.recordings()
+        check(len(recs) == 1, "one recording: %s" % recs)
+        rep = report_json(recs[0])
+        blocks = [p for p in rep["pins"] if p["reason"] == "NATIVE_BLOCK"]
+        check(len(blocks) == 2, "two NATIVE_BLOCK pins: %s" % [p["reason"] for p in rep["pins"]])
+        for p in blocks:
+            k = p["kernel"]
+            print("pin kernel: %s" % json.dumps(k)[:600])
+            check(k is not None, "the pin carries the kernel's view: %s" % p)
+            check(k["state"] == "sleeping", "state: %s" % k)
+            check(names_nanosleep(k), "the syscall or the stack names the sleep: %s" % k)
+            check(k["stack"] and not k["stack"][0].startswith("0x"), "a symbolized kernel stack: %s" % k["stack"])
+            # the pin covers a 3 s nanosleep: nearly all of it is off CPU
+            check(k["off_cpu_ns"] >= p["duration_ns"] // 2, "off CPU %d of %d ns" % (k["off_cpu_ns"], p["duration_ns"]))
+        text = subprocess.run([VTPIN, "report", recs[0]], capture_output=True, text=True, timeout=60).stdout
+        check("kernel: sleeping in " in text, "the text report shows the kernel view:\n" + text)
+    finally:
+        if r:
+            r.kill()
+        coll.cleanup()
+
+
+def case_unavailable(jdk):
+    """Capabilities dropped (setpriv): auto logs one line and runs on without the kernel
+    view (status says why); --kernel=on refuses to start with the same reason."""
+    jdk = int(jdk)
+    if not shutil.which("setpriv"):
+        skip("setpriv (util-linux) not installed")
+    if os.geteuid() != 0:
+        skip("dropping capabilities needs a root test run (as a user there are none to drop)")
+    coll = Collector(["--kernel=auto"], prefix=DROP_CAPS).start()
+    r = None
+    try:
+        kv = coll.ask("status")["collector"]["kernel_view"]
+        check(kv["enabled"] is False and "CAP_BPF" in kv["reason"], "disabled with a reason: %s" % kv)
+        lines = [l for l in coll.log().splitlines() if "kernel view" in l]
+        check(len(lines) == 1 and "CAP_BPF" in lines[0], "one log line says why: %s" % lines)
+        # the collector runs on as without the kernel view: pins still arrive
+        r = streaming(jdk, coll, "JniSleep", args=(6, 100), props=scheduler(2)).start()
+        r.wait(60)
+        st = coll.wait_for(lambda: coll.ask("status"),
+                           lambda s: any(j["pid"] == r.proc.pid and j["pins_total"] >= 6 for j in s["jvms"]))
+        jv = [j for j in st["jvms"] if j["pid"] == r.proc.pid][0]
+        check("kernel_carriers" not in jv, "no kernel times without the kernel view: %s" % jv)
+        top = coll.ask("top", "--once")
+        check(all("kernel" not in c for j in top["jvms"] for c in j["carriers"]), "top without kernel times")
+    finally:
+        if r:
+            r.kill()
+        coll.cleanup()
+    on = Collector(["--kernel=on"], prefix=DROP_CAPS)
+    try:
+        with open(on.logpath, "a") as log:
+            rc = subprocess.run(on.cmd, stdout=log, stderr=log, timeout=30).returncode
+        check(rc == 1, "--kernel=on without privileges exits 1, not %d" % rc)
+        check("kernel view (--kernel=on): no CAP_BPF" in on.log(), "it says why:\n" + on.log())
+    finally:
+        on.cleanup()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "native_block": case_native_block,
+        "unavailable": case_unavailable,
+    }))
