@@ -91,6 +91,7 @@ static int request_capabilities(jvmtiEnv *jvmti)
     want.can_support_virtual_threads = 1;
     want.can_generate_breakpoint_events = potential.can_generate_breakpoint_events;
     want.can_get_bytecodes = potential.can_get_bytecodes;
+    want.can_get_constant_pool = potential.can_get_constant_pool; /* VM_BLOCK: name the class */
     want.can_generate_monitor_events = potential.can_generate_monitor_events;
     want.can_get_owned_monitor_stack_depth_info = potential.can_get_owned_monitor_stack_depth_info;
     want.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;

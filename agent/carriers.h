@@ -33,7 +33,8 @@ struct carrier_slot {
     unsigned announced; /* sinks told about this carrier */
     int64_t seen_vthread, watch_since;
     int watch_kind;
-    jmethodID native_method;
+    jmethodID native_method; /* top frame of what the watchdog watches */
+    int64_t watch_bci;       /* and its bci (VM_BLOCK) */
     uint64_t block_pin;
 };
 

@@ -432,7 +432,8 @@ uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int rea
         pick = first_native;
         break;
     case REASON_MONITOR_ENTER:
-        pick = 0; /* the frame entering the monitor */
+    case REASON_VM_BLOCK:
+        pick = 0; /* the frame entering the monitor; the frame the JVM blocked in */
         break;
     case REASON_OBJECT_WAIT:
         pick = first_outside_object;

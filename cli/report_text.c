@@ -236,7 +236,8 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
 
     const struct recording_pin *p = site->example;
     if (p->blocked_in)
-        fprintf(out, "    blocked in the kernel in %s\n", p->blocked_in);
+        fprintf(out, "    blocked %s %s\n", p->reason == VTPIN__V1__PIN_REASON__VM_BLOCK ? "in the JVM at" : "in the kernel in",
+                p->blocked_in);
     put_kernel(out, s, p);
     if (!p->stack)
         return;

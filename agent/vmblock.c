@@ -1,0 +1,51 @@
+#include "vmblock.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bytecode.h"
+
+int vmblock_thread_sleeps(int tid)
+{
+    if (tid <= 0)
+        return -1;
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the comm may hold anything; the state follows it */
+    if (!p || p[1] != ' ')
+        return -1;
+    return p[2] == 'S' || p[2] == 'D' ? 1 : p[2] == 'R' ? 0 : -1;
+}
+
+void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!method || bci < 0)
+        return;
+    jint code_len = 0, cp_count = 0, cp_bytes = 0;
+    unsigned char *code = NULL, *cp = NULL;
+    jclass klass = NULL;
+    if ((*jvmti)->GetBytecodes(jvmti, method, &code_len, &code) != JVMTI_ERROR_NONE)
+        return;
+    if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) == JVMTI_ERROR_NONE &&
+        (*jvmti)->GetConstantPool(jvmti, klass, &cp_count, &cp_bytes, &cp) == JVMTI_ERROR_NONE) {
+        char name[256];
+        int op = bytecode_class_at(code, (size_t)code_len, (size_t)bci, cp, (size_t)cp_bytes, cp_count, name,
+                                   sizeof(name));
+        const char *what = op == BC_NEW           ? "new"
+                           : op == BC_GETSTATIC   ? "getstatic"
+                           : op == BC_PUTSTATIC   ? "putstatic"
+                           : op == BC_INVOKESTATIC ? "invokestatic"
+                                                   : NULL;
+        if (what)
+            snprintf(out, cap, "%s of %s (class initialization)", what, name);
+        (*jvmti)->Deallocate(jvmti, cp);
+    }
+    (*jvmti)->Deallocate(jvmti, code);
+}
