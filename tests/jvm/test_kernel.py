@@ -154,6 +154,67 @@ def case_native_block(jdk):
         coll.cleanup()
 
 
+def finish(coll, r):
+    """Waits for r's JVM to end and leave the collector; stops the collector; returns the report of its recording."""
+    r.wait(120)
+    coll.wait_for(lambda: coll.ask("status"),
+                  lambda s: not [j for j in s["jvms"] if j["pid"] == r.proc.pid and j["connected"]])
+    coll.stop()
+    recs = coll.recordings()
+    check(len(recs) == 1, "one recording: %s" % recs)
+    return report_json(recs[0])
+
+
+def case_cpu_jni(jdk):
+    """CPU-bound JNI (NativeBlock burn, 2 x 1.5 s): the kernel shows the carriers on CPU
+    while it runs, and neither the agent nor the collector calls it a block."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(["--kernel=on"]).start()
+    r = None
+    try:
+        r = streaming(jdk, coll, "NativeBlock", args=("burn", 2, 1500), props=scheduler(2)).start()
+
+        def burning(top):
+            cs = [c for jv in top["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]]
+            return [c for c in cs if c.get("kernel") and c["kernel"]["on_cpu_ns"] >= 200_000_000]
+        top = coll.wait_for(lambda: coll.ask("top", "--once"), lambda t: len(burning(t)) >= 1)
+        print("burning carriers: %s" % json.dumps(burning(top))[:800])
+        for c in burning(top):
+            check(c["state"] != "native_block", "a CPU-bound carrier is not native-blocked: %s" % c)
+        rep = finish(coll, r)
+        check(rep["pins"] == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["kernel"]) for p in rep["pins"]])
+    finally:
+        if r:
+            r.kill()
+        coll.cleanup()
+
+
+def case_class_init(jdk):
+    """ClassInitWait through the collector: each VM_BLOCK pin carries the kernel's view of
+    the wait (sleeping in futex, inside the JVM)."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(["--kernel=on"]).start()
+    r = None
+    try:
+        r = streaming(jdk, coll, "ClassInitWait", args=(2, 1000), props=scheduler(4)).start()
+        rep = finish(coll, r)
+        blocks = [p for p in rep["pins"] if p["reason"] == "VM_BLOCK"]
+        check(len(blocks) == 2, "2 VM_BLOCK pins: %s" % [p["reason"] for p in rep["pins"]])
+        for p in blocks:
+            k = p["kernel"]
+            print("VM_BLOCK kernel: %s" % json.dumps(k)[:600])
+            check(k is not None and k["state"] == "sleeping", "the kernel saw the wait: %s" % p)
+            check(k["syscall"] == "futex" or any("futex" in f for f in k["stack"]),
+                  "a JVM-internal wait sleeps in futex: %s" % k)
+            check(k["off_cpu_ns"] >= p["duration_ns"] // 2, "off CPU %d of %d ns" % (k["off_cpu_ns"], p["duration_ns"]))
+    finally:
+        if r:
+            r.kill()
+        coll.cleanup()
+
+
 def case_unavailable(jdk):
     """Capabilities dropped (setpriv): auto logs one line and runs on without the kernel
     view (status says why); --kernel=on refuses to start with the same reason."""
@@ -196,4 +257,6 @@ if __name__ == "__main__":
     raise SystemExit(main({
         "native_block": case_native_block,
         "unavailable": case_unavailable,
+        "cpu_jni": case_cpu_jni,
+        "class_init": case_class_init,
     }))
