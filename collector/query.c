@@ -74,11 +74,9 @@ static void alert_object(struct json *js, struct jvm *j, const struct jvms_confi
 static void kernel_carriers(struct json *js, struct kglue *k, struct jvm *j, const struct carrier_view *v, size_t n,
                             int64_t now)
 {
-    if (!k || !kglue_enabled(k))
-        return;
     json_key(js, "kernel_carriers");
     json_array_begin(js);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; k && kglue_enabled(k) && i < n; i++) {
         json_object_begin_inline(js);
         json_kv_string(js, "name", v[i].name);
         json_kv_int(js, "tid", v[i].tid);
@@ -175,8 +173,7 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
         kv_pct(js, "pinned_pct", c->pinned_pct);
         kv_pct(js, "idle_pct", c->idle_pct);
         json_kv_uint(js, "mounts", c->mounts);
-        if (k && kglue_enabled(k))
-            kglue_carrier_json(k, js, j->live ? j->owner : NULL, c->tid, now);
+        kglue_carrier_json(k, js, j->live ? j->owner : NULL, c->tid, now); /* null without the kernel view */
         json_object_end(js);
     }
     json_array_end(js);
@@ -213,8 +210,7 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
         json_kv_int(&js, "hold_ns", cfg->alert.hold_ns);
         json_object_end(&js);
         json_kv_int(&js, "window_ns", cfg->window_ns);
-        if (info->kernel)
-            kglue_status_json(info->kernel, &js, now);
+        kglue_status_json(info->kernel, &js, now); /* null when the caller has no kernel view at all */
         json_object_end(&js);
     } else {
         json_kv_int(&js, "window_ns", cfg->window_ns);

@@ -379,6 +379,10 @@ void kglue_owner_gone(struct kglue *k, void *owner, int64_t now)
 void kglue_status_json(struct kglue *k, struct json *js, int64_t now)
 {
     (void)now;
+    if (!k) {
+        json_kv_null(js, "kernel_view");
+        return;
+    }
     json_key(js, "kernel_view");
     json_object_begin_inline(js);
     json_kv_bool(js, "enabled", kglue_enabled(k));
@@ -399,7 +403,7 @@ void kglue_status_json(struct kglue *k, struct json *js, int64_t now)
 
 void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int32_t tid, int64_t now)
 {
-    struct kjoin_carrier *c = kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
+    struct kjoin_carrier *c = k && kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
     struct kview_times t;
     if (!c || kview_times(k->kv, c->host_tid, now, &t) != 0) {
         json_kv_null(js, "kernel");
