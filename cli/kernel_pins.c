@@ -1,6 +1,10 @@
 #include "kernel_pins.h"
 
+#include <inttypes.h>
 #include <string.h>
+
+#include "json.h"
+#include "report.h"
 
 #include "wire.h"
 
@@ -43,4 +47,59 @@ int kernel_pin(const struct recording_session *s, const struct recording_pin *p,
         }
     }
     return out->intervals > 0;
+}
+
+/* A carrier's name from the pins that ran on it (NULL when none says). */
+static const char *carrier_name(const struct recording_session *s, int32_t tid)
+{
+    for (size_t i = 0; i < s->n_pins; i++)
+        if (s->pins[i].has_carrier_tid && s->pins[i].carrier_tid == tid && s->pins[i].carrier_name)
+            return s->pins[i].carrier_name;
+    return NULL;
+}
+
+void kernel_times_json(struct json *j, const struct recording_session *s)
+{
+    json_key(j, "kernel_times");
+    if (!s->ktimes) {
+        json_null(j);
+        return;
+    }
+    json_object_begin(j);
+    int64_t unix_ns;
+    json_key(j, "time_ns");
+    if (recording_unix_ns(s, s->ktimes_ns, &unix_ns) == 0)
+        json_int(j, unix_ns);
+    else
+        json_null(j);
+    json_key(j, "carriers");
+    json_array_begin(j);
+    for (size_t i = 0; i < s->n_ktimes; i++) {
+        const struct recording_ktimes *k = &s->ktimes[i];
+        json_object_begin_inline(j);
+        json_kv_int(j, "tid", k->carrier_tid);
+        json_kv_string(j, "name", carrier_name(s, k->carrier_tid));
+        json_kv_uint(j, "on_cpu_ns", k->on_cpu_ns);
+        json_kv_uint(j, "off_cpu_ns", k->off_cpu_ns);
+        json_kv_uint(j, "runqueue_ns", k->runqueue_ns);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
+void kernel_times_text(FILE *out, const struct recording_session *s)
+{
+    if (!s->ktimes)
+        return;
+    fputs("kernel view (collector): carrier times since tracked\n", out);
+    for (size_t i = 0; i < s->n_ktimes; i++) {
+        const struct recording_ktimes *k = &s->ktimes[i];
+        char a[64], b[64], c[64];
+        const char *name = carrier_name(s, k->carrier_tid);
+        fprintf(out, "  %s (tid %" PRId32 "): on CPU %s, off CPU %s, run queue %s\n", name ? name : "carrier",
+                k->carrier_tid, report_format_duration((int64_t)k->on_cpu_ns, a, sizeof(a)),
+                report_format_duration((int64_t)k->off_cpu_ns, b, sizeof(b)),
+                report_format_duration((int64_t)k->runqueue_ns, c, sizeof(c)));
+    }
 }

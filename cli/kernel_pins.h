@@ -6,6 +6,7 @@
 #define VTPIN_CLI_KERNEL_PINS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "recording.h"
 
@@ -19,6 +20,13 @@ struct pin_kernel {
 /* 1 and *out when intervals of p's carrier overlap p, else 0. A pin still in
  * progress runs to the session's last timestamp. */
 int kernel_pin(const struct recording_session *s, const struct recording_pin *p, struct pin_kernel *out);
+
+/* "kernel_times": {"time_ns": ..., "carriers": [{"tid", "name", "on_cpu_ns", "off_cpu_ns",
+ * "runqueue_ns"}]} of the session, or null without a collector's kernel view. */
+struct json;
+void kernel_times_json(struct json *j, const struct recording_session *s);
+/* The same for the text report: nothing without kernel times. */
+void kernel_times_text(FILE *out, const struct recording_session *s);
 
 /* "sleeping", "disk", "runnable", or "unknown" for a Vtpin__V1__KernelState. */
 const char *kernel_state_name(int state);

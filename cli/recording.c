@@ -139,6 +139,7 @@ static void session_free(struct recording_session *s)
         free(s->kintervals[i].stack);
     }
     free(s->kintervals);
+    free(s->ktimes);
     free(s->pins);
     for (size_t i = 0; i < s->n_notices; i++) {
         free(s->notices[i].code);
@@ -421,6 +422,31 @@ static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelI
     return 0;
 }
 
+/* The collector's per-carrier kernel times: the last event wins (arrays cut to the shortest). */
+static int apply_ktimes(struct recording_session *s, const Vtpin__V1__KernelTimes *d)
+{
+    size_t n = d->n_carrier_tids;
+    if (d->n_on_cpu_ns < n)
+        n = d->n_on_cpu_ns;
+    if (d->n_off_cpu_ns < n)
+        n = d->n_off_cpu_ns;
+    if (d->n_runqueue_ns < n)
+        n = d->n_runqueue_ns;
+    if (n > 65536)
+        n = 65536;
+    struct recording_ktimes *k = n ? calloc(n, sizeof(*k)) : NULL;
+    if (n && !k)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        k[i] = (struct recording_ktimes){d->carrier_tids[i], d->on_cpu_ns[i], d->off_cpu_ns[i], d->runqueue_ns[i]};
+    free(s->ktimes);
+    s->ktimes = k;
+    s->n_ktimes = n;
+    s->ktimes_ns = d->time_ns;
+    note_time(s, d->time_ns);
+    return 0;
+}
+
 static int apply_notice(struct recording_session *s, const Vtpin__V1__Notice *d)
 {
     struct session_private *sp = (struct session_private *)s;
@@ -475,6 +501,8 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
         return apply_notice(s, ev->notice);
     case VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL:
         return apply_kinterval(s, ev->kernel_interval);
+    case VTPIN__V1__EVENT__BODY_KERNEL_TIMES:
+        return apply_ktimes(s, ev->kernel_times);
     case VTPIN__V1__EVENT__BODY_GOODBYE:
         s->has_goodbye = 1;
         note_time(s, ev->goodbye->time_ns);

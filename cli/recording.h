@@ -86,6 +86,12 @@ struct recording_kinterval {
     int64_t runqueue_ns;
 };
 
+/* One carrier's kernel times (KernelTimes, written by a collector when the connection ended). */
+struct recording_ktimes {
+    int32_t carrier_tid;
+    uint64_t on_cpu_ns, off_cpu_ns, runqueue_ns;
+};
+
 struct recording_notice {
     int64_t time_ns; /* agent monotonic clock */
     int severity;    /* a Vtpin__V1__Severity value */
@@ -123,6 +129,9 @@ struct recording_session {
     int has_goodbye;
     struct recording_kinterval *kintervals; /* kernel view, in file order */
     size_t n_kintervals, kintervals_cap;
+    struct recording_ktimes *ktimes; /* the last KernelTimes; NULL when none */
+    size_t n_ktimes;
+    int64_t ktimes_ns;
 
     int has_time;
     int64_t first_ns, last_ns; /* earliest and latest timestamps seen (monotonic) */

@@ -288,6 +288,7 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
     json_array_end(&j);
 
     put_stats(&j, s);
+    kernel_times_json(&j, s);
     json_object_end(&j);
     sites_fini(&sites);
     return json_finish(&j);

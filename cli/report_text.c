@@ -352,6 +352,7 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
     put_notices(out, s);
     fputc('\n', out);
     put_counters(out, s);
+    kernel_times_text(out, s);
     put_problems(out, s);
     sites_fini(&sites);
     if (fflush(out) != 0 || ferror(out))

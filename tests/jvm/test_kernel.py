@@ -146,8 +146,14 @@ def case_native_block(jdk):
             check(k["stack"] and not k["stack"][0].startswith("0x"), "a symbolized kernel stack: %s" % k["stack"])
             # the pin covers a 3 s nanosleep: nearly all of it is off CPU
             check(k["off_cpu_ns"] >= p["duration_ns"] // 2, "off CPU %d of %d ns" % (k["off_cpu_ns"], p["duration_ns"]))
+        kt = {c["tid"]: c for c in rep["kernel_times"]["carriers"]}
+        for p in blocks:
+            c = kt.get(p["carrier"]["tid"])
+            check(c and c["off_cpu_ns"] >= p["kernel"]["off_cpu_ns"] and c["name"] == p["carrier"]["name"],
+                  "the carrier's kernel times in the report: %s vs %s" % (c, p["kernel"]))
         text = subprocess.run([VTPIN, "report", recs[0]], capture_output=True, text=True, timeout=60).stdout
-        check("kernel: sleeping in " in text, "the text report shows the kernel view:\n" + text)
+        check("kernel: sleeping in " in text and "kernel view (collector)" in text,
+              "the text report shows the kernel view:\n" + text)
     finally:
         if r:
             r.kill()
@@ -184,6 +190,9 @@ def case_cpu_jni(jdk):
             check(c["state"] != "native_block", "a CPU-bound carrier is not native-blocked: %s" % c)
         rep = finish(coll, r)
         check(rep["pins"] == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["kernel"]) for p in rep["pins"]])
+        # each burn lasts 1.5 s of wall clock, all of it on CPU or waiting for one
+        kt = rep["kernel_times"]["carriers"]
+        check(any(c["on_cpu_ns"] + c["runqueue_ns"] >= 1_000_000_000 for c in kt), "burning carriers: %s" % kt)
     finally:
         if r:
             r.kill()
