@@ -743,9 +743,11 @@ static enum watch_kind classify(jthread vt, const struct carrier_slot *c, jmetho
     jint state = 0;
     *top = NULL;
     *bci = -1;
-    if (vmblock_thread_sleeps(tid) != 1)
-        return WATCH_NONE;
     if ((*W.jvmti)->GetThreadState(W.jvmti, vt, &state) != JVMTI_ERROR_NONE)
+        return WATCH_NONE;
+    /* parked: the JDK's own state says so (its carrier may be runnable, woken by the timer) */
+    int parked_state = !W.cfg.park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING);
+    if (!parked_state && vmblock_thread_sleeps(tid) != 1)
         return WATCH_NONE;
     enum watch_kind kind = WATCH_NONE;
     jvmtiFrameInfo frames[8];
@@ -776,7 +778,7 @@ static enum watch_kind classify(jthread vt, const struct carrier_slot *c, jmetho
             kind = WATCH_VM;
         }
     }
-    if (kind != WATCH_NONE && vmblock_thread_sleeps(tid) != 1)
+    if ((kind == WATCH_NATIVE || kind == WATCH_VM) && vmblock_thread_sleeps(tid) != 1)
         return WATCH_NONE; /* it was only stopped for a safepoint, or woke meanwhile */
     return kind;
 }

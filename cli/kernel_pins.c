@@ -22,27 +22,80 @@ const char *kernel_state_name(int state)
     }
 }
 
+/* Overlap of k with p (the session's end for a pin in progress), 0 when none. */
+static int64_t overlap(const struct recording_session *s, const struct recording_pin *p,
+                       const struct recording_kinterval *k)
+{
+    if (!p->has_carrier_tid || k->carrier_tid != p->carrier_tid)
+        return 0;
+    int64_t end = p->ended ? p->end_ns : s->last_ns;
+    int64_t lo = k->start_ns > p->start_ns ? k->start_ns : p->start_ns;
+    int64_t hi = k->end_ns < end ? k->end_ns : end;
+    return hi > lo ? hi - lo : 0;
+}
+
+/* The pin of the same virtual thread on the same carrier that ended last before p
+ * started (NULL: none). After attach the sampler can break one pinned loop into
+ * several pins; the parks between them belong to the loop. */
+static const struct recording_pin *previous_pin(const struct recording_session *s, const struct recording_pin *p)
+{
+    const struct recording_pin *best = NULL;
+    if (!p->has_carrier_tid || !p->has_vthread_id)
+        return NULL;
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *q = &s->pins[i];
+        if (q == p || !q->ended || !q->has_carrier_tid || q->carrier_tid != p->carrier_tid || !q->has_vthread_id ||
+            q->vthread_id != p->vthread_id || q->end_ns > p->start_ns)
+            continue;
+        if (!best || q->end_ns > best->end_ns)
+            best = q;
+    }
+    return best;
+}
+
+void kernel_parks_json(struct json *j, const struct recording_session *s, const struct recording_pin *p)
+{
+    const struct recording_pin *prev = previous_pin(s, p);
+    json_key(j, "parks");
+    json_array_begin(j);
+    for (size_t i = 0; i < s->n_kintervals; i++) {
+        const struct recording_kinterval *k = &s->kintervals[i];
+        if (k->state != VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING && k->state != VTPIN__V1__KERNEL_STATE__KERNEL_DISK)
+            continue;
+        int between = prev && k->carrier_tid == p->carrier_tid && k->start_ns >= prev->end_ns &&
+                      k->end_ns <= p->start_ns;
+        if (!between && overlap(s, p, k) == 0)
+            continue;
+        int64_t unix_ns;
+        json_object_begin_inline(j);
+        json_key(j, "start_ns");
+        if (recording_unix_ns(s, k->start_ns, &unix_ns) == 0)
+            json_int(j, unix_ns);
+        else
+            json_null(j);
+        json_kv_int(j, "duration_ns", k->end_ns - k->start_ns);
+        json_kv_string(j, "state", kernel_state_name(k->state));
+        json_object_end(j);
+    }
+    json_array_end(j);
+}
+
 int kernel_pin(const struct recording_session *s, const struct recording_pin *p, struct pin_kernel *out)
 {
     memset(out, 0, sizeof(*out));
     if (!p->has_carrier_tid || s->n_kintervals == 0)
         return 0;
-    int64_t start = p->start_ns;
-    int64_t end = p->ended ? p->end_ns : s->last_ns;
     int64_t best = -1;
     for (size_t i = 0; i < s->n_kintervals; i++) {
         const struct recording_kinterval *k = &s->kintervals[i];
-        if (k->carrier_tid != p->carrier_tid)
+        int64_t o = overlap(s, p, k);
+        if (o == 0)
             continue;
-        int64_t lo = k->start_ns > start ? k->start_ns : start;
-        int64_t hi = k->end_ns < end ? k->end_ns : end;
-        if (hi <= lo)
-            continue;
-        out->off_cpu_ns += hi - lo;
+        out->off_cpu_ns += o;
         out->runqueue_ns += k->runqueue_ns;
         out->intervals++;
-        if (hi - lo > best) {
-            best = hi - lo;
+        if (o > best) {
+            best = o;
             out->main = k;
         }
     }

@@ -24,6 +24,10 @@ int kernel_pin(const struct recording_session *s, const struct recording_pin *p,
 /* "kernel_times": {"time_ns": ..., "carriers": [{"tid", "name", "on_cpu_ns", "off_cpu_ns",
  * "runqueue_ns"}]} of the session, or null without a collector's kernel view. */
 struct json;
+/* "parks": [{"start_ns", "duration_ns", "state"}]: the intervals of p's carrier
+ * overlapping p in which it slept (S or D), whole and exact: after attach a
+ * sampled pin can cover several back-to-back parks, and these are they. */
+void kernel_parks_json(struct json *j, const struct recording_session *s, const struct recording_pin *p);
 void kernel_times_json(struct json *j, const struct recording_session *s);
 /* The same for the text report: nothing without kernel times. */
 void kernel_times_text(FILE *out, const struct recording_session *s);

@@ -140,6 +140,7 @@ static void put_kernel(struct json *j, const struct recording_session *s, const 
     json_kv_int(j, "off_cpu_ns", k.off_cpu_ns);
     json_kv_int(j, "runqueue_ns", k.runqueue_ns);
     json_kv_uint(j, "intervals", k.intervals);
+    kernel_parks_json(j, s, p);
     json_object_end(j);
 }
 

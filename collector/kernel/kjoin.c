@@ -144,13 +144,16 @@ void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, 
                      void *arg)
 {
     (void)j;
+    /* kept intervals since the previous pin ended go too: after attach, pins are
+     * sampled, and a park between two sampled pins of a loop is one of its parks */
+    int64_t from = c->pin_id && !c->pin_open && c->pin_end < start ? c->pin_end : start;
     c->pin_open = 1;
     c->pin_id = pin_id;
     c->pin_start = start;
     c->pin_end = 0;
     unsigned kept = 0;
     for (unsigned i = 0; i < c->n_recent; i++) {
-        if (c->recent[i].end_ns > start)
+        if (c->recent[i].end_ns > from)
             emit(arg, c, &c->recent[i]);
         else
             c->recent[kept++] = c->recent[i];

@@ -16,7 +16,7 @@
 
 #include "kview.h"
 
-#define KJOIN_RECENT 16
+#define KJOIN_RECENT 64
 
 struct kjoin_carrier {
     int32_t host_tid, ns_tid;
@@ -52,7 +52,8 @@ struct kjoin_carrier *kjoin_next(const struct kjoin *j, size_t *pos);
 /* A finished interval of a tracked carrier: emitted now when it overlaps a
  * pin, else kept for a pin reported later. Unknown tids are ignored. */
 void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg);
-/* A pin started on c: the kept intervals that end after start are emitted. */
+/* A pin started on c: the kept intervals that end after start, or after the
+ * previous pin of c ended, are emitted. */
 void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, int64_t start, kjoin_emit emit,
                      void *arg);
 /* Pin pin_id of owner ended at end (unknown ids are ignored). */

@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import VTPIN, Failure, Run, check, main, report_json, scheduler, skip
+from harness import CLASSES, VTPIN, Failure, Run, check, main, report_json, scheduler, skip
 
 BTF = "/sys/kernel/btf/vmlinux"
 DROP_CAPS = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -224,6 +224,99 @@ def case_class_init(jdk):
         coll.cleanup()
 
 
+def case_back_to_back_startup(jdk):
+    """JDK 21 at startup: 2 virtual threads x 20 rounds of synchronized { sleep(15 ms) }
+    make 40 exact MONITOR pins; the kernel's off-CPU intervals match them one to one."""
+    need_kernel_view()
+    jdk = int(jdk)
+    if jdk >= 24:
+        skip("synchronized + sleep does not pin on JDK 24+ (JEP 491)")
+    coll = Collector(["--kernel=on"]).start()
+    r = None
+    try:
+        r = streaming(jdk, coll, "BackToBack", args=(2, 20, 15, "-"), props=scheduler(2)).start()
+        rep = finish(coll, r)
+        pins = [p for p in rep["pins"] if p["reason"] == "MONITOR"]
+        check(len(pins) == 40, "40 pins: %s" % [p["reason"] for p in rep["pins"]])
+        seen = set()
+        for p in pins:
+            k = p["kernel"]
+            check(k and len(k["parks"]) == 1 and k["state"] == "sleeping", "one kernel park per pin: %s" % p)
+            seen.add(k["parks"][0]["start_ns"])
+        check(len(seen) == 40, "40 distinct parks: %d" % len(seen))
+    finally:
+        if r:
+            r.kill()
+        coll.cleanup()
+
+
+def case_back_to_back_attach(jdk):
+    """JDK 21, agent attached after start: 2 virtual threads x 20 rounds of
+    synchronized { sleep(15 ms) }. The agent's sampler merges back-to-back parks into
+    a few long pins; the kernel's intervals inside them (and between two sampled pins
+    of the same virtual thread) are the real parks, each with its own start and
+    duration. Under a loaded machine a park can hide in a long stall of the attached
+    JVM, so this asserts at least 36 of the 40 (case back_to_back_startup shows the
+    kernel's intervals match exact pins one to one)."""
+    need_kernel_view()
+    jdk = int(jdk)
+    if jdk >= 24:
+        skip("synchronized + sleep does not pin on JDK 24+ (JEP 491)")
+    coll = Collector(["--kernel=on"]).start()
+    d = tempfile.mkdtemp(prefix="vtpin-b2b-")
+    go = os.path.join(d, "go")
+    home = os.environ.get("JAVA%d_HOME" % jdk)
+    out = open(os.path.join(d, "stdout.txt"), "w")
+    jvm = subprocess.Popen([os.path.join(home, "bin", "java"), "-cp", CLASSES] + scheduler(2) +
+                           ["BackToBack", "2", "20", "15", go], stdout=out, stderr=subprocess.STDOUT,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "BackToBack: ready" not in open(os.path.join(d, "stdout.txt")).read():
+            check(jvm.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
+            time.sleep(0.05)
+        p = subprocess.run([VTPIN, "attach", str(jvm.pid), "collector=%s" % coll.socket], capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
+        coll.wait_for(lambda: coll.ask("status"),
+                      lambda s: any(j["pid"] == jvm.pid and j["connected"] and j["mode"] == "attach"
+                                    for j in s["jvms"]))
+        time.sleep(0.3)  # the agent announces its carriers
+        open(go, "w").close()
+        check(jvm.wait(timeout=120) == 0, "the JVM failed:\n" + open(os.path.join(d, "stdout.txt")).read())
+
+        class Done:  # finish() wants a Run-like object
+            proc = jvm
+
+            @staticmethod
+            def wait(timeout):
+                pass
+        rep = finish(coll, Done)
+        pins = [p for p in rep["pins"] if any(f["class"] == "BackToBack" for f in p["stack"])]
+        check(pins, "pins after attach: %s" % [p["reason"] for p in rep["pins"]])
+        parks = [k for p in pins for k in p["kernel"]["parks"]] if all(p["kernel"] for p in pins) else None
+        check(parks is not None, "every sampled pin carries the kernel's view: %s" % pins)
+        print("%d sampled pins, %d kernel parks" % (len(pins), len(parks)))
+        check(36 <= len(parks) <= 40, "the kernel split the sampled pins into the real parks (40): %s" %
+              [(p["duration_ns"], len(p["kernel"]["parks"])) for p in pins])
+        check(len(parks) > len(pins), "more parks than sampled pins: %d, %d" % (len(parks), len(pins)))
+        starts = [k["start_ns"] for k in parks]
+        check(len(set(starts)) == len(parks), "distinct parks: %s" % starts)
+        for p in pins:
+            ks = p["kernel"]["parks"]
+            check(all(k["state"] == "sleeping" for k in ks), "parks sleep: %s" % ks)
+            # the parks follow each other inside the pin's span (the sampled bounds are one period off)
+            for a, b in zip(ks, ks[1:]):
+                check(a["start_ns"] + a["duration_ns"] <= b["start_ns"], "parks in order, apart: %s %s" % (a, b))
+    finally:
+        if jvm.poll() is None:
+            os.killpg(jvm.pid, signal.SIGKILL)
+            jvm.wait()
+        out.close()
+        shutil.rmtree(d, ignore_errors=True)
+        coll.cleanup()
+
+
 def case_unavailable(jdk):
     """Capabilities dropped (setpriv): auto logs one line and runs on without the kernel
     view (status says why); --kernel=on refuses to start with the same reason."""
@@ -269,4 +362,6 @@ if __name__ == "__main__":
         "unavailable": case_unavailable,
         "cpu_jni": case_cpu_jni,
         "class_init": case_class_init,
+        "back_to_back_attach": case_back_to_back_attach,
+        "back_to_back_startup": case_back_to_back_startup,
     }))

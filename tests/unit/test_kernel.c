@@ -172,10 +172,15 @@ static void test_kjoin(void)
     x = iv(1001, 660, 700); /* after the pin: kept */
     kjoin_interval(j, &x, collect, NULL);
     CHECK_INT(n_emitted, 3);
+    /* the next pin: what slept since the previous pin ended goes with it */
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 8, 720, collect, NULL);
+    CHECK_INT(n_emitted, 4);
+    CHECK_INT(emitted[3].start_ns, 660);
+    kjoin_pin_end(j, &a, 8, 800);
     /* untracked tids are ignored */
     x = iv(3003, 0, 10000);
     kjoin_interval(j, &x, collect, NULL);
-    CHECK_INT(n_emitted, 3);
+    CHECK_INT(n_emitted, 4);
     /* the kept ring is bounded */
     for (int i = 0; i < 3 * KJOIN_RECENT; i++) {
         x = iv(2001, 1000 + 10 * i, 1005 + 10 * i);
