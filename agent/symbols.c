@@ -451,10 +451,12 @@ int symbols_infer_reason(struct symbols *s, const struct stack_info *st, int mon
 {
     if (!st)
         return REASON_UNKNOWN;
-    for (uint32_t f = 0; f < st->count && monitors_pin; f++)
-        if (st->frames[f].monitors > 0)
-            return REASON_MONITOR;
+    /* The JDK's own order: walking from the top, the first frame that holds a
+     * monitor (where monitors pin) or is native decides. An upcall that sleeps
+     * under a native frame is NATIVE even with a synchronized frame lower down. */
     for (uint32_t f = 0; f < st->count; f++) {
+        if (monitors_pin && st->frames[f].monitors > 0)
+            return REASON_MONITOR;
         struct method_info *m = symbols_method_by_id(s, st->frames[f].method);
         if (m && m->is_native &&
             !is_blocking_native(symbols_string_text(s, m->class_sid), symbols_string_text(s, m->name_sid)))

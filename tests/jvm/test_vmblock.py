@@ -4,7 +4,13 @@ reported only while the carrier's OS thread sleeps (CPU-bound JNI never is one),
 and a mounted virtual thread blocked inside the JVM (waiting for another
 thread's class initialization) is a VM_BLOCK whose culprit is the touching
 frame, with the class named from the bytecode."""
-from harness import Run, check, culprit, main, pins_in, scheduler
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from harness import CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, pins_in, report_json, scheduler
 
 
 def case_cpu_jni(jdk):
@@ -38,8 +44,50 @@ def case_class_init(jdk):
         check(p["duration_ns"] is not None and p["duration_ns"] > 0, "ended: %s" % p)
 
 
+def case_attach_upcall_reason(jdk):
+    """After attach (no breakpoints, the reason is inferred from the stack): an upcall
+    sleeping under a native frame, with a synchronized frame lower down holding a
+    monitor, is NATIVE at the native method, as the JDK itself says at startup."""
+    jdk = int(jdk)
+    home = jdk_home(jdk)
+    d = tempfile.mkdtemp(prefix="vtpin-upcall-")
+    go, rec = os.path.join(d, "go"), os.path.join(d, "a.vtp")
+    out = open(os.path.join(d, "stdout.txt"), "w")
+    jvm = subprocess.Popen([os.path.join(home, "bin", "java"), "-Djava.library.path=" + FIXTURE_LIB,
+                            "--enable-native-access=ALL-UNNAMED", "-cp", CLASSES] + scheduler(2) +
+                           ["LockedUpcall", "2", "3", "200", go], stdout=out, stderr=subprocess.STDOUT,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "LockedUpcall: ready" not in open(os.path.join(d, "stdout.txt")).read():
+            check(jvm.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
+            time.sleep(0.05)
+        p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
+        time.sleep(0.5)
+        open(go, "w").close()
+        check(jvm.wait(timeout=120) == 0, "the JVM failed:\n" + open(os.path.join(d, "stdout.txt")).read())
+        rep = report_json(rec)
+        check(rep["jvm"]["mode"] == "attach", "attach mode: %s" % rep["jvm"])
+        pins = pins_in(rep, "LockedUpcall")
+        check(len(pins) >= 2, "pins after attach: %s" % [p["reason"] for p in rep["pins"]])
+        for p in pins:
+            c = culprit(p)
+            check(p["reason"] == "NATIVE", "the native frame decides, not the monitor below it: %s at %s" %
+                  (p["reason"], c))
+            check(c and c["method"] == "sleepInNative" and c["native"], "culprit is the native method: %s" % c)
+    finally:
+        if jvm.poll() is None:
+            os.killpg(jvm.pid, 9)
+            jvm.wait()
+        out.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "cpu_jni": case_cpu_jni,
         "class_init": case_class_init,
+        "attach_upcall_reason": case_attach_upcall_reason,
     }))
