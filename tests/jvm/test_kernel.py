@@ -172,27 +172,26 @@ def finish(coll, r):
 
 
 def case_cpu_jni(jdk):
-    """CPU-bound JNI (NativeBlock burn, 2 x 1.5 s): the kernel shows the carriers on CPU
-    while it runs, and neither the agent nor the collector calls it a block."""
+    """CPU-bound JNI (NativeBlock burn, 2 x 1.5 s): neither the agent nor the collector
+    calls it a block, and the kernel saw the carriers on CPU (or waiting for one) all along."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(["--kernel=on"]).start()
     r = None
     try:
         r = streaming(jdk, coll, "NativeBlock", args=("burn", 2, 1500), props=scheduler(2)).start()
-
-        def burning(top):
+        # while it burns (the machine may be loaded: no timing), top never shows a native block
+        while r.proc.poll() is None:
+            top = coll.ask("top", "--once")
             cs = [c for jv in top["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]]
-            return [c for c in cs if c.get("kernel") and c["kernel"]["on_cpu_ns"] >= 200_000_000]
-        top = coll.wait_for(lambda: coll.ask("top", "--once"), lambda t: len(burning(t)) >= 1)
-        print("burning carriers: %s" % json.dumps(burning(top))[:800])
-        for c in burning(top):
-            check(c["state"] != "native_block", "a CPU-bound carrier is not native-blocked: %s" % c)
+            check(all(c["state"] != "native_block" for c in cs), "a CPU-bound carrier shown native-blocked: %s" % cs)
+            time.sleep(0.1)
         rep = finish(coll, r)
         check(rep["pins"] == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["kernel"]) for p in rep["pins"]])
-        # each burn lasts 1.5 s of wall clock, all of it on CPU or waiting for one
+        # each burn lasts 1.5 s of wall clock, all of it on CPU or waiting for one (tracking may
+        # begin a little into it: the agent announces its carriers from its writer thread)
         kt = rep["kernel_times"]["carriers"]
-        check(any(c["on_cpu_ns"] + c["runqueue_ns"] >= 1_000_000_000 for c in kt), "burning carriers: %s" % kt)
+        check(any(c["on_cpu_ns"] + c["runqueue_ns"] >= 500_000_000 for c in kt), "burning carriers: %s" % kt)
     finally:
         if r:
             r.kill()
