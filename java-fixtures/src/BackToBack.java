@@ -7,8 +7,8 @@ import java.util.List;
  * Back-to-back pins: each of `threads` virtual threads runs `rounds` rounds of
  * synchronized (its own lock) { Thread.sleep(sleepMs) } (a pin per round on JDK 21-23).
  * Each thread spins ~50 ms on CPU before its first and after its last round, so its
- * carrier's idle parks stay clear of the pins. Waits for goFile (when given) before
- * starting, so an agent can be attached first.
+ * carrier's idle parks stay clear of the pins. Starts its carriers, then waits for
+ * goFile (when given) before the rounds, so an agent can be attached first.
  *
  * usage: BackToBack [threads=2] [rounds=20] [sleepMs=15] [goFile|-]
  */
@@ -30,6 +30,10 @@ public class BackToBack {
         long sleepMs = args.length > 2 ? Long.parseLong(args[2]) : 15;
         Path go = args.length > 3 && !args[3].equals("-") ? Path.of(args[3]) : null;
         System.out.println("java.version = " + System.getProperty("java.version"));
+        // warm up: the carriers exist (and an attached agent can announce them) before the rounds
+        List<Thread> warm = new ArrayList<>();
+        for (int t = 0; t < threads; t++) warm.add(Thread.ofVirtual().start(() -> spin(20)));
+        for (Thread vt : warm) vt.join();
         System.out.println("BackToBack: ready");
         System.out.flush();
         while (go != null && !Files.exists(go)) Thread.sleep(20);
