@@ -108,6 +108,8 @@ static int request_capabilities(jvmtiEnv *jvmti)
                               "late, reason inferred from the stack");
     if (!A.monitor_depths)
         missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
+    if (!want.can_get_constant_pool)
+        missing("constant_pool", "VM_BLOCK pins do not name the class the JVM waits to initialize");
     if (!want.can_generate_native_method_bind_events)
         missing("native_method_bind_events", "native frames are not named with their library");
     return 0;
