@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "json.h"
 #include "kernel_pins.h"
+#include "kglue.h"
 #include "kjoin.h"
 #include "ksyms.h"
 #include "nspid.h"
@@ -233,8 +235,45 @@ static void test_kernel_pins(void)
     CHECK_STR(kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE), "runnable");
 }
 
+/* The collector's kernel view turned off: nothing loads, status says why, carriers have no kernel times. */
+static void test_kglue_off(void)
+{
+    struct kglue_config cfg = {.mode = KGLUE_OFF, .min_ns = 1000000, .max_carriers = 16, .proc_root = "/proc"};
+    struct kglue *k = NULL;
+    char why[256] = "";
+    if (!CHECK_INT(kglue_open(&k, &cfg, NULL, why, sizeof(why)), 0))
+        return;
+    CHECK(!kglue_enabled(k));
+    CHECK_STR(kglue_reason(k), "turned off (--kernel=off)");
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&buf, &size);
+    struct json js;
+    json_init(&js, out);
+    json_object_begin(&js);
+    kglue_status_json(k, &js, 1);
+    int owner;
+    kglue_carrier_json(k, &js, &owner, 42, 1);
+    json_object_end(&js);
+    CHECK_INT(json_finish(&js), 0);
+    fclose(out);
+    CHECK_CONTAINS(buf, "\"kernel_view\": {\"enabled\": false, \"reason\": \"turned off (--kernel=off)\"}");
+    CHECK_CONTAINS(buf, "\"kernel\": null");
+    free(buf);
+    /* agent events and a connection's end are no-ops without the view */
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    Vtpin__V1__Carrier c = VTPIN__V1__CARRIER__INIT;
+    c.tid = 1;
+    ev.body_case = VTPIN__V1__EVENT__BODY_CARRIER;
+    ev.carrier = &c;
+    kglue_agent_event(k, &owner, getpid(), &ev);
+    kglue_owner_gone(k, &owner, 1);
+    kglue_close(k);
+}
+
 int main(void)
 {
+    test_kglue_off();
     test_ksyms();
     test_proc();
     test_syscalls();
