@@ -35,6 +35,7 @@ struct carrier_slot {
     int watch_kind;
     jmethodID native_method; /* top frame of what the watchdog watches */
     int64_t watch_bci;       /* and its bci (VM_BLOCK) */
+    int stat_fd1, stat_tid;  /* /proc/self/task/TID/stat kept open (fd + 1; 0: none) for stat_tid */
     uint64_t block_pin;
 };
 

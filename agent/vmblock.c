@@ -1,21 +1,36 @@
 #include "vmblock.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bytecode.h"
 
-int vmblock_thread_sleeps(int tid)
+int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid)
 {
     if (tid <= 0)
         return -1;
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    if (*fd1 > 0 && *fd_tid != tid) {
+        close(*fd1 - 1);
+        *fd1 = 0;
+    }
+    if (*fd1 <= 0) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        *fd1 = fd + 1;
+        *fd_tid = tid;
+    }
+    char buf[512];
+    ssize_t n = pread(*fd1 - 1, buf, sizeof(buf) - 1, 0);
+    if (n <= 0) { /* the thread is gone */
+        close(*fd1 - 1);
+        *fd1 = 0;
         return -1;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
+    }
     buf[n] = '\0';
     const char *p = strrchr(buf, ')'); /* the comm may hold anything; the state follows it */
     if (!p || p[1] != ' ')

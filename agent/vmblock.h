@@ -8,8 +8,10 @@
 #include <stddef.h>
 
 /* /proc/self/task/TID/stat: 1 when the thread sleeps (S or D), 0 when it runs
- * or waits for a CPU (R), -1 when unknown. */
-int vmblock_thread_sleeps(int tid);
+ * or waits for a CPU (R), -1 when unknown. *fd1 caches the open file (fd + 1,
+ * 0 for none) for *fd_tid: it is read again with pread, not reopened, on
+ * every sample; a different tid reopens it. */
+int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid);
 
 /* "getstatic of com.example.Slow" into out[cap] when the instruction at bci of
  * method names a class (new, getstatic, putstatic, invokestatic: the class the

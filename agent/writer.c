@@ -737,7 +737,7 @@ static int carrier_has_pin(const struct carrier_slot *c)
  * GC and safepoint pauses: a carrier stopped at a safepoint sleeps too, but
  * the JVMTI calls below wait for the safepoint to end, and the carrier is
  * looked at again after them: a carrier that was only stopped runs again. */
-static enum watch_kind classify(jthread vt, const struct carrier_slot *c, jmethodID *top, jlocation *bci)
+static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *top, jlocation *bci)
 {
     int tid = c->tid;
     jint state = 0;
@@ -747,7 +747,7 @@ static enum watch_kind classify(jthread vt, const struct carrier_slot *c, jmetho
         return WATCH_NONE;
     /* parked: the JDK's own state says so (its carrier may be runnable, woken by the timer) */
     int parked_state = !W.cfg.park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING);
-    if (!parked_state && vmblock_thread_sleeps(tid) != 1)
+    if (!parked_state && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE;
     enum watch_kind kind = WATCH_NONE;
     jvmtiFrameInfo frames[8];
@@ -778,7 +778,8 @@ static enum watch_kind classify(jthread vt, const struct carrier_slot *c, jmetho
             kind = WATCH_VM;
         }
     }
-    if ((kind == WATCH_NATIVE || kind == WATCH_VM) && vmblock_thread_sleeps(tid) != 1)
+    if ((kind == WATCH_NATIVE || kind == WATCH_VM) &&
+        vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE; /* it was only stopped for a safepoint, or woke meanwhile */
     return kind;
 }
