@@ -157,6 +157,7 @@ def case_native_block(jdk):
     finally:
         if r:
             r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
         coll.cleanup()
 
 
@@ -195,6 +196,7 @@ def case_cpu_jni(jdk):
     finally:
         if r:
             r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
         coll.cleanup()
 
 
@@ -220,6 +222,7 @@ def case_class_init(jdk):
     finally:
         if r:
             r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
         coll.cleanup()
 
 
@@ -246,6 +249,7 @@ def case_back_to_back_startup(jdk):
     finally:
         if r:
             r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
         coll.cleanup()
 
 
@@ -352,6 +356,7 @@ def case_unavailable(jdk):
     finally:
         if r:
             r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
         coll.cleanup()
     on = Collector(["--kernel=on"], prefix=DROP_CAPS)
     try:

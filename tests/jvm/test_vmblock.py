@@ -20,6 +20,7 @@ def case_cpu_jni(jdk):
     r = Run(jdk, "NativeBlock", args=("burn", 2, 300), props=scheduler(2)).run()
     check("NativeBlock: probe vthread ran" in r.stdout(), "the fixture ran:\n" + r.stdout())
     rep = r.report()
+    shutil.rmtree(r.dir, ignore_errors=True)
     check(rep["pins"] == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["blocked_in"]) for p in rep["pins"]])
 
 
@@ -30,6 +31,7 @@ def case_class_init(jdk):
     r = Run(jdk, "ClassInitWait", args=(2, 400), props=scheduler(4)).run()
     check("ClassInitWait: touchers=2" in r.stdout(), "the fixture ran:\n" + r.stdout())
     rep = r.report()
+    shutil.rmtree(r.dir, ignore_errors=True)
     blocks = [p for p in rep["pins"] if p["reason"] == "VM_BLOCK"]
     check(len(blocks) == 2, "2 VM_BLOCK pins (one per toucher): %s" % [p["reason"] for p in rep["pins"]])
     check(len(pins_in(rep, "ClassInitWait")) == len(rep["pins"]), "no other pins: %s" % rep["pins"])
