@@ -28,7 +28,7 @@ static struct {
     char option_text[1024];
     struct queue *queue;
     int attach_mode;
-    int breakpoints, monitor_events, monitor_depths, native_binds, downcall_names;
+    int breakpoints, monitor_events, monitor_depths, native_binds, downcall_names, constant_pool;
     unsigned jdk_feature;
     unsigned parallelism;
     char *java_version, *vm_name, *vm_version, *vm_vendor;
@@ -93,6 +93,7 @@ static int request_capabilities(jvmtiEnv *jvmti)
     want.can_support_virtual_threads = 1;
     want.can_generate_breakpoint_events = potential.can_generate_breakpoint_events;
     want.can_get_bytecodes = potential.can_get_bytecodes;
+    want.can_get_constant_pool = potential.can_get_constant_pool; /* VM_BLOCK: name the class */
     want.can_generate_monitor_events = potential.can_generate_monitor_events;
     want.can_get_owned_monitor_stack_depth_info = potential.can_get_owned_monitor_stack_depth_info;
     want.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;
@@ -110,6 +111,7 @@ static int request_capabilities(jvmtiEnv *jvmti)
     A.monitor_depths = want.can_get_owned_monitor_stack_depth_info;
     A.native_binds = want.can_generate_native_method_bind_events;
     A.downcall_names = want.can_access_local_variables;
+    A.constant_pool = want.can_get_constant_pool;
     downcall_configure(A.downcall_names);
     return 0;
 }
@@ -125,6 +127,8 @@ static void tell_missing_capabilities(void)
         missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
     if (!A.downcall_names && !A.options.downcalls_marked)
         missing("access_local_variables", "FFM downcalls are found, but the C function they call is not named");
+    if (!A.constant_pool)
+        missing("constant_pool", "VM_BLOCK pins do not name the class the JVM waits to initialize");
     if (!A.native_binds)
         missing("native_method_bind_events", "native frames are not named with their library");
 }

@@ -1,6 +1,7 @@
 #include "bytecode.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 static int32_t read_s4(const unsigned char *p)
 {
@@ -123,4 +124,104 @@ int bytecode_monitor_depth(const unsigned char *code, size_t len, size_t bci)
         pc += (size_t)n;
     }
     return depth;
+}
+
+/* Offsets of constant-pool entries 1..count-1 into off[] (SIZE_MAX for the
+ * unusable second slot of a long or double). 0, or -1 when cp is malformed. */
+static int cp_index(const unsigned char *cp, size_t len, int count, size_t *off)
+{
+    size_t p = 0;
+    for (int i = 1; i < count; i++) {
+        if (p >= len)
+            return -1;
+        off[i] = p;
+        size_t size;
+        switch (cp[p]) {
+        case 1: /* Utf8 */
+            if (p + 3 > len)
+                return -1;
+            size = 3 + ((size_t)cp[p + 1] << 8 | cp[p + 2]);
+            break;
+        case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18:
+            size = 5;
+            break;
+        case 5: case 6: /* Long, Double: two slots */
+            size = 9;
+            if (i + 1 < count)
+                off[++i] = SIZE_MAX;
+            break;
+        case 7: case 8: case 16: case 19: case 20:
+            size = 3;
+            break;
+        case 15:
+            size = 4;
+            break;
+        default:
+            return -1;
+        }
+        p += size;
+    }
+    return p <= len ? 0 : -1;
+}
+
+static unsigned u2(const unsigned char *b)
+{
+    return (unsigned)b[0] << 8 | b[1];
+}
+
+static int class_at(unsigned char op, const unsigned char *insn, const unsigned char *cp, size_t cp_len, int cp_count,
+                    size_t *off, char *out, size_t cap);
+
+int bytecode_class_at(const unsigned char *code, size_t len, size_t bci, const unsigned char *cp, size_t cp_len,
+                      int cp_count, char *out, size_t cap)
+{
+    if (bci + 3 > len || cap == 0 || cp_count <= 1 || cp_count > 65535)
+        return -1;
+    unsigned char op = code[bci];
+    if (op != BC_NEW && op != BC_GETSTATIC && op != BC_PUTSTATIC && op != BC_INVOKESTATIC)
+        return 0;
+    size_t *off = malloc((size_t)cp_count * sizeof(*off));
+    if (!off)
+        return -1;
+    int rc = class_at(op, code + bci, cp, cp_len, cp_count, off, out, cap);
+    free(off);
+    return rc;
+}
+
+static int class_at(unsigned char op, const unsigned char *insn, const unsigned char *cp, size_t cp_len, int cp_count,
+                    size_t *off, char *out, size_t cap)
+{
+    if (cp_index(cp, cp_len, cp_count, off) != 0)
+        return -1;
+    unsigned idx = u2(insn + 1);
+    if (idx == 0 || idx >= (unsigned)cp_count)
+        return -1;
+    if (off[idx] == SIZE_MAX)
+        return -1;
+    const unsigned char *e = cp + off[idx];
+    if (op != BC_NEW) { /* Fieldref / Methodref / InterfaceMethodref -> class_index */
+        if (off[idx] == SIZE_MAX || (e[0] != 9 && e[0] != 10 && e[0] != 11))
+            return -1;
+        idx = u2(e + 1);
+        if (idx == 0 || idx >= (unsigned)cp_count)
+            return -1;
+        if (off[idx] == SIZE_MAX)
+            return -1;
+        e = cp + off[idx];
+    } else if (off[idx] == SIZE_MAX) {
+        return -1;
+    }
+    if (e[0] != 7)
+        return -1;
+    idx = u2(e + 1);
+    if (idx == 0 || idx >= (unsigned)cp_count || off[idx] == SIZE_MAX || cp[off[idx]] != 1)
+        return -1;
+    e = cp + off[idx];
+    size_t n = u2(e + 1);
+    if (n >= cap)
+        n = cap - 1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = e[3 + i] == '/' ? '.' : (char)e[3 + i];
+    out[n] = '\0';
+    return op;
 }

@@ -16,6 +16,19 @@ int bytecode_is_exit(unsigned char opcode);
  * holds one more. Returns -1 for malformed code. */
 int bytecode_monitor_depth(const unsigned char *code, size_t len, size_t bci);
 
+/* The class an instruction makes the JVM initialize: for new, getstatic,
+ * putstatic and invokestatic at bci, the class its constant-pool operand
+ * names, resolved through cp (JVMTI GetConstantPool's bytes: the class-file
+ * constant pool without its count; cp_count entries, slot 0 unused). Writes
+ * the dotted name to out[cap] and returns the opcode; 0 when the instruction
+ * is none of these, -1 when code or cp is malformed. */
+int bytecode_class_at(const unsigned char *code, size_t len, size_t bci, const unsigned char *cp, size_t cp_len,
+                      int cp_count, char *out, size_t cap);
+
+#define BC_NEW 0xbb
+#define BC_GETSTATIC 0xb2
+#define BC_PUTSTATIC 0xb3
+#define BC_INVOKESTATIC 0xb8
 #define BC_MONITORENTER 0xc2
 #define BC_MONITOREXIT 0xc3
 

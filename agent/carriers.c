@@ -195,6 +195,9 @@ void carriers_release(JNIEnv *jni, struct carrier_slot *s)
     if (s->thread && jni)
         (*jni)->DeleteGlobalRef(jni, s->thread);
     s->thread = NULL;
+    if (s->stat_fd1 > 0)
+        close(s->stat_fd1 - 1);
+    s->stat_fd1 = 0;
     atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
 }
 

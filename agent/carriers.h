@@ -33,7 +33,9 @@ struct carrier_slot {
     unsigned announced; /* sinks told about this carrier */
     int64_t seen_vthread, watch_since;
     int watch_kind;
-    jmethodID native_method;
+    jmethodID native_method; /* top frame of what the watchdog watches */
+    int64_t watch_bci;       /* and its bci (VM_BLOCK) */
+    int stat_fd1, stat_tid;  /* /proc/self/task/TID/stat kept open (fd + 1; 0: none) for stat_tid */
     uint64_t block_pin;
 };
 

@@ -26,6 +26,7 @@ enum pin_reason {
     REASON_MONITOR_ENTER = 4,
     REASON_OBJECT_WAIT = 5,
     REASON_NATIVE_BLOCK = 6,
+    REASON_VM_BLOCK = 7,
 };
 
 #define REC_NAME_MAX 64

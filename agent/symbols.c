@@ -446,7 +446,8 @@ uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int rea
         pick = site.culprit; /* the JNI method, or the frame that invoked the FFM downcall */
         break;
     case REASON_MONITOR_ENTER:
-        pick = 0; /* the frame entering the monitor */
+    case REASON_VM_BLOCK:
+        pick = 0; /* the frame entering the monitor; the frame the JVM blocked in */
         break;
     case REASON_OBJECT_WAIT:
         pick = first_outside_object;
@@ -464,11 +465,19 @@ int symbols_infer_reason(struct symbols *s, const struct stack_info *st, int mon
 {
     if (!st)
         return REASON_UNKNOWN;
-    for (uint32_t f = 0; f < st->count && monitors_pin; f++)
-        if (st->frames[f].monitors > 0)
-            return REASON_MONITOR;
+    /* The JDK's own order: walking from the top, the first frame that holds a
+     * monitor (where monitors pin) or is native (a JNI method, or an FFM
+     * downcall's stub) decides. An upcall that sleeps under a native frame is
+     * NATIVE even with a synchronized frame lower down. */
     struct native_site site;
     int blocking;
     symbols_native_site(s, st, 0, &site, &blocking);
-    return site.culprit >= 0 ? REASON_NATIVE : REASON_UNKNOWN;
+    int native_at = site.downcall >= 0 ? site.downcall : site.culprit;
+    for (uint32_t f = 0; f < st->count; f++) {
+        if (native_at >= 0 && (int)f >= native_at)
+            return REASON_NATIVE;
+        if (monitors_pin && st->frames[f].monitors > 0)
+            return REASON_MONITOR;
+    }
+    return REASON_UNKNOWN;
 }

@@ -18,6 +18,7 @@
 #include "record.h"
 #include "symbols.h"
 #include "trace.h"
+#include "vmblock.h"
 #include "wire.h"
 
 #define MAX_ACTIVE 4096
@@ -772,63 +773,102 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
     char blocked_in[BLOCKED_IN_MAX] = "";
     if (reason == REASON_NATIVE_BLOCK)
         read_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
+    else if (reason == REASON_VM_BLOCK)
+        vmblock_describe(W.jvmti, c->native_method, c->watch_bci, blocked_in, sizeof(blocked_in));
     on_pin_start(r, blocked_in);
     c->block_pin = r->pin_id;
 }
 
-enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED };
+enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED, WATCH_VM };
 
-/* What the mounted virtual thread is doing that pins its carrier without an
- * event: in native code through a JNI method or an FFM downcall (every
- * mode), or parked while mounted (after attach, where no breakpoint marks
- * parkOnCarrierThread). */
-static enum watch_kind classify(jthread vt, jmethodID *top)
+/* A pin in progress on carrier c (reported or not) other than the watchdog's
+ * own: the carrier is accounted for. */
+static int carrier_has_pin(const struct carrier_slot *c)
 {
+    for (unsigned i = 0; i < W.active_count; i++)
+        if (W.active[i].carrier_tid == c->tid && W.active[i].pin_id != c->block_pin)
+            return 1;
+    return 0;
+}
+
+/* What the mounted virtual thread is doing that holds its carrier without an
+ * event, judged only while the carrier's OS thread sleeps (S or D): code that
+ * runs on the CPU, native or not, holds a carrier as CPU-bound Java does and
+ * is never a block.
+ * - WATCH_NATIVE: inside a native method (every mode);
+ * - WATCH_PARKED: parked while mounted (after attach, where no breakpoint
+ *   marks parkOnCarrierThread);
+ * - WATCH_VM: blocked inside the JVM, neither in native nor parked, with no
+ *   pin in progress on the carrier: e.g. waiting for another thread to
+ *   initialize a class. *top and *bci are its top Java frame.
+ * GC and safepoint pauses: a carrier stopped at a safepoint sleeps too, but
+ * the JVMTI calls below wait for the safepoint to end, and the carrier is
+ * looked at again after them: a carrier that was only stopped runs again. */
+static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *top, jlocation *bci)
+{
+    int tid = c->tid;
     jint state = 0;
     *top = NULL;
+    *bci = -1;
     if ((*W.jvmti)->GetThreadState(W.jvmti, vt, &state) != JVMTI_ERROR_NONE)
         return WATCH_NONE;
-    if (state & JVMTI_THREAD_STATE_IN_NATIVE) {
-        jvmtiFrameInfo frame;
-        jint count = 0;
-        /* In C: under a JNI method, or an FFM downcall (its stub and LambdaForm frames on top). */
-        if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 1, &frame, &count) == JVMTI_ERROR_NONE && count == 1) {
-            *top = frame.method;
-            return WATCH_NATIVE;
-        }
+    /* parked: the JDK's own state says so (its carrier may be runnable, woken by the timer) */
+    int parked_state = !W.cfg.park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING);
+    if (!parked_state && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE;
-    }
-    if (W.cfg.park_breakpoints || !(state & JVMTI_THREAD_STATE_WAITING))
-        return WATCH_NONE;
-    /* Parked and still mounted: only parkOnCarrierThread parks a mounted virtual thread. */
+    enum watch_kind kind = WATCH_NONE;
     jvmtiFrameInfo frames[8];
     jint count = 0;
-    jmethodID park = pins_park_method();
-    if (!park || (*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 8, frames, &count) != JVMTI_ERROR_NONE)
-        return WATCH_NONE;
-    for (jint i = 0; i < count; i++)
-        if (frames[i].method == park) {
-            *top = park;
-            return WATCH_PARKED;
+    if (state & JVMTI_THREAD_STATE_IN_NATIVE) {
+        /* In C: under a JNI method, or an FFM downcall (its stub and LambdaForm frames on top). */
+        if ((*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 1, frames, &count) == JVMTI_ERROR_NONE && count == 1) {
+            *top = frames[0].method;
+            kind = WATCH_NATIVE;
         }
-    return WATCH_NONE;
+    } else if (!carrier_has_pin(c) &&
+               (*W.jvmti)->GetStackTrace(W.jvmti, vt, 0, 8, frames, &count) == JVMTI_ERROR_NONE && count > 0) {
+        jmethodID park = pins_park_method();
+        int parked = 0;
+        for (jint i = 0; i < count; i++)
+            parked |= park && frames[i].method == park;
+        jboolean native = JNI_FALSE;
+        if (parked) {
+            /* only parkOnCarrierThread parks a mounted virtual thread; with breakpoints the pin is known */
+            if (!W.cfg.park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING)) {
+                *top = park;
+                kind = WATCH_PARKED;
+            }
+        } else if ((*W.jvmti)->IsMethodNative(W.jvmti, frames[0].method, &native) == JVMTI_ERROR_NONE && !native) {
+            *top = frames[0].method;
+            *bci = frames[0].location;
+            kind = WATCH_VM;
+        }
+    }
+    if ((kind == WATCH_NATIVE || kind == WATCH_VM) &&
+        vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+        return WATCH_NONE; /* it was only stopped for a safepoint, or woke meanwhile */
+    return kind;
 }
 
 static void watch_carrier(struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
 {
     jmethodID top = NULL;
-    enum watch_kind kind = vt ? classify(vt, &top) : WATCH_NONE;
-    if (vid != c->seen_vthread || (int)kind != c->watch_kind || top != c->native_method) {
+    jlocation bci = -1;
+    enum watch_kind kind = vt ? classify(vt, c, &top, &bci) : WATCH_NONE;
+    if (vid != c->seen_vthread || (int)kind != c->watch_kind || top != c->native_method ||
+        (kind == WATCH_VM && bci != c->watch_bci)) {
         end_block(c, now);
         c->seen_vthread = vid;
         c->watch_kind = (int)kind;
         c->native_method = top;
+        c->watch_bci = bci;
         c->watch_since = now;
         return;
     }
-    /* The same state in two samples in a row: a pin (short native calls are not). */
+    /* The same state, with the carrier asleep, in two samples in a row: a pin (short calls are not). */
     if (kind != WATCH_NONE && !c->block_pin)
-        start_block(c, vt, vid, kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : REASON_UNKNOWN);
+        start_block(c, vt, vid,
+                    kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : kind == WATCH_VM ? REASON_VM_BLOCK : REASON_UNKNOWN);
 }
 
 static void sample_carriers(int64_t now)

@@ -10,6 +10,7 @@
 #include "clog.h"
 #include "commands.h"
 #include "metrics_http.h"
+#include "kglue.h"
 #include "paths.h"
 #include "server.h"
 #include "units.h"
@@ -42,6 +43,10 @@ static const char collector_usage[] =
     "      --memory-budget=BYTES  memory all peers together can make it keep: definition\n"
     "                          tables and large-frame buffers (default 256M); beyond it\n"
     "                          definitions and large frames are dropped and counted\n"
+    "      --kernel=MODE       the kernel view (off-CPU time and stacks of carriers, needs\n"
+    "                          CAP_BPF and CAP_PERFMON): auto (default: on when it can,\n"
+    "                          else one log line says why), on (fail without it), off\n"
+    "      --kernel-min=DUR    shortest off-CPU interval the kernel view records (default 1ms)\n"
     "  -v, --verbose           also log queries, agent info notices and connection details\n"
     "  -h, --help              print this text\n"
     "\n"
@@ -49,8 +54,9 @@ static const char collector_usage[] =
     "optionally with k, M or G.\n"
     "\n"
     "exit status: 0 after a clean shutdown, 1 when it cannot start (another\n"
-    "collector on the socket, directories it cannot create), 2 usage error (also a\n"
-    "--socket path longer than a Unix socket address holds, 107 bytes)\n"
+    "collector on the socket, directories it cannot create, --kernel=on without\n"
+    "the kernel view), 2 usage error (also a --socket path longer than a Unix socket\n"
+    "address holds, 107 bytes)\n"
     "\n"
     "examples:\n"
     "  vtpin collector\n"
@@ -76,7 +82,7 @@ static int absolute(const char *path, char *out, size_t cap)
 
 int collector_main(int argc, char **argv)
 {
-    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_METRICS, OPT_METRICS_ANY, OPT_MEMORY_BUDGET };
+    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_METRICS, OPT_METRICS_ANY, OPT_MEMORY_BUDGET, OPT_KERNEL, OPT_KERNEL_MIN };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
         {"dir", required_argument, NULL, 'd'},
@@ -88,6 +94,8 @@ int collector_main(int argc, char **argv)
         {"metrics", required_argument, NULL, OPT_METRICS},
         {"metrics-listen-any", no_argument, NULL, OPT_METRICS_ANY},
         {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
+        {"kernel", required_argument, NULL, OPT_KERNEL},
+        {"kernel-min", required_argument, NULL, OPT_KERNEL_MIN},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -143,6 +151,23 @@ int collector_main(int argc, char **argv)
                 return cli_usage_error("collector", "--memory-budget: '%s' is not a size between 1M and 1024G", optarg);
             cfg.memory_budget = (size_t)v;
             break;
+        case OPT_KERNEL:
+            if (strcmp(optarg, "auto") == 0)
+                cfg.kernel_mode = KGLUE_AUTO;
+            else if (strcmp(optarg, "on") == 0)
+                cfg.kernel_mode = KGLUE_ON;
+            else if (strcmp(optarg, "off") == 0)
+                cfg.kernel_mode = KGLUE_OFF;
+            else
+                return cli_usage_error("collector", "--kernel: '%s' is not auto, on or off", optarg);
+            break;
+        case OPT_KERNEL_MIN: {
+            int64_t ns;
+            if (units_parse_duration(optarg, &ns) != 0 || ns < 10000 || ns > 60000000000LL)
+                return cli_usage_error("collector", "--kernel-min: '%s' is not a duration between 10us and 60s", optarg);
+            cfg.kernel_min_ns = (uint64_t)ns;
+            break;
+        }
         case 'v':
             clog_set_verbose(1);
             break;

@@ -145,6 +145,14 @@ static void session_free(struct recording_session *s)
         free(s->pins[i].downcall_symbol);
         free(s->pins[i].downcall_library);
     }
+    for (size_t i = 0; i < s->n_kintervals; i++) {
+        free(s->kintervals[i].syscall_name);
+        for (size_t f = 0; f < s->kintervals[i].n_stack; f++)
+            free(s->kintervals[i].stack[f]);
+        free(s->kintervals[i].stack);
+    }
+    free(s->kintervals);
+    free(s->ktimes);
     free(s->pins);
     for (size_t i = 0; i < s->n_notices; i++) {
         free(s->notices[i].code);
@@ -419,6 +427,59 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
 #undef COPY
 }
 
+/* A kernel view interval (collector recordings); stacks capped at 128 frames. */
+static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelInterval *d)
+{
+    int rc = grow_array((void **)&s->kintervals, &s->kintervals_cap, s->n_kintervals + 1, sizeof(*s->kintervals));
+    if (rc)
+        return rc;
+    struct recording_kinterval *k = &s->kintervals[s->n_kintervals];
+    memset(k, 0, sizeof(*k));
+    k->carrier_tid = d->carrier_tid;
+    k->start_ns = d->start_ns;
+    k->end_ns = d->end_ns > d->start_ns ? d->end_ns : d->start_ns;
+    k->state = d->has_state ? (int)d->state : 0;
+    k->has_syscall = d->has_syscall;
+    k->syscall = d->syscall;
+    k->runqueue_ns = d->has_runqueue_ns ? d->runqueue_ns : 0;
+    s->n_kintervals++; /* owned from here on: freed with the session */
+    if (d->syscall_name && *d->syscall_name && !(k->syscall_name = strdup(d->syscall_name)))
+        return -ENOMEM;
+    size_t n = d->n_stack < 128 ? d->n_stack : 128;
+    if (n && !(k->stack = calloc(n, sizeof(*k->stack))))
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++, k->n_stack++)
+        if (!(k->stack[i] = strdup(d->stack[i] ? d->stack[i] : "")))
+            return -ENOMEM;
+    note_time(s, d->end_ns);
+    return 0;
+}
+
+/* The collector's per-carrier kernel times: the last event wins (arrays cut to the shortest). */
+static int apply_ktimes(struct recording_session *s, const Vtpin__V1__KernelTimes *d)
+{
+    size_t n = d->n_carrier_tids;
+    if (d->n_on_cpu_ns < n)
+        n = d->n_on_cpu_ns;
+    if (d->n_off_cpu_ns < n)
+        n = d->n_off_cpu_ns;
+    if (d->n_runqueue_ns < n)
+        n = d->n_runqueue_ns;
+    if (n > 65536)
+        n = 65536;
+    struct recording_ktimes *k = n ? calloc(n, sizeof(*k)) : NULL;
+    if (n && !k)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        k[i] = (struct recording_ktimes){d->carrier_tids[i], d->on_cpu_ns[i], d->off_cpu_ns[i], d->runqueue_ns[i]};
+    free(s->ktimes);
+    s->ktimes = k;
+    s->n_ktimes = n;
+    s->ktimes_ns = d->time_ns;
+    note_time(s, d->time_ns);
+    return 0;
+}
+
 static int apply_notice(struct recording_session *s, const Vtpin__V1__Notice *d)
 {
     struct session_private *sp = (struct session_private *)s;
@@ -543,6 +604,10 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
         return apply_transitions(s, ev->transitions);
     case VTPIN__V1__EVENT__BODY_CARRIER_SAMPLE:
         return apply_carrier_sample(s, ev->carrier_sample);
+    case VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL:
+        return apply_kinterval(s, ev->kernel_interval);
+    case VTPIN__V1__EVENT__BODY_KERNEL_TIMES:
+        return apply_ktimes(s, ev->kernel_times);
     case VTPIN__V1__EVENT__BODY_GOODBYE:
         s->has_goodbye = 1;
         note_time(s, ev->goodbye->time_ns);

@@ -83,6 +83,26 @@ struct recording_pin {
     int has_culprit_raw, has_blocking_raw;
 };
 
+/* An off-CPU interval of a carrier, written by a collector with the kernel
+ * view (KernelInterval); cli/kernel_pins.h matches them to pins. */
+struct recording_kinterval {
+    int32_t carrier_tid;
+    int64_t start_ns, end_ns; /* agent monotonic clock (the host's) */
+    int state;                /* a Vtpin__V1__KernelState value */
+    int has_syscall;
+    int32_t syscall;
+    char *syscall_name; /* NULL when unknown */
+    char **stack;       /* innermost first */
+    size_t n_stack;
+    int64_t runqueue_ns;
+};
+
+/* One carrier's kernel times (KernelTimes, written by a collector when the connection ended). */
+struct recording_ktimes {
+    int32_t carrier_tid;
+    uint64_t on_cpu_ns, off_cpu_ns, runqueue_ns;
+};
+
 struct recording_notice {
     int64_t time_ns; /* agent monotonic clock */
     int severity;    /* a Vtpin__V1__Severity value */
@@ -149,6 +169,11 @@ struct recording_session {
     struct recording_occupancy *occupancy;
     size_t n_occupancy;
     uint64_t occupancy_dropped; /* over RECORDING_MAX_OCCUPANCY, or mismatched arrays */
+    struct recording_kinterval *kintervals; /* kernel view, in file order */
+    size_t n_kintervals, kintervals_cap;
+    struct recording_ktimes *ktimes; /* the last KernelTimes; NULL when none */
+    size_t n_ktimes;
+    int64_t ktimes_ns;
 
     int has_time;
     int64_t first_ns, last_ns; /* earliest and latest timestamps seen (monotonic) */

@@ -196,7 +196,7 @@ int report_main(int argc, char **argv)
     }
     o.session = session ? session - 1 : r->n_sessions - 1;
     const struct recording_session *s = r->sessions[o.session];
-    if (s->has_hello && s->schema_version != WIRE_SCHEMA_VERSION)
+    if (s->has_hello && s->schema_version > WIRE_SCHEMA_VERSION)
         fprintf(stderr,
                 "vtpin report: warning: %s: written with wire schema %u, this vtpin reads schema %u: "
                 "some information may be missing\n",

@@ -6,6 +6,7 @@
 
 #include "frames_kind.h"
 #include "json.h"
+#include "kernel_pins.h"
 #include "sites.h"
 #include "wire.h"
 
@@ -142,6 +143,35 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_object_end(j);
 }
 
+/* "kernel": what the collector's kernel view saw during the pin, or null. */
+static void put_kernel(struct json *j, const struct recording_session *s, const struct recording_pin *p)
+{
+    struct pin_kernel k;
+    if (!kernel_pin(s, p, &k)) {
+        json_kv_null(j, "kernel");
+        return;
+    }
+    json_key(j, "kernel");
+    json_object_begin_inline(j);
+    json_kv_string(j, "state", kernel_state_name(k.main->state));
+    json_kv_string(j, "syscall", k.main->syscall_name);
+    json_key(j, "syscall_nr");
+    if (k.main->has_syscall)
+        json_int(j, k.main->syscall);
+    else
+        json_null(j);
+    json_key(j, "stack");
+    json_array_begin_inline(j);
+    for (size_t i = 0; i < k.main->n_stack; i++)
+        json_string(j, k.main->stack[i]);
+    json_array_end(j);
+    json_kv_int(j, "off_cpu_ns", k.off_cpu_ns);
+    json_kv_int(j, "runqueue_ns", k.runqueue_ns);
+    json_kv_uint(j, "intervals", k.intervals);
+    kernel_parks_json(j, s, p);
+    json_object_end(j);
+}
+
 static void put_pin(struct json *j, const struct recording_session *s, const struct recording_pin *p)
 {
     json_object_begin(j);
@@ -173,6 +203,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
         json_null(j);
     json_kv_bool(j, "ongoing", !p->ended);
     json_kv_string(j, "blocked_in", p->blocked_in);
+    put_kernel(j, s, p);
     json_key(j, "culprit");
     if (p->has_culprit)
         json_uint(j, p->culprit);
@@ -293,6 +324,7 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
     json_array_end(&j);
 
     put_stats(&j, s);
+    kernel_times_json(&j, s);
     json_object_end(&j);
     sites_fini(&sites);
     return json_finish(&j);

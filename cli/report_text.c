@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "frames_kind.h"
+#include "kernel_pins.h"
 #include "sites.h"
 #include "utf8.h"
 #include "wire.h"
@@ -232,7 +233,28 @@ static uint32_t shown_frames(const struct recording_pin *p, const struct report_
     return (uint32_t)keep;
 }
 
-static void put_site(FILE *out, size_t rank, const struct site *site, const struct report_options *o)
+/* "    kernel: sleeping in nanosleep, 1.2 s off CPU (3 intervals), 0.1 ms runnable" and the kernel stack. */
+static void put_kernel(FILE *out, const struct recording_session *s, const struct recording_pin *p)
+{
+    struct pin_kernel k;
+    char a[64], b[64];
+    if (!kernel_pin(s, p, &k))
+        return;
+    fprintf(out, "    kernel: %s", kernel_state_name(k.main->state));
+    if (k.main->syscall_name)
+        fprintf(out, " in %s", k.main->syscall_name);
+    else if (k.main->has_syscall)
+        fprintf(out, " in syscall %" PRId32, k.main->syscall);
+    fprintf(out, ", %s off CPU in %u interval%s, %s runnable\n", report_format_duration(k.off_cpu_ns, a, sizeof(a)),
+            k.intervals, k.intervals == 1 ? "" : "s", report_format_duration(k.runqueue_ns, b, sizeof(b)));
+    for (size_t i = 0; i < k.main->n_stack && i < 8; i++)
+        fprintf(out, "      %s\n", k.main->stack[i]);
+    if (k.main->n_stack > 8)
+        fprintf(out, "      ... %zu more kernel frames\n", k.main->n_stack - 8);
+}
+
+static void put_site(FILE *out, const struct recording_session *s, size_t rank, const struct site *site,
+                     const struct report_options *o)
 {
     char frame[2048], markers[512], a[64], b[64];
     fprintf(out, "#%-3zu", rank);
@@ -262,7 +284,9 @@ static void put_site(FILE *out, size_t rank, const struct site *site, const stru
         fputc('\n', out);
     }
     if (p->blocked_in)
-        fprintf(out, "    blocked in the kernel in %s\n", p->blocked_in);
+        fprintf(out, "    blocked %s %s\n", p->reason == VTPIN__V1__PIN_REASON__VM_BLOCK ? "in the JVM at" : "in the kernel in",
+                p->blocked_in);
+    put_kernel(out, s, p);
     if (!p->stack)
         return;
     fprintf(out, "    stack of pin #%" PRIu64, p->id);
@@ -392,7 +416,7 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
         size_t shown = o->top && o->top < sites.count ? o->top : sites.count;
         for (size_t i = 0; i < shown; i++) {
             fputc('\n', out);
-            put_site(out, i + 1, &sites.items[i], o);
+            put_site(out, s, i + 1, &sites.items[i], o);
         }
         if (shown < sites.count)
             fprintf(out, "\n... %zu more site%s (--top 0 shows all)\n", sites.count - shown,
@@ -402,6 +426,7 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
     put_notices(out, s);
     fputc('\n', out);
     put_counters(out, s);
+    kernel_times_text(out, s);
     put_problems(out, s);
     sites_fini(&sites);
     if (fflush(out) != 0 || ferror(out))

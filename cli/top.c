@@ -76,6 +76,24 @@ static const char *cut(const char *s, size_t cols, char *out, size_t cap)
     return out;
 }
 
+/* "    kernel: on CPU 1.2s, off CPU 3.0s, run queue 4ms; sleeping in futex for 1.5s" (collector kernel view). */
+static void put_kernel(FILE *out, const struct jsonread *k)
+{
+    if (jsonread_is_null(k))
+        return;
+    char on[32], off[32], rq[32], since[32];
+    fprintf(out, "    kernel: on CPU %s, off CPU %s, run queue %s",
+            units_format_duration(jsonread_int(jsonread_get(k, "on_cpu_ns"), 0), on, sizeof(on)),
+            units_format_duration(jsonread_int(jsonread_get(k, "off_cpu_ns"), 0), off, sizeof(off)),
+            units_format_duration(jsonread_int(jsonread_get(k, "runqueue_ns"), 0), rq, sizeof(rq)));
+    if (!jsonread_is_null(jsonread_get(k, "off_cpu_for_ns"))) {
+        const char *sc = jsonread_str(jsonread_get(k, "syscall"), NULL);
+        fprintf(out, "; %s%s%s for %s", jsonread_str(jsonread_get(k, "state"), "?"), sc ? " in " : "", sc ? sc : "",
+                units_format_duration(jsonread_int(jsonread_get(k, "off_cpu_for_ns"), 0), since, sizeof(since)));
+    }
+    fputc('\n', out);
+}
+
 static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
 {
     const struct jsonread *carriers = jsonread_get(j, "carriers");
@@ -140,6 +158,7 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
             fputc('-', out);
         }
         fputc('\n', out);
+        put_kernel(out, jsonread_get(c, "kernel"));
     }
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "json.h"
+#include "kglue.h"
 #include "recording.h"
 
 const char *query_state_name(int state)
@@ -69,7 +70,23 @@ static void alert_object(struct json *js, struct jvm *j, const struct jvms_confi
     json_object_end(js);
 }
 
-static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, int64_t now)
+/* Per-carrier kernel times of j ("kernel_carriers"), when the kernel view is on. */
+static void kernel_carriers(struct json *js, struct kglue *k, struct jvm *j, const struct carrier_view *v, size_t n,
+                            int64_t now)
+{
+    json_key(js, "kernel_carriers");
+    json_array_begin(js);
+    for (size_t i = 0; k && kglue_enabled(k) && i < n; i++) {
+        json_object_begin_inline(js);
+        json_kv_string(js, "name", v[i].name);
+        json_kv_int(js, "tid", v[i].tid);
+        kglue_carrier_json(k, js, j->live ? j->owner : NULL, v[i].tid, now);
+        json_object_end(js);
+    }
+    json_array_end(js);
+}
+
+static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, struct kglue *k, int64_t now)
 {
     int64_t clock = jvm_clock(j, now);
     size_t n = 0;
@@ -78,7 +95,6 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     for (size_t i = 0; i < n; i++)
         if (v[i].state == CARRIER_PINNED || v[i].state == CARRIER_NATIVE_BLOCK)
             pinned++;
-    free(v);
     const struct session_hello *h = &j->hello;
     json_object_begin(js);
     json_kv_int(js, "pid", j->pid);
@@ -120,10 +136,12 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "carriers_dropped", occupancy_carriers_dropped(j->occ));
     json_object_end(js);
     json_kv_uint(js, "reconnects", j->stats.reconnects);
+    kernel_carriers(js, k, j, v, n, now);
+    free(v);
     json_object_end(js);
 }
 
-static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, int64_t now)
+static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, struct kglue *k, int64_t now)
 {
     int64_t clock = jvm_clock(j, now);
     size_t n = 0;
@@ -157,6 +175,7 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
         kv_pct(js, "pinned_pct", c->pinned_pct);
         kv_pct(js, "idle_pct", c->idle_pct);
         json_kv_uint(js, "mounts", c->mounts);
+        kglue_carrier_json(k, js, j->live ? j->owner : NULL, c->tid, now); /* null without the kernel view */
         json_object_end(js);
     }
     json_array_end(js);
@@ -200,6 +219,7 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
         json_kv_int(&js, "hold_ns", cfg->alert.hold_ns);
         json_object_end(&js);
         json_kv_int(&js, "window_ns", cfg->window_ns);
+        kglue_status_json(info->kernel, &js, now); /* null when the caller has no kernel view at all */
         json_object_end(&js);
     } else {
         json_kv_int(&js, "window_ns", cfg->window_ns);
@@ -210,9 +230,9 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
         if (pid && j->pid != pid)
             continue;
         if (kind == VTPIN__V1__QUERY__KIND__STATUS)
-            status_jvm(&js, j, cfg, now);
+            status_jvm(&js, j, cfg, info->kernel, now);
         else
-            top_jvm(&js, j, cfg, now);
+            top_jvm(&js, j, cfg, info->kernel, now);
     }
     json_array_end(&js);
     json_object_end(&js);

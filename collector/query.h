@@ -9,6 +9,8 @@
 
 #include "jvms.h"
 
+struct kglue;
+
 #define QUERY_MAX_REPLY (64u << 20)
 
 /* About the collector itself, for STATUS. */
@@ -21,6 +23,7 @@ struct query_info {
     unsigned clients;                               /* connections open now, besides the one asking */
     size_t memory_budget, memory_used, memory_peak; /* bytes (budget.h) */
     uint64_t memory_dropped;                        /* definitions and frames the budget refused */
+    struct kglue *kernel; /* the kernel view; NULL: none */
 };
 
 /* The JSON for kind (vtpin.v1.Query.Kind), JVMs filtered by pid (0: all), at

@@ -19,6 +19,7 @@
 #include "clog.h"
 #include "framer.h"
 #include "jvms.h"
+#include "kglue.h"
 #include "listener.h"
 #include "loop.h"
 #include "metrics.h"
@@ -69,6 +70,7 @@ struct server {
     struct jvms *jvms;
     struct metrics_http *metrics; /* NULL without --metrics */
     struct loop_watch metrics_watch;
+    struct kglue *kernel; /* the kernel view (kernel/kglue.h) */
     struct client *clients, *dead;
     unsigned nclients;
     int64_t started;
@@ -101,6 +103,16 @@ void server_config_defaults(struct server_config *cfg)
     cfg->handshake_ns = 5 * NS_PER_SEC;
     cfg->memory_budget = BUDGET_DEFAULT;
     cfg->version = "";
+    cfg->kernel_mode = KGLUE_AUTO;
+    cfg->kernel_min_ns = 1000000;
+}
+
+/* Kernel view intervals go to the recording of the connection they belong to. */
+static void kernel_write(void *owner, const uint8_t *frame, size_t len)
+{
+    struct client *c = owner;
+    if (c->rec)
+        recorder_write(c->rec, frame, len);
 }
 
 /* "peer pid 12 uid 1000" into out[cap]; returns out. */
@@ -217,6 +229,8 @@ static void client_close(struct client *c, const char *why)
                  c->budget_drops);
         record_notice(c, "collector.memory_budget", text);
     }
+    if (c->kind == CLIENT_AGENT)
+        kglue_owner_gone(s->kernel, c, now);
     recorder_close(c->rec);
     c->rec = NULL;
     /* off the open list, onto the dead one */
@@ -301,6 +315,7 @@ static void query_answer(struct client *c, const Vtpin__V1__Query *q)
         .memory_used = s->budget.used,
         .memory_peak = s->budget.peak,
         .memory_dropped = s->budget.refused,
+        .kernel = s->kernel,
     };
     char peer[128];
     int rc = query_reply(s->jvms, &info, q, mono_ns(), &c->out, &c->out_len);
@@ -406,6 +421,7 @@ static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *fra
                           event_name((int)ev->body_case));
             return -1;
         }
+        kglue_agent_event(c->srv->kernel, c, c->pid, ev);
         if (ev->body_case == VTPIN__V1__EVENT__BODY_NOTICE)
             agent_notice(c, ev->notice);
         else if (ev->body_case == VTPIN__V1__EVENT__BODY_GOODBYE)
@@ -819,6 +835,24 @@ int server_run(const struct server_config *cfg)
     }
     if ((rc = setup_fds(s, &mask)) != 0)
         goto cleanup;
+    struct kglue_config kc = {.mode = (enum kglue_mode)cfg->kernel_mode,
+                              .min_ns = cfg->kernel_min_ns,
+                              .max_carriers = 4096,
+                              .proc_root = "/proc"};
+    if ((rc = kglue_open(&s->kernel, &kc, kernel_write, err, sizeof(err))) != 0) {
+        clog_error("kernel view (--kernel=on): %s", rc == -ENOMEM ? "out of memory" : err);
+        goto cleanup;
+    }
+    if (kglue_enabled(s->kernel)) {
+        if ((rc = kglue_watch(s->kernel, s->loop)) != 0) {
+            clog_error("kernel view: epoll: %s", strerror(-rc));
+            goto cleanup;
+        }
+        clog_info("kernel view on: tracking the carriers agents announce (off-CPU intervals from %" PRIu64 " us)",
+                  cfg->kernel_min_ns / 1000);
+    } else {
+        clog_info("kernel view off: %s; going on without it", kglue_reason(s->kernel));
+    }
     s->started = mono_ns();
     budget_init(&s->budget, cfg->memory_budget);
     if (cfg->metrics_addrlen && start_metrics(s) != 0)
@@ -846,6 +880,9 @@ cleanup:
         loop_unwatch(s->loop, &s->metrics_watch);
     }
     metrics_http_stop(s->metrics);
+    if (s->loop)
+        kglue_unwatch(s->kernel, s->loop);
+    kglue_close(s->kernel);
     listener_close(&s->ln);
     if (s->sig_fd >= 0)
         close(s->sig_fd);

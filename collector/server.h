@@ -32,6 +32,8 @@ struct server_config {
     /* Prometheus metrics over HTTP (metrics_http.h) on this address; metrics_addrlen 0: none */
     struct sockaddr_storage metrics_addr;
     socklen_t metrics_addrlen;
+    int kernel_mode;        /* enum kglue_mode: auto (default), on, off */
+    uint64_t kernel_min_ns; /* shortest off-CPU interval the kernel view records */
 };
 
 #define SERVER_MAX_CLIENTS_DEFAULT 256

@@ -71,9 +71,9 @@ int session_classify_first(const WireEvent *ev, char *why, size_t whylen)
         snprintf(why, whylen, "the first frame is not a Hello or a Query (event field %d)", (int)ev->body_case);
         return -EPROTO;
     }
-    if (ev->hello->schema_version != WIRE_SCHEMA_VERSION) {
-        snprintf(why, whylen, "schema version %u in its Hello; this collector speaks version %u",
-                 (unsigned)ev->hello->schema_version, (unsigned)WIRE_SCHEMA_VERSION);
+    if (ev->hello->schema_version < WIRE_SCHEMA_MIN || ev->hello->schema_version > WIRE_SCHEMA_VERSION) {
+        snprintf(why, whylen, "schema version %u in its Hello; this collector speaks versions %u to %u",
+                 (unsigned)ev->hello->schema_version, (unsigned)WIRE_SCHEMA_MIN, (unsigned)WIRE_SCHEMA_VERSION);
         return -EPROTONOSUPPORT;
     }
     return SESSION_FIRST_AGENT;

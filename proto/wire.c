@@ -214,6 +214,8 @@ const char *wire_reason_name(int reason)
         return "OBJECT_WAIT";
     case VTPIN__V1__PIN_REASON__NATIVE_BLOCK:
         return "NATIVE_BLOCK";
+    case VTPIN__V1__PIN_REASON__VM_BLOCK:
+        return "VM_BLOCK";
     default:
         return "UNKNOWN";
     }

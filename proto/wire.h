@@ -16,7 +16,8 @@
 #define WIRE_MAGIC_LEN 8
 #define WIRE_HEADER_LEN 4
 #define WIRE_MAX_FRAME_DEFAULT (1u << 20)
-#define WIRE_SCHEMA_VERSION 1
+#define WIRE_SCHEMA_VERSION 2 /* 2: kernel view events; version 1 agents are still accepted */
+#define WIRE_SCHEMA_MIN 1
 
 typedef Vtpin__V1__Event WireEvent;
 

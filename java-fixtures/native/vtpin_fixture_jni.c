@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +74,23 @@ JNIEXPORT void JNICALL Java_NativeBlock_blockInNanosleep(JNIEnv *env, jclass cls
     if (err != 0) {
         throw_ise(env, "nanosleep", err);
     }
+}
+
+JNIEXPORT void JNICALL Java_NativeBlock_burnCpu(JNIEnv *env, jclass cls, jlong ms)
+{
+    (void)env;
+    (void)cls;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    volatile uint64_t x = 88172645463325252ULL;
+    do {
+        for (int i = 0; i < 100000; i++) { /* xorshift: pure CPU, no syscalls */
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now); /* vDSO: no sleep, no syscall */
+    } while ((now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000LL < ms);
 }
 
 struct writer_arg {

@@ -9,7 +9,8 @@ import java.util.concurrent.CountDownLatch;
  * After "NativeBlock: started" a probe virtual thread is started; with parallelism equal
  * to the number of blocked threads it only gets a carrier when they return.
  *
- * usage: NativeBlock [nanosleep|read] [threads=2] [ms=1500]
+ * usage: NativeBlock [nanosleep|read|burn] [threads=2] [ms=1500]
+ * (burn: CPU-bound C code, which is not a block)
  * needs -Djava.library.path=<dir containing libvtpinfixture.so>
  */
 public class NativeBlock {
@@ -24,12 +25,15 @@ public class NativeBlock {
     /** read() of one byte from a pipe; a C pthread writes it after ms. */
     static native void blockInRead(long ms);
 
+    /** Burns CPU in C for ms without sleeping: holds the carrier like CPU-bound Java, never a block. */
+    static native void burnCpu(long ms);
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "nanosleep";
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
         long blockMs = args.length > 2 ? Long.parseLong(args[2]) : 1500;
-        if (!mode.equals("nanosleep") && !mode.equals("read")) {
-            System.err.println("usage: NativeBlock [nanosleep|read] [threads] [ms]");
+        if (!mode.equals("nanosleep") && !mode.equals("read") && !mode.equals("burn")) {
+            System.err.println("usage: NativeBlock [nanosleep|read|burn] [threads] [ms]");
             System.exit(2);
         }
         System.out.println("java.version = " + System.getProperty("java.version"));
@@ -42,6 +46,7 @@ public class NativeBlock {
             vts.add(Thread.ofVirtual().name("nativeblock-" + t).start(() -> {
                 running.countDown();
                 if (mode.equals("read")) blockInRead(blockMs);
+                else if (mode.equals("burn")) burnCpu(blockMs);
                 else blockInNanosleep(blockMs);
             }));
         }

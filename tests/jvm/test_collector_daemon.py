@@ -470,10 +470,10 @@ def case_hostile(tmp):
         wait_for(lambda: "not a Hello or a Query" in col.log(), 5, "the first-frame line")
 
         bad = connect(col.socket)
-        bad.sendall(hello(FAKE_PID + 1, time.time_ns(), schema=2))
-        check(peer_closed(bad), "a version 2 Hello was not refused")
-        wait_for(lambda: "schema version 2" in col.log(), 5, "the version line")
-        line = [l for l in col.log().splitlines() if "schema version 2" in l][0]
+        bad.sendall(hello(FAKE_PID + 1, time.time_ns(), schema=3))
+        check(peer_closed(bad), "a version 3 Hello was not refused")
+        wait_for(lambda: "schema version 3" in col.log(), 5, "the version line")
+        line = [l for l in col.log().splitlines() if "schema version 3" in l][0]
         check(("JVM pid %d" % (FAKE_PID + 1)) in line and ("peer pid %d" % me) in line, "version line: " + line)
 
         bad = connect(col.socket)  # a Hello cut short

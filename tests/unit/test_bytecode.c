@@ -482,8 +482,60 @@ static void test_monitor_depth(void)
     CHECK_INT(bytecode_monitor_depth(bad, sizeof(bad), 1), -1);
 }
 
+/* bytecode_class_at over a hand-made constant pool (class-file layout, no count):
+ * #1 Utf8 "pkg/Slow", #2 Class #1, #3 Utf8 "VALUE", #4 Utf8 "J", #5 NameAndType #3 #4,
+ * #6 Fieldref #2 #5, #7-#8 Long, #9 Methodref #2 #5, #10 String #3. */
+static void test_class_at(void)
+{
+    static const unsigned char cp[] = {
+        1, 0, 8, 'p', 'k', 'g', '/', 'S', 'l', 'o', 'w', /* #1 */
+        7, 0, 1,                                         /* #2 */
+        1, 0, 5, 'V', 'A', 'L', 'U', 'E',                /* #3 */
+        1, 0, 1, 'J',                                    /* #4 */
+        12, 0, 3, 0, 4,                                  /* #5 */
+        9, 0, 2, 0, 5,                                   /* #6 */
+        5, 0, 0, 0, 0, 0, 0, 0, 42,                      /* #7, #8 */
+        10, 0, 2, 0, 5,                                  /* #9 */
+        8, 0, 3,                                         /* #10 */
+    };
+    const int count = 11;
+    static const unsigned char code[] = {
+        BC_GETSTATIC, 0, 6,    /* 0 */
+        BC_NEW, 0, 2,          /* 3 */
+        BC_INVOKESTATIC, 0, 9, /* 6 */
+        BC_PUTSTATIC, 0, 6,    /* 9 */
+        0x12, 10, 0x00,        /* 12: ldc #10, nop */
+        BC_GETSTATIC, 0, 8,    /* 15: the second slot of a long */
+        BC_GETSTATIC, 0, 2,    /* 18: a Class where a Fieldref belongs */
+        BC_NEW, 0, 99,         /* 21: out of the pool */
+    };
+    char out[64];
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 0, cp, sizeof(cp), count, out, sizeof(out)), BC_GETSTATIC);
+    CHECK_STR(out, "pkg.Slow");
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 3, cp, sizeof(cp), count, out, sizeof(out)), BC_NEW);
+    CHECK_STR(out, "pkg.Slow");
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 6, cp, sizeof(cp), count, out, sizeof(out)), BC_INVOKESTATIC);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 9, cp, sizeof(cp), count, out, sizeof(out)), BC_PUTSTATIC);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 12, cp, sizeof(cp), count, out, sizeof(out)), 0);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 15, cp, sizeof(cp), count, out, sizeof(out)), -1);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 18, cp, sizeof(cp), count, out, sizeof(out)), -1);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 21, cp, sizeof(cp), count, out, sizeof(out)), -1);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 22, cp, sizeof(cp), count, out, sizeof(out)), -1); /* cut */
+    /* a name longer than out is cut, still terminated */
+    char small[4];
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 0, cp, sizeof(cp), count, small, sizeof(small)), BC_GETSTATIC);
+    CHECK_STR(small, "pkg");
+    /* a pool cut short or with an unknown tag is refused */
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 0, cp, 20, count, out, sizeof(out)), -1);
+    unsigned char bad[sizeof(cp)];
+    memcpy(bad, cp, sizeof(cp));
+    bad[11] = 2; /* no tag 2 */
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 0, bad, sizeof(bad), count, out, sizeof(out)), -1);
+}
+
 int main(void)
 {
+    CHECK_RUN(test_class_at);
     CHECK_RUN(test_fixed_lengths);
     CHECK_RUN(test_invalid_opcodes);
     CHECK_RUN(test_out_of_range_pc);

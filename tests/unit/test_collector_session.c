@@ -23,9 +23,12 @@ static void test_classify(void)
     WireEvent *ev = ev_hello(42, 1, 0, WIRE_SCHEMA_VERSION);
     CHECK_INT(session_classify_first(ev, why, sizeof(why)), SESSION_FIRST_AGENT);
     wire_event_free(ev);
-    ev = ev_hello(42, 1, 0, 2);
+    ev = ev_hello(42, 1, 0, 1); /* version 1 agents (no kernel view events) are still served */
+    CHECK_INT(session_classify_first(ev, why, sizeof(why)), SESSION_FIRST_AGENT);
+    wire_event_free(ev);
+    ev = ev_hello(42, 1, 0, WIRE_SCHEMA_VERSION + 1);
     CHECK_INT(session_classify_first(ev, why, sizeof(why)), -EPROTONOSUPPORT);
-    CHECK_CONTAINS(why, "schema version 2");
+    CHECK_CONTAINS(why, "schema version 3");
     wire_event_free(ev);
     ev = ev_query(VTPIN__V1__QUERY__KIND__TOP, 0);
     CHECK_INT(session_classify_first(ev, why, sizeof(why)), SESSION_FIRST_QUERY);

@@ -308,7 +308,7 @@ static void test_round_trip_fields(void)
         }
         switch (b->body_case) {
         case VTPIN__V1__EVENT__BODY_HELLO:
-            CHECK_UINT(b->hello->schema_version, 1);
+            CHECK_UINT(b->hello->schema_version, WIRE_SCHEMA_VERSION);
             CHECK_INT(b->hello->pid, 4242424242);
             CHECK_STR(b->hello->java_version, "21.0.5");
             CHECK_STR(b->hello->vm_name, hello.vm_name);

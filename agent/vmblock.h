@@ -1,0 +1,22 @@
+/* The watchdog's view of a carrier's OS thread and of where a virtual thread
+ * blocked inside the JVM: runs on the writer thread only (it does file I/O
+ * and JVMTI calls, never from a hot callback). */
+#ifndef VTPIN_VMBLOCK_H
+#define VTPIN_VMBLOCK_H
+
+#include <jvmti.h>
+#include <stddef.h>
+
+/* /proc/self/task/TID/stat: 1 when the thread sleeps (S or D), 0 when it runs
+ * or waits for a CPU (R), -1 when unknown. *fd1 caches the open file (fd + 1,
+ * 0 for none) for *fd_tid: it is read again with pread, not reopened, on
+ * every sample; a different tid reopens it. */
+int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid);
+
+/* "getstatic of com.example.Slow" into out[cap] when the instruction at bci of
+ * method names a class (new, getstatic, putstatic, invokestatic: the class the
+ * JVM initializes there); "" otherwise, or without can_get_bytecodes /
+ * can_get_constant_pool. */
+void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,429 @@
+#include "kglue.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "clog.h"
+#include "kjoin.h"
+#include "ksyms.h"
+#include "kview.h"
+#include "nspid.h"
+#include "procthread.h"
+#include "syscalls.h"
+
+#define KGLUE_SCAN_NS (10 * 1000000LL)
+#define KGLUE_STACK_MAX 32
+
+struct kglue {
+    struct kglue_config cfg;
+    kglue_write write;
+    struct kview *kv;
+    struct kjoin *join;
+    struct ksyms *syms;
+    int syms_tried;
+    char reason[256];
+    int timer_fd;
+    struct loop_watch rb_watch, timer_watch;
+    /* counters for status */
+    uint64_t intervals, recorded, crossings, untranslated, refused;
+    char proc_root[256];
+};
+
+int kglue_enabled(const struct kglue *k)
+{
+    return k && k->kv != NULL;
+}
+
+const char *kglue_reason(const struct kglue *k)
+{
+    return k ? k->reason : "not started";
+}
+
+int kglue_open(struct kglue **out, const struct kglue_config *cfg, kglue_write write, char *why, size_t whylen)
+{
+    struct kglue *k = calloc(1, sizeof(*k));
+    if (!k)
+        return -ENOMEM;
+    k->cfg = *cfg;
+    k->write = write;
+    k->timer_fd = -1;
+    k->rb_watch.fd = k->timer_watch.fd = -1;
+    snprintf(k->proc_root, sizeof(k->proc_root), "%s", cfg->proc_root ? cfg->proc_root : "/proc");
+    *out = k;
+    if (cfg->mode == KGLUE_OFF) {
+        snprintf(k->reason, sizeof(k->reason), "turned off (--kernel=off)");
+        return 0;
+    }
+    int rc = kview_open(&k->kv, cfg->min_ns, k->reason, sizeof(k->reason));
+    if (rc == 0 && !(k->join = kjoin_new(cfg->max_carriers ? cfg->max_carriers : 1024))) {
+        rc = -ENOMEM;
+        snprintf(k->reason, sizeof(k->reason), "out of memory");
+    }
+    if (rc == 0) {
+        k->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        struct itimerspec its = {.it_interval = {.tv_nsec = KGLUE_SCAN_NS}, .it_value = {.tv_nsec = KGLUE_SCAN_NS}};
+        if (k->timer_fd < 0 || timerfd_settime(k->timer_fd, 0, &its, NULL) != 0) {
+            rc = -errno;
+            snprintf(k->reason, sizeof(k->reason), "timerfd: %s", strerror(errno));
+        }
+    }
+    if (rc) {
+        kview_close(k->kv);
+        k->kv = NULL;
+        kjoin_free(k->join);
+        k->join = NULL;
+        snprintf(why, whylen, "%s", k->reason);
+        if (cfg->mode == KGLUE_ON) {
+            kglue_close(k);
+            *out = NULL;
+            return rc;
+        }
+        return 0;
+    }
+    k->reason[0] = '\0';
+    return 0;
+}
+
+void kglue_close(struct kglue *k)
+{
+    if (!k)
+        return;
+    if (k->timer_fd >= 0)
+        close(k->timer_fd);
+    kjoin_free(k->join);
+    kview_close(k->kv);
+    ksyms_free(k->syms);
+    free(k);
+}
+
+/* ---- intervals to KernelInterval frames ---- */
+
+static Vtpin__V1__KernelState wire_state(int state)
+{
+    switch (state) {
+    case KVIEW_RUNNABLE:
+        return VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
+    case KVIEW_SLEEPING:
+        return VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING;
+    case KVIEW_DISK:
+        return VTPIN__V1__KERNEL_STATE__KERNEL_DISK;
+    default:
+        return VTPIN__V1__KERNEL_STATE__KERNEL_STATE_UNKNOWN;
+    }
+}
+
+static const struct ksyms *symbols(struct kglue *k)
+{
+    if (!k->syms_tried) {
+        k->syms_tried = 1;
+        FILE *f = fopen("/proc/kallsyms", "re");
+        int rc = f ? ksyms_load(&k->syms, f) : -errno;
+        if (f)
+            fclose(f);
+        if (rc)
+            clog_warn("kernel view: cannot read /proc/kallsyms (%s): kernel stacks stay as addresses",
+                      rc == -ENOENT ? "all addresses hidden" : strerror(-rc));
+    }
+    return k->syms;
+}
+
+static void emit(void *arg, const struct kjoin_carrier *c, const struct kview_interval *iv)
+{
+    struct kglue *k = arg;
+    uint64_t ips[KGLUE_STACK_MAX];
+    char names[KGLUE_STACK_MAX][160];
+    char *stack[KGLUE_STACK_MAX];
+    int n = 0;
+    if (iv->stack_id == KVIEW_STACK_PROC && c->proc_stack) {
+        /* tracked while asleep: the stack /proc showed then */
+        for (const char *p = c->proc_stack; *p && n < KGLUE_STACK_MAX; n++) {
+            size_t len = strcspn(p, "\n");
+            snprintf(names[n], sizeof(names[n]), "%.*s", (int)len, p);
+            stack[n] = names[n];
+            p += len + (p[len] == '\n');
+        }
+    } else {
+        n = kview_stack(k->kv, iv->stack_id, ips, KGLUE_STACK_MAX);
+        const struct ksyms *syms = n > 0 ? symbols(k) : NULL;
+        for (int i = 0; i < n; i++)
+            stack[i] = (char *)ksyms_format(syms, ips[i], names[i], sizeof(names[i]));
+    }
+    Vtpin__V1__KernelInterval m = VTPIN__V1__KERNEL_INTERVAL__INIT;
+    m.carrier_tid = c->ns_tid;
+    m.start_ns = iv->start_ns;
+    m.end_ns = iv->end_ns;
+    m.has_state = 1;
+    m.state = wire_state(iv->state);
+    if (iv->syscall >= 0) {
+        m.has_syscall = 1;
+        m.syscall = iv->syscall;
+        m.syscall_name = (char *)syscalls_name(iv->syscall);
+    }
+    m.n_stack = (size_t)n;
+    m.stack = stack;
+    m.has_runqueue_ns = 1;
+    m.runqueue_ns = iv->rq_ns;
+    m.has_host_tid = 1;
+    m.host_tid = c->host_tid;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL;
+    ev.kernel_interval = &m;
+    uint8_t buf[8192];
+    ssize_t len = wire_pack(&ev, buf, sizeof(buf), sizeof(buf));
+    if (len > 0) {
+        k->recorded++;
+        k->write(c->owner, buf, (size_t)len);
+    }
+}
+
+static void on_interval(void *arg, const struct kview_interval *iv)
+{
+    struct kglue *k = arg;
+    k->intervals++;
+    kjoin_interval(k->join, iv, emit, k);
+}
+
+static void on_ring(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    (void)l;
+    (void)events;
+    struct kglue *k = w->data;
+    int rc = kview_consume(k->kv, on_interval, k);
+    if (rc < 0)
+        clog_error("kernel view: ring buffer: %s", strerror(-rc));
+}
+
+/* Every 10 ms: a carrier off CPU for longer than --kernel-min right now is
+ * seen (and counted) as it crosses, not when it wakes. */
+static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    (void)l;
+    (void)events;
+    struct kglue *k = w->data;
+    uint64_t expirations;
+    if (read(k->timer_fd, &expirations, sizeof(expirations)) < 0)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    size_t pos = 0;
+    struct kjoin_carrier *c;
+    while ((c = kjoin_next(k->join, &pos))) {
+        struct kview_times t;
+        if (kview_times(k->kv, c->host_tid, now, &t) != 0 || !t.off_since)
+            continue;
+        if (now - t.off_since < (int64_t)k->cfg.min_ns)
+            continue;
+        if (c->crossed_since != t.off_since) {
+            c->crossed_since = t.off_since;
+            k->crossings++;
+            if (c->pin_open)
+                clog_debug("kernel view: carrier tid %" PRId32 " (host %" PRId32 ") off CPU (%s) for %" PRId64
+                           " us while pinned",
+                           c->ns_tid, c->host_tid, kview_state_name(t.state), (now - t.off_since) / 1000);
+        }
+    }
+}
+
+int kglue_watch(struct kglue *k, struct loop *loop)
+{
+    if (!kglue_enabled(k))
+        return 0;
+    int rc = loop_watch(loop, &k->rb_watch, kview_fd(k->kv), EPOLLIN, on_ring, k);
+    if (!rc)
+        rc = loop_watch(loop, &k->timer_watch, k->timer_fd, EPOLLIN, on_scan, k);
+    return rc;
+}
+
+void kglue_unwatch(struct kglue *k, struct loop *loop)
+{
+    if (!kglue_enabled(k))
+        return;
+    loop_unwatch(loop, &k->rb_watch);
+    loop_unwatch(loop, &k->timer_watch);
+}
+
+/* ---- agents ---- */
+
+static int64_t mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static struct kjoin_carrier *track(struct kglue *k, void *owner, pid_t peer_pid, int32_t ns_tid)
+{
+    struct kjoin_carrier *c = kjoin_by_ns(k->join, owner, ns_tid);
+    if (c)
+        return c;
+    int32_t host;
+    int rc = nspid_host_tid(k->proc_root, peer_pid, ns_tid, &host);
+    if (rc) {
+        if (k->untranslated++ == 0)
+            clog_warn("kernel view: carrier tid %" PRId32 " of peer pid %ld not found in %s/%ld/task (%s): not "
+                      "tracked (said once)",
+                      ns_tid, (long)peer_pid, k->proc_root, (long)peer_pid, strerror(-rc));
+        return NULL;
+    }
+    rc = kjoin_add(k->join, owner, host, ns_tid);
+    char state = 'R';
+    int32_t nr = -1;
+    int64_t asleep = 0;
+    if (rc == 1 && procthread_state(k->proc_root, host, &state, &nr) == 0 && (state == 'S' || state == 'D'))
+        asleep = mono_now(); /* already off CPU: its interval starts now as far as we can tell */
+    if (rc == 1)
+        rc = kview_track(k->kv, host, asleep, state == 'D' ? KVIEW_DISK : KVIEW_SLEEPING, nr);
+    if (rc == 0 && asleep) {
+        struct kjoin_carrier *c = kjoin_by_host(k->join, host);
+        free(c->proc_stack);
+        c->proc_stack = procthread_stack(k->proc_root, host);
+    }
+    if (rc < 0) {
+        if (k->refused++ == 0)
+            clog_warn("kernel view: cannot track carrier tid %" PRId32 ": %s (said once)", ns_tid,
+                      rc == -ENOSPC ? "too many carriers tracked" : strerror(-rc));
+        return NULL;
+    }
+    return kjoin_by_host(k->join, host);
+}
+
+void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireEvent *ev)
+{
+    if (!kglue_enabled(k))
+        return;
+    switch (ev->body_case) {
+    case VTPIN__V1__EVENT__BODY_CARRIER:
+        track(k, owner, peer_pid, ev->carrier->tid);
+        break;
+    case VTPIN__V1__EVENT__BODY_PIN_START: {
+        const Vtpin__V1__PinStart *p = ev->pin_start;
+        if (!p->has_carrier_tid)
+            break;
+        struct kjoin_carrier *c = track(k, owner, peer_pid, p->carrier_tid);
+        if (c)
+            kjoin_pin_start(k->join, c, p->pin_id, p->start_ns, emit, k);
+        break;
+    }
+    case VTPIN__V1__EVENT__BODY_PIN_END:
+        kjoin_pin_end(k->join, owner, ev->pin_end->pin_id, ev->pin_end->end_ns);
+        break;
+    default:
+        break;
+    }
+}
+
+static void untrack(void *arg, int32_t host_tid)
+{
+    kview_untrack(arg, host_tid);
+}
+
+void kglue_owner_gone(struct kglue *k, void *owner, int64_t now)
+{
+    if (!kglue_enabled(k))
+        return;
+    /* the intervals still in the ring buffer first */
+    kview_consume(k->kv, on_interval, k);
+    size_t n = 0, pos = 0;
+    struct kjoin_carrier *c;
+    while ((c = kjoin_next(k->join, &pos)))
+        n += c->owner == owner;
+    if (n) {
+        int32_t *tids = calloc(n, sizeof(*tids));
+        uint64_t *on = calloc(n, sizeof(*on)), *off = calloc(n, sizeof(*off)), *rq = calloc(n, sizeof(*rq));
+        size_t i = 0;
+        pos = 0;
+        while (tids && on && off && rq && (c = kjoin_next(k->join, &pos))) {
+            struct kview_times t;
+            if (c->owner != owner || kview_times(k->kv, c->host_tid, now, &t) != 0)
+                continue;
+            tids[i] = c->ns_tid;
+            on[i] = t.on_ns;
+            off[i] = t.off_ns;
+            rq[i] = t.rq_ns;
+            i++;
+        }
+        if (tids && on && off && rq && i) {
+            Vtpin__V1__KernelTimes m = VTPIN__V1__KERNEL_TIMES__INIT;
+            m.time_ns = now;
+            m.n_carrier_tids = m.n_on_cpu_ns = m.n_off_cpu_ns = m.n_runqueue_ns = i;
+            m.carrier_tids = tids;
+            m.on_cpu_ns = on;
+            m.off_cpu_ns = off;
+            m.runqueue_ns = rq;
+            WireEvent ev = VTPIN__V1__EVENT__INIT;
+            ev.body_case = VTPIN__V1__EVENT__BODY_KERNEL_TIMES;
+            ev.kernel_times = &m;
+            size_t size = wire_packed_size(&ev);
+            uint8_t *buf = malloc(size);
+            ssize_t len = buf ? wire_pack(&ev, buf, size, size) : -ENOMEM;
+            if (len > 0)
+                k->write(owner, buf, (size_t)len);
+            free(buf);
+        }
+        free(tids);
+        free(on);
+        free(off);
+        free(rq);
+    }
+    kjoin_remove_owner(k->join, owner, untrack, k->kv);
+}
+
+/* ---- queries ---- */
+
+void kglue_status_json(struct kglue *k, struct json *js, int64_t now)
+{
+    (void)now;
+    if (!k) {
+        json_kv_null(js, "kernel_view");
+        return;
+    }
+    json_key(js, "kernel_view");
+    json_object_begin_inline(js);
+    json_kv_bool(js, "enabled", kglue_enabled(k));
+    if (!kglue_enabled(k)) {
+        json_kv_string(js, "reason", kglue_reason(k));
+        json_object_end(js);
+        return;
+    }
+    json_kv_uint(js, "min_ns", k->cfg.min_ns);
+    json_kv_uint(js, "carriers_tracked", kjoin_count(k->join));
+    json_kv_uint(js, "intervals", k->intervals);
+    json_kv_uint(js, "intervals_recorded", k->recorded);
+    json_kv_uint(js, "crossings", k->crossings);
+    json_kv_uint(js, "intervals_lost", kview_lost(k->kv));
+    json_kv_uint(js, "carriers_untranslated", k->untranslated);
+    json_object_end(js);
+}
+
+void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int32_t tid, int64_t now)
+{
+    struct kjoin_carrier *c = k && kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
+    struct kview_times t;
+    if (!c || kview_times(k->kv, c->host_tid, now, &t) != 0) {
+        json_kv_null(js, "kernel");
+        return;
+    }
+    json_key(js, "kernel");
+    json_object_begin_inline(js);
+    json_kv_int(js, "host_tid", c->host_tid);
+    json_kv_uint(js, "on_cpu_ns", t.on_ns);
+    json_kv_uint(js, "off_cpu_ns", t.off_ns);
+    json_kv_uint(js, "runqueue_ns", t.rq_ns);
+    json_kv_uint(js, "switches", t.switches);
+    if (t.off_since) {
+        json_kv_string(js, "state", kview_state_name(t.state));
+        json_kv_int(js, "off_cpu_for_ns", now - t.off_since);
+        json_kv_string(js, "syscall", syscalls_name(t.syscall));
+    } else {
+        json_kv_string(js, "state", "running");
+        json_kv_null(js, "off_cpu_for_ns");
+        json_kv_null(js, "syscall");
+    }
+    json_object_end(js);
+}

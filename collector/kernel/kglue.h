@@ -1,0 +1,58 @@
+/* The kernel view inside the collector: opens it (--kernel=auto|on|off),
+ * tracks the carriers agents announce (their tids translated to the
+ * collector's pid namespace through /proc/PEER/task/x/status NSpid), writes
+ * the off-CPU intervals that overlap pins into the owning connection's
+ * recording (KernelInterval) and the carriers' kernel times when it ends
+ * (KernelTimes), and answers status/top with per-carrier kernel times.
+ *
+ * The ring buffer and a 10 ms timer are in the collector's epoll loop; the
+ * timer scans the tracked carriers so one staying off CPU is seen as it
+ * crosses --kernel-min, not when it wakes. */
+#ifndef VTPIN_KERNEL_KGLUE_H
+#define VTPIN_KERNEL_KGLUE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "json.h"
+#include "loop.h"
+#include "wire.h"
+
+enum kglue_mode { KGLUE_AUTO = 0, KGLUE_ON = 1, KGLUE_OFF = 2 };
+
+struct kglue_config {
+    enum kglue_mode mode;
+    uint64_t min_ns;       /* --kernel-min: shortest interval recorded */
+    unsigned max_carriers; /* tracked at once */
+    const char *proc_root; /* "/proc" (tests may point elsewhere) */
+};
+
+/* Where intervals of a connection go (its recording); owner as given below. */
+typedef void (*kglue_write)(void *owner, const uint8_t *frame, size_t len);
+
+struct kglue;
+
+/* Opens the kernel view per cfg->mode. auto: 0 even when unavailable (see
+ * kglue_enabled/kglue_reason). on: -errno when unavailable, why[] says why.
+ * off: 0, disabled. -ENOMEM. */
+int kglue_open(struct kglue **out, const struct kglue_config *cfg, kglue_write write, char *why, size_t whylen);
+void kglue_close(struct kglue *k);
+int kglue_enabled(const struct kglue *k);
+const char *kglue_reason(const struct kglue *k); /* why it is disabled ("" when enabled) */
+
+/* Adds the ring buffer and the scan timer to the loop (no-op when disabled). */
+int kglue_watch(struct kglue *k, struct loop *loop);
+void kglue_unwatch(struct kglue *k, struct loop *loop);
+
+/* An agent event of connection owner, whose process is peer_pid (SO_PEERCRED):
+ * Carrier and PinStart track the carrier; PinStart/PinEnd delimit pins. */
+void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireEvent *ev);
+/* Connection owner ended: its carriers' KernelTimes are written, then untracked. */
+void kglue_owner_gone(struct kglue *k, void *owner, int64_t now);
+
+/* "kernel_view": {...} for status. */
+void kglue_status_json(struct kglue *k, struct json *js, int64_t now);
+/* "kernel": {...} for carrier tid of owner (null when not tracked). */
+void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int32_t tid, int64_t now);
+
+#endif

@@ -1,0 +1,174 @@
+#include "kjoin.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+
+struct kjoin {
+    struct idmap *by_host; /* host tid -> struct kjoin_carrier */
+    size_t max;
+};
+
+struct kjoin *kjoin_new(size_t max)
+{
+    struct kjoin *j = calloc(1, sizeof(*j));
+    if (!j || !(j->by_host = idmap_new())) {
+        free(j);
+        return NULL;
+    }
+    j->max = max;
+    return j;
+}
+
+void kjoin_free(struct kjoin *j)
+{
+    if (!j)
+        return;
+    size_t pos = 0;
+    struct kjoin_carrier *c;
+    while ((c = kjoin_next(j, &pos)))
+        free(c->proc_stack);
+    idmap_free(j->by_host, free);
+    free(j);
+}
+
+size_t kjoin_count(const struct kjoin *j)
+{
+    return idmap_count(j->by_host);
+}
+
+int kjoin_add(struct kjoin *j, void *owner, int32_t host_tid, int32_t ns_tid)
+{
+    struct kjoin_carrier *c = idmap_get(j->by_host, (uint32_t)host_tid);
+    if (c) {
+        /* a tid reused by a thread of another JVM, or the same carrier again */
+        if (c->owner != owner || c->ns_tid != ns_tid) {
+            free(c->proc_stack);
+            memset(c, 0, sizeof(*c));
+            c->host_tid = host_tid;
+            c->ns_tid = ns_tid;
+            c->owner = owner;
+            return 1;
+        }
+        return 0;
+    }
+    if (idmap_count(j->by_host) >= j->max)
+        return -ENOSPC;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->host_tid = host_tid;
+    c->ns_tid = ns_tid;
+    c->owner = owner;
+    if (idmap_put(j->by_host, (uint32_t)host_tid, c, NULL) != 0) {
+        free(c);
+        return -ENOMEM;
+    }
+    return 1;
+}
+
+struct kjoin_carrier *kjoin_by_host(const struct kjoin *j, int32_t host_tid)
+{
+    return idmap_get(j->by_host, (uint32_t)host_tid);
+}
+
+struct kjoin_carrier *kjoin_next(const struct kjoin *j, size_t *pos)
+{
+    uint64_t key;
+    void *value;
+    return idmap_next(j->by_host, pos, &key, &value) ? value : NULL;
+}
+
+struct kjoin_carrier *kjoin_by_ns(const struct kjoin *j, const void *owner, int32_t ns_tid)
+{
+    size_t pos = 0;
+    struct kjoin_carrier *c;
+    while ((c = kjoin_next(j, &pos)))
+        if (c->owner == owner && c->ns_tid == ns_tid)
+            return c;
+    return NULL;
+}
+
+void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *arg, int32_t host_tid), void *arg)
+{
+    struct idmap *keep = idmap_new();
+    if (!keep)
+        return; /* stays tracked; harmless, and freed with the map */
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (idmap_next(j->by_host, &pos, &key, &value)) {
+        struct kjoin_carrier *c = value;
+        if (c->owner == owner) {
+            if (gone)
+                gone(arg, c->host_tid);
+            free(c->proc_stack);
+            free(c);
+        } else if (idmap_put(keep, key, c, NULL) != 0) {
+            free(c); /* out of memory: forgotten */
+        }
+    }
+    idmap_free(j->by_host, NULL);
+    j->by_host = keep;
+}
+
+/* iv overlaps the latest pin of c (in progress, or ended). */
+static int overlaps_pin(const struct kjoin_carrier *c, const struct kview_interval *iv)
+{
+    if (!c->pin_id)
+        return 0;
+    if (c->pin_open)
+        return iv->end_ns > c->pin_start;
+    return iv->end_ns > c->pin_start && iv->start_ns < c->pin_end;
+}
+
+void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg)
+{
+    struct kjoin_carrier *c = kjoin_by_host(j, iv->tid);
+    if (!c)
+        return;
+    if (overlaps_pin(c, iv)) {
+        emit(arg, c, iv);
+        return;
+    }
+    if (c->n_recent == KJOIN_RECENT) { /* the oldest goes */
+        memmove(c->recent, c->recent + 1, (KJOIN_RECENT - 1) * sizeof(c->recent[0]));
+        c->n_recent--;
+    }
+    c->recent[c->n_recent++] = *iv;
+}
+
+void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, int64_t start, kjoin_emit emit,
+                     void *arg)
+{
+    (void)j;
+    /* kept intervals since the previous pin ended go too: after attach, pins are
+     * sampled, and a park between two sampled pins of a loop is one of its parks */
+    int64_t from = c->pin_id && !c->pin_open && c->pin_end < start ? c->pin_end : start;
+    c->pin_open = 1;
+    c->pin_id = pin_id;
+    c->pin_start = start;
+    c->pin_end = 0;
+    unsigned kept = 0;
+    for (unsigned i = 0; i < c->n_recent; i++) {
+        if (c->recent[i].end_ns > from)
+            emit(arg, c, &c->recent[i]);
+        else
+            c->recent[kept++] = c->recent[i];
+    }
+    c->n_recent = kept;
+}
+
+void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t end)
+{
+    size_t pos = 0;
+    struct kjoin_carrier *c;
+    while ((c = kjoin_next(j, &pos)))
+        if (c->owner == owner && c->pin_open && c->pin_id == pin_id) {
+            c->pin_open = 0;
+            c->pin_end = end;
+            return;
+        }
+}

@@ -1,0 +1,62 @@
+/* Which kernel intervals belong to which pin: the carriers the kernel view
+ * tracks (host tid -> the connection that announced it and its own tid), the
+ * pin in progress on each, and a few recent intervals waiting for a pin.
+ *
+ * An interval is kept (emitted) when it overlaps a pin of its carrier: the
+ * pin in progress, the last one that ended, or, for an interval that ended
+ * before the agent reported the pin (pins are reported at their threshold),
+ * a pin starting later that it overlaps. Idle carriers' parks are not kept.
+ *
+ * Pure: no I/O, no clock. */
+#ifndef VTPIN_KERNEL_KJOIN_H
+#define VTPIN_KERNEL_KJOIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kview.h"
+
+#define KJOIN_RECENT 64
+
+struct kjoin_carrier {
+    int32_t host_tid, ns_tid;
+    void *owner;          /* the connection that announced it */
+    int pin_open;         /* a pin in progress */
+    uint64_t pin_id;      /* the latest pin */
+    int64_t pin_start, pin_end; /* of the latest pin (pin_end 0 while open) */
+    int64_t crossed_since; /* off-CPU interval last seen crossing the minimum (kglue's scan) */
+    char *proc_stack;      /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
+    struct kview_interval recent[KJOIN_RECENT]; /* not emitted yet, oldest first */
+    unsigned n_recent;
+};
+
+struct kjoin;
+
+typedef void (*kjoin_emit)(void *arg, const struct kjoin_carrier *c, const struct kview_interval *iv);
+
+/* max: carriers tracked at once. NULL on ENOMEM. */
+struct kjoin *kjoin_new(size_t max);
+void kjoin_free(struct kjoin *j);
+size_t kjoin_count(const struct kjoin *j);
+
+/* Tracks host_tid for owner (ns_tid: the agent's name for it). 1 when added,
+ * 0 when already tracked, -ENOSPC at max, -ENOMEM. */
+int kjoin_add(struct kjoin *j, void *owner, int32_t host_tid, int32_t ns_tid);
+struct kjoin_carrier *kjoin_by_host(const struct kjoin *j, int32_t host_tid);
+struct kjoin_carrier *kjoin_by_ns(const struct kjoin *j, const void *owner, int32_t ns_tid);
+/* Forgets every carrier of owner, calling gone(arg, host_tid) for each. */
+void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *arg, int32_t host_tid), void *arg);
+/* Iteration: *pos = 0 to start; NULL at the end. */
+struct kjoin_carrier *kjoin_next(const struct kjoin *j, size_t *pos);
+
+/* A finished interval of a tracked carrier: emitted now when it overlaps a
+ * pin, else kept for a pin reported later. Unknown tids are ignored. */
+void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg);
+/* A pin started on c: the kept intervals that end after start, or after the
+ * previous pin of c ended, are emitted. */
+void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, int64_t start, kjoin_emit emit,
+                     void *arg);
+/* Pin pin_id of owner ended at end (unknown ids are ignored). */
+void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t end);
+
+#endif

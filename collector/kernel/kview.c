@@ -1,0 +1,232 @@
+#include "kview.h"
+
+#include <errno.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "offcpu.h"
+#include "offcpu.skel.h"
+
+struct kview {
+    struct offcpu *skel;
+    struct ring_buffer *rb;
+    int tracked_fd, stacks_fd;
+    kview_cb cb;
+    void *cb_arg;
+};
+
+const char *kview_state_name(int state)
+{
+    switch (state) {
+    case KVIEW_RUNNABLE:
+        return "runnable";
+    case KVIEW_SLEEPING:
+        return "sleeping";
+    case KVIEW_DISK:
+        return "disk";
+    default:
+        return "other";
+    }
+}
+
+/* libbpf prints to stderr by default: the collector says why in one line instead. */
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    (void)level;
+    (void)fmt;
+    (void)ap;
+    return 0;
+}
+
+/* CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) in the effective set, read from
+ * /proc/self/status (no libcap needed). */
+#define KV_CAP_SYS_ADMIN 21
+#define KV_CAP_PERFMON 38
+#define KV_CAP_BPF 39
+static int has_caps(char *why, size_t whylen)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    unsigned long long eff = 0;
+    int found = 0;
+    char line[256];
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+            found = 1;
+            break;
+        }
+    if (f)
+        fclose(f);
+    if (!found) {
+        snprintf(why, whylen, "cannot read this process's capabilities (/proc/self/status)");
+        return 0;
+    }
+    int admin = (eff >> KV_CAP_SYS_ADMIN) & 1, bpf = (eff >> KV_CAP_BPF) & 1, perfmon = (eff >> KV_CAP_PERFMON) & 1;
+    if (admin || (bpf && perfmon))
+        return 1;
+    snprintf(why, whylen, "no %s%s%s (run the collector as root or give it these capabilities)", bpf ? "" : "CAP_BPF",
+             bpf || perfmon ? "" : " and ", perfmon ? "" : "CAP_PERFMON");
+    return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+    struct kview *kv = ctx;
+    if (size < sizeof(struct offcpu_event) || !kv->cb)
+        return 0;
+    const struct offcpu_event *e = data;
+    struct kview_interval iv = {
+        .tid = (int32_t)e->tid,
+        .state = (int)e->state,
+        .start_ns = (int64_t)e->start_ns,
+        .end_ns = (int64_t)e->end_ns,
+        .rq_ns = (int64_t)e->rq_ns,
+        .syscall = e->syscall,
+        .stack_id = e->stack_id,
+    };
+    kv->cb(kv->cb_arg, &iv);
+    return 0;
+}
+
+int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t whylen)
+{
+    if (!has_caps(why, whylen))
+        return -EPERM;
+    if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+        snprintf(why, whylen, "the kernel has no BTF (/sys/kernel/btf/vmlinux: %s)", strerror(errno));
+        return -ENOTSUP;
+    }
+    struct kview *kv = calloc(1, sizeof(*kv));
+    if (!kv) {
+        snprintf(why, whylen, "out of memory");
+        return -ENOMEM;
+    }
+    libbpf_set_print(quiet);
+    int rc;
+    kv->skel = offcpu__open();
+    if (!kv->skel) {
+        rc = -errno;
+        snprintf(why, whylen, "cannot open the BPF program: %s", strerror(-rc));
+        goto fail;
+    }
+    kv->skel->rodata->kernel_min = kernel_min_ns;
+    if ((rc = offcpu__load(kv->skel)) != 0) {
+        snprintf(why, whylen, "the kernel refused the BPF program: %s", strerror(rc < 0 ? -rc : rc));
+        goto fail;
+    }
+    if ((rc = offcpu__attach(kv->skel)) != 0) {
+        snprintf(why, whylen, "cannot attach to the sched_switch tracepoint: %s", strerror(rc < 0 ? -rc : rc));
+        goto fail;
+    }
+    kv->tracked_fd = bpf_map__fd(kv->skel->maps.tracked);
+    kv->stacks_fd = bpf_map__fd(kv->skel->maps.stacks);
+    kv->rb = ring_buffer__new(bpf_map__fd(kv->skel->maps.events), on_event, kv, NULL);
+    if (!kv->rb) {
+        rc = -errno;
+        snprintf(why, whylen, "cannot map the ring buffer: %s", strerror(-rc));
+        goto fail;
+    }
+    *out = kv;
+    return 0;
+fail:
+    kview_close(kv);
+    return rc < 0 ? rc : -rc;
+}
+
+void kview_close(struct kview *kv)
+{
+    if (!kv)
+        return;
+    ring_buffer__free(kv->rb);
+    offcpu__destroy(kv->skel);
+    free(kv);
+}
+
+int kview_fd(const struct kview *kv)
+{
+    return ring_buffer__epoll_fd(kv->rb);
+}
+
+int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall)
+{
+    __u32 key = (__u32)tid;
+    struct offcpu_carrier zero = {.syscall = -1, .stack_id = -1};
+    if (off_since > 0) {
+        zero.off_since = (__u64)off_since;
+        zero.state = (__u32)state;
+        zero.syscall = syscall;
+        zero.stack_id = KVIEW_STACK_PROC;
+    }
+    if (bpf_map_update_elem(kv->tracked_fd, &key, &zero, BPF_NOEXIST) != 0)
+        return errno == EEXIST ? 0 : -errno;
+    return 0;
+}
+
+int kview_untrack(struct kview *kv, int32_t tid)
+{
+    __u32 key = (__u32)tid;
+    return bpf_map_delete_elem(kv->tracked_fd, &key) == 0 ? 0 : -errno;
+}
+
+int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *out)
+{
+    __u32 key = (__u32)tid;
+    struct offcpu_carrier c;
+    if (bpf_map_lookup_elem(kv->tracked_fd, &key, &c) != 0)
+        return -errno;
+    memset(out, 0, sizeof(*out));
+    out->on_ns = c.on_ns;
+    out->off_ns = c.off_ns;
+    out->rq_ns = c.rq_ns;
+    out->switches = c.switches;
+    out->syscall = -1;
+    out->stack_id = -1;
+    if (c.off_since && (int64_t)c.off_since <= now) {
+        uint64_t off = (uint64_t)now - c.off_since;
+        out->off_ns += off;
+        if (c.state == OFFCPU_RUNNABLE)
+            out->rq_ns += off;
+        else if (c.woken_at && (int64_t)c.woken_at <= now)
+            out->rq_ns += (uint64_t)now - c.woken_at;
+        out->off_since = (int64_t)c.off_since;
+        out->state = (int)c.state;
+        out->syscall = c.syscall;
+        out->stack_id = c.stack_id;
+    } else if (c.on_since && (int64_t)c.on_since <= now) {
+        out->on_ns += (uint64_t)now - c.on_since;
+    }
+    return 0;
+}
+
+int kview_consume(struct kview *kv, kview_cb cb, void *arg)
+{
+    kv->cb = cb;
+    kv->cb_arg = arg;
+    int n = ring_buffer__consume(kv->rb);
+    kv->cb = NULL;
+    return n;
+}
+
+int kview_stack(struct kview *kv, int stack_id, uint64_t *ips, int cap)
+{
+    if (stack_id < 0 || cap <= 0)
+        return 0;
+    __u64 buf[OFFCPU_STACK_DEPTH];
+    __u32 key = (__u32)stack_id;
+    if (bpf_map_lookup_elem(kv->stacks_fd, &key, buf) != 0)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < OFFCPU_STACK_DEPTH && n < cap && buf[i]; i++)
+        ips[n++] = buf[i];
+    return n;
+}
+
+uint64_t kview_lost(struct kview *kv)
+{
+    return kv->skel->bss->events_lost;
+}

@@ -1,0 +1,61 @@
+/* The kernel view: loads offcpu.bpf.c, tracks carrier threads by host tid and
+ * hands out their off-CPU intervals and times. Needs CAP_BPF and CAP_PERFMON
+ * (or root) and a kernel with BTF; kview_open says why when it cannot. */
+#ifndef VTPIN_KERNEL_KVIEW_H
+#define VTPIN_KERNEL_KVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum kview_state {
+    KVIEW_RUNNABLE = 0,
+    KVIEW_SLEEPING = 1,
+    KVIEW_DISK = 2,
+    KVIEW_OTHER = 3,
+};
+
+/* A finished off-CPU interval of a tracked thread, or one in progress. */
+struct kview_interval {
+    int32_t tid; /* host tid */
+    int state;   /* enum kview_state */
+    int64_t start_ns, end_ns, rq_ns;
+    int32_t syscall; /* -1: none */
+    int stack_id;    /* < 0: none */
+};
+
+struct kview_times {
+    uint64_t on_ns, off_ns, rq_ns, switches; /* the interval in progress included */
+    int64_t off_since;                       /* 0 while on CPU */
+    int state;                               /* of the interval in progress */
+    int32_t syscall;
+    int stack_id;
+};
+
+struct kview;
+
+/* Opens, loads and attaches the program. 0, or -errno with why[] saying why
+ * in words (no privilege, no BTF, built without it, load failure). */
+int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t whylen);
+void kview_close(struct kview *kv);
+/* A descriptor that is readable when intervals wait (for epoll). */
+int kview_fd(const struct kview *kv);
+/* Tracks tid. A thread already asleep when tracked has no switch out to
+ * start its interval: off_since (> 0, with state and syscall) seeds one from
+ * what /proc says; its stack id is then KVIEW_STACK_PROC. */
+#define KVIEW_STACK_PROC (-2)
+int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall);
+int kview_untrack(struct kview *kv, int32_t tid);
+/* Times of a tracked thread at now (CLOCK_MONOTONIC). 0 or -ENOENT. */
+int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *out);
+/* Calls cb for every finished interval waiting. Returns how many, or -errno. */
+typedef void (*kview_cb)(void *arg, const struct kview_interval *iv);
+int kview_consume(struct kview *kv, kview_cb cb, void *arg);
+/* The kernel stack stack_id, innermost first: up to cap addresses; returns
+ * how many (0 when unknown). */
+int kview_stack(struct kview *kv, int stack_id, uint64_t *ips, int cap);
+/* Intervals lost to a full ring buffer. */
+uint64_t kview_lost(struct kview *kv);
+
+const char *kview_state_name(int state); /* "runnable", "sleeping", "disk", "other" */
+
+#endif

@@ -1,0 +1,15 @@
+/* Thread ids across pid namespaces: an agent in a container reports the tids
+ * of its own namespace; the kernel view needs the collector's (the host's). */
+#ifndef VTPIN_KERNEL_NSPID_H
+#define VTPIN_KERNEL_NSPID_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The tid, in the namespace of proc_root (normally "/proc"), of the thread of
+ * process pid (as that namespace sees it, e.g. SO_PEERCRED's) whose innermost
+ * namespace tid is ns_tid: scans proc_root/pid/task/x/status for "NSpid:".
+ * 0 with *tid, -ESRCH when no thread matches, -errno. */
+int nspid_host_tid(const char *proc_root, pid_t pid, int32_t ns_tid, int32_t *tid);
+
+#endif

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Off-CPU accounting of the carrier threads the collector tracks.
+ *
+ * tp_btf/sched_switch: an untracked thread costs one hash lookup for prev and
+ * one for next. A tracked thread gets its on-CPU, off-CPU and run-queue time
+ * summed in its map value, and every off-CPU interval of at least kernel_min
+ * is sent to the ring buffer with its state, syscall and kernel stack (taken
+ * at switch out, when the stack is prev's). sched_wakeup(_new) marks when a
+ * sleeping carrier became runnable, so the rest of the interval is run-queue
+ * time. The program only reads the kernel. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "offcpu.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 kernel_min = 1000000; /* ns */
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, OFFCPU_MAX_TRACKED);
+    __type(key, __u32);
+    __type(value, struct offcpu_carrier);
+} tracked SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+    __uint(max_entries, OFFCPU_STACKS);
+    __uint(key_size, sizeof(__u32));
+    __uint(value_size, OFFCPU_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* Intervals lost because the ring buffer was full. */
+__u64 events_lost = 0;
+
+/* task_struct.state before 5.14 */
+struct task_struct___old {
+    long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+    long s;
+    if (bpf_core_field_exists(t->__state))
+        s = BPF_CORE_READ(t, __state);
+    else
+        s = BPF_CORE_READ((struct task_struct___old *)t, state);
+    if (s == 0)
+        return OFFCPU_RUNNABLE;
+    if (s & 0x1) /* TASK_INTERRUPTIBLE */
+        return OFFCPU_SLEEPING;
+    if (s & 0x2) /* TASK_UNINTERRUPTIBLE (TASK_IDLE included) */
+        return OFFCPU_DISK;
+    return OFFCPU_OTHER;
+}
+
+static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, struct offcpu_carrier *c,
+                                       __u64 now)
+{
+    if (c->on_since)
+        c->on_ns += now - c->on_since;
+    c->on_since = 0;
+    c->off_since = now;
+    c->woken_at = 0;
+    c->switches++;
+    c->state = preempt ? OFFCPU_RUNNABLE : task_state(prev);
+    c->syscall = -1;
+    c->stack_id = -1;
+    if (c->state == OFFCPU_RUNNABLE)
+        return; /* preempted: no stack or syscall wanted, and cheaper */
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+    if (regs)
+        c->syscall = (__s32)BPF_CORE_READ(regs, orig_ax);
+    c->stack_id = bpf_get_stackid(ctx, &stacks, 0);
+}
+
+static __always_inline void switch_in(struct offcpu_carrier *c, __u32 tid, __u64 now)
+{
+    __u64 since = c->off_since;
+    c->on_since = now;
+    c->off_since = 0;
+    if (!since)
+        return; /* first switch in since tracked */
+    __u64 off = now - since;
+    __u64 rq = 0;
+    if (c->state == OFFCPU_RUNNABLE)
+        rq = off;
+    else if (c->woken_at && c->woken_at <= now)
+        rq = now - c->woken_at;
+    c->off_ns += off;
+    c->rq_ns += rq;
+    if (off < kernel_min)
+        return;
+    struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+    if (!e) {
+        __sync_fetch_and_add(&events_lost, 1);
+        return;
+    }
+    e->start_ns = since;
+    e->end_ns = now;
+    e->rq_ns = rq;
+    e->tid = tid;
+    e->state = c->state;
+    e->syscall = c->syscall;
+    e->stack_id = c->stack_id;
+    bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+    __u64 now = bpf_ktime_get_ns();
+    __u32 ptid = prev->pid, ntid = next->pid;
+    struct offcpu_carrier *c = bpf_map_lookup_elem(&tracked, &ptid);
+    if (c)
+        switch_out(ctx, preempt, prev, c, now);
+    c = bpf_map_lookup_elem(&tracked, &ntid);
+    if (c)
+        switch_in(c, ntid, now);
+    return 0;
+}
+
+static __always_inline void woken(struct task_struct *p)
+{
+    __u32 tid = p->pid;
+    struct offcpu_carrier *c = bpf_map_lookup_elem(&tracked, &tid);
+    if (c && c->off_since && !c->woken_at)
+        c->woken_at = bpf_ktime_get_ns();
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(offcpu_wakeup, struct task_struct *p)
+{
+    woken(p);
+    return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
+{
+    woken(p);
+    return 0;
+}

@@ -1,0 +1,62 @@
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Back-to-back pins: each of `threads` virtual threads runs `rounds` rounds of
+ * synchronized (its own lock) { Thread.sleep(sleepMs) } (a pin per round on JDK 21-23).
+ * Each thread spins ~50 ms on CPU before its first and after its last round, so its
+ * carrier's idle parks stay clear of the pins. Starts its carriers, then waits for
+ * goFile (when given) before the rounds, so an agent can be attached first.
+ *
+ * usage: BackToBack [threads=2] [rounds=20] [sleepMs=15] [goFile|-]
+ */
+public class BackToBack {
+
+    static long spin(long ms) {
+        long end = System.nanoTime() + ms * 1_000_000L, x = 1;
+        while (System.nanoTime() < end) {
+            x ^= x << 13;
+            x ^= x >>> 7;
+            x ^= x << 17;
+        }
+        return x;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int threads = args.length > 0 ? Integer.parseInt(args[0]) : 2;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+        long sleepMs = args.length > 2 ? Long.parseLong(args[2]) : 15;
+        Path go = args.length > 3 && !args[3].equals("-") ? Path.of(args[3]) : null;
+        System.out.println("java.version = " + System.getProperty("java.version"));
+        // warm up: the carriers exist (and an attached agent can announce them) before the rounds
+        List<Thread> warm = new ArrayList<>();
+        for (int t = 0; t < threads; t++) warm.add(Thread.ofVirtual().start(() -> spin(20)));
+        for (Thread vt : warm) vt.join();
+        System.out.println("BackToBack: ready");
+        System.out.flush();
+        while (go != null && !Files.exists(go)) Thread.sleep(20);
+        long[] sink = new long[threads];
+        List<Thread> vts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final int i = t;
+            vts.add(Thread.ofVirtual().name("backtoback-" + t).start(() -> {
+                Object lock = new Object();
+                sink[i] += spin(50);
+                try {
+                    for (int r = 0; r < rounds; r++) {
+                        synchronized (lock) {
+                            Thread.sleep(sleepMs);
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    throw new RuntimeException(e);
+                }
+                sink[i] += spin(50);
+            }));
+        }
+        for (Thread vt : vts) vt.join();
+        System.out.println("BackToBack: threads=" + threads + " rounds=" + rounds + " sleepMs=" + sleepMs + " done");
+    }
+}

@@ -1,0 +1,61 @@
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * A class whose static initializer sleeps while other virtual threads touch it:
+ * they wait inside the JVM for the initialization, holding their carriers, with
+ * no park and no native frame (VM_BLOCK). JFR on 25 calls it "Waited for
+ * initialization of ClassInitWait$Slow by another thread".
+ *
+ * usage: ClassInitWait [touchers=2] [init_ms=400]
+ */
+public class ClassInitWait {
+
+    static long initMs = 400;
+
+    static class Slow {
+        static final long VALUE;
+
+        static {
+            try {
+                Thread.sleep(initMs);
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+            VALUE = System.nanoTime();
+        }
+    }
+
+    /** The frame that touches Slow: getstatic Slow.VALUE at the top of the toucher's stack. */
+    static long touch() {
+        return Slow.VALUE;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int touchers = args.length > 0 ? Integer.parseInt(args[0]) : 2;
+        initMs = args.length > 1 ? Long.parseLong(args[1]) : 400;
+        System.out.println("java.version = " + System.getProperty("java.version"));
+        CountDownLatch initStarted = new CountDownLatch(1);
+        // the initializer: a platform thread, so only the touchers hold carriers
+        Thread init = Thread.ofPlatform().name("initializer").start(() -> {
+            initStarted.countDown();
+            touch();
+        });
+        initStarted.await();
+        Thread.sleep(50); // the initializer is inside <clinit> by now
+        List<Thread> vts = new ArrayList<>();
+        long[] sum = new long[1];
+        for (int t = 0; t < touchers; t++) {
+            vts.add(Thread.ofVirtual().name("toucher-" + t).start(() -> {
+                long v = touch();
+                synchronized (sum) {
+                    sum[0] += v;
+                }
+            }));
+        }
+        for (Thread vt : vts) vt.join();
+        init.join();
+        System.out.println("ClassInitWait: touchers=" + touchers + " init_ms=" + initMs + " done");
+    }
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The watchdog's rules without the kernel view, JDK 21 and 25: a block is
+reported only while the carrier's OS thread sleeps (CPU-bound JNI never is one),
+and a mounted virtual thread blocked inside the JVM (waiting for another
+thread's class initialization) is a VM_BLOCK whose culprit is the touching
+frame, with the class named from the bytecode."""
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from harness import CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, pins_in, report_json, scheduler
+
+
+def case_cpu_jni(jdk):
+    """NativeBlock burn: two virtual threads burn CPU in C for 300 ms each. They hold
+    their carriers as CPU-bound Java would: no NATIVE_BLOCK, no pin at all."""
+    jdk = int(jdk)
+    r = Run(jdk, "NativeBlock", args=("burn", 2, 300), props=scheduler(2)).run()
+    check("NativeBlock: probe vthread ran" in r.stdout(), "the fixture ran:\n" + r.stdout())
+    rep = r.report()
+    shutil.rmtree(r.dir, ignore_errors=True)
+    check(rep["pins"] == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["blocked_in"]) for p in rep["pins"]])
+
+
+def case_class_init(jdk):
+    """ClassInitWait: a platform thread runs a static initializer that sleeps 400 ms;
+    two virtual threads touch the class meanwhile and wait inside the JVM."""
+    jdk = int(jdk)
+    r = Run(jdk, "ClassInitWait", args=(2, 400), props=scheduler(4)).run()
+    check("ClassInitWait: touchers=2" in r.stdout(), "the fixture ran:\n" + r.stdout())
+    rep = r.report()
+    shutil.rmtree(r.dir, ignore_errors=True)
+    blocks = [p for p in rep["pins"] if p["reason"] == "VM_BLOCK"]
+    check(len(blocks) == 2, "2 VM_BLOCK pins (one per toucher): %s" % [p["reason"] for p in rep["pins"]])
+    check(len(pins_in(rep, "ClassInitWait")) == len(rep["pins"]), "no other pins: %s" % rep["pins"])
+    for p in blocks:
+        c = culprit(p)
+        check(c and c["class"] == "ClassInitWait" and c["method"] == "touch" and not c["native"],
+              "culprit is the touching frame: %s" % c)
+        check(p["stack"][0] == c, "... which is the top frame: %s" % p["stack"][:2])
+        check(p["blocked_in"] and "getstatic of ClassInitWait$Slow" in p["blocked_in"],
+              "the class is named: %s" % p["blocked_in"])
+        check(p["vthread"]["name"].startswith("toucher-"), "a toucher: %s" % p["vthread"])
+        check(p["duration_ns"] is not None and p["duration_ns"] > 0, "ended: %s" % p)
+
+
+def case_attach_upcall_reason(jdk):
+    """After attach (no breakpoints, the reason is inferred from the stack): an upcall
+    sleeping under a native frame, with a synchronized frame lower down holding a
+    monitor, is NATIVE at the native method, as the JDK itself says at startup."""
+    jdk = int(jdk)
+    home = jdk_home(jdk)
+    d = tempfile.mkdtemp(prefix="vtpin-upcall-")
+    go, rec = os.path.join(d, "go"), os.path.join(d, "a.vtp")
+    out = open(os.path.join(d, "stdout.txt"), "w")
+    jvm = subprocess.Popen([os.path.join(home, "bin", "java"), "-Djava.library.path=" + FIXTURE_LIB,
+                            "--enable-native-access=ALL-UNNAMED", "-cp", CLASSES] + scheduler(2) +
+                           ["LockedUpcall", "2", "3", "200", go], stdout=out, stderr=subprocess.STDOUT,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "LockedUpcall: ready" not in open(os.path.join(d, "stdout.txt")).read():
+            check(jvm.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
+            time.sleep(0.05)
+        p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
+        time.sleep(0.5)
+        open(go, "w").close()
+        check(jvm.wait(timeout=120) == 0, "the JVM failed:\n" + open(os.path.join(d, "stdout.txt")).read())
+        rep = report_json(rec)
+        check(rep["jvm"]["mode"] == "attach", "attach mode: %s" % rep["jvm"])
+        pins = pins_in(rep, "LockedUpcall")
+        check(len(pins) >= 2, "pins after attach: %s" % [p["reason"] for p in rep["pins"]])
+        for p in pins:
+            c = culprit(p)
+            check(p["reason"] == "NATIVE", "the native frame decides, not the monitor below it: %s at %s" %
+                  (p["reason"], c))
+            check(c and c["method"] == "sleepInNative" and c["native"], "culprit is the native method: %s" % c)
+    finally:
+        if jvm.poll() is None:
+            os.killpg(jvm.pid, 9)
+            jvm.wait()
+        out.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "cpu_jni": case_cpu_jni,
+        "class_init": case_class_init,
+        "attach_upcall_reason": case_attach_upcall_reason,
+    }))

@@ -1,0 +1,283 @@
+/* The kernel view's pure parts: kallsyms parsing, NSpid translation, /proc
+ * thread state, syscall names, joining intervals to pins (collector) and
+ * matching them to pins in a recording (CLI). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "json.h"
+#include "kernel_pins.h"
+#include "kglue.h"
+#include "kjoin.h"
+#include "ksyms.h"
+#include "nspid.h"
+#include "procthread.h"
+#include "syscalls.h"
+#include "wire.h"
+
+static void test_ksyms(void)
+{
+    static const char text[] = "ffffffff81000000 T _stext\n"
+                               "ffffffff81000100 t do_nanosleep\n"
+                               "ffffffff81000200 D some_data\n"
+                               "ffffffff81000300 T hrtimer_nanosleep\n"
+                               "ffffffffc0001000 t ext4_read [ext4]\n";
+    FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+    struct ksyms *k = NULL;
+    if (!CHECK_INT(ksyms_load(&k, f), 0))
+        return;
+    fclose(f);
+    CHECK_INT(ksyms_count(k), 4); /* data symbols are not code */
+    char out[128];
+    CHECK_STR(ksyms_format(k, 0xffffffff81000123ULL, out, sizeof(out)), "do_nanosleep+0x23");
+    CHECK_STR(ksyms_format(k, 0xffffffff81000250ULL, out, sizeof(out)), "do_nanosleep+0x150");
+    CHECK_STR(ksyms_format(k, 0xffffffff81000300ULL, out, sizeof(out)), "hrtimer_nanosleep+0x0");
+    CHECK_STR(ksyms_format(k, 0xffffffffc0001010ULL, out, sizeof(out)), "ext4_read+0x10 [ext4]");
+    CHECK_STR(ksyms_format(k, 0x1000, out, sizeof(out)), "0x1000");
+    ksyms_free(k);
+
+    /* an unprivileged reader sees only zeros */
+    static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 t do_nanosleep\n";
+    f = fmemopen((void *)hidden, sizeof(hidden) - 1, "r");
+    k = NULL;
+    CHECK_INT(ksyms_load(&k, f), -ENOENT);
+    CHECK(k == NULL);
+    fclose(f);
+}
+
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+    char path[512], cmd[600];
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+    CHECK_INT(system(cmd), 0);
+    FILE *f = fopen(path, "w");
+    if (!CHECK(f != NULL))
+        return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_proc(void)
+{
+    char dir[] = "/tmp/vtpin-kernel-unit-XXXXXX";
+    if (!CHECK(mkdtemp(dir) != NULL))
+        return;
+    /* a JVM in a container: host pid 500, its threads 501 and 502 are 1 and 7 inside */
+    put_file(dir, "500/task/500/status", "Name:\tjava\nNSpid:\t500\t1\n");
+    put_file(dir, "500/task/501/status", "Name:\tjava\nNSpid:\t501\t7\n");
+    put_file(dir, "500/task/502/status", "Name:\tForkJoinPool-1\nNSpid:\t502\t9\n");
+    /* same namespace: the tid is its own */
+    put_file(dir, "600/task/601/status", "Name:\tjava\nNSpid:\t601\n");
+    int32_t tid = 0;
+    CHECK_INT(nspid_host_tid(dir, 500, 9, &tid), 0);
+    CHECK_INT(tid, 502);
+    CHECK_INT(nspid_host_tid(dir, 500, 7, &tid), 0);
+    CHECK_INT(tid, 501);
+    CHECK_INT(nspid_host_tid(dir, 500, 8, &tid), -ESRCH);
+    CHECK_INT(nspid_host_tid(dir, 600, 601, &tid), 0);
+    CHECK_INT(tid, 601);
+    CHECK_INT(nspid_host_tid(dir, 700, 1, &tid), -ENOENT);
+
+    /* a comm with ") R" in it must not fool the state parser */
+    put_file(dir, "502/stat", "502 (evil) R (x) S 1 2 3\n");
+    put_file(dir, "502/syscall", "230 0x1 0x0 0x7f 0x0 0x0 0x0 0x7ffd 0x7f12\n");
+    put_file(dir, "502/stack", "[<0>] hrtimer_nanosleep+0xd0/0x1a0\n[<0>] do_syscall_64+0x71/0x140\n");
+    put_file(dir, "501/stat", "501 (java) R 1 2 3\n");
+    put_file(dir, "501/syscall", "running\n");
+    char state = 0;
+    int32_t nr = 0;
+    CHECK_INT(procthread_state(dir, 502, &state, &nr), 0);
+    CHECK_INT(state, 'S');
+    CHECK_INT(nr, 230);
+    CHECK_INT(procthread_state(dir, 501, &state, &nr), 0);
+    CHECK_INT(state, 'R');
+    CHECK_INT(nr, -1);
+    char *stack = procthread_stack(dir, 502);
+    CHECK_STR(stack, "hrtimer_nanosleep+0xd0\ndo_syscall_64+0x71");
+    free(stack);
+    CHECK(procthread_stack(dir, 501) == NULL);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK_INT(system(cmd), 0);
+}
+
+static void test_syscalls(void)
+{
+    CHECK_STR(syscalls_name(35), "nanosleep");
+    CHECK_STR(syscalls_name(202), "futex");
+    CHECK_STR(syscalls_name(230), "clock_nanosleep");
+    CHECK(syscalls_name(-1) == NULL);
+    CHECK(syscalls_name(100000) == NULL);
+}
+
+/* ---- kjoin ---- */
+
+static struct kview_interval emitted[32];
+static const struct kjoin_carrier *emitted_by[32];
+static unsigned n_emitted;
+
+static void collect(void *arg, const struct kjoin_carrier *c, const struct kview_interval *iv)
+{
+    (void)arg;
+    if (n_emitted < 32) {
+        emitted_by[n_emitted] = c;
+        emitted[n_emitted++] = *iv;
+    }
+}
+
+static struct kview_interval iv(int32_t tid, int64_t start, int64_t end)
+{
+    return (struct kview_interval){.tid = tid, .state = KVIEW_SLEEPING, .start_ns = start, .end_ns = end,
+                                   .syscall = 35, .stack_id = 1};
+}
+
+static void test_kjoin(void)
+{
+    struct kjoin *j = kjoin_new(2);
+    int a, b; /* two connections */
+    CHECK_INT(kjoin_add(j, &a, 1001, 1), 1);
+    CHECK_INT(kjoin_add(j, &a, 1001, 1), 0);
+    CHECK_INT(kjoin_add(j, &b, 2001, 1), 1);
+    CHECK_INT(kjoin_add(j, &b, 2002, 2), -ENOSPC);
+    CHECK(kjoin_by_ns(j, &a, 1) == kjoin_by_host(j, 1001));
+    CHECK(kjoin_by_ns(j, &b, 1) == kjoin_by_host(j, 2001));
+    CHECK(kjoin_by_ns(j, &b, 2) == NULL);
+
+    /* idle parks with no pin: kept, not emitted */
+    struct kview_interval x = iv(1001, 100, 200);
+    kjoin_interval(j, &x, collect, NULL);
+    x = iv(1001, 300, 400);
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(n_emitted, 0);
+    /* a pin from 350 reported later (at its threshold): the interval it overlaps goes out, the older one not */
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 7, 350, collect, NULL);
+    CHECK_INT(n_emitted, 1);
+    CHECK_INT(emitted[0].start_ns, 300);
+    CHECK(emitted_by[0]->ns_tid == 1 && emitted_by[0]->owner == &a);
+    /* during the pin: emitted at once */
+    x = iv(1001, 500, 600);
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(n_emitted, 2);
+    /* the pin ends at 650 (the agent's PinEnd can come before the interval that held its end) */
+    kjoin_pin_end(j, &b, 7, 640); /* another connection's pin 7: not this one */
+    CHECK(kjoin_by_host(j, 1001)->pin_open);
+    kjoin_pin_end(j, &a, 7, 650);
+    CHECK(!kjoin_by_host(j, 1001)->pin_open);
+    x = iv(1001, 620, 700);
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(n_emitted, 3);
+    x = iv(1001, 660, 700); /* after the pin: kept */
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(n_emitted, 3);
+    /* the next pin: what slept since the previous pin ended goes with it */
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 8, 720, collect, NULL);
+    CHECK_INT(n_emitted, 4);
+    CHECK_INT(emitted[3].start_ns, 660);
+    kjoin_pin_end(j, &a, 8, 800);
+    /* untracked tids are ignored */
+    x = iv(3003, 0, 10000);
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(n_emitted, 4);
+    /* the kept ring is bounded */
+    for (int i = 0; i < 3 * KJOIN_RECENT; i++) {
+        x = iv(2001, 1000 + 10 * i, 1005 + 10 * i);
+        kjoin_interval(j, &x, collect, NULL);
+    }
+    CHECK_INT(kjoin_by_host(j, 2001)->n_recent, KJOIN_RECENT);
+    /* a connection goes: its carriers are untracked */
+    kjoin_remove_owner(j, &a, NULL, NULL);
+    CHECK_INT(kjoin_count(j), 1);
+    CHECK(kjoin_by_host(j, 1001) == NULL);
+    CHECK(kjoin_by_host(j, 2001) != NULL);
+    kjoin_free(j);
+}
+
+/* ---- kernel_pins ---- */
+
+static void test_kernel_pins(void)
+{
+    char *stack_a[] = {"do_nanosleep+0x1", "hrtimer_nanosleep+0x2"};
+    char *stack_b[] = {"futex_wait+0x3"};
+    struct recording_kinterval ks[] = {
+        {.carrier_tid = 5, .start_ns = 100, .end_ns = 200, .state = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING,
+         .has_syscall = 1, .syscall = 35, .syscall_name = "nanosleep", .stack = stack_a, .n_stack = 2,
+         .runqueue_ns = 3},
+        {.carrier_tid = 5, .start_ns = 210, .end_ns = 500, .state = VTPIN__V1__KERNEL_STATE__KERNEL_DISK,
+         .has_syscall = 1, .syscall = 202, .syscall_name = "futex", .stack = stack_b, .n_stack = 1, .runqueue_ns = 4},
+        {.carrier_tid = 6, .start_ns = 0, .end_ns = 1000, .state = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING},
+    };
+    struct recording_session s = {.kintervals = ks, .n_kintervals = 3, .last_ns = 450};
+    struct recording_pin p = {.has_carrier_tid = 1, .carrier_tid = 5, .start_ns = 150, .ended = 1, .end_ns = 300};
+    struct pin_kernel k;
+    CHECK_INT(kernel_pin(&s, &p, &k), 1);
+    CHECK_INT(k.intervals, 2);
+    CHECK_INT(k.off_cpu_ns, 50 + 90); /* only the overlaps */
+    CHECK_INT(k.runqueue_ns, 7);
+    CHECK(k.main == &ks[1]); /* 90 ns of overlap beats 50 */
+    CHECK_STR(kernel_state_name(k.main->state), "disk");
+    /* still in progress: runs to the session's end */
+    p.ended = 0;
+    CHECK_INT(kernel_pin(&s, &p, &k), 1);
+    CHECK_INT(k.off_cpu_ns, 50 + 240);
+    /* another carrier, or no overlap: none */
+    p = (struct recording_pin){.has_carrier_tid = 1, .carrier_tid = 7, .start_ns = 0, .ended = 1, .end_ns = 1000};
+    CHECK_INT(kernel_pin(&s, &p, &k), 0);
+    p = (struct recording_pin){.has_carrier_tid = 1, .carrier_tid = 5, .start_ns = 200, .ended = 1, .end_ns = 210};
+    CHECK_INT(kernel_pin(&s, &p, &k), 0);
+    p.has_carrier_tid = 0;
+    CHECK_INT(kernel_pin(&s, &p, &k), 0);
+    CHECK_STR(kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING), "sleeping");
+    CHECK_STR(kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE), "runnable");
+}
+
+/* The collector's kernel view turned off: nothing loads, status says why, carriers have no kernel times. */
+static void test_kglue_off(void)
+{
+    struct kglue_config cfg = {.mode = KGLUE_OFF, .min_ns = 1000000, .max_carriers = 16, .proc_root = "/proc"};
+    struct kglue *k = NULL;
+    char why[256] = "";
+    if (!CHECK_INT(kglue_open(&k, &cfg, NULL, why, sizeof(why)), 0))
+        return;
+    CHECK(!kglue_enabled(k));
+    CHECK_STR(kglue_reason(k), "turned off (--kernel=off)");
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&buf, &size);
+    struct json js;
+    json_init(&js, out);
+    json_object_begin(&js);
+    kglue_status_json(k, &js, 1);
+    int owner;
+    kglue_carrier_json(k, &js, &owner, 42, 1);
+    json_object_end(&js);
+    CHECK_INT(json_finish(&js), 0);
+    fclose(out);
+    CHECK_CONTAINS(buf, "\"kernel_view\": {\"enabled\": false, \"reason\": \"turned off (--kernel=off)\"}");
+    CHECK_CONTAINS(buf, "\"kernel\": null");
+    free(buf);
+    /* agent events and a connection's end are no-ops without the view */
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    Vtpin__V1__Carrier c = VTPIN__V1__CARRIER__INIT;
+    c.tid = 1;
+    ev.body_case = VTPIN__V1__EVENT__BODY_CARRIER;
+    ev.carrier = &c;
+    kglue_agent_event(k, &owner, getpid(), &ev);
+    kglue_owner_gone(k, &owner, 1);
+    kglue_close(k);
+}
+
+int main(void)
+{
+    test_kglue_off();
+    test_ksyms();
+    test_proc();
+    test_syscalls();
+    test_kjoin();
+    test_kernel_pins();
+    CHECK_MAIN_RETURN();
+}
