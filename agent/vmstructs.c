@@ -42,7 +42,8 @@ static void resolve(JNIEnv *jni)
         if (!field)
             continue;
         long off = (long)*(uint64_t *)(e + (uintptr_t)offset_off);
-        if (strcmp(type, "JavaThread") == 0 && strcmp(field, "_osthread") == 0)
+        /* JavaThread::_osthread up to 24; Thread::_osthread from 25 on */
+        if ((strcmp(type, "JavaThread") == 0 || strcmp(type, "Thread") == 0) && strcmp(field, "_osthread") == 0)
             osthread_offset = off;
         else if (strcmp(type, "OSThread") == 0 && strcmp(field, "_thread_id") == 0)
             thread_id_offset = off;

@@ -917,11 +917,19 @@ static void service_carriers(int64_t now)
                  W.cfg.options->max_carriers);
         send_notice(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__WARNING, "carriers.untracked", text);
     }
+    static int told_no_tid;
     unsigned cap = carriers_capacity();
     for (unsigned i = 0; i < cap; i++) {
         struct carrier_slot *c = carriers_slot(i);
         if (!c)
             continue;
+        if (!told_no_tid && c->tid <= 0 && atomic_load(&c->state) == SLOT_LIVE) {
+            /* after attach the tid comes from HotSpot's VMStructs (vmstructs.c); a layout it does not know */
+            told_no_tid = 1;
+            send_notice(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__WARNING, "carriers.tid_unknown",
+                        "a carrier's OS thread id is unknown (HotSpot's thread layout not recognised): "
+                        "NATIVE_BLOCK and VM_BLOCK are not looked for on it, and the kernel view cannot follow it");
+        }
         announce_carrier(c);
         send_transitions(c);
         if (atomic_load(&c->state) == SLOT_DEAD) {

@@ -193,6 +193,9 @@ def case_reattach(jdk):
             check(time.monotonic() < deadline, "no NATIVE_BLOCK pins in the new recording:\n" + text("stderr.txt"))
             time.sleep(0.2)
         check("NATIVE_BLOCK" in open(trace).read(), "the new trace file gets them too")
+        # the watchdog needs each carrier's OS tid, from HotSpot's VMStructs after attach (25 moved _osthread)
+        check(all(p["carrier"]["tid"] > 0 for p in pins), "carrier tids known after attach: %s" % [
+            p["carrier"] for p in pins])
         rc, _, e, _ = attach(proc.pid, "stop")
         check(rc == 0, "second stop exits 0: %s" % e)
         wait_for("stderr.txt", "stopped", count=2)
