@@ -40,6 +40,7 @@ struct active_pin {
     uint32_t culprit;
     char blocked_in[BLOCKED_IN_MAX];
     int stack_deferred; /* the stack is taken when the pin crosses the threshold */
+    int stack_dropped;  /* taken, but the stack table was full (stacks_dropped) */
 };
 
 struct pending_notice {
@@ -63,7 +64,7 @@ static struct {
     int64_t next_sample_ns;
     struct active_pin active[MAX_ACTIVE];
     unsigned active_count;
-    uint64_t pins_reported, pins_below_threshold, active_dropped;
+    uint64_t pins_reported, pins_below_threshold, active_dropped, pins_without_stack;
     uint64_t carriers_started, compensations;
     int64_t next_stats_ns;
     struct pending_notice notices[MAX_NOTICES];
@@ -290,6 +291,8 @@ static void fill_stats(Vtpin__V1__Stats *s)
     uint32_t connections = link_connections(W.link);
     s->has_reconnects = 1;
     s->reconnects = connections > 1 ? connections - 1 : 0;
+    s->has_pins_without_stack = 1;
+    s->pins_without_stack = W.pins_without_stack;
 }
 
 static void stats_to(unsigned sinks)
@@ -405,16 +408,29 @@ static int is_park_reason(int reason)
            reason == REASON_UNKNOWN;
 }
 
+/* The stack in r (a callback's record) names a's stack, reason and culprit. */
+static void set_stack(struct active_pin *a, const struct rec *r)
+{
+    a->stack = r->frame_count ? symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth) : NULL;
+    a->stack_dropped = r->frame_count && !a->stack;
+    a->stack_deferred = 0;
+    if (a->reason == REASON_UNKNOWN)
+        a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
+    a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
+}
+
 /* A pin that lasted past the threshold is still in progress: its virtual
  * thread is blocked on the same carrier, so its stack and monitors can be
  * taken now, from here, instead of on every short pin in the callback.
- * Returns 0 when the stack is taken (or cannot be), -EAGAIN when the thread
- * is not blocked yet (descheduled between the breakpoint and the park). */
-static int take_deferred_stack(struct active_pin *a, int still_pinned)
+ * Returns 0 when the stack is taken, -EAGAIN when it cannot be yet: the
+ * thread is not blocked yet (descheduled between the breakpoint and the
+ * park), or the pin has ended and its end, which carries the stack, is
+ * still on its way (the carrier runs another virtual thread). */
+static int take_deferred_stack(struct active_pin *a)
 {
-    struct carrier_slot *c = still_pinned ? carrier_by_tid(a->carrier_tid) : NULL;
+    struct carrier_slot *c = carrier_by_tid(a->carrier_tid);
     jthread vt = NULL;
-    int rc = 0;
+    int rc = -EAGAIN;
     if (c && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
         pins_thread_id(W.jni, vt) == a->vthread_id) {
         struct rec *r = W.stack_scratch;
@@ -432,31 +448,27 @@ static int take_deferred_stack(struct active_pin *a, int still_pinned)
                 in_park |= frames[i].method == park;
         }
         /* A park pin's stack runs through parkOnCarrierThread; a monitor pin's thread is blocked. */
-        if (is_park_reason(a->reason) ? in_park : blocked)
-            a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
-        else
-            rc = -EAGAIN;
+        if (r->frame_count && (is_park_reason(a->reason) ? in_park : blocked)) {
+            set_stack(a, r);
+            rc = 0;
+        }
     }
     if (vt)
         (*W.jni)->DeleteLocalRef(W.jni, vt);
-    if (rc)
-        return rc;
-    a->stack_deferred = 0;
-    if (a->reason == REASON_UNKNOWN)
-        a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
-    a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
-    return 0;
+    return rc;
 }
 
 /* Returns -EAGAIN when the pin's stack cannot be taken yet (try again next round). */
 static int report_start(struct active_pin *a, int still_pinned)
 {
-    if (a->stack_deferred && take_deferred_stack(a, still_pinned) == -EAGAIN) {
+    if (a->stack_deferred && (!still_pinned || take_deferred_stack(a) == -EAGAIN)) {
         if (still_pinned && clock_mono_ns() - a->start_ns < (int64_t)W.cfg.options->threshold_ns + 100000000LL)
             return -EAGAIN;
         a->stack_deferred = 0; /* 100 ms past the threshold and still not blocked: report without it */
         a->culprit = 0;
     }
+    if (!a->stack && !a->stack_dropped)
+        W.pins_without_stack++; /* said, not silent: Stats.pins_without_stack */
     a->reported = 1;
     W.pins_reported++;
     struct pin_view v = view_of(a, 0);
@@ -495,12 +507,8 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     memcpy(a->carrier_name, r->carrier_name, REC_NAME_MAX);
     a->reason = r->reason;
     a->stack_deferred = r->stack_deferred;
-    if (!a->stack_deferred) {
-        a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
-        if (a->reason == REASON_UNKNOWN)
-            a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
-        a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
-    }
+    if (!a->stack_deferred)
+        set_stack(a, r);
     if (blocked_in)
         snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
     if (W.cfg.options->threshold_ns == 0)
@@ -514,8 +522,13 @@ static void on_pin_end(const struct rec *r)
         if (a->pin_id != r->pin_id)
             continue;
         int64_t end_ns = r->time_ns, duration = end_ns - a->start_ns;
-        if (!a->reported && (uint64_t)duration >= W.cfg.options->threshold_ns)
-            report_start(a, 0); /* crossed and ended between two looks: its stack is gone */
+        if (!a->reported && (uint64_t)duration >= W.cfg.options->threshold_ns) {
+            /* Crossed and ended before the writer looked (or while it waited for
+             * the park): the ending callback took the stack for it. */
+            if (a->stack_deferred && r->frame_count)
+                set_stack(a, r);
+            report_start(a, 0);
+        }
         if (a->reported)
             report_end(a, end_ns);
         else
@@ -682,6 +695,7 @@ static void end_block(struct carrier_slot *c, int64_t now)
     r->kind = REC_PIN_END;
     r->pin_id = c->block_pin;
     r->time_ns = now;
+    r->frame_count = 0;
     on_pin_end(r);
     c->block_pin = 0;
 }
@@ -865,6 +879,10 @@ static void wait_for_work(int64_t timeout_ns)
     atomic_store(&sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
     if (!queue_peek(W.cfg.queue) && !atomic_load(&stop_requested)) {
+        /* A producer still filling the head slot holds back the records behind
+         * it, and its commit may not wake us (an end never does): look again soon. */
+        if (queue_pending(W.cfg.queue) && timeout_ns > 1000000)
+            timeout_ns = 1000000;
         struct timespec ts = {timeout_ns / 1000000000LL, timeout_ns % 1000000000LL};
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
     }

@@ -383,6 +383,7 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(stacks_dropped);
     COPY(carriers_started);
     COPY(compensations);
+    COPY(pins_without_stack);
 #undef COPY
 }
 

@@ -84,6 +84,8 @@ struct recording_stats {
     int has_pins, has_pins_reported, has_pins_below_threshold, has_events_dropped, has_stacks_dropped,
         has_carriers_started, has_compensations;
     uint64_t pins, pins_reported, pins_below_threshold, events_dropped, stacks_dropped, carriers_started, compensations;
+    int has_pins_without_stack;
+    uint64_t pins_without_stack; /* reported without a stack that could not be taken */
 };
 
 struct recording_session {

@@ -208,6 +208,7 @@ static void put_stats(struct json *j, const struct recording_session *s)
     kv_counter(j, "stacks_dropped", st->has_stacks_dropped, st->stacks_dropped);
     kv_counter(j, "carriers_started", st->has_carriers_started, st->carriers_started);
     kv_counter(j, "compensations", st->has_compensations, st->compensations);
+    kv_counter(j, "pins_without_stack", st->has_pins_without_stack, st->pins_without_stack);
     json_object_end(j);
 }
 

@@ -253,6 +253,8 @@ static void put_counters(FILE *out, const struct recording_session *s)
     fputs("\n  ", out);
     put_counter(out, "events dropped", st->has_events_dropped, st->events_dropped);
     put_counter(out, ", stacks dropped", st->has_stacks_dropped, st->stacks_dropped);
+    if (st->has_pins_without_stack && st->pins_without_stack)
+        put_counter(out, ", pins without stack", 1, st->pins_without_stack);
     fputs("\n  ", out);
     put_counter(out, "carriers started", st->has_carriers_started, st->carriers_started);
     if (s->parallelism)
@@ -262,6 +264,10 @@ static void put_counters(FILE *out, const struct recording_session *s)
     if ((st->has_events_dropped && st->events_dropped) || (st->has_stacks_dropped && st->stacks_dropped))
         fputs("  (dropped events or stacks: some pins are missing or have no stack; see the agent's queue= and "
               "stacks= options)\n",
+              out);
+    if (st->has_pins_without_stack && st->pins_without_stack)
+        fputs("  (pins without stack: the agent could not take their stacks; the pins are reported, their sites "
+              "have no culprit)\n",
               out);
 }
 
