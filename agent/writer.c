@@ -419,36 +419,41 @@ static void set_stack(struct active_pin *a, const struct rec *r)
     a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
 }
 
+static int is_blocked(jthread vt)
+{
+    jint state = 0;
+    if ((*W.jvmti)->GetThreadState(W.jvmti, vt, &state) != JVMTI_ERROR_NONE)
+        return 0;
+    return (state & (JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)) != 0;
+}
+
 /* A pin that lasted past the threshold is still in progress: its virtual
  * thread is blocked on the same carrier, so its stack and monitors can be
  * taken now, from here, instead of on every short pin in the callback.
- * Returns 0 when the stack is taken, -EAGAIN when it cannot be yet: the
- * thread is not blocked yet (descheduled between the breakpoint and the
- * park), or the pin has ended and its end, which carries the stack, is
- * still on its way (the carrier runs another virtual thread). */
+ * Only from a thread blocked before and after: frames and monitors are read
+ * in two calls, and a running thread's would not match (a monitor blamed on
+ * the frame below). Returns 0 when the stack is taken, -EAGAIN when it cannot
+ * be yet: the thread is not blocked yet (descheduled between the breakpoint
+ * and the park), or the pin has ended and its end, which carries the stack,
+ * is still on its way (the carrier runs another virtual thread). */
 static int take_deferred_stack(struct active_pin *a)
 {
     struct carrier_slot *c = carrier_by_tid(a->carrier_tid);
     jthread vt = NULL;
     int rc = -EAGAIN;
     if (c && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
-        pins_thread_id(W.jni, vt) == a->vthread_id) {
+        pins_thread_id(W.jni, vt) == a->vthread_id && is_blocked(vt)) {
         struct rec *r = W.stack_scratch;
         r->frame_count = 0;
         r->truncated = 0;
-        jint state = 0;
-        (*W.jvmti)->GetThreadState(W.jvmti, vt, &state);
-        int blocked = (state & (JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)) != 0;
+        pins_capture_stack(vt, r);
         int in_park = 0;
-        if (blocked || is_park_reason(a->reason)) {
-            pins_capture_stack(vt, r);
-            jmethodID park = pins_park_method();
-            const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
-            for (uint32_t i = 0; i < r->frame_count && park; i++)
-                in_park |= frames[i].method == park;
-        }
-        /* A park pin's stack runs through parkOnCarrierThread; a monitor pin's thread is blocked. */
-        if (r->frame_count && (is_park_reason(a->reason) ? in_park : blocked)) {
+        jmethodID park = pins_park_method();
+        const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
+        for (uint32_t i = 0; i < r->frame_count && park; i++)
+            in_park |= frames[i].method == park;
+        /* A park pin's stack runs through parkOnCarrierThread (else the thread parks elsewhere). */
+        if (r->frame_count && (!is_park_reason(a->reason) || in_park) && is_blocked(vt)) {
             set_stack(a, r);
             rc = 0;
         }

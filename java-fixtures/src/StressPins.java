@@ -10,9 +10,10 @@ import java.util.concurrent.locks.LockSupport;
  * at least holdMs, in StressPins code:
  *   monitor  LockSupport.park inside synchronized on its OWN lock (pins on JDK 21-23, MONITOR)
  *   native   LockSupport.park called back from native parkInNative (pins on every JDK, NATIVE)
- * The main thread releases each one holdMs after it SAW it parked (Thread.State WAITING), so a
- * pin lasts at least holdMs however late a loaded machine runs the thread (a Thread.sleep pin
- * would not: its deadline is fixed before the park, a late park is a short pin).
+ * The main thread releases each one once it has seen the same park in progress (Thread.State
+ * WAITING) holdMs apart, so a pin lasts at least holdMs however late a loaded machine runs the
+ * thread (a Thread.sleep pin would not: its deadline is fixed before the park, so a late park
+ * is a short pin), and a spurious wake-up that parks again is held anew.
  * Run with -Djdk.virtualThreadScheduler.parallelism=N: N carriers pinned at once.
  * Prints "StressPins: pinned=<n>" (each virtual thread counts its pin after it).
  *
@@ -24,6 +25,8 @@ public class StressPins {
     static final class Pin {
         final Thread thread;
         volatile boolean released;
+        volatile int parks;   // written by the pinned thread only, before each park
+        int seenParks = -1;   // controller: the park seen in progress since parkedAt
         long parkedAt;
 
         Pin(Thread thread) {
@@ -45,6 +48,7 @@ public class StressPins {
     static void parkPinned(Pin p) {
         ARRIVED.add(p);
         while (!p.released) {
+            p.parks++;
             LockSupport.park();           // <== pinned: monitor held, or native frame below
         }
     }
@@ -78,17 +82,23 @@ public class StressPins {
             }));
         }
         for (Thread vt : vts) vt.start();
-        // Release each parked thread holdMs after it was first seen parked.
+        // Release each parked thread once the same park was seen in progress holdMs apart.
         List<Pin> waiting = new ArrayList<>();
         for (int released = 0; released < pins; ) {
             for (Pin p; (p = ARRIVED.poll()) != null; )
                 waiting.add(p);
-            long now = System.nanoTime();
             for (Iterator<Pin> it = waiting.iterator(); it.hasNext(); ) {
                 Pin p = it.next();
-                if (p.parkedAt == 0) {
-                    if (p.thread.getState() == Thread.State.WAITING)
-                        p.parkedAt = now;
+                // The same park (count read before and after the state) seen WAITING just
+                // before parkedAt and just after now: it lasted at least now - parkedAt.
+                // A spurious wake-up that parks again starts the hold anew.
+                long now = System.nanoTime();
+                int before = p.parks;
+                boolean parked = p.thread.getState() == Thread.State.WAITING;
+                int after = p.parks;
+                if (!parked || before != after || after != p.seenParks) {
+                    p.seenParks = parked && before == after ? after : -1;
+                    p.parkedAt = System.nanoTime();
                 } else if (now - p.parkedAt >= holdNanos) {
                     p.released = true;
                     LockSupport.unpark(p.thread);

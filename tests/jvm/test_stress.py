@@ -49,8 +49,11 @@ def check_run(rep, mode, run):
     parks = [p for p in mine if in_park(p)]
     names = {p["vthread"]["name"] for p in parks}
     missing = sorted({"stresspin-%d" % i for i in range(PINS)} - names, key=lambda n: int(n.split("-")[1]))
-    check(not missing, where + "%d of %d pins not reported (counters %s), e.g. %s"
-          % (len(missing), PINS, st, missing[:5]))
+    if missing:
+        seen = [(p["reason"], p["duration_ns"], [f["method"] for f in (p["stack"] or [])[:4]])
+                for p in mine if p["vthread"]["name"] == missing[0]]
+        raise Failure(where + "%d of %d pins not reported (counters %s), e.g. %s; its reported pins: %s"
+                      % (len(missing), PINS, st, missing[:5], seen))
     reason, culprit_method = ("MONITOR", "pinMonitor") if mode == "monitor" else ("NATIVE", "parkInNative")
     for p in parks:
         c = p["stack"][p["culprit"]] if p["culprit"] is not None else None
