@@ -172,11 +172,11 @@ void pins_capture_stack(jthread thread, struct rec *r)
     (*S.jvmti)->Deallocate(S.jvmti, (unsigned char *)info);
 }
 
-/* A pin end. with_stack: the pin outlasted the threshold, so the writer may
- * not have taken its deferred stack yet (it looks late under CPU load, or a
- * record ahead in the queue held the start back): the ending thread still
- * stands in the pinning frames, so it takes its own stack here and the pin
- * is never reported without one. */
+/* A pin end. thread (non-NULL when the pin outlasted the threshold with its
+ * stack deferred): the writer may not have taken that stack yet, because it
+ * looked late under CPU load or a record ahead in the queue held the start
+ * back. The ending thread still stands in the pinning frames, so it takes its
+ * own stack here and the pin is not reported without one. */
 static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind kind)
 {
     uint64_t ticket;

@@ -46,7 +46,10 @@ def check_run(rep, mode, run):
     mine = [p for p in rep["pins"] if (p["vthread"]["name"] or "").startswith("stresspin-")]
     bare = [p for p in mine if not p["stack"]]
     check(not bare, where + "%d of the fixture's pins have no stack, e.g. %s" % (len(bare), bare[:1]))
-    parks = [p for p in mine if in_park(p)]
+    reason, culprit_method = ("MONITOR", "pinMonitor") if mode == "monitor" else ("NATIVE", "parkInNative")
+    # The parks; other pins of these threads are the JDK's own (JDK 21: contended class
+    # initialisation at start-up, MONITOR_ENTER), held to the same rule: a stack each.
+    parks = [p for p in mine if in_park(p) and p["reason"] == reason]
     names = {p["vthread"]["name"] for p in parks}
     missing = sorted({"stresspin-%d" % i for i in range(PINS)} - names, key=lambda n: int(n.split("-")[1]))
     if missing:
@@ -54,10 +57,8 @@ def check_run(rep, mode, run):
                 for p in mine if p["vthread"]["name"] == missing[0]]
         raise Failure(where + "%d of %d pins not reported (counters %s), e.g. %s; its reported pins: %s"
                       % (len(missing), PINS, st, missing[:5], seen))
-    reason, culprit_method = ("MONITOR", "pinMonitor") if mode == "monitor" else ("NATIVE", "parkInNative")
     for p in parks:
         c = p["stack"][p["culprit"]] if p["culprit"] is not None else None
-        check(p["reason"] == reason, where + "reason %s, expected %s: %s" % (p["reason"], reason, p))
         check(c and c["class"] == "StressPins" and c["method"] == culprit_method,
               where + "culprit StressPins.%s expected, got %s" % (culprit_method, c))
         if mode == "monitor":
