@@ -19,6 +19,7 @@ struct carrier_local {
     int name_known;
     char name[REC_NAME_MAX];
     uint64_t pin_id;
+    int64_t start_ns;
     enum pin_kind kind;
 };
 static __thread struct carrier_local tl;
@@ -171,7 +172,12 @@ void pins_capture_stack(jthread thread, struct rec *r)
     (*S.jvmti)->Deallocate(S.jvmti, (unsigned char *)info);
 }
 
-static void emit_end(uint64_t pin_id, int64_t now)
+/* A pin end. thread (non-NULL when the pin outlasted the threshold with its
+ * stack deferred): the writer may not have taken that stack yet, because it
+ * looked late under CPU load or a record ahead in the queue held the start
+ * back. The ending thread still stands in the pinning frames, so it takes its
+ * own stack here and the pin is not reported without one. */
+static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind kind)
 {
     uint64_t ticket;
     struct rec *r = queue_reserve(S.setup.queue, &ticket);
@@ -181,7 +187,15 @@ static void emit_end(uint64_t pin_id, int64_t now)
     r->pin_id = pin_id;
     r->time_ns = now;
     r->carrier_tid = current_tid();
+    r->truncated = 0;
     r->frame_count = 0;
+    if (thread) {
+        pins_capture_stack(thread, r);
+        /* At MonitorContendedEntered the thread owns the monitor it was blocked on. */
+        uint16_t *monitors = (uint16_t *)((jvmtiFrameInfo *)r->frames + S.setup.depth);
+        if (kind == KIND_ENTER && r->frame_count > 0 && monitors[0] > 0)
+            monitors[0]--;
+    }
     queue_commit(S.setup.queue, ticket);
     S.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
 }
@@ -190,7 +204,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
 {
     int64_t now = clock_mono_ns();
     if (tl.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
-        emit_end(tl.pin_id, now);
+        emit_end(tl.pin_id, now, NULL, KIND_NONE);
     tl.pin_id = 0;
     tl.kind = KIND_NONE;
     atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
@@ -215,19 +229,22 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
         pins_capture_stack(vthread, r);
     queue_commit(S.setup.queue, ticket);
     tl.pin_id = id;
+    tl.start_ns = now;
     tl.kind = kind;
     /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
     S.setup.wake_writer(now + (int64_t)S.setup.threshold_ns);
 }
 
-static void pin_end(enum pin_kind kind)
+static void pin_end(jthread thread, enum pin_kind kind)
 {
     if (!tl.pin_id || tl.kind != kind)
         return;
     uint64_t id = tl.pin_id;
     tl.pin_id = 0;
     tl.kind = KIND_NONE;
-    emit_end(id, clock_mono_ns());
+    int64_t now = clock_mono_ns();
+    int long_pin = S.setup.defer_stacks && (uint64_t)(now - tl.start_ns) >= S.setup.threshold_ns;
+    emit_end(id, now, long_pin ? thread : NULL, kind);
 }
 
 static int is_virtual(JNIEnv *jni, jthread thread)
@@ -246,7 +263,7 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
     if (location == 0)
         pin_begin(jni, thread, KIND_PARK, REASON_UNKNOWN);
     else
-        pin_end(KIND_PARK);
+        pin_end(thread, KIND_PARK);
 }
 
 void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
@@ -263,10 +280,9 @@ void JNICALL pins_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
     (void)jvmti;
     (void)object;
     (void)jni;
-    (void)thread;
     if (atomic_load_explicit(&stopped, memory_order_relaxed))
         return;
-    pin_end(KIND_ENTER);
+    pin_end(thread, KIND_ENTER);
 }
 
 void JNICALL pins_on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jlong timeout)
@@ -285,10 +301,9 @@ void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     (void)object;
     (void)timed_out;
     (void)jni;
-    (void)thread;
     if (atomic_load_explicit(&stopped, memory_order_relaxed))
         return;
-    pin_end(KIND_WAIT);
+    pin_end(thread, KIND_WAIT);
 }
 
 void JNICALL pins_on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

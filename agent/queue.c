@@ -94,6 +94,11 @@ void queue_release(struct queue *q)
     q->tail = pos + 1;
 }
 
+int queue_pending(const struct queue *q)
+{
+    return atomic_load_explicit(&((struct queue *)q)->head, memory_order_relaxed) != q->tail;
+}
+
 size_t queue_slot_size(const struct queue *q)
 {
     return q->slot_size;

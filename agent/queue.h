@@ -23,6 +23,8 @@ uint64_t queue_dropped(const struct queue *q);
 /* Consumer side: the next committed slot or NULL; release it when done. */
 void *queue_peek(struct queue *q);
 void queue_release(struct queue *q);
+/* Nonzero when a slot is reserved but the next one to consume is not committed yet. */
+int queue_pending(const struct queue *q);
 
 size_t queue_slot_size(const struct queue *q);
 

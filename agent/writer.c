@@ -45,6 +45,7 @@ struct active_pin {
     int blocking;       /* frame of the blocking operation when not the culprit, else -1 */
     int has_downcall;   /* the culprit invoked an FFM downcall; downcall names its target if known */
     struct downcall_target downcall;
+    int stack_dropped;  /* taken, but the stack table was full (stacks_dropped) */
 };
 
 struct pending_notice {
@@ -68,7 +69,7 @@ static struct {
     int64_t next_sample_ns;
     struct active_pin active[MAX_ACTIVE];
     unsigned active_count;
-    uint64_t pins_reported, pins_below_threshold, active_dropped;
+    uint64_t pins_reported, pins_below_threshold, active_dropped, pins_without_stack;
     uint64_t carriers_started, compensations;
     int64_t next_stats_ns;
     struct pending_notice notices[MAX_NOTICES];
@@ -312,6 +313,8 @@ static void fill_stats(Vtpin__V1__Stats *s)
     s->events_unwritten = record_unwritten(W.record);
     s->has_methods_dropped = 1;
     s->methods_dropped = symbols_methods_dropped(W.symbols);
+    s->has_pins_without_stack = 1;
+    s->pins_without_stack = W.pins_without_stack;
 }
 
 static void stats_to(unsigned sinks)
@@ -470,59 +473,73 @@ static int is_park_reason(int reason)
            reason == REASON_UNKNOWN;
 }
 
-/* A pin that lasted past the threshold is still in progress: its virtual
- * thread is blocked on the same carrier, so its stack and monitors can be
- * taken now, from here, instead of on every short pin in the callback.
- * Returns 0 when the stack is taken (or cannot be), -EAGAIN when the thread
- * is not blocked yet (descheduled between the breakpoint and the park). */
-static int take_deferred_stack(struct active_pin *a, int still_pinned)
+/* The stack in r (a callback's record) names a's stack, reason and culprit. */
+static void set_stack(struct active_pin *a, const struct rec *r)
 {
-    struct carrier_slot *c = still_pinned ? carrier_by_tid(a->carrier_tid) : NULL;
-    jthread vt = NULL;
-    int rc = 0;
-    if (c && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
-        pins_thread_id(W.jni, vt) == a->vthread_id) {
-        struct rec *r = W.stack_scratch;
-        r->frame_count = 0;
-        r->truncated = 0;
-        jint state = 0;
-        (*W.jvmti)->GetThreadState(W.jvmti, vt, &state);
-        int blocked = (state & (JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)) != 0;
-        int in_park = 0;
-        if (blocked || is_park_reason(a->reason)) {
-            pins_capture_stack(vt, r);
-            jmethodID park = pins_park_method();
-            const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
-            for (uint32_t i = 0; i < r->frame_count && park; i++)
-                in_park |= frames[i].method == park;
-        }
-        /* A park pin's stack runs through parkOnCarrierThread; a monitor pin's thread is blocked. */
-        if (is_park_reason(a->reason) ? in_park : blocked)
-            a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
-        else
-            rc = -EAGAIN;
-    }
-    if (vt)
-        (*W.jni)->DeleteLocalRef(W.jni, vt);
-    if (rc)
-        return rc;
+    a->stack = r->frame_count ? symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth) : NULL;
+    a->stack_dropped = r->frame_count && !a->stack;
     a->stack_deferred = 0;
     if (a->reason == REASON_UNKNOWN)
         a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
     a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
     describe_native(a);
-    return 0;
+}
+
+static int is_blocked(jthread vt)
+{
+    jint state = 0;
+    if ((*W.jvmti)->GetThreadState(W.jvmti, vt, &state) != JVMTI_ERROR_NONE)
+        return 0;
+    return (state & (JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)) != 0;
+}
+
+/* A pin that lasted past the threshold is still in progress: its virtual
+ * thread is blocked on the same carrier, so its stack and monitors can be
+ * taken now, from here, instead of on every short pin in the callback.
+ * Only from a thread blocked before and after: frames and monitors are read
+ * in two calls, and a running thread's would not match (a monitor blamed on
+ * the frame below). Returns 0 when the stack is taken, -EAGAIN when it cannot
+ * be yet: the thread is not blocked yet (descheduled between the breakpoint
+ * and the park), or the pin has ended and its end, which carries the stack,
+ * is still on its way (the carrier runs another virtual thread). */
+static int take_deferred_stack(struct active_pin *a)
+{
+    struct carrier_slot *c = carrier_by_tid(a->carrier_tid);
+    jthread vt = NULL;
+    int rc = -EAGAIN;
+    if (c && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
+        pins_thread_id(W.jni, vt) == a->vthread_id && is_blocked(vt)) {
+        struct rec *r = W.stack_scratch;
+        r->frame_count = 0;
+        r->truncated = 0;
+        pins_capture_stack(vt, r);
+        int in_park = 0;
+        jmethodID park = pins_park_method();
+        const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
+        for (uint32_t i = 0; i < r->frame_count && park; i++)
+            in_park |= frames[i].method == park;
+        /* A park pin's stack runs through parkOnCarrierThread (else the thread parks elsewhere). */
+        if (r->frame_count && (!is_park_reason(a->reason) || in_park) && is_blocked(vt)) {
+            set_stack(a, r);
+            rc = 0;
+        }
+    }
+    if (vt)
+        (*W.jni)->DeleteLocalRef(W.jni, vt);
+    return rc;
 }
 
 /* Returns -EAGAIN when the pin's stack cannot be taken yet (try again next round). */
 static int report_start(struct active_pin *a, int still_pinned)
 {
-    if (a->stack_deferred && take_deferred_stack(a, still_pinned) == -EAGAIN) {
+    if (a->stack_deferred && (!still_pinned || take_deferred_stack(a) == -EAGAIN)) {
         if (still_pinned && clock_mono_ns() - a->start_ns < (int64_t)W.cfg.options->threshold_ns + 100000000LL)
             return -EAGAIN;
         a->stack_deferred = 0; /* 100 ms past the threshold and still not blocked: report without it */
         a->culprit = 0;
     }
+    if (!a->stack && !a->stack_dropped)
+        W.pins_without_stack++; /* said, not silent: Stats.pins_without_stack */
     a->reported = 1;
     W.pins_reported++;
     struct pin_view v = view_of(a, 0);
@@ -562,13 +579,8 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     a->reason = r->reason;
     a->blocking = -1;
     a->stack_deferred = r->stack_deferred;
-    if (!a->stack_deferred) {
-        a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
-        if (a->reason == REASON_UNKNOWN)
-            a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
-        a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
-        describe_native(a);
-    }
+    if (!a->stack_deferred)
+        set_stack(a, r);
     if (blocked_in)
         snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
     if (W.cfg.options->threshold_ns == 0)
@@ -582,8 +594,13 @@ static void on_pin_end(const struct rec *r)
         if (a->pin_id != r->pin_id)
             continue;
         int64_t end_ns = r->time_ns, duration = end_ns - a->start_ns;
-        if (!a->reported && (uint64_t)duration >= W.cfg.options->threshold_ns)
-            report_start(a, 0); /* crossed and ended between two looks: its stack is gone */
+        if (!a->reported && (uint64_t)duration >= W.cfg.options->threshold_ns) {
+            /* Crossed and ended before the writer looked (or while it waited for
+             * the park): the ending callback took the stack for it. */
+            if (a->stack_deferred && r->frame_count)
+                set_stack(a, r);
+            report_start(a, 0);
+        }
         if (a->reported)
             report_end(a, end_ns);
         else
@@ -750,6 +767,7 @@ static void end_block(struct carrier_slot *c, int64_t now)
     r->kind = REC_PIN_END;
     r->pin_id = c->block_pin;
     r->time_ns = now;
+    r->frame_count = 0;
     on_pin_end(r);
     c->block_pin = 0;
 }
@@ -1007,6 +1025,10 @@ static void wait_for_work(int64_t timeout_ns)
     atomic_store(&sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
     if (!queue_peek(W.cfg.queue) && !atomic_load(&stop_requested)) {
+        /* A producer still filling the head slot holds back the records behind
+         * it, and its commit may not wake us (an end never does): look again soon. */
+        if (queue_pending(W.cfg.queue) && timeout_ns > 1000000)
+            timeout_ns = 1000000;
         struct timespec ts = {timeout_ns / 1000000000LL, timeout_ns % 1000000000LL};
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
     }

@@ -424,6 +424,7 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(write_failures);
     COPY(events_unwritten);
     COPY(methods_dropped);
+    COPY(pins_without_stack);
 #undef COPY
 }
 

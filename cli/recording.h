@@ -139,6 +139,8 @@ struct recording_stats {
     /* lost on the way out: to the collector, to a failed write, to a full method table */
     int has_collector_dropped, has_reconnects, has_write_failures, has_events_unwritten, has_methods_dropped;
     uint64_t collector_dropped, reconnects, write_failures, events_unwritten, methods_dropped;
+    int has_pins_without_stack;
+    uint64_t pins_without_stack; /* reported without a stack that could not be taken */
 };
 
 struct recording_session {

@@ -274,6 +274,7 @@ static void put_stats(struct json *j, const struct recording_session *s)
     kv_counter(j, "write_failures", st->has_write_failures, st->write_failures);
     kv_counter(j, "events_unwritten", st->has_events_unwritten, st->events_unwritten);
     kv_counter(j, "methods_dropped", st->has_methods_dropped, st->methods_dropped);
+    kv_counter(j, "pins_without_stack", st->has_pins_without_stack, st->pins_without_stack);
     json_object_end(j);
 }
 

@@ -325,6 +325,8 @@ static void put_counters(FILE *out, const struct recording_session *s)
     fputs("\n  ", out);
     put_counter(out, "events dropped", st->has_events_dropped, st->events_dropped);
     put_counter(out, ", stacks dropped", st->has_stacks_dropped, st->stacks_dropped);
+    if (st->has_pins_without_stack && st->pins_without_stack)
+        put_counter(out, ", pins without stack", 1, st->pins_without_stack);
     fputs("\n  ", out);
     put_counter(out, "carriers started", st->has_carriers_started, st->carriers_started);
     if (s->parallelism)
@@ -361,6 +363,10 @@ static void put_counters(FILE *out, const struct recording_session *s)
                   "option)\n",
                   out);
     }
+    if (st->has_pins_without_stack && st->pins_without_stack)
+        fputs("  (pins without stack: the agent could not take their stacks; the pins are reported, their sites "
+              "have no culprit)\n",
+              out);
 }
 
 static void put_notices(FILE *out, const struct recording_session *s)

@@ -4,6 +4,8 @@
  *   JniSleep.sleepInNative(long ms)     -> calls back JniSleep.sleepCallback(ms) (Thread.sleep):
  *                                          a vthread that parks with a native frame on its
  *                                          stack is pinned on every JDK.
+ *   StressPins.parkInNative()           -> calls back StressPins.parkCallback() (LockSupport.park
+ *                                          until released): pinned on every JDK.
  *   NativeBlock.blockInNanosleep(long)  -> nanosleep() in C, never returns to Java meanwhile.
  *   NativeBlock.blockInRead(long ms)    -> read() of one byte from a pipe; a helper pthread
  *                                          writes that byte after ms.
@@ -21,6 +23,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+JNIEXPORT void JNICALL Java_StressPins_parkInNative(JNIEnv *env, jclass cls)
+{
+    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "parkCallback", "()V");
+    if (cb == NULL) {
+        return; /* NoSuchMethodError pending */
+    }
+    (*env)->CallStaticVoidMethod(env, cls, cb);
+}
 
 static void throw_ise(JNIEnv *env, const char *what, int err)
 {

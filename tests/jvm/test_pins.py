@@ -27,7 +27,7 @@ def case_repro(jdk):
         no_pins_of(rep, "Repro", jdk)
         return
     pins = pins_in(rep, "Repro")
-    check(len(pins) == 100, "expected 100 pins, got %d" % len(pins))
+    check(len(pins) == 100, "expected 100 pins, got %d (counters %s)" % (len(pins), rep["stats"]))
     for p in pins:
         check(p["reason"] == "MONITOR", "reason %s, expected MONITOR" % p["reason"])
         c = culprit(p)

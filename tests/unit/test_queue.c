@@ -134,6 +134,7 @@ static void test_fifo(void)
     struct queue *q = queue_new(16, sizeof(struct rec));
     struct rec r;
     CHECK(queue_peek(q) == NULL);
+    CHECK(!queue_pending(q));
     for (uint64_t i = 0; i < 10; i++)
         CHECK(push(q, 7, i));
     for (uint64_t i = 0; i < 10; i++) {
@@ -168,16 +169,20 @@ static void test_commit_order(void)
     CHECK(t1 == t0 + 1);
     r0->seq = 100;
     r1->seq = 101;
-    /* Reserved but not committed: nothing to consume. */
+    /* Reserved but not committed: nothing to consume, but pending (the writer polls). */
     CHECK(queue_peek(q) == NULL);
+    CHECK(queue_pending(q));
     /* The second committed first: still waits for the first. */
     queue_commit(q, t1);
     CHECK(queue_peek(q) == NULL);
+    CHECK(queue_pending(q));
     queue_commit(q, t0);
     struct rec r;
     CHECK(pop(q, &r) && r.seq == 100);
+    CHECK(queue_pending(q));
     CHECK(pop(q, &r) && r.seq == 101);
     CHECK(queue_peek(q) == NULL);
+    CHECK(!queue_pending(q));
     queue_free(q);
 }
 

@@ -215,6 +215,8 @@ static void fill_stats(Vtpin__V1__Stats *s, int64_t time)
     s->stacks_dropped = 0;
     s->carriers_started = 4;
     s->compensations = 0;
+    s->has_pins_without_stack = 1;
+    s->pins_without_stack = 1;
 }
 
 static size_t ev_notice(struct buf *b, int64_t time, const char *code, const char *text)
@@ -707,6 +709,7 @@ static void test_json_report(void)
         CHECK_CONTAINS(monitor, "\"count\": 2,\n      \"total_ns\": 400000000,\n      \"max_ns\": 300000000");
         CHECK_CONTAINS(j, "\"pins_below_threshold\": 2");
         CHECK_CONTAINS(j, "\"events_dropped\": 1");
+        CHECK_CONTAINS(j, "\"pins_without_stack\": 1");
     }
     free(j);
     /* --top 1 keeps one site and says how many there were */
@@ -748,7 +751,8 @@ static void test_text_report(void)
         /* a notice's newline cannot break the layout */
         CHECK_CONTAINS(t, "  warning  capability.breakpoints: park-based pins are \"not\" seen\\x0asecond line\n");
         CHECK_CONTAINS(t, "pins seen 5, reported 3, below threshold 2");
-        CHECK_CONTAINS(t, "events dropped 1, stacks dropped 0");
+        CHECK_CONTAINS(t, "events dropped 1, stacks dropped 0, pins without stack 1");
+        CHECK_CONTAINS(t, "(pins without stack: the agent could not take their stacks");
     }
     free(t);
     recording_free(r);
