@@ -230,9 +230,10 @@ int kernel_split_parks(struct recording_session *s)
     size_t *ks = malloc(s->n_kintervals * sizeof(*ks));
     size_t *owner = malloc(s->n_kintervals * sizeof(*owner)); /* pin index + 1, 0: none */
     size_t *cand = malloc(s->n_pins * sizeof(*cand));
-    size_t *count = calloc(s->n_pins, sizeof(*count)); /* pieces per pin */
+    size_t *chain = malloc(s->n_pins * sizeof(*chain)); /* a candidate's loop (index of its first pin) + 1, 0: none */
+    unsigned char *loop_parks = calloc(s->n_pins ? s->n_pins : 1, 1); /* by a loop's first pin: it has parks */
     struct recording_pin *out = NULL;
-    if (!ks || !owner || !cand || !count)
+    if (!ks || !owner || !cand || !chain || !loop_parks)
         goto done;
     for (size_t i = 0; i < s->n_kintervals; i++) {
         int st = s->kintervals[i].state;
@@ -246,21 +247,27 @@ int kernel_split_parks(struct recording_session *s)
     qsort(ks, nk, sizeof(*ks), by_carrier_start);
     qsort(cand, nc, sizeof(*cand), pins_by_carrier_start);
     memset(owner, 0, s->n_kintervals * sizeof(*owner));
+    memset(chain, 0, s->n_pins * sizeof(*chain));
     /* Each sampled park claims the sleeps of its carrier that overlap it: the
      * sampler saw one park at its start and every sample until its end, and a
      * park in progress at the first sample began less than a period before.
      * When the previous sampled park of the same virtual thread on the same
      * carrier ended at most two periods earlier (a sample between two parks
-     * broke the loop), the sleeps in that gap are the loop's parks too. A sleep
-     * is claimed once, by the earlier pin. */
+     * broke the loop, or the agent ended one park and began the next), the two
+     * are one loop and the sleeps in that gap are its parks too. A sleep is
+     * claimed once, by the earlier pin; every pin of a loop with parks is
+     * replaced (one whose park went to its neighbour leaves nothing). */
     for (size_t c = 0; c < nc; c++) {
         const struct recording_pin *p = &s->pins[cand[c]];
         int64_t lo = p->start_ns;
+        chain[cand[c]] = cand[c] + 1;
         if (c > 0) {
             const struct recording_pin *q = &s->pins[cand[c - 1]];
             if (q->carrier_tid == p->carrier_tid && q->vthread_id == p->vthread_id && q->end_ns <= p->start_ns &&
-                p->start_ns - q->end_ns <= 2 * period)
+                p->start_ns - q->end_ns <= 2 * period) {
                 lo = q->end_ns;
+                chain[cand[c]] = chain[cand[c - 1]];
+            }
         }
         for (size_t i = first_ending_after(s, ks, nk, p->carrier_tid, lo); i < nk; i++) {
             const struct recording_kinterval *k = &s->kintervals[ks[i]];
@@ -273,7 +280,7 @@ int kernel_split_parks(struct recording_session *s)
                 continue;
             }
             owner[ks[i]] = cand[c] + 1;
-            count[cand[c]]++;
+            loop_parks[chain[cand[c]] - 1] = 1;
             pieces++;
         }
     }
@@ -281,9 +288,10 @@ int kernel_split_parks(struct recording_session *s)
         rc = 0;
         goto done;
     }
+#define REPLACED(i) (chain[i] && loop_parks[chain[i] - 1])
     size_t split = 0;
     for (size_t i = 0; i < s->n_pins; i++)
-        split += count[i] > 0;
+        split += REPLACED(i);
     size_t n_out = s->n_pins - split + pieces;
     out = calloc(n_out, sizeof(*out));
     if (!out)
@@ -296,7 +304,7 @@ int kernel_split_parks(struct recording_session *s)
     size_t o = 0;
     for (size_t i = 0; i < s->n_pins; i++) {
         const struct recording_pin *p = &s->pins[i];
-        if (!count[i]) {
+        if (!REPLACED(i)) {
             out[o++] = *p; /* moved: its strings now belong to out */
             continue;
         }
@@ -323,7 +331,7 @@ int kernel_split_parks(struct recording_session *s)
         }
     }
     for (size_t i = 0; i < s->n_pins; i++)
-        if (count[i]) {
+        if (REPLACED(i)) {
             free(s->pins[i].blocked_in);
             free(s->pins[i].downcall_symbol);
             free(s->pins[i].downcall_library);
@@ -342,11 +350,13 @@ fail:
             free(out[i].downcall_symbol);
             free(out[i].downcall_library);
         }
+#undef REPLACED
 done:
     free(out);
     free(ks);
     free(owner);
     free(cand);
-    free(count);
+    free(chain);
+    free(loop_parks);
     return rc;
 }

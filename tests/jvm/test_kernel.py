@@ -307,7 +307,6 @@ def case_back_to_back_attach(jdk):
         parks = [p for p in split if p["duration_ns"] >= 10_000_000]
         check(30 <= len(parks) <= 40 and len(pins) <= 44, "40 pins of ~15 ms (2 x 20): %s" % detail)
         check(len(split) == len(pins), "every pin timed by the kernel: %s" % detail)
-        check(len(split) > len({p["split_from"] for p in split}), "fewer sampled pins than real ones: %s" % detail)
         for p in split:
             # timed by the kernel: a sleep, ~15 ms (generous bounds: not a timing test)
             check(p["duration_ns"] <= 100_000_000, "a pin of ~15 ms: %s" % (p["duration_ns"],))

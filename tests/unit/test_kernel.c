@@ -179,10 +179,22 @@ static void test_kjoin(void)
     CHECK_INT(n_emitted, 4);
     CHECK_INT(emitted[3].start_ns, 660);
     kjoin_pin_end(j, &a, 8, 800);
+    /* back-to-back pins (the attached sampler splits a loop at each new park) whose events
+     * arrive before the interval that straddles them: it overlaps an earlier pin, it goes */
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 9, 900, collect, NULL);
+    kjoin_pin_end(j, &a, 9, 910);
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 10, 910, collect, NULL);
+    kjoin_pin_end(j, &a, 10, 920);
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 11, 920, collect, NULL);
+    x = iv(1001, 905, 915);
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(n_emitted, 5);
+    CHECK_INT(emitted[4].start_ns, 905);
+    kjoin_pin_end(j, &a, 11, 930);
     /* untracked tids are ignored */
     x = iv(3003, 0, 10000);
     kjoin_interval(j, &x, collect, NULL);
-    CHECK_INT(n_emitted, 4);
+    CHECK_INT(n_emitted, 5);
     /* the kept ring is bounded */
     for (int i = 0; i < 3 * KJOIN_RECENT; i++) {
         x = iv(2001, 1000 + 10 * i, 1005 + 10 * i);
@@ -298,6 +310,27 @@ static void test_split_parks(void)
     }
     for (size_t i = 0; i < s.n_pins; i++)
         free(s.pins[i].blocked_in);
+    free(s.pins);
+    /* the agent split a loop at a new park (pins back to back): the park that began before
+     * the split overlaps both, goes to the first, and the second pin leaves nothing */
+    struct recording_kinterval loop[] = {
+        {.carrier_tid = 5, .start_ns = 110, .end_ns = 185, .state = S},
+        {.carrier_tid = 5, .start_ns = 190, .end_ns = 260, .state = S},
+    };
+    pins = calloc(2, sizeof(*pins));
+    pins[0] = base;
+    pins[0].id = 1, pins[0].start_ns = 120, pins[0].end_ns = 200;
+    pins[1] = base;
+    pins[1].id = 2, pins[1].start_ns = 200, pins[1].end_ns = 250;
+    s = (struct recording_session){.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = 2,
+                                   .kintervals = loop, .n_kintervals = 2, .sample_interval_ns = 10};
+    CHECK_INT(kernel_split_parks(&s), 0);
+    CHECK_INT(s.pins_split, 2);
+    if (CHECK_INT(s.n_pins, 2)) {
+        CHECK_INT(s.pins[0].start_ns, 110);
+        CHECK_INT(s.pins[1].start_ns, 190);
+        CHECK_INT(s.pins[1].duration_ns, 70);
+    }
     free(s.pins);
     /* startup mode: exact pins, never split */
     struct recording_pin one = base;
