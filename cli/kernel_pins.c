@@ -224,7 +224,9 @@ int kernel_split_parks(struct recording_session *s)
 {
     if (s->mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_kintervals == 0 || s->n_pins == 0)
         return 0;
-    int64_t period = s->sample_interval_ns ? (int64_t)s->sample_interval_ns : 10000000;
+    /* the sample period (said in the Hello; bounded: the file may say anything) */
+    int64_t period = s->sample_interval_ns && s->sample_interval_ns < 10000000000ull ? (int64_t)s->sample_interval_ns
+                                                                                     : 10000000;
     int rc = -ENOMEM;
     size_t nk = 0, nc = 0, pieces = 0;
     size_t *ks = malloc(s->n_kintervals * sizeof(*ks));
@@ -264,7 +266,7 @@ int kernel_split_parks(struct recording_session *s)
         if (c > 0) {
             const struct recording_pin *q = &s->pins[cand[c - 1]];
             if (q->carrier_tid == p->carrier_tid && q->vthread_id == p->vthread_id && q->end_ns <= p->start_ns &&
-                p->start_ns - q->end_ns <= 2 * period) {
+                recording_sat_sub(p->start_ns, q->end_ns) <= 2 * period) {
                 lo = q->end_ns;
                 chain[cand[c]] = chain[cand[c - 1]];
             }
@@ -275,7 +277,7 @@ int kernel_split_parks(struct recording_session *s)
                 break;
             if (owner[ks[i]])
                 continue;
-            if (s->has_threshold && (uint64_t)(k->end_ns - k->start_ns) < s->threshold_ns) {
+            if (s->has_threshold && (uint64_t)recording_sat_sub(k->end_ns, k->start_ns) < s->threshold_ns) {
                 owner[ks[i]] = SIZE_MAX; /* a park too short to report, as at startup */
                 continue;
             }
@@ -308,7 +310,7 @@ int kernel_split_parks(struct recording_session *s)
             out[o++] = *p; /* moved: its strings now belong to out */
             continue;
         }
-        for (size_t j = first_ending_after(s, ks, nk, p->carrier_tid, p->start_ns - 2 * period); j < nk && o < n_out;
+        for (size_t j = first_ending_after(s, ks, nk, p->carrier_tid, recording_sat_sub(p->start_ns, 2 * period)); j < nk && o < n_out;
              j++) {
             const struct recording_kinterval *k = &s->kintervals[ks[j]];
             if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
@@ -321,7 +323,7 @@ int kernel_split_parks(struct recording_session *s)
             x->split_from = p->id;
             x->start_ns = k->start_ns;
             x->end_ns = k->end_ns;
-            x->duration_ns = k->end_ns - k->start_ns;
+            x->duration_ns = recording_sat_sub(k->end_ns, k->start_ns);
             x->blocked_in = x->downcall_symbol = x->downcall_library = NULL;
             if (dup_opt(p->blocked_in, &x->blocked_in) || dup_opt(p->downcall_symbol, &x->downcall_symbol) ||
                 dup_opt(p->downcall_library, &x->downcall_library)) {
