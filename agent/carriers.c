@@ -198,6 +198,10 @@ void carriers_release(JNIEnv *jni, struct carrier_slot *s)
     if (s->stat_fd1 > 0)
         close(s->stat_fd1 - 1);
     s->stat_fd1 = 0;
+    if (s->status_fd1 > 0)
+        close(s->status_fd1 - 1);
+    s->status_fd1 = 0;
+    s->has_switches = 0;
     atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
 }
 

@@ -36,6 +36,9 @@ struct carrier_slot {
     jmethodID native_method; /* top frame of what the watchdog watches */
     int64_t watch_bci;       /* and its bci (VM_BLOCK) */
     int stat_fd1, stat_tid;  /* /proc/self/task/TID/stat kept open (fd + 1; 0: none) for stat_tid */
+    int status_fd1, status_tid; /* the same for /proc/self/task/TID/status (parked: context switches) */
+    int has_switches;
+    uint64_t switches; /* voluntary context switches at the last sample that saw it parked */
     uint64_t block_pin;
 };
 

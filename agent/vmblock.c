@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bytecode.h"
 
-int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid)
+/* /proc/self/task/TID/<file> into buf (NUL-terminated): its length, or -1.
+ * The file stays open (*fd1 = fd + 1) and is read again with pread. */
+static ssize_t read_task_file(int tid, const char *file, int *fd1, int *fd_tid, char *buf, size_t cap)
 {
     if (tid <= 0)
         return -1;
@@ -17,25 +20,48 @@ int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid)
     }
     if (*fd1 <= 0) {
         char path[64];
-        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+        snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tid, file);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             return -1;
         *fd1 = fd + 1;
         *fd_tid = tid;
     }
-    char buf[512];
-    ssize_t n = pread(*fd1 - 1, buf, sizeof(buf) - 1, 0);
+    ssize_t n = pread(*fd1 - 1, buf, cap - 1, 0);
     if (n <= 0) { /* the thread is gone */
         close(*fd1 - 1);
         *fd1 = 0;
         return -1;
     }
     buf[n] = '\0';
+    return n;
+}
+
+int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid)
+{
+    char buf[512];
+    if (read_task_file(tid, "stat", fd1, fd_tid, buf, sizeof(buf)) < 0)
+        return -1;
     const char *p = strrchr(buf, ')'); /* the comm may hold anything; the state follows it */
     if (!p || p[1] != ' ')
         return -1;
     return p[2] == 'S' || p[2] == 'D' ? 1 : p[2] == 'R' ? 0 : -1;
+}
+
+int vmblock_thread_switches(int tid, int *fd1, int *fd_tid, uint64_t *out)
+{
+    char buf[4096];
+    if (read_task_file(tid, "status", fd1, fd_tid, buf, sizeof(buf)) < 0)
+        return -1;
+    const char *p = strstr(buf, "\nvoluntary_ctxt_switches:");
+    if (!p)
+        return -1;
+    char *end;
+    unsigned long long v = strtoull(p + sizeof("\nvoluntary_ctxt_switches:") - 1, &end, 10);
+    if (end == p + sizeof("\nvoluntary_ctxt_switches:") - 1)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap)

@@ -6,12 +6,19 @@
 
 #include <jvmti.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* /proc/self/task/TID/stat: 1 when the thread sleeps (S or D), 0 when it runs
  * or waits for a CPU (R), -1 when unknown. *fd1 caches the open file (fd + 1,
  * 0 for none) for *fd_tid: it is read again with pread, not reopened, on
  * every sample; a different tid reopens it. */
 int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid);
+
+/* voluntary_ctxt_switches of /proc/self/task/TID/status into *out: 0, or -1
+ * when unknown. A parked carrier switches out once per park, so a count
+ * that rose between two samples that both saw it parked means a new park.
+ * *fd1 / *fd_tid: as above, for the status file. */
+int vmblock_thread_switches(int tid, int *fd1, int *fd_tid, uint64_t *out);
 
 /* "getstatic of com.example.Slow" into out[cap] when the instruction at bci of
  * method names a class (new, getstatic, putstatic, invokestatic: the class the

@@ -868,11 +868,19 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
     return kind;
 }
 
+/* A parked carrier's voluntary context switches: 1 and *sw when known. */
+static int parked_switches(struct carrier_slot *c, uint64_t *sw)
+{
+    return vmblock_thread_switches(c->tid, &c->status_fd1, &c->status_tid, sw) == 0;
+}
+
 static void watch_carrier(struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
 {
     jmethodID top = NULL;
     jlocation bci = -1;
     enum watch_kind kind = vt ? classify(vt, c, &top, &bci) : WATCH_NONE;
+    uint64_t sw = 0;
+    int has_sw = kind == WATCH_PARKED && parked_switches(c, &sw);
     if (vid != c->seen_vthread || (int)kind != c->watch_kind || top != c->native_method ||
         (kind == WATCH_VM && bci != c->watch_bci)) {
         end_block(c, now);
@@ -881,12 +889,28 @@ static void watch_carrier(struct carrier_slot *c, jthread vt, int64_t vid, int64
         c->native_method = top;
         c->watch_bci = bci;
         c->watch_since = now;
+        c->has_switches = has_sw;
+        c->switches = sw;
         return;
     }
+    int reason = kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : kind == WATCH_VM ? REASON_VM_BLOCK : REASON_UNKNOWN;
+    /* Parked in both samples, but the carrier went to sleep again in between: the
+     * park ended and the next began (back-to-back pins, e.g. synchronized { sleep }
+     * in a loop). End this pin and start the next one here, each to one period. */
+    if (has_sw && c->has_switches && sw != c->switches) {
+        if (!c->block_pin)
+            start_block(c, vt, vid, reason); /* seen in one sample, then the next park */
+        end_block(c, now);
+        c->watch_since = now;
+        c->switches = sw;
+        start_block(c, vt, vid, reason);
+        return;
+    }
+    c->has_switches = has_sw;
+    c->switches = sw;
     /* The same state, with the carrier asleep, in two samples in a row: a pin (short calls are not). */
     if (kind != WATCH_NONE && !c->block_pin)
-        start_block(c, vt, vid,
-                    kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : kind == WATCH_VM ? REASON_VM_BLOCK : REASON_UNKNOWN);
+        start_block(c, vt, vid, reason);
 }
 
 static void sample_carriers(int64_t now)

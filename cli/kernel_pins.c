@@ -1,6 +1,8 @@
 #include "kernel_pins.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -55,7 +57,8 @@ static const struct recording_pin *previous_pin(const struct recording_session *
 
 void kernel_parks_json(struct json *j, const struct recording_session *s, const struct recording_pin *p)
 {
-    const struct recording_pin *prev = previous_pin(s, p);
+    /* a pin split from a sampled one has its park exactly: nothing between */
+    const struct recording_pin *prev = p->split_from ? NULL : previous_pin(s, p);
     json_key(j, "parks");
     json_array_begin(j);
     for (size_t i = 0; i < s->n_kintervals; i++) {
@@ -155,4 +158,207 @@ void kernel_times_text(FILE *out, const struct recording_session *s)
                 report_format_duration((int64_t)k->off_cpu_ns, b, sizeof(b)),
                 report_format_duration((int64_t)k->runqueue_ns, c, sizeof(c)));
     }
+}
+
+/* ---- exact pins after attach ---- */
+
+/* A pin the attached agent's sampler found parked: its stack runs through
+ * VirtualThread.parkOnCarrierThread (MONITOR, NATIVE or CRITICAL_SECTION). */
+static int sampled_park(const struct recording_pin *p)
+{
+    if (!p->ended || !p->has_carrier_tid || !p->has_vthread_id || !p->stack)
+        return 0;
+    for (uint32_t i = 0; i < p->stack->count; i++) {
+        const struct recording_method *m = p->stack->frames[i].method;
+        if (strcmp(m->name, "parkOnCarrierThread") == 0 && strcmp(m->class_name, "java.lang.VirtualThread") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static const struct recording_session *sort_session; /* qsort has no context argument */
+
+/* Intervals by carrier, then start (a carrier's intervals never overlap, so their ends sort too). */
+static int by_carrier_start(const void *a, const void *b)
+{
+    const struct recording_kinterval *x = &sort_session->kintervals[*(const size_t *)a];
+    const struct recording_kinterval *y = &sort_session->kintervals[*(const size_t *)b];
+    if (x->carrier_tid != y->carrier_tid)
+        return x->carrier_tid < y->carrier_tid ? -1 : 1;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Pins by carrier, then start. */
+static int pins_by_carrier_start(const void *a, const void *b)
+{
+    const struct recording_pin *x = &sort_session->pins[*(const size_t *)a];
+    const struct recording_pin *y = &sort_session->pins[*(const size_t *)b];
+    if (x->carrier_tid != y->carrier_tid)
+        return x->carrier_tid < y->carrier_tid ? -1 : 1;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The first of sorted[0..n) on carrier tid that ends after t (n when none). */
+static size_t first_ending_after(const struct recording_session *s, const size_t *sorted, size_t n, int32_t tid,
+                                 int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct recording_kinterval *k = &s->kintervals[sorted[mid]];
+        if (k->carrier_tid < tid || (k->carrier_tid == tid && k->end_ns <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int dup_opt(const char *in, char **out)
+{
+    *out = NULL;
+    return in && !(*out = strdup(in)) ? -ENOMEM : 0;
+}
+
+int kernel_split_parks(struct recording_session *s)
+{
+    if (s->mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_kintervals == 0 || s->n_pins == 0)
+        return 0;
+    /* the sample period (said in the Hello; bounded: the file may say anything) */
+    int64_t period = s->sample_interval_ns && s->sample_interval_ns < 10000000000ull ? (int64_t)s->sample_interval_ns
+                                                                                     : 10000000;
+    int rc = -ENOMEM;
+    size_t nk = 0, nc = 0, pieces = 0;
+    size_t *ks = malloc(s->n_kintervals * sizeof(*ks));
+    size_t *owner = malloc(s->n_kintervals * sizeof(*owner)); /* pin index + 1, 0: none */
+    size_t *cand = malloc(s->n_pins * sizeof(*cand));
+    size_t *chain = malloc(s->n_pins * sizeof(*chain)); /* a candidate's loop (index of its first pin) + 1, 0: none */
+    unsigned char *loop_parks = calloc(s->n_pins ? s->n_pins : 1, 1); /* by a loop's first pin: it has parks */
+    struct recording_pin *out = NULL;
+    if (!ks || !owner || !cand || !chain || !loop_parks)
+        goto done;
+    for (size_t i = 0; i < s->n_kintervals; i++) {
+        int st = s->kintervals[i].state;
+        if (st == VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING || st == VTPIN__V1__KERNEL_STATE__KERNEL_DISK)
+            ks[nk++] = i;
+    }
+    for (size_t i = 0; i < s->n_pins; i++)
+        if (sampled_park(&s->pins[i]))
+            cand[nc++] = i;
+    sort_session = s;
+    qsort(ks, nk, sizeof(*ks), by_carrier_start);
+    qsort(cand, nc, sizeof(*cand), pins_by_carrier_start);
+    memset(owner, 0, s->n_kintervals * sizeof(*owner));
+    memset(chain, 0, s->n_pins * sizeof(*chain));
+    /* Each sampled park claims the sleeps of its carrier that overlap it: the
+     * sampler saw one park at its start and every sample until its end, and a
+     * park in progress at the first sample began less than a period before.
+     * When the previous sampled park of the same virtual thread on the same
+     * carrier ended at most two periods earlier (a sample between two parks
+     * broke the loop, or the agent ended one park and began the next), the two
+     * are one loop and the sleeps in that gap are its parks too. A sleep is
+     * claimed once, by the earlier pin; every pin of a loop with parks is
+     * replaced (one whose park went to its neighbour leaves nothing). */
+    for (size_t c = 0; c < nc; c++) {
+        const struct recording_pin *p = &s->pins[cand[c]];
+        int64_t lo = p->start_ns;
+        chain[cand[c]] = cand[c] + 1;
+        if (c > 0) {
+            const struct recording_pin *q = &s->pins[cand[c - 1]];
+            if (q->carrier_tid == p->carrier_tid && q->vthread_id == p->vthread_id && q->end_ns <= p->start_ns &&
+                recording_sat_sub(p->start_ns, q->end_ns) <= 2 * period) {
+                lo = q->end_ns;
+                chain[cand[c]] = chain[cand[c - 1]];
+            }
+        }
+        for (size_t i = first_ending_after(s, ks, nk, p->carrier_tid, lo); i < nk; i++) {
+            const struct recording_kinterval *k = &s->kintervals[ks[i]];
+            if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
+                break;
+            if (owner[ks[i]])
+                continue;
+            if (s->has_threshold && (uint64_t)recording_sat_sub(k->end_ns, k->start_ns) < s->threshold_ns) {
+                owner[ks[i]] = SIZE_MAX; /* a park too short to report, as at startup */
+                continue;
+            }
+            owner[ks[i]] = cand[c] + 1;
+            loop_parks[chain[cand[c]] - 1] = 1;
+            pieces++;
+        }
+    }
+    if (pieces == 0) {
+        rc = 0;
+        goto done;
+    }
+#define REPLACED(i) (chain[i] && loop_parks[chain[i] - 1])
+    size_t split = 0;
+    for (size_t i = 0; i < s->n_pins; i++)
+        split += REPLACED(i);
+    size_t n_out = s->n_pins - split + pieces;
+    out = calloc(n_out, sizeof(*out));
+    if (!out)
+        goto done;
+    uint64_t next_id = 0;
+    for (size_t i = 0; i < s->n_pins; i++)
+        if (s->pins[i].id > next_id)
+            next_id = s->pins[i].id;
+    /* pieces in the pin's place, in time order (ks is sorted by start per carrier) */
+    size_t o = 0;
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *p = &s->pins[i];
+        if (!REPLACED(i)) {
+            out[o++] = *p; /* moved: its strings now belong to out */
+            continue;
+        }
+        for (size_t j = first_ending_after(s, ks, nk, p->carrier_tid, recording_sat_sub(p->start_ns, 2 * period)); j < nk && o < n_out;
+             j++) {
+            const struct recording_kinterval *k = &s->kintervals[ks[j]];
+            if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
+                break;
+            if (owner[ks[j]] != i + 1)
+                continue;
+            struct recording_pin *x = &out[o++];
+            *x = *p;
+            x->id = ++next_id;
+            x->split_from = p->id;
+            x->start_ns = k->start_ns;
+            x->end_ns = k->end_ns;
+            x->duration_ns = recording_sat_sub(k->end_ns, k->start_ns);
+            x->blocked_in = x->downcall_symbol = x->downcall_library = NULL;
+            if (dup_opt(p->blocked_in, &x->blocked_in) || dup_opt(p->downcall_symbol, &x->downcall_symbol) ||
+                dup_opt(p->downcall_library, &x->downcall_library)) {
+                n_out = o;
+                goto fail;
+            }
+        }
+    }
+    for (size_t i = 0; i < s->n_pins; i++)
+        if (REPLACED(i)) {
+            free(s->pins[i].blocked_in);
+            free(s->pins[i].downcall_symbol);
+            free(s->pins[i].downcall_library);
+        }
+    free(s->pins);
+    s->pins = out;
+    s->n_pins = o;
+    s->pins_split = split;
+    out = NULL;
+    rc = 0;
+    goto done;
+fail:
+    for (size_t i = 0; i < n_out; i++)
+        if (out[i].split_from) {
+            free(out[i].blocked_in);
+            free(out[i].downcall_symbol);
+            free(out[i].downcall_library);
+        }
+#undef REPLACED
+done:
+    free(out);
+    free(ks);
+    free(owner);
+    free(cand);
+    free(chain);
+    free(loop_parks);
+    return rc;
 }

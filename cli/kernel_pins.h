@@ -32,6 +32,19 @@ void kernel_times_json(struct json *j, const struct recording_session *s);
 /* The same for the text report: nothing without kernel times. */
 void kernel_times_text(FILE *out, const struct recording_session *s);
 
+/* Exact pins after attach. In an attach-mode session, a pin the sampler found
+ * parked (its stack runs through VirtualThread.parkOnCarrierThread) whose
+ * carrier slept (S or D) during it, as the collector's kernel view recorded,
+ * is replaced by one pin per sleep: same reason, stack, culprit, virtual
+ * thread and carrier, start and end from the kernel, a new id and
+ * split_from = the sampled pin's id. Sleeps that overlap the sampled pin
+ * belong to it, and those in a gap of at most two sample periods since the
+ * previous sampled park of the same virtual thread on the carrier (the loop
+ * went on between two samples); each sleep goes to one pin, and sleeps below
+ * the session's threshold are not pins (as at startup). Pins keep their order;
+ * s->pins_split counts the sampled pins replaced. 0 or -ENOMEM (s unchanged). */
+int kernel_split_parks(struct recording_session *s);
+
 /* "sleeping", "disk", "runnable", or "unknown" for a Vtpin__V1__KernelState. */
 const char *kernel_state_name(int state);
 

@@ -77,6 +77,7 @@ struct recording_pin {
     char *downcall_library;   /* path of the target's shared object; NULL when unknown */
     uint64_t downcall_address; /* 0 when unknown */
     int has_blocking;         /* blocking is a valid index into stack */
+    uint64_t split_from;      /* 0, or the sampled pin (id) this one was split from by the kernel view */
     uint32_t blocking;        /* the blocking operation, when not the culprit frame */
     /* raw ids as read */
     uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw, blocking_raw;
@@ -184,6 +185,7 @@ struct recording_session {
     uint64_t unknown_refs;   /* references to ids never defined */
     uint64_t unmatched_ends; /* PinEnd without its PinStart */
     uint64_t duplicates;     /* a pin started or ended twice */
+    uint64_t pins_split;     /* sampled pins replaced by the kernel's parks (kernel_split_parks) */
 
     /* id tables (private) */
     struct idmap *strings, *methods, *stacks, *pin_index;

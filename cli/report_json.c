@@ -140,6 +140,7 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_kv_uint(j, "unknown_refs", s->unknown_refs);
     json_kv_uint(j, "unmatched_pin_ends", s->unmatched_ends);
     json_kv_uint(j, "duplicate_pin_events", s->duplicates);
+    json_kv_uint(j, "pins_split", s->pins_split);
     json_object_end(j);
 }
 
@@ -177,6 +178,11 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
     json_object_begin(j);
     json_kv_uint(j, "id", p->id);
     json_kv_string(j, "reason", wire_reason_name(p->reason));
+    json_key(j, "split_from");
+    if (p->split_from)
+        json_uint(j, p->split_from);
+    else
+        json_null(j);
     json_key(j, "vthread");
     json_object_begin_inline(j);
     json_key(j, "id");

@@ -419,6 +419,10 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
         if (sites.ongoing)
             fprintf(out, ", %" PRIu64 " still pinned at the end", sites.ongoing);
         fputs("; sites by total pinned time:\n", out);
+        if (s->pins_split)
+            fprintf(out, "(after attach: %" PRIu64 " sampled pin%s split into the parks the kernel view saw, "
+                         "each timed by the kernel)\n",
+                    s->pins_split, s->pins_split == 1 ? "" : "s");
         size_t shown = o->top && o->top < sites.count ? o->top : sites.count;
         for (size_t i = 0; i < shown; i++) {
             fputc('\n', out);

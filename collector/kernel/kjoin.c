@@ -114,14 +114,17 @@ void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *a
     j->by_host = keep;
 }
 
-/* iv overlaps the latest pin of c (in progress, or ended). */
+/* iv overlaps a pin of c: the one in progress, or one of the last that ended. */
 static int overlaps_pin(const struct kjoin_carrier *c, const struct kview_interval *iv)
 {
     if (!c->pin_id)
         return 0;
-    if (c->pin_open)
-        return iv->end_ns > c->pin_start;
-    return iv->end_ns > c->pin_start && iv->start_ns < c->pin_end;
+    if (c->pin_open && iv->end_ns > c->pin_start)
+        return 1;
+    for (unsigned i = 0; i < c->n_past; i++)
+        if (iv->end_ns > c->past_start[i] && iv->start_ns < c->past_end[i])
+            return 1;
+    return 0;
 }
 
 void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg)
@@ -169,6 +172,13 @@ void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t 
         if (c->owner == owner && c->pin_open && c->pin_id == pin_id) {
             c->pin_open = 0;
             c->pin_end = end;
+            if (c->n_past == KJOIN_PAST) {
+                memmove(c->past_start, c->past_start + 1, (KJOIN_PAST - 1) * sizeof(c->past_start[0]));
+                memmove(c->past_end, c->past_end + 1, (KJOIN_PAST - 1) * sizeof(c->past_end[0]));
+                c->n_past--;
+            }
+            c->past_start[c->n_past] = c->pin_start;
+            c->past_end[c->n_past++] = end;
             return;
         }
 }

@@ -3,7 +3,7 @@
  * pin in progress on each, and a few recent intervals waiting for a pin.
  *
  * An interval is kept (emitted) when it overlaps a pin of its carrier: the
- * pin in progress, the last one that ended, or, for an interval that ended
+ * pin in progress, one of the last KJOIN_PAST that ended, or, for an interval that ended
  * before the agent reported the pin (pins are reported at their threshold),
  * a pin starting later that it overlaps. Idle carriers' parks are not kept.
  *
@@ -17,6 +17,7 @@
 #include "kview.h"
 
 #define KJOIN_RECENT 64
+#define KJOIN_PAST 16 /* ended pins remembered per carrier */
 
 struct kjoin_carrier {
     int32_t host_tid, ns_tid;
@@ -24,6 +25,11 @@ struct kjoin_carrier {
     int pin_open;         /* a pin in progress */
     uint64_t pin_id;      /* the latest pin */
     int64_t pin_start, pin_end; /* of the latest pin (pin_end 0 while open) */
+    /* the last pins that ended, oldest first: the ring buffer can deliver an interval
+     * after the agent's events for several back-to-back pins (after attach the
+     * sampler splits a loop at each new park) */
+    int64_t past_start[KJOIN_PAST], past_end[KJOIN_PAST];
+    unsigned n_past;
     int64_t crossed_since; /* off-CPU interval last seen crossing the minimum (kglue's scan) */
     char *proc_stack;      /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
     struct kview_interval recent[KJOIN_RECENT]; /* not emitted yet, oldest first */

@@ -3,14 +3,15 @@
 reported only while the carrier's OS thread sleeps (CPU-bound JNI never is one),
 and a mounted virtual thread blocked inside the JVM (waiting for another
 thread's class initialization) is a VM_BLOCK whose culprit is the touching
-frame, with the class named from the bytecode."""
+frame, with the class named from the bytecode; after attach, back-to-back
+parks are split where the carrier's context-switch count shows a new park."""
 import os
 import shutil
 import subprocess
 import tempfile
 import time
 
-from harness import CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, pins_in, report_json, scheduler
+from harness import CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, pins_in, report_json, scheduler, skip
 
 
 def case_cpu_jni(jdk):
@@ -87,9 +88,60 @@ def case_attach_upcall_reason(jdk):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def case_attach_back_to_back(jdk):
+    """After attach, without the kernel view: 2 virtual threads x 20 rounds of
+    synchronized { sleep(15 ms) } are 40 pins. The sampler sees each carrier parked in
+    every sample; its voluntary context switches (/proc/self/task/TID/status) show where
+    one park ended and the next began, so back-to-back parks are not merged into 2 pins
+    of 300 ms (as before) but split, each timed to one sample period."""
+    jdk = int(jdk)
+    if jdk >= 24:
+        skip("synchronized + sleep does not pin on JDK 24+ (JEP 491)")
+    home = jdk_home(jdk)
+    d = tempfile.mkdtemp(prefix="vtpin-b2b-")
+    go, rec = os.path.join(d, "go"), os.path.join(d, "a.vtp")
+    out = open(os.path.join(d, "stdout.txt"), "w")
+    jvm = subprocess.Popen([os.path.join(home, "bin", "java"), "-cp", CLASSES] + scheduler(2) +
+                           ["BackToBack", "2", "20", "15", go], stdout=out, stderr=subprocess.STDOUT,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "BackToBack: ready" not in open(os.path.join(d, "stdout.txt")).read():
+            check(jvm.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
+            time.sleep(0.05)
+        p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
+        time.sleep(0.5)
+        open(go, "w").close()
+        check(jvm.wait(timeout=120) == 0, "the JVM failed:\n" + open(os.path.join(d, "stdout.txt")).read())
+        rep = report_json(rec)
+        check(rep["jvm"]["mode"] == "attach", "attach mode: %s" % rep["jvm"])
+        pins = pins_in(rep, "BackToBack")
+        detail = [(p["reason"], p["vthread"]["name"], p["duration_ns"] and p["duration_ns"] // 1000000) for p in pins]
+        print("%d pins after attach: %s" % (len(pins), detail))
+        check(all(p["reason"] == "MONITOR" and p["split_from"] is None for p in pins), "MONITOR pins: %s" % detail)
+        # 40 on a quiet machine; a park the sampler never saw (a late sample under load) is lost
+        check(10 <= len(pins) <= 40, "the parks split (not 2 long pins): %s" % detail)
+        long_ = [p for p in pins if p["duration_ns"] is None or p["duration_ns"] >= 100_000_000]
+        check(len(long_) <= 2, "pins of one or two parks, not merged: %s" % detail)
+        for vt in {p["vthread"]["name"] for p in pins}:
+            mine = sorted((p for p in pins if p["vthread"]["name"] == vt), key=lambda p: p["start_ns"])
+            check(len(mine) <= 20, "at most 20 per virtual thread: %s" % detail)
+            for a, b in zip(mine, mine[1:]):
+                check(a["start_ns"] + a["duration_ns"] <= b["start_ns"], "one after the other: %s %s" % (a, b))
+    finally:
+        if jvm.poll() is None:
+            os.killpg(jvm.pid, 9)
+            jvm.wait()
+        out.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "cpu_jni": case_cpu_jni,
         "class_init": case_class_init,
         "attach_upcall_reason": case_attach_upcall_reason,
+        "attach_back_to_back": case_attach_back_to_back,
     }))

@@ -179,10 +179,22 @@ static void test_kjoin(void)
     CHECK_INT(n_emitted, 4);
     CHECK_INT(emitted[3].start_ns, 660);
     kjoin_pin_end(j, &a, 8, 800);
+    /* back-to-back pins (the attached sampler splits a loop at each new park) whose events
+     * arrive before the interval that straddles them: it overlaps an earlier pin, it goes */
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 9, 900, collect, NULL);
+    kjoin_pin_end(j, &a, 9, 910);
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 10, 910, collect, NULL);
+    kjoin_pin_end(j, &a, 10, 920);
+    kjoin_pin_start(j, kjoin_by_ns(j, &a, 1), 11, 920, collect, NULL);
+    x = iv(1001, 905, 915);
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(n_emitted, 5);
+    CHECK_INT(emitted[4].start_ns, 905);
+    kjoin_pin_end(j, &a, 11, 930);
     /* untracked tids are ignored */
     x = iv(3003, 0, 10000);
     kjoin_interval(j, &x, collect, NULL);
-    CHECK_INT(n_emitted, 4);
+    CHECK_INT(n_emitted, 5);
     /* the kept ring is bounded */
     for (int i = 0; i < 3 * KJOIN_RECENT; i++) {
         x = iv(2001, 1000 + 10 * i, 1005 + 10 * i);
@@ -235,6 +247,101 @@ static void test_kernel_pins(void)
     CHECK_STR(kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE), "runnable");
 }
 
+/* After attach: sampled parks split into the carrier's sleeps (kernel_split_parks). */
+static void test_split_parks(void)
+{
+    struct recording_method park = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
+    struct recording_method work = {.class_name = "App", .name = "work"};
+    struct recording_frame parked_frames[] = {{.method = &park}, {.method = &work}};
+    struct recording_frame native_frames[] = {{.method = &work}};
+    struct recording_stack parked = {.count = 2, .frames = parked_frames};
+    struct recording_stack native = {.count = 1, .frames = native_frames};
+    const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING, R = VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
+    /* carrier 5: an idle sleep, three parks of a loop (the first began before the sampled
+     * pin), one in a 52 ns gap where a sample broke the loop, one after; carrier 6: a native block */
+    struct recording_kinterval ks[] = {
+        {.carrier_tid = 5, .start_ns = 600, .end_ns = 650, .state = S},  /* after the loop: not seen */
+        {.carrier_tid = 5, .start_ns = 0, .end_ns = 80, .state = S},     /* idle, ends before the pin */
+        {.carrier_tid = 5, .start_ns = 95, .end_ns = 130, .state = S},   /* in progress at the first sample */
+        {.carrier_tid = 5, .start_ns = 131, .end_ns = 170, .state = S},
+        {.carrier_tid = 5, .start_ns = 171, .end_ns = 172, .state = S},  /* below the threshold */
+        {.carrier_tid = 5, .start_ns = 173, .end_ns = 210, .state = R},  /* preempted: not a park */
+        {.carrier_tid = 5, .start_ns = 211, .end_ns = 250, .state = S},  /* in the gap */
+        {.carrier_tid = 5, .start_ns = 251, .end_ns = 290, .state = S},
+        {.carrier_tid = 6, .start_ns = 100, .end_ns = 400, .state = S},
+    };
+    struct recording_pin *pins = calloc(4, sizeof(*pins));
+    struct recording_pin base = {.reason = VTPIN__V1__PIN_REASON__MONITOR, .ended = 1, .has_vthread_id = 1,
+                                 .vthread_id = 9, .has_carrier_tid = 1, .carrier_tid = 5, .stack = &parked};
+    pins[0] = base;
+    pins[0].id = 1, pins[0].start_ns = 100, pins[0].end_ns = 200; /* sampled: 100..200 */
+    pins[1] = base;
+    pins[1].id = 2, pins[1].start_ns = 252, pins[1].end_ns = 300; /* the loop again, 52 ns (< 2 periods) later */
+    pins[2] = base;
+    pins[2].id = 3, pins[2].reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK, pins[2].carrier_tid = 6;
+    pins[2].vthread_id = 8, pins[2].stack = &native, pins[2].start_ns = 120, pins[2].end_ns = 390;
+    pins[3] = base;
+    pins[3].id = 4, pins[3].start_ns = 1000, pins[3].end_ns = 1100; /* no sleep inside: kept */
+    pins[0].blocked_in = strdup("x"); /* owned strings move to the pieces */
+    struct recording_session s = {.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = 4,
+                                  .kintervals = ks, .n_kintervals = 9, .sample_interval_ns = 30,
+                                  .has_threshold = 1, .threshold_ns = 5};
+    if (!CHECK_INT(kernel_split_parks(&s), 0))
+        return;
+    CHECK_INT(s.pins_split, 2);
+    if (CHECK_INT(s.n_pins, 6)) {
+        int64_t want[][2] = {{95, 130}, {131, 170}, {211, 250}, {251, 290}};
+        uint64_t from[] = {1, 1, 2, 2};
+        for (int i = 0; i < 4; i++) {
+            CHECK_INT(s.pins[i].start_ns, want[i][0]);
+            CHECK_INT(s.pins[i].end_ns, want[i][1]);
+            CHECK_INT(s.pins[i].duration_ns, want[i][1] - want[i][0]);
+            CHECK_INT(s.pins[i].split_from, from[i]);
+            CHECK_INT(s.pins[i].reason, VTPIN__V1__PIN_REASON__MONITOR);
+            CHECK(s.pins[i].stack == &parked && s.pins[i].vthread_id == 9);
+            CHECK(s.pins[i].id > 4); /* new ids */
+        }
+        CHECK_STR(s.pins[0].blocked_in, "x");
+        CHECK(s.pins[0].blocked_in != s.pins[1].blocked_in);
+        CHECK_INT(s.pins[4].id, 3); /* the native block is not a park */
+        CHECK_INT(s.pins[4].split_from, 0);
+        CHECK_INT(s.pins[5].id, 4);
+        CHECK_INT(s.pins[5].split_from, 0);
+    }
+    for (size_t i = 0; i < s.n_pins; i++)
+        free(s.pins[i].blocked_in);
+    free(s.pins);
+    /* the agent split a loop at a new park (pins back to back): the park that began before
+     * the split overlaps both, goes to the first, and the second pin leaves nothing */
+    struct recording_kinterval loop[] = {
+        {.carrier_tid = 5, .start_ns = 110, .end_ns = 185, .state = S},
+        {.carrier_tid = 5, .start_ns = 190, .end_ns = 260, .state = S},
+    };
+    pins = calloc(2, sizeof(*pins));
+    pins[0] = base;
+    pins[0].id = 1, pins[0].start_ns = 120, pins[0].end_ns = 200;
+    pins[1] = base;
+    pins[1].id = 2, pins[1].start_ns = 200, pins[1].end_ns = 250;
+    s = (struct recording_session){.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = 2,
+                                   .kintervals = loop, .n_kintervals = 2, .sample_interval_ns = 10};
+    CHECK_INT(kernel_split_parks(&s), 0);
+    CHECK_INT(s.pins_split, 2);
+    if (CHECK_INT(s.n_pins, 2)) {
+        CHECK_INT(s.pins[0].start_ns, 110);
+        CHECK_INT(s.pins[1].start_ns, 190);
+        CHECK_INT(s.pins[1].duration_ns, 70);
+    }
+    free(s.pins);
+    /* startup mode: exact pins, never split */
+    struct recording_pin one = base;
+    one.start_ns = 100, one.end_ns = 200;
+    struct recording_session st = {.mode = VTPIN__V1__LOAD_MODE__STARTUP, .pins = &one, .n_pins = 1,
+                                   .kintervals = ks, .n_kintervals = 9};
+    CHECK_INT(kernel_split_parks(&st), 0);
+    CHECK_INT(st.n_pins, 1);
+    CHECK(st.pins == &one);
+}
+
 /* The collector's kernel view turned off: nothing loads, status says why, carriers have no kernel times. */
 static void test_kglue_off(void)
 {
@@ -279,5 +386,6 @@ int main(void)
     test_syscalls();
     test_kjoin();
     test_kernel_pins();
+    test_split_parks();
     CHECK_MAIN_RETURN();
 }
