@@ -3,6 +3,8 @@
 Used by the CTest entries in tests/CMakeLists.txt. Environment:
   VTPIN_BUILD    the build directory (libvtpin.so, vtpin, java-fixtures/)
   JAVA21_HOME / JAVA25_HOME   the JDKs; a missing one skips its tests (exit 77)
+  VTPIN_PRELOAD  the ASan runtime of a sanitized build (VTPIN_SANITIZE=ON): preloaded
+                 into every process the tests start, so java can load the ASan agent
 """
 import json
 import os
@@ -19,6 +21,9 @@ VTPIN = os.path.join(BUILD, "vtpin")
 CLASSES = os.path.join(BUILD, "java-fixtures", "classes")
 FIXTURE_LIB = os.path.join(BUILD, "java-fixtures", "lib")
 JFC = os.path.join(os.path.dirname(__file__), "..", "..", "java-fixtures", "pin.jfc")
+if os.environ.get("VTPIN_PRELOAD"):
+    # inherited by java started directly, by `vtpin run` and by attach targets alike
+    os.environ["LD_PRELOAD"] = os.environ["VTPIN_PRELOAD"]
 
 
 class Failure(Exception):
