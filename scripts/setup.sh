@@ -28,6 +28,8 @@ APT_PACKAGES=(
   build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev
   libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev patchelf python3
   ca-certificates
+  # libFuzzer and clang's sanitizer runtimes (tests/fuzz)
+  libclang-rt-14-dev
   # for the trixie JDK recipe
   debian-archive-keyring
 )
