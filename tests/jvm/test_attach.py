@@ -8,10 +8,9 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
-from harness import CLASSES, VTPIN, Failure, check, jdk_home, main, report_json, skip
+from harness import CLASSES, VTPIN, Failure, check, jdk_home, main, report_json, skip, tempdir
 
 
 class Target:
@@ -19,7 +18,7 @@ class Target:
 
     def __init__(self, feature, jvm_args=(), duration=120, wrap=(), workdir=None):
         self.home = jdk_home(int(feature))
-        self.dir = workdir or tempfile.mkdtemp(prefix="vtpin-attach-")
+        self.dir = workdir or tempdir("vtpin-attach-")
         self.stop_file = os.path.join(self.dir, "stop")
         self.cmd = list(wrap) + [os.path.join(self.home, "bin", "java")] + list(jvm_args) + [
             "-cp", CLASSES, "ReproLoop", str(duration), self.stop_file]
@@ -177,7 +176,7 @@ def case_not_a_jvm():
     """A process without libjvm.so is not signalled (SIGQUIT kills sleep, and stops many servers
     that catch it): attach fails clearly within the timeout and the process lives on."""
     sleeper = subprocess.Popen(["sleep", "30"])
-    out_path = tempfile.mktemp(prefix="vtpin-attach-trap-")
+    out_path = os.path.join(tempdir("vtpin-attach-trap-"), "trap.txt")
     with open(out_path, "w") as out:  # a shell that catches SIGQUIT and says so
         trapper = subprocess.Popen(["sh", "-c", "trap 'echo got SIGQUIT' QUIT; i=0; "
                                     "while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"], stdout=out)
@@ -197,7 +196,6 @@ def case_not_a_jvm():
         for p in (sleeper, trapper):
             p.kill()
             p.wait()
-        os.unlink(out_path)
 
 
 def case_dead_pid():
@@ -221,7 +219,7 @@ def case_other_user(jdk):
     probe = subprocess.run(as_nobody + [java, "-cp", CLASSES, "-version"], capture_output=True, text=True)
     if probe.returncode != 0:
         skip("uid 65534 cannot run %s (or read %s): %s" % (java, CLASSES, probe.stderr.strip()[:200]))
-    work = tempfile.mkdtemp(prefix="vtpin-attach-")
+    work = tempdir("vtpin-attach-")
     os.chmod(work, 0o777)
     t = Target(jdk, wrap=as_nobody, workdir=work).start()
     try:
@@ -261,7 +259,7 @@ def case_container(jdk):
     for path in (CLASSES, home, os.path.dirname(os.path.abspath(VTPIN))):
         if os.path.realpath(path).startswith("/tmp/"):
             skip("%s is under /tmp, which the JVM's private /tmp would hide" % path)
-    work = tempfile.mkdtemp(prefix="vtpin-attach-")
+    work = tempdir("vtpin-attach-")
     # inside: a tmpfs of its own on /tmp (the socket and the recording live there), cwd /
     script = "mount -t tmpfs vtpin-test /tmp && cd / && exec %s -cp %s ReproLoop 120 /tmp/stop" % (
         os.path.join(home, "bin", "java"), CLASSES)
