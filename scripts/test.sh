@@ -3,7 +3,8 @@
 # three build directories:
 #   build/           everything: labels unit, jvm, collector
 #   build-sanitize/  VTPIN_SANITIZE=ON (gcc, ASan+UBSan on every target): the
-#                    unit tests, then a JVM subset with the ASan agent (asan)
+#                    unit and collector tests, then a JVM subset with the ASan
+#                    agent (asan)
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
 #                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
@@ -38,7 +39,7 @@ step "all tests (build/)" ctest --test-dir "$build" --output-on-failure
 if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   san=${VTPIN_SANITIZE_BUILD_DIR:-$root/build-sanitize}
   if step "sanitized build (build-sanitize/)" configure_build gcc "$san" -DVTPIN_SANITIZE=ON; then
-    step "unit tests under ASan/UBSan" ctest --test-dir "$san" --output-on-failure -L unit
+    step "unit and collector tests under ASan/UBSan" ctest --test-dir "$san" --output-on-failure -L 'unit|collector'
     step "JVM tests with the ASan agent" ctest --test-dir "$san" --output-on-failure -L asan
   fi
 fi
