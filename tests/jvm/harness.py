@@ -4,7 +4,7 @@ Used by the CTest entries in tests/CMakeLists.txt. Environment:
   VTPIN_BUILD    the build directory (libvtpin.so, vtpin, java-fixtures/)
   JAVA21_HOME / JAVA25_HOME   the JDKs; a missing one skips its tests (exit 77)
   VTPIN_TEST_AGENT_OPTIONS  more agent options for every run (a mutation check: e.g.
-                 threshold=10min, an agent that reports nothing, must fail the absence tests)
+                 threshold=600s, an agent that reports nothing, must fail the absence tests)
   VTPIN_PRELOAD  the ASan runtime of a sanitized build (VTPIN_SANITIZE=ON): preloaded
                  into every process the tests start, so java can load the ASan agent
 """
