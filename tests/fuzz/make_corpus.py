@@ -55,29 +55,49 @@ def agent_recording(work, name, fixture, args=(), props=(), opts=""):
         return f.read()
 
 
-def collector_recording(work):
-    """The collector's recording of one agent connection: what an agent sends on the wire."""
-    d = os.path.join(work, "coll")
+def ask(sock, query):
+    """The collector's whole answer (a QueryReply frame) to one Query frame."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(sock)
+    s.sendall(query)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return data
+
+
+def collector_recording(work, name, fixture, args, props, opts, query):
+    """The collector's recording of one agent connection (what an agent sends on the wire),
+    and the collector's answer to query while the JVM ran."""
+    d = os.path.join(work, name)
     os.makedirs(d)
     sock = os.path.join(d, "c.sock")
-    coll = subprocess.Popen([VTPIN, "collector", "--socket", sock, "--dir", os.path.join(d, "rec")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    coll = subprocess.Popen([VTPIN, "collector", "--socket", sock, "--dir", os.path.join(d, "rec"),
+                             "--alert-after", "100ms"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(500):
             if os.path.exists(sock):
                 break
             time.sleep(0.02)
-        r = Run(21, "NativeBlock", args=("read", 2, 300), props=scheduler(2), agent_opts="collector=" + sock,
+        r = Run(21, fixture, args=args, props=props, agent_opts="collector=" + sock + opts,
                 workdir=os.path.join(d, "jvm"))
         os.makedirs(r.dir)
-        r.run(timeout=120)
+        r.start()
+        time.sleep(1.0)
+        reply = ask(sock, query)
+        r.wait(timeout=120)
         time.sleep(0.5)
     finally:
         coll.terminate()
         coll.wait(timeout=10)
     recs = [os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(d, "rec")) for f in fs]
     with open(recs[0], "rb") as f:
-        return f.read()
+        return f.read(), reply
 
 
 def query_frames(work):
@@ -127,13 +147,17 @@ def main():
             "contended": agent_recording(work, "contended", "Contended", (4, 3, 2), (), "threshold=0"),
             "repro": agent_recording(work, "repro", "Repro", (), scheduler(4, 4)),
         }
-        wire = collector_recording(work)
         queries = query_frames(work)
+        # sampled occupancy (CarrierSample), and exact (Transitions) with a starvation Alert
+        wire, reply = collector_recording(work, "coll", "NativeBlock", ("read", 2, 300), scheduler(2), "", queries[2])
+        alerted, reply2 = collector_recording(work, "alert", "Repro", (), scheduler(2, 2), ",occupancy=exact",
+                                              queries[0])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for t in ("recording", "session", "query"):
         shutil.rmtree(os.path.join(HERE, "corpus", t), ignore_errors=True)
     recs["collector"] = wire
+    recs["collector-alert"] = alerted
     for name, data in recs.items():
         fs = frames(data[len(MAGIC):])
         body = cut(fs, MAX)
@@ -144,7 +168,10 @@ def main():
     write("recording", "concatenated", MAGIC + cut(whole, 4096) + MAGIC + cut(whole, 4096))
     write("recording", "cut-mid-frame", (MAGIC + cut(whole, 4096))[:-3])
     write("recording", "zero-tail", MAGIC + cut(whole, 4096) + b"\0" * 512)
-    wire_fs = frames(wire[len(MAGIC):])
+    # a QueryReply where a reader or the collector does not expect one
+    write("recording", "query-reply", MAGIC + cut(frames(alerted[len(MAGIC):]), 2048) + cut(frames(reply), MAX))
+    write("session", "query-reply", b"\x3f" + cut(frames(alerted[len(MAGIC):]), 2048) + reply2[:MAX])
+    wire_fs = frames(wire[len(MAGIC):]) + frames(alerted[len(MAGIC):])[:200]
     for i, q in enumerate(queries):
         write("session", "query-%d" % i, b"\xff" + q)
         # agents described, then asked about: queries between and after
