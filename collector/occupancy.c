@@ -44,7 +44,7 @@ struct bucket {
 struct pin {
     int active;
     uint64_t id;
-    int64_t start; /* as reported (not clamped): shown and used by alerts */
+    int64_t start; /* as reported (only clamped into [0, TIME_MAX]): shown and used by alerts */
     int64_t vthread_id;
     int reason;
     char culprit[CULPRIT_CAP];
@@ -112,6 +112,16 @@ static void copy_text(char *dst, size_t cap, const char *src)
     if (n)
         memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+/* Every time entering the model, clamped to [0, TIME_MAX]: CLOCK_MONOTONIC
+ * never leaves it, and within it spans, bucket edges and sums cannot
+ * overflow, whatever a damaged or hostile agent sends. */
+#define TIME_MAX (INT64_MAX / 4)
+
+static int64_t clamp_time(int64_t t)
+{
+    return t < 0 ? 0 : t > TIME_MAX ? TIME_MAX : t;
 }
 
 static void note_time(struct occupancy *o, int64_t t)
@@ -366,12 +376,14 @@ void occupancy_free(struct occupancy *o)
 
 int occupancy_carrier(struct occupancy *o, int32_t tid, const char *name, int64_t t)
 {
+    t = clamp_time(t);
     note_time(o, t);
     return carrier_get(o, tid, name) ? 0 : -ENOSPC;
 }
 
 void occupancy_mount(struct occupancy *o, int32_t tid, int64_t vthread_id, int64_t t)
 {
+    t = clamp_time(t);
     struct carrier *c = carrier_get(o, tid, NULL);
     if (!c)
         return;
@@ -393,6 +405,7 @@ void occupancy_mount(struct occupancy *o, int32_t tid, int64_t vthread_id, int64
 
 void occupancy_sample(struct occupancy *o, int32_t tid, int64_t vthread_id, int64_t t)
 {
+    t = clamp_time(t);
     struct carrier *c = carrier_get(o, tid, NULL);
     if (!c)
         return;
@@ -410,6 +423,7 @@ void occupancy_sample(struct occupancy *o, int32_t tid, int64_t vthread_id, int6
 void occupancy_pin_start(struct occupancy *o, int32_t tid, uint64_t pin_id, int reason, const char *culprit,
                          int64_t vthread_id, int64_t start)
 {
+    start = clamp_time(start);
     struct carrier *c = carrier_get(o, tid, NULL);
     if (!c)
         return;
@@ -428,6 +442,7 @@ void occupancy_pin_start(struct occupancy *o, int32_t tid, uint64_t pin_id, int 
 
 void occupancy_pin_end(struct occupancy *o, uint64_t pin_id, int64_t t)
 {
+    t = clamp_time(t);
     for (unsigned i = 0; i < o->count; i++) {
         struct carrier *c = &o->carriers[i];
         if (c->pin.active && c->pin.id == pin_id) {
@@ -441,6 +456,7 @@ void occupancy_pin_end(struct occupancy *o, uint64_t pin_id, int64_t t)
 
 void occupancy_advance(struct occupancy *o, int64_t now)
 {
+    now = clamp_time(now);
     note_time(o, now);
     for (unsigned i = 0; i < o->count; i++)
         carrier_advance(o, &o->carriers[i], now);
@@ -498,6 +514,7 @@ uint64_t occupancy_carriers_dropped(const struct occupancy *o)
 
 int occupancy_alert_check(struct occupancy *o, const struct alert_rule *rule, int64_t now, struct alert_state *st)
 {
+    now = clamp_time(now);
     unsigned held = 0, n = 0;
     for (unsigned i = 0; i < o->count; i++) {
         const struct carrier *c = &o->carriers[i];

@@ -32,6 +32,8 @@ APT_PACKAGES=(
   libmicrohttpd-dev prometheus
   # headless browser for the HTML report's tests (tests/jvm/test_views.py)
   chromium
+  # libFuzzer and clang's sanitizer runtimes (tests/fuzz)
+  libclang-rt-14-dev
   # for the trixie JDK recipe
   debian-archive-keyring
 )

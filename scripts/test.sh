@@ -1,9 +1,60 @@
 #!/usr/bin/env bash
-# The one command that runs every test: sets up, builds, and runs CTest
-# (labels: unit, jvm). Extra arguments go to ctest, e.g. `-L unit` or `-R repro`.
+# The one command that runs every test: sets up, builds, and runs CTest in
+# three build directories:
+#   build/           everything: labels unit, jvm, collector
+#   build-sanitize/  VTPIN_SANITIZE=ON (gcc, ASan+UBSan on every target): the
+#                    unit and collector tests, then a JVM subset with the ASan
+#                    agent (asan)
+#   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
+#                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
+# Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
+# then the other two are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_FUZZ_TESTS=0
+# skip one of them in a full run. Every part runs; the exit status is 1 when
+# any failed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VTPIN_BUILD_DIR:-$root/build}
 eval "$("$root/scripts/build.sh")"
-# Serial on purpose: the JVM tests start real JVMs on a small machine.
-ctest --test-dir "$build" --output-on-failure "$@"
+if (($# > 0)); then
+  # Serial on purpose: the JVM tests start real JVMs on a small machine.
+  exec ctest --test-dir "$build" --output-on-failure "$@"
+fi
+
+failed=()
+step() { # name, command...
+  local name=$1
+  shift
+  printf '\n== %s\n' "$name" >&2
+  "$@" || failed+=("$name")
+}
+configure_build() { # C compiler, dir, cmake options...
+  local cc=$1 dir=$2
+  shift 2
+  { CC=$cc cmake -S "$root" -B "$dir" -DJAVA21_HOME="$JAVA21_HOME" -DJAVA25_HOME="$JAVA25_HOME" "$@" &&
+    cmake --build "$dir" -j"$(nproc)"; } >&2
+}
+
+step "all tests (build/)" ctest --test-dir "$build" --output-on-failure
+
+if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
+  san=${VTPIN_SANITIZE_BUILD_DIR:-$root/build-sanitize}
+  if step "sanitized build (build-sanitize/)" configure_build gcc "$san" -DVTPIN_SANITIZE=ON; then
+    step "unit and collector tests under ASan/UBSan" ctest --test-dir "$san" --output-on-failure -L 'unit|collector'
+    step "JVM tests with the ASan agent" ctest --test-dir "$san" --output-on-failure -L asan
+  fi
+fi
+
+if [[ ${VTPIN_FUZZ_TESTS:-1} != 0 ]]; then
+  fuzz=${VTPIN_FUZZ_BUILD_DIR:-$root/build-fuzz}
+  if step "fuzz build (build-fuzz/)" configure_build clang "$fuzz" -DVTPIN_FUZZ=ON \
+      -DVTPIN_FUZZ_SECONDS="${VTPIN_FUZZ_SECONDS:-30}"; then
+    step "fuzz targets: corpus replay and bounded runs" ctest --test-dir "$fuzz" --output-on-failure -L fuzz
+  fi
+fi
+
+if ((${#failed[@]} > 0)); then
+  printf '\nFAILED:\n' >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+printf '\nall test runs passed\n' >&2

@@ -3,9 +3,14 @@
 Used by the CTest entries in tests/CMakeLists.txt. Environment:
   VTPIN_BUILD    the build directory (libvtpin.so, vtpin, java-fixtures/)
   JAVA21_HOME / JAVA25_HOME   the JDKs; a missing one skips its tests (exit 77)
+  VTPIN_TEST_AGENT_OPTIONS  more agent options for every run (a mutation check: e.g.
+                 threshold=600s, an agent that reports nothing, must fail the absence tests)
+  VTPIN_PRELOAD  the ASan runtime of a sanitized build (VTPIN_SANITIZE=ON): preloaded
+                 into every process the tests start, so java can load the ASan agent
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,10 +25,29 @@ CLASSES = os.path.join(BUILD, "java-fixtures", "classes")
 CLASSES25 = os.path.join(BUILD, "java-fixtures", "classes25")  # FFM fixtures (JDK 22+)
 FIXTURE_LIB = os.path.join(BUILD, "java-fixtures", "lib")
 JFC = os.path.join(os.path.dirname(__file__), "..", "..", "java-fixtures", "pin.jfc")
+EXTRA_AGENT_OPTS = os.environ.get("VTPIN_TEST_AGENT_OPTIONS", "")
+if os.environ.get("VTPIN_PRELOAD"):
+    # inherited by java started directly, by `vtpin run` and by attach targets alike
+    os.environ["LD_PRELOAD"] = os.environ["VTPIN_PRELOAD"]
 
 
 class Failure(Exception):
     pass
+
+
+_TEMP_DIRS = []
+
+
+def tempdir(prefix="vtpin-test-"):
+    """A fresh temporary directory, removed when main() returns, passed or failed."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    _TEMP_DIRS.append(d)
+    return d
+
+
+def remove_tempdirs():
+    while _TEMP_DIRS:
+        shutil.rmtree(_TEMP_DIRS.pop(), ignore_errors=True)
 
 
 def skip(reason):
@@ -61,13 +85,15 @@ class Run:
     def __init__(self, feature, fixture, args=(), props=(), agent_opts="", jfr=False, workdir=None):
         self.home = jdk_home(feature)
         self.feature = feature
-        self.dir = workdir or tempfile.mkdtemp(prefix="vtpin-test-")
+        self.dir = workdir or tempdir()
         self.record = os.path.join(self.dir, "pins.vtp")
         self.trace = os.path.join(self.dir, "trace.txt")
         self.jfr = os.path.join(self.dir, "run.jfr") if jfr else None
         opts = "record=%s,tracefile=%s" % (self.record, self.trace)
         if agent_opts:
             opts += "," + agent_opts
+        if EXTRA_AGENT_OPTS:
+            opts += "," + EXTRA_AGENT_OPTS
         self.cmd = [os.path.join(self.home, "bin", "java"), "-agentpath:%s=%s" % (AGENT, opts),
                     "--enable-native-access=ALL-UNNAMED", "-Djava.library.path=" + FIXTURE_LIB,
                     "-cp", classpath(feature)] + list(props)
@@ -192,5 +218,7 @@ def main(cases):
     except Failure as e:
         print("FAIL: %s" % e)
         return 1
+    finally:
+        remove_tempdirs()
     print("PASS: %s" % sys.argv[1])
     return 0

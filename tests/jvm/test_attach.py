@@ -8,10 +8,9 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
-from harness import CLASSES, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, report_json, scheduler, skip
+from harness import CLASSES, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, report_json, scheduler, skip, tempdir
 
 
 class Target:
@@ -19,7 +18,7 @@ class Target:
 
     def __init__(self, feature, jvm_args=(), duration=120, wrap=(), workdir=None):
         self.home = jdk_home(int(feature))
-        self.dir = workdir or tempfile.mkdtemp(prefix="vtpin-attach-")
+        self.dir = workdir or tempdir("vtpin-attach-")
         self.stop_file = os.path.join(self.dir, "stop")
         self.cmd = list(wrap) + [os.path.join(self.home, "bin", "java")] + list(jvm_args) + [
             "-cp", CLASSES, "ReproLoop", str(duration), self.stop_file]
@@ -145,7 +144,7 @@ def case_reattach(jdk):
     writer, events) and finds the pins that follow. Two threads blocked in nanosleep are
     NATIVE_BLOCK pins on every JDK, found by the watchdog after attach."""
     home = jdk_home(int(jdk))
-    d = tempfile.mkdtemp(prefix="vtpin-reattach-")
+    d = tempdir(prefix="vtpin-reattach-")
     first, second, trace = (os.path.join(d, n) for n in ("first.vtp", "second.vtp", "second.txt"))
     out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
     cmd = [os.path.join(home, "bin", "java"), "--enable-native-access=ALL-UNNAMED",
@@ -249,7 +248,7 @@ def case_not_a_jvm():
     """A process without libjvm.so is not signalled (SIGQUIT kills sleep, and stops many servers
     that catch it): attach fails clearly within the timeout and the process lives on."""
     sleeper = subprocess.Popen(["sleep", "30"])
-    out_path = tempfile.mktemp(prefix="vtpin-attach-trap-")
+    out_path = os.path.join(tempdir("vtpin-attach-trap-"), "trap.txt")
     with open(out_path, "w") as out:  # a shell that catches SIGQUIT and says so
         trapper = subprocess.Popen(["sh", "-c", "trap 'echo got SIGQUIT' QUIT; i=0; "
                                     "while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"], stdout=out)
@@ -269,7 +268,6 @@ def case_not_a_jvm():
         for p in (sleeper, trapper):
             p.kill()
             p.wait()
-        os.unlink(out_path)
 
 
 def case_not_a_jvm_other_user():
@@ -277,7 +275,7 @@ def case_not_a_jvm_other_user():
     a JVM (not a permission or agent-library problem). Root only (to start a process as nobody)."""
     if os.geteuid() != 0:
         skip("not root: cannot start a process as another user")
-    d = tempfile.mkdtemp(prefix="vtpin-attach-notjvm-")
+    d = tempdir(prefix="vtpin-attach-notjvm-")
     sleeper = None
     try:
         os.chmod(d, 0o700)  # nobody cannot read the agent in here
@@ -330,7 +328,7 @@ def case_other_user(jdk):
     probe = subprocess.run(as_nobody + [java, "-cp", CLASSES, "-version"], capture_output=True, text=True)
     if probe.returncode != 0:
         skip("uid 65534 cannot run %s (or read %s): %s" % (java, CLASSES, probe.stderr.strip()[:200]))
-    work = tempfile.mkdtemp(prefix="vtpin-attach-")
+    work = tempdir("vtpin-attach-")
     os.chmod(work, 0o777)
     t = Target(jdk, wrap=as_nobody, workdir=work).start()
     try:
@@ -370,7 +368,7 @@ def case_container(jdk):
     for path in (CLASSES, home, os.path.dirname(os.path.abspath(VTPIN))):
         if os.path.realpath(path).startswith("/tmp/"):
             skip("%s is under /tmp, which the JVM's private /tmp would hide" % path)
-    work = tempfile.mkdtemp(prefix="vtpin-attach-")
+    work = tempdir("vtpin-attach-")
     # inside: a tmpfs of its own on /tmp (the socket and the recording live there), cwd /
     script = "mount -t tmpfs vtpin-test /tmp && cd / && exec %s -cp %s ReproLoop 120 /tmp/stop" % (
         os.path.join(home, "bin", "java"), CLASSES)

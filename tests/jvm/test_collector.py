@@ -7,15 +7,14 @@ import os
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 
-from harness import VTPIN, Failure, Run, check, main, scheduler
+from harness import VTPIN, Failure, Run, check, main, scheduler, tempdir
 
 
 class Collector:
     def __init__(self, d=None):
-        self.dir = d or tempfile.mkdtemp(prefix="vtpin-coll-test-")
+        self.dir = d or tempdir("vtpin-coll-test-")
         self.socket = os.path.join(self.dir, "collector.sock")
         self.proc = None
 

@@ -16,11 +16,10 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
 from harness import (Run, VTPIN, check, classpath, culprit, jdk_home, jfr_duration_ns,
-                     jfr_pinned_events, jfr_touches, main, pins_in, report_json, scheduler, skip)
+                     jfr_pinned_events, jfr_touches, main, pins_in, report_json, scheduler, skip, tempdir)
 
 
 RUNS = []
@@ -184,7 +183,7 @@ def case_attach(jdk):
     culprit inferred from the stack; the downcall is marked, its target unknown."""
     jdk = needs_ffm(jdk)
     home = jdk_home(jdk)
-    d = tempfile.mkdtemp(prefix="vtpin-ffm-attach-")
+    d = tempdir(prefix="vtpin-ffm-attach-")
     RUNS.append(d)
     record, trace = os.path.join(d, "a.vtp"), os.path.join(d, "t.txt")
     out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")

@@ -10,10 +10,9 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 
-from harness import CLASSES, VTPIN, Failure, Run, check, main, report_json, scheduler, skip
+from harness import CLASSES, VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir
 
 BTF = "/sys/kernel/btf/vmlinux"
 DROP_CAPS = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -28,7 +27,7 @@ def need_kernel_view():
 
 class Collector:
     def __init__(self, args=(), prefix=()):
-        self.dir = tempfile.mkdtemp(prefix="vtpin-kernel-test-")
+        self.dir = tempdir(prefix="vtpin-kernel-test-")
         self.socket = os.path.join(self.dir, "collector.sock")
         self.sessions = os.path.join(self.dir, "sessions")
         self.logpath = os.path.join(self.dir, "collector.log")
@@ -264,7 +263,7 @@ def case_back_to_back_attach(jdk):
     if jdk >= 24:
         skip("synchronized + sleep does not pin on JDK 24+ (JEP 491)")
     coll = Collector(["--kernel=on"]).start()
-    d = tempfile.mkdtemp(prefix="vtpin-b2b-")
+    d = tempdir(prefix="vtpin-b2b-")
     go = os.path.join(d, "go")
     home = os.environ.get("JAVA%d_HOME" % jdk)
     out = open(os.path.join(d, "stdout.txt"), "w")

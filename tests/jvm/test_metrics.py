@@ -20,13 +20,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from harness import VTPIN, Failure, Run, check, main, scheduler, skip
+from harness import VTPIN, Failure, Run, check, main, scheduler, skip, tempdir
 
 # fixture, args, parallelism, pins it makes, reason, site substring, least ms per pin
 FIXTURES = {
@@ -185,7 +184,7 @@ def check_pins(s, pid, jdk, final):
 def case_promtool(jdk):
     jdk = int(jdk)
     need("promtool")
-    d = tempfile.mkdtemp(prefix="vtpin-metrics-test-")
+    d = tempdir(prefix="vtpin-metrics-test-")
     coll = MetricsCollector(d)
     r = None
     try:
@@ -234,7 +233,7 @@ def case_alert(jdk):
         fixture, args, props, state = "WaitPin", (), scheduler(2, 2), "pinned"
     else:
         fixture, args, props, state = "NativeBlock", ("nanosleep", 2, 8000), scheduler(2), "native_blocked"
-    d = tempfile.mkdtemp(prefix="vtpin-metrics-alert-")
+    d = tempdir(prefix="vtpin-metrics-alert-")
     coll = MetricsCollector(d, extra=("--alert-after", "500ms"))
     r = None
     try:
@@ -282,7 +281,7 @@ def case_prometheus(jdk):
     jdk = int(jdk)
     prometheus = need("prometheus")
     fixture, _, _, _, reason, _, _ = FIXTURES[jdk]
-    d = tempfile.mkdtemp(prefix="vtpin-prometheus-test-")
+    d = tempdir(prefix="vtpin-prometheus-test-")
     coll = MetricsCollector(d)
     r = prom = None
     try:
@@ -349,7 +348,7 @@ def run_collector(d, *args, timeout=10):
 
 
 def case_listen():
-    d = tempfile.mkdtemp(prefix="vtpin-metrics-listen-")
+    d = tempdir(prefix="vtpin-metrics-listen-")
     coll = None
     busy = None
     try:

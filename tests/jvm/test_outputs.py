@@ -7,10 +7,9 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 
-from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, jdk_home, main, report_json, scheduler, skip
+from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, jdk_home, main, report_json, scheduler, skip, tempdir
 from test_collector import Collector, streaming
 
 
@@ -33,7 +32,7 @@ def case_disk_full(jdk):
     home = jdk_home(int(jdk))
     if os.geteuid() != 0:
         skip("mounting a small tmpfs needs root")
-    tmp = tempfile.mkdtemp(prefix="vtpin-full-")
+    tmp = tempdir(prefix="vtpin-full-")
     small = os.path.join(tmp, "small")
     os.mkdir(small)
     p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small], capture_output=True, text=True)
@@ -79,7 +78,7 @@ def case_disk_full(jdk):
 def case_trace_full(jdk):
     """tracefile=/dev/full: said once, counted, in the recording; the JVM runs on."""
     home = jdk_home(int(jdk))
-    tmp = tempfile.mkdtemp(prefix="vtpin-tracefull-")
+    tmp = tempdir(prefix="vtpin-tracefull-")
     try:
         record = os.path.join(tmp, "pins.vtp")
         p = java(home, "tracefile=/dev/full,record=%s" % record, "JniSleep", "20", "40")

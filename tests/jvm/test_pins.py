@@ -7,19 +7,39 @@ import os
 import time
 
 from harness import (Failure, Run, check, culprit, jdk_home, jfr_duration_ns, jfr_pinned_events, jfr_touches, main,
-                     pins_in, report_json, scheduler)
+                     pins_in, report_json, scheduler, touches)
 
 PARK_REASONS = {"MONITOR", "NATIVE", "CRITICAL_SECTION"}
 
 
+# The positive control of every test that asserts an absence: the same JVM first runs
+# JniSleep (2 virtual threads sleeping through a native frame: 2 NATIVE pins on every
+# JDK), so an agent that detects nothing fails the test instead of passing it.
+CONTROL = ["JniSleep", "2", "100"]
+
+
+def chained(fixture, args=()):
+    """(main class, args) running the control, then fixture with args, in one JVM (Chain)."""
+    return "Chain", CONTROL + ["--", fixture] + [str(a) for a in args]
+
+
+def control_found(report, jdk):
+    pins = [p for p in pins_in(report, "JniSleep") if p["reason"] == "NATIVE"]
+    check(len(pins) == 2, "JDK %s: the positive control (JniSleep in the same JVM) must find 2 NATIVE pins, got %d: "
+          "the agent detected nothing in this run, so the absence below proves nothing" % (jdk, len(pins)))
+
+
 def no_pins_of(report, cls, jdk):
+    """No pins in cls, in a run made with chained(): the control's pins must be there."""
+    control_found(report, jdk)
     pins = pins_in(report, cls)
     check(not pins, "JDK %s: expected no pins in %s, got %d (first: %s)" % (jdk, cls, len(pins), pins[:1]))
 
 
 def case_repro(jdk):
     jdk = int(jdk)
-    r = Run(jdk, "Repro", props=scheduler(4, 4)).run()
+    main_class, args = chained("Repro") if jdk >= 24 else ("Repro", ())
+    r = Run(jdk, main_class, args=args, props=scheduler(4, 4)).run()
     rep = r.report()
     check(rep["jvm"]["pid"] > 0 and rep["jvm"]["java_version"].startswith(str(jdk)),
           "Hello names the JVM: %s" % rep["jvm"])
@@ -56,11 +76,12 @@ def case_waitpin_hang(jdk):
     """JDK 21 with 2 carriers and no spare: WaitPin hangs. The pins must be
     visible while it hangs; on 24+ it completes without pins."""
     jdk = int(jdk)
-    r = Run(jdk, "WaitPin", props=scheduler(2, 2))
     if jdk >= 24:
-        rep = r.run(timeout=60).report()
+        main_class, args = chained("WaitPin")
+        rep = Run(jdk, main_class, args=args, props=scheduler(2, 2)).run(timeout=60).report()
         no_pins_of(rep, "WaitPin", jdk)
         return
+    r = Run(jdk, "WaitPin", props=scheduler(2, 2))
     r.start()
     try:
         seen = None
@@ -94,7 +115,8 @@ def case_waitpin_hang(jdk):
 def case_waitpin_compensate(jdk):
     """Without the maxPoolSize cap JDK 21 lends Object.wait extra carriers: still pins, and vtpin says so."""
     jdk = int(jdk)
-    rep = Run(jdk, "WaitPin", props=scheduler(2)).run(timeout=60).report()
+    main_class, args = chained("WaitPin") if jdk >= 24 else ("WaitPin", ())
+    rep = Run(jdk, main_class, args=args, props=scheduler(2)).run(timeout=60).report()
     if jdk >= 24:
         no_pins_of(rep, "WaitPin", jdk)
         return
@@ -108,7 +130,8 @@ def case_waitpin_compensate(jdk):
 
 def case_contended(jdk):
     jdk = int(jdk)
-    rep = Run(jdk, "Contended", agent_opts="threshold=0").run().report()
+    main_class, args = chained("Contended") if jdk >= 24 else ("Contended", ())
+    rep = Run(jdk, main_class, args=args, agent_opts="threshold=0").run().report()
     if jdk >= 24:
         no_pins_of(rep, "Contended", jdk)
         return
@@ -140,11 +163,14 @@ def case_jnisleep(jdk):
 def case_no_pins(jdk, fixture, *args):
     jdk = int(jdk)
     props = scheduler(4, 4) if fixture == "LockSleep" else []
-    rep = Run(jdk, fixture, args=args, props=props).run().report()
+    main_class, chain_args = chained(fixture, args)
+    rep = Run(jdk, main_class, args=chain_args, props=props).run().report()
     no_pins_of(rep, fixture, jdk)
     # The JDK pins now and then in its own code (JDK 21: contended entry into method-handle
     # linkage when many virtual threads link the same call site at once): shown, not failed.
     for p in rep["pins"]:
+        if touches(p, "JniSleep"):
+            continue  # the control's
         top = p["stack"][p["culprit"]] if p["stack"] and p["culprit"] is not None else {}
         print("JDK-internal pin: %s %s.%s (%s ns)" % (p["reason"], top.get("class"), top.get("method"),
                                                      p["duration_ns"]))

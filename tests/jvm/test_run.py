@@ -7,23 +7,23 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import xml.dom.minidom
 
-from harness import CLASSES, FIXTURE_LIB, VTPIN, check, jdk_home, main
+from harness import CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, check, jdk_home, main, tempdir
 
 GATE_FAILED = 3
 
 
 def vtpin_run(gates, java_cmds, shell=False):
-    d = tempfile.mkdtemp(prefix="vtpin-run-test-")
+    d = tempdir("vtpin-run-test-")
     junit = os.path.join(d, "pins.xml")
     if shell:
         command = ["sh", "-c", " ; ".join(" ".join(c) for c in java_cmds)]
     else:
         command = java_cmds[0]
-    p = subprocess.run([VTPIN, "run", "--dir", os.path.join(d, "run"), "--junit", junit] + gates + ["--"] + command,
+    extra = ["--agent-options", EXTRA_AGENT_OPTS] if EXTRA_AGENT_OPTS else []
+    p = subprocess.run([VTPIN, "run", "--dir", os.path.join(d, "run"), "--junit", junit] + extra + gates + ["--"] + command,
                        capture_output=True, text=True, timeout=180)
     return p, junit, os.path.join(d, "run")
 
@@ -60,11 +60,19 @@ def case_fail_on_pins():
 
 
 def case_pass_on_25():
-    p, junit, _ = vtpin_run(["--fail-on-pins", "1"], [java(25, "Repro", parallelism=4)])
+    """Repro does not pin on 25, so the gate passes. Positive control in the same JVM: JniSleep
+    runs first (Chain) and pins twice in native code; those pins are allowed, so they must be
+    reported as allowed: an agent that detects nothing fails here instead of passing."""
+    p, junit, _ = vtpin_run(["--fail-on-pins", "1", "--allow", "JniSleep.*"],
+                            [java(25, "Chain", "JniSleep", 2, 100, "--", "Repro", parallelism=4)])
     check(p.returncode == 0, "JDK 25 does not pin on monitors: exit %d\n%s" % (p.returncode, p.stdout[-800:]))
     check("gates passed" in p.stdout, p.stdout[-500:])
-    _, failed = junit_cases(junit)
+    check(re.search(r"\b2 allowed\b", p.stdout), "the control's 2 JniSleep pins are found (and allowed):\n" +
+          p.stdout[-800:])
+    cases, failed = junit_cases(junit)
     check(not failed, "no failed case")
+    check(any("JniSleep" in c.getAttribute("name") for c in cases), "the control's site is listed: %s" %
+          [c.getAttribute("name") for c in cases])
 
 
 def case_allow():
@@ -111,7 +119,7 @@ def case_signal(name):
     """SIGTERM/SIGHUP/SIGINT to vtpin run alone: forwarded to the JVM, the run's collector stopped,
     the report of what ran printed, exit 128+signal."""
     sig = getattr(signal, "SIG" + name)
-    d = tempfile.mkdtemp(prefix="vtpin-run-signal-")
+    d = tempdir(prefix="vtpin-run-signal-")
     jvm = collector = None
     try:
         run_dir = os.path.join(d, "run")
@@ -164,7 +172,7 @@ def case_signal(name):
 
 def case_reused_dir():
     """A second run in the same --dir judges only its own JVMs."""
-    d = tempfile.mkdtemp(prefix="vtpin-run-reuse-")
+    d = tempdir(prefix="vtpin-run-reuse-")
     try:
         run_dir = os.path.join(d, "run")
         first = subprocess.run([VTPIN, "run", "--dir", run_dir, "--fail-on-pins", "1", "--"] +

@@ -15,9 +15,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
-from harness import Failure, Run, check, main, scheduler
+from harness import Failure, Run, check, main, scheduler, tempdir
 
 RUNS = int(os.environ.get("VTPIN_STRESS_RUNS", "5"))
 PINS = int(os.environ.get("VTPIN_STRESS_PINS", "400"))
@@ -91,7 +90,7 @@ def case_pins(jdk):
     burners = start_burners()
     try:
         for run in range(RUNS):
-            workdir = tempfile.mkdtemp(prefix="vtpin-stress-")
+            workdir = tempdir(prefix="vtpin-stress-")
             try:
                 r = Run(jdk, "StressPins", args=(mode, PINS, HOLD_MS), props=scheduler(4, 4), workdir=workdir)
                 r.run(timeout=120)

@@ -20,7 +20,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (BUILD, VTPIN, Failure, Run, check, culprit, frames_of, main, report_json,  # noqa: E402
-                     scheduler, skip)
+                     scheduler, skip, tempdir)
 
 SYNTH = os.path.join(BUILD, "tests", "unit", "synth_recording")
 
@@ -187,7 +187,7 @@ def check_page(page, rep, work):
 def in_workdir(case):
     """Runs case(work, *args) with a temp directory removed afterwards."""
     def run(*args):
-        work = tempfile.mkdtemp(prefix="vtpin-test-views-")
+        work = tempdir(prefix="vtpin-test-views-")
         try:
             case(work, *args)
         finally:

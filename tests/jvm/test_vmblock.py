@@ -8,10 +8,9 @@ parks are split where the carrier's context-switch count shows a new park."""
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
-from harness import CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, pins_in, report_json, scheduler, skip
+from harness import CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, pins_in, report_json, scheduler, skip, tempdir
 
 
 def case_cpu_jni(jdk):
@@ -53,7 +52,7 @@ def case_attach_upcall_reason(jdk):
     monitor, is NATIVE at the native method, as the JDK itself says at startup."""
     jdk = int(jdk)
     home = jdk_home(jdk)
-    d = tempfile.mkdtemp(prefix="vtpin-upcall-")
+    d = tempdir(prefix="vtpin-upcall-")
     go, rec = os.path.join(d, "go"), os.path.join(d, "a.vtp")
     out = open(os.path.join(d, "stdout.txt"), "w")
     jvm = subprocess.Popen([os.path.join(home, "bin", "java"), "-Djava.library.path=" + FIXTURE_LIB,
@@ -98,7 +97,7 @@ def case_attach_back_to_back(jdk):
     if jdk >= 24:
         skip("synchronized + sleep does not pin on JDK 24+ (JEP 491)")
     home = jdk_home(jdk)
-    d = tempfile.mkdtemp(prefix="vtpin-b2b-")
+    d = tempdir(prefix="vtpin-b2b-")
     go, rec = os.path.join(d, "go"), os.path.join(d, "a.vtp")
     out = open(os.path.join(d, "stdout.txt"), "w")
     jvm = subprocess.Popen([os.path.join(home, "bin", "java"), "-cp", CLASSES] + scheduler(2) +

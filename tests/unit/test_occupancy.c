@@ -386,6 +386,35 @@ static void test_long_gap(void)
     occupancy_free(o);
 }
 
+/* Times from a damaged or hostile agent at the ends of int64 (found by
+ * tests/fuzz/fuzz_query: (id + 1) * bucket_ns overflowed): clamped into the
+ * model's range, so nothing overflows (UBSan aborts the sanitized build) and
+ * no total or percentage goes negative. */
+static void test_extreme_times(void)
+{
+    struct occupancy *o = occupancy_new(4, 60 * INT64_C(1000000000), INT64_C(1000000000));
+    if (!CHECK(o != NULL))
+        return;
+    occupancy_mount(o, 1, 5, INT64_MIN);
+    occupancy_pin_start(o, 1, 1, REASON_MONITOR, "H.h(H.java:1)", 5, INT64_MIN + 1);
+    occupancy_advance(o, INT64_MAX - 1);
+    occupancy_pin_end(o, 1, INT64_MAX);
+    occupancy_sample(o, 2, 7, INT64_MIN);
+    occupancy_sample(o, 2, 0, INT64_MAX);
+    occupancy_advance(o, INT64_MAX);
+    struct alert_state st = {0};
+    struct alert_rule all = {.k = 0, .hold_ns = 1};
+    occupancy_pin_start(o, 2, 2, REASON_MONITOR, "H.h(H.java:1)", 7, INT64_MIN);
+    occupancy_alert_check(o, &all, INT64_MAX, &st);
+    CHECK_UINT(st.held, 1);
+    for (int32_t tid = 1; tid <= 2; tid++) {
+        struct carrier_view v = view_of(o, tid);
+        CHECK(v.busy_ns >= 0 && v.pinned_ns >= 0 && v.idle_ns >= 0 && v.pinned_ns <= v.busy_ns);
+        CHECK(v.busy_pct >= 0.0 && v.busy_pct <= 100.0 && v.idle_pct >= 0.0 && v.idle_pct <= 100.0);
+    }
+    occupancy_free(o);
+}
+
 static void test_carrier_limit(void)
 {
     struct occupancy *o = occupancy_new(2, 10000, 1000);
@@ -601,6 +630,7 @@ int main(void)
     CHECK_RUN(test_native_block);
     CHECK_RUN(test_window_rolling);
     CHECK_RUN(test_long_gap);
+    CHECK_RUN(test_extreme_times);
     CHECK_RUN(test_carrier_limit);
     CHECK_RUN(test_backwards_clamp);
     CHECK_RUN(test_alert);

@@ -1,0 +1,66 @@
+/* libFuzzer target: the recording reader (cli/recording.c) and both report
+ * formatters over whatever it loads. The input is a recording file's bytes,
+ * read once from a seekable file (memfd) and, when it fits in a pipe, once
+ * more from a pipe, as `vtpin report -` reads standard input. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "recording.h"
+#include "report.h"
+
+#define PIPE_MAX (60u * 1024) /* under the default pipe buffer: no writer thread needed */
+
+static FILE *devnull;
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void load_and_report(int fd, const char *name)
+{
+    struct recording *r = NULL;
+    char err[512];
+    if (recording_load_fd(fd, name, &r, err, sizeof(err)) != 0)
+        return;
+    for (size_t i = 0; i < r->n_sessions; i++) {
+        struct report_options o = {.session = i, .top = i % 2 ? 0 : REPORT_TEXT_TOP_DEFAULT, .full_stacks = (int)(i % 2)};
+        report_text(devnull, r, &o);
+        report_json(devnull, r, &o);
+        for (size_t k = 0; k < r->sessions[i]->n_pins; k++)
+            (void)recording_pin_duration(r->sessions[i], &r->sessions[i]->pins[k]);
+    }
+    recording_free(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!devnull && !(devnull = fopen("/dev/null", "w")))
+        abort();
+    int fd = memfd_create("fuzz-recording", MFD_CLOEXEC);
+    if (fd < 0 || write_all(fd, data, size) != 0 || lseek(fd, 0, SEEK_SET) != 0)
+        abort();
+    load_and_report(fd, "memfd");
+    close(fd);
+
+    int p[2];
+    if (size <= PIPE_MAX && pipe(p) == 0) {
+        if (write_all(p[1], data, size) != 0)
+            abort();
+        close(p[1]);
+        load_and_report(p[0], "<stdin>");
+        close(p[0]);
+    }
+    return 0;
+}
