@@ -17,7 +17,9 @@
 #include "record.h"
 #include "symbols.h"
 #include "trace.h"
+#include "vmstructs.h"
 #include "wire.h"
+#include "writer_thread.h"
 
 #define MAX_ACTIVE 4096
 #define MAX_NOTICES 32
@@ -51,7 +53,9 @@ struct pending_notice {
 static struct {
     struct writer_config cfg;
     jvmtiEnv *jvmti;
-    JNIEnv *jni;
+    JavaVM *vm;
+    JNIEnv *jni;   /* set while the writer has joined the JVM (in_jvm), else NULL */
+    int in_round;  /* joined, with a local frame, in this round */
     struct symbols *symbols;
     struct record *record;
     struct link *link;
@@ -76,6 +80,28 @@ static _Atomic int64_t sleep_until; /* when the sleeping writer wakes by itself 
 static _Atomic int stop_requested;
 static _Atomic int finished;
 static _Atomic int running;
+
+/* The writer joins the JVM only for the work that needs JNI or JVMTI
+ * (writer_thread.h); local references made in a round die with its frame. */
+static int in_jvm(void)
+{
+    if (W.in_round)
+        return 1;
+    W.jni = writer_thread_enter();
+    if (!W.jni)
+        return 0;
+    W.in_round = (*W.jni)->PushLocalFrame(W.jni, 64) == 0 ? 1 : 2;
+    return 1;
+}
+
+static void end_round(void)
+{
+    if (W.in_round == 1)
+        (*W.jni)->PopLocalFrame(W.jni, NULL);
+    W.in_round = 0;
+    writer_thread_leave();
+    W.jni = NULL;
+}
 
 void writer_wake(int64_t due_ns)
 {
@@ -415,6 +441,8 @@ static int is_park_reason(int reason)
 static int take_deferred_stack(struct active_pin *a, int still_pinned)
 {
     struct carrier_slot *c = still_pinned ? carrier_by_tid(a->carrier_tid) : NULL;
+    if (c && !in_jvm())
+        c = NULL;
     jthread vt = NULL;
     int rc = 0;
     if (c && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
@@ -498,7 +526,7 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     a->reason = r->reason;
     a->stack_deferred = r->stack_deferred;
     if (!a->stack_deferred) {
-        a->stack = symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth);
+        a->stack = in_jvm() ? symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth) : NULL;
         if (a->reason == REASON_UNKNOWN)
             a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
         a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
@@ -766,6 +794,21 @@ static void watch_carrier(struct carrier_slot *c, jthread vt, int64_t vid, int64
         start_block(c, vt, vid, kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : REASON_UNKNOWN);
 }
 
+/* Whether the watchdog must look at this carrier through JVMTI. Every JVMTI
+ * look disables virtual-thread transitions (GetVirtualThread: all of them),
+ * so with no occupancy samples to take, a carrier that is not watched yet and
+ * whose JavaThread is neither in native nor (after attach, no park
+ * breakpoint) blocked is skipped: classify() would find nothing there. */
+static int must_look(struct carrier_slot *c)
+{
+    if (W.cfg.options->occupancy == OCCUPANCY_SAMPLED || c->watch_kind != WATCH_NONE || c->block_pin)
+        return 1;
+    enum vm_state st = vmstructs_thread_state(c->java_thread);
+    if (atomic_load(&c->state) != SLOT_LIVE)
+        return 0; /* ended while read: the value may be stale; released next round */
+    return st == VM_STATE_UNKNOWN || st == VM_STATE_NATIVE || (!W.cfg.park_breakpoints && st == VM_STATE_BLOCKED);
+}
+
 static void sample_carriers(int64_t now)
 {
     unsigned cap = carriers_capacity(), n = 0;
@@ -773,7 +816,7 @@ static void sample_carriers(int64_t now)
     int64_t vts[256];
     for (unsigned i = 0; i < cap; i++) {
         struct carrier_slot *c = carriers_slot(i);
-        if (!c || atomic_load(&c->state) != SLOT_LIVE)
+        if (!c || atomic_load(&c->state) != SLOT_LIVE || !must_look(c) || !in_jvm())
             continue;
         jthread vt = NULL;
         if (W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) != JVMTI_ERROR_NONE)
@@ -821,7 +864,7 @@ static void service_carriers(int64_t now)
         send_transitions(c);
         if (atomic_load(&c->state) == SLOT_DEAD) {
             end_block(c, now);
-            carriers_release(W.jni, c);
+            carriers_release(in_jvm() ? W.jni : NULL, c);
         }
     }
     if (now >= W.next_sample_ns) {
@@ -878,24 +921,19 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+static void writer_main(void *arg)
 {
     (void)arg;
-    W.jvmti = jvmti;
-    W.jni = jni;
     /* Exact occupancy fills per-carrier rings quickly on mount-heavy code. */
     int64_t max_wait = W.cfg.options->occupancy == OCCUPANCY_EXACT ? 5000000LL : 200000000LL;
     while (!atomic_load(&stop_requested)) {
         int64_t now = clock_mono_ns();
         if (W.link && link_poll_connect(W.link, now))
             on_connected();
-        /* Local references made in a round die with it: the thread never returns to Java. */
-        int framed = (*jni)->PushLocalFrame(jni, 64) == 0;
         drain();
         service_carriers(now);
-        if (framed)
-            (*jni)->PopLocalFrame(jni, NULL);
         int64_t wait = min64(report_crossings(now), max_wait);
+        end_round();
         if (now >= W.next_stats_ns) {
             stats_to(SINK_RECORD | (W.link ? SINK_LINK : 0));
             W.next_stats_ns = now + (int64_t)W.cfg.options->stats_interval_ns;
@@ -912,6 +950,7 @@ static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     W.next_sample_ns = 0;
     service_carriers(now);
     report_crossings(now);
+    end_round();
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     fill_stats(&s);
     Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
@@ -951,6 +990,7 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
         /* The info's nested strings are JVMTI allocations too; a few bytes kept once. */
         (*jvmti)->Deallocate(jvmti, (unsigned char *)fns);
     }
+    vmstructs_init(jni);
     if (!W.get_virtual_thread)
         log_warn("the JVM has no GetVirtualThread extension: no sampled occupancy, no native-block watchdog");
     hello_to(SINK_RECORD, 0);
@@ -958,17 +998,12 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
         notice_to(SINK_RECORD, W.notices[i].severity, W.notices[i].code, W.notices[i].text); /* logged already */
     flush_outputs(clock_mono_ns());
 
-    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID ctor = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring name = (*jni)->NewStringUTF(jni, "vtpin writer");
-    jobject thread = ctor && name ? (*jni)->NewObject(jni, thread_class, ctor, name) : NULL;
-    if (!thread) {
-        (*jni)->ExceptionClear(jni);
-        return -ENOMEM;
-    }
-    jvmtiError e = (*jvmti)->RunAgentThread(jvmti, thread, writer_main, NULL, JVMTI_THREAD_NORM_PRIORITY);
-    if (e != JVMTI_ERROR_NONE)
+    W.jvmti = jvmti;
+    if ((*jni)->GetJavaVM(jni, &W.vm) != 0)
         return -EINVAL;
+    int rc = writer_thread_start(W.vm, writer_main, NULL);
+    if (rc)
+        return rc;
     atomic_store(&running, 1);
     return 0;
 }
@@ -982,6 +1017,7 @@ void writer_stop(unsigned timeout_ms)
     syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     for (unsigned waited = 0; !atomic_load(&finished) && waited < timeout_ms; waited++)
         usleep(1000);
+    writer_thread_forbid(); /* from VMDeath or unload on: the writer must not join the JVM again */
     if (!atomic_load(&finished))
         log_warn("the writer did not finish within %u ms; the last events may be missing", timeout_ms);
 }
