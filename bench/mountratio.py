@@ -18,8 +18,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 JDKS = {"21": os.environ.get("JAVA21_HOME", "/root/.cache/vtpin/jdk/openjdk-21/root/usr/lib/jvm/java-21-openjdk-amd64"),
         "25": os.environ.get("JAVA25_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")}
-AGENT = os.path.join(BUILD, "agent", "libvtpin.so")
+AGENT = os.environ.get("VTPIN_AGENT", os.path.join(BUILD, "agent", "libvtpin.so"))
 EMPTY = os.path.join(BUILD, "bench", "libemptyagent.so")
+
+
+PASSES = 5
 
 
 def flags(config, tmp):
@@ -48,11 +51,8 @@ def run(jdk, config, idle, threads, perf_dir, tag):
         cmd += flags(config, tmp)
         cmd += ["-cp", os.path.join(BUILD, "java-fixtures", "classes"), "BenchMountChurn", "shape=steady",
                 "concurrent=16", "threads=%d" % threads, "yields=10", "warmup=50000", "warmupPasses=1",
-                "idle=%d" % idle]
-        stat = os.path.join(tmp, "perf.stat")
-        if not perf_dir:  # counters of the whole JVM, user space: less sensitive to other load than wall time
-            cmd = ["perf", "stat", "-x", ",", "-e", "cycles:u,instructions:u", "-o", stat, "--"] + cmd
-        else:
+                "idle=%d" % idle, "passes=%d" % PASSES]
+        if perf_dir:
             out = os.path.join(perf_dir, "%s-%s-idle%d.data" % (tag, config.replace(":", "_").replace(",", "_").replace("=", "-"), idle))
             cmd = ["perf", "record", "-q", "-g", "-o", out, "--"] + cmd
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -60,16 +60,7 @@ def run(jdk, config, idle, threads, perf_dir, tag):
         if not m:
             sys.stderr.write("run failed: %s\n%s\n%s\n" % (" ".join(cmd), p.stdout[-2000:], p.stderr[-2000:]))
             return None
-        cyc = ins = float("nan")
-        if os.path.exists(stat):
-            for line in open(stat):
-                f = line.split(",")
-                if len(f) > 2 and f[0].strip().isdigit():
-                    if f[2].startswith("cycles"):
-                        cyc = int(f[0])
-                    elif f[2].startswith("instructions"):
-                        ins = int(f[0])
-        return int(m.group(1)) / 1e6, int(m.group(2)) / 1e6, cyc, ins
+        return int(m.group(1)) / 1e6, int(m.group(2)) / 1e6
 
 
 def fmt(vals):
@@ -85,7 +76,10 @@ def main():
     ap.add_argument("--configs", default="none,floor,jfr,vtpin-pins,vtpin-sampled")
     ap.add_argument("--threads", type=int, default=100000)
     ap.add_argument("--perf", default="")
+    ap.add_argument("--passes", type=int, default=5, help="measured passes per JVM, the fastest counts")
     a = ap.parse_args()
+    global PASSES
+    PASSES = a.passes
     configs = a.configs.split(",")
     if "none" not in configs:
         configs.insert(0, "none")
@@ -101,25 +95,22 @@ def main():
                 continue
             for c in configs:
                 if got[c]:
-                    res[c][idle].append((got[c][0], got[c][1], got[c][0] / base[0], got[c][1] / base[1],
-                                         got[c][2] / base[2], got[c][3] / base[3]))
+                    res[c][idle].append((got[c][0], got[c][1], got[c][0] / base[0], got[c][1] / base[1]))
             sys.stderr.write("round %d idle %d: %s\n" % (r, idle, " ".join(
-                "%s=%.0fms/%.2fGc" % (c, got[c][0], got[c][2] / 1e9) if got[c] else c + "=fail" for c in configs)))
-    print("JDK %s, BenchMountChurn shape=steady concurrent=16 threads=%d yields=10, %d rounds x idle 0/1" %
-          (a.jdk, a.threads, a.rounds))
+                "%s=%.0f" % (c, got[c][0]) if got[c] else c + "=fail" for c in configs)))
+    print("JDK %s, BenchMountChurn shape=steady concurrent=16 threads=%d yields=10 passes=%d (fastest), "
+          "%d rounds x idle 0/1" % (a.jdk, a.threads, a.passes, a.rounds))
     print("| configuration | wall ms idle=0 | wall ms idle=1 | wall x none (pooled) | CPU x none (pooled) "
-          "| cycles x none (pooled) | instructions x none | cycles x none idle=0 | idle=1 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| wall x none idle=0 | idle=1 |")
+    print("|---|---|---|---|---|---|---|")
     for c in configs:
         w0 = [x[0] for x in res[c][0]]
         w1 = [x[0] for x in res[c][1]]
         pooled = [x[2] for i in (0, 1) for x in res[c][i]]
         cpu = [x[3] for i in (0, 1) for x in res[c][i]]
-        cyc = [x[4] for i in (0, 1) for x in res[c][i] if x[4] == x[4]]
-        ins = [x[5] for i in (0, 1) for x in res[c][i] if x[5] == x[5]]
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %s | %s | %s |" % (
             c, "%.0f" % statistics.median(w0) if w0 else "n/a", "%.0f" % statistics.median(w1) if w1 else "n/a",
-            fmt(pooled), fmt(cpu), fmt(cyc), fmt(ins), fmt([x[4] for x in res[c][0]]), fmt([x[4] for x in res[c][1]])))
+            fmt(pooled), fmt(cpu), fmt([x[2] for x in res[c][0]]), fmt([x[2] for x in res[c][1]])))
 
 
 if __name__ == "__main__":
