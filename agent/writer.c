@@ -54,8 +54,8 @@ static struct {
     struct writer_config cfg;
     jvmtiEnv *jvmti;
     JavaVM *vm;
-    JNIEnv *jni;   /* set while the writer has joined the JVM (in_jvm), else NULL */
-    int in_round;  /* joined, with a local frame, in this round */
+    JNIEnv *jni;  /* set while the writer has joined the JVM (in_jvm), else NULL */
+    int in_round; /* joined, with a local frame, in this round */
     struct symbols *symbols;
     struct record *record;
     struct link *link;
