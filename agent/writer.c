@@ -799,14 +799,16 @@ static void watch_carrier(struct carrier_slot *c, jthread vt, int64_t vid, int64
         start_block(c, vt, vid, kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : REASON_UNKNOWN);
 }
 
-/* Whether the watchdog must look at this carrier through JVMTI. Every JVMTI
- * look disables virtual-thread transitions (GetVirtualThread: all of them),
- * so with no occupancy samples to take, a carrier that is not watched yet and
- * whose JavaThread is neither in native nor (after attach, no park
- * breakpoint) blocked is skipped: classify() would find nothing there. */
+/* Whether the watchdog must classify this carrier's virtual thread through
+ * JVMTI. Every JVMTI look disables virtual-thread transitions
+ * (GetVirtualThread: all of them; GetThreadState: that thread's), so a
+ * carrier that is not watched yet and whose JavaThread is neither in native
+ * nor (after attach, no park breakpoint) blocked is not classified:
+ * classify() would find nothing there. Without occupancy samples to take it
+ * is not looked at at all. */
 static int must_look(struct carrier_slot *c)
 {
-    if (W.cfg.options->occupancy == OCCUPANCY_SAMPLED || c->watch_kind != WATCH_NONE || c->block_pin)
+    if (c->watch_kind != WATCH_NONE || c->block_pin)
         return 1;
     enum vm_state st = vmstructs_thread_state(c->java_thread);
     if (atomic_load(&c->state) != SLOT_LIVE)
@@ -821,13 +823,16 @@ static void sample_carriers(int64_t now)
     int64_t vts[256];
     for (unsigned i = 0; i < cap; i++) {
         struct carrier_slot *c = carriers_slot(i);
-        if (!c || atomic_load(&c->state) != SLOT_LIVE || !must_look(c) || !in_jvm())
+        if (!c || atomic_load(&c->state) != SLOT_LIVE)
+            continue;
+        int look = must_look(c);
+        if ((!look && W.cfg.options->occupancy != OCCUPANCY_SAMPLED) || !in_jvm())
             continue;
         jthread vt = NULL;
         if (W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) != JVMTI_ERROR_NONE)
             vt = NULL;
         int64_t vid = vt ? pins_thread_id(W.jni, vt) : 0;
-        watch_carrier(c, vt, vid, now);
+        watch_carrier(c, look ? vt : NULL, vid, now); /* NULL: nothing to classify, as classify() would say */
         if (vt)
             (*W.jni)->DeleteLocalRef(W.jni, vt);
         if (W.cfg.options->occupancy == OCCUPANCY_SAMPLED && n < 256) {
