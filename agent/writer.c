@@ -54,8 +54,9 @@ static struct {
     struct writer_config cfg;
     jvmtiEnv *jvmti;
     JavaVM *vm;
-    JNIEnv *jni;  /* set while the writer has joined the JVM (in_jvm), else NULL */
-    int in_round; /* joined, with a local frame, in this round */
+    JNIEnv *jni;         /* set while the writer has joined the JVM (in_jvm), else NULL */
+    int in_round;        /* joined, with a local frame, in this round */
+    int64_t jvm_used_ns; /* last round that needed the JVM */
     struct symbols *symbols;
     struct record *record;
     struct link *link;
@@ -91,18 +92,22 @@ static int in_jvm(void)
     if (!W.jni)
         return 0;
     W.in_round = (*W.jni)->PushLocalFrame(W.jni, 64) == 0 ? 1 : 2;
+    W.jvm_used_ns = clock_mono_ns();
     return 1;
 }
 
-/* Leaves the JVM unless the next round that needs it is due before next_need_ns
- * comes (each join costs ~70 us of CPU and a ThreadStart/ThreadEnd: sampled
- * occupancy, which looks at the carriers every 10 ms, stays joined). */
+/* Leaves the JVM once it has not been needed for JVM_LINGER_NS, unless the
+ * next round that needs it is due before next_need_ns (sampled occupancy,
+ * every 10 ms, stays joined). Each join costs ~70 us of CPU and a
+ * ThreadStart/ThreadEnd for every agent: at most about one per second. */
+#define JVM_LINGER_NS 1000000000LL
 static void end_round(int64_t now, int64_t next_need_ns)
 {
     if (W.in_round == 1)
         (*W.jni)->PopLocalFrame(W.jni, NULL);
     W.in_round = 0;
-    if (W.jni && next_need_ns - now <= 50000000LL && !atomic_load(&stop_requested))
+    if (W.jni && !atomic_load(&stop_requested) &&
+        (next_need_ns - now <= 50000000LL || now - W.jvm_used_ns < JVM_LINGER_NS))
         return;
     writer_thread_leave();
     W.jni = NULL;

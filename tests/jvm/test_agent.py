@@ -73,10 +73,10 @@ def case_record_complete(jdk):
 
 def case_writer_detached(jdk):
     """The writer joins the JVM only for its JVMTI work: with pins only (no occupancy samples)
-    it is no Java thread at start or once idle, yet the pins are reported with their stacks;
+    it is no Java thread at start or once idle (1 s after its last JVMTI work), yet the pins are reported with their stacks;
     sampled occupancy keeps it joined once carriers exist. Each join is counted in the log."""
     jdk = int(jdk)
-    r = Run(jdk, "WriterPresence", args=(2, 50, 500), props=scheduler(2), agent_opts="occupancy=off").run()
+    r = Run(jdk, "WriterPresence", args=(2, 50, 2500), props=scheduler(2), agent_opts="occupancy=off").run()
     out = r.stdout()
     check("phase=start writer=no" in out, "no writer thread before any work:\n" + out)
     check("phase=idle writer=no" in out, "the writer left the JVM after its work:\n" + out)
@@ -88,7 +88,7 @@ def case_writer_detached(jdk):
     check(joins, "the agent says how often it joined:\n" + r.stderr())
     n = int(joins[0].split("joined the JVM ")[1].split()[0])
     check(1 <= n <= 10, "a few joins for a few pins, not one per round: %d" % n)
-    s = Run(jdk, "WriterPresence", args=(2, 50, 500), props=scheduler(2), agent_opts="occupancy=sampled").run()
+    s = Run(jdk, "WriterPresence", args=(2, 50, 2500), props=scheduler(2), agent_opts="occupancy=sampled").run()
     out = s.stdout()
     check("phase=start writer=no" in out, "sampled: no writer thread before the first carrier:\n" + out)
     check("phase=idle writer=yes" in out, "sampled: the writer stays joined between samples:\n" + out)
