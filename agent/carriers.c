@@ -65,6 +65,7 @@ static struct carrier_slot *claim(void)
 static void publish(struct carrier_slot *s, JNIEnv *jni, jthread thread, int tid, const char *name)
 {
     s->thread = (*jni)->NewGlobalRef(jni, thread);
+    s->java_thread = vmstructs_java_thread(jni, thread);
     s->tid = tid;
     memcpy(s->name, name, REC_NAME_MAX);
     s->name[REC_NAME_MAX - 1] = '\0';

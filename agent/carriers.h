@@ -24,7 +24,8 @@ struct mount_ring;
 
 struct carrier_slot {
     _Atomic int state;
-    jobject thread; /* global ref */
+    jobject thread;        /* global ref */
+    uintptr_t java_thread; /* its JavaThread*, valid while LIVE (vmstructs_thread_state) */
     int tid;
     char name[REC_NAME_MAX];
     int64_t start_ns;

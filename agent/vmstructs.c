@@ -6,7 +6,8 @@
 #include <sys/types.h>
 
 static int resolved;   /* 0 not tried, 1 usable, -1 unusable */
-static long osthread_offset = -1, thread_id_offset = -1;
+static long osthread_offset = -1, thread_id_offset = -1, thread_state_offset = -1;
+static long state_in_native = -1, state_in_native_trans = -1, state_blocked = -1;
 static jfieldID eetop_field;
 
 static uintptr_t exported(const char *name)
@@ -21,6 +22,30 @@ static long exported_long(const char *name, int *ok)
     if (!p)
         *ok = 0;
     return p ? *(long *)p : 0;
+}
+
+/* HotSpot's JavaThreadState values, from its exported integer constants. */
+static void resolve_states(void)
+{
+    uintptr_t entries = exported("gHotSpotVMIntConstants");
+    int ok = 1;
+    long name_off = exported_long("gHotSpotVMIntConstantEntryNameOffset", &ok);
+    long value_off = exported_long("gHotSpotVMIntConstantEntryValueOffset", &ok);
+    long stride = exported_long("gHotSpotVMIntConstantEntryArrayStride", &ok);
+    if (!entries || !ok || stride <= 0)
+        return;
+    for (uintptr_t e = entries;; e += (uintptr_t)stride) {
+        const char *name = *(const char **)(e + (uintptr_t)name_off);
+        if (!name)
+            break;
+        long value = *(int32_t *)(e + (uintptr_t)value_off);
+        if (strcmp(name, "_thread_in_native") == 0)
+            state_in_native = value;
+        else if (strcmp(name, "_thread_in_native_trans") == 0)
+            state_in_native_trans = value;
+        else if (strcmp(name, "_thread_blocked") == 0)
+            state_blocked = value;
+    }
 }
 
 static void resolve(JNIEnv *jni)
@@ -47,7 +72,10 @@ static void resolve(JNIEnv *jni)
             osthread_offset = off;
         else if (strcmp(type, "OSThread") == 0 && strcmp(field, "_thread_id") == 0)
             thread_id_offset = off;
+        else if (strcmp(type, "JavaThread") == 0 && strcmp(field, "_thread_state") == 0)
+            thread_state_offset = off;
     }
+    resolve_states();
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     eetop_field = thread_class ? (*jni)->GetFieldID(jni, thread_class, "eetop", "J") : NULL;
     if (!eetop_field)
@@ -69,4 +97,29 @@ int vmstructs_thread_tid(JNIEnv *jni, jobject thread)
     if (!osthread)
         return 0;
     return (int)*(pid_t *)(osthread + (uintptr_t)thread_id_offset);
+}
+
+void vmstructs_init(JNIEnv *jni)
+{
+    if (!resolved)
+        resolve(jni);
+}
+
+uintptr_t vmstructs_java_thread(JNIEnv *jni, jobject thread)
+{
+    if (!resolved)
+        resolve(jni);
+    if (!eetop_field || !thread)
+        return 0;
+    return (uintptr_t)(*jni)->GetLongField(jni, thread, eetop_field);
+}
+
+enum vm_state vmstructs_thread_state(uintptr_t java_thread)
+{
+    if (!java_thread || thread_state_offset < 0 || state_in_native < 0 || state_blocked < 0)
+        return VM_STATE_UNKNOWN;
+    long st = *(volatile int32_t *)(java_thread + (uintptr_t)thread_state_offset);
+    if (st == state_in_native || st == state_in_native_trans)
+        return VM_STATE_NATIVE;
+    return st == state_blocked ? VM_STATE_BLOCKED : VM_STATE_OTHER;
 }

@@ -7,8 +7,22 @@
 #define VTPIN_VMSTRUCTS_H
 
 #include <jni.h>
+#include <stdint.h>
 
 /* Returns the tid, or 0 when it cannot be known. */
 int vmstructs_thread_tid(JNIEnv *jni, jobject thread);
+
+/* Reads the layout once (call from a JVM thread before the callbacks use it). */
+void vmstructs_init(JNIEnv *jni);
+/* The thread's JavaThread* (Thread.eetop), 0 when not started or gone. */
+uintptr_t vmstructs_java_thread(JNIEnv *jni, jobject thread);
+
+/* What a JavaThread is doing, read from its _thread_state without JVMTI (so
+ * without disabling virtual-thread transitions): a carrier running a virtual
+ * thread that is inside a native method is NATIVE; parked or waiting is
+ * BLOCKED. The writer's sampler reads it to skip carriers that cannot be in
+ * a native block; the caller must know the JavaThread is still alive. */
+enum vm_state { VM_STATE_UNKNOWN = 0, VM_STATE_NATIVE, VM_STATE_BLOCKED, VM_STATE_OTHER };
+enum vm_state vmstructs_thread_state(uintptr_t java_thread);
 
 #endif

@@ -19,7 +19,9 @@
 #include "symbols.h"
 #include "trace.h"
 #include "vmblock.h"
+#include "vmstructs.h"
 #include "wire.h"
+#include "writer_thread.h"
 
 #define MAX_ACTIVE 4096
 #define MAX_NOTICES 32
@@ -57,7 +59,10 @@ struct pending_notice {
 static struct {
     struct writer_config cfg;
     jvmtiEnv *jvmti;
-    JNIEnv *jni;
+    JavaVM *vm;
+    JNIEnv *jni;         /* set while the writer has joined the JVM (in_jvm), else NULL */
+    int in_round;        /* joined, with a local frame, in this round */
+    int64_t jvm_used_ns; /* last round that needed the JVM */
     struct symbols *symbols;
     struct record *record;
     struct link *link;
@@ -84,6 +89,37 @@ static _Atomic int64_t sleep_until; /* when the sleeping writer wakes by itself 
 static _Atomic int stop_requested;
 static _Atomic int finished;
 static _Atomic int running;
+
+/* The writer joins the JVM only for the work that needs JNI or JVMTI
+ * (writer_thread.h); local references made in a round die with its frame. */
+static int in_jvm(void)
+{
+    if (W.in_round)
+        return 1;
+    W.jni = writer_thread_enter();
+    if (!W.jni)
+        return 0;
+    W.in_round = (*W.jni)->PushLocalFrame(W.jni, 64) == 0 ? 1 : 2;
+    W.jvm_used_ns = clock_mono_ns();
+    return 1;
+}
+
+/* Leaves the JVM once it has not been needed for JVM_LINGER_NS, unless the
+ * next round that needs it is due before next_need_ns (sampled occupancy,
+ * every 10 ms, stays joined). Each join costs ~70 us of CPU and a
+ * ThreadStart/ThreadEnd for every agent: at most about one per second. */
+#define JVM_LINGER_NS 1000000000LL
+static void end_round(int64_t now, int64_t next_need_ns)
+{
+    if (W.in_round == 1)
+        (*W.jni)->PopLocalFrame(W.jni, NULL);
+    W.in_round = 0;
+    if (W.jni && !atomic_load(&stop_requested) &&
+        (next_need_ns - now <= 50000000LL || now - W.jvm_used_ns < JVM_LINGER_NS))
+        return;
+    writer_thread_leave();
+    W.jni = NULL;
+}
 
 void writer_wake(int64_t due_ns)
 {
@@ -476,8 +512,9 @@ static int is_park_reason(int reason)
 /* The stack in r (a callback's record) names a's stack, reason and culprit. */
 static void set_stack(struct active_pin *a, const struct rec *r)
 {
-    a->stack = r->frame_count ? symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth) : NULL;
-    a->stack_dropped = r->frame_count && !a->stack;
+    int in_vm = r->frame_count && in_jvm(); /* names need the JVM: never after VMDeath */
+    a->stack = in_vm ? symbols_stack(W.symbols, W.jni, r, W.cfg.options->depth) : NULL;
+    a->stack_dropped = in_vm && !a->stack;
     a->stack_deferred = 0;
     if (a->reason == REASON_UNKNOWN)
         a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
@@ -507,7 +544,7 @@ static int take_deferred_stack(struct active_pin *a)
     struct carrier_slot *c = carrier_by_tid(a->carrier_tid);
     jthread vt = NULL;
     int rc = -EAGAIN;
-    if (c && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
+    if (c && in_jvm() && W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) == JVMTI_ERROR_NONE && vt &&
         pins_thread_id(W.jni, vt) == a->vthread_id && is_blocked(vt)) {
         struct rec *r = W.stack_scratch;
         r->frame_count = 0;
@@ -913,6 +950,24 @@ static void watch_carrier(struct carrier_slot *c, jthread vt, int64_t vid, int64
         start_block(c, vt, vid, reason);
 }
 
+/* Whether the watchdog must classify this carrier's virtual thread through
+ * JVMTI. Every JVMTI look disables virtual-thread transitions
+ * (GetVirtualThread: all of them; GetThreadState: that thread's), so a
+ * carrier that is not watched yet and whose JavaThread is neither in native
+ * nor blocked (parked after attach, or blocked inside the JVM) is not classified:
+ * classify() would find nothing there. Without occupancy samples to take it
+ * is not looked at at all. */
+static int must_look(struct carrier_slot *c)
+{
+    if (c->watch_kind != WATCH_NONE || c->block_pin)
+        return 1;
+    enum vm_state st = vmstructs_thread_state(c->java_thread);
+    if (atomic_load(&c->state) != SLOT_LIVE)
+        return 0; /* ended while read: the value may be stale; released next round */
+    /* blocked: parked after attach (no park breakpoint), or blocked inside the JVM (VM_BLOCK, every mode) */
+    return st == VM_STATE_UNKNOWN || st == VM_STATE_NATIVE || st == VM_STATE_BLOCKED;
+}
+
 static void sample_carriers(int64_t now)
 {
     unsigned cap = carriers_capacity(), n = 0;
@@ -922,11 +977,14 @@ static void sample_carriers(int64_t now)
         struct carrier_slot *c = carriers_slot(i);
         if (!c || atomic_load(&c->state) != SLOT_LIVE)
             continue;
+        int look = must_look(c);
+        if ((!look && W.cfg.options->occupancy != OCCUPANCY_SAMPLED) || !in_jvm())
+            continue;
         jthread vt = NULL;
         if (W.get_virtual_thread && W.get_virtual_thread(W.jvmti, c->thread, &vt) != JVMTI_ERROR_NONE)
             vt = NULL;
         int64_t vid = vt ? pins_thread_id(W.jni, vt) : 0;
-        watch_carrier(c, vt, vid, now);
+        watch_carrier(c, look ? vt : NULL, vid, now); /* NULL: nothing to classify, as classify() would say */
         if (vt)
             (*W.jni)->DeleteLocalRef(W.jni, vt);
         if (W.cfg.options->occupancy == OCCUPANCY_SAMPLED && n < 256) {
@@ -976,7 +1034,7 @@ static void service_carriers(int64_t now)
         send_transitions(c);
         if (atomic_load(&c->state) == SLOT_DEAD) {
             end_block(c, now);
-            carriers_release(W.jni, c);
+            carriers_release(in_jvm() ? W.jni : NULL, c);
         }
     }
     if (now >= W.next_sample_ns) {
@@ -1064,24 +1122,20 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+static void writer_main(void *arg)
 {
     (void)arg;
-    W.jvmti = jvmti;
-    W.jni = jni;
     /* Exact occupancy fills per-carrier rings quickly on mount-heavy code. */
     int64_t max_wait = W.cfg.options->occupancy == OCCUPANCY_EXACT ? 5000000LL : 200000000LL;
     while (!atomic_load(&stop_requested)) {
         int64_t now = clock_mono_ns();
         if (W.link && link_poll_connect(W.link, now))
             on_connected();
-        /* Local references made in a round die with it: the thread never returns to Java. */
-        int framed = (*jni)->PushLocalFrame(jni, 64) == 0;
         drain();
         service_carriers(now);
-        if (framed)
-            (*jni)->PopLocalFrame(jni, NULL);
         int64_t wait = min64(report_crossings(now), max_wait);
+        /* Only sampled occupancy knows it will need the JVM at the next sample. */
+        end_round(now, W.cfg.options->occupancy == OCCUPANCY_SAMPLED ? W.next_sample_ns : INT64_MAX);
         if (now >= W.next_stats_ns) {
             stats_to(SINK_RECORD | (W.link ? SINK_LINK : 0));
             W.next_stats_ns = now + (int64_t)W.cfg.options->stats_interval_ns;
@@ -1098,6 +1152,7 @@ static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     W.next_sample_ns = 0;
     service_carriers(now);
     report_crossings(now);
+    end_round(now, INT64_MAX);
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     fill_stats(&s);
     Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
@@ -1115,6 +1170,8 @@ static void JNICALL writer_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     flush_outputs(now);
     if (W.link)
         link_drain(W.link, 1000000000LL);
+    log_info("the writer joined the JVM %llu times (each a ThreadStart and ThreadEnd for every JVMTI agent)",
+             (unsigned long long)writer_thread_joins());
     atomic_store(&finished, 1);
 }
 
@@ -1137,6 +1194,7 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
         /* The info's nested strings are JVMTI allocations too; a few bytes kept once. */
         (*jvmti)->Deallocate(jvmti, (unsigned char *)fns);
     }
+    vmstructs_init(jni);
     if (!W.get_virtual_thread)
         log_warn("the JVM has no GetVirtualThread extension: no sampled occupancy, no native-block watchdog");
     hello_to(SINK_RECORD, 0);
@@ -1144,17 +1202,12 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
         notice_to(SINK_RECORD, W.notices[i].severity, W.notices[i].code, W.notices[i].text); /* logged already */
     flush_outputs(clock_mono_ns());
 
-    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID ctor = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring name = (*jni)->NewStringUTF(jni, "vtpin writer");
-    jobject thread = ctor && name ? (*jni)->NewObject(jni, thread_class, ctor, name) : NULL;
-    if (!thread) {
-        (*jni)->ExceptionClear(jni);
-        return -ENOMEM;
-    }
-    jvmtiError e = (*jvmti)->RunAgentThread(jvmti, thread, writer_main, NULL, JVMTI_THREAD_NORM_PRIORITY);
-    if (e != JVMTI_ERROR_NONE)
+    W.jvmti = jvmti;
+    if ((*jni)->GetJavaVM(jni, &W.vm) != 0)
         return -EINVAL;
+    int rc = writer_thread_start(W.vm, writer_main, NULL);
+    if (rc)
+        return rc;
     atomic_store(&running, 1);
     return 0;
 }
@@ -1168,6 +1221,7 @@ void writer_stop(unsigned timeout_ms)
     syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     for (unsigned waited = 0; !atomic_load(&finished) && waited < timeout_ms; waited++)
         usleep(1000);
+    writer_thread_forbid(); /* from VMDeath or unload on: the writer must not join the JVM again */
     if (!atomic_load(&finished))
         log_warn("the writer did not finish within %u ms; the last events may be missing", timeout_ms);
 }

@@ -31,7 +31,7 @@ struct writer_config {
 int writer_open(const struct options *options, char *err, size_t errlen);
 /* What the Hello says about the JVM; call before writer_start. */
 void writer_configure(const struct writer_config *config);
-/* Starts the thread as a JVMTI agent thread. */
+/* Starts the writer: a plain pthread that joins the JVM only for its JNI/JVMTI work (writer_thread.h). */
 int writer_start(jvmtiEnv *jvmti, JNIEnv *jni);
 /* Asks the thread to drain, write what it has and finish; waits at most timeout_ms. */
 void writer_stop(unsigned timeout_ms);

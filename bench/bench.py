@@ -281,9 +281,14 @@ def config_flags(config, tmp, collector):
 BENCH_RE = re.compile(r"^BENCH (.*)$", re.M)
 
 
-def one_run(jdk, workload, config, args, tmp, collector, timeout, keep_logs_dir, tag):
+def one_run(jdk, workload, config, args, tmp, collector, timeout, keep_logs_dir, tag, idle=0):
     main, full, quick, _ = WORKLOADS[workload]
     wargs = quick if args.quick else full
+    if main == "BenchMountChurn":
+        # Thread parity (JDK 25: whether the two carriers' thread handles share a cache line
+        # depends on how many threads were created before them): odd rounds start one idle
+        # thread first, so the medians pool both parities instead of measuring layout luck.
+        wargs = wargs + ["idle=%d" % idle]
     if config == "vtpin-collector" and collector is None:
         return {"status": "n/a", "why": "no collector"}
     rec = os.path.join(tmp, "run.vtp")
@@ -351,9 +356,11 @@ def overhead_table(jdk, workload, configs, rounds, args):
     lines = ["#### JDK %s — %s (`%s %s`)" % (jdk, workload, main, " ".join(wargs)), "",
              "%s. %d measured round(s)%s. Wall = elapsed time of the measured part; CPU = the process's CPU "
              "time in it (all threads, the agent's included). Ratios are per round against the same round's "
-             "no-agent / floor run: median (min–max) over rounds." % (
+             "no-agent / floor run: median (min–max) over rounds.%s" % (
                  what[0].upper() + what[1:], len(rounds),
-                 "" if args.quick else " after 1 discarded warm-up round"), "",
+                 "" if args.quick else " after 1 discarded warm-up round",
+                 " Rounds alternate idle=0 and idle=1 (one idle thread started before the carriers), so "
+                 "both thread parities are pooled (docs/performance.md)." if main == "BenchMountChurn" else ""), "",
              "| configuration | wall ms, median (min–max) | wall × no agent | wall × floor | CPU × no agent | "
              "CPU × floor | notes |",
              "|---|---|---|---|---|---|---|"]
@@ -407,7 +414,12 @@ def overhead_table(jdk, workload, configs, rounds, args):
             notes.append("collector CPU %.0f ms per run (whole run)" % (statistics.median(col) * 1000))
         if workload == "service":
             p99 = [int(x["fields"].get("p99_us", 0)) for x in ok]
-            notes.append("request p99 %.1f ms" % (statistics.median(p99) / 1000))
+            p99x = paired([{k: dict(v, p99=int(v["fields"].get("p99_us", 0))) if v and v.get("status") == "ok"
+                            else v for k, v in r.items()} for r in rounds], c, "none", "p99")
+            notes.append("request p99 %.1f ms%s" % (
+                statistics.median(p99) / 1000,
+                " (× no agent %s)" % fmt_range(statistics.median(p99x), min(p99x), max(p99x))
+                if p99x and c != "none" else ""))
         for x in ok:
             if x.get("note"):
                 notes.append(x["note"])
@@ -451,7 +463,8 @@ def run_overhead(jdk, args, workdir, collector, out):
             this = {}
             for c in configs:
                 tag = "warmup" if warm else "r%d" % (r if args.quick else r - 1)
-                res = one_run(jdk, w, c, args, workdir, collector, timeout, logs, tag)
+                res = one_run(jdk, w, c, args, workdir, collector, timeout, logs, tag,
+                              idle=0 if warm else (r if args.quick else r - 1) % 2)
                 this[c] = res
                 log("  jdk %s %-10s %-16s %-7s %s" % (
                     jdk, w, c, tag,
@@ -793,7 +806,7 @@ def run_ingest(args, workdir, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1 round, no warm-up round, small workloads")
-    ap.add_argument("--rounds", type=int, default=5, help="measured rounds (default 5)")
+    ap.add_argument("--rounds", type=int, default=6, help="measured rounds (default 6: even, both thread parities)")
     ap.add_argument("--jdks", default="21,25")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--configs", default=",".join(CONFIGS))

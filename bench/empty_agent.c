@@ -9,14 +9,45 @@
  * Option "thread" (configuration floor-thread, not run by default): also start
  * one idle JVMTI agent thread (RunAgentThread at VMInit, sleeping 200 ms at a
  * time), like vtpin's writer thread. On JDK 25 that alone makes mount/unmount
- * ~1.5x slower than the plain floor (bench/README.md). */
+ * ~1.5x slower than the plain floor (bench/README.md); that was mostly thread parity
+ * (docs/performance.md).
+ *
+ * Option "count" (not a benchmark configuration): count the ThreadStart and
+ * ThreadEnd events this agent sees and print them at VMDeath, to see what
+ * another agent sees of vtpin's writer joining and leaving the JVM. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
 #include <jvmti.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 static jvmtiEnv *env;
+static _Atomic unsigned long started, ended;
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    started++;
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    ended++;
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    fprintf(stderr, "emptyagent: ThreadStart %lu ThreadEnd %lu\n", (unsigned long)started, (unsigned long)ended);
+}
 
 static void JNICALL idle_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
@@ -53,6 +84,18 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         cb.VMInit = on_vm_init;
         if ((*env)->SetEventCallbacks(env, &cb, sizeof(cb)) != JVMTI_ERROR_NONE ||
             (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL) != JVMTI_ERROR_NONE)
+            return JNI_ERR;
+    }
+    if (options && strcmp(options, "count") == 0) {
+        jvmtiEventCallbacks cb;
+        memset(&cb, 0, sizeof(cb));
+        cb.ThreadStart = on_thread_start;
+        cb.ThreadEnd = on_thread_end;
+        cb.VMDeath = on_vm_death;
+        if ((*env)->SetEventCallbacks(env, &cb, sizeof(cb)) != JVMTI_ERROR_NONE ||
+            (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL) != JVMTI_ERROR_NONE ||
+            (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, NULL) != JVMTI_ERROR_NONE ||
+            (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL) != JVMTI_ERROR_NONE)
             return JNI_ERR;
     }
     return JNI_OK;

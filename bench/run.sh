@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vtpin benchmarks: overhead tables, detection latency, collector ingest.
 #
-#   bench/run.sh                 full run (~20 min on 2 cores): 1 warm-up + 5 measured rounds
+#   bench/run.sh                 full run (~22 min on 2 cores): 1 warm-up + 6 measured rounds
 #   bench/run.sh --quick         smoke run (< 3 min): 1 round, small workloads, 9 latency pins
 #   bench/run.sh --rounds 7 --jdks 21 --workloads service --configs none,floor,vtpin-exact
 #   bench/run.sh --only latency  (also: bench/latency.sh)

@@ -5,7 +5,7 @@ import glob
 import os
 import subprocess
 
-from harness import AGENT, CLASSES, Failure, Run, check, jdk_home, main, report_json, scheduler
+from harness import AGENT, CLASSES, Failure, Run, check, frames_of, jdk_home, main, report_json, scheduler
 
 
 def java(home, agent_opts, *args, timeout=60):
@@ -71,6 +71,30 @@ def case_record_complete(jdk):
     check("fixture CpuBound done" in r.stdout(), "the program ran normally")
 
 
+def case_writer_detached(jdk):
+    """The writer joins the JVM only for its JVMTI work: with pins only (no occupancy samples)
+    it is no Java thread at start or once idle (1 s after its last JVMTI work), yet the pins are reported with their stacks;
+    sampled occupancy keeps it joined once carriers exist. Each join is counted in the log."""
+    jdk = int(jdk)
+    r = Run(jdk, "WriterPresence", args=(2, 50, 2500), props=scheduler(2), agent_opts="occupancy=off").run()
+    out = r.stdout()
+    check("phase=start writer=no" in out, "no writer thread before any work:\n" + out)
+    check("phase=idle writer=no" in out, "the writer left the JVM after its work:\n" + out)
+    pins = [p for p in r.report()["pins"] if p["reason"] == "NATIVE"]
+    check(len(pins) >= 2, "both pins reported: %s" % r.report()["pins"])
+    check(all(any(f["method"] == "sleepInNative" for f in frames_of(p)) for p in pins),
+          "their stacks were taken by the joined writer: %s" % pins[:1])
+    joins = [l for l in r.stderr().splitlines() if "the writer joined the JVM" in l]
+    check(joins, "the agent says how often it joined:\n" + r.stderr())
+    n = int(joins[0].split("joined the JVM ")[1].split()[0])
+    check(1 <= n <= 10, "a few joins for a few pins, not one per round: %d" % n)
+    s = Run(jdk, "WriterPresence", args=(2, 50, 2500), props=scheduler(2), agent_opts="occupancy=sampled").run()
+    out = s.stdout()
+    check("phase=start writer=no" in out, "sampled: no writer thread before the first carrier:\n" + out)
+    check("phase=idle writer=yes" in out, "sampled: the writer stays joined between samples:\n" + out)
+    check(len([p for p in s.report()["pins"] if p["reason"] == "NATIVE"]) >= 2, "sampled: pins reported")
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "bad_options": case_bad_options,
@@ -78,4 +102,5 @@ if __name__ == "__main__":
         "threshold": case_threshold,
         "trace_short": case_trace_short,
         "record_complete": case_record_complete,
+        "writer_detached": case_writer_detached,
     }))
