@@ -121,24 +121,71 @@ static void carrier_name(JNIEnv *jni, jthread vthread, char *out)
     memcpy(out, tl.name, REC_NAME_MAX);
 }
 
-/* The exact reason the continuation cannot yield, from the JDK itself. */
-static enum pin_reason park_reason(JNIEnv *jni)
+/* Continuation.isPinned0 on the current thread: 0 it could yield, 2 critical
+ * section, 3 native, 4 monitor (21-23 only); -1 when the JDK cannot be asked. */
+static jint is_pinned0(JNIEnv *jni)
 {
     if (!S.is_pinned0)
-        return REASON_UNKNOWN;
+        return -1;
     jint r = (*jni)->CallStaticIntMethod(jni, S.continuation_class, S.is_pinned0, S.vthread_scope);
     if ((*jni)->ExceptionCheck(jni)) {
         (*jni)->ExceptionClear(jni);
-        return REASON_UNKNOWN;
+        return -1;
     }
-    /* Continuation.isPinned0: 2 critical section, 3 native, 4 monitor (JDK 21-25). */
-    switch (r) {
+    return r;
+}
+
+/* The exact reason the continuation cannot yield, from the JDK itself. */
+static enum pin_reason park_reason(JNIEnv *jni)
+{
+    switch (is_pinned0(jni)) {
     case 2:
         return REASON_CRITICAL_SECTION;
     case 3:
         return REASON_NATIVE;
     case 4:
         return REASON_MONITOR;
+    default:
+        return REASON_UNKNOWN;
+    }
+}
+
+/* A native method below the top frame of the current thread (bounded walk,
+ * on the C stack: no allocation). */
+static int native_below_top(jthread thread)
+{
+    enum { CHUNK = 32, MAX_FRAMES = 1024 };
+    jvmtiFrameInfo frames[CHUNK];
+    for (jint start = 1; start < MAX_FRAMES; start += CHUNK) {
+        jint n = 0;
+        if ((*S.jvmti)->GetStackTrace(S.jvmti, thread, start, CHUNK, frames, &n) != JVMTI_ERROR_NONE)
+            return 0;
+        for (jint i = 0; i < n; i++) {
+            jboolean native = JNI_FALSE;
+            if ((*S.jvmti)->IsMethodNative(S.jvmti, frames[i].method, &native) == JVMTI_ERROR_NONE && native)
+                return 1;
+        }
+        if (n < CHUNK)
+            return 0;
+    }
+    return 0;
+}
+
+/* JDK 24+ (JEP 491): a virtual thread blocked in a contended entry or in
+ * Object.wait unmounts, unless a native frame or a critical section keeps it
+ * on its carrier; then it blocks the carrier like a park does. The JDK says
+ * which. REASON_UNKNOWN: it unmounts, not a pin. */
+static enum pin_reason mounted_reason(JNIEnv *jni, jthread thread, enum pin_kind kind)
+{
+    switch (is_pinned0(jni)) {
+    case 2:
+        return REASON_CRITICAL_SECTION;
+    case 3:
+        /* MonitorWait is posted from Object.wait0, a native frame on top that
+         * the JDK itself does not count: only a native method below it pins. */
+        if (kind == KIND_WAIT && !native_below_top(thread))
+            return REASON_UNKNOWN;
+        return REASON_NATIVE;
     default:
         return REASON_UNKNOWN;
     }
@@ -219,6 +266,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     r->truncated = 0;
     r->carrier_tid = current_tid();
     r->reason = (uint8_t)(kind == KIND_PARK ? park_reason(jni) : reason);
+    r->op = (uint8_t)(kind == KIND_ENTER ? PIN_OP_ENTER : kind == KIND_WAIT ? PIN_OP_WAIT : PIN_OP_PARK);
     r->vthread_id = pins_thread_id(jni, vthread);
     copy_thread_name(jni, vthread, r->vthread_name);
     carrier_name(jni, vthread, r->carrier_name);
@@ -266,13 +314,24 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
         pin_end(thread, KIND_PARK);
 }
 
+/* A contended entry or Object.wait by a virtual thread: always a pin on
+ * 21-23; on 24+ only when it cannot unmount (the JDK is asked, which costs a
+ * JNI call, so never for platform threads). */
+static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
+{
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_events || !is_virtual(jni, thread))
+        return;
+    enum pin_reason reason = kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT;
+    if (!S.setup.monitor_pins && (reason = mounted_reason(jni, thread, kind)) == REASON_UNKNOWN)
+        return;
+    pin_begin(jni, thread, kind, reason);
+}
+
 void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
     (void)jvmti;
     (void)object;
-    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_pins || !is_virtual(jni, thread))
-        return;
-    pin_begin(jni, thread, KIND_ENTER, REASON_MONITOR_ENTER);
+    monitor_block(jni, thread, KIND_ENTER);
 }
 
 void JNICALL pins_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
@@ -290,9 +349,7 @@ void JNICALL pins_on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
     (void)jvmti;
     (void)object;
     (void)timeout;
-    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_pins || !is_virtual(jni, thread))
-        return;
-    pin_begin(jni, thread, KIND_WAIT, REASON_OBJECT_WAIT);
+    monitor_block(jni, thread, KIND_WAIT);
 }
 
 void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jboolean timed_out)
