@@ -150,42 +150,22 @@ static enum pin_reason park_reason(JNIEnv *jni)
     }
 }
 
-/* A native method below the top frame of the current thread (bounded walk,
- * on the C stack: no allocation). */
-static int native_below_top(jthread thread)
-{
-    enum { CHUNK = 32, MAX_FRAMES = 1024 };
-    jvmtiFrameInfo frames[CHUNK];
-    for (jint start = 1; start < MAX_FRAMES; start += CHUNK) {
-        jint n = 0;
-        if ((*S.jvmti)->GetStackTrace(S.jvmti, thread, start, CHUNK, frames, &n) != JVMTI_ERROR_NONE)
-            return 0;
-        for (jint i = 0; i < n; i++) {
-            jboolean native = JNI_FALSE;
-            if ((*S.jvmti)->IsMethodNative(S.jvmti, frames[i].method, &native) == JVMTI_ERROR_NONE && native)
-                return 1;
-        }
-        if (n < CHUNK)
-            return 0;
-    }
-    return 0;
-}
-
 /* JDK 24+ (JEP 491): a virtual thread blocked in a contended entry or in
  * Object.wait unmounts, unless a native frame or a critical section keeps it
- * on its carrier; then it blocks the carrier like a park does. The JDK says
- * which. REASON_UNKNOWN: it unmounts, not a pin. */
-static enum pin_reason mounted_reason(JNIEnv *jni, jthread thread, enum pin_kind kind)
+ * on its carrier; then it blocks the carrier like a park does. Asked through
+ * JNI, isPinned0 counts the call's own entry frame as native: it tells a
+ * critical section apart, but not a native frame. So REASON_UNKNOWN here
+ * means "maybe": the pin start carries its stack and the writer keeps it only
+ * when the stack has a native frame below the monitor (frames_native_site:
+ * a JNI method, or an FFM downcall under its upcall), as the JDK's own walk
+ * would. -1: not a pin (the JDK cannot be asked). */
+static int mounted_reason(JNIEnv *jni)
 {
     switch (is_pinned0(jni)) {
+    case -1:
+        return -1;
     case 2:
         return REASON_CRITICAL_SECTION;
-    case 3:
-        /* MonitorWait is posted from Object.wait0, a native frame on top that
-         * the JDK itself does not count: only a native method below it pins. */
-        if (kind == KIND_WAIT && !native_below_top(thread))
-            return REASON_UNKNOWN;
-        return REASON_NATIVE;
     default:
         return REASON_UNKNOWN;
     }
@@ -247,7 +227,8 @@ static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind
     S.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
 }
 
-static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason)
+/* stack_now: the writer needs the stack to decide whether this is a pin at all. */
+static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason, int stack_now)
 {
     int64_t now = clock_mono_ns();
     if (tl.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
@@ -270,8 +251,8 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     r->vthread_id = pins_thread_id(jni, vthread);
     copy_thread_name(jni, vthread, r->vthread_name);
     carrier_name(jni, vthread, r->carrier_name);
-    r->stack_deferred = (uint8_t)S.setup.defer_stacks;
-    if (S.setup.defer_stacks)
+    r->stack_deferred = (uint8_t)(S.setup.defer_stacks && !stack_now);
+    if (r->stack_deferred)
         r->frame_count = 0;
     else
         pins_capture_stack(vthread, r);
@@ -309,22 +290,26 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
     if (!is_virtual(jni, thread)) /* JDK 21 runs this code on main in Continuation.<clinit> */
         return;
     if (location == 0)
-        pin_begin(jni, thread, KIND_PARK, REASON_UNKNOWN);
+        pin_begin(jni, thread, KIND_PARK, REASON_UNKNOWN, 0);
     else
         pin_end(thread, KIND_PARK);
 }
 
 /* A contended entry or Object.wait by a virtual thread: always a pin on
- * 21-23; on 24+ only when it cannot unmount (the JDK is asked, which costs a
- * JNI call, so never for platform threads). */
+ * 21-23; on 24+ only when it cannot unmount (a JNI call and, unless in a
+ * critical section, a stack walk: only for virtual threads, and only where
+ * the JDK is about to freeze the whole stack to unmount anyway). */
 static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
 {
     if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_events || !is_virtual(jni, thread))
         return;
-    enum pin_reason reason = kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT;
-    if (!S.setup.monitor_pins && (reason = mounted_reason(jni, thread, kind)) == REASON_UNKNOWN)
+    if (S.setup.monitor_pins) {
+        pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, 0);
         return;
-    pin_begin(jni, thread, kind, reason);
+    }
+    int reason = mounted_reason(jni);
+    if (reason >= 0)
+        pin_begin(jni, thread, kind, (enum pin_reason)reason, reason == REASON_UNKNOWN);
 }
 
 void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)

@@ -587,6 +587,15 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     a->op = r->op;
     a->blocking = -1;
     a->stack_deferred = r->stack_deferred;
+    if (a->op != PIN_OP_PARK && a->reason == REASON_UNKNOWN) {
+        /* 24+: a contended entry or Object.wait unmounts unless a native frame is below it (pins.c):
+         * decided before the stack is kept, so the many that unmount take no room in the tables */
+        if (!r->frame_count || symbols_rec_has_native(W.symbols, W.jni, r) != 1) {
+            W.active_count--;
+            return;
+        }
+        a->reason = REASON_NATIVE;
+    }
     if (!a->stack_deferred)
         set_stack(a, r);
     if (blocked_in)
