@@ -6,6 +6,8 @@
  *                                          stack is pinned on every JDK.
  *   JniLocked.enterInNative()           -> calls back JniLocked.enterCallback() (a contended
  *                                          synchronized block): pinned on every JDK.
+ *   JniLocked.waitInNative(long ms)     -> calls back JniLocked.waitCallback(ms) (Object.wait):
+ *                                          pinned on every JDK.
  *   StressPins.parkInNative()           -> calls back StressPins.parkCallback() (LockSupport.park
  *                                          until released): pinned on every JDK.
  *   NativeBlock.blockInNanosleep(long)  -> nanosleep() in C, never returns to Java meanwhile.
@@ -42,6 +44,15 @@ JNIEXPORT void JNICALL Java_JniLocked_enterInNative(JNIEnv *env, jclass cls)
         return; /* NoSuchMethodError pending */
     }
     (*env)->CallStaticVoidMethod(env, cls, cb);
+}
+
+JNIEXPORT void JNICALL Java_JniLocked_waitInNative(JNIEnv *env, jclass cls, jlong ms)
+{
+    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "waitCallback", "(J)V");
+    if (cb == NULL) {
+        return; /* NoSuchMethodError pending */
+    }
+    (*env)->CallStaticVoidMethod(env, cls, cb, ms);
 }
 
 static void throw_ise(JNIEnv *env, const char *what, int err)
