@@ -21,6 +21,7 @@ struct carrier_local {
     uint64_t pin_id;
     int64_t start_ns;
     enum pin_kind kind;
+    int stack_deferred; /* the start went without its stack */
 };
 static __thread struct carrier_local tl;
 
@@ -251,8 +252,9 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     r->vthread_id = pins_thread_id(jni, vthread);
     copy_thread_name(jni, vthread, r->vthread_name);
     carrier_name(jni, vthread, r->carrier_name);
-    r->stack_deferred = (uint8_t)(S.setup.defer_stacks && !stack_now);
-    if (r->stack_deferred)
+    int deferred = S.setup.defer_stacks && !stack_now;
+    r->stack_deferred = (uint8_t)deferred;
+    if (deferred)
         r->frame_count = 0;
     else
         pins_capture_stack(vthread, r);
@@ -260,6 +262,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     tl.pin_id = id;
     tl.start_ns = now;
     tl.kind = kind;
+    tl.stack_deferred = deferred;
     /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
     S.setup.wake_writer(now + (int64_t)S.setup.threshold_ns);
 }
@@ -272,7 +275,7 @@ static void pin_end(jthread thread, enum pin_kind kind)
     tl.pin_id = 0;
     tl.kind = KIND_NONE;
     int64_t now = clock_mono_ns();
-    int long_pin = S.setup.defer_stacks && (uint64_t)(now - tl.start_ns) >= S.setup.threshold_ns;
+    int long_pin = tl.stack_deferred && (uint64_t)(now - tl.start_ns) >= S.setup.threshold_ns;
     emit_end(id, now, long_pin ? thread : NULL, kind);
 }
 
