@@ -205,15 +205,20 @@ static void enable_events(jvmtiEnv *jvmti, const jvmtiEvent *events, size_t n)
 static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     read_jvm_identity(jvmti);
+    /* 21-23: every contended entry and Object.wait of a virtual thread pins; 24+ only under a
+     * native frame or in a critical section (else it unmounts), asked of the JDK in the callback */
     int monitor_pins = A.monitor_events && A.jdk_feature < 24;
-    if (!A.monitor_events && A.jdk_feature < 24)
-        missing("monitor_events", "contended monitor entry and Object.wait pins are not seen");
+    if (!A.monitor_events)
+        missing("monitor_events", A.jdk_feature < 24
+                                      ? "contended monitor entry and Object.wait pins are not seen"
+                                      : "contended monitor entry and Object.wait under a native frame are not seen");
     if (A.options.occupancy == OCCUPANCY_EXACT)
         enable_mount_events(jvmti);
     struct pins_setup setup = {
         .queue = A.queue,
         .depth = A.options.depth,
         .monitor_pins = monitor_pins,
+        .monitor_events = A.monitor_events,
         .have_monitor_depths = A.monitor_depths,
         .defer_stacks = A.options.threshold_ns > 0,
         .threshold_ns = A.options.threshold_ns,
@@ -248,7 +253,7 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
     static const jvmtiEvent monitors[] = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
                                           JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED};
     enable_events(jvmti, always, sizeof(always) / sizeof(always[0]));
-    if (monitor_pins)
+    if (A.monitor_events)
         enable_events(jvmti, monitors, sizeof(monitors) / sizeof(monitors[0]));
     atomic_store(&live, 1);
     log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s%s%s)", A.jdk_feature,

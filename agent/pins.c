@@ -21,6 +21,7 @@ struct carrier_local {
     uint64_t pin_id;
     int64_t start_ns;
     enum pin_kind kind;
+    int stack_deferred; /* the start went without its stack */
 };
 static __thread struct carrier_local tl;
 
@@ -121,24 +122,51 @@ static void carrier_name(JNIEnv *jni, jthread vthread, char *out)
     memcpy(out, tl.name, REC_NAME_MAX);
 }
 
-/* The exact reason the continuation cannot yield, from the JDK itself. */
-static enum pin_reason park_reason(JNIEnv *jni)
+/* Continuation.isPinned0 on the current thread: 0 it could yield, 2 critical
+ * section, 3 native, 4 monitor (21-23 only); -1 when the JDK cannot be asked. */
+static jint is_pinned0(JNIEnv *jni)
 {
     if (!S.is_pinned0)
-        return REASON_UNKNOWN;
+        return -1;
     jint r = (*jni)->CallStaticIntMethod(jni, S.continuation_class, S.is_pinned0, S.vthread_scope);
     if ((*jni)->ExceptionCheck(jni)) {
         (*jni)->ExceptionClear(jni);
-        return REASON_UNKNOWN;
+        return -1;
     }
-    /* Continuation.isPinned0: 2 critical section, 3 native, 4 monitor (JDK 21-25). */
-    switch (r) {
+    return r;
+}
+
+/* The exact reason the continuation cannot yield, from the JDK itself. */
+static enum pin_reason park_reason(JNIEnv *jni)
+{
+    switch (is_pinned0(jni)) {
     case 2:
         return REASON_CRITICAL_SECTION;
     case 3:
         return REASON_NATIVE;
     case 4:
         return REASON_MONITOR;
+    default:
+        return REASON_UNKNOWN;
+    }
+}
+
+/* JDK 24+ (JEP 491): a virtual thread blocked in a contended entry or in
+ * Object.wait unmounts, unless a native frame or a critical section keeps it
+ * on its carrier; then it blocks the carrier like a park does. Asked through
+ * JNI, isPinned0 counts the call's own entry frame as native: it tells a
+ * critical section apart, but not a native frame. So REASON_UNKNOWN here
+ * means "maybe": the pin start carries its stack and the writer keeps it only
+ * when the stack has a native frame below the monitor (frames_native_site:
+ * a JNI method, or an FFM downcall under its upcall), as the JDK's own walk
+ * would. -1: not a pin (the JDK cannot be asked). */
+static int mounted_reason(JNIEnv *jni)
+{
+    switch (is_pinned0(jni)) {
+    case -1:
+        return -1;
+    case 2:
+        return REASON_CRITICAL_SECTION;
     default:
         return REASON_UNKNOWN;
     }
@@ -200,7 +228,8 @@ static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind
     S.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
 }
 
-static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason)
+/* stack_now: the writer needs the stack to decide whether this is a pin at all. */
+static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason, int stack_now)
 {
     int64_t now = clock_mono_ns();
     if (tl.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
@@ -219,11 +248,13 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     r->truncated = 0;
     r->carrier_tid = current_tid();
     r->reason = (uint8_t)(kind == KIND_PARK ? park_reason(jni) : reason);
+    r->op = (uint8_t)(kind == KIND_ENTER ? PIN_OP_ENTER : kind == KIND_WAIT ? PIN_OP_WAIT : PIN_OP_PARK);
     r->vthread_id = pins_thread_id(jni, vthread);
     copy_thread_name(jni, vthread, r->vthread_name);
     carrier_name(jni, vthread, r->carrier_name);
-    r->stack_deferred = (uint8_t)S.setup.defer_stacks;
-    if (S.setup.defer_stacks)
+    int deferred = S.setup.defer_stacks && !stack_now;
+    r->stack_deferred = (uint8_t)deferred;
+    if (deferred)
         r->frame_count = 0;
     else
         pins_capture_stack(vthread, r);
@@ -231,6 +262,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     tl.pin_id = id;
     tl.start_ns = now;
     tl.kind = kind;
+    tl.stack_deferred = deferred;
     /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
     S.setup.wake_writer(now + (int64_t)S.setup.threshold_ns);
 }
@@ -243,7 +275,7 @@ static void pin_end(jthread thread, enum pin_kind kind)
     tl.pin_id = 0;
     tl.kind = KIND_NONE;
     int64_t now = clock_mono_ns();
-    int long_pin = S.setup.defer_stacks && (uint64_t)(now - tl.start_ns) >= S.setup.threshold_ns;
+    int long_pin = tl.stack_deferred && (uint64_t)(now - tl.start_ns) >= S.setup.threshold_ns;
     emit_end(id, now, long_pin ? thread : NULL, kind);
 }
 
@@ -261,18 +293,33 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
     if (!is_virtual(jni, thread)) /* JDK 21 runs this code on main in Continuation.<clinit> */
         return;
     if (location == 0)
-        pin_begin(jni, thread, KIND_PARK, REASON_UNKNOWN);
+        pin_begin(jni, thread, KIND_PARK, REASON_UNKNOWN, 0);
     else
         pin_end(thread, KIND_PARK);
+}
+
+/* A contended entry or Object.wait by a virtual thread: always a pin on
+ * 21-23; on 24+ only when it cannot unmount (a JNI call and, unless in a
+ * critical section, a stack walk: only for virtual threads, and only where
+ * the JDK is about to freeze the whole stack to unmount anyway). */
+static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
+{
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_events || !is_virtual(jni, thread))
+        return;
+    if (S.setup.monitor_pins) {
+        pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, 0);
+        return;
+    }
+    int reason = mounted_reason(jni);
+    if (reason >= 0)
+        pin_begin(jni, thread, kind, (enum pin_reason)reason, reason == REASON_UNKNOWN);
 }
 
 void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
     (void)jvmti;
     (void)object;
-    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_pins || !is_virtual(jni, thread))
-        return;
-    pin_begin(jni, thread, KIND_ENTER, REASON_MONITOR_ENTER);
+    monitor_block(jni, thread, KIND_ENTER);
 }
 
 void JNICALL pins_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
@@ -290,9 +337,7 @@ void JNICALL pins_on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
     (void)jvmti;
     (void)object;
     (void)timeout;
-    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_pins || !is_virtual(jni, thread))
-        return;
-    pin_begin(jni, thread, KIND_WAIT, REASON_OBJECT_WAIT);
+    monitor_block(jni, thread, KIND_WAIT);
 }
 
 void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jboolean timed_out)

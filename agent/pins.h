@@ -31,6 +31,14 @@ enum pin_reason {
 
 #define REC_NAME_MAX 64
 
+/* What the pinned thread blocks in: the blocking operation of a NATIVE or
+ * CRITICAL_SECTION pin on JDK 24+ can be a contended entry or Object.wait. */
+enum pin_op {
+    PIN_OP_PARK = 0, /* parkOnCarrierThread, or a pin the writer found itself */
+    PIN_OP_ENTER = 1,
+    PIN_OP_WAIT = 2,
+};
+
 struct rec_frame {
     jmethodID method;
     int32_t bci;
@@ -42,6 +50,7 @@ struct rec {
     uint8_t reason;
     uint8_t truncated;
     uint8_t stack_deferred; /* the writer takes the stack if the pin outlasts the threshold */
+    uint8_t op;             /* enum pin_op */
     int32_t carrier_tid;
     uint64_t pin_id;
     int64_t time_ns;
@@ -58,6 +67,7 @@ struct pins_setup {
     struct queue *queue;
     unsigned depth;
     int monitor_pins;        /* JDK 21-23: contended entry and Object.wait pin */
+    int monitor_events;      /* the monitor events are on: on 24+ they pin only when the thread cannot unmount */
     int have_monitor_depths; /* can_get_owned_monitor_stack_depth_info */
     int defer_stacks;        /* threshold > 0: most pins end before it; their stacks are never needed */
     uint64_t threshold_ns;

@@ -1,5 +1,6 @@
 #include "symbols.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -416,6 +417,24 @@ void symbols_native_site(struct symbols *s, const struct stack_info *st, uint32_
     frames_native_site(names, st->count, site);
     *blocking = frames_blocking(names, st->count, (int)culprit, site->culprit == (int)culprit ? site->upcall : -1);
     free(names);
+}
+
+int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct rec *r)
+{
+    const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
+    struct frame_name *names = calloc(r->frame_count ? r->frame_count : 1, sizeof(*names));
+    if (!names)
+        return -ENOMEM;
+    for (uint32_t f = 0; f < r->frame_count; f++) {
+        struct method_info *m = symbols_method_by_id(s, method_id(s, jni, frames[f].method));
+        names[f].cls = m ? symbols_string_text(s, m->class_sid) : NULL;
+        names[f].method = m ? symbols_string_text(s, m->name_sid) : NULL;
+        names[f].kind = m ? m->kind : FRAME_JAVA;
+    }
+    struct native_site site;
+    frames_native_site(names, r->frame_count, &site);
+    free(names);
+    return site.culprit >= 0;
 }
 
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason)

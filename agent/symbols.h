@@ -65,6 +65,10 @@ uint64_t symbols_methods_dropped(const struct symbols *s);
 /* Forgets that a sink has the definitions (it reconnected and must get them again). */
 void symbols_forget_sink(struct symbols *s, unsigned sink_bit);
 
+/* Whether the stack of a callback's record has a native frame (a JNI method,
+ * or an FFM downcall), without keeping the stack: 1, 0, or -ENOMEM. */
+int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct rec *r);
+
 /* Index of the frame to blame for a pin of this reason. */
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason);
 

@@ -48,6 +48,7 @@ struct active_pin {
     int has_downcall;   /* the culprit invoked an FFM downcall; downcall names its target if known */
     struct downcall_target downcall;
     int stack_dropped;  /* taken, but the stack table was full (stacks_dropped) */
+    int op;             /* enum pin_op: what the pinned thread blocks in */
 };
 
 struct pending_notice {
@@ -520,6 +521,12 @@ static void set_stack(struct active_pin *a, const struct rec *r)
         a->reason = symbols_infer_reason(W.symbols, a->stack, W.cfg.jdk_feature < 24);
     a->culprit = symbols_culprit(W.symbols, a->stack, a->reason);
     describe_native(a);
+    if (a->stack && a->op != PIN_OP_PARK && (a->reason == REASON_NATIVE || a->reason == REASON_CRITICAL_SECTION)) {
+        /* 24+: what blocks is the monitor entry or Object.wait, not a frame above the culprit */
+        uint32_t at = symbols_culprit(W.symbols, a->stack, a->op == PIN_OP_ENTER ? REASON_MONITOR_ENTER
+                                                                                   : REASON_OBJECT_WAIT);
+        a->blocking = at != a->culprit ? (int)at : -1;
+    }
 }
 
 static int is_blocked(jthread vt)
@@ -556,7 +563,7 @@ static int take_deferred_stack(struct active_pin *a)
         for (uint32_t i = 0; i < r->frame_count && park; i++)
             in_park |= frames[i].method == park;
         /* A park pin's stack runs through parkOnCarrierThread (else the thread parks elsewhere). */
-        if (r->frame_count && (!is_park_reason(a->reason) || in_park) && is_blocked(vt)) {
+        if (r->frame_count && (a->op != PIN_OP_PARK || !is_park_reason(a->reason) || in_park) && is_blocked(vt)) {
             set_stack(a, r);
             rc = 0;
         }
@@ -614,8 +621,18 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     memcpy(a->vthread_name, r->vthread_name, REC_NAME_MAX);
     memcpy(a->carrier_name, r->carrier_name, REC_NAME_MAX);
     a->reason = r->reason;
+    a->op = r->op;
     a->blocking = -1;
     a->stack_deferred = r->stack_deferred;
+    if (a->op != PIN_OP_PARK && a->reason == REASON_UNKNOWN) {
+        /* 24+: a contended entry or Object.wait unmounts unless a native frame is below it (pins.c):
+         * decided before the stack is kept, so the many that unmount take no room in the tables */
+        if (!r->frame_count || symbols_rec_has_native(W.symbols, W.jni, r) != 1) {
+            W.active_count--;
+            return;
+        }
+        a->reason = REASON_NATIVE;
+    }
     if (!a->stack_deferred)
         set_stack(a, r);
     if (blocked_in)

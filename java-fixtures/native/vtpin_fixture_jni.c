@@ -4,6 +4,10 @@
  *   JniSleep.sleepInNative(long ms)     -> calls back JniSleep.sleepCallback(ms) (Thread.sleep):
  *                                          a vthread that parks with a native frame on its
  *                                          stack is pinned on every JDK.
+ *   JniLocked.enterInNative()           -> calls back JniLocked.enterCallback() (a contended
+ *                                          synchronized block): pinned on every JDK.
+ *   JniLocked.waitInNative(long ms)     -> calls back JniLocked.waitCallback(ms) (Object.wait):
+ *                                          pinned on every JDK.
  *   StressPins.parkInNative()           -> calls back StressPins.parkCallback() (LockSupport.park
  *                                          until released): pinned on every JDK.
  *   NativeBlock.blockInNanosleep(long)  -> nanosleep() in C, never returns to Java meanwhile.
@@ -31,6 +35,24 @@ JNIEXPORT void JNICALL Java_StressPins_parkInNative(JNIEnv *env, jclass cls)
         return; /* NoSuchMethodError pending */
     }
     (*env)->CallStaticVoidMethod(env, cls, cb);
+}
+
+JNIEXPORT void JNICALL Java_JniLocked_enterInNative(JNIEnv *env, jclass cls)
+{
+    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "enterCallback", "()V");
+    if (cb == NULL) {
+        return; /* NoSuchMethodError pending */
+    }
+    (*env)->CallStaticVoidMethod(env, cls, cb);
+}
+
+JNIEXPORT void JNICALL Java_JniLocked_waitInNative(JNIEnv *env, jclass cls, jlong ms)
+{
+    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "waitCallback", "(J)V");
+    if (cb == NULL) {
+        return; /* NoSuchMethodError pending */
+    }
+    (*env)->CallStaticVoidMethod(env, cls, cb, ms);
 }
 
 static void throw_ise(JNIEnv *env, const char *what, int err)

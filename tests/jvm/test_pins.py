@@ -160,6 +160,84 @@ def case_jnisleep(jdk):
               "the callback that sleeps is the blocking operation: %s" % b)
 
 
+def case_jni_contended(jdk):
+    """A contended synchronized block entered from a JNI callback: one pin per virtual thread on every
+    JDK. 21-23: MONITOR_ENTER at the synchronized frame. 24+: the entry cannot unmount under the
+    native frame, so NATIVE, the culprit the native method and the synchronized frame the blocking
+    operation; the count agrees with JFR's jdk.VirtualThreadPinned in the same run."""
+    jdk = int(jdk)
+    threads = 3
+    r = Run(jdk, "JniLocked", args=(threads, 100), props=scheduler(threads), jfr=jdk >= 24).run(timeout=120)
+    rep = r.report()
+    pins = pins_in(rep, "JniLocked")
+    print("pins: %s" % [(p["reason"], p["duration_ns"]) for p in pins])
+    check(len(pins) == threads, "one pin per contending virtual thread: %d, got %d (stats %s)" % (
+        threads, len(pins), rep["stats"]))
+    check(len({p["vthread"]["id"] for p in pins}) == threads, "each virtual thread once")
+    for p in pins:
+        check(p["stack"], "with its stack: %s" % p)
+        top = p["stack"][0]
+        check((top["class"], top["method"]) == ("JniLocked", "enterCallback"),
+              "top frame: the synchronized block: %s" % top)
+        c = culprit(p)
+        if jdk < 24:
+            check(p["reason"] == "MONITOR_ENTER", "reason %s, expected MONITOR_ENTER" % p["reason"])
+            check(p["culprit"] == 0, "the frame entering the monitor is the culprit: %s" % c)
+            continue
+        check(p["reason"] == "NATIVE", "reason %s, expected NATIVE" % p["reason"])
+        check(c and (c["class"], c["method"]) == ("JniLocked", "enterInNative") and c["native"] and
+              c["kind"] == "native", "culprit is the native method: %s" % c)
+        check(p["blocking_frame"] == 0, "the synchronized frame is the blocking operation: %s" % p["blocking_frame"])
+        check(c["monitors"] == 0 and top["monitors"] == 0, "nothing held while blocked: %s" % p["stack"][:3])
+    if jdk < 24:
+        return
+    check("JniLocked.enterInNative(Native Method) <== native" in r.trace_text() and
+          "<== blocking operation" in r.trace_text(), "the trace marks both:\n" + r.trace_text()[:3000])
+    jfr = [e for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, "JniLocked")]
+    print("JFR: %s" % [(e["values"].get("pinnedReason"), e["values"].get("blockingOperation")) for e in jfr])
+    check(len(jfr) == threads and all(e["values"].get("pinnedReason") == "Native or VM frame on stack" for e in jfr),
+          "JFR sees the same %d native pins: %s" % (threads, [e["values"].get("pinnedReason") for e in jfr]))
+    for a, b in zip(sorted(p["duration_ns"] for p in pins), sorted(jfr_duration_ns(e) for e in jfr)):
+        check(abs(a - b) <= max(2e6, 0.05 * b), "durations differ: vtpin %d ns, JFR %d ns" % (a, b))
+
+
+def case_jni_wait(jdk):
+    """Object.wait from a JNI callback: one pin per virtual thread on every JDK. 21-23: OBJECT_WAIT.
+    24+: Object.wait cannot unmount under the native frame: NATIVE, the culprit the native method, the
+    frame that waits the blocking operation; JFR agrees in the same run."""
+    jdk = int(jdk)
+    threads = 3
+    r = Run(jdk, "JniLocked", args=(threads, 100, "wait"), props=scheduler(threads),
+            jfr=jdk >= 24).run(timeout=120)
+    rep = r.report()
+    pins = pins_in(rep, "JniLocked")
+    print("pins: %s" % [(p["reason"], p["duration_ns"]) for p in pins])
+    check(len(pins) == threads, "one pin per waiting virtual thread: %d, got %d (stats %s)" % (
+        threads, len(pins), rep["stats"]))
+    for p in pins:
+        c = culprit(p)
+        check(p["stack"] and (p["stack"][0]["class"], p["stack"][0]["method"]) == ("java.lang.Object", "wait0"),
+              "top frame Object.wait0: %s" % p["stack"][:1])
+        if jdk < 24:
+            check(p["reason"] == "OBJECT_WAIT", "reason %s, expected OBJECT_WAIT" % p["reason"])
+            check(c and (c["class"], c["method"]) == ("JniLocked", "waitCallback"), "culprit the waiter: %s" % c)
+            continue
+        check(p["reason"] == "NATIVE", "reason %s, expected NATIVE" % p["reason"])
+        check(c and (c["class"], c["method"]) == ("JniLocked", "waitInNative") and c["native"],
+              "culprit is the native method: %s" % c)
+        b = p["stack"][p["blocking_frame"]] if p["blocking_frame"] is not None else None
+        check(b and (b["class"], b["method"]) == ("JniLocked", "waitCallback"),
+              "the frame that waits is the blocking operation: %s" % b)
+    if jdk < 24:
+        return
+    jfr = [e for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, "JniLocked")]
+    print("JFR: %s" % [(e["values"].get("pinnedReason"), e["values"].get("blockingOperation")) for e in jfr])
+    check(len(jfr) == threads and all(e["values"].get("pinnedReason") == "Native or VM frame on stack" for e in jfr),
+          "JFR sees the same %d native pins: %s" % (threads, [e["values"].get("pinnedReason") for e in jfr]))
+    for a, b in zip(sorted(p["duration_ns"] for p in pins), sorted(jfr_duration_ns(e) for e in jfr)):
+        check(abs(a - b) <= max(2e6, 0.05 * b), "durations differ: vtpin %d ns, JFR %d ns" % (a, b))
+
+
 def case_no_pins(jdk, fixture, *args):
     jdk = int(jdk)
     props = scheduler(4, 4) if fixture == "LockSleep" else []
@@ -218,6 +296,8 @@ if __name__ == "__main__":
         "waitpin_compensate": case_waitpin_compensate,
         "contended": case_contended,
         "jnisleep": case_jnisleep,
+        "jni_contended": case_jni_contended,
+        "jni_wait": case_jni_wait,
         "no_pins": case_no_pins,
         "jfr_crosscheck": case_jfr_crosscheck,
         "native_block": case_native_block,
