@@ -275,7 +275,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     if (!atomic_exchange(&live, 0))
         return;
     pins_stop();
-    writer_stop(2000);
+    writer_stop(2000, 1);
 }
 
 /* Loaded again with "stop": no more events, outputs flushed and closed. */
@@ -295,7 +295,7 @@ static void stop_detection(void)
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
         (*A.jvmti)->SetEventNotificationMode(A.jvmti, JVMTI_DISABLE, events[i], NULL);
     pins_stop();
-    writer_stop(2000);
+    writer_stop(2000, 0); /* a later attach may start it again */
     log_info("stopped: events off, outputs flushed");
 }
 
@@ -503,7 +503,7 @@ EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
     (void)vm;
     if (atomic_exchange(&live, 0)) {
         pins_stop();
-        writer_stop(1000);
+        writer_stop(1000, 1);
     }
     log_close();
 }

@@ -627,7 +627,7 @@ static void on_pin_start(const struct rec *r, const char *blocked_in)
     if (a->op != PIN_OP_PARK && a->reason == REASON_UNKNOWN) {
         /* 24+: a contended entry or Object.wait unmounts unless a native frame is below it (pins.c):
          * decided before the stack is kept, so the many that unmount take no room in the tables */
-        if (!r->frame_count || symbols_rec_has_native(W.symbols, W.jni, r) != 1) {
+        if (!r->frame_count || !in_jvm() || symbols_rec_has_native(W.symbols, W.jni, r) != 1) {
             W.active_count--;
             return;
         }
@@ -1229,7 +1229,7 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
     return 0;
 }
 
-void writer_stop(unsigned timeout_ms)
+void writer_stop(unsigned timeout_ms, int final)
 {
     if (!atomic_load(&running))
         return;
@@ -1238,7 +1238,8 @@ void writer_stop(unsigned timeout_ms)
     syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     for (unsigned waited = 0; !atomic_load(&finished) && waited < timeout_ms; waited++)
         usleep(1000);
-    writer_thread_forbid(); /* from VMDeath or unload on: the writer must not join the JVM again */
+    if (final)
+        writer_thread_forbid(); /* from VMDeath or unload on: the writer must not join the JVM again */
     if (!atomic_load(&finished))
         log_warn("the writer did not finish within %u ms; the last events may be missing", timeout_ms);
 }

@@ -33,8 +33,9 @@ int writer_open(const struct options *options, char *err, size_t errlen);
 void writer_configure(const struct writer_config *config);
 /* Starts the writer: a plain pthread that joins the JVM only for its JNI/JVMTI work (writer_thread.h). */
 int writer_start(jvmtiEnv *jvmti, JNIEnv *jni);
-/* Asks the thread to drain, write what it has and finish; waits at most timeout_ms. */
-void writer_stop(unsigned timeout_ms);
+/* Asks the thread to drain, write what it has and finish; waits at most timeout_ms.
+ * final (VMDeath, unload): the writer never joins the JVM again; 0 ("stop"): a new attach may restart it. */
+void writer_stop(unsigned timeout_ms, int final);
 /* After writer_stop: closes the outputs and forgets the session, so that
  * writer_open, writer_configure and writer_start can run a new one (a new
  * attach after "stop"). -EBUSY while the old thread has not finished. */

@@ -72,14 +72,15 @@ def case_record_complete(jdk):
 
 
 def case_writer_detached(jdk):
-    """The writer joins the JVM only for its JVMTI work: with pins only (no occupancy samples)
-    it is no Java thread at start or once idle (1 s after its last JVMTI work), yet the pins are reported with their stacks;
-    sampled occupancy keeps it joined once carriers exist. Each join is counted in the log."""
+    """The writer joins the JVM only for its JVMTI work: it is no Java thread before the first
+    carrier (so it leaves the carriers' thread layout alone), yet the pins are reported with their
+    stacks. Once carriers exist it stays joined (the watchdog looks at blocked carriers for
+    VM_BLOCK, and sampled occupancy every 10 ms): a few joins, not one per round. Each join is
+    counted in the log."""
     jdk = int(jdk)
     r = Run(jdk, "WriterPresence", args=(2, 50, 2500), props=scheduler(2), agent_opts="occupancy=off").run()
     out = r.stdout()
     check("phase=start writer=no" in out, "no writer thread before any work:\n" + out)
-    check("phase=idle writer=no" in out, "the writer left the JVM after its work:\n" + out)
     pins = [p for p in r.report()["pins"] if p["reason"] == "NATIVE"]
     check(len(pins) >= 2, "both pins reported: %s" % r.report()["pins"])
     check(all(any(f["method"] == "sleepInNative" for f in frames_of(p)) for p in pins),
