@@ -86,6 +86,37 @@ static void kernel_carriers(struct json *js, struct kglue *k, struct jvm *j, con
     json_array_end(js);
 }
 
+/* Which source the JVM's occupancy figures come from, and the kernel's: the
+ * kernel when the kernel view tracks its carriers (exact, no cost in the JVM),
+ * else the agent's (exact: Mount/Unmount events; sampled: CarrierSample). */
+static void occupancy_sources(struct json *js, struct kglue *k, struct jvm *j, const struct carrier_view *v, size_t n,
+                              int64_t now)
+{
+    struct kglue_occ ko = {0};
+    for (size_t i = 0; j->live && i < n; i++)
+        kglue_occupancy_add(k, j->owner, v[i].tid, now, &ko);
+    json_kv_string(js, "occupancy_source", ko.carriers ? "kernel" : jvms_occupancy_name(j->hello.occupancy));
+    kglue_occupancy_json(js, "kernel_occupancy", &ko);
+}
+
+/* The agent's occupancy totals of j, summed over its carriers (busy includes pinned). */
+static void agent_occupancy(struct json *js, struct jvm *j, const struct carrier_view *v, size_t n)
+{
+    int64_t busy = 0, pinned = 0, idle = 0;
+    for (size_t i = 0; i < n; i++) {
+        busy += v[i].busy_ns;
+        pinned += v[i].pinned_ns;
+        idle += v[i].idle_ns;
+    }
+    json_key(js, "agent_occupancy");
+    json_object_begin_inline(js);
+    json_kv_string(js, "source", jvms_occupancy_name(j->hello.occupancy));
+    json_kv_int(js, "busy_ns", busy);
+    json_kv_int(js, "pinned_ns", pinned);
+    json_kv_int(js, "idle_ns", idle);
+    json_object_end(js);
+}
+
 static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, struct kglue *k, int64_t now)
 {
     int64_t clock = jvm_clock(j, now);
@@ -121,6 +152,8 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "connection", h->connection);
     json_kv_string(js, "recording", j->recording);
     json_kv_string(js, "occupancy", jvms_occupancy_name(h->occupancy));
+    occupancy_sources(js, k, j, v, n, now);
+    agent_occupancy(js, j, v, n);
     json_kv_uint(js, "carriers", n);
     json_kv_uint(js, "pins_in_progress", pinned);
     json_kv_uint(js, "pins_total", j->pins_total);
@@ -151,6 +184,7 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
     kv_text(js, "java_version", j->hello.java_version);
     json_kv_bool(js, "connected", j->live > 0);
     json_kv_string(js, "occupancy", jvms_occupancy_name(j->hello.occupancy));
+    occupancy_sources(js, k, j, v, n, now);
     alert_object(js, j, cfg, clock);
     json_key(js, "carriers");
     json_array_begin(js);

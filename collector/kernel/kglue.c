@@ -31,6 +31,7 @@ struct kglue {
     struct loop_watch rb_watch, timer_watch;
     /* counters for status */
     uint64_t intervals, recorded, crossings, untranslated, refused;
+    int64_t consumed_at; /* the query time the ring buffer was last read for occupancy */
     char proc_root[256];
 };
 
@@ -401,6 +402,57 @@ void kglue_status_json(struct kglue *k, struct json *js, int64_t now)
     json_object_end(js);
 }
 
+int kglue_occupancy_add(struct kglue *k, const void *owner, int32_t tid, int64_t now, struct kglue_occ *sum)
+{
+    struct kjoin_carrier *c = kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
+    struct kview_times t;
+    if (!c)
+        return -ENOENT;
+    if (k->consumed_at != now) { /* once per query */
+        k->consumed_at = now;
+        kview_consume(k->kv, on_interval, k);
+    }
+    if (kview_times(k->kv, c->host_tid, now, &t) != 0)
+        return -ENOENT;
+    struct kjoin_occ o;
+    kjoin_occupancy(c, &t, now, &o);
+    sum->busy_ns += o.busy_ns;
+    sum->held_ns += o.held_ns;
+    sum->idle_ns += o.idle_ns;
+    sum->runqueue_ns += o.runqueue_ns;
+    sum->carriers++;
+    return 0;
+}
+
+/* A percentage with one decimal (json.h has no floating-point values). */
+static void kv_pct(struct json *js, const char *key, uint64_t part, uint64_t total)
+{
+    json_key(js, key);
+    fprintf(js->out, "%.1f", total ? 100.0 * (double)part / (double)total : 0.0);
+    js->after_key = 0;
+}
+
+void kglue_occupancy_json(struct json *js, const char *key, const struct kglue_occ *o)
+{
+    if (!o || !o->carriers) {
+        json_kv_null(js, key);
+        return;
+    }
+    uint64_t total = o->busy_ns + o->held_ns + o->idle_ns; /* runqueue is a part of them */
+    json_key(js, key);
+    json_object_begin_inline(js);
+    json_kv_uint(js, "carriers", o->carriers);
+    json_kv_uint(js, "busy_ns", o->busy_ns);
+    json_kv_uint(js, "held_ns", o->held_ns);
+    json_kv_uint(js, "idle_ns", o->idle_ns);
+    json_kv_uint(js, "runqueue_ns", o->runqueue_ns);
+    kv_pct(js, "busy_pct", o->busy_ns, total);
+    kv_pct(js, "held_pct", o->held_ns, total);
+    kv_pct(js, "idle_pct", o->idle_ns, total);
+    kv_pct(js, "runqueue_pct", o->runqueue_ns, total);
+    json_object_end(js);
+}
+
 void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int32_t tid, int64_t now)
 {
     struct kjoin_carrier *c = k && kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
@@ -425,5 +477,8 @@ void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int
         json_kv_null(js, "off_cpu_for_ns");
         json_kv_null(js, "syscall");
     }
+    struct kglue_occ o = {0};
+    kglue_occupancy_add(k, owner, tid, now, &o);
+    kglue_occupancy_json(js, "occupancy", &o);
     json_object_end(js);
 }

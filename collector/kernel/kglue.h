@@ -50,6 +50,21 @@ void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireE
 /* Connection owner ended: its carriers' KernelTimes are written, then untracked. */
 void kglue_owner_gone(struct kglue *k, void *owner, int64_t now);
 
+/* Kernel occupancy (kjoin.h has the model): busy, held and idle time since
+ * tracking began, and the part of it spent waiting for a CPU, summed over carriers. */
+struct kglue_occ {
+    uint64_t busy_ns, held_ns, idle_ns, runqueue_ns;
+    unsigned carriers; /* how many were summed */
+};
+/* Adds carrier tid of owner at now to *sum: 0, or -ENOENT when the kernel view
+ * does not track it (or is off). Reads the intervals waiting first, so that a
+ * finished pin's asleep time is held, not idle. */
+int kglue_occupancy_add(struct kglue *k, const void *owner, int32_t tid, int64_t now, struct kglue_occ *sum);
+/* key: {carriers, busy_ns, held_ns, idle_ns, runqueue_ns, busy_pct, held_pct,
+ * idle_pct, runqueue_pct}, percentages of busy + held + idle (runqueue is a part
+ * of them); null when no carrier was summed. */
+void kglue_occupancy_json(struct json *js, const char *key, const struct kglue_occ *o);
+
 /* "kernel_view": {...} for status. */
 void kglue_status_json(struct kglue *k, struct json *js, int64_t now);
 /* "kernel": {...} for carrier tid of owner (null when not tracked). */

@@ -124,12 +124,55 @@ static int overlaps_pin(const struct kjoin_carrier *c, const struct kview_interv
     return iv->end_ns > c->pin_start && iv->start_ns < c->pin_end;
 }
 
+/* Adds the held part of iv to c. */
+static void held_add(struct kjoin_carrier *c, const struct kview_interval *iv)
+{
+    uint64_t held = kjoin_held_part(c, iv);
+    c->held_ns += held;
+    if (iv->state == KVIEW_RUNNABLE)
+        c->held_preempt_ns += held;
+}
+
+uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_interval *iv)
+{
+    if (!c->pin_id)
+        return 0;
+    int64_t lo = iv->start_ns > c->pin_start ? iv->start_ns : c->pin_start;
+    int64_t hi = iv->end_ns; /* a woken carrier waiting for a CPU inside the pin is still held */
+    if (!c->pin_open && c->pin_end < hi)
+        hi = c->pin_end;
+    return hi > lo ? (uint64_t)(hi - lo) : 0;
+}
+
+void kjoin_occupancy(const struct kjoin_carrier *c, const struct kview_times *t, int64_t now, struct kjoin_occ *out)
+{
+    uint64_t held_asleep = c->held_ns - c->held_preempt_ns, held_preempt = c->held_preempt_ns;
+    if (t->off_since && c->pin_open) { /* the interval in progress, inside the pin */
+        int64_t lo = t->off_since > c->pin_start ? t->off_since : c->pin_start;
+        uint64_t live = now > lo ? (uint64_t)(now - lo) : 0;
+        if (t->state == KVIEW_RUNNABLE)
+            held_preempt += live;
+        else
+            held_asleep += live;
+    }
+    uint64_t asleep = t->off_ns > t->preempt_ns ? t->off_ns - t->preempt_ns : 0;
+    if (held_asleep > asleep)
+        held_asleep = asleep;
+    if (held_preempt > t->preempt_ns)
+        held_preempt = t->preempt_ns;
+    out->busy_ns = t->on_ns + t->preempt_ns - held_preempt;
+    out->held_ns = held_asleep + held_preempt;
+    out->idle_ns = asleep - held_asleep;
+    out->runqueue_ns = t->rq_ns;
+}
+
 void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg)
 {
     struct kjoin_carrier *c = kjoin_by_host(j, iv->tid);
     if (!c)
         return;
     if (overlaps_pin(c, iv)) {
+        held_add(c, iv);
         emit(arg, c, iv);
         return;
     }
@@ -153,8 +196,10 @@ void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, 
     c->pin_end = 0;
     unsigned kept = 0;
     for (unsigned i = 0; i < c->n_recent; i++) {
-        if (c->recent[i].end_ns > from)
+        if (c->recent[i].end_ns > from) {
+            held_add(c, &c->recent[i]); /* only its part after start */
             emit(arg, c, &c->recent[i]);
+        }
         else
             c->recent[kept++] = c->recent[i];
     }

@@ -368,6 +368,66 @@ def case_unavailable(jdk):
         on.cleanup()
 
 
+def occupancy_shares(jv):
+    """The JVM's agent (exact) and kernel occupancy as shares of each source's own total:
+    busy (on CPU, mounted), held (asleep in a pin), idle, and the kernel's run queue."""
+    ag, ko = jv["agent_occupancy"], jv["kernel_occupancy"]
+    at = ag["busy_ns"] + ag["idle_ns"]
+    kt = ko["busy_ns"] + ko["held_ns"] + ko["idle_ns"]  # runqueue_ns is a part of them
+    check(at > 0 and kt > 0, "both sources accounted time: %s" % jv)
+    agent = {"busy": (ag["busy_ns"] - ag["pinned_ns"]) / at, "held": ag["pinned_ns"] / at, "idle": ag["idle_ns"] / at}
+    kernel = {k: ko[k + "_ns"] / kt for k in ("busy", "held", "idle", "runqueue")}
+    return agent, kernel
+
+
+def case_occupancy(jdk):
+    """OccMix (2 carriers: rounds of 30 ms pinned asleep in a JNI upcall, 20 ms of CPU,
+    50 ms with nothing mounted) with occupancy=exact in the agent and the kernel view on:
+    the collector's kernel busy/held/idle per JVM match the exact source's (busy+runqueue
+    against exact busy-minus-pinned: a carrier waiting for a CPU with a virtual thread
+    mounted is busy for the agent)."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(["--kernel=on"]).start()
+    r = None
+    try:
+        r = Run(jdk, "OccMix", args=(10, 2, 30, 20, 50), props=scheduler(2),
+                agent_opts="collector=%s,occupancy=exact" % coll.socket).start()
+
+        def jvm(s):
+            js = [j for j in s["jvms"] if j["pid"] == r.proc.pid]
+            return js[0] if js else None
+        coll.wait_for(lambda: coll.ask("status"),
+                      lambda s: jvm(s) and jvm(s)["kernel_occupancy"] and jvm(s)["kernel_occupancy"]["carriers"] == 2)
+        time.sleep(6)  # one answer after a few seconds: every query accounts up to its time
+        jv = jvm(coll.ask("status"))
+        check(r.proc.poll() is None, "OccMix still running when asked")
+        check(jv["occupancy"] == "exact" and jv["agent_occupancy"]["source"] == "exact", "exact source: %s" % jv)
+        check(jv["occupancy_source"] == "kernel", "the kernel is the source when tracking: %s" % jv)
+        agent, kernel = occupancy_shares(jv)
+        print("agent (exact): %s" % {k: round(100 * v, 2) for k, v in agent.items()})
+        print("kernel:        %s" % {k: round(100 * v, 2) for k, v in kernel.items()})
+        print("agent: %s\nkernel: %s" % (jv["agent_occupancy"], jv["kernel_occupancy"]))
+        for k in ("busy", "held", "idle"):
+            v = kernel[k]
+            check(abs(v - agent[k]) <= BOUND, "%s: kernel %.2f %% vs exact %.2f %%" % (k, 100 * v, 100 * agent[k]))
+        check(agent["held"] > 0.1 and agent["busy"] > 0.05 and agent["idle"] > 0.1, "the mix has all three: %s" % agent)
+        top = coll.ask("top", "--once")
+        tj = [j for j in top["jvms"] if j["pid"] == r.proc.pid][0]
+        check(tj["occupancy_source"] == "kernel" and tj["kernel_occupancy"]["carriers"] == 2, "top: %s" % tj)
+        check(all(c["kernel"] and c["kernel"]["occupancy"]["carriers"] == 1 for c in tj["carriers"]),
+              "per-carrier kernel occupancy in top: %s" % tj["carriers"])
+        r.wait(120)
+    finally:
+        if r:
+            r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
+        coll.cleanup()
+
+
+BOUND = 0.02
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "native_block": case_native_block,
@@ -376,4 +436,5 @@ if __name__ == "__main__":
         "class_init": case_class_init,
         "back_to_back_attach": case_back_to_back_attach,
         "back_to_back_startup": case_back_to_back_startup,
+        "occupancy": case_occupancy,
     }))
