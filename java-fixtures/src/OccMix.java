@@ -5,9 +5,11 @@ import java.util.List;
  * A known mix of carrier time for occupancy tests: rounds of `threads` virtual
  * threads, each pinned asleep for pinMs (Thread.sleep in a JNI upcall: a native
  * frame pins on every JDK), then burning CPU unpinned for cpuMs; between rounds
- * the carriers are idle for gapMs. Runs until durationSec elapsed.
+ * the carriers are idle for gapMs. Runs rounds until durationSec elapsed, says
+ * "OccMix: rounds done", then leaves the carriers idle for tailMs before it exits
+ * (a quiet moment to compare sources once every event has arrived).
  *
- * usage: OccMix [durationSec=6] [threads=2] [pinMs=30] [cpuMs=20] [gapMs=50]
+ * usage: OccMix [durationSec=6] [threads=2] [pinMs=30] [cpuMs=20] [gapMs=50] [tailMs=0]
  * needs -Djava.library.path=<dir containing libvtpinfixture.so>
  */
 public class OccMix {
@@ -28,6 +30,7 @@ public class OccMix {
         long pinMs = args.length > 2 ? Long.parseLong(args[2]) : 30;
         long cpuMs = args.length > 3 ? Long.parseLong(args[3]) : 20;
         long gapMs = args.length > 4 ? Long.parseLong(args[4]) : 50;
+        long tailMs = args.length > 5 ? Long.parseLong(args[5]) : 0;
         System.out.println("java.version = " + System.getProperty("java.version"));
         System.out.println("OccMix: ready pid=" + ProcessHandle.current().pid());
         System.out.flush();
@@ -45,6 +48,8 @@ public class OccMix {
             rounds++;
             Thread.sleep(gapMs);                     // nothing mounted: idle
         }
-        System.out.println("OccMix: rounds=" + rounds);
+        System.out.println("OccMix: rounds done, rounds=" + rounds);
+        System.out.flush();
+        Thread.sleep(tailMs);
     }
 }

@@ -381,17 +381,18 @@ def occupancy_shares(jv):
 
 
 def case_occupancy(jdk):
-    """OccMix (2 carriers: rounds of 30 ms pinned asleep in a JNI upcall, 20 ms of CPU,
-    50 ms with nothing mounted) with occupancy=exact in the agent and the kernel view on:
-    the collector's kernel busy/held/idle per JVM match the exact source's (busy+runqueue
-    against exact busy-minus-pinned: a carrier waiting for a CPU with a virtual thread
-    mounted is busy for the agent)."""
+    """OccMix (2 carriers: 8 s of rounds of 30 ms pinned asleep in a JNI upcall, 20 ms of
+    CPU, 50 ms with nothing mounted; then 1.5 s idle) with occupancy=exact in the agent and
+    the kernel view on: the collector's kernel busy/held/idle per JVM are within 2 % of the
+    exact source's (exact busy minus pinned against kernel busy). Asked once, in the idle
+    tail: the agent's events arrive in batches, and a query accounts each carrier up to its
+    time with the state last heard of, so asking mid-round would skew the exact source."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(["--kernel=on"]).start()
     r = None
     try:
-        r = Run(jdk, "OccMix", args=(10, 2, 30, 20, 50), props=scheduler(2),
+        r = Run(jdk, "OccMix", args=(8, 2, 30, 20, 50, 1500), props=scheduler(2),
                 agent_opts="collector=%s,occupancy=exact" % coll.socket).start()
 
         def jvm(s):
@@ -399,7 +400,11 @@ def case_occupancy(jdk):
             return js[0] if js else None
         coll.wait_for(lambda: coll.ask("status"),
                       lambda s: jvm(s) and jvm(s)["kernel_occupancy"] and jvm(s)["kernel_occupancy"]["carriers"] == 2)
-        time.sleep(6)  # one answer after a few seconds: every query accounts up to its time
+        deadline = time.monotonic() + 120
+        while "rounds done" not in open(os.path.join(r.dir, "stdout.txt")).read():
+            check(r.proc.poll() is None and time.monotonic() < deadline, "OccMix ended its rounds")
+            time.sleep(0.05)
+        time.sleep(0.5)  # the last events are in
         jv = jvm(coll.ask("status"))
         check(r.proc.poll() is None, "OccMix still running when asked")
         check(jv["occupancy"] == "exact" and jv["agent_occupancy"]["source"] == "exact", "exact source: %s" % jv)
