@@ -422,6 +422,11 @@ def case_occupancy(jdk):
         check(tj["occupancy_source"] == "kernel" and tj["kernel_occupancy"]["carriers"] == 2, "top: %s" % tj)
         check(all(c["kernel"] and c["kernel"]["occupancy"]["carriers"] == 1 for c in tj["carriers"]),
               "per-carrier kernel occupancy in top: %s" % tj["carriers"])
+        text = subprocess.run([VTPIN, "top", "--socket", coll.socket, "--once", "--pid", str(r.proc.pid)],
+                              capture_output=True, text=True, timeout=30).stdout
+        print(text)
+        check("kernel occupancy since tracked: busy" in text and text.count("held ") >= 3,
+              "top shows the kernel occupancy of the JVM and of each carrier:\n" + text)
         r.wait(120)
     finally:
         if r:
