@@ -132,6 +132,9 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
     }
     if (jsonread_bool(jsonread_get(alert, "active"), 0))
         fprintf(out, "  STARVATION ALERT: %zu of %zu carriers pinned", pinned, jsonread_len(carriers));
+    int64_t blocked = jsonread_int(jsonread_get(j, "carriers_blocked"), 0);
+    if (blocked > 0)
+        fprintf(out, "  CARRIER BLOCKED: %" PRId64 " asleep with a virtual thread mounted, no pin yet", blocked);
     fputc('\n', out);
     const struct jsonread *kocc = jsonread_get(j, "kernel_occupancy");
     if (kocc && !jsonread_is_null(kocc)) { /* the kernel view tracks its carriers: exact, at no cost in the JVM */
@@ -171,7 +174,15 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
                 jsonread_num(jsonread_get(c, "idle_pct"), 0));
         const char *text = jsonread_str(jsonread_get(c, "culprit"), NULL);
         const char *reason = jsonread_str(jsonread_get(c, "reason"), NULL);
-        if (text) {
+        const struct jsonread *blocked = jsonread_get(c, "blocked");
+        if (!jsonread_is_null(blocked)) { /* the kernel saw it before any pin */
+            char full[256], dur[32];
+            const char *sc = jsonread_str(jsonread_get(blocked, "syscall"), NULL);
+            snprintf(full, sizeof(full), "BLOCKED (kernel: %s%s%s for %s, no pin yet)",
+                     jsonread_str(jsonread_get(blocked, "state"), "?"), sc ? " in " : "", sc ? sc : "",
+                     units_format_duration(jsonread_int(jsonread_get(blocked, "for_ns"), 0), dur, sizeof(dur)));
+            put(out, cut(full, culprit_w, culprit, sizeof(culprit)));
+        } else if (text) {
             char full[4096];
             snprintf(full, sizeof(full), "%s%s%s", reason ? reason : "", reason ? " " : "", text);
             put(out, cut(full, culprit_w, culprit, sizeof(culprit)));

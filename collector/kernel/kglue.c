@@ -424,6 +424,21 @@ int kglue_occupancy_add(struct kglue *k, const void *owner, int32_t tid, int64_t
     return 0;
 }
 
+int kglue_asleep(struct kglue *k, const void *owner, int32_t tid, int64_t now, int64_t *since, const char **state,
+                 const char **syscall)
+{
+    struct kjoin_carrier *c = kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
+    struct kview_times t;
+    if (!c || kview_times(k->kv, c->host_tid, now, &t) != 0)
+        return -ENOENT;
+    if (!t.off_since || t.state == KVIEW_RUNNABLE)
+        return 0;
+    *since = t.off_since;
+    *state = kview_state_name(t.state);
+    *syscall = t.syscall >= 0 ? syscalls_name(t.syscall) : NULL;
+    return 1;
+}
+
 /* A percentage with one decimal (json.h has no floating-point values). */
 static void kv_pct(struct json *js, const char *key, uint64_t part, uint64_t total)
 {

@@ -65,6 +65,12 @@ int kglue_occupancy_add(struct kglue *k, const void *owner, int32_t tid, int64_t
  * of them); null when no carrier was summed. */
 void kglue_occupancy_json(struct json *js, const char *key, const struct kglue_occ *o);
 
+/* Whether carrier tid of owner is asleep now (off CPU, sleeping or disk, not
+ * runnable): 1 with *since (when it left the CPU), *state and *syscall (static
+ * names, syscall NULL when none); 0 when not; -ENOENT when not tracked. */
+int kglue_asleep(struct kglue *k, const void *owner, int32_t tid, int64_t now, int64_t *since, const char **state,
+                 const char **syscall);
+
 /* "kernel_view": {...} for status. */
 void kglue_status_json(struct kglue *k, struct json *js, int64_t now);
 /* "kernel": {...} for carrier tid of owner (null when not tracked). */

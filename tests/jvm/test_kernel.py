@@ -186,6 +186,7 @@ def case_cpu_jni(jdk):
             top = coll.ask("top", "--once")
             cs = [c for jv in top["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]]
             check(all(c["state"] != "native_block" for c in cs), "a CPU-bound carrier shown native-blocked: %s" % cs)
+            check(all(c["blocked"] is None for c in cs), "a CPU-bound carrier shown blocked by the kernel: %s" % cs)
             time.sleep(0.1)
         rep = finish(coll, r)
         check(rep["pins"] == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["kernel"]) for p in rep["pins"]])
@@ -438,6 +439,59 @@ def case_occupancy(jdk):
 BOUND = 0.02
 
 
+def case_carrier_blocked(jdk):
+    """WarmBlock (NativeBlock's nanosleep, 2 x 3 s, once the carriers are tracked) with the
+    agent sampling every 400 ms: the collector
+    shows each carrier blocked (kernel asleep, virtual thread mounted per a sample taken
+    during the sleep, no pin) before the agent's watchdog reports its NATIVE_BLOCK pin
+    (two sleeping samples), and no longer once the pin is in."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(["--kernel=on"]).start()
+    r = None
+    try:
+        r = Run(jdk, "WarmBlock", args=(2, 3000, 1000), props=scheduler(2),
+                agent_opts="collector=%s,sample=400ms" % coll.socket).start()
+        blocked_first, pinned = {}, {}
+        deadline = time.monotonic() + 120
+        text = None
+        while len(pinned) < 2 and time.monotonic() < deadline and r.proc.poll() is None:
+            top = coll.ask("top", "--once")
+            for jv in top["jvms"]:
+                if jv["pid"] != r.proc.pid:
+                    continue
+                for c in jv["carriers"]:
+                    if os.environ.get("VTPIN_TEST_DEBUG"):
+                        print(time.monotonic(), c["tid"], c["state"], c["blocked"], c["kernel"] and c["kernel"]["state"])
+                    if c["blocked"] is not None:
+                        check(c["state"] == "running" and c["blocked"]["state"] == "sleeping"
+                              and c["blocked"]["for_ns"] >= 20_000_000, "a blocked carrier: %s" % c)
+                        check(jv["carriers_blocked"] >= 1, "counted: %s" % jv)
+                        if c["tid"] not in blocked_first:
+                            print("blocked before the pin: %s" % json.dumps(c))
+                            text = subprocess.run([VTPIN, "top", "--socket", coll.socket, "--once"],
+                                                  capture_output=True, text=True, timeout=30).stdout
+                        blocked_first.setdefault(c["tid"], c)
+                    if c["state"] == "native_block":
+                        check(c["blocked"] is None, "a pinned carrier is not also blocked: %s" % c)
+                        pinned.setdefault(c["tid"], c)
+            time.sleep(0.02)
+        check(len(pinned) == 2, "the agent reported both blocks: %s" % pinned)
+        check(set(blocked_first) == set(pinned),
+              "the collector saw each carrier blocked before its pin: blocked %s, pinned %s"
+              % (sorted(blocked_first), sorted(pinned)))
+        for c in blocked_first.values():
+            check(c["blocked"]["syscall"] in ("nanosleep", "clock_nanosleep"), "asleep in nanosleep: %s" % c)
+        print(text)
+        check(text is not None and "CARRIER BLOCKED" in text and "no pin yet" in text, "top says it:\n%s" % text)
+        r.wait(120)
+    finally:
+        if r:
+            r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
+        coll.cleanup()
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "native_block": case_native_block,
@@ -447,4 +501,5 @@ if __name__ == "__main__":
         "back_to_back_attach": case_back_to_back_attach,
         "back_to_back_startup": case_back_to_back_startup,
         "occupancy": case_occupancy,
+        "carrier_blocked": case_carrier_blocked,
     }))
