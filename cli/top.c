@@ -29,8 +29,8 @@ static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--js
                                 "long it has been pinned and the culprit frame, and how its time split into\n"
                                 "busy / pinned / idle over the collector's window (the agent's occupancy\n"
                                 "source). With the collector's kernel view, each JVM and carrier also shows\n"
-                                "the kernel's occupancy since tracked: busy (on CPU), held (off CPU in a pin),\n"
-                                "idle, and the part spent waiting for a CPU. Refreshes until Ctrl-C.\n"
+                                "the kernel's occupancy over the same window: busy (on CPU), held (off CPU in a\n"
+                                "pin), idle, and the part spent waiting for a CPU. Refreshes until Ctrl-C.\n"
                                 "\n"
                                 "options:\n"
                                 "  -s, --socket=PATH    the collector's socket (default: the collector's default)\n"
@@ -88,7 +88,7 @@ static void put_kernel_occupancy(FILE *out, const struct jsonread *o)
 }
 
 /* "    kernel: on CPU 1.2s, off CPU 3.0s, run queue 4ms; sleeping in futex for 1.5s" (collector kernel view),
- * then its occupancy since tracked. */
+ * then its occupancy over the window. */
 static void put_kernel(FILE *out, const struct jsonread *k)
 {
     if (jsonread_is_null(k))
@@ -138,7 +138,7 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
     fputc('\n', out);
     const struct jsonread *kocc = jsonread_get(j, "kernel_occupancy");
     if (kocc && !jsonread_is_null(kocc)) { /* the kernel view tracks its carriers: exact, at no cost in the JVM */
-        fputs("  kernel occupancy since tracked: ", out);
+        fputs("  kernel occupancy: ", out);
         put_kernel_occupancy(out, kocc);
         fputc('\n', out);
     }

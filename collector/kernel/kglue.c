@@ -32,6 +32,7 @@ struct kglue {
     /* counters for status */
     uint64_t intervals, recorded, crossings, untranslated, refused;
     int64_t consumed_at; /* the query time the ring buffer was last read for occupancy */
+    int64_t next_snap;   /* when the scan next snapshots every carrier's occupancy */
     char proc_root[256];
 };
 
@@ -54,6 +55,8 @@ int kglue_open(struct kglue **out, const struct kglue_config *cfg, kglue_write w
     k->write = write;
     k->timer_fd = -1;
     k->rb_watch.fd = k->timer_watch.fd = -1;
+    if (k->cfg.window_ns <= 0)
+        k->cfg.window_ns = 60 * 1000000000LL;
     snprintf(k->proc_root, sizeof(k->proc_root), "%s", cfg->proc_root ? cfg->proc_root : "/proc");
     *out = k;
     if (cfg->mode == KGLUE_OFF) {
@@ -212,11 +215,23 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    int snap = now >= k->next_snap;
+    if (snap) { /* the window's step: every carrier's occupancy, finished intervals in */
+        k->next_snap = now + k->cfg.window_ns / (KJOIN_SNAPS - 1);
+        kview_consume(k->kv, on_interval, k);
+    }
     size_t pos = 0;
     struct kjoin_carrier *c;
     while ((c = kjoin_next(k->join, &pos))) {
         struct kview_times t;
-        if (kview_times(k->kv, c->host_tid, now, &t) != 0 || !t.off_since)
+        if (kview_times(k->kv, c->host_tid, now, &t) != 0)
+            continue;
+        if (snap) {
+            struct kjoin_occ o;
+            kjoin_occupancy(c, &t, now, &o);
+            kjoin_snapshot(c, now, k->cfg.window_ns, &o);
+        }
+        if (!t.off_since)
             continue;
         if (now - t.off_since < (int64_t)k->cfg.min_ns)
             continue;
@@ -414,12 +429,17 @@ int kglue_occupancy_add(struct kglue *k, const void *owner, int32_t tid, int64_t
     }
     if (kview_times(k->kv, c->host_tid, now, &t) != 0)
         return -ENOENT;
-    struct kjoin_occ o;
+    struct kjoin_occ o, w;
     kjoin_occupancy(c, &t, now, &o);
+    kjoin_window(c, now, k->cfg.window_ns, &o, &w);
     sum->busy_ns += o.busy_ns;
     sum->held_ns += o.held_ns;
     sum->idle_ns += o.idle_ns;
     sum->runqueue_ns += o.runqueue_ns;
+    sum->w_busy_ns += w.busy_ns;
+    sum->w_held_ns += w.held_ns;
+    sum->w_idle_ns += w.idle_ns;
+    sum->w_runqueue_ns += w.runqueue_ns;
     sum->carriers++;
     return 0;
 }
@@ -453,7 +473,7 @@ void kglue_occupancy_json(struct json *js, const char *key, const struct kglue_o
         json_kv_null(js, key);
         return;
     }
-    uint64_t total = o->busy_ns + o->held_ns + o->idle_ns; /* runqueue is a part of them */
+    uint64_t total = o->w_busy_ns + o->w_held_ns + o->w_idle_ns; /* runqueue is a part of them */
     json_key(js, key);
     json_object_begin_inline(js);
     json_kv_uint(js, "carriers", o->carriers);
@@ -461,10 +481,10 @@ void kglue_occupancy_json(struct json *js, const char *key, const struct kglue_o
     json_kv_uint(js, "held_ns", o->held_ns);
     json_kv_uint(js, "idle_ns", o->idle_ns);
     json_kv_uint(js, "runqueue_ns", o->runqueue_ns);
-    kv_pct(js, "busy_pct", o->busy_ns, total);
-    kv_pct(js, "held_pct", o->held_ns, total);
-    kv_pct(js, "idle_pct", o->idle_ns, total);
-    kv_pct(js, "runqueue_pct", o->runqueue_ns, total);
+    kv_pct(js, "busy_pct", o->w_busy_ns, total);
+    kv_pct(js, "held_pct", o->w_held_ns, total);
+    kv_pct(js, "idle_pct", o->w_idle_ns, total);
+    kv_pct(js, "runqueue_pct", o->w_runqueue_ns, total);
     json_object_end(js);
 }
 

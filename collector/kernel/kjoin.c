@@ -166,6 +166,47 @@ void kjoin_occupancy(const struct kjoin_carrier *c, const struct kview_times *t,
     out->runqueue_ns = t->rq_ns;
 }
 
+void kjoin_snapshot(struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ)
+{
+    int64_t step = window_ns / (KJOIN_SNAPS - 1);
+    if (c->n_snaps) {
+        unsigned last = (c->snap_head + c->n_snaps - 1) % KJOIN_SNAPS;
+        if (now - c->snaps[last].t < step)
+            return;
+    }
+    struct kjoin_snap s = {.t = now, .occ = *occ};
+    if (c->n_snaps < KJOIN_SNAPS) {
+        c->snaps[(c->snap_head + c->n_snaps) % KJOIN_SNAPS] = s;
+        c->n_snaps++;
+    } else { /* the oldest goes */
+        c->snaps[c->snap_head] = s;
+        c->snap_head = (c->snap_head + 1) % KJOIN_SNAPS;
+    }
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+void kjoin_window(const struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ,
+                  struct kjoin_occ *out)
+{
+    *out = *occ;
+    for (unsigned i = 0; i < c->n_snaps; i++) {
+        const struct kjoin_snap *s = &c->snaps[(c->snap_head + i) % KJOIN_SNAPS];
+        if (now - s->t <= window_ns) { /* the oldest inside the window */
+            if (i == 0 && c->n_snaps < KJOIN_SNAPS)
+                return; /* none dropped yet: since tracked is the window (up to one step longer) */
+            out->busy_ns = minus(occ->busy_ns, s->occ.busy_ns);
+            out->held_ns = minus(occ->held_ns, s->occ.held_ns);
+            out->idle_ns = minus(occ->idle_ns, s->occ.idle_ns);
+            out->runqueue_ns = minus(occ->runqueue_ns, s->occ.runqueue_ns);
+            return;
+        }
+    }
+}
+
 void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg)
 {
     struct kjoin_carrier *c = kjoin_by_host(j, iv->tid);

@@ -17,6 +17,16 @@
 #include "kview.h"
 
 #define KJOIN_RECENT 64
+#define KJOIN_SNAPS 61 /* kernel occupancy snapshots: a window in 60 steps, and its start */
+
+/* A carrier's cumulative kernel occupancy at t (kjoin_occupancy). */
+struct kjoin_occ {
+    uint64_t busy_ns, held_ns, idle_ns, runqueue_ns;
+};
+struct kjoin_snap {
+    int64_t t;
+    struct kjoin_occ occ;
+};
 
 struct kjoin_carrier {
     int32_t host_tid, ns_tid;
@@ -30,6 +40,8 @@ struct kjoin_carrier {
     uint64_t held_preempt_ns; /* the part of held_ns preempted (runnable) */
     struct kview_interval recent[KJOIN_RECENT]; /* not emitted yet, oldest first */
     unsigned n_recent;
+    struct kjoin_snap snaps[KJOIN_SNAPS]; /* ring, oldest at snap_head once full */
+    unsigned n_snaps, snap_head;
 };
 
 struct kjoin;
@@ -77,10 +89,16 @@ uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_inter
  *   runqueue the part of the three spent runnable, waiting for a CPU (preempted,
  *            or woken and not yet running): what no JVM tool sees.
  * t: the carrier's kernel times at now (kview_times). Pure. */
-struct kjoin_occ {
-    uint64_t busy_ns, held_ns, idle_ns, runqueue_ns;
-};
 void kjoin_occupancy(const struct kjoin_carrier *c, const struct kview_times *t, int64_t now, struct kjoin_occ *out);
+
+/* Sliding window: kjoin_snapshot keeps occ (c's occupancy at now) when at
+ * least window_ns / (KJOIN_SNAPS - 1) has passed since the last snapshot.
+ * kjoin_window gives occ minus the oldest snapshot no older than window_ns
+ * (a window between window_ns minus one step and window_ns); all of occ (since
+ * tracked) while no older snapshot was taken or none was dropped yet. Pure. */
+void kjoin_snapshot(struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ);
+void kjoin_window(const struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ,
+                  struct kjoin_occ *out);
 
 /* Pin pin_id of owner ended at end (unknown ids are ignored). */
 void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t end);

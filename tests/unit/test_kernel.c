@@ -254,6 +254,37 @@ static void test_kjoin_occupancy(void)
     kjoin_free(j);
 }
 
+/* The kernel occupancy's sliding window: snapshots one step apart, the
+ * window's start from the oldest snapshot inside it. */
+static void test_kjoin_window(void)
+{
+    struct kjoin_carrier c;
+    memset(&c, 0, sizeof(c));
+    int64_t window = (KJOIN_SNAPS - 1) * 10; /* a step of 10 */
+    struct kjoin_occ o = {0}, w;
+    kjoin_window(&c, 0, window, &o, &w); /* no snapshot: since tracked */
+    CHECK_INT(w.busy_ns, 0);
+    /* the carrier is busy 4, held 3, idle 3 of every 10, runqueue 1 */
+    for (int64_t t = 0; t <= 1000; t += 5) {
+        o = (struct kjoin_occ){.busy_ns = (uint64_t)t * 4 / 10, .held_ns = (uint64_t)t * 3 / 10,
+                               .idle_ns = (uint64_t)t * 3 / 10, .runqueue_ns = (uint64_t)t / 10};
+        kjoin_snapshot(&c, t, window, &o); /* every other one is within a step of the last: skipped */
+        if (t == 300) {                    /* younger than the window, none dropped: since tracked */
+            kjoin_window(&c, t, window, &o, &w);
+            CHECK_INT(w.busy_ns, 120);
+            CHECK_INT(c.n_snaps, 31);
+        }
+    }
+    CHECK_INT(c.n_snaps, KJOIN_SNAPS);
+    kjoin_window(&c, 1000, window, &o, &w); /* from the snapshot at 400 */
+    CHECK_INT(w.busy_ns, 400 - 160);
+    CHECK_INT(w.held_ns, 300 - 120);
+    CHECK_INT(w.idle_ns, 300 - 120);
+    CHECK_INT(w.runqueue_ns, 100 - 40);
+    kjoin_window(&c, 1005, window, &o, &w); /* the same totals 5 later: from 410 */
+    CHECK_INT(w.busy_ns, 400 - 164);
+}
+
 /* ---- kernel_pins ---- */
 
 static void test_kernel_pins(void)
@@ -336,6 +367,7 @@ int main(void)
     test_syscalls();
     test_kjoin();
     test_kjoin_occupancy();
+    test_kjoin_window();
     test_kernel_pins();
     CHECK_MAIN_RETURN();
 }
