@@ -135,9 +135,12 @@ static void held_add(struct kjoin_carrier *c, const struct kview_interval *iv)
 
 uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_interval *iv)
 {
-    if (!c->pin_id)
+    if (!c->pin_id || iv->end_ns <= c->pin_start)
         return 0;
-    int64_t lo = iv->start_ns > c->pin_start ? iv->start_ns : c->pin_start;
+    /* All of it from its start: a pin starts on CPU, so one that starts inside
+     * an off-CPU interval was found asleep (the watchdog's NATIVE_BLOCK and
+     * VM_BLOCK, a sampled pin after attach) and began when the carrier fell asleep. */
+    int64_t lo = iv->start_ns;
     int64_t hi = iv->end_ns; /* a woken carrier waiting for a CPU inside the pin is still held */
     if (!c->pin_open && c->pin_end < hi)
         hi = c->pin_end;
@@ -147,9 +150,8 @@ uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_inter
 void kjoin_occupancy(const struct kjoin_carrier *c, const struct kview_times *t, int64_t now, struct kjoin_occ *out)
 {
     uint64_t held_asleep = c->held_ns - c->held_preempt_ns, held_preempt = c->held_preempt_ns;
-    if (t->off_since && c->pin_open) { /* the interval in progress, inside the pin */
-        int64_t lo = t->off_since > c->pin_start ? t->off_since : c->pin_start;
-        uint64_t live = now > lo ? (uint64_t)(now - lo) : 0;
+    if (t->off_since && c->pin_open) { /* the interval in progress, inside the pin (from its start, as above) */
+        uint64_t live = now > t->off_since ? (uint64_t)(now - t->off_since) : 0;
         if (t->state == KVIEW_RUNNABLE)
             held_preempt += live;
         else

@@ -70,7 +70,8 @@ void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit
  * previous pin of c ended, are emitted. */
 void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, int64_t start, kjoin_emit emit,
                      void *arg);
-/* The part of iv inside c's latest pin: held time for the kernel occupancy. An off-CPU interval lies inside at most one
+/* The part of iv inside c's latest pin: held time for the kernel occupancy. A
+ * pin found while its carrier was asleep (it started inside iv) holds all of iv. An off-CPU interval lies inside at most one
  * pin (a pin starts and ends on CPU), so one pin is enough. Intervals emitted
  * by kjoin_interval and kjoin_pin_start are added to c->held_ns. */
 uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_interval *iv);

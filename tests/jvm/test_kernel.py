@@ -444,7 +444,8 @@ def case_carrier_blocked(jdk):
     agent sampling every 400 ms: the collector
     shows each carrier blocked (kernel asleep, virtual thread mounted per a sample taken
     during the sleep, no pin) before the agent's watchdog reports its NATIVE_BLOCK pin
-    (two sleeping samples), and no longer once the pin is in."""
+    (two sleeping samples), and no longer once the pin is in; the kernel occupancy then
+    holds the carrier since it fell asleep."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(["--kernel=on"]).start()
@@ -474,6 +475,9 @@ def case_carrier_blocked(jdk):
                         blocked_first.setdefault(c["tid"], c)
                     if c["state"] == "native_block":
                         check(c["blocked"] is None, "a pinned carrier is not also blocked: %s" % c)
+                        k = c["kernel"]
+                        if k["state"] == "sleeping":  # held since it fell asleep, not since the pin was found
+                            check(k["occupancy"]["held_ns"] >= k["off_cpu_for_ns"], "held from the sleep's start: %s" % k)
                         pinned.setdefault(c["tid"], c)
             time.sleep(0.02)
         check(len(pinned) == 2, "the agent reported both blocks: %s" % pinned)

@@ -232,6 +232,10 @@ static void test_kjoin_occupancy(void)
     ended.pin_start = 150;
     ended.pin_end = 300;
     CHECK_INT(kjoin_held_part(&ended, &partial), 20);
+    ended.pin_start = 290; /* found asleep (watchdog, sampler): held since the carrier fell asleep */
+    CHECK_INT(kjoin_held_part(&ended, &partial), 20);
+    partial = iv(1001, 100, 150); /* over before the pin */
+    CHECK_INT(kjoin_held_part(&ended, &partial), 0);
     /* at 700, asleep since 600 inside pin 8 */
     struct kview_times t = {.off_ns = 100 + 30 + 65 + 100 + 100, .preempt_ns = 65, .rq_ns = 70,
                             .off_since = 600, .state = KVIEW_SLEEPING};
