@@ -124,13 +124,44 @@ static int overlaps_pin(const struct kjoin_carrier *c, const struct kview_interv
     return iv->end_ns > c->pin_start && iv->start_ns < c->pin_end;
 }
 
-/* Adds the held part of iv to c. */
+/* Adds the held part of iv to c. While the pin is open its end is unknown:
+ * the agent's PinEnd comes in a later batch than the kernel's intervals, and
+ * an interval after the real end (a preemption of the CPU work that follows)
+ * is held until then; kjoin_pin_end takes back what lies after the end. */
 static void held_add(struct kjoin_carrier *c, const struct kview_interval *iv)
 {
     uint64_t held = kjoin_held_part(c, iv);
+    int preempt = iv->state == KVIEW_RUNNABLE;
     c->held_ns += held;
-    if (iv->state == KVIEW_RUNNABLE)
+    if (preempt)
         c->held_preempt_ns += held;
+    if (!held || !c->pin_open)
+        return;
+    if (c->n_credited == KJOIN_CREDITED) { /* the oldest stays as it is: long before the end */
+        memmove(c->credited, c->credited + 1, (KJOIN_CREDITED - 1) * sizeof(c->credited[0]));
+        c->n_credited--;
+    }
+    unsigned i = c->n_credited++;
+    c->credited[i].start = iv->start_ns;
+    c->credited[i].end = iv->end_ns;
+    c->credited[i].held = held;
+    c->credited[i].preempt = preempt;
+}
+
+/* The pin ended at end: the intervals held while it was open count up to end only. */
+static void held_correct(struct kjoin_carrier *c, int64_t end)
+{
+    for (unsigned i = 0; i < c->n_credited; i++) {
+        int64_t hi = c->credited[i].end < end ? c->credited[i].end : end;
+        uint64_t right = hi > c->credited[i].start ? (uint64_t)(hi - c->credited[i].start) : 0;
+        if (right >= c->credited[i].held)
+            continue;
+        uint64_t over = c->credited[i].held - right;
+        c->held_ns -= over;
+        if (c->credited[i].preempt)
+            c->held_preempt_ns -= over;
+    }
+    c->n_credited = 0;
 }
 
 uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_interval *iv)
@@ -237,6 +268,7 @@ void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, 
     c->pin_id = pin_id;
     c->pin_start = start;
     c->pin_end = 0;
+    c->n_credited = 0; /* a previous pin never ended: what it held stays */
     unsigned kept = 0;
     for (unsigned i = 0; i < c->n_recent; i++) {
         if (c->recent[i].end_ns > from) {
@@ -257,6 +289,7 @@ void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t 
         if (c->owner == owner && c->pin_open && c->pin_id == pin_id) {
             c->pin_open = 0;
             c->pin_end = end;
+            held_correct(c, end);
             return;
         }
 }

@@ -18,6 +18,7 @@
 
 #define KJOIN_RECENT 64
 #define KJOIN_SNAPS 61 /* kernel occupancy snapshots: a window in 60 steps, and its start */
+#define KJOIN_CREDITED 16 /* intervals held by the pin in progress, corrected when its end comes */
 
 /* A carrier's cumulative kernel occupancy at t (kjoin_occupancy). */
 struct kjoin_occ {
@@ -38,6 +39,12 @@ struct kjoin_carrier {
     char *proc_stack;      /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
     uint64_t held_ns;      /* finished off-CPU intervals: their part inside a pin (kernel occupancy) */
     uint64_t held_preempt_ns; /* the part of held_ns preempted (runnable) */
+    struct {
+        int64_t start, end;
+        uint64_t held;
+        int preempt;
+    } credited[KJOIN_CREDITED]; /* the latest intervals held by the open pin, oldest first */
+    unsigned n_credited;
     struct kview_interval recent[KJOIN_RECENT]; /* not emitted yet, oldest first */
     unsigned n_recent;
     struct kjoin_snap snaps[KJOIN_SNAPS]; /* ring, oldest at snap_head once full */

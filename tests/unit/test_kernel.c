@@ -220,7 +220,13 @@ static void test_kjoin_occupancy(void)
     CHECK_INT(c->held_ns, 95);
     CHECK_INT(c->held_preempt_ns, 65);
     CHECK_INT(kjoin_held_part(c, &x), 65);
-    kjoin_pin_end(j, &a, 7, 300);
+    x = iv(1001, 305, 330); /* preempted after the pin's real end, which the agent has not sent yet */
+    x.state = KVIEW_RUNNABLE;
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(c->held_ns, 120);
+    kjoin_pin_end(j, &a, 7, 300); /* taken back: held up to the end only */
+    CHECK_INT(c->held_ns, 95);
+    CHECK_INT(c->held_preempt_ns, 65);
     x = iv(1001, 400, 500); /* parked after the pin */
     kjoin_interval(j, &x, collect, NULL);
     /* the next pin takes the park since the previous pin into its intervals, not into held time */
