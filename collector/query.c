@@ -91,9 +91,10 @@ static void kernel_carriers(struct json *js, struct kglue *k, struct jvm *j, con
  * the mount was seen after the carrier fell asleep (a sample taken during the
  * sleep). An unpinned virtual thread unmounts before it parks, so its carrier
  * only sleeps mounted when blocked in native code or inside the JVM. A sample
- * is the proof: a stale mount (the unmount not heard of yet) is no block, and
- * the agent's sampler cannot sample during a safepoint or GC pause, which stop
- * every thread. So only the sampled source raises it (mounts precede sleeps). */
+ * is the proof: a stale mount (the unmount not heard of yet) is no block, and a
+ * safepoint or GC pause (which stops every thread) is not one either: the
+ * sampler's JVMTI calls wait for it to end, so its sample arrives when the
+ * carriers run again. Only the sampled source raises it (mounts precede sleeps). */
 #define QUERY_BLOCKED_NS (20 * 1000000LL)
 
 struct blocked {
