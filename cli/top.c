@@ -27,7 +27,10 @@ static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--js
                                 "Shows every JVM's carrier threads as the collector sees them: the state of\n"
                                 "each (idle, running, pinned, native_block), the virtual thread it carries, how\n"
                                 "long it has been pinned and the culprit frame, and how its time split into\n"
-                                "busy / pinned / idle over the collector's window. Refreshes until Ctrl-C.\n"
+                                "busy / pinned / idle over the collector's window (the agent's occupancy\n"
+                                "source). With the collector's kernel view, each JVM and carrier also shows\n"
+                                "the kernel's occupancy over the same window: busy (on CPU), held (off CPU in a\n"
+                                "pin), idle, and the part spent waiting for a CPU. Refreshes until Ctrl-C.\n"
                                 "\n"
                                 "options:\n"
                                 "  -s, --socket=PATH    the collector's socket (default: the collector's default)\n"
@@ -76,7 +79,16 @@ static const char *cut(const char *s, size_t cols, char *out, size_t cap)
     return out;
 }
 
-/* "    kernel: on CPU 1.2s, off CPU 3.0s, run queue 4ms; sleeping in futex for 1.5s" (collector kernel view). */
+/* "busy 20.1%, held 30.2%, idle 49.7% (run queue 8.3%)" of a kernel occupancy object. */
+static void put_kernel_occupancy(FILE *out, const struct jsonread *o)
+{
+    fprintf(out, "busy %.1f%%, held %.1f%%, idle %.1f%% (run queue %.1f%%)", jsonread_num(jsonread_get(o, "busy_pct"), 0),
+            jsonread_num(jsonread_get(o, "held_pct"), 0), jsonread_num(jsonread_get(o, "idle_pct"), 0),
+            jsonread_num(jsonread_get(o, "runqueue_pct"), 0));
+}
+
+/* "    kernel: on CPU 1.2s, off CPU 3.0s, run queue 4ms; sleeping in futex for 1.5s" (collector kernel view),
+ * then its occupancy over the window. */
 static void put_kernel(FILE *out, const struct jsonread *k)
 {
     if (jsonread_is_null(k))
@@ -90,6 +102,11 @@ static void put_kernel(FILE *out, const struct jsonread *k)
         const char *sc = jsonread_str(jsonread_get(k, "syscall"), NULL);
         fprintf(out, "; %s%s%s for %s", jsonread_str(jsonread_get(k, "state"), "?"), sc ? " in " : "", sc ? sc : "",
                 units_format_duration(jsonread_int(jsonread_get(k, "off_cpu_for_ns"), 0), since, sizeof(since)));
+    }
+    const struct jsonread *occ = jsonread_get(k, "occupancy");
+    if (occ && !jsonread_is_null(occ)) {
+        fputs("; ", out);
+        put_kernel_occupancy(out, occ);
     }
     fputc('\n', out);
 }
@@ -115,7 +132,16 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
     }
     if (jsonread_bool(jsonread_get(alert, "active"), 0))
         fprintf(out, "  STARVATION ALERT: %zu of %zu carriers pinned", pinned, jsonread_len(carriers));
+    int64_t blocked = jsonread_int(jsonread_get(j, "carriers_blocked"), 0);
+    if (blocked > 0)
+        fprintf(out, "  CARRIER BLOCKED: %" PRId64 " asleep with a virtual thread mounted, no pin yet", blocked);
     fputc('\n', out);
+    const struct jsonread *kocc = jsonread_get(j, "kernel_occupancy");
+    if (kocc && !jsonread_is_null(kocc)) { /* the kernel view tracks its carriers: exact, at no cost in the JVM */
+        fputs("  kernel occupancy: ", out);
+        put_kernel_occupancy(out, kocc);
+        fputc('\n', out);
+    }
     size_t name_w = 7;
     for (size_t i = 0; i < jsonread_len(carriers); i++) {
         size_t w = width_of(jsonread_str(jsonread_get(jsonread_at(carriers, i), "name"), ""));
@@ -148,7 +174,15 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
                 jsonread_num(jsonread_get(c, "idle_pct"), 0));
         const char *text = jsonread_str(jsonread_get(c, "culprit"), NULL);
         const char *reason = jsonread_str(jsonread_get(c, "reason"), NULL);
-        if (text) {
+        const struct jsonread *blocked = jsonread_get(c, "blocked");
+        if (!jsonread_is_null(blocked)) { /* the kernel saw it before any pin */
+            char full[256], dur[32];
+            const char *sc = jsonread_str(jsonread_get(blocked, "syscall"), NULL);
+            snprintf(full, sizeof(full), "BLOCKED (kernel: %s%s%s for %s, no pin yet)",
+                     jsonread_str(jsonread_get(blocked, "state"), "?"), sc ? " in " : "", sc ? sc : "",
+                     units_format_duration(jsonread_int(jsonread_get(blocked, "for_ns"), 0), dur, sizeof(dur)));
+            put(out, cut(full, culprit_w, culprit, sizeof(culprit)));
+        } else if (text) {
             char full[4096];
             snprintf(full, sizeof(full), "%s%s%s", reason ? reason : "", reason ? " " : "", text);
             put(out, cut(full, culprit_w, culprit, sizeof(culprit)));

@@ -55,6 +55,7 @@ struct carrier {
     enum source src;
     int64_t vthread_id; /* mounted (exact) or last seen (sampled, pins) */
     int64_t acct;       /* time accounted up to here (valid unless SRC_NONE) */
+    int64_t seen_at;    /* the latest mount or sample (its own time) */
     uint64_t mounts;
     int64_t busy, pinned, idle, pending;
     struct pin pin;
@@ -399,6 +400,8 @@ void occupancy_mount(struct occupancy *o, int32_t tid, int64_t vthread_id, int64
     if (c->pin.active && (vthread_id == 0 || (c->pin.vthread_id != 0 && vthread_id != c->pin.vthread_id)))
         pin_clear(&c->pin);
     c->vthread_id = vthread_id;
+    if (t > c->seen_at)
+        c->seen_at = t;
     if (vthread_id)
         c->mounts++;
 }
@@ -418,6 +421,8 @@ void occupancy_sample(struct occupancy *o, int32_t tid, int64_t vthread_id, int6
         c->src = SRC_SAMPLED;
     }
     c->vthread_id = vthread_id;
+    if (t > c->seen_at)
+        c->seen_at = t;
 }
 
 void occupancy_pin_start(struct occupancy *o, int32_t tid, uint64_t pin_id, int reason, const char *culprit,
@@ -473,6 +478,7 @@ size_t occupancy_view(struct occupancy *o, struct carrier_view *out, size_t cap)
         v->tid = c->tid;
         v->name = c->name;
         v->mounts = c->mounts;
+        v->seen_at = c->seen_at;
         v->busy_ns = c->busy;
         v->pinned_ns = c->pinned;
         v->idle_ns = c->idle;

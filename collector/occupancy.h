@@ -81,6 +81,7 @@ struct carrier_view {
     int reason;              /* of the pin in progress, 0 if none */
     const char *culprit;     /* of the pin in progress, NULL if none */
     uint64_t mounts;         /* mounts seen (exact source) */
+    int64_t seen_at;         /* time of the mount or sample that said what vthread_id is (0: none) */
     int64_t busy_ns, pinned_ns, idle_ns;          /* totals since the carrier was first seen */
     double busy_pct, pinned_pct, idle_pct;        /* over the sliding window, 0..100 */
 };

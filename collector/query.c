@@ -86,6 +86,72 @@ static void kernel_carriers(struct json *js, struct kglue *k, struct jvm *j, con
     json_array_end(js);
 }
 
+/* A carrier blocked as the kernel sees it, before any pin says so: asleep for
+ * QUERY_BLOCKED_NS with a virtual thread mounted and no pin in progress, where
+ * the mount was seen after the carrier fell asleep (a sample taken during the
+ * sleep). An unpinned virtual thread unmounts before it parks, so its carrier
+ * only sleeps mounted when blocked in native code or inside the JVM. A sample
+ * is the proof: a stale mount (the unmount not heard of yet) is no block, and a
+ * safepoint or GC pause (which stops every thread) is not one either: the
+ * sampler's JVMTI calls wait for it to end, so its sample arrives when the
+ * carriers run again. Only the sampled source raises it (mounts precede sleeps). */
+#define QUERY_BLOCKED_NS (20 * 1000000LL)
+
+struct blocked {
+    int64_t since;
+    const char *state, *syscall;
+};
+
+static int carrier_blocked(struct kglue *k, struct jvm *j, const struct carrier_view *v, int64_t now,
+                           struct blocked *b)
+{
+    if (!j->live || v->state != CARRIER_RUNNING || !v->vthread_id)
+        return 0;
+    if (kglue_asleep(k, j->owner, v->tid, now, &b->since, &b->state, &b->syscall) != 1)
+        return 0;
+    return now - b->since >= QUERY_BLOCKED_NS && v->seen_at > b->since;
+}
+
+static size_t carriers_blocked(struct kglue *k, struct jvm *j, const struct carrier_view *v, size_t n, int64_t now)
+{
+    size_t blocked = 0;
+    struct blocked b;
+    for (size_t i = 0; i < n; i++)
+        blocked += (size_t)carrier_blocked(k, j, &v[i], now, &b);
+    return blocked;
+}
+
+/* Which source the JVM's occupancy figures come from, and the kernel's: the
+ * kernel when the kernel view tracks its carriers (exact, no cost in the JVM),
+ * else the agent's (exact: Mount/Unmount events; sampled: CarrierSample). */
+static void occupancy_sources(struct json *js, struct kglue *k, struct jvm *j, const struct carrier_view *v, size_t n,
+                              int64_t now)
+{
+    struct kglue_occ ko = {0};
+    for (size_t i = 0; j->live && i < n; i++)
+        kglue_occupancy_add(k, j->owner, v[i].tid, now, &ko);
+    json_kv_string(js, "occupancy_source", ko.carriers ? "kernel" : jvms_occupancy_name(j->hello.occupancy));
+    kglue_occupancy_json(js, "kernel_occupancy", &ko);
+}
+
+/* The agent's occupancy totals of j, summed over its carriers (busy includes pinned). */
+static void agent_occupancy(struct json *js, struct jvm *j, const struct carrier_view *v, size_t n)
+{
+    int64_t busy = 0, pinned = 0, idle = 0;
+    for (size_t i = 0; i < n; i++) {
+        busy += v[i].busy_ns;
+        pinned += v[i].pinned_ns;
+        idle += v[i].idle_ns;
+    }
+    json_key(js, "agent_occupancy");
+    json_object_begin_inline(js);
+    json_kv_string(js, "source", jvms_occupancy_name(j->hello.occupancy));
+    json_kv_int(js, "busy_ns", busy);
+    json_kv_int(js, "pinned_ns", pinned);
+    json_kv_int(js, "idle_ns", idle);
+    json_object_end(js);
+}
+
 static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, struct kglue *k, int64_t now)
 {
     int64_t clock = jvm_clock(j, now);
@@ -121,9 +187,12 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "connection", h->connection);
     json_kv_string(js, "recording", j->recording);
     json_kv_string(js, "occupancy", jvms_occupancy_name(h->occupancy));
+    occupancy_sources(js, k, j, v, n, now);
+    agent_occupancy(js, j, v, n);
     json_kv_uint(js, "carriers", n);
     json_kv_uint(js, "pins_in_progress", pinned);
     json_kv_uint(js, "pins_total", j->pins_total);
+    json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);
     json_key(js, "drops");
     json_object_begin_inline(js);
@@ -151,6 +220,8 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
     kv_text(js, "java_version", j->hello.java_version);
     json_kv_bool(js, "connected", j->live > 0);
     json_kv_string(js, "occupancy", jvms_occupancy_name(j->hello.occupancy));
+    occupancy_sources(js, k, j, v, n, now);
+    json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);
     json_key(js, "carriers");
     json_array_begin(js);
@@ -175,6 +246,17 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
         kv_pct(js, "pinned_pct", c->pinned_pct);
         kv_pct(js, "idle_pct", c->idle_pct);
         json_kv_uint(js, "mounts", c->mounts);
+        struct blocked b;
+        if (carrier_blocked(k, j, c, now, &b)) {
+            json_key(js, "blocked");
+            json_object_begin_inline(js);
+            json_kv_int(js, "for_ns", now - b.since);
+            json_kv_string(js, "state", b.state);
+            json_kv_string(js, "syscall", b.syscall);
+            json_object_end(js);
+        } else {
+            json_kv_null(js, "blocked");
+        }
         kglue_carrier_json(k, js, j->live ? j->owner : NULL, c->tid, now); /* null without the kernel view */
         json_object_end(js);
     }

@@ -838,7 +838,8 @@ int server_run(const struct server_config *cfg)
     struct kglue_config kc = {.mode = (enum kglue_mode)cfg->kernel_mode,
                               .min_ns = cfg->kernel_min_ns,
                               .max_carriers = 4096,
-                              .proc_root = "/proc"};
+                              .proc_root = "/proc",
+                              .window_ns = cfg->window_ns};
     if ((rc = kglue_open(&s->kernel, &kc, kernel_write, err, sizeof(err))) != 0) {
         clog_error("kernel view (--kernel=on): %s", rc == -ENOMEM ? "out of memory" : err);
         goto cleanup;

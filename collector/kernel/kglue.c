@@ -31,6 +31,8 @@ struct kglue {
     struct loop_watch rb_watch, timer_watch;
     /* counters for status */
     uint64_t intervals, recorded, crossings, untranslated, refused;
+    int64_t consumed_at; /* the query time the ring buffer was last read for occupancy */
+    int64_t next_snap;   /* when the scan next snapshots every carrier's occupancy */
     char proc_root[256];
 };
 
@@ -53,6 +55,8 @@ int kglue_open(struct kglue **out, const struct kglue_config *cfg, kglue_write w
     k->write = write;
     k->timer_fd = -1;
     k->rb_watch.fd = k->timer_watch.fd = -1;
+    if (k->cfg.window_ns <= 0)
+        k->cfg.window_ns = 60 * 1000000000LL;
     snprintf(k->proc_root, sizeof(k->proc_root), "%s", cfg->proc_root ? cfg->proc_root : "/proc");
     *out = k;
     if (cfg->mode == KGLUE_OFF) {
@@ -211,11 +215,23 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    int snap = now >= k->next_snap;
+    if (snap) { /* the window's step: every carrier's occupancy, finished intervals in */
+        k->next_snap = now + k->cfg.window_ns / (KJOIN_SNAPS - 1);
+        kview_consume(k->kv, on_interval, k);
+    }
     size_t pos = 0;
     struct kjoin_carrier *c;
     while ((c = kjoin_next(k->join, &pos))) {
         struct kview_times t;
-        if (kview_times(k->kv, c->host_tid, now, &t) != 0 || !t.off_since)
+        if (kview_times(k->kv, c->host_tid, now, &t) != 0)
+            continue;
+        if (snap) {
+            struct kjoin_occ o;
+            kjoin_occupancy(c, &t, now, &o);
+            kjoin_snapshot(c, now, k->cfg.window_ns, &o);
+        }
+        if (!t.off_since)
             continue;
         if (now - t.off_since < (int64_t)k->cfg.min_ns)
             continue;
@@ -401,6 +417,77 @@ void kglue_status_json(struct kglue *k, struct json *js, int64_t now)
     json_object_end(js);
 }
 
+int kglue_occupancy_add(struct kglue *k, const void *owner, int32_t tid, int64_t now, struct kglue_occ *sum)
+{
+    struct kjoin_carrier *c = kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
+    struct kview_times t;
+    if (!c)
+        return -ENOENT;
+    if (k->consumed_at != now) { /* once per query */
+        k->consumed_at = now;
+        kview_consume(k->kv, on_interval, k);
+    }
+    if (kview_times(k->kv, c->host_tid, now, &t) != 0)
+        return -ENOENT;
+    struct kjoin_occ o, w;
+    kjoin_occupancy(c, &t, now, &o);
+    kjoin_window(c, now, k->cfg.window_ns, &o, &w);
+    sum->busy_ns += o.busy_ns;
+    sum->held_ns += o.held_ns;
+    sum->idle_ns += o.idle_ns;
+    sum->runqueue_ns += o.runqueue_ns;
+    sum->w_busy_ns += w.busy_ns;
+    sum->w_held_ns += w.held_ns;
+    sum->w_idle_ns += w.idle_ns;
+    sum->w_runqueue_ns += w.runqueue_ns;
+    sum->carriers++;
+    return 0;
+}
+
+int kglue_asleep(struct kglue *k, const void *owner, int32_t tid, int64_t now, int64_t *since, const char **state,
+                 const char **syscall)
+{
+    struct kjoin_carrier *c = kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
+    struct kview_times t;
+    if (!c || kview_times(k->kv, c->host_tid, now, &t) != 0)
+        return -ENOENT;
+    if (!t.off_since || t.state == KVIEW_RUNNABLE)
+        return 0;
+    *since = t.off_since;
+    *state = kview_state_name(t.state);
+    *syscall = t.syscall >= 0 ? syscalls_name(t.syscall) : NULL;
+    return 1;
+}
+
+/* A percentage with one decimal (json.h has no floating-point values). */
+static void kv_pct(struct json *js, const char *key, uint64_t part, uint64_t total)
+{
+    json_key(js, key);
+    fprintf(js->out, "%.1f", total ? 100.0 * (double)part / (double)total : 0.0);
+    js->after_key = 0;
+}
+
+void kglue_occupancy_json(struct json *js, const char *key, const struct kglue_occ *o)
+{
+    if (!o || !o->carriers) {
+        json_kv_null(js, key);
+        return;
+    }
+    uint64_t total = o->w_busy_ns + o->w_held_ns + o->w_idle_ns; /* runqueue is a part of them */
+    json_key(js, key);
+    json_object_begin_inline(js);
+    json_kv_uint(js, "carriers", o->carriers);
+    json_kv_uint(js, "busy_ns", o->busy_ns);
+    json_kv_uint(js, "held_ns", o->held_ns);
+    json_kv_uint(js, "idle_ns", o->idle_ns);
+    json_kv_uint(js, "runqueue_ns", o->runqueue_ns);
+    kv_pct(js, "busy_pct", o->w_busy_ns, total);
+    kv_pct(js, "held_pct", o->w_held_ns, total);
+    kv_pct(js, "idle_pct", o->w_idle_ns, total);
+    kv_pct(js, "runqueue_pct", o->w_runqueue_ns, total);
+    json_object_end(js);
+}
+
 void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int32_t tid, int64_t now)
 {
     struct kjoin_carrier *c = k && kglue_enabled(k) && owner ? kjoin_by_ns(k->join, owner, tid) : NULL;
@@ -425,5 +512,8 @@ void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int
         json_kv_null(js, "off_cpu_for_ns");
         json_kv_null(js, "syscall");
     }
+    struct kglue_occ o = {0};
+    kglue_occupancy_add(k, owner, tid, now, &o);
+    kglue_occupancy_json(js, "occupancy", &o);
     json_object_end(js);
 }

@@ -25,6 +25,7 @@ struct kglue_config {
     uint64_t min_ns;       /* --kernel-min: shortest interval recorded */
     unsigned max_carriers; /* tracked at once */
     const char *proc_root; /* "/proc" (tests may point elsewhere) */
+    int64_t window_ns;     /* kernel occupancy percentages are over this sliding window (0: 60 s) */
 };
 
 /* Where intervals of a connection go (its recording); owner as given below. */
@@ -49,6 +50,28 @@ void kglue_unwatch(struct kglue *k, struct loop *loop);
 void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireEvent *ev);
 /* Connection owner ended: its carriers' KernelTimes are written, then untracked. */
 void kglue_owner_gone(struct kglue *k, void *owner, int64_t now);
+
+/* Kernel occupancy (kjoin.h has the model): busy, held and idle time since
+ * tracking began, and the part of it spent waiting for a CPU, summed over carriers. */
+struct kglue_occ {
+    uint64_t busy_ns, held_ns, idle_ns, runqueue_ns;     /* since tracked */
+    uint64_t w_busy_ns, w_held_ns, w_idle_ns, w_runqueue_ns; /* over the sliding window */
+    unsigned carriers; /* how many were summed */
+};
+/* Adds carrier tid of owner at now to *sum: 0, or -ENOENT when the kernel view
+ * does not track it (or is off). Reads the intervals waiting first, so that a
+ * finished pin's asleep time is held, not idle. */
+int kglue_occupancy_add(struct kglue *k, const void *owner, int32_t tid, int64_t now, struct kglue_occ *sum);
+/* key: {carriers, busy_ns, held_ns, idle_ns, runqueue_ns (since tracked),
+ * busy_pct, held_pct, idle_pct, runqueue_pct (over the window, of busy + held
+ * + idle: runqueue is a part of them)}; null when no carrier was summed. */
+void kglue_occupancy_json(struct json *js, const char *key, const struct kglue_occ *o);
+
+/* Whether carrier tid of owner is asleep now (off CPU, sleeping or disk, not
+ * runnable): 1 with *since (when it left the CPU), *state and *syscall (static
+ * names, syscall NULL when none); 0 when not; -ENOENT when not tracked. */
+int kglue_asleep(struct kglue *k, const void *owner, int32_t tid, int64_t now, int64_t *since, const char **state,
+                 const char **syscall);
 
 /* "kernel_view": {...} for status. */
 void kglue_status_json(struct kglue *k, struct json *js, int64_t now);

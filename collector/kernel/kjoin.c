@@ -127,12 +127,137 @@ static int overlaps_pin(const struct kjoin_carrier *c, const struct kview_interv
     return 0;
 }
 
+/* Adds the held part of iv to c. While the pin is open its end is unknown:
+ * the agent's PinEnd comes in a later batch than the kernel's intervals, and
+ * an interval after the real end (a preemption of the CPU work that follows)
+ * is held until then; kjoin_pin_end takes back what lies after the end. */
+static void held_add(struct kjoin_carrier *c, const struct kview_interval *iv)
+{
+    uint64_t held = kjoin_held_part(c, iv);
+    int preempt = iv->state == KVIEW_RUNNABLE;
+    c->held_ns += held;
+    if (preempt)
+        c->held_preempt_ns += held;
+    if (!held || !c->pin_open)
+        return;
+    if (c->n_credited == KJOIN_CREDITED) { /* the oldest stays as it is: long before the end */
+        memmove(c->credited, c->credited + 1, (KJOIN_CREDITED - 1) * sizeof(c->credited[0]));
+        c->n_credited--;
+    }
+    unsigned i = c->n_credited++;
+    c->credited[i].start = iv->start_ns;
+    c->credited[i].end = iv->end_ns;
+    c->credited[i].held = held;
+    c->credited[i].preempt = preempt;
+}
+
+/* The pin ended at end: the intervals held while it was open count up to end only. */
+static void held_correct(struct kjoin_carrier *c, int64_t end)
+{
+    for (unsigned i = 0; i < c->n_credited; i++) {
+        int64_t hi = c->credited[i].end < end ? c->credited[i].end : end;
+        uint64_t right = hi > c->credited[i].start ? (uint64_t)(hi - c->credited[i].start) : 0;
+        if (right >= c->credited[i].held)
+            continue;
+        uint64_t over = c->credited[i].held - right;
+        c->held_ns -= over;
+        if (c->credited[i].preempt)
+            c->held_preempt_ns -= over;
+    }
+    c->n_credited = 0;
+}
+
+uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_interval *iv)
+{
+    if (!c->pin_id)
+        return 0;
+    /* All of it from its start: a pin starts on CPU, so one that starts inside
+     * an off-CPU interval was found asleep (the watchdog's NATIVE_BLOCK and
+     * VM_BLOCK, a sampled pin after attach) and began when the carrier fell asleep.
+     * It ends with the pin it overlaps: the open one (a woken carrier waiting
+     * for a CPU inside the pin is still held), the latest, or one of the last
+     * that ended (the ring buffer can deliver it after several pins' events). */
+    int64_t lo = iv->start_ns, hi = lo;
+    if (iv->end_ns > c->pin_start)
+        hi = c->pin_open || c->pin_end > iv->end_ns ? iv->end_ns : c->pin_end;
+    for (unsigned i = 0; i < c->n_past; i++)
+        if (iv->end_ns > c->past_start[i] && iv->start_ns < c->past_end[i]) {
+            int64_t h = c->past_end[i] < iv->end_ns ? c->past_end[i] : iv->end_ns;
+            if (h > hi)
+                hi = h;
+        }
+    return hi > lo ? (uint64_t)(hi - lo) : 0;
+}
+
+void kjoin_occupancy(const struct kjoin_carrier *c, const struct kview_times *t, int64_t now, struct kjoin_occ *out)
+{
+    uint64_t held_asleep = c->held_ns - c->held_preempt_ns, held_preempt = c->held_preempt_ns;
+    if (t->off_since && c->pin_open) { /* the interval in progress, inside the pin (from its start, as above) */
+        uint64_t live = now > t->off_since ? (uint64_t)(now - t->off_since) : 0;
+        if (t->state == KVIEW_RUNNABLE)
+            held_preempt += live;
+        else
+            held_asleep += live;
+    }
+    uint64_t asleep = t->off_ns > t->preempt_ns ? t->off_ns - t->preempt_ns : 0;
+    if (held_asleep > asleep)
+        held_asleep = asleep;
+    if (held_preempt > t->preempt_ns)
+        held_preempt = t->preempt_ns;
+    out->busy_ns = t->on_ns + t->preempt_ns - held_preempt;
+    out->held_ns = held_asleep + held_preempt;
+    out->idle_ns = asleep - held_asleep;
+    out->runqueue_ns = t->rq_ns;
+}
+
+void kjoin_snapshot(struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ)
+{
+    int64_t step = window_ns / (KJOIN_SNAPS - 1);
+    if (c->n_snaps) {
+        unsigned last = (c->snap_head + c->n_snaps - 1) % KJOIN_SNAPS;
+        if (now - c->snaps[last].t < step)
+            return;
+    }
+    struct kjoin_snap s = {.t = now, .occ = *occ};
+    if (c->n_snaps < KJOIN_SNAPS) {
+        c->snaps[(c->snap_head + c->n_snaps) % KJOIN_SNAPS] = s;
+        c->n_snaps++;
+    } else { /* the oldest goes */
+        c->snaps[c->snap_head] = s;
+        c->snap_head = (c->snap_head + 1) % KJOIN_SNAPS;
+    }
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+void kjoin_window(const struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ,
+                  struct kjoin_occ *out)
+{
+    *out = *occ;
+    for (unsigned i = 0; i < c->n_snaps; i++) {
+        const struct kjoin_snap *s = &c->snaps[(c->snap_head + i) % KJOIN_SNAPS];
+        if (now - s->t <= window_ns) { /* the oldest inside the window */
+            if (i == 0 && c->n_snaps < KJOIN_SNAPS)
+                return; /* none dropped yet: since tracked is the window (up to one step longer) */
+            out->busy_ns = minus(occ->busy_ns, s->occ.busy_ns);
+            out->held_ns = minus(occ->held_ns, s->occ.held_ns);
+            out->idle_ns = minus(occ->idle_ns, s->occ.idle_ns);
+            out->runqueue_ns = minus(occ->runqueue_ns, s->occ.runqueue_ns);
+            return;
+        }
+    }
+}
+
 void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg)
 {
     struct kjoin_carrier *c = kjoin_by_host(j, iv->tid);
     if (!c)
         return;
     if (overlaps_pin(c, iv)) {
+        held_add(c, iv);
         emit(arg, c, iv);
         return;
     }
@@ -154,10 +279,13 @@ void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, 
     c->pin_id = pin_id;
     c->pin_start = start;
     c->pin_end = 0;
+    c->n_credited = 0; /* a previous pin never ended: what it held stays */
     unsigned kept = 0;
     for (unsigned i = 0; i < c->n_recent; i++) {
-        if (c->recent[i].end_ns > from)
+        if (c->recent[i].end_ns > from) {
+            held_add(c, &c->recent[i]); /* only its part after start */
             emit(arg, c, &c->recent[i]);
+        }
         else
             c->recent[kept++] = c->recent[i];
     }
@@ -172,6 +300,7 @@ void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t 
         if (c->owner == owner && c->pin_open && c->pin_id == pin_id) {
             c->pin_open = 0;
             c->pin_end = end;
+            held_correct(c, end);
             if (c->n_past == KJOIN_PAST) {
                 memmove(c->past_start, c->past_start + 1, (KJOIN_PAST - 1) * sizeof(c->past_start[0]));
                 memmove(c->past_end, c->past_end + 1, (KJOIN_PAST - 1) * sizeof(c->past_end[0]));

@@ -18,6 +18,17 @@
 
 #define KJOIN_RECENT 64
 #define KJOIN_PAST 16 /* ended pins remembered per carrier */
+#define KJOIN_SNAPS 61 /* kernel occupancy snapshots: a window in 60 steps, and its start */
+#define KJOIN_CREDITED 16 /* intervals held by the pin in progress, corrected when its end comes */
+
+/* A carrier's cumulative kernel occupancy at t (kjoin_occupancy). */
+struct kjoin_occ {
+    uint64_t busy_ns, held_ns, idle_ns, runqueue_ns;
+};
+struct kjoin_snap {
+    int64_t t;
+    struct kjoin_occ occ;
+};
 
 struct kjoin_carrier {
     int32_t host_tid, ns_tid;
@@ -32,8 +43,18 @@ struct kjoin_carrier {
     unsigned n_past;
     int64_t crossed_since; /* off-CPU interval last seen crossing the minimum (kglue's scan) */
     char *proc_stack;      /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
+    uint64_t held_ns;      /* finished off-CPU intervals: their part inside a pin (kernel occupancy) */
+    uint64_t held_preempt_ns; /* the part of held_ns preempted (runnable) */
+    struct {
+        int64_t start, end;
+        uint64_t held;
+        int preempt;
+    } credited[KJOIN_CREDITED]; /* the latest intervals held by the open pin, oldest first */
+    unsigned n_credited;
     struct kview_interval recent[KJOIN_RECENT]; /* not emitted yet, oldest first */
     unsigned n_recent;
+    struct kjoin_snap snaps[KJOIN_SNAPS]; /* ring, oldest at snap_head once full */
+    unsigned n_snaps, snap_head;
 };
 
 struct kjoin;
@@ -62,6 +83,37 @@ void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit
  * previous pin of c ended, are emitted. */
 void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, int64_t start, kjoin_emit emit,
                      void *arg);
+/* The part of iv inside c's latest pin: held time for the kernel occupancy. A
+ * pin found while its carrier was asleep (it started inside iv) holds all of iv. An off-CPU interval lies inside at most one
+ * pin (a pin starts and ends on CPU), so one pin is enough. Intervals emitted
+ * by kjoin_interval and kjoin_pin_start are added to c->held_ns. */
+uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_interval *iv);
+
+/* Kernel occupancy of a carrier since it was tracked; busy + held + idle is
+ * all of that time:
+ *   busy     on CPU, or preempted (runnable, switched out by the scheduler)
+ *            outside a pin: a virtual thread mounted, or the pool's worker
+ *            looking for work for a moment before it parks;
+ *   held     off CPU inside a pin (pinned, native- or VM-blocked), from c->held_ns
+ *            plus the interval in progress while a pin is open; it includes the
+ *            wait for a CPU after the wakeup, and preemptions inside the pin;
+ *   idle     the rest: parked with nothing mounted (an unpinned virtual thread
+ *            unmounts before it parks), and off-CPU intervals inside pins shorter
+ *            than --kernel-min, which are not seen one by one;
+ *   runqueue the part of the three spent runnable, waiting for a CPU (preempted,
+ *            or woken and not yet running): what no JVM tool sees.
+ * t: the carrier's kernel times at now (kview_times). Pure. */
+void kjoin_occupancy(const struct kjoin_carrier *c, const struct kview_times *t, int64_t now, struct kjoin_occ *out);
+
+/* Sliding window: kjoin_snapshot keeps occ (c's occupancy at now) when at
+ * least window_ns / (KJOIN_SNAPS - 1) has passed since the last snapshot.
+ * kjoin_window gives occ minus the oldest snapshot no older than window_ns
+ * (a window between window_ns minus one step and window_ns); all of occ (since
+ * tracked) while no older snapshot was taken or none was dropped yet. Pure. */
+void kjoin_snapshot(struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ);
+void kjoin_window(const struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ,
+                  struct kjoin_occ *out);
+
 /* Pin pin_id of owner ended at end (unknown ids are ignored). */
 void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t end);
 

@@ -183,14 +183,17 @@ int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *
     out->on_ns = c.on_ns;
     out->off_ns = c.off_ns;
     out->rq_ns = c.rq_ns;
+    out->preempt_ns = c.preempt_ns;
     out->switches = c.switches;
     out->syscall = -1;
     out->stack_id = -1;
     if (c.off_since && (int64_t)c.off_since <= now) {
         uint64_t off = (uint64_t)now - c.off_since;
         out->off_ns += off;
-        if (c.state == OFFCPU_RUNNABLE)
+        if (c.state == OFFCPU_RUNNABLE) {
             out->rq_ns += off;
+            out->preempt_ns += off;
+        }
         else if (c.woken_at && (int64_t)c.woken_at <= now)
             out->rq_ns += (uint64_t)now - c.woken_at;
         out->off_since = (int64_t)c.off_since;

@@ -25,6 +25,7 @@ struct kview_interval {
 
 struct kview_times {
     uint64_t on_ns, off_ns, rq_ns, switches; /* the interval in progress included */
+    uint64_t preempt_ns;                     /* off_ns switched out runnable (a part of rq_ns) */
     int64_t off_since;                       /* 0 while on CPU */
     int state;                               /* of the interval in progress */
     int32_t syscall;

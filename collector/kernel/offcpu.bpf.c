@@ -91,8 +91,10 @@ static __always_inline void switch_in(struct offcpu_carrier *c, __u32 tid, __u64
         return; /* first switch in since tracked */
     __u64 off = now - since;
     __u64 rq = 0;
-    if (c->state == OFFCPU_RUNNABLE)
+    if (c->state == OFFCPU_RUNNABLE) {
         rq = off;
+        c->preempt_ns += off;
+    }
     else if (c->woken_at && c->woken_at <= now)
         rq = now - c->woken_at;
     c->off_ns += off;

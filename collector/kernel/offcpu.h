@@ -24,6 +24,7 @@ struct offcpu_carrier {
     __u64 on_since;              /* last switch in, 0 before the first */
     __u64 off_since;             /* last switch out, 0 while on CPU */
     __u64 woken_at;              /* last wakeup while off CPU, 0 if none */
+    __u64 preempt_ns;            /* the part of off_ns switched out runnable (preempted) */
     __u32 state;                 /* enum offcpu_state of the interval in progress */
     __s32 syscall;               /* in progress at switch out, -1 if none */
     __s32 stack_id;              /* kernel stack at switch out, < 0 if none */

@@ -209,6 +209,104 @@ static void test_kjoin(void)
     kjoin_free(j);
 }
 
+/* Kernel occupancy: off-CPU time inside pins is held (a park before a pin, or
+ * between two pins, is not), preemptions are busy outside pins and held inside. */
+static void test_kjoin_occupancy(void)
+{
+    struct kjoin *j = kjoin_new(4);
+    int a;
+    CHECK_INT(kjoin_add(j, &a, 1001, 1), 1);
+    struct kjoin_carrier *c = kjoin_by_host(j, 1001);
+    struct kview_interval x = iv(1001, 0, 100); /* parked, nothing mounted */
+    kjoin_interval(j, &x, collect, NULL);
+    x = iv(1001, 160, 190); /* asleep in a pin from 150 that the agent reports later */
+    x.rq_ns = 5;
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(c->held_ns, 0);
+    kjoin_pin_start(j, c, 7, 150, collect, NULL);
+    CHECK_INT(c->held_ns, 30); /* its wait for a CPU after the wakeup included */
+    x = iv(1001, 195, 260); /* preempted inside the pin */
+    x.state = KVIEW_RUNNABLE;
+    x.rq_ns = 65;
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(c->held_ns, 95);
+    CHECK_INT(c->held_preempt_ns, 65);
+    CHECK_INT(kjoin_held_part(c, &x), 65);
+    x = iv(1001, 305, 330); /* preempted after the pin's real end, which the agent has not sent yet */
+    x.state = KVIEW_RUNNABLE;
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(c->held_ns, 120);
+    kjoin_pin_end(j, &a, 7, 300); /* taken back: held up to the end only */
+    CHECK_INT(c->held_ns, 95);
+    CHECK_INT(c->held_preempt_ns, 65);
+    x = iv(1001, 400, 500); /* parked after the pin */
+    kjoin_interval(j, &x, collect, NULL);
+    /* the next pin takes the park since the previous pin into its intervals, not into held time */
+    kjoin_pin_start(j, c, 8, 520, collect, NULL);
+    CHECK_INT(c->held_ns, 95);
+    struct kview_interval partial = iv(1001, 280, 320); /* clipped to a pin's end */
+    struct kjoin_carrier ended = *c;
+    ended.pin_open = 0;
+    ended.pin_start = 150;
+    ended.pin_end = 300;
+    CHECK_INT(kjoin_held_part(&ended, &partial), 20);
+    ended.pin_start = 290; /* found asleep (watchdog, sampler): held since the carrier fell asleep */
+    CHECK_INT(kjoin_held_part(&ended, &partial), 20);
+    partial = iv(1001, 100, 150); /* over before the pin */
+    CHECK_INT(kjoin_held_part(&ended, &partial), 0);
+    /* at 700, asleep since 600 inside pin 8 */
+    struct kview_times t = {.off_ns = 100 + 30 + 65 + 100 + 100, .preempt_ns = 65, .rq_ns = 70,
+                            .off_since = 600, .state = KVIEW_SLEEPING};
+    t.on_ns = 700 - t.off_ns;
+    struct kjoin_occ o;
+    kjoin_occupancy(c, &t, 700, &o);
+    CHECK_INT(o.busy_ns, 305);
+    CHECK_INT(o.held_ns, 30 + 65 + 100);
+    CHECK_INT(o.idle_ns, 200);
+    CHECK_INT(o.runqueue_ns, 70);
+    CHECK_INT(o.busy_ns + o.held_ns + o.idle_ns, 700);
+    /* preempted outside any pin: busy */
+    kjoin_pin_end(j, &a, 8, 710);
+    t = (struct kview_times){.on_ns = 700, .off_ns = 400 + 50, .preempt_ns = 65 + 50, .rq_ns = 120};
+    kjoin_occupancy(c, &t, 1150, &o);
+    CHECK_INT(o.busy_ns, 700 + 50);
+    CHECK_INT(o.held_ns, 95); /* the interval that was in progress has not come in yet: idle until it does */
+    CHECK_INT(o.idle_ns, (450 - 115) - 30); /* asleep minus held asleep */
+    CHECK_INT(o.busy_ns + o.held_ns + o.idle_ns, 1150);
+    kjoin_free(j);
+}
+
+/* The kernel occupancy's sliding window: snapshots one step apart, the
+ * window's start from the oldest snapshot inside it. */
+static void test_kjoin_window(void)
+{
+    struct kjoin_carrier c;
+    memset(&c, 0, sizeof(c));
+    int64_t window = (KJOIN_SNAPS - 1) * 10; /* a step of 10 */
+    struct kjoin_occ o = {0}, w;
+    kjoin_window(&c, 0, window, &o, &w); /* no snapshot: since tracked */
+    CHECK_INT(w.busy_ns, 0);
+    /* the carrier is busy 4, held 3, idle 3 of every 10, runqueue 1 */
+    for (int64_t t = 0; t <= 1000; t += 5) {
+        o = (struct kjoin_occ){.busy_ns = (uint64_t)t * 4 / 10, .held_ns = (uint64_t)t * 3 / 10,
+                               .idle_ns = (uint64_t)t * 3 / 10, .runqueue_ns = (uint64_t)t / 10};
+        kjoin_snapshot(&c, t, window, &o); /* every other one is within a step of the last: skipped */
+        if (t == 300) {                    /* younger than the window, none dropped: since tracked */
+            kjoin_window(&c, t, window, &o, &w);
+            CHECK_INT(w.busy_ns, 120);
+            CHECK_INT(c.n_snaps, 31);
+        }
+    }
+    CHECK_INT(c.n_snaps, KJOIN_SNAPS);
+    kjoin_window(&c, 1000, window, &o, &w); /* from the snapshot at 400 */
+    CHECK_INT(w.busy_ns, 400 - 160);
+    CHECK_INT(w.held_ns, 300 - 120);
+    CHECK_INT(w.idle_ns, 300 - 120);
+    CHECK_INT(w.runqueue_ns, 100 - 40);
+    kjoin_window(&c, 1005, window, &o, &w); /* the same totals 5 later: from 410 */
+    CHECK_INT(w.busy_ns, 400 - 164);
+}
+
 /* ---- kernel_pins ---- */
 
 static void test_kernel_pins(void)
@@ -385,6 +483,8 @@ int main(void)
     test_proc();
     test_syscalls();
     test_kjoin();
+    test_kjoin_occupancy();
+    test_kjoin_window();
     test_kernel_pins();
     test_split_parks();
     CHECK_MAIN_RETURN();

@@ -143,9 +143,11 @@ static void test_sampled_timeline(void)
     occupancy_sample(o, 1, 0, 7000); /* [5000,5500) idle, [5500,6500) pinned, [6500,7000) idle */
     v = view_of(o, 1);
     CHECK_TOTALS(v, 3000, 1000, 3000);
+    CHECK_INT(v.seen_at, 7000); /* the latest sample; pins do not move it */
     occupancy_sample(o, 1, 12, 8000); /* [7000,8000) busy */
     occupancy_advance(o, 9500);       /* [8000,9500) waits for the next sample */
     v = view_of(o, 1);
+    CHECK_INT(v.seen_at, 8000);
     CHECK_TOTALS(v, 4000, 1000, 3000);
     CHECK_UINT(v.mounts, 0);
     CHECK_INT(v.vthread_id, 12);
@@ -170,6 +172,7 @@ static void test_samples_ignored_when_exact(void)
     occupancy_advance(o, 2000);
     struct carrier_view v = view_of(o, 1);
     CHECK_INT(v.state, CARRIER_RUNNING);
+    CHECK_INT(v.seen_at, 0); /* the mount's time: an ignored sample is not a sighting */
     CHECK_TOTALS(v, 2000, 0, 0);
     occupancy_free(o);
 }
