@@ -262,7 +262,9 @@ def case_attach(jdk):
     check(rep["jvm"]["mode"] == "attach", "attach mode: %s" % rep["jvm"])
     check("access_local_variables" in rep["jvm"]["capabilities_missing"],
           "says it cannot read the downcall target after attach: %s" % rep["jvm"]["capabilities_missing"])
-    pins = pins_in(rep, "FfmQsort")
+    # JDK 24+: a contended entry inside the JDK's own critical sections while the first upcalls
+    # link (JFR: "Freeze or preempt failed") is a CRITICAL_SECTION pin, not this test's subject
+    pins = [p for p in pins_in(rep, "FfmQsort") if p["reason"] != "CRITICAL_SECTION"]
     # 2 threads x at least 2 comparisons of 100 ms; comparisons back to back look like one pin to
     # the 10 ms sampler (the thread never leaves parkOnCarrierThread for a whole sample)
     check(len(pins) >= 2 and len({p["vthread"]["id"] for p in pins}) == 2,
