@@ -8,6 +8,13 @@
  * agents also stream to a collector (started for the run, or an existing one
  * with --socket) so the run can be watched live with `vtpin top --socket ...`.
  *
+ * The kernel view: the run's own collector runs with --kernel=auto, so as
+ * root it records what the kernel saw of the carriers into its recordings
+ * (RUNDIR/collector). At the end those kernel intervals and times are joined
+ * to the agent's recording of the same JVM (cli/run_kernel.h): the pins and
+ * the verdict still come from the agents, the pins gain their `kernel`
+ * objects. The start line says whether the kernel view is on, or why not.
+ *
  * The command runs in its own process group. SIGINT, SIGTERM and SIGHUP to
  * vtpin go to that whole group; vtpin then waits for it, stops the run's
  * collector, reports what was recorded and exits 128+signal. */
@@ -27,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ask.h"
 #include "attach_protocol.h"
 #include "commands.h"
 #include "gates.h"
@@ -34,7 +42,9 @@
 #include "paths.h"
 #include "recording.h"
 #include "report.h"
+#include "run_kernel.h"
 #include "units.h"
+#include "wire.h"
 
 #define EXIT_GATE 3
 #define MAX_ALLOW 64
@@ -55,6 +65,8 @@ static const char usage[] = "usage: vtpin run [OPTIONS] -- COMMAND [ARGS...]\n"
                             "  --agent-options OPTS      more agent options (e.g. threshold=5ms)\n"
                             "  --format text|json        the report (json: one vtpin.report/1 document per JVM)\n"
                             "Each run's recordings are RUNDIR/jvm-<run id>-<pid>.vtp; only this run's are judged.\n"
+                            "As root, the run's collector's kernel view (off-CPU state, syscall, kernel stack)\n"
+                            "is joined to the pins; the first lines say whether it is on.\n"
                             "SIGINT, SIGTERM and SIGHUP go to COMMAND's process group; what ran is then reported.\n"
                             "Exit status: 128+N when signal N stopped the run; else 3 when a gate failed; else\n"
                             "COMMAND's own status; 2 usage error.\n"
@@ -73,6 +85,7 @@ struct run_state {
     char exe[PATH_MAX], agent_path[PATH_MAX], run_dir[PATH_MAX], socket_path[PATH_MAX];
     char run_id[64];
     pid_t collector;
+    int kernel_view; /* the run's collector has the kernel view on */
 };
 
 /* The signal that stopped the run (0: none) and the command's process group
@@ -297,6 +310,38 @@ static void setup_collector(const struct run_config *cfg, struct run_state *st)
     }
 }
 
+/* One line: is the run's collector's kernel view on, and if not, why
+ * (its status, kernel_view). Sets st->kernel_view. */
+static void say_kernel_view(const struct run_config *cfg, struct run_state *st)
+{
+    st->kernel_view = 0;
+    if (cfg->socket_arg) {
+        fprintf(stderr, "vtpin run: kernel view off: not joined with a collector given by --socket (its "
+                        "recordings are its own)\n");
+        return;
+    }
+    if (st->collector <= 0) {
+        fprintf(stderr, "vtpin run: kernel view off: no collector for this run\n");
+        return;
+    }
+    char *json = NULL;
+    struct jsonread *tree = NULL;
+    if (ask_collector("run", st->socket_path, VTPIN__V1__QUERY__KIND__STATUS, 0, 10000, &json, &tree) != 0) {
+        fprintf(stderr, "vtpin run: kernel view off: the run's collector did not answer\n");
+        return;
+    }
+    const struct jsonread *kv = jsonread_get(jsonread_get(tree, "collector"), "kernel_view");
+    if (jsonread_is_null(kv))
+        fprintf(stderr, "vtpin run: kernel view off: this vtpin was built without it\n");
+    else if (jsonread_bool(jsonread_get(kv, "enabled"), 0)) {
+        st->kernel_view = 1;
+        fprintf(stderr, "vtpin run: kernel view on: pins get what the kernel saw of their carrier\n");
+    } else
+        fprintf(stderr, "vtpin run: kernel view off: %s\n", jsonread_str(jsonread_get(kv, "reason"), "not said"));
+    jsonread_free(tree);
+    free(json);
+}
+
 static void stop_collector(struct run_state *st)
 {
     if (st->collector <= 0)
@@ -485,11 +530,23 @@ int run_main(int argc, char **argv)
     export_agent_options(&cfg, &st);
     fprintf(stderr, "vtpin run: recording into %s (run %s)%s%s\n", st.run_dir, st.run_id,
             st.socket_path[0] ? "; watch live: vtpin top --socket " : "", st.socket_path);
+    say_kernel_view(&cfg, &st);
 
     int status = stop_signal ? 128 + stop_signal : run_command(cfg.command);
     stop_collector(&st);
     size_t nrecs = 0;
     struct recording **recs = load_recordings(&st, &nrecs);
+    if (st.kernel_view) {
+        char collector_dir[PATH_MAX + 16];
+        snprintf(collector_dir, sizeof(collector_dir), "%s/collector", st.run_dir);
+        size_t sessions = 0, joined = run_kernel_join(collector_dir, recs, nrecs);
+        for (size_t i = 0; i < nrecs; i++)
+            sessions += recs[i]->n_sessions;
+        if (joined < sessions)
+            fprintf(stderr, "vtpin run: kernel view: %zu of %zu JVM session(s) have it (the others: no kernel "
+                            "interval of theirs in %s)\n",
+                    joined, sessions, collector_dir);
+    }
     status = report_run(&cfg, recs, nrecs, status);
     for (size_t i = 0; i < nrecs; i++)
         recording_free(recs[i]);

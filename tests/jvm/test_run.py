@@ -10,7 +10,7 @@ import subprocess
 import time
 import xml.dom.minidom
 
-from harness import CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, check, jdk_home, main, tempdir
+from harness import CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, check, jdk_home, main, skip, tempdir
 
 GATE_FAILED = 3
 
@@ -94,6 +94,71 @@ def case_native_block(jdk):
     p, _, _ = vtpin_run(["--fail-on-native-block"], [java(int(jdk), "NativeBlock", "read", 2, 500, parallelism=2)])
     check(p.returncode == GATE_FAILED, "exit %d\n%s" % (p.returncode, p.stdout[-600:]))
     check("native-block" in p.stdout, p.stdout[-400:])
+
+
+DROP_CAPS = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+def json_reports(stdout):
+    """The vtpin.report/1 documents vtpin run --format json printed, after the JVM's own lines."""
+    dec, docs, pos = json.JSONDecoder(), [], 0
+    while True:
+        pos = stdout.find("\n{", pos)
+        if pos < 0:
+            return docs
+        doc, end = dec.raw_decode(stdout, pos + 1)
+        docs.append(doc)
+        pos = end
+
+
+def run_native_block_nanosleep(jdk, d, prefix=()):
+    """vtpin run --format json over NativeBlock's 2 x 1 s nanosleep on 2 carriers."""
+    cmd = list(prefix) + [VTPIN, "run", "--dir", os.path.join(d, "run"), "--format", "json", "--"] + \
+        java(int(jdk), "NativeBlock", "nanosleep", 2, 1000, parallelism=2)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    check(p.returncode == 0, "exit %d\n%s\n%s" % (p.returncode, p.stdout[-800:], p.stderr[-800:]))
+    reports = json_reports(p.stdout)
+    check(len(reports) == 1, "one JVM, one report: %d\n%s" % (len(reports), p.stdout[-800:]))
+    blocks = [x for x in reports[0]["pins"] if x["reason"] == "NATIVE_BLOCK"]
+    check(len(blocks) >= 2, "the agent found the 2 native blocks: %s" % [x["reason"] for x in reports[0]["pins"]])
+    return p, blocks
+
+
+def case_kernel_view(jdk):
+    """As root, the run's collector has the kernel view: the start line says so and the run's
+    report gives each NATIVE_BLOCK pin what the kernel saw (the nanosleep, its off-CPU time)."""
+    if os.geteuid() != 0:
+        skip("the kernel view needs root (CI runs as root)")
+    d = tempdir("vtpin-run-kernel-")
+    try:
+        p, blocks = run_native_block_nanosleep(jdk, d)
+        check(re.search(r"^vtpin run: kernel view on\b", p.stderr, re.M), "the start line:\n" + p.stderr[-800:])
+        for b in blocks:
+            k = b["kernel"]
+            check(k is not None, "the kernel view is joined to the pin: %s" % b)
+            check(k["syscall"] in ("nanosleep", "clock_nanosleep") or
+                  any("nanosleep" in f for f in k["stack"]), "the kernel's syscall names the sleep: %s" % k)
+            # the 1 s sleep: most of the pin is off CPU (no timing gate, just not nothing)
+            check(k["off_cpu_ns"] > 0 and k["intervals"] >= 1, "off-CPU time from the kernel: %s" % k)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def case_kernel_view_off(jdk):
+    """Without privileges (capabilities dropped) the run works as before, from the agents'
+    recordings, and the start line says why the kernel view is off."""
+    if not shutil.which("setpriv"):
+        skip("setpriv (util-linux) not installed")
+    if os.geteuid() != 0:
+        skip("dropping capabilities needs a root test run (as a user there are none to drop)")
+    d = tempdir("vtpin-run-kernel-off-")
+    try:
+        p, blocks = run_native_block_nanosleep(jdk, d, prefix=DROP_CAPS)
+        line = re.search(r"^vtpin run: kernel view off: (.*)$", p.stderr, re.M)
+        check(line and "CAP_BPF" in line.group(1), "the start line says why:\n" + p.stderr[-800:])
+        check(all(b["kernel"] is None for b in blocks), "no kernel view, none joined: %s" % blocks)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def case_wrapper():
@@ -207,4 +272,6 @@ if __name__ == "__main__":
         "usage": case_usage,
         "signal": case_signal,
         "reused_dir": case_reused_dir,
+        "kernel_view": case_kernel_view,
+        "kernel_view_off": case_kernel_view_off,
     }))

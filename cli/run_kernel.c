@@ -1,0 +1,86 @@
+/* vtpin run: the collector's kernel view joined to the agents' recordings. */
+#include "run_kernel.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int run_kernel_same(const struct recording_session *a, const struct recording_session *b)
+{
+    if (!a->has_hello || !b->has_hello || a->pid != b->pid)
+        return 0;
+    if (a->has_clock && b->has_clock)
+        return a->start_unix_ns == b->start_unix_ns && a->start_mono_ns == b->start_mono_ns;
+    return 1;
+}
+
+int run_kernel_move(struct recording_session *dst, struct recording_session *src)
+{
+    if (src->n_kintervals) {
+        size_t n = dst->n_kintervals + src->n_kintervals;
+        struct recording_kinterval *k = realloc(dst->kintervals, n * sizeof(*k));
+        if (!k)
+            return -ENOMEM;
+        memcpy(k + dst->n_kintervals, src->kintervals, src->n_kintervals * sizeof(*k));
+        dst->kintervals = k;
+        dst->n_kintervals = dst->kintervals_cap = n;
+        free(src->kintervals); /* the intervals' strings are dst's now */
+        src->kintervals = NULL;
+        src->n_kintervals = src->kintervals_cap = 0;
+    }
+    if (src->ktimes && (!dst->ktimes || src->ktimes_ns > dst->ktimes_ns)) {
+        free(dst->ktimes);
+        dst->ktimes = src->ktimes;
+        dst->n_ktimes = src->n_ktimes;
+        dst->ktimes_ns = src->ktimes_ns;
+        src->ktimes = NULL;
+        src->n_ktimes = 0;
+    }
+    return 0;
+}
+
+/* The collector's recordings of pid into s: 1 when s got a kernel view. */
+static int join_session(const char *dir, struct recording_session *s)
+{
+    char pattern[PATH_MAX + 32];
+    snprintf(pattern, sizeof(pattern), "%s/%" PRId64 "-*.vtp", dir, s->pid);
+    glob_t g;
+    memset(&g, 0, sizeof(g));
+    if (glob(pattern, 0, NULL, &g) != 0) {
+        globfree(&g);
+        return 0;
+    }
+    int got = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct recording *r = NULL;
+        char err[512];
+        if (recording_load(g.gl_pathv[i], &r, err, sizeof(err)) != 0) {
+            fprintf(stderr, "vtpin run: kernel view: %s\n", err);
+            continue;
+        }
+        for (size_t k = 0; k < r->n_sessions; k++) {
+            struct recording_session *c = r->sessions[k];
+            if (!run_kernel_same(s, c) || (!c->n_kintervals && !c->ktimes))
+                continue;
+            if (run_kernel_move(s, c) == 0)
+                got = 1;
+        }
+        recording_free(r);
+    }
+    globfree(&g);
+    return got;
+}
+
+size_t run_kernel_join(const char *dir, struct recording **recs, size_t nrecs)
+{
+    size_t joined = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        for (size_t s = 0; s < recs[i]->n_sessions; s++)
+            if (recs[i]->sessions[s]->has_hello && join_session(dir, recs[i]->sessions[s]))
+                joined++;
+    return joined;
+}
