@@ -836,7 +836,7 @@ class Peer:
     """A child process that becomes uid/gid (and supplementary groups), connects and says Hello.
 
     ok() is True when the collector kept the connection after the Hello (it stays open
-    until release()), False when it closed it."""
+    until release()), False when it closed it; denied() when connect() got EACCES."""
 
     def __init__(self, path, uid, gid, groups, jvm_pid):
         self.r, w = os.pipe()
@@ -850,7 +850,11 @@ class Peer:
                 os.setgroups(groups)
                 os.setgid(gid)
                 os.setuid(uid)
-                s = connect(path)
+                try:
+                    s = connect(path)
+                except PermissionError:
+                    os.write(w, b"\4")  # the socket's mode said no before SO_PEERCRED could
+                    os._exit(0)
                 try:
                     s.sendall(hello(jvm_pid, time.time_ns()))
                     code = 3 if peer_closed(s, timeout=2) else 0
@@ -870,6 +874,9 @@ class Peer:
 
     def ok(self):
         return self.code == b"\0"
+
+    def denied(self):
+        return self.code == b"\4"
 
     def release(self):
         os.write(self.go_w, b"x")
@@ -902,7 +909,7 @@ def case_allow_uid(tmp):
             check(good.ok(), "uid 65534 was refused with --allow-uid nobody:\n" + col.log())
             jvm = wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 11], 10,
                            "the allowed peer's JVM in status")
-            check(jvm[0]["live"], "the allowed peer's JVM is not live: %r" % jvm)
+            check(jvm[0]["connected"], "the allowed peer's JVM is not connected: %r" % jvm)
         finally:
             good.release()
         bad = Peer(col.socket, 65533, 65533, [], FAKE_PID + 12)
@@ -952,15 +959,24 @@ def case_allow_gid(tmp):
             supp.release()
         other = Peer(col.socket, 65533, 65533, [100], FAKE_PID + 23)
         other.release()
-        check(not other.ok(), "a peer in no allowed group was served")
-        wait_for(lambda: "uid 65533: refused" in col.log(), 5, "the refusal line")
+        check(other.denied(), "a peer in no allowed group got past the 0660 socket (code %r)" % other.code)
     finally:
         col.stop(signal.SIGKILL)
     # two groups: the socket cannot belong to both, so it is 0666 and SO_PEERCRED decides
-    col = Collector(os.path.join(tmp), "--allow-gid", "4242", "--allow-gid", "nogroup").start()
+    col = Collector(tmp, "--allow-gid", "4242", "--allow-gid", "nogroup").start()
     try:
         check(stat.S_IMODE(os.stat(col.socket).st_mode) == 0o666, "socket mode with two groups")
         check(col.query("status")["collector"]["allow"]["gids"] == [4242, 65534], "two gids in status")
+        supp = Peer(col.socket, 65533, 65533, [100, 65534], FAKE_PID + 24)
+        try:
+            check(supp.ok(), "supplementary group 65534 (nogroup) was refused:\n" + col.log())
+        finally:
+            supp.release()
+        other = Peer(col.socket, 65533, 65533, [100], FAKE_PID + 25)
+        other.release()
+        check(not other.ok() and not other.denied(), "a peer in no allowed group was served (code %r)" % other.code)
+        wait_for(lambda: "uid 65533: refused" in col.log(), 5, "the refusal line")
+        check(not [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 25], "the refused Hello was taken")
     finally:
         col.stop(signal.SIGKILL)
 
