@@ -315,6 +315,7 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
             json_uint(&js, info->allow->gids[i]);
         json_array_end(&js);
         json_object_end(&js);
+        json_kv_uint(&js, "peers_refused", info->peers_refused);
         kglue_status_json(info->kernel, &js, now); /* null when the caller has no kernel view at all */
         json_object_end(&js);
     } else {

@@ -26,6 +26,7 @@ struct query_info {
     uint64_t memory_dropped;                        /* definitions and frames the budget refused */
     struct kglue *kernel; /* the kernel view; NULL: none */
     const struct access *allow; /* --allow-uid/--allow-gid; NULL: none */
+    uint64_t peers_refused;     /* connections the SO_PEERCRED check closed */
 };
 
 /* The JSON for kind (vtpin.v1.Query.Kind), JVMs filtered by pid (0: all), at

@@ -77,6 +77,7 @@ struct server {
     /* rate limit for "too many clients" lines */
     int64_t last_full_log;
     uint64_t refused_full;
+    uint64_t refused_peers; /* by the SO_PEERCRED check */
     struct budget budget; /* memory peers make us keep (budget.h) */
     int64_t last_budget_log;
     uint64_t budget_logged; /* refusals when the last line was written */
@@ -317,6 +318,7 @@ static void query_answer(struct client *c, const Vtpin__V1__Query *q)
         .memory_dropped = s->budget.refused,
         .kernel = s->kernel,
         .allow = &s->cfg.allow,
+        .peers_refused = s->refused_peers,
     };
     char peer[128];
     int rc = query_reply(s->jvms, &info, q, mono_ns(), &c->out, &c->out_len);
@@ -588,6 +590,7 @@ static void accept_one(struct server *s, int fd)
     }
     if (!access_peer_allowed(&s->cfg.allow, geteuid(), pid, uid, gid, "/proc")) {
         const struct access *a = &s->cfg.allow;
+        s->refused_peers++;
         clog_warn("peer pid %ld uid %lu: refused: only uid %lu (this collector's user) and root may connect%s", (long)pid,
                   (unsigned long)uid, (unsigned long)geteuid(),
                   a->nuids || a->ngids ? ", and the users and groups of --allow-uid/--allow-gid" : "");

@@ -916,7 +916,11 @@ def case_allow_uid(tmp):
         bad.release()
         check(not bad.ok(), "uid 65533 (not allowed) was served")
         wait_for(lambda: "uid 65533: refused" in col.log(), 5, "the refusal line")
-        check(not [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 12], "the refused Hello was taken")
+        st = col.query("status")
+        check(not [j for j in st["jvms"] if j["pid"] == FAKE_PID + 12], "the refused Hello was taken")
+        check(st["collector"]["peers_refused"] == 1, "peers_refused %r, want 1" % st["collector"]["peers_refused"])
+        text = col.vtpin("status").stdout
+        check("also serves uid 65534, uid 4242 (1 peer refused)" in text, "status text:\n" + text)
     finally:
         col.stop(signal.SIGKILL)
     # the same peer without the flag: refused
@@ -929,6 +933,8 @@ def case_allow_uid(tmp):
         p.release()
         check(not p.ok(), "uid 65534 was served without --allow-uid")
         wait_for(lambda: "uid 65534: refused" in col.log(), 5, "the refusal line")
+        check(col.query("status")["collector"]["peers_refused"] == 1, "peers_refused without flags")
+        check("also serves" not in col.vtpin("status").stdout, "status text names allow lists that are not there")
     finally:
         col.stop(signal.SIGKILL)
 
