@@ -879,7 +879,10 @@ class Peer:
         return self.code == b"\4"
 
     def release(self):
-        os.write(self.go_w, b"x")
+        try:
+            os.write(self.go_w, b"x")
+        except BrokenPipeError:
+            pass  # the child did not wait (refused or denied): it has exited already
         os.close(self.go_w)
         os.close(self.r)
         os.waitpid(self.pid, 0)

@@ -61,7 +61,7 @@ static void test_groups_line(void)
     CHECK_INT(access_groups_allowed(&a, "Name:\tx\nGroups:\t4 24 27 \nNSpid:\t1\n"), 1);
     CHECK_INT(access_groups_allowed(&a, "Groups:\t27\n"), 1);
     CHECK_INT(access_groups_allowed(&a, "Groups:\t\nUid:\t27\n"), 0); /* no groups: the next line is not read */
-    CHECK_INT(access_groups_allowed(&a, "Name:\tGroups: 27\n"), 0);  /* only a line starting with it */
+    CHECK_INT(access_groups_allowed(&a, "Name:\tGroups: 27\n"), 0);   /* only a line starting with it */
     CHECK_INT(access_groups_allowed(&a, "Groups:\t270 2 127\n"), 0);
 }
 
@@ -93,9 +93,10 @@ static void test_peer(void)
     access_add_uid(&a, 1001);
     access_add_gid(&a, 500);
     CHECK_INT(access_peer_allowed(&a, 1000, 10, 1001, 1001, base), 1);
-    CHECK_INT(access_peer_allowed(&a, 1000, 10, 1002, 500, base), 1); /* SO_PEERCRED gid */
+    CHECK_INT(access_peer_allowed(&a, 1000, 10, 1002, 500, base), 1);  /* SO_PEERCRED gid */
     CHECK_INT(access_peer_allowed(&a, 1000, 10, 1002, 1002, base), 0); /* no status file */
-    write_status(base, 11, "Name:\tjava\nUid:\t1002\t1002\t1002\t1002\nGid:\t1002\t1002\t1002\t1002\nGroups:\t20 500 \n");
+    write_status(base, 11,
+                 "Name:\tjava\nUid:\t1002\t1002\t1002\t1002\nGid:\t1002\t1002\t1002\t1002\nGroups:\t20 500 \n");
     CHECK_INT(access_peer_allowed(&a, 1000, 11, 1002, 1002, base), 1); /* a supplementary group */
     /* the pid now belongs to another user (exited, reused): its groups do not count */
     CHECK_INT(access_peer_allowed(&a, 1000, 11, 1003, 1003, base), 0);
