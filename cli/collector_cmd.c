@@ -88,8 +88,17 @@ static int absolute(const char *path, char *out, size_t cap)
 
 int collector_main(int argc, char **argv)
 {
-    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_METRICS, OPT_METRICS_ANY, OPT_MEMORY_BUDGET, OPT_KERNEL, OPT_KERNEL_MIN,
-           OPT_ALLOW_UID, OPT_ALLOW_GID };
+    enum {
+        OPT_MAX_FRAME = 256,
+        OPT_MAX_CLIENTS,
+        OPT_METRICS,
+        OPT_METRICS_ANY,
+        OPT_MEMORY_BUDGET,
+        OPT_KERNEL,
+        OPT_KERNEL_MIN,
+        OPT_ALLOW_UID,
+        OPT_ALLOW_GID
+    };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
         {"dir", required_argument, NULL, 'd'},

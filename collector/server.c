@@ -591,8 +591,8 @@ static void accept_one(struct server *s, int fd)
     if (!access_peer_allowed(&s->cfg.allow, geteuid(), pid, uid, gid, "/proc")) {
         const struct access *a = &s->cfg.allow;
         s->refused_peers++;
-        clog_warn("peer pid %ld uid %lu: refused: only uid %lu (this collector's user) and root may connect%s", (long)pid,
-                  (unsigned long)uid, (unsigned long)geteuid(),
+        clog_warn("peer pid %ld uid %lu: refused: only uid %lu (this collector's user) and root may connect%s",
+                  (long)pid, (unsigned long)uid, (unsigned long)geteuid(),
                   a->nuids || a->ngids ? ", and the users and groups of --allow-uid/--allow-gid" : "");
         close(fd);
         return;
