@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "clog.h"
 #include "commands.h"
 #include "metrics_http.h"
@@ -47,6 +48,10 @@ static const char collector_usage[] =
     "                          CAP_BPF and CAP_PERFMON): auto (default: on when it can,\n"
     "                          else one log line says why), on (fail without it), off\n"
     "      --kernel-min=DUR    shortest off-CPU interval the kernel view records (default 1ms)\n"
+    "      --allow-uid=UID     also serve this user (number or name; repeatable); the\n"
+    "                          socket becomes 0666, its directory 0711, SO_PEERCRED decides\n"
+    "      --allow-gid=GID     also serve peers whose group or a supplementary group is GID\n"
+    "                          (repeatable); one GID alone: the socket is 0660 in that group\n"
     "  -v, --verbose           also log queries, agent info notices and connection details\n"
     "  -h, --help              print this text\n"
     "\n"
@@ -62,6 +67,7 @@ static const char collector_usage[] =
     "  vtpin collector\n"
     "  vtpin collector --alert-k 2 --alert-after 500ms --dir /var/tmp/vtpin\n"
     "  vtpin collector --metrics 127.0.0.1:9400\n"
+    "  sudo vtpin collector --allow-gid vtpin --socket /run/vtpin/collector.sock\n"
     "  vtpin status; vtpin top\n";
 
 /* path made absolute into out[cap] (relative to the current directory). 0 or -errno. */
@@ -82,7 +88,17 @@ static int absolute(const char *path, char *out, size_t cap)
 
 int collector_main(int argc, char **argv)
 {
-    enum { OPT_MAX_FRAME = 256, OPT_MAX_CLIENTS, OPT_METRICS, OPT_METRICS_ANY, OPT_MEMORY_BUDGET, OPT_KERNEL, OPT_KERNEL_MIN };
+    enum {
+        OPT_MAX_FRAME = 256,
+        OPT_MAX_CLIENTS,
+        OPT_METRICS,
+        OPT_METRICS_ANY,
+        OPT_MEMORY_BUDGET,
+        OPT_KERNEL,
+        OPT_KERNEL_MIN,
+        OPT_ALLOW_UID,
+        OPT_ALLOW_GID
+    };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
         {"dir", required_argument, NULL, 'd'},
@@ -96,6 +112,8 @@ int collector_main(int argc, char **argv)
         {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
         {"kernel", required_argument, NULL, OPT_KERNEL},
         {"kernel-min", required_argument, NULL, OPT_KERNEL_MIN},
+        {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
+        {"allow-gid", required_argument, NULL, OPT_ALLOW_GID},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -166,6 +184,30 @@ int collector_main(int argc, char **argv)
             if (units_parse_duration(optarg, &ns) != 0 || ns < 10000 || ns > 60000000000LL)
                 return cli_usage_error("collector", "--kernel-min: '%s' is not a duration between 10us and 60s", optarg);
             cfg.kernel_min_ns = (uint64_t)ns;
+            break;
+        }
+        case OPT_ALLOW_UID: {
+            uid_t uid;
+            int r = access_parse_uid(optarg, &uid);
+            if (r)
+                return cli_usage_error("collector",
+                                       r == -ENOENT ? "--allow-uid: no user named '%s'"
+                                                    : "--allow-uid: '%s' is not a uid (0-4294967294) or user name",
+                                       optarg);
+            if (access_add_uid(&cfg.allow, uid) != 0)
+                return cli_usage_error("collector", "--allow-uid: '%s': at most 64 uids", optarg);
+            break;
+        }
+        case OPT_ALLOW_GID: {
+            gid_t gid;
+            int r = access_parse_gid(optarg, &gid);
+            if (r)
+                return cli_usage_error("collector",
+                                       r == -ENOENT ? "--allow-gid: no group named '%s'"
+                                                    : "--allow-gid: '%s' is not a gid (0-4294967294) or group name",
+                                       optarg);
+            if (access_add_gid(&cfg.allow, gid) != 0)
+                return cli_usage_error("collector", "--allow-gid: '%s': at most 64 gids", optarg);
             break;
         }
         case 'v':

@@ -88,6 +88,21 @@ static void print_jvm(const struct jsonread *j)
     fputs("\n", stdout);
 }
 
+/* "  also serves uid 65534, gid 4242 (2 peers refused)": only with --allow-uid/--allow-gid. */
+static void print_allow(const struct jsonread *allow, int64_t refused)
+{
+    const struct jsonread *uids = jsonread_get(allow, "uids"), *gids = jsonread_get(allow, "gids");
+    size_t nu = jsonread_len(uids), ng = jsonread_len(gids);
+    if (nu + ng == 0)
+        return;
+    fputs("  also serves", stdout);
+    for (size_t i = 0; i < nu; i++)
+        printf("%s uid %" PRId64, i ? "," : "", jsonread_int(jsonread_at(uids, i), -1));
+    for (size_t i = 0; i < ng; i++)
+        printf("%s gid %" PRId64, i || nu ? "," : "", jsonread_int(jsonread_at(gids, i), -1));
+    printf(" (%" PRId64 " peer%s refused)\n", refused, refused == 1 ? "" : "s");
+}
+
 static void print_status(const struct jsonread *root)
 {
     const struct jsonread *c = jsonread_get(root, "collector");
@@ -107,6 +122,7 @@ static void print_status(const struct jsonread *root)
         printf("\n  alert rule  %" PRId64 " carriers of a JVM pinned for over %s\n", k, hold);
     else
         printf("\n  alert rule  all carriers of a JVM pinned for over %s\n", hold);
+    print_allow(jsonread_get(c, "allow"), jsonread_int(jsonread_get(c, "peers_refused"), 0));
     const struct jsonread *jvms = jsonread_get(root, "jvms");
     if (jsonread_len(jvms) == 0)
         fputs("\nno JVMs (start one with -agentpath:/path/libvtpin.so=collector)\n", stdout);

@@ -96,6 +96,12 @@ static int clear_path(const char *path, char *err, size_t errlen)
 
 int listener_open(struct listener *ln, const char *path, int backlog, char *err, size_t errlen)
 {
+    return listener_open_mode(ln, path, backlog, 0600, (gid_t)-1, err, errlen);
+}
+
+int listener_open_mode(struct listener *ln, const char *path, int backlog, mode_t mode, gid_t group, char *err,
+                       size_t errlen)
+{
     struct sockaddr_un addr;
     char lock_path[sizeof(addr.sun_path) + 8];
     int rc;
@@ -144,7 +150,7 @@ int listener_open(struct listener *ln, const char *path, int backlog, char *err,
         snprintf(err, errlen, "socket: %s", strerror(-rc));
         goto cleanup;
     }
-    mode_t old = umask(0177); /* the socket file is created 0600 */
+    mode_t old = umask(0177); /* the socket file is created 0600, opened up below if asked */
     rc = bind(ln->fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 ? 0 : -errno;
     umask(old);
     if (rc) {
@@ -152,7 +158,7 @@ int listener_open(struct listener *ln, const char *path, int backlog, char *err,
         goto cleanup;
     }
     struct stat st;
-    if (chmod(path, 0600) != 0 || lstat(path, &st) != 0) {
+    if ((group != (gid_t)-1 && chown(path, (uid_t)-1, group) != 0) || chmod(path, mode) != 0 || lstat(path, &st) != 0) {
         rc = -errno;
         snprintf(err, errlen, "%s: %s", ln->path, strerror(-rc));
         unlink(ln->path);

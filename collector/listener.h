@@ -4,7 +4,8 @@
  * the collector), so two collectors starting at once cannot both win. With
  * the lock held, an existing PATH is removed only when it is a socket nobody
  * answers on (ECONNREFUSED: a collector that died); a live collector there
- * is reported with its pid. The socket is created with mode 0600. */
+ * is reported with its pid. The socket is created with mode 0600 (other modes:
+ * listener_open_mode, when SO_PEERCRED checks let other users in). */
 #ifndef VTPIN_COLLECTOR_LISTENER_H
 #define VTPIN_COLLECTOR_LISTENER_H
 
@@ -22,6 +23,9 @@ struct listener {
 /* 0, -EADDRINUSE when a live collector holds the path (err names its pid),
  * -ENOTSOCK when PATH exists and is not a socket, or -errno; err is one line. */
 int listener_open(struct listener *ln, const char *path, int backlog, char *err, size_t errlen);
+/* The same with the socket file's mode (0600, 0660, 0666) and group ((gid_t)-1: left as created). */
+int listener_open_mode(struct listener *ln, const char *path, int backlog, mode_t mode, gid_t group, char *err,
+                       size_t errlen);
 /* Closes the socket, removes the socket file if it is still the one we
  * created, releases the lock. Safe to call twice. */
 void listener_close(struct listener *ln);

@@ -76,8 +76,8 @@ int paths_dirname(const char *path, char *out, size_t cap)
     return 0;
 }
 
-/* Checks (and tightens) an existing directory for the strict case. */
-static int check_private(const char *dir, char *err, size_t errlen)
+/* Checks (and tightens to mode) an existing directory for the strict case. */
+static int check_private(const char *dir, mode_t mode, char *err, size_t errlen)
 {
     struct stat st;
     if (lstat(dir, &st) != 0) {
@@ -94,9 +94,10 @@ static int check_private(const char *dir, char *err, size_t errlen)
                  (unsigned)st.st_uid, (unsigned)geteuid());
         return -EPERM;
     }
-    if ((st.st_mode & 077) && chmod(dir, 0700) != 0) {
+    mode_t want = (st.st_mode & 0700) | (mode & 077); /* group and other: exactly mode's */
+    if ((st.st_mode & 077) != (mode & 077) && chmod(dir, want) != 0) {
         int rc = -errno;
-        snprintf(err, errlen, "%s: cannot make it private (chmod 0700): %s", dir, strerror(-rc));
+        snprintf(err, errlen, "%s: cannot make it private (chmod %04o): %s", dir, (unsigned)mode, strerror(-rc));
         return rc;
     }
     return 0;
@@ -104,12 +105,18 @@ static int check_private(const char *dir, char *err, size_t errlen)
 
 int paths_make_private_dir(const char *dir, int strict, char *err, size_t errlen)
 {
+    return paths_make_dir(dir, strict, 0700, err, errlen);
+}
+
+int paths_make_dir(const char *dir, int strict, mode_t mode, char *err, size_t errlen)
+{
     char buf[4096];
     size_t n = strlen(dir);
     if (n == 0 || n >= sizeof(buf)) {
         snprintf(err, errlen, "%s: bad directory name", dir);
         return n ? -ENAMETOOLONG : -EINVAL;
     }
+    int created = 0;
     memcpy(buf, dir, n + 1);
     while (n > 1 && buf[n - 1] == '/')
         buf[--n] = '\0';
@@ -119,13 +126,16 @@ int paths_make_private_dir(const char *dir, int strict, char *err, size_t errlen
         if (*p != '/' && !last)
             continue;
         *p = '\0';
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
+        int made = mkdir(buf, mode) == 0;
+        if (!made && errno != EEXIST) {
             int rc = -errno;
             snprintf(err, errlen, "%s: cannot create directory: %s", buf, strerror(-rc));
             return rc;
         }
-        if (last)
+        if (last) {
+            created = made;
             break;
+        }
         *p = '/';
     }
     struct stat st;
@@ -133,5 +143,10 @@ int paths_make_private_dir(const char *dir, int strict, char *err, size_t errlen
         snprintf(err, errlen, "%s: not a directory", buf);
         return -ENOTDIR;
     }
-    return strict ? check_private(buf, err, errlen) : 0;
+    if (created && (mode & 077) && chmod(buf, mode) != 0) { /* the umask may have taken the x bits */
+        int rc = -errno;
+        snprintf(err, errlen, "%s: chmod %04o: %s", buf, (unsigned)mode, strerror(-rc));
+        return rc;
+    }
+    return strict ? check_private(buf, mode, err, errlen) : 0;
 }

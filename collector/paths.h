@@ -9,6 +9,7 @@
 #define VTPIN_COLLECTOR_PATHS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define PATHS_SOCKET_NAME "collector.sock"
 
@@ -33,6 +34,10 @@ int collector_default_dir(char *out, size_t cap);
  * permissions are then removed. 0 or -errno (-EPERM: owned by someone else,
  * -ENOTDIR: not a directory); err names the path. */
 int paths_make_private_dir(const char *dir, int strict, char *err, size_t errlen);
+/* The same with mode instead of 0700 (0711 when other users may connect: they
+ * must traverse it to reach the socket). A dir it creates gets exactly mode; with
+ * strict, an existing one gets mode's group and other bits. */
+int paths_make_dir(const char *dir, int strict, mode_t mode, char *err, size_t errlen);
 
 /* The directory part of path into out[cap] ("." when there is none). 0 or -ENAMETOOLONG. */
 int paths_dirname(const char *path, char *out, size_t cap);

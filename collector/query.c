@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "access.h"
 #include "json.h"
 #include "kglue.h"
 #include "recording.h"
@@ -301,6 +302,20 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
         json_kv_int(&js, "hold_ns", cfg->alert.hold_ns);
         json_object_end(&js);
         json_kv_int(&js, "window_ns", cfg->window_ns);
+        json_key(&js, "allow");
+        json_object_begin_inline(&js);
+        json_key(&js, "uids");
+        json_array_begin_inline(&js);
+        for (size_t i = 0; info->allow && i < info->allow->nuids; i++)
+            json_uint(&js, info->allow->uids[i]);
+        json_array_end(&js);
+        json_key(&js, "gids");
+        json_array_begin_inline(&js);
+        for (size_t i = 0; info->allow && i < info->allow->ngids; i++)
+            json_uint(&js, info->allow->gids[i]);
+        json_array_end(&js);
+        json_object_end(&js);
+        json_kv_uint(&js, "peers_refused", info->peers_refused);
         kglue_status_json(info->kernel, &js, now); /* null when the caller has no kernel view at all */
         json_object_end(&js);
     } else {

@@ -77,6 +77,7 @@ struct server {
     /* rate limit for "too many clients" lines */
     int64_t last_full_log;
     uint64_t refused_full;
+    uint64_t refused_peers; /* by the SO_PEERCRED check */
     struct budget budget; /* memory peers make us keep (budget.h) */
     int64_t last_budget_log;
     uint64_t budget_logged; /* refusals when the last line was written */
@@ -316,6 +317,8 @@ static void query_answer(struct client *c, const Vtpin__V1__Query *q)
         .memory_peak = s->budget.peak,
         .memory_dropped = s->budget.refused,
         .kernel = s->kernel,
+        .allow = &s->cfg.allow,
+        .peers_refused = s->refused_peers,
     };
     char peer[128];
     int rc = query_reply(s->jvms, &info, q, mono_ns(), &c->out, &c->out_len);
@@ -585,9 +588,12 @@ static void accept_one(struct server *s, int fd)
         close(fd);
         return;
     }
-    if (uid != geteuid() && uid != 0) {
-        clog_warn("peer pid %ld uid %lu: refused: only uid %lu (this collector's user) and root may connect", (long)pid,
-                  (unsigned long)uid, (unsigned long)geteuid());
+    if (!access_peer_allowed(&s->cfg.allow, geteuid(), pid, uid, gid, "/proc")) {
+        const struct access *a = &s->cfg.allow;
+        s->refused_peers++;
+        clog_warn("peer pid %ld uid %lu: refused: only uid %lu (this collector's user) and root may connect%s",
+                  (long)pid, (unsigned long)uid, (unsigned long)geteuid(),
+                  a->nuids || a->ngids ? ", and the users and groups of --allow-uid/--allow-gid" : "");
         close(fd);
         return;
     }
@@ -757,6 +763,20 @@ static void on_signal(struct loop *l, struct loop_watch *w, uint32_t events)
 
 /* ---- run -------------------------------------------------------------------- */
 
+/* One line at start: who besides this user may connect, and that the mode is not the gate. */
+static void log_allow(const struct access *a, mode_t mode)
+{
+    char ids[1024] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < a->nuids && n < sizeof(ids); i++)
+        n += (size_t)snprintf(ids + n, sizeof(ids) - n, "%suid %lu", n ? ", " : "", (unsigned long)a->uids[i]);
+    for (size_t i = 0; i < a->ngids && n < sizeof(ids); i++)
+        n += (size_t)snprintf(ids + n, sizeof(ids) - n, "%sgid %lu", n ? ", " : "", (unsigned long)a->gids[i]);
+    clog_info("also serving %s (--allow-uid/--allow-gid): the socket is mode %04o%s; every peer is checked with "
+              "SO_PEERCRED (uid, gid, and the supplementary groups in /proc/PID/status), which is the gate",
+              ids, (unsigned)mode, mode == 0660 ? " (group of the allowed gid)" : "");
+}
+
 static int setup_fds(struct server *s, sigset_t *mask)
 {
     int rc;
@@ -799,6 +819,10 @@ int server_run(const struct server_config *cfg)
     s->ln_watch.fd = s->sig_watch.fd = s->tick_watch.fd = s->metrics_watch.fd = -1;
     char err[512], sockdir[4096];
     int rc, status = 1;
+    /* other users allowed: they must reach the socket; SO_PEERCRED stays the gate */
+    int shared = cfg->allow.nuids || cfg->allow.ngids;
+    int one_group = cfg->allow.ngids == 1 && !cfg->allow.nuids;
+    mode_t sock_mode = !shared ? 0600 : one_group ? 0660 : 0666;
     sigset_t mask, old_mask;
     sigemptyset(&mask);
     sigaddset(&mask, SIGINT);
@@ -809,7 +833,7 @@ int server_run(const struct server_config *cfg)
     sigaction(SIGPIPE, &ign, &old_pipe);
 
     if ((rc = paths_dirname(cfg->socket_path, sockdir, sizeof(sockdir))) != 0 ||
-        (rc = paths_make_private_dir(sockdir, cfg->socket_dir_strict, err, sizeof(err))) != 0) {
+        (rc = paths_make_dir(sockdir, cfg->socket_dir_strict, shared ? 0711 : 0700, err, sizeof(err))) != 0) {
         clog_error("socket directory: %s", rc == -ENAMETOOLONG ? "path too long" : err);
         goto cleanup;
     }
@@ -829,7 +853,8 @@ int server_run(const struct server_config *cfg)
         clog_error("%s", strerror(-rc));
         goto cleanup;
     }
-    if ((rc = listener_open(&s->ln, cfg->socket_path, 128, err, sizeof(err))) != 0) {
+    if ((rc = listener_open_mode(&s->ln, cfg->socket_path, 128, sock_mode, one_group ? cfg->allow.gids[0] : (gid_t)-1,
+                                 err, sizeof(err))) != 0) {
         clog_error("%s", err);
         goto cleanup;
     }
@@ -864,6 +889,8 @@ int server_run(const struct server_config *cfg)
     clog_info("listening on %s (pid %ld); recordings in %s; starvation alert when %s carriers stay pinned over %s",
               cfg->socket_path, (long)getpid(), cfg->dir, rule,
               units_format_duration(cfg->alert.hold_ns, hold, sizeof(hold)));
+    if (shared)
+        log_allow(&cfg->allow, sock_mode);
     rc = loop_run(s->loop, free_dead, s);
     if (rc) {
         clog_error("epoll_wait: %s", strerror(-rc));

@@ -3,7 +3,7 @@
  * timerfd tick (alerts, recording flushes, timeouts, expiry).
  *
  * Clients are agents (first frame Hello) or queries (first frame Query).
- * A peer that is not this user (or root), sends garbage, an undecodable or
+ * A peer that is not this user (or root) nor allowed by --allow-uid/--allow-gid, sends garbage, an undecodable or
  * oversized frame, or breaks the protocol is logged (peer pid and uid, the
  * JVM pid once known) and disconnected; the others are not affected. */
 #ifndef VTPIN_COLLECTOR_SERVER_H
@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "access.h"
 #include "occupancy.h"
 
 struct server_config {
@@ -34,6 +35,7 @@ struct server_config {
     socklen_t metrics_addrlen;
     int kernel_mode;        /* enum kglue_mode: auto (default), on, off */
     uint64_t kernel_min_ns; /* shortest off-CPU interval the kernel view records */
+    struct access allow;    /* --allow-uid, --allow-gid: other users served (access.h) */
 };
 
 #define SERVER_MAX_CLIENTS_DEFAULT 256

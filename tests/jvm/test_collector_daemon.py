@@ -6,7 +6,7 @@ below), as hostile peers would, and as `vtpin status` / `vtpin top` do.
 
 usage: test_collector_daemon.py [CASE ...]   (default: every case)
 cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm, long_socket,
-       status_deadline, status_garbage, memory_budget
+       status_deadline, status_garbage, memory_budget, allow_uid, allow_gid, allow_bad
 Environment: VTPIN_BUILD, the build directory (default ../../build).
 Exit status: 0 passed, 1 failed, 77 skipped (no vtpin binary).
 """
@@ -831,6 +831,178 @@ def case_memory_budget(tmp):
         col.stop(signal.SIGKILL)
 
 
+
+class Peer:
+    """A child process that becomes uid/gid (and supplementary groups), connects and says Hello.
+
+    ok() is True when the collector kept the connection after the Hello (it stays open
+    until release()), False when it closed it; denied() when connect() got EACCES."""
+
+    def __init__(self, path, uid, gid, groups, jvm_pid):
+        self.r, w = os.pipe()
+        self.go_r, self.go_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 1
+            try:
+                os.close(self.r)
+                os.close(self.go_w)
+                os.setgroups(groups)
+                os.setgid(gid)
+                os.setuid(uid)
+                try:
+                    s = connect(path)
+                except PermissionError:
+                    os.write(w, b"\4")  # the socket's mode said no before SO_PEERCRED could
+                    os._exit(0)
+                try:
+                    s.sendall(hello(jvm_pid, time.time_ns()))
+                    code = 3 if peer_closed(s, timeout=2) else 0
+                except (BrokenPipeError, ConnectionResetError):
+                    code = 3  # closed before the Hello was even sent
+                os.write(w, bytes([code]))
+                os.read(self.go_r, 1)  # stay connected until the parent is done looking
+                s.close()
+                os._exit(0)
+            except Exception as e:
+                sys.stderr.write("peer child: %r\n" % e)
+                os.write(w, bytes([code]))
+                os._exit(0)
+        os.close(w)
+        os.close(self.go_r)
+        self.code = os.read(self.r, 1)
+
+    def ok(self):
+        return self.code == b"\0"
+
+    def denied(self):
+        return self.code == b"\4"
+
+    def release(self):
+        try:
+            os.write(self.go_w, b"x")
+        except BrokenPipeError:
+            pass  # the child did not wait (refused or denied): it has exited already
+        os.close(self.go_w)
+        os.close(self.r)
+        os.waitpid(self.pid, 0)
+
+
+def need_root(case):
+    if os.geteuid() != 0:
+        raise Skipped("%s needs root to connect as other users (uid 65534, 65533); running as uid %d"
+                      % (case, os.geteuid()))
+
+
+def case_allow_uid(tmp):
+    """--allow-uid: that uid is served (Hello taken, listed in status), others still refused (root only)."""
+    need_root("allow_uid")
+    os.chmod(tmp, 0o711)  # the test's own directory; the collector makes run/ 0711 itself
+    col = Collector(tmp, "--allow-uid", "nobody", "--allow-uid", "4242").start()
+    try:
+        check(stat.S_IMODE(os.stat(col.socket).st_mode) == 0o666, "socket mode %o" % os.stat(col.socket).st_mode)
+        check(stat.S_IMODE(os.stat(os.path.dirname(col.socket)).st_mode) == 0o711, "socket directory mode %o"
+              % os.stat(os.path.dirname(col.socket)).st_mode)
+        check("SO_PEERCRED" in col.log() and "65534" in col.log(), "the start line names the allow list:\n" + col.log())
+        st = col.query("status")
+        check(st["collector"]["allow"] == {"uids": [65534, 4242], "gids": []}, "allow in status: %r"
+              % st["collector"].get("allow"))
+        good = Peer(col.socket, 65534, 65534, [], FAKE_PID + 11)
+        try:
+            check(good.ok(), "uid 65534 was refused with --allow-uid nobody:\n" + col.log())
+            jvm = wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 11], 10,
+                           "the allowed peer's JVM in status")
+            check(jvm[0]["connected"], "the allowed peer's JVM is not connected: %r" % jvm)
+        finally:
+            good.release()
+        bad = Peer(col.socket, 65533, 65533, [], FAKE_PID + 12)
+        bad.release()
+        check(not bad.ok(), "uid 65533 (not allowed) was served")
+        wait_for(lambda: "uid 65533: refused" in col.log(), 5, "the refusal line")
+        st = col.query("status")
+        check(not [j for j in st["jvms"] if j["pid"] == FAKE_PID + 12], "the refused Hello was taken")
+        check(st["collector"]["peers_refused"] == 1, "peers_refused %r, want 1" % st["collector"]["peers_refused"])
+        text = col.vtpin("status").stdout
+        check("also serves uid 65534, uid 4242 (1 peer refused)" in text, "status text:\n" + text)
+    finally:
+        col.stop(signal.SIGKILL)
+    # the same peer without the flag: refused
+    col = Collector(tmp).start()
+    try:
+        os.chmod(os.path.dirname(col.socket), 0o711)
+        os.chmod(col.socket, 0o666)  # so that only SO_PEERCRED can say no
+        check(col.query("status")["collector"]["allow"] == {"uids": [], "gids": []}, "allow without flags")
+        p = Peer(col.socket, 65534, 65534, [], FAKE_PID + 13)
+        p.release()
+        check(not p.ok(), "uid 65534 was served without --allow-uid")
+        wait_for(lambda: "uid 65534: refused" in col.log(), 5, "the refusal line")
+        check(col.query("status")["collector"]["peers_refused"] == 1, "peers_refused without flags")
+        check("also serves" not in col.vtpin("status").stdout, "status text names allow lists that are not there")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_allow_gid(tmp):
+    """--allow-gid: a peer whose gid, or one of whose supplementary groups, is allowed is served (root only)."""
+    need_root("allow_gid")
+    os.chmod(tmp, 0o711)
+    col = Collector(tmp, "--allow-gid", "4242").start()
+    try:
+        st = os.stat(col.socket)
+        check(stat.S_IMODE(st.st_mode) == 0o660 and st.st_gid == 4242, "socket mode %o group %d (want 0660, 4242)"
+              % (st.st_mode, st.st_gid))
+        check(col.query("status")["collector"]["allow"] == {"uids": [], "gids": [4242]}, "allow in status")
+        primary = Peer(col.socket, 65533, 4242, [], FAKE_PID + 21)
+        try:
+            check(primary.ok(), "gid 4242 was refused with --allow-gid 4242:\n" + col.log())
+            wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 21], 10,
+                     "the allowed peer's JVM in status")
+        finally:
+            primary.release()
+        supp = Peer(col.socket, 65533, 65533, [100, 4242], FAKE_PID + 22)
+        try:
+            check(supp.ok(), "supplementary group 4242 was refused:\n" + col.log())
+            wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 22], 10,
+                     "the supplementary-group peer's JVM in status")
+        finally:
+            supp.release()
+        other = Peer(col.socket, 65533, 65533, [100], FAKE_PID + 23)
+        other.release()
+        check(other.denied(), "a peer in no allowed group got past the 0660 socket (code %r)" % other.code)
+    finally:
+        col.stop(signal.SIGKILL)
+    # two groups: the socket cannot belong to both, so it is 0666 and SO_PEERCRED decides
+    col = Collector(tmp, "--allow-gid", "4242", "--allow-gid", "nogroup").start()
+    try:
+        check(stat.S_IMODE(os.stat(col.socket).st_mode) == 0o666, "socket mode with two groups")
+        check(col.query("status")["collector"]["allow"]["gids"] == [4242, 65534], "two gids in status")
+        supp = Peer(col.socket, 65533, 65533, [100, 65534], FAKE_PID + 24)
+        try:
+            check(supp.ok(), "supplementary group 65534 (nogroup) was refused:\n" + col.log())
+        finally:
+            supp.release()
+        other = Peer(col.socket, 65533, 65533, [100], FAKE_PID + 25)
+        other.release()
+        check(not other.ok() and not other.denied(), "a peer in no allowed group was served (code %r)" % other.code)
+        wait_for(lambda: "uid 65533: refused" in col.log(), 5, "the refusal line")
+        check(not [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 25], "the refused Hello was taken")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
+def case_allow_bad(tmp):
+    """A bad --allow-uid / --allow-gid is a usage error (exit 2), the collector does not start."""
+    for args in (["--allow-uid", "no-such-user-vtpin"], ["--allow-uid", "-1"], ["--allow-uid", ""],
+                 ["--allow-uid", "12abc"], ["--allow-uid", "4294967295"], ["--allow-gid", "no-such-group-vtpin"],
+                 ["--allow-gid", "99999999999"], ["--allow-gid"]):
+        p = subprocess.run([VTPIN, "collector", "--socket", os.path.join(tmp, "s.sock"), "--dir", tmp] + args,
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2, "%r: exit %d, want 2: %s" % (args, p.returncode, p.stderr))
+        check("--allow-" in p.stderr and "unknown option" not in p.stderr, "%r: the error names the option: %s"
+              % (args, p.stderr))
+        check(not os.path.exists(os.path.join(tmp, "s.sock")), "%r: a socket was made" % args)
+
+
 def check_sanitizers(tmp):
     """A sanitizer build reports into the collector's log: any report fails the case."""
     for name in os.listdir(tmp):
@@ -853,6 +1025,9 @@ CASES = {
     "status_deadline": case_status_deadline,
     "status_garbage": case_status_garbage,
     "memory_budget": case_memory_budget,
+    "allow_uid": case_allow_uid,
+    "allow_gid": case_allow_gid,
+    "allow_bad": case_allow_bad,
 }
 
 

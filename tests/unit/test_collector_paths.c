@@ -83,6 +83,18 @@ static void test_private_dir(void)
     chmod(dir, 0755);
     CHECK_INT(paths_make_private_dir(dir, 1, err, sizeof(err)), 0);
     CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+    /* others allowed to connect: strict makes it 0711 (traversable), and back to 0700 */
+    CHECK_INT(paths_make_dir(dir, 1, 0711, err, sizeof(err)), 0);
+    CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0711);
+    CHECK_INT(paths_make_private_dir(dir, 1, err, sizeof(err)), 0);
+    CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+    char shared[256];
+    snprintf(shared, sizeof(shared), "%s/s", base);
+    mode_t old = umask(077); /* a created directory gets 0711 whatever the umask */
+    CHECK_INT(paths_make_dir(shared, 0, 0711, err, sizeof(err)), 0);
+    umask(old);
+    CHECK(stat(shared, &st) == 0 && (st.st_mode & 0777) == 0711);
+    rmdir(shared);
     /* strict refuses a symlink and a file */
     char link[256], file[256];
     snprintf(link, sizeof(link), "%s/link", base);
