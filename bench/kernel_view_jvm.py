@@ -29,9 +29,9 @@ CLASSES = os.path.join(BUILD, "java-fixtures", "classes")
 JDKS = {"21": os.environ.get("JAVA21_HOME"), "25": os.environ.get("JAVA25_HOME")}
 
 WORKLOADS = {
-    "mountchurn-steady": ("BenchMountChurn", ["shape=steady", "concurrent=16", "threads=100000", "yields=10",
+    "mountchurn-steady": ("BenchMountChurn", ["shape=steady", "concurrent=16", "threads=400000", "yields=10",
                                               "warmup=20000", "warmupPasses=1"], True),
-    "service": ("BenchService", ["requests=4000", "concurrency=16", "warmup=1000", "work=4096", "sleepMs=1"], False),
+    "service": ("BenchService", ["requests=12000", "concurrency=16", "warmup=2000", "work=4096", "sleepMs=1"], False),
 }
 
 
