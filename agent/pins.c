@@ -306,6 +306,12 @@ static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
 {
     if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_events || !is_virtual(jni, thread))
         return;
+    /* Inside parkOnCarrierThread (a park pin in progress on this carrier) the JDK's own
+     * code can block on a monitor too (timer, class loading): the carrier is pinned by
+     * the park already. A pin begun here would close the park pin early, and its real
+     * end would be lost; the nested block is part of the park pin. */
+    if (tl.pin_id && tl.kind == KIND_PARK)
+        return;
     if (S.setup.monitor_pins) {
         pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, 0);
         return;
