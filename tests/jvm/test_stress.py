@@ -109,5 +109,31 @@ def case_pins(jdk):
           "%d spurious re-parks" % (RUNS, PINS, mode, splits))
 
 
+def case_nested(jdk):
+    """A park pin the JDK's own code blocks on a monitor inside (parkOnCarrierThread's timer or
+    class loading, while the native-frame pin is in progress) stays one pin: each of DeepPin's 4
+    virtual threads has exactly one NATIVE pin of about its 100 ms sleep, at threshold=0, in every
+    run. Before the fix the nested MONITOR_ENTER closed the park pin after microseconds and its
+    real end was lost (about 1 run in 15 here)."""
+    jdk = int(jdk)
+    runs = int(os.environ.get("VTPIN_NESTED_RUNS", "30"))
+    for run in range(runs):
+        workdir = tempdir(prefix="vtpin-nested-")
+        try:
+            r = Run(jdk, "DeepPin", props=scheduler(4, 4), agent_opts="threshold=0", workdir=workdir)
+            r.run(timeout=120)
+            rep = r.report()
+            native = [p for p in rep["pins"] if p["reason"] == "NATIVE"]
+            by_thread = {}
+            for p in native:
+                by_thread.setdefault(p["vthread"]["id"], []).append(p["duration_ns"] or 0)
+            check(len(by_thread) == 4 and all(len(d) == 1 and d[0] >= 50e6 for d in by_thread.values()),
+                  "run %d: one NATIVE pin of ~100 ms per virtual thread, got %s" % (
+                      run, {t: [round(x / 1e6, 2) for x in d] for t, d in by_thread.items()}))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("%d runs: every park pin whole, nested monitor blocks inside it included" % runs)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main({"pins": case_pins}))
+    raise SystemExit(main({"pins": case_pins, "nested": case_nested}))
