@@ -22,64 +22,79 @@ static int parse_number(const char *s, unsigned long *out)
     return 0;
 }
 
+/* A name's id: 0, or -ENOENT. */
+typedef int (*id_by_name)(const char *name, unsigned long *id);
+
+static int uid_by_name(const char *name, unsigned long *id)
+{
+    char buf[16384];
+    struct passwd pw, *res = NULL;
+    if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) != 0 || !res)
+        return -ENOENT;
+    *id = res->pw_uid;
+    return 0;
+}
+
+static int gid_by_name(const char *name, unsigned long *id)
+{
+    char buf[16384];
+    struct group gr, *res = NULL;
+    if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) != 0 || !res)
+        return -ENOENT;
+    *id = res->gr_gid;
+    return 0;
+}
+
+/* A decimal id, or a name that by_name knows. */
+static int parse_id(const char *s, unsigned long *id, id_by_name by_name)
+{
+    if (!*s)
+        return -EINVAL;
+    if (*s >= '0' && *s <= '9')
+        return parse_number(s, id) ? -EINVAL : 0;
+    return by_name(s, id);
+}
+
 int access_parse_uid(const char *s, uid_t *uid)
 {
     unsigned long v;
-    if (!*s)
-        return -EINVAL;
-    if (*s >= '0' && *s <= '9') {
-        if (parse_number(s, &v))
-            return -EINVAL;
+    int rc = parse_id(s, &v, uid_by_name);
+    if (rc == 0)
         *uid = (uid_t)v;
-        return 0;
-    }
-    char buf[16384];
-    struct passwd pw, *res = NULL;
-    if (getpwnam_r(s, &pw, buf, sizeof(buf), &res) != 0 || !res)
-        return -ENOENT;
-    *uid = res->pw_uid;
-    return 0;
+    return rc;
 }
 
 int access_parse_gid(const char *s, gid_t *gid)
 {
     unsigned long v;
-    if (!*s)
-        return -EINVAL;
-    if (*s >= '0' && *s <= '9') {
-        if (parse_number(s, &v))
-            return -EINVAL;
+    int rc = parse_id(s, &v, gid_by_name);
+    if (rc == 0)
         *gid = (gid_t)v;
-        return 0;
-    }
-    char buf[16384];
-    struct group gr, *res = NULL;
-    if (getgrnam_r(s, &gr, buf, sizeof(buf), &res) != 0 || !res)
-        return -ENOENT;
-    *gid = res->gr_gid;
+    return rc;
+}
+
+/* uid_t and gid_t are both unsigned int on Linux: one list helper for both. */
+_Static_assert(sizeof(uid_t) == sizeof(unsigned) && sizeof(gid_t) == sizeof(unsigned), "ids are unsigned int");
+
+static int add_id(unsigned *ids, size_t *n, unsigned id)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (ids[i] == id)
+            return 0;
+    if (*n >= ACCESS_MAX_IDS)
+        return -E2BIG;
+    ids[(*n)++] = id;
     return 0;
 }
 
 int access_add_uid(struct access *a, uid_t uid)
 {
-    for (size_t i = 0; i < a->nuids; i++)
-        if (a->uids[i] == uid)
-            return 0;
-    if (a->nuids >= ACCESS_MAX_IDS)
-        return -E2BIG;
-    a->uids[a->nuids++] = uid;
-    return 0;
+    return add_id((unsigned *)a->uids, &a->nuids, uid);
 }
 
 int access_add_gid(struct access *a, gid_t gid)
 {
-    for (size_t i = 0; i < a->ngids; i++)
-        if (a->gids[i] == gid)
-            return 0;
-    if (a->ngids >= ACCESS_MAX_IDS)
-        return -E2BIG;
-    a->gids[a->ngids++] = gid;
-    return 0;
+    return add_id((unsigned *)a->gids, &a->ngids, gid);
 }
 
 static int gid_allowed(const struct access *a, gid_t gid)
