@@ -882,11 +882,15 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
     jint state = 0;
     *top = NULL;
     *bci = -1;
+    /* With park breakpoints only a sleeping carrier can be a block: ask /proc before JVMTI,
+     * whose calls disable the thread's mount transitions (a CPU-bound JNI carrier stays cheap). */
+    if (W.cfg.park_breakpoints && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+        return WATCH_NONE;
     if ((*W.jvmti)->GetThreadState(W.jvmti, vt, &state) != JVMTI_ERROR_NONE)
         return WATCH_NONE;
     /* parked: the JDK's own state says so (its carrier may be runnable, woken by the timer) */
     int parked_state = !W.cfg.park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING);
-    if (!parked_state && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+    if (!W.cfg.park_breakpoints && !parked_state && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE;
     enum watch_kind kind = WATCH_NONE;
     jvmtiFrameInfo frames[8];
