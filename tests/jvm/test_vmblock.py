@@ -120,13 +120,15 @@ def case_attach_back_to_back(jdk):
         detail = [(p["reason"], p["vthread"]["name"], p["duration_ns"] and p["duration_ns"] // 1000000) for p in pins]
         print("%d pins after attach: %s" % (len(pins), detail))
         check(all(p["reason"] == "MONITOR" and p["split_from"] is None for p in pins), "MONITOR pins: %s" % detail)
-        # 40 on a quiet machine; a park the sampler never saw (a late sample under load) is lost
-        check(10 <= len(pins) <= 40, "the parks split (not 2 long pins): %s" % detail)
+        # 40 on a quiet machine. A park the sampler never saw (a late sample under load) is lost;
+        # a carrier that wakes inside one park (an early return from the timed wait, after which
+        # Thread.sleep parks again for the rest) splits it: a tenth either way at most
+        check(10 <= len(pins) <= 44, "the parks split (not 2 long pins): %s" % detail)
         long_ = [p for p in pins if p["duration_ns"] is None or p["duration_ns"] >= 100_000_000]
         check(len(long_) <= 2, "pins of one or two parks, not merged: %s" % detail)
         for vt in {p["vthread"]["name"] for p in pins}:
             mine = sorted((p for p in pins if p["vthread"]["name"] == vt), key=lambda p: p["start_ns"])
-            check(len(mine) <= 20, "at most 20 per virtual thread: %s" % detail)
+            check(len(mine) <= 22, "about 20 per virtual thread: %s" % detail)
             for a, b in zip(mine, mine[1:]):
                 check(a["start_ns"] + a["duration_ns"] <= b["start_ns"], "one after the other: %s %s" % (a, b))
     finally:
