@@ -68,11 +68,14 @@ WORKLOADS = {
 }
 
 CONFIGS = ["none", "floor", "jfr", "jfr-pinned", "vtpin-pins", "vtpin-exact", "vtpin-sampled", "vtpin-collector"]
-EXTRA_CONFIGS = ["floor-thread"]  # run only when named in --configs
+EXTRA_CONFIGS = ["floor-thread", "floor-caps", "floor-caps-nolocals", "vtpin-marked"]  # only when named
 CONFIG_TEXT = {
     "none": "no agent",
     "floor": "empty JVMTI agent (bench/empty_agent.c): creates a JVMTI env, nothing else",
     "floor-thread": "the empty agent plus one idle JVMTI agent thread (like vtpin's writer thread)",
+    "floor-caps": "the empty agent holding vtpin's load-time capabilities, no events",
+    "floor-caps-nolocals": "floor-caps without can_access_local_variables/can_suspend",
+    "vtpin-marked": "vtpin default (sampled) with downcalls=marked: no can_access_local_variables",
     "jfr": "-XX:StartFlightRecording=settings=default",
     "jfr-pinned": "JFR with java-fixtures/pin.jfc (jdk.VirtualThreadPinned, threshold 0, stacks)",
     "vtpin-pins": "vtpin occupancy=off, record=FILE (pins only)",
@@ -263,6 +266,8 @@ def config_flags(config, tmp, collector):
         return ["-agentpath:" + EMPTY_AGENT]
     if config == "floor-thread":
         return ["-agentpath:%s=thread" % EMPTY_AGENT]
+    if config in ("floor-caps", "floor-caps-nolocals"):
+        return ["-agentpath:%s=%s" % (EMPTY_AGENT, config[len("floor-"):])]
     if config == "jfr":
         return ["-XX:StartFlightRecording=settings=default"]
     if config == "jfr-pinned":
@@ -273,6 +278,8 @@ def config_flags(config, tmp, collector):
         return ["-agentpath:%s=occupancy=exact,record=%s,quiet" % (AGENT, rec)]
     if config == "vtpin-sampled":
         return ["-agentpath:%s=occupancy=sampled,record=%s,quiet" % (AGENT, rec)]
+    if config == "vtpin-marked":
+        return ["-agentpath:%s=occupancy=sampled,downcalls=marked,record=%s,quiet" % (AGENT, rec)]
     if config == "vtpin-collector":
         return ["-agentpath:%s=collector=%s,quiet" % (AGENT, collector.socket)]
     raise ValueError(config)
@@ -314,7 +321,7 @@ def one_run(jdk, workload, config, args, tmp, collector, timeout, keep_logs_dir,
     res["cpu_ns"] = int(fields.get("cpu_ns", 0))
     res["loadavg"] = open("/proc/loadavg").read().split()[0]
     res["fields"] = fields
-    if config in ("vtpin-pins", "vtpin-exact", "vtpin-sampled") and os.path.exists(rec):
+    if config in ("vtpin-pins", "vtpin-exact", "vtpin-sampled", "vtpin-marked") and os.path.exists(rec):
         res["recording"] = recording_stats(rec)
         res["recording_bytes"] = os.path.getsize(rec)
         os.unlink(rec)

@@ -12,6 +12,11 @@
  * ~1.5x slower than the plain floor (bench/README.md); that was mostly thread parity
  * (docs/performance.md).
  *
+ * Options "caps" and "caps-nolocals" (configurations floor-caps, floor-caps-nolocals,
+ * not run by default): also hold the capabilities vtpin takes at load, with and
+ * without can_access_local_variables/can_suspend (vtpin's downcalls=marked), and
+ * no event: what holding them costs compiled code (docs/performance.md).
+ *
  * Option "count" (not a benchmark configuration): count the ThreadStart and
  * ThreadEnd events this agent sees and print them at VMDeath, to see what
  * another agent sees of vtpin's writer joining and leaving the JVM. */
@@ -73,6 +78,30 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         (*jni)->ExceptionClear(jni);
 }
 
+/* vtpin's capability set (agent/agent.c), every one the VM offers. */
+static int add_vtpin_capabilities(int locals)
+{
+    jvmtiCapabilities potential, want;
+    memset(&want, 0, sizeof(want));
+    if ((*env)->GetPotentialCapabilities(env, &potential) != JVMTI_ERROR_NONE)
+        return -1;
+    want.can_support_virtual_threads = potential.can_support_virtual_threads;
+    want.can_generate_breakpoint_events = potential.can_generate_breakpoint_events;
+    want.can_get_bytecodes = potential.can_get_bytecodes;
+    want.can_get_constant_pool = potential.can_get_constant_pool;
+    want.can_generate_monitor_events = potential.can_generate_monitor_events;
+    want.can_get_owned_monitor_stack_depth_info = potential.can_get_owned_monitor_stack_depth_info;
+    want.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;
+    want.can_generate_native_method_bind_events = potential.can_generate_native_method_bind_events;
+    want.can_get_line_numbers = potential.can_get_line_numbers;
+    want.can_get_source_file_name = potential.can_get_source_file_name;
+    if (locals) {
+        want.can_access_local_variables = potential.can_access_local_variables;
+        want.can_suspend = potential.can_suspend;
+    }
+    return (*env)->AddCapabilities(env, &want) == JVMTI_ERROR_NONE ? 0 : -1;
+}
+
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
@@ -86,6 +115,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
             (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL) != JVMTI_ERROR_NONE)
             return JNI_ERR;
     }
+    if (options && (strcmp(options, "caps") == 0 || strcmp(options, "caps-nolocals") == 0) &&
+        add_vtpin_capabilities(strcmp(options, "caps") == 0) != 0)
+        return JNI_ERR;
     if (options && strcmp(options, "count") == 0) {
         jvmtiEventCallbacks cb;
         memset(&cb, 0, sizeof(cb));
