@@ -226,6 +226,24 @@ def case_class_init(jdk):
         coll.cleanup()
 
 
+def sleeps_per_vthread(pins, sleep_ns=15_000_000):
+    """BackToBack's sleeps per virtual thread (sorted counts): consecutive pins of one
+    virtual thread less than 1 ms apart that together last less than 1.5 sleeps are one
+    sleep the carrier woke from early and parked again for."""
+    counts = []
+    for vt in {p["vthread"]["id"] for p in pins}:
+        mine = sorted((p for p in pins if p["vthread"]["id"] == vt), key=lambda p: p["start_ns"])
+        sleeps = []
+        for p in mine:
+            end = p["start_ns"] + p["duration_ns"]
+            if sleeps and p["start_ns"] - sleeps[-1][1] < 1_000_000 and end - sleeps[-1][0] < sleep_ns * 3 // 2:
+                sleeps[-1][1] = end
+            else:
+                sleeps.append([p["start_ns"], end])
+        counts.append(len(sleeps))
+    return sorted(counts)
+
+
 def case_back_to_back_startup(jdk):
     """JDK 21 at startup: 2 virtual threads x 20 rounds of synchronized { sleep(15 ms) }
     make 40 exact MONITOR pins; the kernel's off-CPU intervals match them one to one."""
@@ -239,13 +257,24 @@ def case_back_to_back_startup(jdk):
         r = streaming(jdk, coll, "BackToBack", args=(2, 20, 15, "-"), props=scheduler(2)).start()
         rep = finish(coll, r)
         pins = [p for p in rep["pins"] if p["reason"] == "MONITOR"]
-        check(len(pins) == 40, "40 pins: %s" % [p["reason"] for p in rep["pins"]])
+        # 40 sleeps; one the carrier woke from early is parked again for the rest (the JDK's
+        # own second park, a pin JFR counts too): two pins that together last one sleep. A
+        # sleep whose thread got the CPU too late under load parks only for the rest of its
+        # time, or not at all: a short pin, counted below the threshold (JFR agrees).
+        sleeps = sleeps_per_vthread(pins)
+        below = rep["stats"]["pins_below_threshold"] or 0
+        check(len(sleeps) == 2 and max(sleeps) <= 20 and sum(sleeps) + below >= 40,
+              "40 sleeps in %d pins (%d below the threshold): %s" %
+              (len(pins), below, [(p["vthread"]["name"], p["duration_ns"] // 1000) for p in pins]))
         seen = set()
         for p in pins:
             k = p["kernel"]
-            check(k and len(k["parks"]) == 1 and k["state"] == "sleeping", "one kernel park per pin: %s" % p)
+            # the sleep; a carrier that leaves the park into a safepoint or a handshake (the
+            # writer taking a stack) sleeps a second time before the pin ends
+            check(k and 1 <= len(k["parks"]) <= 2 and k["parks"][0]["state"] == "sleeping",
+                  "the pin's kernel park: %s" % p)
             seen.add(k["parks"][0]["start_ns"])
-        check(len(seen) == 40, "40 distinct parks: %d" % len(seen))
+        check(len(seen) == len(pins), "a distinct park for each pin: %d" % len(seen))
     finally:
         if r:
             r.kill()
@@ -318,9 +347,12 @@ def case_back_to_back_attach(jdk):
         check(len(set(starts)) == len(starts), "distinct parks: %s" % starts)
         for vt in {p["vthread"]["id"] for p in split}:
             mine = sorted((p for p in split if p["vthread"]["id"] == vt), key=lambda p: p["start_ns"])
-            check(len(mine) <= 20, "at most 20 pins per virtual thread: %d" % len(mine))
             for a, b in zip(mine, mine[1:]):
                 check(a["start_ns"] + a["duration_ns"] <= b["start_ns"], "parks in order, apart: %s %s" % (a, b))
+            # A park the carrier woke from early (Thread.sleep then parks again for the rest: the
+            # JDK's own second park, which startup mode and JFR count too) is two pins that
+            # together last one sleep; joined, each virtual thread slept at most 20 times.
+            check(sleeps_per_vthread(mine)[0] <= 20, "at most 20 sleeps per virtual thread in %d pins" % len(mine))
         # the text report counts them too
         text = subprocess.run([VTPIN, "report", coll.recordings()[-1]], capture_output=True, text=True).stdout
         check("split into the parks the kernel view saw" in text, "the text report says so:\n" + text)
