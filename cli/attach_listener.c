@@ -47,6 +47,7 @@ static void note(FILE *log, const char *fmt, ...)
     fputc('\n', log);
     va_end(ap);
 }
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
