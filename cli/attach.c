@@ -1,5 +1,6 @@
 /* vtpin attach: loads the agent into a running HotSpot JVM through the
- * dynamic attach protocol (attach_protocol.h), with no JDK tool needed. */
+ * dynamic attach protocol (attach_protocol.h, attach_listener.h), with no
+ * JDK tool needed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,12 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach_creds.h"
+#include "attach_listener.h"
+#include "attach_proc.h"
 #include "attach_protocol.h"
 #include "commands.h"
 #include "units.h"
 #include "utf8.h"
-
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define DEFAULT_TIMEOUT_NS (10LL * 1000000000LL)
 
@@ -57,6 +59,11 @@ static int parse_pid(const char *text, pid_t *pid)
     return 0;
 }
 
+static int readable(const char *path)
+{
+    return access(path, R_OK) == 0;
+}
+
 /* The agent's absolute path into out[PATH_MAX]: --agent's, else the one next to us. */
 static int agent_path(const char *arg, char *out)
 {
@@ -70,7 +77,7 @@ static int agent_path(const char *arg, char *out)
             return -errno;
         }
         exe[n] = '\0';
-        int rc = attach_agent_default(exe, NULL, candidate, sizeof(candidate));
+        int rc = attach_agent_default(exe, readable, candidate, sizeof(candidate));
         if (rc) {
             fprintf(stderr, "vtpin attach: no agent library next to %s (looked for %s); use --agent PATH\n", exe,
                     rc == -ENOENT ? candidate : strerror(-rc));
@@ -132,7 +139,7 @@ static void print_lines(FILE *out, const char *text)
     free(copy);
 }
 
-/* What the reply means for `load`: EXIT_OK or EXIT_FAIL with the reason on stderr. */
+/* What the reply means for `load`: CLI_EXIT_OK or CLI_EXIT_FAIL with the reason on stderr. */
 static int judge(const struct attach_target *t, const char *agent, const struct attach_reply *r)
 {
     const char *text = r->text;
@@ -141,32 +148,32 @@ static int judge(const struct attach_target *t, const char *agent, const struct 
                 "vtpin attach: process %d refuses to load agents while it runs (it was started with "
                 "-XX:-EnableDynamicAgentLoading): start it with -agentpath:%s=OPTIONS instead; it was not changed\n",
                 (int)t->pid, agent);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     if (r->code != 0) {
         fprintf(stderr, "vtpin attach: process %d's attach listener refused the load command (result %d)%s\n",
                 (int)t->pid, r->code, *text ? ": its reply is above" : "");
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     int rc;
     int have = attach_reply_return_code(text, &rc);
     if (have == -ENOENT) {
         fprintf(stderr, "vtpin attach: process %d could not load %s%s\n", (int)t->pid, agent,
                 *text ? ": its reply is above" : " (its reply says nothing more)");
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     if (have) {
         fprintf(stderr, "vtpin attach: process %d's reply has a malformed 'return code' line (above)\n", (int)t->pid);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     if (rc != 0) {
         fprintf(stderr,
                 "vtpin attach: the agent refused to start in process %d (Agent_OnAttach returned %d); it says why "
                 "on the JVM's stderr (or in its log= file)\n",
                 (int)t->pid, rc);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
-    return EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 int attach_main(int argc, char **argv)
@@ -197,7 +204,7 @@ int attach_main(int argc, char **argv)
             break;
         case 'h':
             fputs(attach_usage, stdout);
-            return EXIT_OK;
+            return CLI_EXIT_OK;
         case ':':
             return cli_usage_error("attach", "option '%s' needs a value", argv[optind - 1]);
         default:
@@ -205,44 +212,42 @@ int attach_main(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return cli_usage_error("attach", "%s", "which JVM? give its PID");
+        return cli_usage_error("attach", "which JVM? give its PID");
     pid_t pid;
     if (parse_pid(argv[optind], &pid) != 0)
         return cli_usage_error("attach", "'%s' is not a process id", argv[optind]);
     const char *options = optind + 1 < argc ? argv[optind + 1] : "";
     if (optind + 2 < argc)
         return cli_usage_error("attach", "unexpected argument '%s' (OPTIONS is one string: a,b=c,...)", argv[optind + 2]);
-    if (strlen(options) > ATTACH_ARG_MAX) {
-        fprintf(stderr, "vtpin attach: the option string is %zu bytes; HotSpot takes at most %d\n", strlen(options),
-                ATTACH_ARG_MAX);
-        return EXIT_USAGE;
-    }
+    if (strlen(options) > ATTACH_ARG_MAX)
+        return cli_usage_error("attach", "the option string is %zu bytes; HotSpot takes at most %d", strlen(options),
+                               ATTACH_ARG_MAX);
 
     struct attach_target t;
-    int rc = attach_target_read(pid, &t);
+    int rc = attach_proc_read(pid, &t);
     if (rc == 0 && t.tgid != t.pid) { /* a thread id: its process is the JVM */
         pid = t.tgid;
-        rc = attach_target_read(pid, &t);
+        rc = attach_proc_read(pid, &t);
     }
     if (rc == -ESRCH || (rc == 0 && (t.state == 'Z' || t.state == 'X'))) {
         fprintf(stderr, "vtpin attach: no such process: %d\n", (int)pid);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     if (rc) {
         fprintf(stderr, "vtpin attach: cannot read /proc/%d/status: %s\n", (int)pid, strerror(-rc));
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
 
     /* Before anything about the agent or permissions: a process that is not
      * a JVM gets the one message that matters (pid 1, a typo). When another
      * user's maps cannot be read, the listener step checks again. */
-    int jvm = attach_target_has_jvm(pid);
+    int jvm = attach_proc_has_jvm(pid);
     if (jvm == 0) {
         fprintf(stderr,
                 "vtpin attach: process %d (%s) is not a HotSpot JVM: no libjvm.so in /proc/%d/maps, so no attach "
                 "listener to load an agent through; nothing was sent to it\n",
                 (int)pid, t.name, (int)pid);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     if ((jvm == -EACCES || jvm == -EPERM) && geteuid() == 0) {
         fprintf(stderr,
@@ -250,45 +255,45 @@ int attach_main(int argc, char **argv)
                 "/proc/%d/maps (a protected process: not dumpable, or of another user namespace), which a JVM "
                 "lets its user and root do; nothing was sent to it\n",
                 (int)pid, t.name, (int)pid);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     char agent[PATH_MAX];
     if (agent_path(agent_arg, agent))
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     if (strlen(agent) > ATTACH_ARG_MAX) {
         fprintf(stderr, "vtpin attach: the agent path is longer than the %d bytes HotSpot takes\n", ATTACH_ARG_MAX);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
 
     FILE *log = verbose ? stderr : NULL;
     char err[1024] = "";
     struct attach_creds creds;
-    if (attach_become(&t, &creds, err, sizeof(err))) {
+    if (attach_creds_become(&t, &creds, err, sizeof(err))) {
         fprintf(stderr, "vtpin attach: %s\n", err);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     if (creds.switched && log)
         fprintf(log, "vtpin attach: acting as uid %u gid %u, the JVM's\n", (unsigned)t.euid, (unsigned)t.egid);
     if (agent_visible(&t, agent)) {
-        attach_restore(&creds);
-        return EXIT_FAIL;
+        attach_creds_restore(&creds);
+        return CLI_EXIT_FAIL;
     }
-    int fd = attach_connect(&t, timeout_ns, log, err, sizeof(err));
-    attach_restore(&creds); /* the connection keeps the ids it was made with */
+    int fd = attach_listener_connect(&t, timeout_ns, log, err, sizeof(err));
+    attach_creds_restore(&creds); /* the connection keeps the ids it was made with */
     if (fd < 0) {
         fprintf(stderr, "vtpin attach: %s\n", err);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     if (log)
         fprintf(log, "vtpin attach: load %s with options '%s'\n", agent, options);
     const char *args[ATTACH_ARGS] = {agent, "true", options};
     char *reply = NULL;
     size_t len = 0;
-    rc = attach_execute(fd, "load", args, ATTACH_ARGS, timeout_ns, &reply, &len, err, sizeof(err));
+    rc = attach_listener_execute(fd, "load", args, ATTACH_ARGS, timeout_ns, &reply, &len, err, sizeof(err));
     close(fd);
     if (rc) {
         fprintf(stderr, "vtpin attach: process %d: %s\n", (int)t.pid, err);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     struct attach_reply r;
     if (attach_reply_parse(reply, len, &r)) {
@@ -305,13 +310,13 @@ int attach_main(int argc, char **argv)
             fputc('\n', stderr);
         }
         free(reply);
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     print_lines(stdout, r.text);
     fflush(stdout);
     int status = judge(&t, agent, &r);
     free(reply);
     if (fflush(stdout) != 0)
-        status = EXIT_FAIL;
+        status = CLI_EXIT_FAIL;
     return status;
 }

@@ -12,26 +12,25 @@
  *      NUL-terminated; the reply, read until EOF, is the listener's result code
  *      on the first line ("0": the command ran) and the command's output.
  *
- * The pure parts (request encoding, reply parsing, status parsing, the default
- * agent path) work on buffers, for the unit tests; the rest does the I/O.
- * Functions return 0 (or a length) or -errno; those with an err buffer also
- * write one line saying what failed. */
+ * This module is the pure part: request encoding, reply parsing, status and
+ * maps parsing, the default agent path. It works on buffers only (unit
+ * tested in tests/unit/test_attach_protocol.c). The I/O is elsewhere:
+ * attach_proc.h (reading /proc), attach_creds.h (taking the JVM's uid/gid),
+ * attach_listener.h (trigger file, SIGQUIT, socket, request and reply).
+ * Functions return 0 (or a length) or -errno. */
 #ifndef VTPIN_CLI_ATTACH_PROTOCOL_H
 #define VTPIN_CLI_ATTACH_PROTOCOL_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #define ATTACH_PROTOCOL_VERSION "1"
-#define ATTACH_ARGS 3         /* a version-1 request carries exactly 3 arguments */
-#define ATTACH_NAME_MAX 16    /* HotSpot's AttachOperation::name_length_max */
-#define ATTACH_ARG_MAX 1024   /* HotSpot's AttachOperation::arg_length_max */
+#define ATTACH_ARGS 3       /* a version-1 request carries exactly 3 arguments */
+#define ATTACH_NAME_MAX 16  /* HotSpot's AttachOperation::name_length_max */
+#define ATTACH_ARG_MAX 1024 /* HotSpot's AttachOperation::arg_length_max */
 #define ATTACH_REQUEST_MAX (2 + ATTACH_NAME_MAX + 1 + ATTACH_ARGS * (ATTACH_ARG_MAX + 1))
 #define ATTACH_REPLY_MAX (1u << 20) /* enough for `load`; a thread dump would want more */
-
-/* ---- pure parts ---- */
 
 /* Encodes the request for cmd with nargs (<= ATTACH_ARGS) arguments into
  * buf[cap], padding the missing ones with empty strings. Returns the length
@@ -54,10 +53,10 @@ int attach_reply_parse(char *text, size_t len, struct attach_reply *reply);
 int attach_reply_return_code(const char *text, int *rc);
 
 struct attach_target {
-    pid_t pid;        /* "Pid:" (in our pid namespace) */
-    pid_t tgid;       /* "Tgid:": differs from pid when pid names a thread */
-    pid_t nspid;      /* the last "NSpid:" field (pid when absent): names the files */
-    uid_t euid;       /* effective uid and gid: the JVM accepts only peers with these (or root) */
+    pid_t pid;   /* "Pid:" (in our pid namespace) */
+    pid_t tgid;  /* "Tgid:": differs from pid when pid names a thread */
+    pid_t nspid; /* the last "NSpid:" field (pid when absent): names the files */
+    uid_t euid;  /* effective uid and gid: the JVM accepts only peers with these (or root) */
     gid_t egid;
     char state;       /* "State:" letter: 'Z' and 'X' mean gone */
     int catches_quit; /* SIGQUIT caught ("SigCgt") and not ignored ("SigIgn") */
@@ -72,44 +71,10 @@ int attach_maps_line_is_jvm(const char *line);
 
 /* The agent library next to the vtpin executable exe (an absolute path):
  * <dir>/agent/libvtpin.so (the build tree), then <dir>/../lib/vtpin/libvtpin.so
- * (an install). exists(path) decides (NULL: readable). 0 with the path in
+ * (an install). exists(path) decides (the caller's check: access(R_OK) in
+ * the CLI, a fake filesystem in the tests). 0 with the path in
  * out[cap]; -ENOENT with the candidates tried, separated by " or ", in out;
- * -ENAMETOOLONG; -EINVAL when exe has no directory. */
+ * -ENAMETOOLONG; -EINVAL when exe has no directory or exists is NULL. */
 int attach_agent_default(const char *exe, int (*exists)(const char *path), char *out, size_t cap);
-
-/* ---- I/O ---- */
-
-/* Reads /proc/PID/status into t: -ESRCH when there is no such process. */
-int attach_target_read(pid_t pid, struct attach_target *t);
-
-/* 1 when process pid has libjvm.so mapped, 0 when not, -errno when its maps
- * cannot be read. (Before a SIGQUIT: many programs die or shut down on one.) */
-int attach_target_has_jvm(pid_t pid);
-
-struct attach_creds {
-    uid_t euid;
-    gid_t egid;
-    int switched;
-};
-
-/* Takes the target's effective uid/gid when we are root and it is not (so the
- * trigger file is its own and the JVM sees its own user at the socket);
- * -EPERM (err says why) when we are not root and ids differ. */
-int attach_become(const struct attach_target *t, struct attach_creds *saved, char *err, size_t cap);
-
-/* Gives back the ids attach_become took. */
-void attach_restore(const struct attach_creds *saved);
-
-/* Connects to the target's attach listener, starting it first when its socket
- * is missing (trigger file + SIGQUIT, polled for up to timeout_ns, the trigger
- * removed afterwards). The fd, or -errno with err saying what failed. Progress
- * lines go to log when it is not NULL. */
-int attach_connect(const struct attach_target *t, int64_t timeout_ns, FILE *log, char *err, size_t cap);
-
-/* Sends one request on fd and reads the whole reply (until EOF, at most
- * ATTACH_REPLY_MAX bytes, within timeout_ns) into *reply (malloc'ed,
- * NUL-terminated; *len without the NUL). 0 or -errno with err. */
-int attach_execute(int fd, const char *cmd, const char *const *args, size_t nargs, int64_t timeout_ns, char **reply,
-                   size_t *len, char *err, size_t cap);
 
 #endif

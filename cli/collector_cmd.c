@@ -17,8 +17,6 @@
 #include "units.h"
 #include "wire.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
 static const char collector_usage[] =
     "usage: vtpin collector [OPTIONS]\n"
     "\n"
@@ -215,7 +213,7 @@ int collector_main(int argc, char **argv)
             break;
         case 'h':
             fputs(collector_usage, stdout);
-            return EXIT_OK;
+            return CLI_EXIT_OK;
         case ':':
             return cli_usage_error("collector", "option '%s' needs a value", argv[optind - 1]);
         default:
@@ -230,7 +228,7 @@ int collector_main(int argc, char **argv)
                                     sizeof(err)) != 0)
             return cli_usage_error("collector", "--metrics: %s", err);
     } else if (metrics_any) {
-        return cli_usage_error("collector", "%s", "--metrics-listen-any needs --metrics=HOST:PORT");
+        return cli_usage_error("collector", "--metrics-listen-any needs --metrics=HOST:PORT");
     }
 
     char socket_path[PATH_MAX], dir[PATH_MAX], given[PATH_MAX];
@@ -248,7 +246,7 @@ int collector_main(int argc, char **argv)
                                socket_arg);
     if (rc) {
         fprintf(stderr, "vtpin collector: socket path: %s\n", strerror(-rc));
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     if (dir_arg) {
         rc = absolute(dir_arg, dir, sizeof(dir));
@@ -260,9 +258,9 @@ int collector_main(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "vtpin collector: recording directory: %s%s\n", strerror(-rc),
                 rc == -ENOENT ? " (no home directory: give one with --dir)" : "");
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     }
     cfg.socket_path = socket_path;
     cfg.dir = dir;
-    return server_run(&cfg) == 0 ? EXIT_OK : EXIT_FAIL;
+    return server_run(&cfg) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

@@ -10,7 +10,6 @@
 
 #include "wire.h"
 
-enum { EXIT_OK = 0, EXIT_BAD_RECORDING = 1, EXIT_USAGE = 2 };
 enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML, FORMAT_COLLAPSED, FORMAT_PERFETTO };
 
 static const struct {
@@ -134,7 +133,7 @@ int report_main(int argc, char **argv)
     size_t session = 0; /* 1-based; 0: the last */
     struct recording *r = NULL;
     char err[512];
-    int status = EXIT_OK;
+    int status = CLI_EXIT_OK;
     int opt;
 
     optind = 0; /* GNU getopt: start over (argv is not the program's) */
@@ -167,7 +166,7 @@ int report_main(int argc, char **argv)
             break;
         case 'h':
             fputs(report_usage, stdout);
-            return EXIT_OK;
+            return CLI_EXIT_OK;
         case ':':
             return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
         default:
@@ -175,7 +174,7 @@ int report_main(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return cli_usage_error("report", "%s", "which recording? (vtpin report FILE)");
+        return cli_usage_error("report", "which recording? (vtpin report FILE)");
     if (argc - optind > 1)
         return cli_usage_error("report", "one recording at a time ('%s' is one too many)", argv[optind + 1]);
     if (!top_given)
@@ -184,14 +183,14 @@ int report_main(int argc, char **argv)
     int rc = recording_load(argv[optind], &r, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "vtpin report: %s\n", err);
-        return EXIT_BAD_RECORDING;
+        return CLI_EXIT_FAIL;
     }
     warn_truncated(r);
     int damaged = warn_damaged(r);
     if (session > r->n_sessions) {
         fprintf(stderr, "vtpin report: %s: there is no session %zu, the file holds %zu\n", r->path, session,
                 r->n_sessions);
-        status = EXIT_USAGE;
+        status = CLI_EXIT_USAGE;
         goto cleanup;
     }
     o.session = session ? session - 1 : r->n_sessions - 1;
@@ -206,7 +205,7 @@ int report_main(int argc, char **argv)
                 r->path, r->n_sessions);
     if (output && strcmp(output, "-") != 0 && !(out = fopen(output, "w"))) {
         fprintf(stderr, "vtpin report: cannot write %s: %s\n", output, strerror(errno));
-        status = EXIT_BAD_RECORDING;
+        status = CLI_EXIT_FAIL;
         goto cleanup;
     }
     setvbuf(out, NULL, _IOFBF, 1 << 20); /* a large report goes out in big writes */
@@ -215,9 +214,9 @@ int report_main(int argc, char **argv)
         rc = -errno;
     if (rc) {
         fprintf(stderr, "vtpin report: cannot write the report: %s\n", strerror(-rc));
-        status = EXIT_BAD_RECORDING;
+        status = CLI_EXIT_FAIL;
     } else if (damaged) {
-        status = EXIT_BAD_RECORDING; /* reported, but not all of it: a script should know */
+        status = CLI_EXIT_FAIL; /* reported, but not all of it: a script should know */
     }
 cleanup:
     recording_free(r);

@@ -15,9 +15,9 @@
  * the verdict still come from the agents, the pins gain their `kernel`
  * objects. The start line says whether the kernel view is on, or why not.
  *
- * The command runs in its own process group. SIGINT, SIGTERM and SIGHUP to
- * vtpin go to that whole group; vtpin then waits for it, stops the run's
- * collector, reports what was recorded and exits 128+signal. */
+ * The command runs in its own process group (run_job.h). SIGINT, SIGTERM and
+ * SIGHUP to vtpin go to that whole group; vtpin then waits for it, stops the
+ * run's collector, reports what was recorded and exits 128+signal. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -42,11 +42,11 @@
 #include "paths.h"
 #include "recording.h"
 #include "report.h"
+#include "run_job.h"
 #include "run_kernel.h"
 #include "units.h"
 #include "wire.h"
 
-#define EXIT_GATE 3
 #define MAX_ALLOW 64
 
 static const char usage[] = "usage: vtpin run [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -88,30 +88,6 @@ struct run_state {
     int kernel_view; /* the run's collector has the kernel view on */
 };
 
-/* The signal that stopped the run (0: none) and the command's process group
- * to forward it to (0: not started yet, or over). */
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t command_pgid;
-
-static void on_stop_signal(int sig)
-{
-    if (!stop_signal)
-        stop_signal = sig;
-    if (command_pgid > 0)
-        kill(-(pid_t)command_pgid, sig);
-}
-
-static void catch_stop_signals(void (*handler)(int))
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = handler;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
-
 static int file_exists(const char *path)
 {
     return access(path, R_OK) == 0;
@@ -146,25 +122,19 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
         switch (c) {
         case 'p':
             cfg->gates.fail_pins = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || cfg->gates.fail_pins < 0) {
-                fprintf(stderr, "vtpin run: --fail-on-pins wants a count, got '%s'\n", optarg);
-                return 2;
-            }
+            if (!*optarg || *end || cfg->gates.fail_pins < 0)
+                return cli_usage_error("run", "--fail-on-pins wants a count, got '%s'", optarg);
             break;
         case 't':
-            if (units_parse_duration(optarg, &cfg->gates.fail_pinned_ns)) {
-                fprintf(stderr, "vtpin run: --fail-on-pinned-time wants a duration such as 500ms, got '%s'\n", optarg);
-                return 2;
-            }
+            if (units_parse_duration(optarg, &cfg->gates.fail_pinned_ns))
+                return cli_usage_error("run", "--fail-on-pinned-time wants a duration such as 500ms, got '%s'", optarg);
             break;
         case 'n':
             cfg->gates.fail_on_native_block = 1;
             break;
         case 'a':
-            if (cfg->gates.n_allow == MAX_ALLOW) {
-                fprintf(stderr, "vtpin run: at most %d --allow patterns\n", MAX_ALLOW);
-                return 2;
-            }
+            if (cfg->gates.n_allow == MAX_ALLOW)
+                return cli_usage_error("run", "at most %d --allow patterns", MAX_ALLOW);
             cfg->allow[cfg->gates.n_allow++] = optarg;
             break;
         case 'j':
@@ -174,12 +144,10 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             cfg->dir = optarg;
             break;
         case 's':
-            if (paths_socket_fits(optarg)) {
-                fprintf(stderr,
-                        "vtpin run: --socket: '%s' is longer than a Unix socket path can be (at most %zu bytes)\n",
-                        optarg, paths_socket_max());
-                return 2;
-            }
+            if (paths_socket_fits(optarg))
+                return cli_usage_error("run",
+                                       "--socket: '%s' is longer than a Unix socket path can be (at most %zu bytes)",
+                                       optarg, paths_socket_max());
             cfg->socket_arg = optarg;
             break;
         case 'N':
@@ -193,61 +161,60 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             break;
         case 'f':
             cfg->format = optarg;
-            if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-                fprintf(stderr, "vtpin run: --format is text or json\n");
-                return 2;
-            }
+            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+                return cli_usage_error("run", "--format is text or json");
             break;
         case 'h':
             fputs(usage, stdout);
-            return 0;
-        default:
+            return CLI_EXIT_OK;
+        default: /* getopt said what is wrong; the usage says the rest */
             fputs(usage, stderr);
-            return 2;
+            return CLI_EXIT_USAGE;
         }
     }
     cfg->gates.allow = cfg->allow;
     if (optind >= argc) {
         fputs("vtpin run: no command to run\n", stderr);
         fputs(usage, stderr);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     cfg->command = argv + optind;
     return -1;
 }
 
-/* This vtpin, the agent, the run directory and this run's id: 0 or 1. */
+/* This vtpin, the agent, the run directory and this run's id: 0, or
+ * CLI_EXIT_FAIL with the reason on stderr. */
 static int prepare_paths(const struct run_config *cfg, struct run_state *st)
 {
     ssize_t n = readlink("/proc/self/exe", st->exe, sizeof(st->exe) - 1);
     if (n <= 0) {
         fprintf(stderr, "vtpin run: cannot find my own executable: %s\n", strerror(errno));
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     st->exe[n] = '\0';
     if (cfg->agent)
         snprintf(st->agent_path, sizeof(st->agent_path), "%s", cfg->agent);
     else if (attach_agent_default(st->exe, file_exists, st->agent_path, sizeof(st->agent_path))) {
         fprintf(stderr, "vtpin run: no agent library (looked for %s); use --agent PATH\n", st->agent_path);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     if (cfg->dir) {
         if (mkdir(cfg->dir, 0700) && errno != EEXIST) {
             fprintf(stderr, "vtpin run: cannot create %s: %s\n", cfg->dir, strerror(errno));
-            return 1;
+            return CLI_EXIT_FAIL;
         }
         snprintf(st->run_dir, sizeof(st->run_dir), "%s", cfg->dir);
     } else {
         snprintf(st->run_dir, sizeof(st->run_dir), "/tmp/vtpin-run.XXXXXX");
         if (!mkdtemp(st->run_dir)) {
             fprintf(stderr, "vtpin run: cannot create a run directory: %s\n", strerror(errno));
-            return 1;
+            return CLI_EXIT_FAIL;
         }
     }
     if (strpbrk(st->run_dir, " \t,%") || strpbrk(st->agent_path, " \t,")) {
         fprintf(stderr, "vtpin run: paths with spaces, commas or %% cannot go through JAVA_TOOL_OPTIONS: %s\n",
                 st->run_dir);
-        return 1;
+        return CLI_EXIT_FAIL;
     }
     /* unique among runs sharing a directory: start time and our pid */
     struct timespec now;
@@ -271,7 +238,7 @@ static pid_t start_collector(const char *exe, const char *socket_path, const cha
         if (devnull >= 0)
             dup2(devnull, 1);
         execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, (char *)NULL);
-        _exit(127);
+        _exit(CLI_EXIT_EXEC);
     }
     if (pid < 0)
         return -1;
@@ -363,88 +330,6 @@ static void export_agent_options(const struct run_config *cfg, const struct run_
     setenv("JAVA_TOOL_OPTIONS", tool_options, 1);
 }
 
-/* After the command was stopped by a signal: the rest of its group gets
- * up to 10 s to finish its recordings, then SIGKILL. */
-static void reap_group(pid_t pgid)
-{
-    for (int i = 0; i < 500 && kill(-pgid, 0) == 0; i++) {
-        while (waitpid(-pgid, NULL, WNOHANG) > 0) /* our own children of the group, if any */
-            ;
-        sleep_ms(20);
-    }
-    if (kill(-pgid, 0) == 0) {
-        fprintf(stderr, "vtpin run: processes of the command still running 10 s after the signal: killing them\n");
-        kill(-pgid, SIGKILL);
-    }
-}
-
-/* The terminal to the command's group (pgid) or back to ours (pgid 0). */
-static void give_terminal(pid_t pgid)
-{
-    signal(SIGTTOU, SIG_IGN); /* a background group may not otherwise change it */
-    tcsetpgrp(STDIN_FILENO, pgid ? pgid : getpgrp());
-    signal(SIGTTOU, SIG_DFL);
-}
-
-/* Waits for the command; when Ctrl-Z stops it, vtpin stops too (the shell
- * sees the job stopped) and continues it when continued itself. */
-static int wait_command(pid_t pid, int tty)
-{
-    int status = 0;
-    for (;;) {
-        if (waitpid(pid, &status, WUNTRACED) < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (!WIFSTOPPED(status))
-            return status;
-        if (tty)
-            give_terminal(0);
-        raise(SIGSTOP);
-        if (tty)
-            give_terminal(pid);
-        kill(-pid, SIGCONT);
-    }
-}
-
-/* Runs the command in its own process group (in the terminal's foreground
- * when vtpin has it): its exit status, or 128+N when signal N ended it. */
-static int run_command(char **argv)
-{
-    int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (tty) /* also here: the command may read the terminal before the parent gets to it */
-            give_terminal(getpid());
-        execvp(argv[0], argv);
-        fprintf(stderr, "vtpin run: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    if (pid < 0) {
-        fprintf(stderr, "vtpin run: cannot start the command: %s\n", strerror(errno));
-        return 1;
-    }
-    setpgid(pid, pid); /* also here: no race with a signal right after fork */
-    command_pgid = pid;
-    if (stop_signal) /* it came before the group existed */
-        kill(-pid, stop_signal);
-    if (tty) /* Ctrl-C and Ctrl-Z straight to the command, as a shell would */
-        give_terminal(pid);
-    int status = wait_command(pid, tty);
-    if (stop_signal)
-        reap_group(pid);
-    command_pgid = 0;
-    if (tty)
-        give_terminal(0);
-    if (status < 0)
-        return 1;
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
 /* This run's recordings (jvm-<runid>-*.vtp): *n loaded, or NULL. */
 static struct recording **load_recordings(const struct run_state *st, size_t *n)
 {
@@ -492,10 +377,11 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
            " native block(s); command exited %d\n",
            nrecs, result.pins, report_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
            result.native_blocks, status);
+    int stop_signal = run_job_stop_signal();
     if (stop_signal)
         printf("vtpin run: stopped by signal %d (%s) before the command finished; the gates saw what ran until "
                "then\n",
-               (int)stop_signal, strsignal(stop_signal));
+               stop_signal, strsignal(stop_signal));
     if (result.failed)
         printf("vtpin run: FAILED\n%s\n", result.why);
     else
@@ -504,15 +390,52 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
         FILE *f = fopen(cfg->junit, "w");
         if (!f || junit_write(f, &cfg->gates, &result, recs, nrecs) || fclose(f)) {
             fprintf(stderr, "vtpin run: cannot write %s: %s\n", cfg->junit, strerror(errno));
-            status = status ? status : 1;
+            status = status ? status : CLI_EXIT_FAIL;
         }
     }
     fflush(stdout);
     if (stop_signal)
-        return 128 + stop_signal;
-    return result.failed ? EXIT_GATE : status;
+        return CLI_EXIT_SIGNAL_BASE + stop_signal;
+    return result.failed ? CLI_EXIT_GATE : status;
 }
 
+/* Everything before the command: the run's collector (or --socket's), the
+ * agent in JAVA_TOOL_OPTIONS, and the lines saying where it records and
+ * whether the kernel view is on. */
+static void start_run(const struct run_config *cfg, struct run_state *st)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* the command's orphans come to us: run_job_exec can reap them */
+    setup_collector(cfg, st);
+    export_agent_options(cfg, st);
+    fprintf(stderr, "vtpin run: recording into %s (run %s)%s%s\n", st->run_dir, st->run_id,
+            st->socket_path[0] ? "; watch live: vtpin top --socket " : "", st->socket_path);
+    say_kernel_view(cfg, st);
+}
+
+/* The run's collector's kernel intervals and times into the pins of the
+ * agents' recordings (run_kernel.h); says which JVM sessions got none. */
+static void join_kernel_view(const struct run_state *st, struct recording **recs, size_t nrecs)
+{
+    char collector_dir[PATH_MAX + 16];
+    snprintf(collector_dir, sizeof(collector_dir), "%s/collector", st->run_dir);
+    size_t sessions = 0, joined = run_kernel_join(collector_dir, recs, nrecs);
+    for (size_t i = 0; i < nrecs; i++)
+        sessions += recs[i]->n_sessions;
+    if (joined < sessions)
+        fprintf(stderr,
+                "vtpin run: kernel view: %zu of %zu JVM session(s) have it (the others: no kernel "
+                "interval of theirs in %s)\n",
+                joined, sessions, collector_dir);
+}
+
+static void free_recordings(struct recording **recs, size_t nrecs)
+{
+    for (size_t i = 0; i < nrecs; i++)
+        recording_free(recs[i]);
+    free(recs);
+}
+
+/* parse, set up, run the command, then judge what its JVMs recorded */
 int run_main(int argc, char **argv)
 {
     struct run_config cfg = {.gates = {.fail_pins = -1, .fail_pinned_ns = -1}, .format = "text"};
@@ -522,35 +445,19 @@ int run_main(int argc, char **argv)
         return rc;
     memset(&st, 0, sizeof(st));
     if (prepare_paths(&cfg, &st))
-        return 1;
-    stop_signal = 0;
-    catch_stop_signals(on_stop_signal);
-    prctl(PR_SET_CHILD_SUBREAPER, 1); /* the command's orphans come to us: reap_group can reap them */
-    setup_collector(&cfg, &st);
-    export_agent_options(&cfg, &st);
-    fprintf(stderr, "vtpin run: recording into %s (run %s)%s%s\n", st.run_dir, st.run_id,
-            st.socket_path[0] ? "; watch live: vtpin top --socket " : "", st.socket_path);
-    say_kernel_view(&cfg, &st);
+        return CLI_EXIT_FAIL;
+    run_job_catch_signals();
+    start_run(&cfg, &st);
 
-    int status = stop_signal ? 128 + stop_signal : run_command(cfg.command);
+    int sig = run_job_stop_signal(); /* one that came before the command started: do not start it */
+    int status = sig ? CLI_EXIT_SIGNAL_BASE + sig : run_job_exec(cfg.command);
     stop_collector(&st);
     size_t nrecs = 0;
     struct recording **recs = load_recordings(&st, &nrecs);
-    if (st.kernel_view) {
-        char collector_dir[PATH_MAX + 16];
-        snprintf(collector_dir, sizeof(collector_dir), "%s/collector", st.run_dir);
-        size_t sessions = 0, joined = run_kernel_join(collector_dir, recs, nrecs);
-        for (size_t i = 0; i < nrecs; i++)
-            sessions += recs[i]->n_sessions;
-        if (joined < sessions)
-            fprintf(stderr, "vtpin run: kernel view: %zu of %zu JVM session(s) have it (the others: no kernel "
-                            "interval of theirs in %s)\n",
-                    joined, sessions, collector_dir);
-    }
+    if (st.kernel_view)
+        join_kernel_view(&st, recs, nrecs);
     status = report_run(&cfg, recs, nrecs, status);
-    for (size_t i = 0; i < nrecs; i++)
-        recording_free(recs[i]);
-    free(recs);
-    catch_stop_signals(SIG_DFL);
+    free_recordings(recs, nrecs);
+    run_job_release_signals();
     return status;
 }

@@ -12,8 +12,6 @@
 #include "utf8.h"
 #include "wire.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
 static const char status_usage[] = "usage: vtpin status [--socket PATH] [--json] [--pid PID] [--timeout DUR]\n"
                                    "\n"
                                    "Asks the running collector (vtpin collector) what it knows: itself, and per\n"
@@ -160,36 +158,30 @@ int status_main(int argc, char **argv)
             json_out = 1;
             break;
         case 'p':
-            if (ask_parse_pid(optarg, &pid) != 0) {
-                fprintf(stderr, "vtpin status: --pid: '%s' is not a process id\nTry 'vtpin status --help'.\n", optarg);
-                return EXIT_USAGE;
-            }
+            if (ask_parse_pid(optarg, &pid) != 0)
+                return cli_usage_error("status", "--pid: '%s' is not a process id", optarg);
             break;
         case 'h':
             fputs(status_usage, stdout);
-            return EXIT_OK;
+            return CLI_EXIT_OK;
         case ':':
-            fprintf(stderr, "vtpin status: option '%s' needs a value\nTry 'vtpin status --help'.\n", argv[optind - 1]);
-            return EXIT_USAGE;
+            return cli_usage_error("status", "option '%s' needs a value", argv[optind - 1]);
         default:
-            fprintf(stderr, "vtpin status: unknown option '%s'\nTry 'vtpin status --help'.\n", argv[optind - 1]);
-            return EXIT_USAGE;
+            return cli_usage_error("status", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "vtpin status: unexpected argument '%s'\nTry 'vtpin status --help'.\n", argv[optind]);
-        return EXIT_USAGE;
-    }
+    if (optind < argc)
+        return cli_usage_error("status", "unexpected argument '%s'", argv[optind]);
     char *json = NULL;
     struct jsonread *tree = NULL;
     if (ask_collector("status", socket_arg, VTPIN__V1__QUERY__KIND__STATUS, pid, timeout_ms, &json,
                       json_out ? NULL : &tree))
-        return EXIT_FAIL;
+        return CLI_EXIT_FAIL;
     if (json_out)
         fputs(json, stdout);
     else
         print_status(tree);
     jsonread_free(tree);
     free(json);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

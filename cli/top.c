@@ -17,8 +17,6 @@
 #include "utf8.h"
 #include "wire.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
 #define NAME_WIDTH_MAX 40
 
 static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--json] [--interval DUR] [--pid PID]\n"
@@ -275,61 +273,50 @@ int top_main(int argc, char **argv)
             json_out = 1;
             break;
         case 'i':
-            if (units_parse_duration(optarg, &interval) != 0 || interval < 100000000LL) {
-                fprintf(stderr,
-                        "vtpin top: --interval: '%s' is not a duration of at least 100ms (e.g. 2s)\n"
-                        "Try 'vtpin top --help'.\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
+            if (units_parse_duration(optarg, &interval) != 0 || interval < 100000000LL)
+                return cli_usage_error("top", "--interval: '%s' is not a duration of at least 100ms (e.g. 2s)", optarg);
             break;
         case 'p':
-            if (ask_parse_pid(optarg, &pid) != 0) {
-                fprintf(stderr, "vtpin top: --pid: '%s' is not a process id\nTry 'vtpin top --help'.\n", optarg);
-                return EXIT_USAGE;
-            }
+            if (ask_parse_pid(optarg, &pid) != 0)
+                return cli_usage_error("top", "--pid: '%s' is not a process id", optarg);
             break;
         case 'h':
             fputs(top_usage, stdout);
-            return EXIT_OK;
+            return CLI_EXIT_OK;
         case ':':
-            fprintf(stderr, "vtpin top: option '%s' needs a value\nTry 'vtpin top --help'.\n", argv[optind - 1]);
-            return EXIT_USAGE;
+            return cli_usage_error("top", "option '%s' needs a value", argv[optind - 1]);
         default:
-            fprintf(stderr, "vtpin top: unknown option '%s'\nTry 'vtpin top --help'.\n", argv[optind - 1]);
-            return EXIT_USAGE;
+            return cli_usage_error("top", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "vtpin top: unexpected argument '%s'\nTry 'vtpin top --help'.\n", argv[optind]);
-        return EXIT_USAGE;
-    }
+    if (optind < argc)
+        return cli_usage_error("top", "unexpected argument '%s'", argv[optind]);
     for (;;) {
         char *json = NULL;
         struct jsonread *tree = NULL;
         if (ask_collector("top", socket_arg, VTPIN__V1__QUERY__KIND__TOP, pid, timeout_ms, &json,
                           json_out ? NULL : &tree))
-            return EXIT_FAIL;
+            return CLI_EXIT_FAIL;
         if (json_out) {
             fputs(json, stdout);
             free(json);
-            return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+            return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
         }
         char *screen = render(tree, once ? 0 : terminal_columns());
         jsonread_free(tree);
         free(json);
         if (!screen) {
             fputs("vtpin top: out of memory\n", stderr);
-            return EXIT_FAIL;
+            return CLI_EXIT_FAIL;
         }
         if (!once)
             fputs("\033[H\033[2J", stdout); /* home, clear screen */
         fputs(screen, stdout);
         free(screen);
         if (fflush(stdout) != 0)
-            return EXIT_FAIL;
+            return CLI_EXIT_FAIL;
         if (once)
-            return EXIT_OK;
+            return CLI_EXIT_OK;
         sleep_ns(interval);
     }
 }

@@ -47,21 +47,21 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return 2;
+        return CLI_EXIT_USAGE;
     }
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
-        return 0;
+        return CLI_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
         printf("vtpin %s\n", VTPIN_VERSION);
-        return 0;
+        return CLI_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (strcmp(name, commands[i].name) == 0)
             return commands[i].main(argc - 1, argv + 1);
     fprintf(stderr, "vtpin: unknown command '%s'\n\n", name);
     usage(stderr);
-    return 2;
+    return CLI_EXIT_USAGE;
 }

@@ -1,5 +1,6 @@
-/* The pure parts of the attach protocol: request bytes, reply parsing,
- * /proc/PID/status parsing and where the agent library is looked for. */
+/* The pure parts of the attach protocol (cli/attach_protocol.c): request
+ * bytes, reply parsing (well-formed and malformed), /proc/PID/status parsing
+ * and where the agent library is looked for. */
 #include <errno.h>
 #include <string.h>
 
@@ -152,6 +153,91 @@ static void test_reply_garbage(void)
     char nul[] = "\0\0\n";
     CHECK_INT(attach_reply_parse(nul, 3, &r), -EBADMSG);
     CHECK_INT(attach_reply_parse(buf, 0, &r), -EBADMSG);
+}
+
+static void test_request_edges(void)
+{
+    char buf[ATTACH_REQUEST_MAX];
+    /* the longest command name HotSpot takes, and one byte more */
+    ssize_t n = attach_request_encode(buf, sizeof(buf), "0123456789abcdef", NULL, 0);
+    static const char want[] = "1\0"
+                               "0123456789abcdef\0"
+                               "\0\0\0";
+    if (CHECK_INT(n, sizeof(want) - 1))
+        CHECK_MEM(buf, want, sizeof(want) - 1);
+    CHECK_INT(attach_request_encode(buf, sizeof(buf), "0123456789abcdefg", NULL, 0), -E2BIG);
+    CHECK_INT(attach_request_encode(NULL, sizeof(buf), "load", NULL, 0), -EINVAL);
+    CHECK_INT(attach_request_encode(buf, 0, "load", NULL, 0), -ENOSPC);
+    CHECK_INT(attach_request_encode(buf, 1, "load", NULL, 0), -ENOSPC); /* not even the version fits */
+    /* an argument of exactly ATTACH_ARG_MAX bytes is taken, as HotSpot does */
+    static char max[ATTACH_ARG_MAX + 1];
+    memset(max, 'a', ATTACH_ARG_MAX);
+    const char *one[] = {max};
+    CHECK_INT(attach_request_encode(buf, sizeof(buf), "load", one, 1), 2 + 5 + ATTACH_ARG_MAX + 1 + 2);
+}
+
+static void test_reply_malformed(void)
+{
+    char buf[256];
+    struct attach_reply r = {.code = 12345, .text = "untouched"};
+    /* result codes that are not one int on a line of their own */
+    CHECK_INT(parse("-\n", &r, buf, sizeof(buf)), -EBADMSG);
+    CHECK_INT(parse("0 1\nreturn code: 0\n", &r, buf, sizeof(buf)), -EBADMSG);
+    CHECK_INT(parse("0;\n", &r, buf, sizeof(buf)), -EBADMSG);
+    CHECK_INT(parse("\t0\n", &r, buf, sizeof(buf)), -EBADMSG);
+    CHECK_INT(parse("\r\n", &r, buf, sizeof(buf)), -EBADMSG);
+    CHECK_INT(parse("2147483648\n", &r, buf, sizeof(buf)), -EBADMSG);  /* INT_MAX + 1 */
+    CHECK_INT(parse("-2147483649\n", &r, buf, sizeof(buf)), -EBADMSG); /* INT_MIN - 1 */
+    CHECK_INT(parse("ERROR\n0\n", &r, buf, sizeof(buf)), -EBADMSG);    /* the code must come first */
+    /* a failed parse leaves the reply alone */
+    CHECK_INT(r.code, 12345);
+    CHECK_STR(r.text, "untouched");
+
+    /* the extremes of int are still result codes; blanks and a CR after it are allowed */
+    if (CHECK_INT(parse("-2147483648 \t\r\nx", &r, buf, sizeof(buf)), 0)) {
+        CHECK_INT(r.code, -2147483647 - 1);
+        CHECK_STR(r.text, "x");
+    }
+    if (CHECK_INT(parse("2147483647", &r, buf, sizeof(buf)), 0))
+        CHECK_INT(r.code, 2147483647);
+
+    /* only len bytes count: what follows in the buffer is cut off */
+    static const char full[] = "0\nreturn code: 0\n";
+    memcpy(buf, full, sizeof(full));
+    if (CHECK_INT(attach_reply_parse(buf, 1, &r), 0)) {
+        CHECK_INT(r.code, 0);
+        CHECK_STR(r.text, "");
+    }
+    static const char longer[] = "17\nabcdef";
+    memcpy(buf, longer, sizeof(longer));
+    if (CHECK_INT(attach_reply_parse(buf, 6, &r), 0)) {
+        CHECK_INT(r.code, 17);
+        CHECK_STR(r.text, "abc");
+    }
+    /* a NUL inside the output ends the text the caller sees */
+    char nul_in_text[] = "0\nab\0cd\n";
+    if (CHECK_INT(attach_reply_parse(nul_in_text, sizeof(nul_in_text) - 1, &r), 0))
+        CHECK_STR(r.text, "ab");
+    CHECK_INT(attach_reply_parse(NULL, 3, &r), -EBADMSG);
+}
+
+static void test_return_code_malformed(void)
+{
+    int rc = 99;
+    CHECK_INT(attach_reply_return_code("return code:\n", &rc), -EBADMSG);
+    CHECK_INT(attach_reply_return_code("return code: \n", &rc), -EBADMSG);
+    CHECK_INT(attach_reply_return_code("return code: 1x\n", &rc), -EBADMSG);
+    CHECK_INT(attach_reply_return_code("return code: 99999999999\n", &rc), -EBADMSG);
+    CHECK_INT(attach_reply_return_code("Return Code: 0\n", &rc), -ENOENT);  /* HotSpot's spelling only */
+    CHECK_INT(attach_reply_return_code(" return code: 0\n", &rc), -ENOENT); /* at the start of a line */
+    CHECK_INT(attach_reply_return_code("", &rc), -ENOENT);
+    CHECK_INT(attach_reply_return_code(NULL, &rc), -ENOENT);
+    CHECK_INT(rc, 99); /* untouched by all of the above */
+    /* the first "return code:" line decides */
+    CHECK_INT(attach_reply_return_code("warning\nreturn code: 3\nreturn code: 0\n", &rc), 0);
+    CHECK_INT(rc, 3);
+    CHECK_INT(attach_reply_return_code("return code:-4", &rc), 0);
+    CHECK_INT(rc, -4);
 }
 
 static const char status_container[] =
@@ -310,6 +396,7 @@ static void test_agent_default(void)
     CHECK_INT(attach_agent_default("vtpin", fake_exists, out, sizeof(out)), -EINVAL);
     CHECK_INT(attach_agent_default(NULL, fake_exists, out, sizeof(out)), -EINVAL);
     CHECK_INT(attach_agent_default("/work/build/vtpin", fake_exists, out, 10), -ENAMETOOLONG);
+    CHECK_INT(attach_agent_default("/work/build/vtpin", NULL, out, sizeof(out)), -EINVAL); /* the caller decides */
 }
 
 int main(void)
@@ -320,6 +407,9 @@ int main(void)
     CHECK_RUN(test_reply_success);
     CHECK_RUN(test_reply_failures);
     CHECK_RUN(test_reply_garbage);
+    CHECK_RUN(test_request_edges);
+    CHECK_RUN(test_reply_malformed);
+    CHECK_RUN(test_return_code_malformed);
     CHECK_RUN(test_status_container);
     CHECK_RUN(test_status_plain);
     CHECK_RUN(test_status_edge_cases);

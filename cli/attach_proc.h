@@ -1,0 +1,17 @@
+/* The attach target as /proc shows it (I/O; the parsing is in attach_protocol.h). */
+#ifndef VTPIN_CLI_ATTACH_PROC_H
+#define VTPIN_CLI_ATTACH_PROC_H
+
+#include <sys/types.h>
+
+#include "attach_protocol.h"
+
+/* Reads /proc/PID/status into t: 0, -ESRCH when there is no such process,
+ * -EBADMSG when the file lacks Pid, Uid or Gid, else -errno. */
+int attach_proc_read(pid_t pid, struct attach_target *t);
+
+/* 1 when process pid has libjvm.so mapped, 0 when not, -errno when its maps
+ * cannot be read. (Before a SIGQUIT: many programs die or shut down on one.) */
+int attach_proc_has_jvm(pid_t pid);
+
+#endif

@@ -1,0 +1,23 @@
+/* The command of `vtpin run`, run as a shell runs a job: its own process
+ * group, the stop signals (SIGINT, SIGTERM, SIGHUP) forwarded to it, Ctrl-Z
+ * passed through. */
+#ifndef VTPIN_CLI_RUN_JOB_H
+#define VTPIN_CLI_RUN_JOB_H
+
+/* Catches the stop signals from now on: the first one is remembered
+ * (run_job_stop_signal) and each is sent to the command's group once it runs. */
+void run_job_catch_signals(void);
+
+/* The default dispositions back. */
+void run_job_release_signals(void);
+
+/* The first stop signal caught, 0 when none. */
+int run_job_stop_signal(void);
+
+/* Runs argv (PATH searched) in its own process group and waits for it; after
+ * a stop signal the rest of the group gets 10 s, then SIGKILL. The command's
+ * exit status, 128+N when signal N ended it, CLI_EXIT_EXEC when it could not
+ * be executed, CLI_EXIT_FAIL when it could not be started or waited for. */
+int run_job_exec(char **argv);
+
+#endif
