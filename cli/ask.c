@@ -8,7 +8,7 @@
 
 #include "paths.h"
 #include "remote.h"
-#include "units.h"
+#include "common/units.h"
 
 /* The answer must be a JSON object with a "jvms" array (docs/collector.md). */
 static int answer_valid(const char *json, struct jsonread **tree, char *err, size_t errlen)

@@ -11,8 +11,8 @@
 
 #include "attach_protocol.h"
 #include "commands.h"
-#include "units.h"
-#include "utf8.h"
+#include "common/units.h"
+#include "common/utf8.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 

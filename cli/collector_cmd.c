@@ -14,7 +14,7 @@
 #include "kglue.h"
 #include "paths.h"
 #include "server.h"
-#include "units.h"
+#include "common/units.h"
 #include "wire.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };

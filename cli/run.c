@@ -43,7 +43,7 @@
 #include "recording.h"
 #include "report.h"
 #include "run_kernel.h"
-#include "units.h"
+#include "common/units.h"
 #include "wire.h"
 
 #define EXIT_GATE 3

@@ -13,8 +13,8 @@
 #include "ask.h"
 #include "commands.h"
 #include "paths.h"
-#include "units.h"
-#include "utf8.h"
+#include "common/units.h"
+#include "common/utf8.h"
 #include "wire.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
