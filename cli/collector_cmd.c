@@ -10,11 +10,11 @@
 #include "access.h"
 #include "clog.h"
 #include "commands.h"
-#include "metrics_http.h"
+#include "common/units.h"
 #include "kglue.h"
+#include "metrics_http.h"
 #include "paths.h"
 #include "server.h"
-#include "common/units.h"
 #include "wire.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };

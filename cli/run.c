@@ -37,13 +37,13 @@
 #include "ask.h"
 #include "attach_protocol.h"
 #include "commands.h"
+#include "common/units.h"
 #include "gates.h"
 #include "junit.h"
 #include "paths.h"
 #include "recording.h"
 #include "report.h"
 #include "run_kernel.h"
-#include "common/units.h"
 #include "wire.h"
 
 #define EXIT_GATE 3

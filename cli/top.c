@@ -12,9 +12,9 @@
 
 #include "ask.h"
 #include "commands.h"
-#include "paths.h"
 #include "common/units.h"
 #include "common/utf8.h"
+#include "paths.h"
 #include "wire.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };

@@ -17,6 +17,7 @@
 
 #include "budget.h"
 #include "clog.h"
+#include "common/units.h"
 #include "framer.h"
 #include "jvms.h"
 #include "kglue.h"
@@ -28,7 +29,6 @@
 #include "query.h"
 #include "recorder.h"
 #include "session.h"
-#include "common/units.h"
 #include "wire.h"
 
 #define NS_PER_SEC 1000000000LL

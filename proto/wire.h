@@ -53,5 +53,4 @@ int wire_reader_next(WireReader *r, WireEvent **out);
 /* Bytes consumed so far (for error messages). */
 uint64_t wire_reader_offset(const WireReader *r);
 
-
 #endif

@@ -1,7 +1,7 @@
 /* Unit tests for collector/paths.c (the default socket and recording
  * directory rules, private directories) and common/units.c. */
-#include "paths.h"
 #include "common/units.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <stdio.h>

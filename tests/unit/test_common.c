@@ -36,8 +36,8 @@ static void test_durations(void)
     CHECK_INT(units_parse_duration_flags("1.5", UNITS_BARE_MS, &ns), 0);
     CHECK_INT(ns, 1500000);
     /* not numbers this syntax knows, with the flag or without */
-    const char *bad[] = {"", "-1ms", "+1ms", " 1ms", "1ms ", "1 ms", "0x10s", "inf", "infs", "nan", ".",
-                         "ms", "1h", "1e", "1e+s", "1.2.3s", "1msx"};
+    const char *bad[] = {"",    "-1ms", "+1ms", " 1ms", "1ms ", "1 ms", "0x10s",  "inf", "infs",
+                         "nan", ".",    "ms",   "1h",   "1e",   "1e+s", "1.2.3s", "1msx"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ns = -1;
         if (!CHECK_INT(units_parse_duration_flags(bad[i], UNITS_BARE_MS, &ns), -EINVAL) ||
@@ -55,11 +55,8 @@ static void test_durations(void)
 static void test_frame_text(void)
 {
     char out[256];
-    struct frame_parts f = {.module = "java.base",
-                            .cls = "java.lang.Thread",
-                            .name = "sleep",
-                            .source = "Thread.java",
-                            .line = 507};
+    struct frame_parts f = {
+        .module = "java.base", .cls = "java.lang.Thread", .name = "sleep", .source = "Thread.java", .line = 507};
     CHECK_STR(frame_text(&f, out, sizeof(out)), "java.base/java.lang.Thread.sleep(Thread.java:507)");
     f.line = -1;
     CHECK_STR(frame_text(&f, out, sizeof(out)), "java.base/java.lang.Thread.sleep(Thread.java)");

@@ -13,10 +13,10 @@
 
 #include "check.h"
 #include "common/json.h"
+#include "common/utf8.h"
 #include "recording.h"
 #include "report.h"
 #include "sites.h"
-#include "common/utf8.h"
 #include "wire.h"
 
 #define MS 1000000LL
