@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/frame_text.h"
+#include "common/io.h"
 #include "wire.h"
 
 struct trace {
@@ -76,18 +77,11 @@ void trace_flush(struct trace *t)
 {
     if (!t)
         return;
-    size_t off = 0;
-    while (off < t->len) {
-        ssize_t w = write(t->fd, t->buf + off, t->len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) { /* the trace is best effort: never stall the writer on it, but count it */
-            t->write_failures++;
-            if (!t->error)
-                t->error = w < 0 ? errno : ENOSPC;
-            break;
-        }
-        off += (size_t)w;
+    int rc = io_write_all(t->fd, (const uint8_t *)t->buf, t->len);
+    if (rc) { /* the trace is best effort: never stall the writer on it, but count it */
+        t->write_failures++;
+        if (!t->error)
+            t->error = -rc;
     }
     t->len = 0;
 }
