@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include "common/units.h"
+
 const char options_usage[] =
     "vtpin agent options (comma-separated; key=value or key:value):\n"
     "  threshold=DUR   report pins at least this long; shorter ones are counted (default 1ms;\n"
@@ -54,33 +56,12 @@ void options_defaults(struct options *o)
 
 int options_parse_duration(const char *text, uint64_t *ns)
 {
-    static const struct {
-        const char *suffix;
-        double scale;
-    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"", 1e6}};
-    if (!text || !*text)
+    /* common/units.c: the one duration syntax; a bare number is ms here only */
+    int64_t v;
+    if (units_parse_duration_flags(text, UNITS_BARE_MS, &v))
         return -EINVAL;
-    if (!isdigit((unsigned char)text[0]) && text[0] != '.')
-        return -EINVAL;
-    const char *unit = text;
-    for (; *unit && !isalpha((unsigned char)*unit); unit++)
-        if (!isdigit((unsigned char)*unit) && *unit != '.')
-            return -EINVAL; /* plain decimals only: no signs, exponents or hex */
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end != unit || v < 0 || !isfinite(v))
-        return -EINVAL;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(end, units[i].suffix) == 0) {
-            double r = v * units[i].scale;
-            if (r > 9.2e18)
-                return -EINVAL;
-            *ns = (uint64_t)(r + 0.5);
-            return 0;
-        }
-    }
-    return -EINVAL;
+    *ns = (uint64_t)v;
+    return 0;
 }
 
 static int parse_uint(const char *text, unsigned lo, unsigned hi, unsigned *out)

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
+
 /* Disk space held aside in an unnamed file beside the recording: when the
  * disk fills, it is given back so that the notice, counters and end marker
  * that say why the recording stops still fit. */
@@ -26,23 +28,6 @@ struct record {
     int error;           /* first write error (errno); from then on only counters go out */
     uint64_t write_failures, unwritten;
 };
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (w == 0)
-            return -ENOSPC;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 static void reserve_open(struct record *r, const char *path)
 {
@@ -107,7 +92,7 @@ struct record *record_open(const char *path, int *err)
         free(r);
         return NULL;
     }
-    int rc = write_all(r->fd, (const uint8_t *)WIRE_MAGIC, WIRE_MAGIC_LEN);
+    int rc = io_write_all(r->fd, (const uint8_t *)WIRE_MAGIC, WIRE_MAGIC_LEN);
     if (rc) {
         *err = rc;
         close(r->fd);
@@ -137,7 +122,7 @@ static int put_tail(struct record *r, const WireEvent *ev)
         r->unwritten++;
         return (int)n;
     }
-    int rc = write_all(r->fd, frame, (size_t)n);
+    int rc = io_write_all(r->fd, frame, (size_t)n);
     if (rc) {
         failed(r, rc, 1);
         return rc;
@@ -176,7 +161,7 @@ int record_flush(struct record *r)
 {
     if (!r || r->len == 0)
         return 0;
-    int rc = write_all(r->fd, r->buf, r->len);
+    int rc = io_write_all(r->fd, r->buf, r->len);
     if (rc)
         failed(r, rc, r->frames);
     else

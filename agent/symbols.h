@@ -7,7 +7,7 @@
 #include <jvmti.h>
 #include <stdint.h>
 
-#include "frames_kind.h"
+#include "common/frames_kind.h"
 #include "pins.h"
 
 struct symbols;

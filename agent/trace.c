@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/frame_text.h"
+#include "common/io.h"
 #include "wire.h"
 
 struct trace {
@@ -75,18 +77,11 @@ void trace_flush(struct trace *t)
 {
     if (!t)
         return;
-    size_t off = 0;
-    while (off < t->len) {
-        ssize_t w = write(t->fd, t->buf + off, t->len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) { /* the trace is best effort: never stall the writer on it, but count it */
-            t->write_failures++;
-            if (!t->error)
-                t->error = w < 0 ? errno : ENOSPC;
-            break;
-        }
-        off += (size_t)w;
+    int rc = io_write_all(t->fd, (const uint8_t *)t->buf, t->len);
+    if (rc) { /* the trace is best effort: never stall the writer on it, but count it */
+        t->write_failures++;
+        if (!t->error)
+            t->error = -rc;
     }
     t->len = 0;
 }
@@ -123,23 +118,15 @@ char *trace_format_frame(struct symbols *s, const struct stack_info *st, uint32_
 {
     const struct stack_frame *f = &st->frames[index];
     struct method_info *m = symbols_method_by_id(s, f->method);
-    if (!m) {
-        snprintf(out, cap, "<unknown method>");
-        return out;
-    }
-    const char *module = symbols_string_text(s, m->module_sid);
-    const char *source = symbols_string_text(s, m->source_sid);
-    char where[256];
-    if (m->is_native)
-        snprintf(where, sizeof(where), "Native Method");
-    else if (source && f->line >= 0)
-        snprintf(where, sizeof(where), "%s:%d", source, f->line);
-    else
-        snprintf(where, sizeof(where), "%s", source ? source : "Unknown Source");
-    const char *cls = symbols_string_text(s, m->class_sid), *name = symbols_string_text(s, m->name_sid);
-    snprintf(out, cap, "%s%s%s.%s(%s)", module ? module : "", module ? "/" : "", cls ? cls : "?", name ? name : "?",
-             where);
-    return out;
+    if (!m)
+        return frame_text(NULL, out, cap);
+    struct frame_parts parts = {.module = symbols_string_text(s, m->module_sid),
+                                .cls = symbols_string_text(s, m->class_sid),
+                                .name = symbols_string_text(s, m->name_sid),
+                                .source = symbols_string_text(s, m->source_sid),
+                                .line = f->line,
+                                .is_native = m->is_native};
+    return frame_text(&parts, out, cap);
 }
 
 /* " <== native (libfoo.so)" for a JNI culprit, " <== native (FFM downcall qsort, libc.so.6)" for

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/units.h"
 #include "paths.h"
 #include "remote.h"
-#include "units.h"
 
 /* The answer must be a JSON object with a "jvms" array (docs/collector.md). */
 static int answer_valid(const char *json, struct jsonread **tree, char *err, size_t errlen)

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "jsonread.h"
+#include "common/jsonread.h"
 
 #define ASK_TIMEOUT_MS_DEFAULT 5000
 

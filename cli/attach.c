@@ -15,8 +15,8 @@
 #include "attach_proc.h"
 #include "attach_protocol.h"
 #include "commands.h"
-#include "units.h"
-#include "utf8.h"
+#include "common/units.h"
+#include "common/utf8.h"
 
 #define DEFAULT_TIMEOUT_NS (10LL * 1000000000LL)
 

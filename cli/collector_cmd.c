@@ -10,11 +10,11 @@
 #include "access.h"
 #include "clog.h"
 #include "commands.h"
-#include "metrics_http.h"
+#include "common/units.h"
 #include "kglue.h"
+#include "metrics_http.h"
 #include "paths.h"
 #include "server.h"
-#include "units.h"
 #include "wire.h"
 
 static const char collector_usage[] =

@@ -5,24 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "common/json.h"
 #include "report.h"
 
 #include "wire.h"
-
-const char *kernel_state_name(int state)
-{
-    switch (state) {
-    case VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING:
-        return "sleeping";
-    case VTPIN__V1__KERNEL_STATE__KERNEL_DISK:
-        return "disk";
-    case VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE:
-        return "runnable";
-    default:
-        return "unknown";
-    }
-}
 
 /* Overlap of k with p (the session's end for a pin in progress), 0 when none. */
 static int64_t overlap(const struct recording_session *s, const struct recording_pin *p,
@@ -77,7 +63,7 @@ void kernel_parks_json(struct json *j, const struct recording_session *s, const 
         else
             json_null(j);
         json_kv_int(j, "duration_ns", k->end_ns - k->start_ns);
-        json_kv_string(j, "state", kernel_state_name(k->state));
+        json_kv_string(j, "state", wire_kernel_state_name(k->state));
         json_object_end(j);
     }
     json_array_end(j);

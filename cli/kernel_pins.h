@@ -45,7 +45,4 @@ void kernel_times_text(FILE *out, const struct recording_session *s);
  * s->pins_split counts the sampled pins replaced. 0 or -ENOMEM (s unchanged). */
 int kernel_split_parks(struct recording_session *s);
 
-/* "sleeping", "disk", "runnable", or "unknown" for a Vtpin__V1__KernelState. */
-const char *kernel_state_name(int state);
-
 #endif

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "frames_kind.h"
-#include "idmap.h"
+#include "common/frames_kind.h"
+#include "common/idmap.h"
 #include "kernel_pins.h"
 #include "wire.h"
 
@@ -31,30 +31,6 @@ int64_t recording_sat_sub(int64_t a, int64_t b)
     if (__builtin_sub_overflow(a, b, &r))
         return b < 0 ? INT64_MAX : INT64_MIN;
     return r;
-}
-
-const char *recording_mode_name(int mode)
-{
-    switch (mode) {
-    case VTPIN__V1__LOAD_MODE__STARTUP:
-        return "startup";
-    case VTPIN__V1__LOAD_MODE__ATTACH:
-        return "attach";
-    default:
-        return NULL;
-    }
-}
-
-const char *recording_severity_name(int severity)
-{
-    switch (severity) {
-    case VTPIN__V1__SEVERITY__INFO:
-        return "info";
-    case VTPIN__V1__SEVERITY__ERROR:
-        return "error";
-    default:
-        return "warning";
-    }
 }
 
 int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_t *unix_ns)

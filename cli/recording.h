@@ -35,7 +35,7 @@ struct recording_method {
     const char *library; /* shared object implementing a native method */
     const char *module;
     int is_native;
-    int kind; /* enum frame_kind (agent/frames_kind.h): from the recording, else from the names */
+    int kind; /* enum frame_kind (common/frames_kind.h): from the recording, else from the names */
     /* raw string ids as read */
     uint32_t class_sid, name_sid, signature_sid, source_sid, library_sid, module_sid;
 };
@@ -234,8 +234,5 @@ int64_t recording_sat_sub(int64_t a, int64_t b);
 /* The agent could not write this recording (a notice output.record.write_failed
  * or unwritten events): it ends early. Returns the notice's text, "" without one, or NULL. */
 const char *recording_write_failed(const struct recording_session *s);
-
-const char *recording_mode_name(int mode);         /* "startup", "attach" or NULL */
-const char *recording_severity_name(int severity); /* "info", "warning", "error" */
 
 #endif

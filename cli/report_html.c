@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "common/json.h"
 #include "sites.h"
 #include "views.h"
 #include "wire.h"
@@ -123,7 +123,7 @@ static void put_jvm(FILE *out, const struct recording *r, const struct recording
     kstr(out, "vm", s->vm_name, 1);
     kstr(out, "vendor", s->vm_vendor, 1);
     kstr(out, "host", s->host, 1);
-    kstr(out, "mode", recording_mode_name(s->mode), 1);
+    kstr(out, "mode", wire_mode_name(s->mode), 1);
     kstr(out, "agent", s->agent_version, 1);
     kstr(out, "options", s->options, 1);
     kint(out, "parallelism", s->parallelism);
@@ -202,7 +202,7 @@ static void put_counters(FILE *out, const struct recording_session *s)
     fputs(",\"notices\":[", out);
     for (size_t i = 0; i < s->n_notices; i++) {
         const struct recording_notice *n = &s->notices[i];
-        fprintf(out, "%s[\"%s\",", i ? "," : "", recording_severity_name(n->severity));
+        fprintf(out, "%s[\"%s\",", i ? "," : "", wire_severity_name(n->severity));
         json_write_string(out, n->code);
         fputc(',', out);
         json_write_string(out, n->text);

@@ -4,8 +4,8 @@
 
 #include <errno.h>
 
-#include "frames_kind.h"
-#include "json.h"
+#include "common/frames_kind.h"
+#include "common/json.h"
 #include "kernel_pins.h"
 #include "sites.h"
 #include "wire.h"
@@ -91,7 +91,7 @@ static void put_jvm(struct json *j, const struct recording_session *s)
     json_kv_string(j, "vm", s->vm_name);
     json_kv_string(j, "vm_version", s->vm_version);
     json_kv_string(j, "vendor", s->vm_vendor);
-    json_kv_string(j, "mode", recording_mode_name(s->mode));
+    json_kv_string(j, "mode", wire_mode_name(s->mode));
     json_kv_string(j, "host", s->host);
     json_kv_string(j, "options", s->options);
     json_kv_string(j, "agent_version", s->agent_version);
@@ -154,7 +154,7 @@ static void put_kernel(struct json *j, const struct recording_session *s, const 
     }
     json_key(j, "kernel");
     json_object_begin_inline(j);
-    json_kv_string(j, "state", kernel_state_name(k.main->state));
+    json_kv_string(j, "state", wire_kernel_state_name(k.main->state));
     json_kv_string(j, "syscall", k.main->syscall_name);
     json_key(j, "syscall_nr");
     if (k.main->has_syscall)
@@ -322,7 +322,7 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
     for (size_t i = 0; i < s->n_notices; i++) {
         const struct recording_notice *n = &s->notices[i];
         json_object_begin_inline(&j);
-        json_kv_string(&j, "severity", recording_severity_name(n->severity));
+        json_kv_string(&j, "severity", wire_severity_name(n->severity));
         json_kv_string(&j, "code", n->code);
         json_kv_string(&j, "text", n->text);
         kv_unix_ns(&j, "time_ns", s, 1, n->time_ns);

@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "json.h"
+#include "common/json.h"
 #include "views.h"
 #include "wire.h"
 

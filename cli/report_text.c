@@ -6,10 +6,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "frames_kind.h"
+#include "common/frame_text.h"
+#include "common/frames_kind.h"
+#include "common/utf8.h"
 #include "kernel_pins.h"
 #include "sites.h"
-#include "utf8.h"
 #include "wire.h"
 
 /* Frames kept below the culprit (or the last frame holding a monitor) when a
@@ -35,20 +36,15 @@ char *report_format_duration(int64_t ns, char *out, size_t cap)
 char *report_format_frame(const struct recording_frame *f, char *out, size_t cap)
 {
     const struct recording_method *m = f->method;
-    if (!m || !m->defined) {
-        snprintf(out, cap, "<unknown method>");
-        return out;
-    }
-    char where[512];
-    if (m->is_native)
-        snprintf(where, sizeof(where), "Native Method");
-    else if (m->source_file && f->line >= 0)
-        snprintf(where, sizeof(where), "%s:%" PRId32, m->source_file, f->line);
-    else
-        snprintf(where, sizeof(where), "%s", m->source_file ? m->source_file : "Unknown Source");
-    snprintf(out, cap, "%s%s%s.%s(%s)", m->module ? m->module : "", m->module ? "/" : "", m->class_name, m->name,
-             where);
-    return out;
+    if (!m || !m->defined)
+        return frame_text(NULL, out, cap);
+    struct frame_parts parts = {.module = m->module,
+                                .cls = m->class_name,
+                                .name = m->name,
+                                .source = m->source_file,
+                                .line = f->line,
+                                .is_native = m->is_native};
+    return frame_text(&parts, out, cap);
 }
 
 char *report_frame_markers(const struct recording_frame *f, int is_culprit, char *out, size_t cap)
@@ -156,7 +152,7 @@ static void put_header(FILE *out, const struct recording *r, const struct record
         fputs("  agent      ", out);
         fputs("vtpin ", out);
         put(out, s->agent_version ? s->agent_version : "?");
-        const char *mode = recording_mode_name(s->mode);
+        const char *mode = wire_mode_name(s->mode);
         fprintf(out, ", %s",
                 mode ? (s->mode == VTPIN__V1__LOAD_MODE__ATTACH ? "attached" : "loaded at startup") : "load mode ?");
         if (s->has_threshold && s->threshold_ns == 0)
@@ -240,7 +236,7 @@ static void put_kernel(FILE *out, const struct recording_session *s, const struc
     char a[64], b[64];
     if (!kernel_pin(s, p, &k))
         return;
-    fprintf(out, "    kernel: %s", kernel_state_name(k.main->state));
+    fprintf(out, "    kernel: %s", wire_kernel_state_name(k.main->state));
     if (k.main->syscall_name)
         fprintf(out, " in %s", k.main->syscall_name);
     else if (k.main->has_syscall)
@@ -378,7 +374,7 @@ static void put_notices(FILE *out, const struct recording_session *s)
     fputs("notices\n", out);
     for (size_t i = 0; i < s->n_notices; i++) {
         const struct recording_notice *n = &s->notices[i];
-        fprintf(out, "  %-8s ", recording_severity_name(n->severity));
+        fprintf(out, "  %-8s ", wire_severity_name(n->severity));
         put(out, n->code);
         fputs(": ", out);
         put(out, n->text);

@@ -37,6 +37,7 @@
 #include "ask.h"
 #include "attach_protocol.h"
 #include "commands.h"
+#include "common/units.h"
 #include "gates.h"
 #include "junit.h"
 #include "paths.h"
@@ -44,7 +45,6 @@
 #include "report.h"
 #include "run_job.h"
 #include "run_kernel.h"
-#include "units.h"
 #include "wire.h"
 
 #define MAX_ALLOW 64

@@ -7,9 +7,9 @@
 
 #include "ask.h"
 #include "commands.h"
+#include "common/units.h"
+#include "common/utf8.h"
 #include "paths.h"
-#include "units.h"
-#include "utf8.h"
 #include "wire.h"
 
 static const char status_usage[] = "usage: vtpin status [--socket PATH] [--json] [--pid PID] [--timeout DUR]\n"

@@ -12,9 +12,9 @@
 
 #include "ask.h"
 #include "commands.h"
+#include "common/units.h"
+#include "common/utf8.h"
 #include "paths.h"
-#include "units.h"
-#include "utf8.h"
 #include "wire.h"
 
 #define NAME_WIDTH_MAX 40

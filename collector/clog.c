@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "utf8.h"
+#include "common/utf8.h"
 
 static int verbose;
 static FILE *output;

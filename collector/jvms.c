@@ -8,26 +8,14 @@
 #include <string.h>
 
 #include "clog.h"
-#include "idmap.h"
-#include "units.h"
+#include "common/idmap.h"
+#include "common/units.h"
 
 struct jvms {
     struct jvms_config cfg;
     struct jvm *head, *tail;
     size_t count;
 };
-
-const char *jvms_occupancy_name(int source)
-{
-    switch (source) {
-    case VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT:
-        return "exact";
-    case VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED:
-        return "sampled";
-    default:
-        return "off";
-    }
-}
 
 int jvms_new(struct jvms **out, const struct jvms_config *cfg)
 {

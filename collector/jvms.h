@@ -105,6 +105,4 @@ size_t jvms_count(const struct jvms *r);
 /* The time views and alerts of j refer to: now while connected, else when it disconnected. */
 int64_t jvm_clock(const struct jvm *j, int64_t now);
 
-const char *jvms_occupancy_name(int source); /* "exact", "sampled", "off" */
-
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "common/utf8.h"
 #include "wire.h"
 
 #define NS_PER_SEC UINT64_C(1000000000)
@@ -253,7 +253,7 @@ static void jvm_info(struct buf *b, const struct row *rows, size_t n)
         char java[128], vendor[256];
         put(b, "vtpin_jvm_info{%s,java_version=\"%s\",vendor=\"%s\",occupancy=\"%s\"} 1\n", rows[i].labels,
             metrics_escape_label(h->java_version, java, sizeof(java)),
-            metrics_escape_label(h->vm_vendor, vendor, sizeof(vendor)), jvms_occupancy_name(h->occupancy));
+            metrics_escape_label(h->vm_vendor, vendor, sizeof(vendor)), wire_occupancy_name(h->occupancy));
     }
 }
 

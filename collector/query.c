@@ -5,9 +5,8 @@
 #include <stdlib.h>
 
 #include "access.h"
-#include "json.h"
+#include "common/json.h"
 #include "kglue.h"
-#include "recording.h"
 
 const char *query_state_name(int state)
 {
@@ -131,7 +130,7 @@ static void occupancy_sources(struct json *js, struct kglue *k, struct jvm *j, c
     struct kglue_occ ko = {0};
     for (size_t i = 0; j->live && i < n; i++)
         kglue_occupancy_add(k, j->owner, v[i].tid, now, &ko);
-    json_kv_string(js, "occupancy_source", ko.carriers ? "kernel" : jvms_occupancy_name(j->hello.occupancy));
+    json_kv_string(js, "occupancy_source", ko.carriers ? "kernel" : wire_occupancy_name(j->hello.occupancy));
     kglue_occupancy_json(js, "kernel_occupancy", &ko);
 }
 
@@ -146,7 +145,7 @@ static void agent_occupancy(struct json *js, struct jvm *j, const struct carrier
     }
     json_key(js, "agent_occupancy");
     json_object_begin_inline(js);
-    json_kv_string(js, "source", jvms_occupancy_name(j->hello.occupancy));
+    json_kv_string(js, "source", wire_occupancy_name(j->hello.occupancy));
     json_kv_int(js, "busy_ns", busy);
     json_kv_int(js, "pinned_ns", pinned);
     json_kv_int(js, "idle_ns", idle);
@@ -173,7 +172,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     kv_text(js, "agent_version", h->agent_version);
     kv_text(js, "options", h->options);
     kv_text(js, "app", h->app);
-    json_kv_string(js, "mode", recording_mode_name(h->mode));
+    json_kv_string(js, "mode", wire_mode_name(h->mode));
     if (h->jdk_feature)
         json_kv_uint(js, "jdk_feature", h->jdk_feature);
     else
@@ -187,7 +186,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "connections", j->connections);
     json_kv_uint(js, "connection", h->connection);
     json_kv_string(js, "recording", j->recording);
-    json_kv_string(js, "occupancy", jvms_occupancy_name(h->occupancy));
+    json_kv_string(js, "occupancy", wire_occupancy_name(h->occupancy));
     occupancy_sources(js, k, j, v, n, now);
     agent_occupancy(js, j, v, n);
     json_kv_uint(js, "carriers", n);
@@ -220,7 +219,7 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
     json_kv_int(js, "pid", j->pid);
     kv_text(js, "java_version", j->hello.java_version);
     json_kv_bool(js, "connected", j->live > 0);
-    json_kv_string(js, "occupancy", jvms_occupancy_name(j->hello.occupancy));
+    json_kv_string(js, "occupancy", wire_occupancy_name(j->hello.occupancy));
     occupancy_sources(js, k, j, v, n, now);
     json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);

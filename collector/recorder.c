@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "clog.h"
+#include "common/io.h"
 #include "wire.h"
 
 #define RECORDER_BUF (64u * 1024)
@@ -21,21 +22,6 @@ struct recorder {
     char *path;
     uint8_t buf[RECORDER_BUF];
 };
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 static void fail(struct recorder *r, int rc)
 {
@@ -96,7 +82,7 @@ int recorder_flush(struct recorder *r)
         return r->error;
     if (r->used == 0)
         return 0;
-    int rc = write_all(r->fd, r->buf, r->used);
+    int rc = io_write_all(r->fd, r->buf, r->used);
     r->used = 0;
     if (rc)
         fail(r, rc);
@@ -113,7 +99,7 @@ int recorder_write(struct recorder *r, const uint8_t *frame, size_t len)
             return rc;
     }
     if (len > sizeof(r->buf)) { /* a large frame goes straight to the file */
-        int rc = write_all(r->fd, frame, len);
+        int rc = io_write_all(r->fd, frame, len);
         if (rc) {
             fail(r, rc);
             return rc;

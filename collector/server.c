@@ -17,6 +17,7 @@
 
 #include "budget.h"
 #include "clog.h"
+#include "common/units.h"
 #include "framer.h"
 #include "jvms.h"
 #include "kglue.h"
@@ -28,7 +29,6 @@
 #include "query.h"
 #include "recorder.h"
 #include "session.h"
-#include "units.h"
 #include "wire.h"
 
 #define NS_PER_SEC 1000000000LL
@@ -378,7 +378,7 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
               h->mode == VTPIN__V1__LOAD_MODE__ATTACH    ? "attach"
               : h->mode == VTPIN__V1__LOAD_MODE__STARTUP ? "startup"
                                                          : "mode unknown",
-              jvms_occupancy_name(h->occupancy), h->connection, c->rec ? recorder_path(c->rec) : "none");
+              wire_occupancy_name(h->occupancy), h->connection, c->rec ? recorder_path(c->rec) : "none");
     return 0;
 }
 
@@ -393,14 +393,6 @@ static void agent_notice(struct client *c, const Vtpin__V1__Notice *n)
     else
         clog_warn("JVM pid %" PRId64 ": agent %s %s: %s", pid,
                   n->severity == VTPIN__V1__SEVERITY__ERROR ? "error" : "warning", code, text);
-}
-
-static const char *event_name(int body)
-{
-    static const char *const names[] = {"nothing",       "Hello", "StringDef", "MethodDef", "StackDef", "PinStart",
-                                        "PinEnd",        "Stats", "Notice",    "Goodbye",   "Carrier",  "Transitions",
-                                        "CarrierSample", "Alert", "Query",     "QueryReply"};
-    return body >= 0 && (size_t)body < sizeof(names) / sizeof(names[0]) ? names[body] : "an unknown event";
 }
 
 /* One decoded frame of an agent after its Hello. 0, or -1 when c was closed. */
@@ -418,10 +410,10 @@ static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *fra
         if (malformed == 0 && c->jvm->malformed > 0)
             clog_warn("JVM pid %" PRId64 ": %s with arrays of different lengths (the pairs that match are used; "
                       "said once)",
-                      c->jvm->pid, event_name((int)ev->body_case));
+                      c->jvm->pid, wire_event_name((int)ev->body_case));
         if (rc) {
             client_reject(c, "frame %" PRIu64 " is %s, which an agent does not send after its Hello", c->frames,
-                          event_name((int)ev->body_case));
+                          wire_event_name((int)ev->body_case));
             return -1;
         }
         kglue_agent_event(c->srv->kernel, c, c->pid, ev);

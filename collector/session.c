@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "budget.h"
-#include "idmap.h"
+#include "common/frame_text.h"
+#include "common/idmap.h"
 
 struct method {
     uint32_t class_sid, name_sid, source_sid, module_sid;
@@ -293,22 +294,13 @@ const char *session_format_frame(const struct session *s, uint32_t stack, uint32
         return NULL;
     const struct frame *f = &st->frames[index];
     const struct method *m = idmap_get(s->methods, f->method);
-    if (!m) {
-        snprintf(out, cap, "<unknown method>");
-        return out;
-    }
-    const char *module = m->module_sid ? session_string(s, m->module_sid) : NULL;
-    const char *source = m->source_sid ? session_string(s, m->source_sid) : NULL;
-    const char *cls = session_string(s, m->class_sid);
-    const char *name = session_string(s, m->name_sid);
-    char where[256];
-    if (m->is_native)
-        snprintf(where, sizeof(where), "Native Method");
-    else if (source && f->line >= 0)
-        snprintf(where, sizeof(where), "%s:%d", source, f->line);
-    else
-        snprintf(where, sizeof(where), "%s", source ? source : "Unknown Source");
-    snprintf(out, cap, "%s%s%s.%s(%s)", module && *module ? module : "", module && *module ? "/" : "",
-             cls ? cls : "<unknown>", name ? name : "<unknown>", where);
-    return out;
+    if (!m)
+        return frame_text(NULL, out, cap);
+    struct frame_parts parts = {.module = m->module_sid ? session_string(s, m->module_sid) : NULL,
+                                .cls = session_string(s, m->class_sid),
+                                .name = session_string(s, m->name_sid),
+                                .source = m->source_sid ? session_string(s, m->source_sid) : NULL,
+                                .line = f->line,
+                                .is_native = m->is_native};
+    return frame_text(&parts, out, cap);
 }

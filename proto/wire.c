@@ -198,25 +198,3 @@ uint64_t wire_reader_offset(const WireReader *r)
 {
     return r->offset;
 }
-
-const char *wire_reason_name(int reason)
-{
-    switch (reason) {
-    case VTPIN__V1__PIN_REASON__MONITOR:
-        return "MONITOR";
-    case VTPIN__V1__PIN_REASON__NATIVE:
-        return "NATIVE";
-    case VTPIN__V1__PIN_REASON__CRITICAL_SECTION:
-        return "CRITICAL_SECTION";
-    case VTPIN__V1__PIN_REASON__MONITOR_ENTER:
-        return "MONITOR_ENTER";
-    case VTPIN__V1__PIN_REASON__OBJECT_WAIT:
-        return "OBJECT_WAIT";
-    case VTPIN__V1__PIN_REASON__NATIVE_BLOCK:
-        return "NATIVE_BLOCK";
-    case VTPIN__V1__PIN_REASON__VM_BLOCK:
-        return "VM_BLOCK";
-    default:
-        return "UNKNOWN";
-    }
-}

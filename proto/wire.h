@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "vtpin.pb-c.h"
+#include "wire_names.h"
 
 #define WIRE_MAGIC "VTPIN\0\0\1"
 #define WIRE_MAGIC_LEN 8
@@ -51,7 +52,5 @@ int wire_reader_expect_magic(WireReader *r);
 int wire_reader_next(WireReader *r, WireEvent **out);
 /* Bytes consumed so far (for error messages). */
 uint64_t wire_reader_offset(const WireReader *r);
-
-const char *wire_reason_name(int reason);
 
 #endif

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "json.h"
+#include "common/json.h"
 #include "loop.h"
 #include "wire.h"
 

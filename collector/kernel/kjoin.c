@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "idmap.h"
+#include "common/idmap.h"
 
 struct kjoin {
     struct idmap *by_host; /* host tid -> struct kjoin_carrier */

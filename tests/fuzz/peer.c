@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonread.h"
+#include "common/jsonread.h"
 #include "query.h"
 #include "wire.h"
 

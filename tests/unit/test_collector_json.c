@@ -1,7 +1,7 @@
-/* Unit tests for cli/jsonread.c, the reader `vtpin status` and `vtpin top`
+/* Unit tests for common/jsonread.c, the reader `vtpin status` and `vtpin top`
  * use for the collector's answers: values, escapes, 64-bit integers, and
  * refusal of malformed or too deeply nested input. */
-#include "jsonread.h"
+#include "common/jsonread.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Unit tests for collector/jvms.c and collector/query.c: JVMs across
  * reconnects, the occupancy feed, the starvation alert (log line and Alert
- * event), expiry, and the STATUS / TOP JSON read back with cli/jsonread. */
+ * event), expiry, and the STATUS / TOP JSON read back with common/jsonread. */
 #include "jvms.h"
 #include "query.h"
 
@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "collector_events.h"
-#include "jsonread.h"
+#include "common/jsonread.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL

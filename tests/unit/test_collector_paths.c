@@ -1,7 +1,7 @@
 /* Unit tests for collector/paths.c (the default socket and recording
- * directory rules, private directories) and collector/units.c. */
+ * directory rules, private directories) and common/units.c. */
+#include "common/units.h"
 #include "paths.h"
-#include "units.h"
 
 #include <errno.h>
 #include <stdio.h>

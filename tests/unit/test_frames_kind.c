@@ -1,8 +1,8 @@
-/* Unit tests for agent/frames_kind.c: frame kinds from class and method names
+/* Unit tests for common/frames_kind.c: frame kinds from class and method names
  * and the culprit / blocking-operation choice over stacks as JDK 21 and 25
  * show them (JNI, FFM downcall with an upcall, FFM downcall blocking in C,
  * nested boundaries, plumbing-only stacks). */
-#include "frames_kind.h"
+#include "common/frames_kind.h"
 
 #include "check.h"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "json.h"
+#include "common/json.h"
 #include "kernel_pins.h"
 #include "kglue.h"
 #include "kjoin.h"
@@ -329,7 +329,7 @@ static void test_kernel_pins(void)
     CHECK_INT(k.off_cpu_ns, 50 + 90); /* only the overlaps */
     CHECK_INT(k.runqueue_ns, 7);
     CHECK(k.main == &ks[1]); /* 90 ns of overlap beats 50 */
-    CHECK_STR(kernel_state_name(k.main->state), "disk");
+    CHECK_STR(wire_kernel_state_name(k.main->state), "disk");
     /* still in progress: runs to the session's end */
     p.ended = 0;
     CHECK_INT(kernel_pin(&s, &p, &k), 1);
@@ -341,8 +341,8 @@ static void test_kernel_pins(void)
     CHECK_INT(kernel_pin(&s, &p, &k), 0);
     p.has_carrier_tid = 0;
     CHECK_INT(kernel_pin(&s, &p, &k), 0);
-    CHECK_STR(kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING), "sleeping");
-    CHECK_STR(kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE), "runnable");
+    CHECK_STR(wire_kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING), "sleeping");
+    CHECK_STR(wire_kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE), "runnable");
 }
 
 /* After attach: sampled parks split into the carrier's sleeps (kernel_split_parks). */

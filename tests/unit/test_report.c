@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "json.h"
+#include "common/json.h"
+#include "common/utf8.h"
 #include "recording.h"
 #include "report.h"
 #include "sites.h"
-#include "utf8.h"
 #include "wire.h"
 
 #define MS 1000000LL
@@ -571,7 +571,7 @@ static void test_load_sample(void)
     CHECK(s->has_goodbye);
     CHECK_INT(s->pid, 4242);
     CHECK_STR(s->java_version, "21.0.5");
-    CHECK_STR(recording_mode_name(s->mode), "startup");
+    CHECK_STR(wire_mode_name(s->mode), "startup");
     CHECK_UINT(s->threshold_ns, 0);
     CHECK_UINT(s->n_pins, 3);
     CHECK_UINT(s->n_notices, 1);

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "jsonread.h"
+#include "common/jsonread.h"
 #include "recording.h"
 #include "report.h"
 #include "synth.h"

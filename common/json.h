@@ -5,8 +5,8 @@
  * are escaped, invalid UTF-8 becomes \ufffd, the JVM's modified UTF-8 (C0 80,
  * surrogate pairs) is decoded. The caller is trusted to nest correctly
  * (keys inside objects only); misuse is caught by assertions. */
-#ifndef VTPIN_CLI_JSON_H
-#define VTPIN_CLI_JSON_H
+#ifndef VTPIN_COMMON_JSON_H
+#define VTPIN_COMMON_JSON_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * blame for a native pin: a JNI native method (JNA's included), or the frame
  * that invoked an FFM downcall handle. Pure functions over class and method
  * names, shared by the agent and the CLI (recordings without frame kinds). */
-#ifndef VTPIN_FRAMES_KIND_H
-#define VTPIN_FRAMES_KIND_H
+#ifndef VTPIN_COMMON_FRAMES_KIND_H
+#define VTPIN_COMMON_FRAMES_KIND_H
 
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 /* A hash map from 64-bit ids to pointers: the id tables of a recording
  * (strings, methods, stacks, pins), whose ids come from the file and so can
  * be anything. Open addressing, grows by doubling. */
-#ifndef VTPIN_CLI_IDMAP_H
-#define VTPIN_CLI_IDMAP_H
+#ifndef VTPIN_COMMON_IDMAP_H
+#define VTPIN_COMMON_IDMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* Decoding the strings a recording carries: UTF-8 as the JVM writes it
  * ("modified UTF-8": NUL as C0 80, supplementary characters as surrogate
  * pairs) or garbage. Nothing here allocates. */
-#ifndef VTPIN_CLI_UTF8_H
-#define VTPIN_CLI_UTF8_H
+#ifndef VTPIN_COMMON_UTF8_H
+#define VTPIN_COMMON_UTF8_H
 
 #include <stddef.h>
 #include <stdint.h>

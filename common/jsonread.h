@@ -3,8 +3,8 @@
  * field reads as its default. Integers keep all 64 bits. Depth is limited
  * (JSONREAD_MAX_DEPTH); strings are unescaped to UTF-8 (\u0000 becomes
  * U+FFFD so C strings stay whole). */
-#ifndef VTPIN_CLI_JSONREAD_H
-#define VTPIN_CLI_JSONREAD_H
+#ifndef VTPIN_COMMON_JSONREAD_H
+#define VTPIN_COMMON_JSONREAD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,35 +7,62 @@
 #include <stdlib.h>
 #include <string.h>
 
-int units_parse_duration(const char *text, int64_t *ns)
+int units_parse_duration_flags(const char *text, unsigned flags, int64_t *ns)
 {
     static const struct {
         const char *suffix;
         double scale;
     } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}};
-    if (!text || !*text || isspace((unsigned char)text[0]) || text[0] == '-' || text[0] == '+')
+    if (!text)
         return -EINVAL;
+    /* The number: digits with an optional fraction and exponent, nothing else
+     * (no sign, space, hex, inf or nan), checked before strtod sees it. */
+    const char *p = text;
+    size_t digits = 0;
+    for (; isdigit((unsigned char)*p); p++)
+        digits++;
+    if (*p == '.')
+        for (p++; isdigit((unsigned char)*p); p++)
+            digits++;
+    if (digits == 0)
+        return -EINVAL;
+    if ((*p == 'e' || *p == 'E') &&
+        (isdigit((unsigned char)p[1]) || ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
+        for (p += 2; isdigit((unsigned char)*p); p++)
+            ;
+    }
     char *end = NULL;
     errno = 0;
     double v = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(v) || v < 0)
-        return errno == ERANGE ? -ERANGE : -EINVAL;
-    if (*end == '\0') {
-        if (v != 0)
-            return -EINVAL; /* a unit is required: 1 what? */
-        *ns = 0;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(end, units[i].suffix) == 0) {
-            double r = v * units[i].scale;
-            if (r >= 9.2e18)
-                return -ERANGE;
-            *ns = (int64_t)llround(r);
+    if (end != p)
+        return -EINVAL;
+    if (!isfinite(v) || (errno == ERANGE && v > 1))
+        return -ERANGE;
+    double scale = 0;
+    if (*p == '\0') {
+        if (v == 0) {
+            *ns = 0;
             return 0;
         }
+        if (!(flags & UNITS_BARE_MS))
+            return -EINVAL; /* a unit is required: 1 what? */
+        scale = 1e6;
     }
-    return -EINVAL;
+    for (size_t i = 0; !scale && i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcmp(p, units[i].suffix) == 0)
+            scale = units[i].scale;
+    if (!scale)
+        return -EINVAL;
+    double r = v * scale;
+    if (r >= 9.2e18)
+        return -ERANGE;
+    *ns = (int64_t)llround(r);
+    return 0;
+}
+
+int units_parse_duration(const char *text, int64_t *ns)
+{
+    return units_parse_duration_flags(text, 0, ns);
 }
 
 int units_parse_size(const char *text, uint64_t *bytes)

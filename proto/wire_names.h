@@ -1,0 +1,19 @@
+/* Names of the wire's enums (proto/vtpin.proto), the words every program
+ * prints and writes in JSON: one switch per enum, here. */
+#ifndef VTPIN_WIRE_NAMES_H
+#define VTPIN_WIRE_NAMES_H
+
+/* Vtpin__V1__PinReason: "MONITOR", "NATIVE", ... "VM_BLOCK"; "UNKNOWN" otherwise. */
+const char *wire_reason_name(int reason);
+/* Vtpin__V1__LoadMode: "startup", "attach"; NULL when not said. */
+const char *wire_mode_name(int mode);
+/* Vtpin__V1__Severity: "info", "error"; "warning" otherwise. */
+const char *wire_severity_name(int severity);
+/* Vtpin__V1__KernelState: "sleeping", "disk", "runnable"; "unknown" otherwise. */
+const char *wire_kernel_state_name(int state);
+/* Vtpin__V1__OccupancySource: "exact", "sampled"; "off" otherwise. */
+const char *wire_occupancy_name(int source);
+/* An Event's body case: "Hello", "PinStart", ...; "nothing" for none, "an unknown event" beyond. */
+const char *wire_event_name(int body);
+
+#endif

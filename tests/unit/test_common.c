@@ -1,0 +1,108 @@
+/* Unit tests for common/: the one duration syntax (units.c, with and without
+ * bare milliseconds), the one frame formatter (frame_text.c) and write_all
+ * (io.c). */
+#include "common/frame_text.h"
+#include "common/io.h"
+#include "common/units.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static void test_durations(void)
+{
+    int64_t ns = -1;
+    /* the same text, the same value, with or without the agent's flag */
+    const char *both[] = {"250ms", "1.5s", "2m", "7ns", "0.5us", ".5ms", "1e3ms", "2.5E-3s", "0"};
+    const int64_t want[] = {250000000, 1500000000, 120000000000LL, 7, 500, 500000, 1000000000, 2500000, 0};
+    for (size_t i = 0; i < sizeof(both) / sizeof(both[0]); i++) {
+        ns = -1;
+        CHECK_INT(units_parse_duration(both[i], &ns), 0);
+        CHECK_INT(ns, want[i]);
+        ns = -1;
+        CHECK_INT(units_parse_duration_flags(both[i], UNITS_BARE_MS, &ns), 0);
+        CHECK_INT(ns, want[i]);
+    }
+    /* a bare number: milliseconds for the agent's options only */
+    ns = -1;
+    CHECK_INT(units_parse_duration("10", &ns), -EINVAL);
+    CHECK_INT(ns, -1); /* untouched on error */
+    CHECK_INT(units_parse_duration_flags("10", UNITS_BARE_MS, &ns), 0);
+    CHECK_INT(ns, 10000000);
+    CHECK_INT(units_parse_duration_flags("1.5", UNITS_BARE_MS, &ns), 0);
+    CHECK_INT(ns, 1500000);
+    /* not numbers this syntax knows, with the flag or without */
+    const char *bad[] = {"",    "-1ms", "+1ms", " 1ms", "1ms ", "1 ms", "0x10s",  "inf", "infs",
+                         "nan", ".",    "ms",   "1h",   "1e",   "1e+s", "1.2.3s", "1msx"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ns = -1;
+        if (!CHECK_INT(units_parse_duration_flags(bad[i], UNITS_BARE_MS, &ns), -EINVAL) ||
+            !CHECK_INT(units_parse_duration(bad[i], &ns), -EINVAL) || !CHECK_INT(ns, -1))
+            fprintf(stderr, "    input: \"%s\"\n", bad[i]);
+    }
+    CHECK_INT(units_parse_duration(NULL, &ns), -EINVAL);
+    CHECK_INT(units_parse_duration("1e30s", &ns), -ERANGE);
+    CHECK_INT(units_parse_duration("1e400s", &ns), -ERANGE);
+    CHECK_INT(units_parse_duration_flags("20000000000000000000", UNITS_BARE_MS, &ns), -ERANGE);
+    CHECK_INT(units_parse_duration("9000000000s", &ns), 0);
+    CHECK_INT(ns, 9000000000000000000LL);
+}
+
+static void test_frame_text(void)
+{
+    char out[256];
+    struct frame_parts f = {
+        .module = "java.base", .cls = "java.lang.Thread", .name = "sleep", .source = "Thread.java", .line = 507};
+    CHECK_STR(frame_text(&f, out, sizeof(out)), "java.base/java.lang.Thread.sleep(Thread.java:507)");
+    f.line = -1;
+    CHECK_STR(frame_text(&f, out, sizeof(out)), "java.base/java.lang.Thread.sleep(Thread.java)");
+    f.is_native = 1;
+    CHECK_STR(frame_text(&f, out, sizeof(out)), "java.base/java.lang.Thread.sleep(Native Method)");
+    struct frame_parts anon = {.module = "", .cls = "A$$Lambda", .name = "run", .line = 3};
+    CHECK_STR(frame_text(&anon, out, sizeof(out)), "A$$Lambda.run(Unknown Source)"); /* "" module: none */
+    struct frame_parts lost = {.source = "Repro.java", .line = 20};
+    CHECK_STR(frame_text(&lost, out, sizeof(out)), "<unknown>.<unknown>(Repro.java:20)");
+    CHECK_STR(frame_text(NULL, out, sizeof(out)), "<unknown method>");
+    char small[8];
+    struct frame_parts app = {.cls = "Repro", .name = "settle", .source = "Repro.java", .line = 20};
+    CHECK_STR(frame_text(&app, small, sizeof(small)), "Repro.s"); /* cut, terminated */
+}
+
+static void test_write_all(void)
+{
+    int p[2];
+    if (!CHECK_INT(pipe(p), 0))
+        return;
+    uint8_t data[4096];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)i;
+    CHECK_INT(io_write_all(p[1], data, sizeof(data)), 0);
+    CHECK_INT(io_write_all(p[1], data, 0), 0);
+    close(p[1]);
+    uint8_t back[8192];
+    size_t got = 0;
+    ssize_t n;
+    while ((n = read(p[0], back + got, sizeof(back) - got)) > 0)
+        got += (size_t)n;
+    close(p[0]);
+    CHECK_UINT(got, sizeof(data));
+    CHECK_MEM(back, data, sizeof(data));
+    CHECK_INT(io_write_all(p[1], data, 1), -EBADF); /* closed */
+    int full = open("/dev/full", O_WRONLY);
+    if (full >= 0) {
+        CHECK_INT(io_write_all(full, data, sizeof(data)), -ENOSPC);
+        close(full);
+    }
+}
+
+int main(void)
+{
+    CHECK_RUN(test_durations);
+    CHECK_RUN(test_frame_text);
+    CHECK_RUN(test_write_all);
+    CHECK_MAIN_RETURN();
+}
