@@ -23,6 +23,30 @@ int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p
     return 0;
 }
 
+static int jdk_class(const char *name)
+{
+    static const char *const prefixes[] = {"java.", "javax.", "jdk.", "sun.", "com.sun."};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (name && strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+int gates_pin_jdk_internal(const struct recording_pin *p)
+{
+    if (!p->stack || !p->stack->count)
+        return 0;
+    for (uint32_t f = 0; f < p->stack->count; f++)
+        if (!jdk_class(p->stack->frames[f].method->class_name))
+            return 0;
+    return 1;
+}
+
+int gates_pin_set_aside(const struct gate_config *c, const struct recording_pin *p)
+{
+    return gates_pin_allowed(c, p) || (!c->count_jdk_pins && gates_pin_jdk_internal(p));
+}
+
 static void add_reason(struct gate_result *out, const char *line)
 {
     size_t len = strlen(out->why);
@@ -40,6 +64,10 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
                 const struct recording_pin *p = &sess->pins[i];
                 if (gates_pin_allowed(c, p)) {
                     out->allowed++;
+                    continue;
+                }
+                if (!c->count_jdk_pins && gates_pin_jdk_internal(p)) {
+                    out->jdk_internal++;
                     continue;
                 }
                 out->pins++;

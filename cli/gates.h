@@ -15,11 +15,13 @@ struct gate_config {
     int fail_on_native_block; /* fail on any NATIVE_BLOCK pin */
     const char **allow;       /* fnmatch patterns on "class.method" of any frame */
     size_t n_allow;
+    int count_jdk_pins;       /* count pins with only JDK frames too (--count-jdk-pins) */
 };
 
 struct gate_result {
     uint64_t pins;         /* counted against the gates (not allowed) */
     uint64_t allowed;      /* set aside by --allow */
+    uint64_t jdk_internal; /* set aside: every frame is the JDK's own */
     uint64_t native_blocks;
     int64_t pinned_ns;     /* of the counted pins (in progress ones up to the end) */
     int failed;
@@ -28,6 +30,15 @@ struct gate_result {
 
 /* 1 when a frame of the pin's stack matches one of the allow patterns. */
 int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p);
+
+/* 1 when every frame of the pin's stack is the JDK's own (java., javax., jdk., sun.,
+ * com.sun.): the JDK pinned in its own code (poller start-up, class loading,
+ * method-handle linkage), nothing the application can change. 0 without a stack. */
+int gates_pin_jdk_internal(const struct recording_pin *p);
+
+/* 1 when the pin does not count against the gates: allowed, or JDK-internal
+ * unless those are counted. */
+int gates_pin_set_aside(const struct gate_config *c, const struct recording_pin *p);
 
 void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out);
 

@@ -45,7 +45,7 @@ static int site_allowed(const struct gate_config *c, const struct recording_sess
             continue;
         int here = p->stack && site->culprit && p->has_culprit &&
                    sites_same_place(&p->stack->frames[p->culprit], site->culprit);
-        if ((here || (!site->culprit && !p->stack)) && !gates_pin_allowed(c, p))
+        if ((here || (!site->culprit && !p->stack)) && !gates_pin_set_aside(c, p))
             return 0;
     }
     return 1;
@@ -66,7 +66,7 @@ static void put_case(FILE *out, const struct gate_config *c, const struct gate_r
              wire_reason_name(site->reason), report_format_duration(site->total_ns, a, sizeof(a)),
              report_format_duration(site->max_ns, b, sizeof(b)), site->ongoing ? ", some still pinned at the end" : "");
     if (allowed) {
-        fputs("      <system-out>allowed by --allow: ", out);
+        fputs("      <system-out>not counted (--allow, or only the JDK's own frames): ", out);
         put_escaped(out, summary);
         fputs("</system-out>\n", out);
     } else if (g->failed) {

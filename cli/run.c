@@ -57,6 +57,8 @@ static const char usage[] = "usage: vtpin run [OPTIONS] -- COMMAND [ARGS...]\n"
                             "  --fail-on-native-block    fail when a carrier blocked inside native code\n"
                             "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
                             "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
+                            "  --count-jdk-pins          also count pins whose every frame is the JDK's own\n"
+                            "                            (java., javax., jdk., sun., com.sun.; not counted by default)\n"
                             "  --junit FILE              JUnit XML: one test case per pin site\n"
                             "  --dir DIR                 where recordings go (default: a new /tmp/vtpin-run.XXXXXX)\n"
                             "  --socket PATH             stream to this running collector instead of starting one\n"
@@ -106,6 +108,7 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
                                              {"fail-on-pinned-time", required_argument, NULL, 't'},
                                              {"fail-on-native-block", no_argument, NULL, 'n'},
                                              {"allow", required_argument, NULL, 'a'},
+                                             {"count-jdk-pins", no_argument, NULL, 'J'},
                                              {"junit", required_argument, NULL, 'j'},
                                              {"dir", required_argument, NULL, 'd'},
                                              {"socket", required_argument, NULL, 's'},
@@ -136,6 +139,9 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             if (cfg->gates.n_allow == MAX_ALLOW)
                 return cli_usage_error("run", "at most %d --allow patterns", MAX_ALLOW);
             cfg->allow[cfg->gates.n_allow++] = optarg;
+            break;
+        case 'J':
+            cfg->gates.count_jdk_pins = 1;
             break;
         case 'j':
             cfg->junit = optarg;
@@ -374,9 +380,9 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
     }
     char a[64];
     printf("\nvtpin run: %zu JVM(s), %" PRIu64 " pin(s) counted (%s pinned), %" PRIu64 " allowed, %" PRIu64
-           " native block(s); command exited %d\n",
+           " JDK-internal, %" PRIu64 " native block(s); command exited %d\n",
            nrecs, result.pins, report_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
-           result.native_blocks, status);
+           result.jdk_internal, result.native_blocks, status);
     int stop_signal = run_job_stop_signal();
     if (stop_signal)
         printf("vtpin run: stopped by signal %d (%s) before the command finished; the gates saw what ran until "

@@ -1,0 +1,78 @@
+/* vtpin run's verdict (cli/gates.c) over pins built in memory: --allow, the
+ * JDK's own pins set aside unless --count-jdk-pins, the pin and time gates. */
+#include <string.h>
+
+#include "check.h"
+#include "gates.h"
+
+static struct recording_method m_app = {.class_name = "com.example.Repo", .name = "save"};
+static struct recording_method m_park = {.class_name = "jdk.internal.misc.Unsafe", .name = "park"};
+static struct recording_method m_lf = {.class_name = "java.lang.invoke.LambdaForm$MH/0x1", .name = "invoke"};
+static struct recording_method m_poller = {.class_name = "sun.nio.ch.Poller", .name = "start"};
+
+static struct recording_frame app_frames[] = {{.method = &m_park}, {.method = &m_app}};
+static struct recording_frame jdk_frames[] = {{.method = &m_lf}, {.method = &m_poller}, {.method = &m_park}};
+static struct recording_stack app_stack = {.count = 2, .frames = app_frames};
+static struct recording_stack jdk_stack = {.count = 3, .frames = jdk_frames};
+
+static struct recording_pin pins[] = {
+    {.reason = 1, .ended = 1, .duration_ns = 1000000, .stack = &app_stack},
+    {.reason = 1, .ended = 1, .duration_ns = 2000000, .stack = &jdk_stack},
+    {.reason = 1, .ended = 1, .duration_ns = 4000000, .stack = NULL}, /* no stack: never set aside */
+};
+
+static void evaluate(struct gate_config *c, struct gate_result *g)
+{
+    struct recording_session s;
+    memset(&s, 0, sizeof(s));
+    s.pins = pins;
+    s.n_pins = 3;
+    struct recording_session *sp = &s;
+    struct recording r;
+    memset(&r, 0, sizeof(r));
+    r.sessions = &sp;
+    r.n_sessions = 1;
+    struct recording *rp = &r;
+    gates_evaluate(c, &rp, 1, g);
+}
+
+int main(void)
+{
+    CHECK(!gates_pin_jdk_internal(&pins[0]));
+    CHECK(gates_pin_jdk_internal(&pins[1]));
+    CHECK(!gates_pin_jdk_internal(&pins[2]));
+
+    struct gate_config c = {.fail_pins = 1, .fail_pinned_ns = -1};
+    struct gate_result g;
+    evaluate(&c, &g);
+    CHECK_UINT(g.pins, 2);
+    CHECK_UINT(g.jdk_internal, 1);
+    CHECK_UINT(g.allowed, 0);
+    CHECK(g.failed);
+
+    const char *allow[] = {"com.example.*"};
+    c.allow = allow;
+    c.n_allow = 1;
+    evaluate(&c, &g);
+    CHECK_UINT(g.pins, 1);
+    CHECK_UINT(g.allowed, 1);
+    CHECK_UINT(g.jdk_internal, 1);
+
+    c.count_jdk_pins = 1;
+    evaluate(&c, &g);
+    CHECK_UINT(g.pins, 2);
+    CHECK_UINT(g.jdk_internal, 0);
+    CHECK(gates_pin_set_aside(&c, &pins[0]));
+    CHECK(!gates_pin_set_aside(&c, &pins[1]));
+
+    /* the time gate sums only what counts */
+    c.count_jdk_pins = 0;
+    c.fail_pins = -1;
+    c.fail_pinned_ns = 4000001;
+    evaluate(&c, &g);
+    CHECK(!g.failed);
+    c.fail_pinned_ns = 4000000;
+    evaluate(&c, &g);
+    CHECK(g.failed);
+    CHECK_MAIN_RETURN();
+}
