@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The installed vtpin (cmake/install.cmake): the layout the man page and README name,
+a self-contained agent, and `vtpin attach` finding the installed agent by itself.
+
+  test_install.py agent_libs       build/agent/libvtpin.so needs only libc-level libraries
+                                   and exports only the Agent_* entry points
+  test_install.py prefix JDK       `cmake --install --prefix P` into a temp dir; P/bin/vtpin
+                                   attach (no --agent) records ReproLoop's pins
+  test_install.py deb JDK          the .deb built by cpack, installed with dpkg -i (root),
+                                   /usr/bin/vtpin attach (no --agent) records the pins, then
+                                   dpkg --purge: the machine is left as it was found
+
+Environment (tests/CMakeLists.txt): VTPIN_BUILD, JAVA21_HOME/JAVA25_HOME, VTPIN_CMAKE,
+VTPIN_CPACK, VTPIN_SOURCE."""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import AGENT, BUILD, check, main, skip, tempdir  # noqa: E402
+from test_attach import Target  # noqa: E402
+
+SOURCE = os.environ.get("VTPIN_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+CMAKE = os.environ.get("VTPIN_CMAKE", "cmake")
+CPACK = os.environ.get("VTPIN_CPACK", "cpack")
+# what a JVM already maps: the agent may need these and nothing else
+LIBC_LEVEL = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "ld-linux-x86-64.so.2", "librt.so.1"}
+AGENT_EXPORTS = {"Agent_OnLoad", "Agent_OnAttach", "Agent_OnUnload"}
+
+
+def run(cmd, **kw):
+    print("$ " + " ".join(cmd))
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    for line in (p.stdout + p.stderr).splitlines()[-40:]:
+        print("  | " + line)
+    return p
+
+
+def check_agent_self_contained(path):
+    p = run(["readelf", "-d", path])
+    check(p.returncode == 0, "readelf -d %s" % path)
+    needed = {line.split("[")[1].split("]")[0] for line in p.stdout.splitlines() if "(NEEDED)" in line}
+    check(needed and needed <= LIBC_LEVEL, "%s needs only libc-level libraries, needs %s" % (path, sorted(needed)))
+    p = run(["nm", "-D", "--defined-only", path])
+    check(p.returncode == 0, "nm -D %s" % path)
+    exported = {line.split()[-1] for line in p.stdout.splitlines() if line.strip()}
+    check(exported == AGENT_EXPORTS, "%s exports exactly %s, exports %s" % (path, sorted(AGENT_EXPORTS),
+                                                                          sorted(exported)))
+    p = run(["nm", path])
+    check("protobuf_c_message_pack" in p.stdout, "protobuf-c is linked into the agent (static)")
+
+
+def case_agent_libs():
+    check_agent_self_contained(AGENT)
+
+
+def check_layout(prefix):
+    """The files vtpin(1) FILES and README "Install" name, under prefix."""
+    for rel in ("bin/vtpin", "lib/vtpin/libvtpin.so", "share/man/man1/vtpin.1.gz",
+                "share/bash-completion/completions/vtpin", "share/doc/vtpin/README.md",
+                "share/doc/vtpin/collector.md", "share/doc/vtpin/report-json.md",
+                "lib/systemd/system/vtpin-collector.service"):
+        check(os.path.isfile(os.path.join(prefix, rel)), "installed: %s/%s" % (prefix, rel))
+    check(os.access(os.path.join(prefix, "bin/vtpin"), os.X_OK), "bin/vtpin is executable")
+    check_agent_self_contained(os.path.join(prefix, "lib/vtpin/libvtpin.so"))
+    with gzip.open(os.path.join(prefix, "share/man/man1/vtpin.1.gz"), "rt") as f:
+        man = f.read()
+    # every subcommand has its section, and the FILES the package puts in place are named
+    for cmd in ("report", "collector", "status", "top", "attach", "run"):
+        check(".SS vtpin %s" % cmd in man, "the man page describes vtpin %s" % cmd)
+    for path in ("/usr/bin/vtpin", "/usr/lib/vtpin/libvtpin.so", "vtpin\\-collector.service"):
+        check(path in man, "the man page names %s" % path)
+    if shutil.which("groff"):
+        p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z"], input=man, capture_output=True, text=True)
+        check(p.returncode == 0 and not p.stderr.strip(), "groff -man -ww: no warnings: %s" % p.stderr)
+    with open(os.path.join(prefix, "lib/systemd/system/vtpin-collector.service")) as f:
+        unit = f.read()
+    check("ExecStart=%s/bin/vtpin collector --socket /run/vtpin/collector.sock" % prefix in unit,
+          "the unit runs this prefix's vtpin collector on /run/vtpin/collector.sock:\n" + unit)
+    p = run(["bash", os.path.join(SOURCE, "tests/install/test_completion.sh"),
+             os.path.join(prefix, "share/bash-completion/completions/vtpin")])
+    check(p.returncode == 0, "the installed bash completion passes tests/install/test_completion.sh")
+    p = run([os.path.join(prefix, "bin/vtpin"), "--version"])
+    check(p.returncode == 0 and p.stdout.startswith("vtpin "), "installed vtpin --version")
+
+
+def attach_and_report(vtpin, jdk):
+    """ReproLoop started without the agent; `vtpin attach PID record=...` with no --agent
+    must find the installed agent; the installed vtpin reports ReproLoop's pins."""
+    t = Target(jdk).start()
+    record = os.path.join(t.dir, "installed.vtp")
+    try:
+        p = run([vtpin, "attach", str(t.pid), "record=" + record], timeout=120)
+        check(p.returncode == 0, "%s attach exits 0 (agent found without --agent), got %d" % (vtpin, p.returncode))
+        check(t.wait_stderr("detecting pins", timeout=60), "the agent runs in the JVM:\n" + t.stderr())
+        deadline = time.monotonic() + 60
+        # ReproLoop pins every 100 ms on JDK 21: wait for the recording to grow, then stop
+        while os.path.getsize(record) < 4096 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1)
+        p = run([vtpin, "attach", str(t.pid), "stop"], timeout=120)
+        check(p.returncode == 0, "%s attach PID stop exits 0" % vtpin)
+        t.stop()
+    finally:
+        t.kill()
+    p = run([vtpin, "report", "--format", "json", record])
+    check(p.returncode == 0, "%s report exits 0" % vtpin)
+    rep = json.loads(p.stdout)
+    check(rep["jvm"].get("mode") == "attach", "the recording is of an attach: %s" % rep["jvm"])
+    pins = [pin for pin in rep["pins"] if any(f["class"] == "ReproLoop" for f in pin["stack"])]
+    if int(jdk) >= 24:
+        check(not pins, "no monitor pins on 24+ (JEP 491): %s" % pins[:1])
+        return
+    check(pins, "the installed agent found ReproLoop's pins")
+    for pin in pins:
+        c = pin["stack"][pin["culprit"]]
+        check(pin["reason"] == "MONITOR" and c["class"] == "ReproLoop" and c["method"] == "settle",
+              "pin at ReproLoop.settle, MONITOR: %s %s" % (pin["reason"], c))
+    print("%d ReproLoop pins found through the installed vtpin" % len(pins))
+
+
+def case_prefix(jdk):
+    prefix = os.path.join(tempdir("vtpin-install-"), "prefix")
+    p = run([CMAKE, "--install", BUILD, "--prefix", prefix])
+    check(p.returncode == 0, "cmake --install --prefix exits 0")
+    check_layout(prefix)
+    attach_and_report(os.path.join(prefix, "bin/vtpin"), jdk)
+
+
+def dpkg_installed(name):
+    p = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True)
+    return p.returncode == 0 and p.stdout.strip() != "" and "not-installed" not in p.stdout
+
+
+def case_deb(jdk):
+    if os.geteuid() != 0:
+        skip("installing the .deb needs root (dpkg -i)")
+    for tool in ("dpkg", "dpkg-deb", "dpkg-query"):
+        if not shutil.which(tool):
+            skip("%s is missing: not a Debian system" % tool)
+    if dpkg_installed("vtpin"):
+        skip("a vtpin package is already installed here: not replacing it")
+    for path in ("/usr/bin/vtpin", "/usr/lib/vtpin", "/usr/lib/systemd/system/vtpin-collector.service"):
+        if os.path.lexists(path):
+            skip("%s exists outside any package: not overwriting it" % path)
+    from harness import jdk_home
+    jdk_home(int(jdk))  # skip before building anything when the JDK is missing
+    out = tempdir("vtpin-deb-")
+    p = run([CPACK, "-G", "DEB", "--config", os.path.join(BUILD, "CPackConfig.cmake"), "-B", out], cwd=BUILD)
+    check(p.returncode == 0, "cpack -G DEB exits 0")
+    debs = [f for f in os.listdir(out) if f.endswith(".deb")]
+    check(len(debs) == 1, "one .deb built: %s" % debs)
+    deb = os.path.join(out, debs[0])
+    p = run(["dpkg-deb", "-f", deb, "Package", "Depends"])
+    check(p.returncode == 0 and "Package: vtpin" in p.stdout, "the package is vtpin")
+    for dep in ("libc6", "libprotobuf-c1", "libbpf1", "libmicrohttpd12"):
+        check(dep in p.stdout, "Depends names %s (dpkg-shlibdeps): %s" % (dep, p.stdout))
+    try:
+        p = run(["dpkg", "-i", deb])
+        check(p.returncode == 0, "dpkg -i exits 0")
+        check(dpkg_installed("vtpin"), "dpkg knows vtpin as installed")
+        check_layout("/usr")
+        p = run(["dpkg", "-L", "vtpin"])
+        check("/usr/lib/vtpin/libvtpin.so" in p.stdout.split(), "dpkg -L vtpin lists the agent")
+        if shutil.which("man"):
+            p = run(["man", "-w", "vtpin"])
+            check(p.returncode == 0 and "/usr/share/man/man1/vtpin.1" in p.stdout, "man -w vtpin finds vtpin(1)")
+        attach_and_report("/usr/bin/vtpin", jdk)
+    finally:
+        p = run(["dpkg", "--purge", "vtpin"])
+        left = [path for path in ("/usr/bin/vtpin", "/usr/lib/vtpin", "/usr/share/doc/vtpin",
+                                  "/usr/share/man/man1/vtpin.1.gz", "/usr/share/bash-completion/completions/vtpin",
+                                  "/usr/lib/systemd/system/vtpin-collector.service") if os.path.lexists(path)]
+    check(p.returncode == 0, "dpkg --purge vtpin exits 0")
+    check(not dpkg_installed("vtpin"), "vtpin is no longer installed")
+    check(not left, "dpkg --purge removed every file: left %s" % left)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({
+        "agent_libs": case_agent_libs,
+        "prefix": case_prefix,
+        "deb": case_deb,
+    }))
