@@ -8,7 +8,7 @@ a self-contained agent, and `vtpin attach` finding the installed agent by itself
                                    attach (no --agent) records ReproLoop's pins
   test_install.py deb JDK          the .deb built by cpack, installed with dpkg -i (root),
                                    /usr/bin/vtpin attach (no --agent) records the pins, then
-                                   dpkg --purge: the machine is left as it was found
+                                   dpkg -r and --purge: the machine is left as it was found
 
 Environment (tests/CMakeLists.txt): VTPIN_BUILD, JAVA21_HOME/JAVA25_HOME, VTPIN_CMAKE,
 VTPIN_CPACK, VTPIN_SOURCE."""
@@ -91,12 +91,16 @@ def check_layout(prefix):
 def attach_and_report(vtpin, jdk):
     """ReproLoop started without the agent; `vtpin attach PID record=...` with no --agent
     must find the installed agent; the installed vtpin reports ReproLoop's pins."""
+    agent = os.path.realpath(os.path.join(os.path.dirname(vtpin), "..", "lib", "vtpin", "libvtpin.so"))
     t = Target(jdk).start()
     record = os.path.join(t.dir, "installed.vtp")
     try:
         p = run([vtpin, "attach", str(t.pid), "record=" + record], timeout=120)
         check(p.returncode == 0, "%s attach exits 0 (agent found without --agent), got %d" % (vtpin, p.returncode))
         check(t.wait_stderr("detecting pins", timeout=60), "the agent runs in the JVM:\n" + t.stderr())
+        with open("/proc/%d/maps" % t.pid) as f:
+            maps = f.read()
+        check(agent in maps, "the JVM mapped the installed agent %s" % agent)
         deadline = time.monotonic() + 60
         # ReproLoop pins every 100 ms on JDK 21: wait for the recording to grow, then stop
         while os.path.getsize(record) < 4096 and time.monotonic() < deadline:
@@ -171,10 +175,12 @@ def case_deb(jdk):
             check(p.returncode == 0 and "/usr/share/man/man1/vtpin.1" in p.stdout, "man -w vtpin finds vtpin(1)")
         attach_and_report("/usr/bin/vtpin", jdk)
     finally:
-        p = run(["dpkg", "--purge", "vtpin"])
+        removed = run(["dpkg", "-r", "vtpin"])
+        p = run(["dpkg", "--purge", "vtpin"])  # no 'rc' state left behind either
         left = [path for path in ("/usr/bin/vtpin", "/usr/lib/vtpin", "/usr/share/doc/vtpin",
                                   "/usr/share/man/man1/vtpin.1.gz", "/usr/share/bash-completion/completions/vtpin",
                                   "/usr/lib/systemd/system/vtpin-collector.service") if os.path.lexists(path)]
+    check(removed.returncode == 0, "dpkg -r vtpin exits 0")
     check(p.returncode == 0, "dpkg --purge vtpin exits 0")
     check(not dpkg_installed("vtpin"), "vtpin is no longer installed")
     check(not left, "dpkg --purge removed every file: left %s" % left)
