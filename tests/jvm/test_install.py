@@ -88,19 +88,76 @@ def check_layout(prefix):
     check(p.returncode == 0 and p.stdout.startswith("vtpin "), "installed vtpin --version")
 
 
-def attach_and_report(vtpin, jdk):
+class UnitCollector:
+    """The collector as vtpin-collector.service runs it: its ExecStart, with the unit's
+    /run/vtpin and /var/lib/vtpin moved into a temp dir (systemd creates those two)."""
+
+    def __init__(self, prefix):
+        with open(os.path.join(prefix, "lib/systemd/system/vtpin-collector.service")) as f:
+            unit = f.read()
+        execs = [line[len("ExecStart="):] for line in unit.splitlines() if line.startswith("ExecStart=")]
+        check(len(execs) == 1, "one ExecStart in the unit: %s" % execs)
+        check(" $VTPIN_COLLECTOR_OPTS" in execs[0], "the unit takes VTPIN_COLLECTOR_OPTS: %s" % execs[0])
+        self.dir = tempdir("vtpin-unit-")
+        run_dir, self.state = os.path.join(self.dir, "run"), os.path.join(self.dir, "state")
+        os.mkdir(run_dir, 0o711)  # RuntimeDirectoryMode=0711
+        os.mkdir(self.state, 0o700)  # StateDirectoryMode=0700
+        cmd = execs[0].replace(" $VTPIN_COLLECTOR_OPTS", "")  # unset: no arguments
+        self.cmd = [w.replace("/run/vtpin", run_dir).replace("/var/lib/vtpin", self.state) for w in cmd.split()]
+        self.socket = os.path.join(run_dir, "collector.sock")
+        self.vtpin = self.cmd[0]
+        self.log = open(os.path.join(self.dir, "collector.log"), "w+")
+        print("$ " + " ".join(self.cmd))
+        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(self.socket):
+            check(self.proc.poll() is None, "the unit's collector exited at start:\n" + self.text())
+            check(time.monotonic() < deadline, "no socket after 30 s:\n" + self.text())
+            time.sleep(0.05)
+
+    def text(self):
+        self.log.flush()
+        with open(self.log.name, errors="replace") as f:
+            return f.read()
+
+    def jvm_pids(self):
+        p = subprocess.run([self.vtpin, "status", "--json", "--socket", self.socket], capture_output=True, text=True)
+        check(p.returncode == 0, "vtpin status --socket %s: %s" % (self.socket, p.stderr))
+        return [j["pid"] for j in json.loads(p.stdout)["jvms"]]
+
+    def stop(self):
+        """SIGTERM, as systemctl stop sends: exit 0, a recording closed in the state dir."""
+        self.proc.terminate()
+        rc = self.proc.wait(timeout=30)
+        print("collector log:\n" + "\n".join("  | " + line for line in self.text().splitlines()))
+        check(rc == 0, "the unit's collector exits 0 on SIGTERM, got %d" % rc)
+        recs = [f for f in os.listdir(self.state) if f.endswith(".vtp")]
+        check(recs, "the collector wrote the JVM's session recording into its --dir")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def attach_and_report(vtpin, jdk, collector):
     """ReproLoop started without the agent; `vtpin attach PID record=...` with no --agent
-    must find the installed agent; the installed vtpin reports ReproLoop's pins."""
+    must find the installed agent, which also streams to the unit's collector; the
+    installed vtpin reports ReproLoop's pins."""
     agent = os.path.realpath(os.path.join(os.path.dirname(vtpin), "..", "lib", "vtpin", "libvtpin.so"))
     t = Target(jdk).start()
     record = os.path.join(t.dir, "installed.vtp")
     try:
-        p = run([vtpin, "attach", str(t.pid), "record=" + record], timeout=120)
+        p = run([vtpin, "attach", str(t.pid), "record=%s,collector=%s" % (record, collector.socket)], timeout=120)
         check(p.returncode == 0, "%s attach exits 0 (agent found without --agent), got %d" % (vtpin, p.returncode))
         check(t.wait_stderr("detecting pins", timeout=60), "the agent runs in the JVM:\n" + t.stderr())
         with open("/proc/%d/maps" % t.pid) as f:
             maps = f.read()
         check(agent in maps, "the JVM mapped the installed agent %s" % agent)
+        deadline = time.monotonic() + 30
+        while t.pid not in collector.jvm_pids():
+            check(time.monotonic() < deadline, "the unit's collector lists the JVM:\n" + collector.text())
+            time.sleep(0.2)
         deadline = time.monotonic() + 60
         # ReproLoop pins every 100 ms on JDK 21: wait for the recording to grow, then stop
         while os.path.getsize(record) < 4096 and time.monotonic() < deadline:
@@ -132,7 +189,12 @@ def case_prefix(jdk):
     p = run([CMAKE, "--install", BUILD, "--prefix", prefix])
     check(p.returncode == 0, "cmake --install --prefix exits 0")
     check_layout(prefix)
-    attach_and_report(os.path.join(prefix, "bin/vtpin"), jdk)
+    collector = UnitCollector(prefix)
+    try:
+        attach_and_report(os.path.join(prefix, "bin/vtpin"), jdk, collector)
+        collector.stop()
+    finally:
+        collector.kill()
 
 
 def dpkg_installed(name):
@@ -173,7 +235,12 @@ def case_deb(jdk):
         if shutil.which("man"):
             p = run(["man", "-w", "vtpin"])
             check(p.returncode == 0 and "/usr/share/man/man1/vtpin.1" in p.stdout, "man -w vtpin finds vtpin(1)")
-        attach_and_report("/usr/bin/vtpin", jdk)
+        collector = UnitCollector("/usr")
+        try:
+            attach_and_report("/usr/bin/vtpin", jdk, collector)
+            collector.stop()
+        finally:
+            collector.kill()
     finally:
         removed = run(["dpkg", "-r", "vtpin"])
         p = run(["dpkg", "--purge", "vtpin"])  # no 'rc' state left behind either
