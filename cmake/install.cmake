@@ -18,6 +18,11 @@ file(GLOB VTPIN_DOCS CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/docs/*.md")
 install(FILES ${VTPIN_DOCS} DESTINATION ${VTPIN_DOC_REL})
 install(DIRECTORY docs/img DESTINATION ${VTPIN_DOC_REL} OPTIONAL)
 
+# Its .TH names the version: keep it true.
+file(STRINGS "${PROJECT_SOURCE_DIR}/man/vtpin.1" VTPIN_MAN_TH REGEX "^\\.TH ")
+if(NOT VTPIN_MAN_TH MATCHES "\"vtpin ${PROJECT_VERSION}\"")
+  message(FATAL_ERROR "man/vtpin.1: its .TH line (${VTPIN_MAN_TH}) must say \"vtpin ${PROJECT_VERSION}\"")
+endif()
 # man page, gzipped as Debian wants it (-n: no name or time stamp, reproducible)
 find_program(VTPIN_GZIP gzip REQUIRED)
 set(VTPIN_MAN_GZ "${CMAKE_BINARY_DIR}/man/vtpin.1.gz")

@@ -4,6 +4,8 @@ a self-contained agent, and `vtpin attach` finding the installed agent by itself
 
   test_install.py agent_libs       build/agent/libvtpin.so needs only libc-level libraries
                                    and exports only the Agent_* entry points
+  test_install.py docs             man/vtpin.1 and the bash completion cover every command
+                                   and long option of build/vtpin's --help texts
   test_install.py prefix JDK       `cmake --install --prefix P` into a temp dir; P/bin/vtpin
                                    attach (no --agent) records ReproLoop's pins
   test_install.py deb JDK          the .deb built by cpack, installed with dpkg -i (root),
@@ -16,6 +18,7 @@ import fnmatch
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,6 +90,47 @@ def dpkg_excluded(path):
     return excluded
 
 
+def help_of(vtpin, *args):
+    p = subprocess.run([vtpin] + list(args) + ["--help"], capture_output=True, text=True)
+    return p.stdout + p.stderr
+
+
+def check_docs_cover_cli(vtpin, man, completion):
+    """Every command of `vtpin --help` has its section in the man page and its case in the
+    bash completion, and each long option its `vtpin CMD --help` lists is in both."""
+    man = man.replace("\\-", "-")
+    commands = re.findall(r"^  ([a-z]+)  ", help_of(vtpin).split("commands:")[1], re.M)
+    check(len(commands) >= 6, "vtpin --help lists its commands: %s" % commands)
+    sections = dict(re.findall(r"^\.SS vtpin ([a-z]+)(.*?)(?=^\.S[SH] )", man, re.M | re.S))
+    with open(completion) as f:
+        comp = f.read()
+    cases = dict(re.findall(r"^        ([a-z]+)\)\n(.*?)(?=^        (?:[a-z]+|\*)\))", comp, re.M | re.S))
+    top = re.search(r'local commands="([^"]*)"', comp)
+    check(top and set(top.group(1).split()) == set(commands),
+          "the completion offers exactly the commands of vtpin --help: %s" % commands)
+    for cmd in commands:
+        check(cmd in sections, "the man page has a section for vtpin %s" % cmd)
+        check(cmd in cases, "the bash completion has a case for vtpin %s" % cmd)
+        opts = set()
+        for line in help_of(vtpin, cmd).splitlines():
+            if re.match(r"^\s+-", line):
+                opts.update(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", line))
+        check(opts, "vtpin %s --help lists options" % cmd)
+        offered = set(" ".join(re.findall(r'opts="([^"]*)"', cases[cmd])).split())
+        for opt in sorted(opts):
+            check(opt == "--help" or re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(opt), sections[cmd]),
+                  "the man page's vtpin %s section documents %s" % (cmd, opt))
+            check(opt in offered, "the completion of vtpin %s offers %s (offers %s)" % (cmd, opt, sorted(offered)))
+        print("vtpin %s: %d options, all in the man page and the completion" % (cmd, len(opts)))
+
+
+def case_docs():
+    """The man page and completion of the source tree against the built vtpin."""
+    with open(os.path.join(SOURCE, "man/vtpin.1")) as f:
+        man = f.read()
+    check_docs_cover_cli(os.path.join(BUILD, "vtpin"), man, os.path.join(SOURCE, "packaging/bash-completion/vtpin"))
+
+
 def check_layout(prefix, deb=None):
     """The files vtpin(1) FILES and README "Install" name, under prefix (for a .deb on a
     system whose dpkg excludes some paths: those in the package instead)."""
@@ -124,6 +168,7 @@ def check_layout(prefix, deb=None):
     completion = os.path.join(prefix, "share/bash-completion/completions/vtpin")
     if not os.path.exists(completion):  # dpkg excluded it (checked in the package above)
         completion = os.path.join(SOURCE, "packaging/bash-completion/vtpin")
+    check_docs_cover_cli(os.path.join(prefix, "bin/vtpin"), man, completion)
     p = run(["bash", os.path.join(SOURCE, "tests/install/test_completion.sh"), completion])
     check(p.returncode == 0, "the installed bash completion passes tests/install/test_completion.sh")
     p = run([os.path.join(prefix, "bin/vtpin"), "--version"])
@@ -298,6 +343,7 @@ def case_deb(jdk):
 if __name__ == "__main__":
     raise SystemExit(main({
         "agent_libs": case_agent_libs,
+        "docs": case_docs,
         "prefix": case_prefix,
         "deb": case_deb,
     }))
