@@ -24,7 +24,9 @@
  * Both watchers stop when the stop file exists, at the timeout, or on SIGTERM/SIGINT.
  * System.nanoTime() on Linux HotSpot, the agent's timestamps and these are all
  * CLOCK_MONOTONIC of the same host. */
+#ifndef _GNU_SOURCE /* the CMake build passes -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -25,7 +25,9 @@
  *
  * Collector CPU time is utime+stime of /proc/PID/stat (clock ticks); RSS is
  * VmRSS of /proc/PID/status. */
+#ifndef _GNU_SOURCE /* the CMake build passes -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

@@ -41,14 +41,9 @@ else
 fi
 export JAVA21_HOME JAVA25_HOME
 
-# The bench's own C programs, against the JDK's jvmti.h and the project's wire library.
-mkdir -p "$build/bench"
-cflags=(-O2 -g -Wall -Wextra -std=c11)
-jhome=${JAVA21_HOME:-$JAVA25_HOME}
-gcc "${cflags[@]}" -shared -fPIC -I"$jhome/include" -I"$jhome/include/linux" \
-    "$root/bench/empty_agent.c" -o "$build/bench/libemptyagent.so"
-wire=(-I"$root/proto" -I"$build/proto" "$build/proto/libvtpin_wire.a" -lprotobuf-c)
-gcc "${cflags[@]}" "$root/bench/benchtool.c" "${wire[@]}" -o "$build/bench/benchtool"
-gcc "${cflags[@]}" -pthread "$root/bench/ingest.c" "${wire[@]}" -o "$build/bench/ingest"
+# The bench's own C programs: CMake targets of bench/CMakeLists.txt, in $build/bench.
+if [ "$build_project" = 0 ]; then
+  cmake --build "$build" --target vtpin_bench_empty_agent vtpin_benchtool vtpin_bench_ingest >&2
+fi
 
 exec python3 "$root/bench/bench.py" "${args[@]}"

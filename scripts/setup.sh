@@ -36,6 +36,8 @@ APT_PACKAGES=(
   libclang-rt-14-dev
   # for the trixie JDK recipe
   debian-archive-keyring
+  # the install tests (tests/jvm/test_install.py): the man page rendered, man -w
+  groff-base man-db
 )
 # Trixie libraries the patched JDK runs against (its NEEDED set outside the JDK).
 TRIXIE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)
