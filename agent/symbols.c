@@ -108,13 +108,13 @@ void symbols_free(struct symbols *s)
     free(s);
 }
 
-/* Grows a pointer array by doubling; returns 0 or -1. */
+/* Grows a pointer array by doubling; returns 0 or -ENOMEM. */
 static int grow(void **arr, uint32_t *cap, size_t elem)
 {
     uint32_t ncap = *cap ? *cap * 2 : 64;
     void *n = realloc(*arr, (size_t)ncap * elem);
     if (!n)
-        return -1;
+        return -ENOMEM;
     *arr = n;
     *cap = ncap;
     return 0;

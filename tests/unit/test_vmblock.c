@@ -1,6 +1,7 @@
 /* The watchdog's /proc readers (agent/vmblock.c) on this process's own
  * threads: sleeping or running (stat) and voluntary context switches
  * (status), with the files kept open across reads. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -83,9 +84,9 @@ int main(void)
     close(pipe_fds[1]);
     pthread_join(t, NULL);
     /* gone: unknown, and the file is closed */
-    CHECK_INT(vmblock_thread_switches(worker_tid, &sfd1, &sfd_tid, &b), -1);
+    CHECK(vmblock_thread_switches(worker_tid, &sfd1, &sfd_tid, &b) < 0);
     CHECK_INT(sfd1, 0);
-    CHECK_INT(vmblock_thread_sleeps(worker_tid, &fd1, &fd_tid), -1);
-    CHECK_INT(vmblock_thread_switches(0, &sfd1, &sfd_tid, &b), -1);
+    CHECK(vmblock_thread_sleeps(worker_tid, &fd1, &fd_tid) < 0);
+    CHECK_INT(vmblock_thread_switches(0, &sfd1, &sfd_tid, &b), -ESRCH);
     CHECK_MAIN_RETURN();
 }
