@@ -6,8 +6,8 @@
 
 #include "carriers.h"
 #include "clock.h"
-#include "defs.h"
 #include "deferred_stack.h"
+#include "defs.h"
 #include "downcall.h"
 #include "jthread.h"
 #include "outputs.h"
@@ -34,8 +34,8 @@ struct active_pin {
     int blocking;       /* frame of the blocking operation when not the culprit, else -1 */
     int has_downcall;   /* the culprit invoked an FFM downcall; downcall names its target if known */
     struct downcall_target downcall;
-    int stack_dropped;  /* taken, but the stack table was full (stacks_dropped) */
-    int op;             /* enum pin_op: what the pinned thread blocks in */
+    int stack_dropped; /* taken, but the stack table was full (stacks_dropped) */
+    int op;            /* enum pin_op: what the pinned thread blocks in */
 };
 
 static struct {

@@ -89,8 +89,7 @@ jclass jthread_carrier_class(void)
 
 int jthread_is_carrier(JNIEnv *jni, jthread thread)
 {
-    return jthreads.carrier_thread_class && thread &&
-           (*jni)->IsInstanceOf(jni, thread, jthreads.carrier_thread_class);
+    return jthreads.carrier_thread_class && thread && (*jni)->IsInstanceOf(jni, thread, jthreads.carrier_thread_class);
 }
 
 int64_t jthread_id(JNIEnv *jni, jobject thread)

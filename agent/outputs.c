@@ -31,8 +31,9 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
     if (o->collector && !outputs.link) {
         outputs.link = link_new(o->collector_path, o->collector_buffer, &rc);
         if (!outputs.link && rc == -ENAMETOOLONG) {
-            snprintf(err, errlen, "the default collector socket path is over the 107 bytes a Unix socket path can "
-                                  "hold ($XDG_RUNTIME_DIR too long?): give collector=PATH");
+            snprintf(err, errlen,
+                     "the default collector socket path is over the 107 bytes a Unix socket path can "
+                     "hold ($XDG_RUNTIME_DIR too long?): give collector=PATH");
             return rc;
         }
         if (!outputs.link) {

@@ -141,8 +141,7 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
             kind = WATCH_VM;
         }
     }
-    if ((kind == WATCH_NATIVE || kind == WATCH_VM) &&
-        vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+    if ((kind == WATCH_NATIVE || kind == WATCH_VM) && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE; /* it was only stopped for a safepoint, or woke meanwhile */
     return kind;
 }
