@@ -19,7 +19,7 @@ struct carrier_local {
     enum pin_kind kind;
     int stack_deferred; /* the start went without its stack */
 };
-static __thread struct carrier_local tl;
+static __thread struct carrier_local on_carrier;
 
 /* What detection resolved at pins_init. */
 static struct {
@@ -161,10 +161,10 @@ static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind
 static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason, int stack_now)
 {
     int64_t now = clock_mono_ns();
-    if (tl.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
-        emit_end(tl.pin_id, now, NULL, KIND_NONE);
-    tl.pin_id = 0;
-    tl.kind = KIND_NONE;
+    if (on_carrier.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
+        emit_end(on_carrier.pin_id, now, NULL, KIND_NONE);
+    on_carrier.pin_id = 0;
+    on_carrier.kind = KIND_NONE;
     atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
     uint64_t ticket;
     struct rec *r = queue_reserve(detector.setup.queue, &ticket);
@@ -188,23 +188,23 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     else
         pins_capture_stack(vthread, r);
     queue_commit(detector.setup.queue, ticket);
-    tl.pin_id = id;
-    tl.start_ns = now;
-    tl.kind = kind;
-    tl.stack_deferred = deferred;
+    on_carrier.pin_id = id;
+    on_carrier.start_ns = now;
+    on_carrier.kind = kind;
+    on_carrier.stack_deferred = deferred;
     /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
     detector.setup.wake_writer(now + (int64_t)detector.setup.threshold_ns);
 }
 
 static void pin_end(jthread thread, enum pin_kind kind)
 {
-    if (!tl.pin_id || tl.kind != kind)
+    if (!on_carrier.pin_id || on_carrier.kind != kind)
         return;
-    uint64_t id = tl.pin_id;
-    tl.pin_id = 0;
-    tl.kind = KIND_NONE;
+    uint64_t id = on_carrier.pin_id;
+    on_carrier.pin_id = 0;
+    on_carrier.kind = KIND_NONE;
     int64_t now = clock_mono_ns();
-    int long_pin = tl.stack_deferred && (uint64_t)(now - tl.start_ns) >= detector.setup.threshold_ns;
+    int long_pin = on_carrier.stack_deferred && (uint64_t)(now - on_carrier.start_ns) >= detector.setup.threshold_ns;
     emit_end(id, now, long_pin ? thread : NULL, kind);
 }
 
@@ -239,7 +239,7 @@ static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
      * code can block on a monitor too (timer, class loading): the carrier is pinned by
      * the park already. A pin begun here would close the park pin early, and its real
      * end would be lost; the nested block is part of the park pin. */
-    if (tl.pin_id && tl.kind == KIND_PARK)
+    if (on_carrier.pin_id && on_carrier.kind == KIND_PARK)
         return;
     if (detector.setup.monitor_pins) {
         pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, 0);
