@@ -14,6 +14,7 @@ static struct {
     jclass carrier_thread_class;
     jvmtiExtensionFunction get_virtual_thread;
     int looked_up_extension;
+    int resolved; /* 0 not yet, 1 done, -ENOENT: the fields are missing (said once) */
 } jthreads;
 
 /* Per OS thread. A pinned virtual thread cannot leave its carrier, so the
@@ -56,8 +57,9 @@ int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni)
         jthreads.looked_up_extension = 1;
         find_get_virtual_thread(jvmti);
     }
-    if (jthreads.vthread_class)
-        return 0;
+    if (jthreads.resolved)
+        return jthreads.resolved < 0 ? jthreads.resolved : 0;
+    jthreads.resolved = -ENOENT;
     jthreads.vthread_class = global_class(jni, "java/lang/VirtualThread");
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     if (!jthreads.vthread_class || !thread_class) {
@@ -74,6 +76,7 @@ int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni)
         return -ENOENT;
     }
     jthreads.carrier_thread_class = global_class(jni, "jdk/internal/misc/CarrierThread");
+    jthreads.resolved = 1;
     return 0;
 }
 
