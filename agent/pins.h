@@ -60,6 +60,8 @@ struct rec {
 
 size_t pins_record_size(unsigned depth);
 
+_Static_assert(_Alignof(jvmtiFrameInfo) >= _Alignof(uint16_t), "the monitor counts follow the frames unpadded");
+
 /* The monitors each frame holds, stored after the depth frame slots. */
 static inline uint16_t *rec_monitors(struct rec *r, unsigned depth)
 {
