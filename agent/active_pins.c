@@ -131,7 +131,7 @@ static void describe_native(struct active_pin *a, JNIEnv *jni)
     symbols_native_site(active.symbols, a->stack, a->culprit, &site, &a->blocking);
     a->has_downcall = a->stack && site.downcall >= 0 && site.culprit == (int)a->culprit;
     memset(&a->downcall, 0, sizeof(a->downcall));
-    if (!a->has_downcall || !downcall_can_resolve())
+    if (!a->has_downcall || !downcall_can_resolve() || !jni) /* a stack implies jni */
         return;
     struct carrier_slot *c = carriers_by_tid(a->carrier_tid);
     jthread vt = NULL;
