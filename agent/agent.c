@@ -1,6 +1,7 @@
 /* JVMTI wiring: the three exported entry points, capabilities and callbacks.
  * Agent_OnLoad and Agent_OnAttach share one init path; each callback belongs
- * to the module that needs it (pins.c, natives.c, writer.c). */
+ * to the module that needs it (pins.c, carriers.c, natives.c, writer.c). */
+#include <errno.h>
 #include <jvmti.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 
 #include "carriers.h"
 #include "downcall.h"
+#include "jthread.h"
 #include "log.h"
 #include "natives.h"
 #include "options.h"
@@ -35,7 +37,7 @@ static struct {
     char *app; /* main class or jar: the first word of sun.java.command */
     const char *missing[MAX_MISSING];
     unsigned missing_count;
-} A;
+} agent;
 
 static _Atomic int initialized;
 static _Atomic int live;
@@ -70,10 +72,10 @@ static unsigned scheduler_parallelism(jvmtiEnv *jvmti)
 
 static void missing(const char *what, const char *cost)
 {
-    if (A.missing_count < MAX_MISSING)
-        A.missing[A.missing_count++] = what;
+    if (agent.missing_count < MAX_MISSING)
+        agent.missing[agent.missing_count++] = what;
     char text[320];
-    snprintf(text, sizeof(text), "%s not available%s: %s", what, A.attach_mode ? " after attach" : "", cost);
+    snprintf(text, sizeof(text), "%s not available%s: %s", what, agent.attach_mode ? " after attach" : "", cost);
     log_warn("%s", text);
     char code[96];
     snprintf(code, sizeof(code), "capability.%s", what);
@@ -81,14 +83,15 @@ static void missing(const char *what, const char *cost)
 }
 
 
+/* Returns 0 or -errno (-ENOTSUP: no virtual threads in JVMTI). */
 static int request_capabilities(jvmtiEnv *jvmti)
 {
     jvmtiCapabilities potential, want;
     memset(&potential, 0, sizeof(potential));
     if ((*jvmti)->GetPotentialCapabilities(jvmti, &potential) != JVMTI_ERROR_NONE)
-        return -1;
+        return -EINVAL;
     if (!potential.can_support_virtual_threads)
-        return -1;
+        return -ENOTSUP;
     memset(&want, 0, sizeof(want));
     want.can_support_virtual_threads = 1;
     want.can_generate_breakpoint_events = potential.can_generate_breakpoint_events;
@@ -102,35 +105,55 @@ static int request_capabilities(jvmtiEnv *jvmti)
     want.can_get_source_file_name = potential.can_get_source_file_name;
     /* FFM downcall targets: a virtual thread's locals are read while it is suspended */
     want.can_access_local_variables =
-        !A.options.downcalls_marked && potential.can_access_local_variables && potential.can_suspend;
+        !agent.options.downcalls_marked && potential.can_access_local_variables && potential.can_suspend;
     want.can_suspend = want.can_access_local_variables;
     if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE)
-        return -1;
-    A.breakpoints = want.can_generate_breakpoint_events && want.can_get_bytecodes;
-    A.monitor_events = want.can_generate_monitor_events;
-    A.monitor_depths = want.can_get_owned_monitor_stack_depth_info;
-    A.native_binds = want.can_generate_native_method_bind_events;
-    A.downcall_names = want.can_access_local_variables;
-    A.constant_pool = want.can_get_constant_pool;
-    downcall_configure(A.downcall_names);
+        return -EINVAL;
+    agent.breakpoints = want.can_generate_breakpoint_events && want.can_get_bytecodes;
+    agent.monitor_events = want.can_generate_monitor_events;
+    agent.monitor_depths = want.can_get_owned_monitor_stack_depth_info;
+    agent.native_binds = want.can_generate_native_method_bind_events;
+    agent.downcall_names = want.can_access_local_variables;
+    agent.constant_pool = want.can_get_constant_pool;
+    downcall_configure(agent.downcall_names);
     return 0;
 }
 
 /* Said at every (re)start: the Hello and the notices list them. */
 static void tell_missing_capabilities(void)
 {
-    A.missing_count = 0;
-    if (!A.breakpoints)
+    agent.missing_count = 0;
+    if (!agent.breakpoints)
         missing("breakpoints", "park-based pins are found by sampling carriers instead: seen one sample period "
                               "late, reason inferred from the stack");
-    if (!A.monitor_depths)
+    if (!agent.monitor_depths)
         missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
-    if (!A.downcall_names && !A.options.downcalls_marked)
+    if (!agent.downcall_names && !agent.options.downcalls_marked)
         missing("access_local_variables", "FFM downcalls are found, but the C function they call is not named");
-    if (!A.constant_pool)
+    if (!agent.constant_pool)
         missing("constant_pool", "VM_BLOCK pins do not name the class the JVM waits to initialize");
-    if (!A.native_binds)
+    if (!agent.native_binds)
         missing("native_method_bind_events", "native frames are not named with their library");
+}
+
+/* ThreadStart runs on the new thread itself: a carrier is registered for the
+ * writer's sampling (carriers.c), then its start is queued (pins.c). */
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    if (!pins_running() || !jthread_is_carrier(jni, thread))
+        return;
+    const char *name = jthread_self_name_set(jni, thread);
+    carriers_register(jni, thread, jthread_self_tid(), name);
+    pins_carrier_started(name);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+    carriers_unregister();
 }
 
 static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, void *address,
@@ -143,29 +166,35 @@ static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
     natives_put(method, address);
 }
 
+/* JVMTI exposes only the VM's own properties: java.version is the
+ * VM version without its build suffix ("21.0.13+9-..." -> "21.0.13"). */
+static char *java_version_of(const char *vm_version)
+{
+    char *v = vm_version ? strdup(vm_version) : NULL;
+    if (v)
+        v[strcspn(v, "+-")] = '\0';
+    return v;
+}
+
 /* System properties are complete only from VMInit on (OnLoad sees a partial list). */
 static void read_jvm_identity(jvmtiEnv *jvmti)
 {
-    free(A.vm_name); /* read again on a new attach after stop */
-    free(A.vm_version);
-    free(A.vm_vendor);
-    free(A.java_version);
-    A.vm_name = system_property(jvmti, "java.vm.name");
-    A.vm_version = system_property(jvmti, "java.vm.version");
-    A.vm_vendor = system_property(jvmti, "java.vm.vendor");
+    free(agent.vm_name); /* read again on a new attach after stop */
+    free(agent.vm_version);
+    free(agent.vm_vendor);
+    free(agent.java_version);
+    agent.vm_name = system_property(jvmti, "java.vm.name");
+    agent.vm_version = system_property(jvmti, "java.vm.version");
+    agent.vm_vendor = system_property(jvmti, "java.vm.vendor");
     /* the launcher passes the command as a VM property: "Main args..." or "app.jar args..." */
-    A.app = system_property(jvmti, "sun.java.command");
-    if (A.app)
-        A.app[strcspn(A.app, " ")] = '\0';
-    /* JVMTI exposes only the VM's own properties: java.version is the
-     * VM version without its build suffix ("21.0.13+9-..." -> "21.0.13"). */
-    A.java_version = A.vm_version ? strdup(A.vm_version) : NULL;
-    if (A.java_version)
-        A.java_version[strcspn(A.java_version, "+-")] = '\0';
+    agent.app = system_property(jvmti, "sun.java.command");
+    if (agent.app)
+        agent.app[strcspn(agent.app, " ")] = '\0';
+    agent.java_version = java_version_of(agent.vm_version);
     char *spec = system_property(jvmti, "java.vm.specification.version");
-    A.jdk_feature = spec ? (unsigned)strtoul(spec, NULL, 10) : 0;
+    agent.jdk_feature = spec ? (unsigned)strtoul(spec, NULL, 10) : 0;
     free(spec);
-    A.parallelism = scheduler_parallelism(jvmti);
+    agent.parallelism = scheduler_parallelism(jvmti);
 }
 
 /* The exact occupancy source: HotSpot's VirtualThreadMount/Unmount extension
@@ -207,43 +236,44 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
     read_jvm_identity(jvmti);
     /* 21-23: every contended entry and Object.wait of a virtual thread pins; 24+ only under a
      * native frame or in a critical section (else it unmounts), asked of the JDK in the callback */
-    int monitor_pins = A.monitor_events && A.jdk_feature < 24;
-    if (!A.monitor_events)
-        missing("monitor_events", A.jdk_feature < 24
+    int monitor_pins = agent.monitor_events && agent.jdk_feature < 24;
+    if (!agent.monitor_events)
+        missing("monitor_events", agent.jdk_feature < 24
                                       ? "contended monitor entry and Object.wait pins are not seen"
                                       : "contended monitor entry and Object.wait under a native frame are not seen");
-    if (A.options.occupancy == OCCUPANCY_EXACT)
+    if (agent.options.occupancy == OCCUPANCY_EXACT)
         enable_mount_events(jvmti);
     struct pins_setup setup = {
-        .queue = A.queue,
-        .depth = A.options.depth,
+        .queue = agent.queue,
+        .depth = agent.options.depth,
         .monitor_pins = monitor_pins,
-        .monitor_events = A.monitor_events,
-        .have_monitor_depths = A.monitor_depths,
-        .defer_stacks = A.options.threshold_ns > 0,
-        .threshold_ns = A.options.threshold_ns,
+        .monitor_events = agent.monitor_events,
+        .have_monitor_depths = agent.monitor_depths,
+        .defer_stacks = agent.options.threshold_ns > 0,
+        .threshold_ns = agent.options.threshold_ns,
         .wake_writer = writer_wake,
     };
-    pins_init(jvmti, jni, &setup, A.breakpoints);
-    if (A.attach_mode) /* carriers started before us fire no ThreadStart */
-        carriers_register_existing(jvmti, jni, pins_carrier_class());
+    if (jthread_init(jvmti, jni) == 0)
+        pins_init(jvmti, jni, &setup, agent.breakpoints); /* failures logged; detection runs on with what it has */
+    if (agent.attach_mode) /* carriers started before us fire no ThreadStart */
+        carriers_register_existing(jvmti, jni, jthread_carrier_class());
     struct writer_config wc = {
-        .options = &A.options,
-        .option_text = A.option_text,
-        .queue = A.queue,
-        .attach_mode = A.attach_mode,
-        .jdk_feature = A.jdk_feature,
-        .monitor_depths = A.monitor_depths,
-        .park_breakpoints = A.breakpoints,
-        .parallelism = A.parallelism,
+        .options = &agent.options,
+        .option_text = agent.option_text,
+        .queue = agent.queue,
+        .attach_mode = agent.attach_mode,
+        .jdk_feature = agent.jdk_feature,
+        .monitor_depths = agent.monitor_depths,
+        .park_breakpoints = agent.breakpoints,
+        .parallelism = agent.parallelism,
         .pid = getpid(),
-        .java_version = A.java_version,
-        .vm_name = A.vm_name,
-        .vm_version = A.vm_version,
-        .vm_vendor = A.vm_vendor,
-        .app = A.app,
-        .capabilities_missing = A.missing,
-        .capabilities_missing_count = A.missing_count,
+        .java_version = agent.java_version,
+        .vm_name = agent.vm_name,
+        .vm_version = agent.vm_version,
+        .vm_vendor = agent.vm_vendor,
+        .app = agent.app,
+        .capabilities_missing = agent.missing,
+        .capabilities_missing_count = agent.missing_count,
     };
     writer_configure(&wc); /* after every missing() above: the Hello lists them */
     int rc = writer_start(jvmti, jni);
@@ -253,13 +283,13 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
     static const jvmtiEvent monitors[] = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
                                           JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED};
     enable_events(jvmti, always, sizeof(always) / sizeof(always[0]));
-    if (A.monitor_events)
+    if (agent.monitor_events)
         enable_events(jvmti, monitors, sizeof(monitors) / sizeof(monitors[0]));
     atomic_store(&live, 1);
-    log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s%s%s)", A.jdk_feature,
-             A.java_version ? A.java_version : "?", A.attach_mode ? "attach" : "startup",
-             (double)A.options.threshold_ns / 1e6, A.options.record_file[0] ? ", record " : "", A.options.record_file,
-             A.options.collector ? ", collector " : "", A.options.collector ? "on" : "");
+    log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s%s%s)", agent.jdk_feature,
+             agent.java_version ? agent.java_version : "?", agent.attach_mode ? "attach" : "startup",
+             (double)agent.options.threshold_ns / 1e6, agent.options.record_file[0] ? ", record " : "", agent.options.record_file,
+             agent.options.collector ? ", collector " : "", agent.options.collector ? "on" : "");
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -293,7 +323,7 @@ static void stop_detection(void)
                                         JVMTI_EVENT_MONITOR_WAIT,
                                         JVMTI_EVENT_MONITOR_WAITED};
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-        (*A.jvmti)->SetEventNotificationMode(A.jvmti, JVMTI_DISABLE, events[i], NULL);
+        (*agent.jvmti)->SetEventNotificationMode(agent.jvmti, JVMTI_DISABLE, events[i], NULL);
     pins_stop();
     writer_stop(2000, 0); /* a later attach may start it again */
     log_info("stopped: events off, outputs flushed");
@@ -311,7 +341,7 @@ static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
             return JNI_ERR;
         }
     }
-    if (!A.jvmti || !A.queue) {
+    if (!agent.jvmti || !agent.queue) {
         log_error("vtpin was disabled at its first load (see above); it cannot start again in this JVM");
         return JNI_ERR;
     }
@@ -319,17 +349,17 @@ static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
         log_error("vtpin cannot start again yet: the writer of the stopped session has not finished; retry");
         return JNI_ERR;
     }
-    if (again->max_carriers != A.options.max_carriers || again->ring_entries != A.options.ring_entries ||
-        (again->occupancy != A.options.occupancy &&
-         (again->occupancy == OCCUPANCY_EXACT || A.options.occupancy == OCCUPANCY_EXACT))) {
+    if (again->max_carriers != agent.options.max_carriers || again->ring_entries != agent.options.ring_entries ||
+        (again->occupancy != agent.options.occupancy &&
+         (again->occupancy == OCCUPANCY_EXACT || agent.options.occupancy == OCCUPANCY_EXACT))) {
         log_warn("carriers=, ring= and occupancy=exact are fixed at the first load: keeping carriers=%u, ring=%u, "
                  "occupancy %s",
-                 A.options.max_carriers, A.options.ring_entries,
-                 A.options.occupancy == OCCUPANCY_EXACT ? "exact" : "not exact");
-        again->max_carriers = A.options.max_carriers;
-        again->ring_entries = A.options.ring_entries;
-        if (again->occupancy == OCCUPANCY_EXACT || A.options.occupancy == OCCUPANCY_EXACT)
-            again->occupancy = A.options.occupancy;
+                 agent.options.max_carriers, agent.options.ring_entries,
+                 agent.options.occupancy == OCCUPANCY_EXACT ? "exact" : "not exact");
+        again->max_carriers = agent.options.max_carriers;
+        again->ring_entries = agent.options.ring_entries;
+        if (again->occupancy == OCCUPANCY_EXACT || agent.options.occupancy == OCCUPANCY_EXACT)
+            again->occupancy = agent.options.occupancy;
     }
     log_close();
     if (log_open(again->log_file)) {
@@ -337,30 +367,30 @@ static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
         return JNI_ERR;
     }
     log_set_quiet(again->quiet);
-    if (again->depth != A.options.depth || again->queue_slots != A.options.queue_slots) {
+    if (again->depth != agent.options.depth || again->queue_slots != agent.options.queue_slots) {
         /* The old queue is kept, not freed: a callback of the old session may still hold it. */
         struct queue *q = queue_new(again->queue_slots, pins_record_size(again->depth));
         if (!q) {
             log_error("out of memory for the event queue (queue=%u, depth=%u)", again->queue_slots, again->depth);
             return JNI_ERR;
         }
-        A.queue = q;
+        agent.queue = q;
     }
     char err[512];
     if (writer_open(again, err, sizeof(err))) {
         log_error("%s", err);
         return JNI_ERR;
     }
-    A.options = *again;
-    snprintf(A.option_text, sizeof(A.option_text), "%s", option_text ? option_text : "");
+    agent.options = *again;
+    snprintf(agent.option_text, sizeof(agent.option_text), "%s", option_text ? option_text : "");
     JNIEnv *jni = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || !jni) {
         log_error("no JNI environment in Agent_OnAttach");
         return JNI_ERR;
     }
-    A.attach_mode = 1;
+    agent.attach_mode = 1;
     tell_missing_capabilities();
-    start_detection(A.jvmti, jni);
+    start_detection(agent.jvmti, jni);
     return JNI_OK;
 }
 
@@ -386,10 +416,10 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
             return rearm(vm, &again, option_text);
         return JNI_OK;
     }
-    A.attach_mode = attach;
-    options_defaults(&A.options);
+    agent.attach_mode = attach;
+    options_defaults(&agent.options);
     char err[512];
-    if (options_parse(&A.options, option_text, err, sizeof(err))) {
+    if (options_parse(&agent.options, option_text, err, sizeof(err))) {
         log_error("%s", err);
         if (attach)
             log_error("vtpin not loaded; the JVM runs on without it ('help' lists the options)");
@@ -397,51 +427,56 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
             log_error("the JVM cannot start with a half-configured agent; 'help' lists the options");
         return JNI_ERR;
     }
-    snprintf(A.option_text, sizeof(A.option_text), "%s", option_text ? option_text : "");
-    if (A.options.stop) {
+    snprintf(agent.option_text, sizeof(agent.option_text), "%s", option_text ? option_text : "");
+    if (agent.options.stop) {
         log_info("not loaded yet: nothing to stop");
         atomic_store(&initialized, 0);
         return attach ? JNI_OK : JNI_ERR;
     }
-    char *paths[] = {A.options.record_file, A.options.trace_file, A.options.log_file};
+    char *paths[] = {agent.options.record_file, agent.options.trace_file, agent.options.log_file};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         if (options_expand_pid(paths[i], OPTIONS_PATH_MAX, (long)getpid())) {
             log_error("path too long after %%p expansion: '%s'", paths[i]);
             return JNI_ERR;
         }
     }
-    if (A.options.help) {
+    if (agent.options.help) {
         fputs(options_usage, stderr);
         atomic_store(&initialized, 0); /* help loads nothing: a later real load must work */
         return attach ? JNI_OK : JNI_ERR;
     }
-    if (log_open(A.options.log_file)) {
-        log_error("cannot open log file '%s'", A.options.log_file);
+    if (log_open(agent.options.log_file)) {
+        log_error("cannot open log file '%s'", agent.options.log_file);
         return JNI_ERR;
     }
-    log_set_quiet(A.options.quiet);
+    log_set_quiet(agent.options.quiet);
 
     jvmtiEnv *jvmti = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_21) != JNI_OK || !jvmti) {
         log_warn("this JVM has no virtual threads (JVMTI 21 not available); vtpin is disabled and the JVM runs on");
         return JNI_OK;
     }
-    A.jvmti = jvmti;
+    agent.jvmti = jvmti;
 
     if (request_capabilities(jvmti)) {
+        /* before VMInit: the VM's own java.vm.version is already set, the rest of the identity is not */
+        char *vm_version = system_property(jvmti, "java.vm.version");
+        char *java_version = java_version_of(vm_version);
         log_warn("this JVM does not support virtual threads in JVMTI (java.version %s); vtpin is disabled and the "
                  "JVM runs on",
-                 A.java_version ? A.java_version : "unknown");
+                 java_version ? java_version : "unknown");
+        free(java_version);
+        free(vm_version);
         return JNI_OK;
     }
     tell_missing_capabilities();
-    A.queue = queue_new(A.options.queue_slots, pins_record_size(A.options.depth));
-    if (!A.queue || natives_init(16384) ||
-        carriers_init(A.options.max_carriers, A.options.ring_entries, A.options.occupancy == OCCUPANCY_EXACT)) {
-        log_error("out of memory for the event queue (queue=%u, depth=%u)", A.options.queue_slots, A.options.depth);
+    agent.queue = queue_new(agent.options.queue_slots, pins_record_size(agent.options.depth));
+    if (!agent.queue || natives_init(16384) ||
+        carriers_init(agent.options.max_carriers, agent.options.ring_entries, agent.options.occupancy == OCCUPANCY_EXACT)) {
+        log_error("out of memory for the event queue (queue=%u, depth=%u)", agent.options.queue_slots, agent.options.depth);
         return JNI_ERR;
     }
-    if (writer_open(&A.options, err, sizeof(err))) {
+    if (writer_open(&agent.options, err, sizeof(err))) {
         log_error("%s", err);
         return JNI_ERR;
     }
@@ -451,8 +486,8 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
     cb.VMInit = on_vm_init;
     cb.VMDeath = on_vm_death;
     cb.Breakpoint = pins_on_breakpoint;
-    cb.ThreadStart = pins_on_thread_start;
-    cb.ThreadEnd = pins_on_thread_end;
+    cb.ThreadStart = on_thread_start;
+    cb.ThreadEnd = on_thread_end;
     cb.NativeMethodBind = on_native_bind;
     cb.MonitorContendedEnter = pins_on_contended_enter;
     cb.MonitorContendedEntered = pins_on_contended_entered;

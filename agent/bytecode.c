@@ -1,5 +1,6 @@
 #include "bytecode.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -57,41 +58,41 @@ static int fixed_length(unsigned char op)
 int bytecode_length(const unsigned char *code, size_t len, size_t pc)
 {
     if (pc >= len)
-        return -1;
+        return -EINVAL;
     unsigned char op = code[pc];
     int n = fixed_length(op);
     if (op == 0xaa || op == 0xab) { /* tableswitch, lookupswitch: padded to 4 */
         size_t p = (pc + 4) & ~(size_t)3;
         if (p + (op == 0xaa ? 12 : 8) > len)
-            return -1;
+            return -EINVAL;
         int64_t count;
         if (op == 0xaa) {
             int64_t low = read_s4(code + p + 4), high = read_s4(code + p + 8);
             if (high < low)
-                return -1;
+                return -EINVAL;
             count = high - low + 1;
             p += 12 + (size_t)count * 4;
         } else {
             count = read_s4(code + p + 4);
             if (count < 0)
-                return -1;
+                return -EINVAL;
             p += 8 + (size_t)count * 8;
         }
-        return p <= len ? (int)(p - pc) : -1;
+        return p <= len ? (int)(p - pc) : -EINVAL;
     }
     if (op == 0xc4) { /* wide: only before local-variable loads, stores, ret and iinc */
         if (pc + 1 >= len)
-            return -1;
+            return -EINVAL;
         unsigned char target = code[pc + 1];
         if (target == 0x84)
             n = 6;
         else if ((target >= 0x15 && target <= 0x19) || (target >= 0x36 && target <= 0x3a) || target == 0xa9)
             n = 4;
         else
-            return -1;
+            return -EINVAL;
     }
     if (n == 0 || pc + (size_t)n > len)
-        return -1;
+        return -EINVAL;
     return n;
 }
 
@@ -116,7 +117,7 @@ int bytecode_monitor_depth(const unsigned char *code, size_t len, size_t bci)
     for (size_t pc = 0; pc < bci && pc < len;) {
         int n = bytecode_length(code, len, pc);
         if (n <= 0)
-            return -1;
+            return -EINVAL;
         if (code[pc] == BC_MONITORENTER)
             depth++;
         else if (code[pc] == BC_MONITOREXIT && !is_handler_exit(code, len, pc + 1) && depth > 0)
@@ -127,19 +128,19 @@ int bytecode_monitor_depth(const unsigned char *code, size_t len, size_t bci)
 }
 
 /* Offsets of constant-pool entries 1..count-1 into off[] (SIZE_MAX for the
- * unusable second slot of a long or double). 0, or -1 when cp is malformed. */
+ * unusable second slot of a long or double). 0, or -EINVAL when cp is malformed. */
 static int cp_index(const unsigned char *cp, size_t len, int count, size_t *off)
 {
     size_t p = 0;
     for (int i = 1; i < count; i++) {
         if (p >= len)
-            return -1;
+            return -EINVAL;
         off[i] = p;
         size_t size;
         switch (cp[p]) {
         case 1: /* Utf8 */
             if (p + 3 > len)
-                return -1;
+                return -EINVAL;
             size = 3 + ((size_t)cp[p + 1] << 8 | cp[p + 2]);
             break;
         case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18:
@@ -157,11 +158,11 @@ static int cp_index(const unsigned char *cp, size_t len, int count, size_t *off)
             size = 4;
             break;
         default:
-            return -1;
+            return -EINVAL;
         }
         p += size;
     }
-    return p <= len ? 0 : -1;
+    return p <= len ? 0 : -EINVAL;
 }
 
 static unsigned u2(const unsigned char *b)
@@ -176,13 +177,13 @@ int bytecode_class_at(const unsigned char *code, size_t len, size_t bci, const u
                       int cp_count, char *out, size_t cap)
 {
     if (bci + 3 > len || cap == 0 || cp_count <= 1 || cp_count > 65535)
-        return -1;
+        return -EINVAL;
     unsigned char op = code[bci];
     if (op != BC_NEW && op != BC_GETSTATIC && op != BC_PUTSTATIC && op != BC_INVOKESTATIC)
         return 0;
     size_t *off = malloc((size_t)cp_count * sizeof(*off));
     if (!off)
-        return -1;
+        return -EINVAL;
     int rc = class_at(op, code + bci, cp, cp_len, cp_count, off, out, cap);
     free(off);
     return rc;
@@ -192,30 +193,30 @@ static int class_at(unsigned char op, const unsigned char *insn, const unsigned 
                     size_t *off, char *out, size_t cap)
 {
     if (cp_index(cp, cp_len, cp_count, off) != 0)
-        return -1;
+        return -EINVAL;
     unsigned idx = u2(insn + 1);
     if (idx == 0 || idx >= (unsigned)cp_count)
-        return -1;
+        return -EINVAL;
     if (off[idx] == SIZE_MAX)
-        return -1;
+        return -EINVAL;
     const unsigned char *e = cp + off[idx];
     if (op != BC_NEW) { /* Fieldref / Methodref / InterfaceMethodref -> class_index */
         if (off[idx] == SIZE_MAX || (e[0] != 9 && e[0] != 10 && e[0] != 11))
-            return -1;
+            return -EINVAL;
         idx = u2(e + 1);
         if (idx == 0 || idx >= (unsigned)cp_count)
-            return -1;
+            return -EINVAL;
         if (off[idx] == SIZE_MAX)
-            return -1;
+            return -EINVAL;
         e = cp + off[idx];
     } else if (off[idx] == SIZE_MAX) {
-        return -1;
+        return -EINVAL;
     }
     if (e[0] != 7)
-        return -1;
+        return -EINVAL;
     idx = u2(e + 1);
     if (idx == 0 || idx >= (unsigned)cp_count || off[idx] == SIZE_MAX || cp[off[idx]] != 1)
-        return -1;
+        return -EINVAL;
     e = cp + off[idx];
     size_t n = u2(e + 1);
     if (n >= cap)

@@ -1,12 +1,13 @@
 #include "carriers.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "jthread.h"
 #include "vmstructs.h"
 
 struct mount_ring {
@@ -31,7 +32,7 @@ int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact)
         return 0;
     slots = calloc(max_carriers, sizeof(*slots));
     if (!slots)
-        return -1;
+        return -ENOMEM;
     slot_count = max_carriers;
     ring_size = 2;
     while (ring_size < ring_entries)
@@ -67,8 +68,8 @@ static void publish(struct carrier_slot *s, JNIEnv *jni, jthread thread, int tid
     s->thread = (*jni)->NewGlobalRef(jni, thread);
     s->java_thread = vmstructs_java_thread(jni, thread);
     s->tid = tid;
-    memcpy(s->name, name, REC_NAME_MAX);
-    s->name[REC_NAME_MAX - 1] = '\0';
+    memcpy(s->name, name, JTHREAD_NAME_MAX);
+    s->name[JTHREAD_NAME_MAX - 1] = '\0';
     s->start_ns = clock_mono_ns();
     s->announced = 0;
     s->seen_vthread = s->watch_since = 0;
@@ -130,9 +131,9 @@ void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_cla
         if ((*jni)->IsInstanceOf(jni, threads[i], carrier_class)) {
             jvmtiThreadInfo info;
             memset(&info, 0, sizeof(info));
-            char name[REC_NAME_MAX] = "";
+            char name[JTHREAD_NAME_MAX] = "";
             if ((*jvmti)->GetThreadInfo(jvmti, threads[i], &info) == JVMTI_ERROR_NONE && info.name) {
-                strncpy(name, info.name, REC_NAME_MAX - 1);
+                strncpy(name, info.name, JTHREAD_NAME_MAX - 1);
                 (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
             }
             struct carrier_slot *s = claim();
@@ -160,7 +161,7 @@ static void record_mount(JNIEnv *jni, jthread vthread, int mounted)
     }
     struct mount_entry *e = &r->entries[head & r->mask];
     e->time_ns = clock_mono_ns();
-    e->vthread_id = mounted ? pins_thread_id(jni, vthread) : 0;
+    e->vthread_id = mounted ? jthread_id(jni, vthread) : 0;
     atomic_store_explicit(&r->head, head + 1, memory_order_release);
 }
 
@@ -187,6 +188,16 @@ struct carrier_slot *carriers_slot(unsigned i)
         return NULL;
     int st = atomic_load_explicit(&slots[i].state, memory_order_acquire);
     return st == SLOT_LIVE || st == SLOT_DEAD ? &slots[i] : NULL;
+}
+
+struct carrier_slot *carriers_by_tid(int tid)
+{
+    for (unsigned i = 0; tid > 0 && i < slot_count; i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (c && c->tid == tid && atomic_load(&c->state) == SLOT_LIVE)
+            return c;
+    }
+    return NULL;
 }
 
 void carriers_release(JNIEnv *jni, struct carrier_slot *s)

@@ -11,7 +11,7 @@
 #include <jvmti.h>
 #include <stdint.h>
 
-#include "pins.h"
+#include "jthread.h"
 
 enum slot_state { SLOT_FREE = 0, SLOT_CLAIMED, SLOT_LIVE, SLOT_DEAD };
 
@@ -27,7 +27,7 @@ struct carrier_slot {
     jobject thread;        /* global ref */
     uintptr_t java_thread; /* its JavaThread*, valid while LIVE (vmstructs_thread_state) */
     int tid;
-    char name[REC_NAME_MAX];
+    char name[JTHREAD_NAME_MAX];
     int64_t start_ns;
     struct mount_ring *ring;
     /* writer-only */
@@ -43,11 +43,11 @@ struct carrier_slot {
     uint64_t block_pin;
 };
 
-int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact);
+int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact); /* 0 or -ENOMEM */
 
-/* From ThreadStart of a CarrierThread (runs on that thread). */
+/* From ThreadStart of a CarrierThread (runs on that thread; agent.c). */
 void carriers_register(JNIEnv *jni, jthread thread, int tid, const char *name);
-/* From ThreadEnd (runs on the ending thread). */
+/* From ThreadEnd (runs on the ending thread; agent.c). */
 void carriers_unregister(void);
 /* Attach: carriers that started before the agent; tids are unknown (0) until seen. */
 void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_class);
@@ -58,6 +58,7 @@ void JNICALL carriers_on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
 /* Writer side. */
 unsigned carriers_capacity(void);
 struct carrier_slot *carriers_slot(unsigned i); /* NULL unless LIVE or DEAD */
+struct carrier_slot *carriers_by_tid(int tid);  /* the LIVE carrier with this OS tid, or NULL */
 /* Frees a DEAD slot (deletes its global ref) once the writer is done with it. */
 void carriers_release(JNIEnv *jni, struct carrier_slot *slot);
 /* Moves up to cap entries out of the slot's ring. */

@@ -26,7 +26,7 @@ int natives_init(unsigned capacity)
         n <<= 1;
     table = calloc(n, sizeof(*table));
     if (!table)
-        return -1;
+        return -ENOMEM;
     mask = n - 1;
     return 0;
 }

@@ -2,12 +2,11 @@
 
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <errno.h>
 
 #include "bytecode.h"
-#include "carriers.h"
 #include "clock.h"
+#include "jthread.h"
 #include "log.h"
 
 enum pin_kind { KIND_NONE = 0, KIND_PARK, KIND_ENTER, KIND_WAIT };
@@ -15,27 +14,23 @@ enum pin_kind { KIND_NONE = 0, KIND_PARK, KIND_ENTER, KIND_WAIT };
 /* Per carrier OS thread. A pinned virtual thread cannot leave its carrier,
  * so the carrier's thread-local is the natural place for "the pin in progress". */
 struct carrier_local {
-    int tid;
-    int name_known;
-    char name[REC_NAME_MAX];
     uint64_t pin_id;
     int64_t start_ns;
     enum pin_kind kind;
     int stack_deferred; /* the start went without its stack */
 };
-static __thread struct carrier_local tl;
+static __thread struct carrier_local on_carrier;
 
+/* What detection resolved at pins_init. */
 static struct {
     jvmtiEnv *jvmti;
     struct pins_setup setup;
-    jclass vthread_class;
-    jfieldID tid_field, name_field, carrier_field;
     jclass continuation_class;
     jmethodID is_pinned0;
     jobject vthread_scope;
     jmethodID park_method;
-    jclass carrier_thread_class;
-} S;
+    int resolved; /* the JDK's classes and methods: looked up at the first init */
+} detector;
 
 static _Atomic int stopped = 1;
 static _Atomic uint64_t next_pin_id;
@@ -56,79 +51,13 @@ void pins_stop(void)
     atomic_store(&stopped, 1);
 }
 
-static int current_tid(void)
-{
-    if (!tl.tid)
-        tl.tid = (int)syscall(SYS_gettid);
-    return tl.tid;
-}
-
-/* Copies a Java String into a bounded UTF-8 buffer without allocating. */
-static void copy_java_string(JNIEnv *jni, jstring s, char *out, size_t cap)
-{
-    out[0] = '\0';
-    if (!s)
-        return;
-    jchar chars[REC_NAME_MAX];
-    jsize n = (*jni)->GetStringLength(jni, s);
-    if (n > (jsize)(sizeof(chars) / sizeof(chars[0])))
-        n = sizeof(chars) / sizeof(chars[0]);
-    (*jni)->GetStringRegion(jni, s, 0, n, chars);
-    if ((*jni)->ExceptionCheck(jni)) {
-        (*jni)->ExceptionClear(jni);
-        return;
-    }
-    size_t o = 0;
-    for (jsize i = 0; i < n; i++) {
-        jchar c = chars[i];
-        if (c < 0x80) {
-            if (o + 1 >= cap)
-                break;
-            out[o++] = (char)c;
-        } else if (c < 0x800) {
-            if (o + 2 >= cap)
-                break;
-            out[o++] = (char)(0xc0 | (c >> 6));
-            out[o++] = (char)(0x80 | (c & 0x3f));
-        } else {
-            if (o + 3 >= cap)
-                break;
-            out[o++] = (char)(0xe0 | (c >> 12));
-            out[o++] = (char)(0x80 | ((c >> 6) & 0x3f));
-            out[o++] = (char)(0x80 | (c & 0x3f));
-        }
-    }
-    out[o] = '\0';
-}
-
-static void copy_thread_name(JNIEnv *jni, jobject thread, char *out)
-{
-    jstring name = (jstring)(*jni)->GetObjectField(jni, thread, S.name_field);
-    copy_java_string(jni, name, out, REC_NAME_MAX);
-    if (name)
-        (*jni)->DeleteLocalRef(jni, name);
-}
-
-static void carrier_name(JNIEnv *jni, jthread vthread, char *out)
-{
-    if (!tl.name_known) {
-        jobject carrier = (*jni)->GetObjectField(jni, vthread, S.carrier_field);
-        if (carrier) {
-            copy_thread_name(jni, carrier, tl.name);
-            tl.name_known = 1;
-            (*jni)->DeleteLocalRef(jni, carrier);
-        }
-    }
-    memcpy(out, tl.name, REC_NAME_MAX);
-}
-
 /* Continuation.isPinned0 on the current thread: 0 it could yield, 2 critical
  * section, 3 native, 4 monitor (21-23 only); -1 when the JDK cannot be asked. */
 static jint is_pinned0(JNIEnv *jni)
 {
-    if (!S.is_pinned0)
+    if (!detector.is_pinned0)
         return -1;
-    jint r = (*jni)->CallStaticIntMethod(jni, S.continuation_class, S.is_pinned0, S.vthread_scope);
+    jint r = (*jni)->CallStaticIntMethod(jni, detector.continuation_class, detector.is_pinned0, detector.vthread_scope);
     if ((*jni)->ExceptionCheck(jni)) {
         (*jni)->ExceptionClear(jni);
         return -1;
@@ -174,30 +103,30 @@ static int mounted_reason(JNIEnv *jni)
 
 void pins_capture_stack(jthread thread, struct rec *r)
 {
-    unsigned depth = S.setup.depth;
-    jvmtiFrameInfo *frames = (jvmtiFrameInfo *)r->frames;
-    uint16_t *monitors = (uint16_t *)(frames + depth);
+    unsigned depth = detector.setup.depth;
+    uint16_t *monitors = rec_monitors(r, depth);
     jint count = 0;
-    if ((*S.jvmti)->GetStackTrace(S.jvmti, thread, 0, (jint)depth, frames, &count) != JVMTI_ERROR_NONE)
+    if ((*detector.jvmti)->GetStackTrace(detector.jvmti, thread, 0, (jint)depth, r->frames, &count) !=
+        JVMTI_ERROR_NONE)
         count = 0;
     r->frame_count = (uint32_t)count;
     memset(monitors, 0, (size_t)count * sizeof(uint16_t));
     if (count == (jint)depth) {
         jint total = 0;
-        if ((*S.jvmti)->GetFrameCount(S.jvmti, thread, &total) == JVMTI_ERROR_NONE && total > count)
+        if ((*detector.jvmti)->GetFrameCount(detector.jvmti, thread, &total) == JVMTI_ERROR_NONE && total > count)
             r->truncated = 1;
     }
-    if (!S.setup.have_monitor_depths || count == 0)
+    if (!detector.setup.have_monitor_depths || count == 0)
         return;
     jint n = 0;
     jvmtiMonitorStackDepthInfo *info = NULL;
-    if ((*S.jvmti)->GetOwnedMonitorStackDepthInfo(S.jvmti, thread, &n, &info) != JVMTI_ERROR_NONE)
+    if ((*detector.jvmti)->GetOwnedMonitorStackDepthInfo(detector.jvmti, thread, &n, &info) != JVMTI_ERROR_NONE)
         return;
     for (jint i = 0; i < n; i++) {
         if (info[i].stack_depth >= 0 && info[i].stack_depth < count && monitors[info[i].stack_depth] < UINT16_MAX)
             monitors[info[i].stack_depth]++;
     }
-    (*S.jvmti)->Deallocate(S.jvmti, (unsigned char *)info);
+    (*detector.jvmti)->Deallocate(detector.jvmti, (unsigned char *)info);
 }
 
 /* A pin end. thread (non-NULL when the pin outlasted the threshold with its
@@ -208,37 +137,37 @@ void pins_capture_stack(jthread thread, struct rec *r)
 static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind kind)
 {
     uint64_t ticket;
-    struct rec *r = queue_reserve(S.setup.queue, &ticket);
+    struct rec *r = queue_reserve(detector.setup.queue, &ticket);
     if (!r)
         return;
     r->kind = REC_PIN_END;
     r->pin_id = pin_id;
     r->time_ns = now;
-    r->carrier_tid = current_tid();
+    r->carrier_tid = jthread_self_tid();
     r->truncated = 0;
     r->frame_count = 0;
     if (thread) {
         pins_capture_stack(thread, r);
         /* At MonitorContendedEntered the thread owns the monitor it was blocked on. */
-        uint16_t *monitors = (uint16_t *)((jvmtiFrameInfo *)r->frames + S.setup.depth);
+        uint16_t *monitors = rec_monitors(r, detector.setup.depth);
         if (kind == KIND_ENTER && r->frame_count > 0 && monitors[0] > 0)
             monitors[0]--;
     }
-    queue_commit(S.setup.queue, ticket);
-    S.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
+    queue_commit(detector.setup.queue, ticket);
+    detector.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
 }
 
 /* stack_now: the writer needs the stack to decide whether this is a pin at all. */
 static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason, int stack_now)
 {
     int64_t now = clock_mono_ns();
-    if (tl.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
-        emit_end(tl.pin_id, now, NULL, KIND_NONE);
-    tl.pin_id = 0;
-    tl.kind = KIND_NONE;
+    if (on_carrier.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
+        emit_end(on_carrier.pin_id, now, NULL, KIND_NONE);
+    on_carrier.pin_id = 0;
+    on_carrier.kind = KIND_NONE;
     atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
     uint64_t ticket;
-    struct rec *r = queue_reserve(S.setup.queue, &ticket);
+    struct rec *r = queue_reserve(detector.setup.queue, &ticket);
     if (!r)
         return; /* counted by the queue; the end will be ignored too */
     uint64_t id = atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
@@ -246,36 +175,36 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     r->pin_id = id;
     r->time_ns = now;
     r->truncated = 0;
-    r->carrier_tid = current_tid();
+    r->carrier_tid = jthread_self_tid();
     r->reason = (uint8_t)(kind == KIND_PARK ? park_reason(jni) : reason);
     r->op = (uint8_t)(kind == KIND_ENTER ? PIN_OP_ENTER : kind == KIND_WAIT ? PIN_OP_WAIT : PIN_OP_PARK);
-    r->vthread_id = pins_thread_id(jni, vthread);
-    copy_thread_name(jni, vthread, r->vthread_name);
-    carrier_name(jni, vthread, r->carrier_name);
-    int deferred = S.setup.defer_stacks && !stack_now;
+    r->vthread_id = jthread_id(jni, vthread);
+    jthread_copy_name(jni, vthread, r->vthread_name);
+    memcpy(r->carrier_name, jthread_self_carrier_name(jni, vthread), REC_NAME_MAX);
+    int deferred = detector.setup.defer_stacks && !stack_now;
     r->stack_deferred = (uint8_t)deferred;
     if (deferred)
         r->frame_count = 0;
     else
         pins_capture_stack(vthread, r);
-    queue_commit(S.setup.queue, ticket);
-    tl.pin_id = id;
-    tl.start_ns = now;
-    tl.kind = kind;
-    tl.stack_deferred = deferred;
+    queue_commit(detector.setup.queue, ticket);
+    on_carrier.pin_id = id;
+    on_carrier.start_ns = now;
+    on_carrier.kind = kind;
+    on_carrier.stack_deferred = deferred;
     /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
-    S.setup.wake_writer(now + (int64_t)S.setup.threshold_ns);
+    detector.setup.wake_writer(now + (int64_t)detector.setup.threshold_ns);
 }
 
 static void pin_end(jthread thread, enum pin_kind kind)
 {
-    if (!tl.pin_id || tl.kind != kind)
+    if (!on_carrier.pin_id || on_carrier.kind != kind)
         return;
-    uint64_t id = tl.pin_id;
-    tl.pin_id = 0;
-    tl.kind = KIND_NONE;
+    uint64_t id = on_carrier.pin_id;
+    on_carrier.pin_id = 0;
+    on_carrier.kind = KIND_NONE;
     int64_t now = clock_mono_ns();
-    int long_pin = tl.stack_deferred && (uint64_t)(now - tl.start_ns) >= S.setup.threshold_ns;
+    int long_pin = on_carrier.stack_deferred && (uint64_t)(now - on_carrier.start_ns) >= detector.setup.threshold_ns;
     emit_end(id, now, long_pin ? thread : NULL, kind);
 }
 
@@ -288,7 +217,7 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
                                 jlocation location)
 {
     (void)jvmti;
-    if (atomic_load_explicit(&stopped, memory_order_relaxed) || method != S.park_method)
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || method != detector.park_method)
         return;
     if (!is_virtual(jni, thread)) /* JDK 21 runs this code on main in Continuation.<clinit> */
         return;
@@ -304,15 +233,15 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
  * the JDK is about to freeze the whole stack to unmount anyway). */
 static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
 {
-    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.setup.monitor_events || !is_virtual(jni, thread))
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !detector.setup.monitor_events || !is_virtual(jni, thread))
         return;
     /* Inside parkOnCarrierThread (a park pin in progress on this carrier) the JDK's own
      * code can block on a monitor too (timer, class loading): the carrier is pinned by
      * the park already. A pin begun here would close the park pin early, and its real
      * end would be lost; the nested block is part of the park pin. */
-    if (tl.pin_id && tl.kind == KIND_PARK)
+    if (on_carrier.pin_id && on_carrier.kind == KIND_PARK)
         return;
-    if (S.setup.monitor_pins) {
+    if (detector.setup.monitor_pins) {
         pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, 0);
         return;
     }
@@ -357,41 +286,26 @@ void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     pin_end(thread, KIND_WAIT);
 }
 
-void JNICALL pins_on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+void pins_carrier_started(const char *name)
 {
-    (void)jvmti;
-    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !S.carrier_thread_class || !thread)
+    if (atomic_load_explicit(&stopped, memory_order_relaxed))
         return;
-    if (!(*jni)->IsInstanceOf(jni, thread, S.carrier_thread_class))
-        return;
-    /* ThreadStart runs on the new thread itself: its tid and name are ours to cache. */
-    copy_thread_name(jni, thread, tl.name);
-    tl.name_known = 1;
-    carriers_register(jni, thread, current_tid(), tl.name);
     uint64_t ticket;
-    struct rec *r = queue_reserve(S.setup.queue, &ticket);
+    struct rec *r = queue_reserve(detector.setup.queue, &ticket);
     if (!r)
         return;
     r->kind = REC_CARRIER_START;
     r->time_ns = clock_mono_ns();
-    r->carrier_tid = current_tid();
-    memcpy(r->carrier_name, tl.name, REC_NAME_MAX);
+    r->carrier_tid = jthread_self_tid();
+    memcpy(r->carrier_name, name, REC_NAME_MAX);
     r->frame_count = 0;
-    queue_commit(S.setup.queue, ticket);
-    S.setup.wake_writer(INT64_MAX);
+    queue_commit(detector.setup.queue, ticket);
+    detector.setup.wake_writer(INT64_MAX);
 }
 
-void JNICALL pins_on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+int pins_running(void)
 {
-    (void)jvmti;
-    (void)jni;
-    (void)thread;
-    carriers_unregister();
-}
-
-int64_t pins_thread_id(JNIEnv *jni, jobject thread)
-{
-    return S.tid_field ? (*jni)->GetLongField(jni, thread, S.tid_field) : 0;
+    return !atomic_load_explicit(&stopped, memory_order_relaxed);
 }
 
 uint64_t pins_next_id(void)
@@ -402,17 +316,7 @@ uint64_t pins_next_id(void)
 
 jmethodID pins_park_method(void)
 {
-    return S.park_method;
-}
-
-jclass pins_carrier_class(void)
-{
-    return S.carrier_thread_class;
-}
-
-void pins_copy_thread_name(JNIEnv *jni, jobject thread, char *out)
-{
-    copy_thread_name(jni, thread, out);
+    return detector.park_method;
 }
 
 static jclass global_class(JNIEnv *jni, const char *name)
@@ -451,30 +355,30 @@ static jmethodID find_method(jvmtiEnv *jvmti, jclass cls, const char *name, cons
  * starts) and on every instruction that leaves it (the pin ends). */
 static int set_park_breakpoints(jvmtiEnv *jvmti)
 {
-    if (!S.park_method) {
+    if (!detector.park_method) {
         log_warn("java.lang.VirtualThread.parkOnCarrierThread(ZJ)V not found: park-based pins not detected");
-        return -1;
+        return -ENOENT;
     }
     jint len = 0;
     unsigned char *code = NULL;
-    if ((*jvmti)->GetBytecodes(jvmti, S.park_method, &len, &code) != JVMTI_ERROR_NONE) {
+    if ((*jvmti)->GetBytecodes(jvmti, detector.park_method, &len, &code) != JVMTI_ERROR_NONE) {
         log_warn("cannot read the bytecodes of parkOnCarrierThread: park-based pins not detected");
-        return -1;
+        return -EINVAL;
     }
     int exits = 0, rc = 0;
-    jvmtiError err = (*jvmti)->SetBreakpoint(jvmti, S.park_method, 0);
+    jvmtiError err = (*jvmti)->SetBreakpoint(jvmti, detector.park_method, 0);
     if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_DUPLICATE)
-        rc = -1;
+        rc = -EINVAL;
     for (size_t pc = 0; rc == 0 && pc < (size_t)len;) {
         int n = bytecode_length(code, (size_t)len, pc);
         if (n <= 0) {
-            rc = -1;
+            rc = -EINVAL;
             break;
         }
         if (bytecode_is_exit(code[pc])) {
-            err = (*jvmti)->SetBreakpoint(jvmti, S.park_method, (jlocation)pc);
+            err = (*jvmti)->SetBreakpoint(jvmti, detector.park_method, (jlocation)pc);
             if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_DUPLICATE)
-                rc = -1;
+                rc = -EINVAL;
             exits++;
         }
         pc += (size_t)n;
@@ -482,52 +386,40 @@ static int set_park_breakpoints(jvmtiEnv *jvmti)
     (*jvmti)->Deallocate(jvmti, code);
     if (rc || exits == 0) {
         log_warn("could not set the pin breakpoints in parkOnCarrierThread: park-based pins not detected");
-        return -1;
+        return rc ? rc : -EINVAL;
     }
     return 0;
 }
 
 int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int breakpoints)
 {
-    S.jvmti = jvmti;
-    S.setup = *setup;
-    if (!S.vthread_class) {
-        S.vthread_class = global_class(jni, "java/lang/VirtualThread");
-        jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
-        if (!S.vthread_class || !thread_class) {
-            (*jni)->ExceptionClear(jni);
-            log_error("java.lang.VirtualThread not found: no pin detection");
-            return -1;
-        }
-        S.tid_field = (*jni)->GetFieldID(jni, thread_class, "tid", "J");
-        S.name_field = (*jni)->GetFieldID(jni, thread_class, "name", "Ljava/lang/String;");
-        S.carrier_field = (*jni)->GetFieldID(jni, S.vthread_class, "carrierThread", "Ljava/lang/Thread;");
-        if (!S.tid_field || !S.name_field || !S.carrier_field) {
-            (*jni)->ExceptionClear(jni);
-            log_error("Thread.tid/name or VirtualThread.carrierThread not found: no pin detection");
-            return -1;
-        }
-        S.continuation_class = global_class(jni, "jdk/internal/vm/Continuation");
-        if (S.continuation_class) {
-            S.is_pinned0 = (*jni)->GetStaticMethodID(jni, S.continuation_class, "isPinned0",
-                                                     "(Ljdk/internal/vm/ContinuationScope;)I");
-            jfieldID scope = (*jni)->GetStaticFieldID(jni, S.vthread_class, "VTHREAD_SCOPE",
+    detector.jvmti = jvmti;
+    detector.setup = *setup;
+    jclass vthread_class = jthread_vthread_class();
+    if (!vthread_class)
+        return -ENOENT; /* jthread_init said why */
+    if (!detector.resolved) {
+        detector.resolved = 1;
+        detector.continuation_class = global_class(jni, "jdk/internal/vm/Continuation");
+        if (detector.continuation_class) {
+            detector.is_pinned0 = (*jni)->GetStaticMethodID(jni, detector.continuation_class, "isPinned0",
+                                                            "(Ljdk/internal/vm/ContinuationScope;)I");
+            jfieldID scope = (*jni)->GetStaticFieldID(jni, vthread_class, "VTHREAD_SCOPE",
                                                       "Ljdk/internal/vm/ContinuationScope;");
-            jobject scope_obj = scope ? (*jni)->GetStaticObjectField(jni, S.vthread_class, scope) : NULL;
+            jobject scope_obj = scope ? (*jni)->GetStaticObjectField(jni, vthread_class, scope) : NULL;
             (*jni)->ExceptionClear(jni);
-            S.vthread_scope = scope_obj ? (*jni)->NewGlobalRef(jni, scope_obj) : NULL;
-            if (!S.vthread_scope)
-                S.is_pinned0 = NULL;
+            detector.vthread_scope = scope_obj ? (*jni)->NewGlobalRef(jni, scope_obj) : NULL;
+            if (!detector.vthread_scope)
+                detector.is_pinned0 = NULL;
         }
-        if (!S.is_pinned0) {
+        if (!detector.is_pinned0) {
             (*jni)->ExceptionClear(jni);
             log_warn("Continuation.isPinned0 not found: pin reasons are inferred from the stack");
         }
-        S.carrier_thread_class = global_class(jni, "jdk/internal/misc/CarrierThread");
     }
     int rc = 0;
-    if (!S.park_method) {
-        S.park_method = find_method(jvmti, S.vthread_class, "parkOnCarrierThread", "(ZJ)V");
+    if (!detector.park_method) {
+        detector.park_method = find_method(jvmti, vthread_class, "parkOnCarrierThread", "(ZJ)V");
         if (breakpoints)
             rc = set_park_breakpoints(jvmti);
     }

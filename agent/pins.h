@@ -9,6 +9,7 @@
 #include <jvmti.h>
 #include <stdint.h>
 
+#include "jthread.h"
 #include "queue.h"
 
 enum rec_kind {
@@ -29,7 +30,7 @@ enum pin_reason {
     REASON_VM_BLOCK = 7,
 };
 
-#define REC_NAME_MAX 64
+#define REC_NAME_MAX JTHREAD_NAME_MAX
 
 /* What the pinned thread blocks in: the blocking operation of a NATIVE or
  * CRITICAL_SECTION pin on JDK 24+ can be a contended entry or Object.wait. */
@@ -37,12 +38,6 @@ enum pin_op {
     PIN_OP_PARK = 0, /* parkOnCarrierThread, or a pin the writer found itself */
     PIN_OP_ENTER = 1,
     PIN_OP_WAIT = 2,
-};
-
-struct rec_frame {
-    jmethodID method;
-    int32_t bci;
-    int32_t monitors;
 };
 
 struct rec {
@@ -58,10 +53,25 @@ struct rec {
     char vthread_name[REC_NAME_MAX];
     char carrier_name[REC_NAME_MAX];
     uint32_t frame_count;
-    struct rec_frame frames[]; /* up to depth */
+    /* depth slots, as GetStackTrace fills them, then depth monitor counts
+     * (rec_monitors): one record size per queue, pins_record_size(depth). */
+    jvmtiFrameInfo frames[];
 };
 
 size_t pins_record_size(unsigned depth);
+
+_Static_assert(_Alignof(jvmtiFrameInfo) >= _Alignof(uint16_t), "the monitor counts follow the frames unpadded");
+
+/* The monitors each frame holds, stored after the depth frame slots. */
+static inline uint16_t *rec_monitors(struct rec *r, unsigned depth)
+{
+    return (uint16_t *)(void *)(r->frames + depth);
+}
+
+static inline const uint16_t *rec_monitors_const(const struct rec *r, unsigned depth)
+{
+    return (const uint16_t *)(const void *)(r->frames + depth);
+}
 
 struct pins_setup {
     struct queue *queue;
@@ -79,9 +89,10 @@ struct pins_setup {
  * thread that is still pinned on its carrier. */
 void pins_capture_stack(jthread thread, struct rec *r);
 
-/* Resolves the classes, fields and methods detection needs and sets the
- * park breakpoints when can_generate_breakpoint_events is held. Returns 0,
- * or -1 when park-based pins cannot be detected (logged). */
+/* Resolves the classes and methods detection needs (after jthread_init) and
+ * sets the park breakpoints when can_generate_breakpoint_events is held.
+ * Returns 0, or -errno when park-based pins cannot be detected (logged);
+ * -ENOENT (no VirtualThread): the callbacks stay off. */
 int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int breakpoints);
 void pins_stop(void); /* callbacks return at once from now on */
 
@@ -91,16 +102,14 @@ void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 void JNICALL pins_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object);
 void JNICALL pins_on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jlong timeout);
 void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jboolean timed_out);
-void JNICALL pins_on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
-
-void JNICALL pins_on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+/* From ThreadStart of a carrier, after carriers_register: the writer counts
+ * carriers (scheduler compensation). name: the carrier's, JTHREAD_NAME_MAX bytes. */
+void pins_carrier_started(const char *name);
+int pins_running(void); /* between pins_init and pins_stop */
 
 uint64_t pins_started(void);
 /* For the writer's own pins (the native-block watchdog): a fresh pin id, counted as started. */
 uint64_t pins_next_id(void);
-int64_t pins_thread_id(JNIEnv *jni, jobject thread);
-void pins_copy_thread_name(JNIEnv *jni, jobject thread, char *out); /* out: REC_NAME_MAX bytes */
-jclass pins_carrier_class(void);
 jmethodID pins_park_method(void); /* VirtualThread.parkOnCarrierThread, NULL if not found */
 
 #endif

@@ -108,13 +108,13 @@ void symbols_free(struct symbols *s)
     free(s);
 }
 
-/* Grows a pointer array by doubling; returns 0 or -1. */
+/* Grows a pointer array by doubling; returns 0 or -ENOMEM. */
 static int grow(void **arr, uint32_t *cap, size_t elem)
 {
     uint32_t ncap = *cap ? *cap * 2 : 64;
     void *n = realloc(*arr, (size_t)ncap * elem);
     if (!n)
-        return -1;
+        return -ENOMEM;
     *arr = n;
     *cap = ncap;
     return 0;
@@ -299,8 +299,8 @@ static int32_t line_for(const struct method_info *m, int32_t bci)
 
 const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct rec *r, unsigned depth)
 {
-    const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
-    const uint16_t *monitors = (const uint16_t *)(frames + depth);
+    const jvmtiFrameInfo *frames = r->frames;
+    const uint16_t *monitors = rec_monitors_const(r, depth);
     uint32_t n = r->frame_count;
     uint64_t h = mix(0, n);
     for (uint32_t f = 0; f < n; f++)
@@ -421,7 +421,7 @@ void symbols_native_site(struct symbols *s, const struct stack_info *st, uint32_
 
 int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct rec *r)
 {
-    const jvmtiFrameInfo *frames = (const jvmtiFrameInfo *)r->frames;
+    const jvmtiFrameInfo *frames = r->frames;
     struct frame_name *names = calloc(r->frame_count ? r->frame_count : 1, sizeof(*names));
     if (!names)
         return -ENOMEM;

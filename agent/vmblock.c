@@ -1,19 +1,21 @@
 #include "vmblock.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bytecode.h"
 
-/* /proc/self/task/TID/<file> into buf (NUL-terminated): its length, or -1.
+/* /proc/self/task/TID/<file> into buf (NUL-terminated): its length, or -errno.
  * The file stays open (*fd1 = fd + 1) and is read again with pread. */
 static ssize_t read_task_file(int tid, const char *file, int *fd1, int *fd_tid, char *buf, size_t cap)
 {
     if (tid <= 0)
-        return -1;
+        return -ESRCH;
     if (*fd1 > 0 && *fd_tid != tid) {
         close(*fd1 - 1);
         *fd1 = 0;
@@ -23,15 +25,16 @@ static ssize_t read_task_file(int tid, const char *file, int *fd1, int *fd_tid, 
         snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tid, file);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-            return -1;
+            return -errno;
         *fd1 = fd + 1;
         *fd_tid = tid;
     }
     ssize_t n = pread(*fd1 - 1, buf, cap - 1, 0);
     if (n <= 0) { /* the thread is gone */
+        int err = n < 0 ? -errno : -ESRCH;
         close(*fd1 - 1);
         *fd1 = 0;
-        return -1;
+        return err;
     }
     buf[n] = '\0';
     return n;
@@ -40,28 +43,97 @@ static ssize_t read_task_file(int tid, const char *file, int *fd1, int *fd_tid, 
 int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid)
 {
     char buf[512];
-    if (read_task_file(tid, "stat", fd1, fd_tid, buf, sizeof(buf)) < 0)
-        return -1;
+    ssize_t n = read_task_file(tid, "stat", fd1, fd_tid, buf, sizeof(buf));
+    if (n < 0)
+        return (int)n;
     const char *p = strrchr(buf, ')'); /* the comm may hold anything; the state follows it */
     if (!p || p[1] != ' ')
-        return -1;
-    return p[2] == 'S' || p[2] == 'D' ? 1 : p[2] == 'R' ? 0 : -1;
+        return -EINVAL;
+    return p[2] == 'S' || p[2] == 'D' ? 1 : p[2] == 'R' ? 0 : -EINVAL;
 }
 
 int vmblock_thread_switches(int tid, int *fd1, int *fd_tid, uint64_t *out)
 {
     char buf[4096];
-    if (read_task_file(tid, "status", fd1, fd_tid, buf, sizeof(buf)) < 0)
-        return -1;
+    ssize_t n = read_task_file(tid, "status", fd1, fd_tid, buf, sizeof(buf));
+    if (n < 0)
+        return (int)n;
     const char *p = strstr(buf, "\nvoluntary_ctxt_switches:");
     if (!p)
-        return -1;
+        return -EINVAL;
     char *end;
     unsigned long long v = strtoull(p + sizeof("\nvoluntary_ctxt_switches:") - 1, &end, 10);
     if (end == p + sizeof("\nvoluntary_ctxt_switches:") - 1)
-        return -1;
+        return -EINVAL;
     *out = v;
     return 0;
+}
+
+/* The system calls a blocked carrier is commonly found in, by this
+ * architecture's numbers (/proc/.../syscall gives the native number).
+ * Calls an architecture lacks (aarch64 has no poll, select, pause, ...) are
+ * left out there; an unlisted call reads "syscall N". */
+#define CALL(name) {SYS_##name, #name}
+static const struct {
+    long nr;
+    const char *name;
+} blocking_calls[] = {
+    CALL(read),      CALL(write),     CALL(pread64),  CALL(nanosleep), CALL(connect),  CALL(accept),
+    CALL(sendto),    CALL(recvfrom),  CALL(sendmsg),  CALL(recvmsg),   CALL(wait4),    CALL(futex),
+    CALL(clock_nanosleep), CALL(pselect6), CALL(ppoll), CALL(epoll_pwait), CALL(accept4),
+#ifdef SYS_poll
+    CALL(poll),
+#endif
+#ifdef SYS_select
+    CALL(select),
+#endif
+#ifdef SYS_pause
+    CALL(pause),
+#endif
+#ifdef SYS_epoll_wait
+    CALL(epoll_wait),
+#endif
+};
+#undef CALL
+
+static void read_line(const char *path, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    if (!fgets(buf, (int)cap, f))
+        buf[0] = '\0';
+    fclose(f);
+}
+
+void vmblock_blocked_in(int tid, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (tid <= 0)
+        return;
+    char path[64], buf[128], wchan[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+    read_line(path, buf, sizeof(buf));
+    snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", tid);
+    read_line(path, wchan, sizeof(wchan));
+    const char *what = NULL;
+    char number[32] = "";
+    if (strncmp(buf, "running", 7) == 0)
+        what = "running (on CPU)";
+    else if (buf[0] >= '0' && buf[0] <= '9') {
+        long nr = strtol(buf, NULL, 10);
+        for (size_t i = 0; i < sizeof(blocking_calls) / sizeof(blocking_calls[0]) && !what; i++)
+            if (blocking_calls[i].nr == nr)
+                what = blocking_calls[i].name;
+        if (!what) {
+            snprintf(number, sizeof(number), "syscall %ld", nr);
+            what = number;
+        }
+    }
+    int has_wchan = wchan[0] && strcmp(wchan, "0") != 0;
+    snprintf(out, cap, "%s%s%s%s", what ? what : "", has_wchan ? (what ? " (wchan " : "wchan ") : "",
+             has_wchan ? wchan : "", has_wchan && what ? ")" : "");
 }
 
 void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap)

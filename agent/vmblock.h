@@ -9,16 +9,23 @@
 #include <stdint.h>
 
 /* /proc/self/task/TID/stat: 1 when the thread sleeps (S or D), 0 when it runs
- * or waits for a CPU (R), -1 when unknown. *fd1 caches the open file (fd + 1,
+ * or waits for a CPU (R), -errno when unknown (-ESRCH: no such thread).
+ * *fd1 caches the open file (fd + 1,
  * 0 for none) for *fd_tid: it is read again with pread, not reopened, on
  * every sample; a different tid reopens it. */
 int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid);
 
-/* voluntary_ctxt_switches of /proc/self/task/TID/status into *out: 0, or -1
+/* voluntary_ctxt_switches of /proc/self/task/TID/status into *out: 0, or -errno
  * when unknown. A parked carrier switches out once per park, so a count
  * that rose between two samples that both saw it parked means a new park.
  * *fd1 / *fd_tid: as above, for the status file. */
 int vmblock_thread_switches(int tid, int *fd1, int *fd_tid, uint64_t *out);
+
+/* Where the kernel says thread tid sleeps, from /proc/self/task/TID/syscall
+ * and wchan: "nanosleep (wchan hrtimer_nanosleep)", "syscall 999", "running
+ * (on CPU)"; "" when unknown. System calls are named by <sys/syscall.h>
+ * numbers, so the names are right on every architecture. */
+void vmblock_blocked_in(int tid, char *out, size_t cap);
 
 /* "getstatic of com.example.Slow" into out[cap] when the instruction at bci of
  * method names a class (new, getstatic, putstatic, invokestatic: the class the

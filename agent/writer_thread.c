@@ -5,6 +5,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "clock.h"
+
 enum { FREE = 0, JOINED = 1, FORBIDDEN = 2 };
 
 static JavaVM *vm;
@@ -14,6 +16,10 @@ static _Atomic int state;        /* FREE, JOINED or FORBIDDEN */
 static _Atomic int forbid_later; /* forbidden while joined: takes effect at leave */
 static _Atomic uint64_t joins;
 static JNIEnv *env; /* writer thread only */
+static struct {
+    int in_round;    /* joined, with a local frame (1) or without (2), in this round */
+    int64_t used_ns; /* last round that needed the JVM */
+} round;             /* writer thread only */
 
 static void *run(void *arg)
 {
@@ -81,4 +87,28 @@ void writer_thread_forbid(void)
 uint64_t writer_thread_joins(void)
 {
     return atomic_load(&joins);
+}
+
+JNIEnv *writer_thread_jni(void)
+{
+    if (round.in_round)
+        return env;
+    if (!writer_thread_enter())
+        return NULL;
+    round.in_round = (*env)->PushLocalFrame(env, 64) == 0 ? 1 : 2;
+    round.used_ns = clock_mono_ns();
+    return env;
+}
+
+/* Each join costs ~70 us of CPU and a ThreadStart/ThreadEnd for every agent:
+ * at most about one per second. */
+#define JVM_LINGER_NS 1000000000LL
+void writer_thread_end_round(int64_t now, int64_t next_need_ns, int stopping)
+{
+    if (round.in_round == 1)
+        (*env)->PopLocalFrame(env, NULL);
+    round.in_round = 0;
+    if (env && !stopping && (next_need_ns - now <= 50000000LL || now - round.used_ns < JVM_LINGER_NS))
+        return;
+    writer_thread_leave();
 }

@@ -24,6 +24,15 @@ int writer_thread_start(JavaVM *vm, void (*main)(void *), void *arg);
 JNIEnv *writer_thread_enter(void);
 /* On the writer thread: leaves the JVM if joined. */
 void writer_thread_leave(void);
+/* On the writer thread, within a round: the JNIEnv, joining now if not yet
+ * and pushing a local frame, so the round's local references die with it;
+ * NULL when the JVM is gone or refuses (the work is skipped). */
+JNIEnv *writer_thread_jni(void);
+/* End of a round: pops its frame and leaves the JVM once it has not been
+ * needed for a second, unless the next round that needs it is due within
+ * 50 ms of now (next_need_ns: sampled occupancy, every 10 ms, stays joined);
+ * stopping: leaves at once. */
+void writer_thread_end_round(int64_t now, int64_t next_need_ns, int stopping);
 /* From VMDeath/unload: no join after this; a join in progress finishes. */
 void writer_thread_forbid(void);
 /* Joins so far (each one a ThreadStart + ThreadEnd for every agent). */

@@ -3,6 +3,7 @@
  * wide forms, truncation, invalid opcodes, and whole-method walks. */
 #include "bytecode.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +51,10 @@ static void test_fixed_lengths(void)
         unsigned char *code = calloc(1, len);
         code[0] = (unsigned char)op;
         int got = bytecode_length(code, len, 0);
-        if (!CHECK_INT(got, want ? want : -1))
+        if (!CHECK_INT(got, want ? want : -EINVAL))
             fprintf(stderr, "    opcode 0x%02x\n", op);
         /* One byte short is truncated. */
-        if (want > 1 && !CHECK_INT(bytecode_length(code, len - 1, 0), -1))
+        if (want > 1 && !CHECK_INT(bytecode_length(code, len - 1, 0), -EINVAL))
             fprintf(stderr, "    opcode 0x%02x truncated\n", op);
         free(code);
         /* The same instruction at a later pc. */
@@ -71,11 +72,11 @@ static void test_invalid_opcodes(void)
     unsigned char code[8] = {0};
     for (unsigned op = 0xcb; op <= 0xff; op++) {
         code[0] = (unsigned char)op;
-        if (!CHECK_INT(bytecode_length(code, sizeof(code), 0), -1))
+        if (!CHECK_INT(bytecode_length(code, sizeof(code), 0), -EINVAL))
             fprintf(stderr, "    opcode 0x%02x\n", op);
     }
     code[0] = 0xfe;
-    CHECK_INT(bytecode_length(code, sizeof(code), 0), -1);
+    CHECK_INT(bytecode_length(code, sizeof(code), 0), -EINVAL);
 }
 
 static void test_out_of_range_pc(void)
@@ -83,9 +84,9 @@ static void test_out_of_range_pc(void)
     unsigned char code[] = {0x2a, 0xb1}; /* aload_0; return */
     CHECK_INT(bytecode_length(code, sizeof(code), 0), 1);
     CHECK_INT(bytecode_length(code, sizeof(code), 1), 1);
-    CHECK_INT(bytecode_length(code, sizeof(code), 2), -1);
-    CHECK_INT(bytecode_length(code, sizeof(code), 1000), -1);
-    CHECK_INT(bytecode_length(code, 0, 0), -1);
+    CHECK_INT(bytecode_length(code, sizeof(code), 2), -EINVAL);
+    CHECK_INT(bytecode_length(code, sizeof(code), 1000), -EINVAL);
+    CHECK_INT(bytecode_length(code, 0, 0), -EINVAL);
 }
 
 static void test_simple_sequence(void)
@@ -168,7 +169,7 @@ static void test_tableswitch_padding(void)
             fprintf(stderr, "    tableswitch at pc %zu\n", cases[i].pc);
         /* Every shorter buffer is truncated. */
         for (size_t cut = cases[i].pc + 1; cut < end; cut++)
-            if (!CHECK_INT(bytecode_length(code, cut, cases[i].pc), -1))
+            if (!CHECK_INT(bytecode_length(code, cut, cases[i].pc), -EINVAL))
                 fprintf(stderr, "    tableswitch at pc %zu cut at %zu\n", cases[i].pc, cut);
     }
 }
@@ -188,14 +189,14 @@ static void test_tableswitch_ranges(void)
     code[0] = 0xaa;
     put_s4(code + 8, 3);
     put_s4(code + 12, 2);
-    CHECK_INT(bytecode_length(code, sizeof(code), 0), -1);
+    CHECK_INT(bytecode_length(code, sizeof(code), 0), -EINVAL);
     /* A huge range in a small method is truncated, not an overflow. */
     put_s4(code + 8, INT32_MIN);
     put_s4(code + 12, INT32_MAX);
-    CHECK_INT(bytecode_length(code, sizeof(code), 0), -1);
+    CHECK_INT(bytecode_length(code, sizeof(code), 0), -EINVAL);
     put_s4(code + 8, 0);
     put_s4(code + 12, INT32_MAX);
-    CHECK_INT(bytecode_length(code, sizeof(code), 0), -1);
+    CHECK_INT(bytecode_length(code, sizeof(code), 0), -EINVAL);
 }
 
 static void test_lookupswitch(void)
@@ -205,7 +206,7 @@ static void test_lookupswitch(void)
     size_t n = put_lookupswitch(code, 1, 2);
     CHECK_INT((int)n, 1 + 2 + 8 + 2 * 8);
     CHECK_INT(bytecode_length(code, 1 + n, 1), (int)n);
-    CHECK_INT(bytecode_length(code, n, 1), -1); /* one byte short */
+    CHECK_INT(bytecode_length(code, n, 1), -EINVAL); /* one byte short */
 
     memset(code, 0, sizeof(code));
     n = put_lookupswitch(code, 3, 2);
@@ -221,10 +222,10 @@ static void test_lookupswitch(void)
     /* Negative npairs is malformed; a huge one is truncated. */
     memset(code, 0, sizeof(code));
     put_lookupswitch(code, 0, 0);
-    put_s4(code + 8, -1);
-    CHECK_INT(bytecode_length(code, sizeof(code), 0), -1);
+    put_s4(code + 8, -EINVAL);
+    CHECK_INT(bytecode_length(code, sizeof(code), 0), -EINVAL);
     put_s4(code + 8, INT32_MAX);
-    CHECK_INT(bytecode_length(code, sizeof(code), 0), -1);
+    CHECK_INT(bytecode_length(code, sizeof(code), 0), -EINVAL);
 }
 
 /* A lookupswitch with no pairs is 9 bytes plus padding; as the last instruction
@@ -258,10 +259,10 @@ static void test_wide(void)
     }
     /* Truncated. */
     for (size_t cut = 0; cut < sizeof(iinc); cut++)
-        if (!CHECK_INT(bytecode_length(iinc, cut, 0), -1))
+        if (!CHECK_INT(bytecode_length(iinc, cut, 0), -EINVAL))
             fprintf(stderr, "    wide iinc cut at %zu\n", cut);
     for (size_t cut = 0; cut < sizeof(iload); cut++)
-        if (!CHECK_INT(bytecode_length(iload, cut, 0), -1))
+        if (!CHECK_INT(bytecode_length(iload, cut, 0), -EINVAL))
             fprintf(stderr, "    wide iload cut at %zu\n", cut);
     /* Wide at an odd pc. */
     unsigned char mid[] = {0x00, 0x00, 0x00, 0xc4, 0x84, 0x00, 0x01, 0x00, 0x01, 0xb1};
@@ -275,7 +276,7 @@ static void test_wide_invalid_target(void)
     static const unsigned char bad[] = {0x00, 0x10, 0x1a, 0x60, 0xb1, 0xc4, 0xfe};
     for (size_t i = 0; i < sizeof(bad); i++) {
         unsigned char code[] = {0xc4, bad[i], 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
-        if (!CHECK_INT(bytecode_length(code, sizeof(code), 0), -1))
+        if (!CHECK_INT(bytecode_length(code, sizeof(code), 0), -EINVAL))
             fprintf(stderr, "    wide followed by 0x%02x\n", bad[i]);
     }
 }
@@ -449,7 +450,7 @@ static void test_random_garbage(void)
             code[rnd() % len] = (unsigned char)(0xaa + rnd() % 2); /* more switches */
         for (size_t pc = 0; pc < len; pc++) {
             int n = bytecode_length(code, len, pc);
-            if (!CHECK(n == -1 || (n >= 1 && (size_t)n <= len - pc))) {
+            if (!CHECK(n == -EINVAL || (n >= 1 && (size_t)n <= len - pc))) {
                 fprintf(stderr, "    pc %zu len %zu opcode 0x%02x -> %d\n", pc, len, code[pc], n);
                 free(code);
                 return;
@@ -479,7 +480,7 @@ static void test_monitor_depth(void)
     CHECK_INT(bytecode_monitor_depth(nested, sizeof(nested), 9), 1);
     CHECK_INT(bytecode_monitor_depth(nested, sizeof(nested), 14), 0);
     static const unsigned char bad[] = {0xfe, 0x00};
-    CHECK_INT(bytecode_monitor_depth(bad, sizeof(bad), 1), -1);
+    CHECK_INT(bytecode_monitor_depth(bad, sizeof(bad), 1), -EINVAL);
 }
 
 /* bytecode_class_at over a hand-made constant pool (class-file layout, no count):
@@ -517,20 +518,20 @@ static void test_class_at(void)
     CHECK_INT(bytecode_class_at(code, sizeof(code), 6, cp, sizeof(cp), count, out, sizeof(out)), BC_INVOKESTATIC);
     CHECK_INT(bytecode_class_at(code, sizeof(code), 9, cp, sizeof(cp), count, out, sizeof(out)), BC_PUTSTATIC);
     CHECK_INT(bytecode_class_at(code, sizeof(code), 12, cp, sizeof(cp), count, out, sizeof(out)), 0);
-    CHECK_INT(bytecode_class_at(code, sizeof(code), 15, cp, sizeof(cp), count, out, sizeof(out)), -1);
-    CHECK_INT(bytecode_class_at(code, sizeof(code), 18, cp, sizeof(cp), count, out, sizeof(out)), -1);
-    CHECK_INT(bytecode_class_at(code, sizeof(code), 21, cp, sizeof(cp), count, out, sizeof(out)), -1);
-    CHECK_INT(bytecode_class_at(code, sizeof(code), 22, cp, sizeof(cp), count, out, sizeof(out)), -1); /* cut */
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 15, cp, sizeof(cp), count, out, sizeof(out)), -EINVAL);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 18, cp, sizeof(cp), count, out, sizeof(out)), -EINVAL);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 21, cp, sizeof(cp), count, out, sizeof(out)), -EINVAL);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 22, cp, sizeof(cp), count, out, sizeof(out)), -EINVAL); /* cut */
     /* a name longer than out is cut, still terminated */
     char small[4];
     CHECK_INT(bytecode_class_at(code, sizeof(code), 0, cp, sizeof(cp), count, small, sizeof(small)), BC_GETSTATIC);
     CHECK_STR(small, "pkg");
     /* a pool cut short or with an unknown tag is refused */
-    CHECK_INT(bytecode_class_at(code, sizeof(code), 0, cp, 20, count, out, sizeof(out)), -1);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 0, cp, 20, count, out, sizeof(out)), -EINVAL);
     unsigned char bad[sizeof(cp)];
     memcpy(bad, cp, sizeof(cp));
     bad[11] = 2; /* no tag 2 */
-    CHECK_INT(bytecode_class_at(code, sizeof(code), 0, bad, sizeof(bad), count, out, sizeof(out)), -1);
+    CHECK_INT(bytecode_class_at(code, sizeof(code), 0, bad, sizeof(bad), count, out, sizeof(out)), -EINVAL);
 }
 
 int main(void)

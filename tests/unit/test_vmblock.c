@@ -1,8 +1,12 @@
 /* The watchdog's /proc readers (agent/vmblock.c) on this process's own
  * threads: sleeping or running (stat) and voluntary context switches
- * (status), with the files kept open across reads. */
+ * (status), with the files kept open across reads, and where a blocked
+ * thread sleeps (syscall, wchan). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +69,13 @@ int main(void)
         sleep_ms(1);
     CHECK(wait_asleep(worker_tid, &fd1, &fd_tid));
     CHECK_INT(fd_tid, worker_tid); /* reopened for the other tid */
+    /* where it sleeps: read(2), named by this architecture's <sys/syscall.h> number */
+    char where[96];
+    vmblock_blocked_in(worker_tid, where, sizeof(where));
+    if (!CHECK(strncmp(where, "read", 4) == 0 && (where[4] == '\0' || where[4] == ' ')))
+        fprintf(stderr, "    blocked in '%s'\n", where);
+    vmblock_blocked_in(0, where, sizeof(where));
+    CHECK_INT(where[0], '\0');
     CHECK_INT(vmblock_thread_switches(worker_tid, &sfd1, &sfd_tid, &a), 0);
     CHECK_INT(vmblock_thread_switches(worker_tid, &sfd1, &sfd_tid, &b), 0);
     CHECK_INT(b, a); /* still in the same sleep */
@@ -83,9 +94,9 @@ int main(void)
     close(pipe_fds[1]);
     pthread_join(t, NULL);
     /* gone: unknown, and the file is closed */
-    CHECK_INT(vmblock_thread_switches(worker_tid, &sfd1, &sfd_tid, &b), -1);
+    CHECK(vmblock_thread_switches(worker_tid, &sfd1, &sfd_tid, &b) < 0);
     CHECK_INT(sfd1, 0);
-    CHECK_INT(vmblock_thread_sleeps(worker_tid, &fd1, &fd_tid), -1);
-    CHECK_INT(vmblock_thread_switches(0, &sfd1, &sfd_tid, &b), -1);
+    CHECK(vmblock_thread_sleeps(worker_tid, &fd1, &fd_tid) < 0);
+    CHECK_INT(vmblock_thread_switches(0, &sfd1, &sfd_tid, &b), -ESRCH);
     CHECK_MAIN_RETURN();
 }

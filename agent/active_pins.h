@@ -1,0 +1,40 @@
+/* The pin path on the writer side: the pins in progress, the threshold and
+ * the reports. A pin start (from the callbacks' queue, or from the watchdog)
+ * enters the table; a pin that lasts past threshold= is reported (trace,
+ * recording, collector) with its stack, culprit and native boundary; its end
+ * reports the duration; a shorter pin is only counted. Writer thread only. */
+#ifndef VTPIN_ACTIVE_PINS_H
+#define VTPIN_ACTIVE_PINS_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+#include "pins.h"
+#include "symbols.h"
+#include "writer.h"
+
+int active_pins_init(const struct writer_config *cfg, jvmtiEnv *jvmti, struct symbols *symbols); /* 0 or -ENOMEM */
+void active_pins_fini(void); /* forgets the table and the counts (a new session) */
+
+/* blocked_in: where the kernel or the JVM says the carrier sleeps (watchdog pins), or NULL. */
+void active_pins_start(const struct rec *r, const char *blocked_in);
+void active_pins_end(const struct rec *r);
+/* A carrier started: counted; one beyond the scheduler's parallelism is a compensation (a notice). */
+void active_pins_carrier_started(const struct rec *r);
+
+/* Reports the pins that have now lasted longer than the threshold; returns
+ * how long until the next one will (or a default idle wait). */
+int64_t active_pins_report_crossings(int64_t now);
+
+/* A pin in progress on the carrier with this tid, other than pin except_id. */
+int active_pins_on_carrier(int carrier_tid, uint64_t except_id);
+unsigned active_pins_count(void);
+/* The reported pins still in progress again, to a new collector connection. */
+void active_pins_resend(unsigned sinks);
+
+struct active_pins_counts {
+    uint64_t reported, below_threshold, dropped, without_stack, carriers_started, compensations;
+};
+void active_pins_counts(struct active_pins_counts *out);
+
+#endif

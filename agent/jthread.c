@@ -1,0 +1,191 @@
+#include "jthread.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static struct {
+    jvmtiEnv *jvmti;
+    jclass vthread_class;
+    jfieldID tid_field, name_field, carrier_field;
+    jclass carrier_thread_class;
+    jvmtiExtensionFunction get_virtual_thread;
+    int looked_up_extension;
+    int resolved; /* 0 not yet, 1 done, -ENOENT: the fields are missing (said once) */
+} jthreads;
+
+/* Per OS thread. A pinned virtual thread cannot leave its carrier, so the
+ * carrier's name is read once per OS thread. */
+static __thread struct {
+    int tid;
+    int name_known;
+    char name[JTHREAD_NAME_MAX];
+} self;
+
+static jclass global_class(JNIEnv *jni, const char *name)
+{
+    jclass local = (*jni)->FindClass(jni, name);
+    if (!local) {
+        (*jni)->ExceptionClear(jni);
+        return NULL;
+    }
+    jclass global = (jclass)(*jni)->NewGlobalRef(jni, local);
+    (*jni)->DeleteLocalRef(jni, local);
+    return global;
+}
+
+static void find_get_virtual_thread(jvmtiEnv *jvmti)
+{
+    jint n = 0;
+    jvmtiExtensionFunctionInfo *fns = NULL;
+    if ((*jvmti)->GetExtensionFunctions(jvmti, &n, &fns) != JVMTI_ERROR_NONE)
+        return;
+    for (jint i = 0; i < n; i++)
+        if (strcmp(fns[i].id, "com.sun.hotspot.functions.GetVirtualThread") == 0)
+            jthreads.get_virtual_thread = fns[i].func;
+    /* The info's nested strings are JVMTI allocations too; a few bytes kept once. */
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)fns);
+}
+
+int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jthreads.jvmti = jvmti;
+    if (!jthreads.looked_up_extension) {
+        jthreads.looked_up_extension = 1;
+        find_get_virtual_thread(jvmti);
+    }
+    if (jthreads.resolved)
+        return jthreads.resolved < 0 ? jthreads.resolved : 0;
+    jthreads.resolved = -ENOENT;
+    jthreads.vthread_class = global_class(jni, "java/lang/VirtualThread");
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    if (!jthreads.vthread_class || !thread_class) {
+        (*jni)->ExceptionClear(jni);
+        log_error("java.lang.VirtualThread not found: no pin detection");
+        return -ENOENT;
+    }
+    jthreads.tid_field = (*jni)->GetFieldID(jni, thread_class, "tid", "J");
+    jthreads.name_field = (*jni)->GetFieldID(jni, thread_class, "name", "Ljava/lang/String;");
+    jthreads.carrier_field = (*jni)->GetFieldID(jni, jthreads.vthread_class, "carrierThread", "Ljava/lang/Thread;");
+    if (!jthreads.tid_field || !jthreads.name_field || !jthreads.carrier_field) {
+        (*jni)->ExceptionClear(jni);
+        log_error("Thread.tid/name or VirtualThread.carrierThread not found: no pin detection");
+        return -ENOENT;
+    }
+    jthreads.carrier_thread_class = global_class(jni, "jdk/internal/misc/CarrierThread");
+    jthreads.resolved = 1;
+    return 0;
+}
+
+jclass jthread_vthread_class(void)
+{
+    return jthreads.vthread_class;
+}
+
+jclass jthread_carrier_class(void)
+{
+    return jthreads.carrier_thread_class;
+}
+
+int jthread_is_carrier(JNIEnv *jni, jthread thread)
+{
+    return jthreads.carrier_thread_class && thread && (*jni)->IsInstanceOf(jni, thread, jthreads.carrier_thread_class);
+}
+
+int64_t jthread_id(JNIEnv *jni, jobject thread)
+{
+    return jthreads.tid_field ? (*jni)->GetLongField(jni, thread, jthreads.tid_field) : 0;
+}
+
+/* Copies a Java String into a bounded UTF-8 buffer without allocating. */
+static void copy_java_string(JNIEnv *jni, jstring s, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!s)
+        return;
+    jchar chars[JTHREAD_NAME_MAX];
+    jsize n = (*jni)->GetStringLength(jni, s);
+    if (n > (jsize)(sizeof(chars) / sizeof(chars[0])))
+        n = sizeof(chars) / sizeof(chars[0]);
+    (*jni)->GetStringRegion(jni, s, 0, n, chars);
+    if ((*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionClear(jni);
+        return;
+    }
+    size_t o = 0;
+    for (jsize i = 0; i < n; i++) {
+        jchar c = chars[i];
+        if (c < 0x80) {
+            if (o + 1 >= cap)
+                break;
+            out[o++] = (char)c;
+        } else if (c < 0x800) {
+            if (o + 2 >= cap)
+                break;
+            out[o++] = (char)(0xc0 | (c >> 6));
+            out[o++] = (char)(0x80 | (c & 0x3f));
+        } else {
+            if (o + 3 >= cap)
+                break;
+            out[o++] = (char)(0xe0 | (c >> 12));
+            out[o++] = (char)(0x80 | ((c >> 6) & 0x3f));
+            out[o++] = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    out[o] = '\0';
+}
+
+void jthread_copy_name(JNIEnv *jni, jobject thread, char *out)
+{
+    jstring name = (jstring)(*jni)->GetObjectField(jni, thread, jthreads.name_field);
+    copy_java_string(jni, name, out, JTHREAD_NAME_MAX);
+    if (name)
+        (*jni)->DeleteLocalRef(jni, name);
+}
+
+int jthread_self_tid(void)
+{
+    if (!self.tid)
+        self.tid = (int)syscall(SYS_gettid);
+    return self.tid;
+}
+
+const char *jthread_self_name_set(JNIEnv *jni, jthread thread)
+{
+    jthread_copy_name(jni, thread, self.name);
+    self.name_known = 1;
+    return self.name;
+}
+
+const char *jthread_self_carrier_name(JNIEnv *jni, jthread vthread)
+{
+    if (!self.name_known) {
+        jobject carrier = (*jni)->GetObjectField(jni, vthread, jthreads.carrier_field);
+        if (carrier) {
+            jthread_copy_name(jni, carrier, self.name);
+            self.name_known = 1;
+            (*jni)->DeleteLocalRef(jni, carrier);
+        }
+    }
+    return self.name;
+}
+
+int jthread_mounted(jthread carrier, jthread *vt)
+{
+    *vt = NULL;
+    if (!jthreads.get_virtual_thread)
+        return -ENOSYS;
+    if (jthreads.get_virtual_thread(jthreads.jvmti, carrier, vt) != JVMTI_ERROR_NONE) {
+        *vt = NULL;
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int jthread_can_see_mounted(void)
+{
+    return jthreads.get_virtual_thread != NULL;
+}

@@ -1,0 +1,39 @@
+/* Java threads as the agent reads them: a thread's id and name, the carrier
+ * of a virtual thread, the CarrierThread class, and the virtual thread a
+ * carrier runs (HotSpot's GetVirtualThread extension). Shared by the pin
+ * callbacks (pins.c), the carrier registry (carriers.c) and the writer.
+ * Every call here is safe from a hot callback: JNI field reads and local
+ * references only, no lock, no allocation, no I/O. */
+#ifndef VTPIN_JTHREAD_H
+#define VTPIN_JTHREAD_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+#define JTHREAD_NAME_MAX 64
+
+/* Resolves Thread.tid/name, VirtualThread.carrierThread, CarrierThread and
+ * GetVirtualThread (once; later calls return at once). Returns 0, or -ENOENT
+ * when the fields pin detection needs are missing (logged). */
+int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni);
+
+jclass jthread_vthread_class(void); /* java.lang.VirtualThread (global ref), NULL before init */
+jclass jthread_carrier_class(void); /* jdk.internal.misc.CarrierThread, NULL if not found */
+int jthread_is_carrier(JNIEnv *jni, jthread thread);
+
+int64_t jthread_id(JNIEnv *jni, jobject thread);                /* Thread.tid, 0 when unknown */
+void jthread_copy_name(JNIEnv *jni, jobject thread, char *out); /* out: JTHREAD_NAME_MAX bytes, UTF-8 */
+
+/* The calling OS thread, cached in a thread-local: its tid, and its name as
+ * a carrier (set at its ThreadStart, else read once from the virtual thread
+ * it carries). */
+int jthread_self_tid(void);
+const char *jthread_self_name_set(JNIEnv *jni, jthread self);
+const char *jthread_self_carrier_name(JNIEnv *jni, jthread vthread);
+
+/* The virtual thread mounted on carrier into *vt (a local ref, NULL when none).
+ * Returns 0, -ENOSYS without the extension, -EINVAL when the JVM refuses. */
+int jthread_mounted(jthread carrier, jthread *vt);
+int jthread_can_see_mounted(void);
+
+#endif

@@ -1,0 +1,180 @@
+#include "outputs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "link.h"
+#include "log.h"
+#include "record.h"
+#include "trace.h"
+
+static struct {
+    struct record *record;
+    struct link *link;
+    struct trace *trace;
+    char record_file[OPTIONS_PATH_MAX], trace_file[OPTIONS_PATH_MAX]; /* for the failure notice */
+    int told_record, told_trace;
+} outputs;
+
+int outputs_open(const struct options *o, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (o->record_file[0] && !outputs.record) {
+        outputs.record = record_open(o->record_file, &rc);
+        if (!outputs.record) {
+            snprintf(err, errlen, "cannot open record file '%s': %s", o->record_file, strerror(-rc));
+            return rc;
+        }
+    }
+    if (o->collector && !outputs.link) {
+        outputs.link = link_new(o->collector_path, o->collector_buffer, &rc);
+        if (!outputs.link && rc == -ENAMETOOLONG) {
+            snprintf(err, errlen,
+                     "the default collector socket path is over the 107 bytes a Unix socket path can "
+                     "hold ($XDG_RUNTIME_DIR too long?): give collector=PATH");
+            return rc;
+        }
+        if (!outputs.link) {
+            snprintf(err, errlen, "out of memory for the collector buffer (buffer=%u)", o->collector_buffer);
+            return -ENOMEM;
+        }
+    }
+    if (o->trace != TRACE_OFF && !outputs.trace) {
+        outputs.trace = trace_open(o->trace_file, o->trace, &rc);
+        if (!outputs.trace) {
+            snprintf(err, errlen, "cannot open trace file '%s': %s", o->trace_file, strerror(-rc));
+            return rc;
+        }
+    }
+    snprintf(outputs.record_file, sizeof(outputs.record_file), "%s", o->record_file);
+    snprintf(outputs.trace_file, sizeof(outputs.trace_file), "%s", o->trace_file);
+    return 0;
+}
+
+void outputs_close(void)
+{
+    record_close(outputs.record);
+    trace_close(outputs.trace);
+    link_free(outputs.link);
+    memset(&outputs, 0, sizeof(outputs));
+}
+
+unsigned outputs_connected(void)
+{
+    return (outputs.record ? SINK_RECORD : 0) | (link_connected(outputs.link) ? SINK_LINK : 0);
+}
+
+unsigned outputs_all(void)
+{
+    return SINK_RECORD | (outputs.link ? SINK_LINK : 0);
+}
+
+unsigned outputs_put(unsigned sinks, const WireEvent *ev)
+{
+    unsigned ok = 0;
+    if ((sinks & SINK_RECORD) && outputs.record && record_put(outputs.record, ev) == 0)
+        ok |= SINK_RECORD;
+    if ((sinks & SINK_LINK) && outputs.link && link_put(outputs.link, ev) == 0)
+        ok |= SINK_LINK;
+    return ok;
+}
+
+void outputs_put_all(const WireEvent *ev)
+{
+    outputs_put(outputs_all(), ev);
+}
+
+void outputs_notice(unsigned sinks, int severity, const char *code, const char *text)
+{
+    Vtpin__V1__Notice n = VTPIN__V1__NOTICE__INIT;
+    n.time_ns = clock_mono_ns();
+    n.severity = (Vtpin__V1__Severity)severity;
+    n.code = (char *)code;
+    n.text = (char *)text;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_NOTICE;
+    ev.notice = &n;
+    outputs_put(sinks, &ev);
+}
+
+void outputs_say(unsigned sinks, int severity, const char *code, const char *text)
+{
+    if (outputs.trace) {
+        char line[512];
+        snprintf(line, sizeof(line), "%s: %s", severity == VTPIN__V1__SEVERITY__INFO ? "note" : "warning", text);
+        trace_line(outputs.trace, line);
+    }
+    outputs_notice(sinks, severity, code, text);
+}
+
+struct trace *outputs_trace(void)
+{
+    return outputs.trace;
+}
+
+int outputs_has_collector(void)
+{
+    return outputs.link != NULL;
+}
+
+int outputs_poll_connect(int64_t now)
+{
+    return outputs.link && link_poll_connect(outputs.link, now);
+}
+
+uint32_t outputs_connections(void)
+{
+    return link_connections(outputs.link);
+}
+
+void outputs_counts(struct outputs_counts *out)
+{
+    out->record_lost = record_lost(outputs.record);
+    out->collector_dropped = link_dropped(outputs.link);
+    out->write_failures = record_write_failures(outputs.record) + trace_write_failures(outputs.trace);
+    out->events_unwritten = record_unwritten(outputs.record);
+    out->connections = link_connections(outputs.link);
+}
+
+/* Said once per output: which file, why, and that the JVM runs on. The
+ * recording gets the notice and the counters after its last whole frame. */
+static void tell_write_failure(void (*record_counters)(void))
+{
+    if (!outputs.told_record && record_error(outputs.record)) {
+        outputs.told_record = 1;
+        char text[OPTIONS_PATH_MAX + 200];
+        snprintf(text, sizeof(text),
+                 "cannot write the recording %s: %s; it ends here, later events are counted as unwritten "
+                 "(the JVM runs on)",
+                 outputs.record_file, strerror(record_error(outputs.record)));
+        log_alert("%s", text);
+        outputs_notice(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "output.record.write_failed", text);
+        record_counters();
+    }
+    if (!outputs.told_trace && trace_error(outputs.trace)) {
+        outputs.told_trace = 1;
+        char text[OPTIONS_PATH_MAX + 200];
+        snprintf(text, sizeof(text), "cannot write the trace to %s: %s; trace lines are lost (the JVM runs on)",
+                 outputs.trace_file[0] ? outputs.trace_file : "stderr", strerror(trace_error(outputs.trace)));
+        log_alert("%s", text);
+        outputs_notice(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "output.trace.write_failed", text);
+    }
+}
+
+void outputs_flush(int64_t now, void (*record_counters)(void))
+{
+    if (outputs.record)
+        record_flush(outputs.record);
+    if (outputs.link)
+        link_flush(outputs.link, now);
+    trace_flush(outputs.trace);
+    tell_write_failure(record_counters);
+}
+
+void outputs_drain(int64_t timeout_ns)
+{
+    if (outputs.link)
+        link_drain(outputs.link, timeout_ns);
+}

@@ -1,0 +1,180 @@
+#include "sampler.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "carriers.h"
+#include "defs.h"
+#include "jthread.h"
+#include "outputs.h"
+#include "watchdog.h"
+#include "writer_thread.h"
+
+#define TRANSITIONS_BATCH 4096
+#define MAX_SAMPLED 256
+
+static struct {
+    const struct writer_config *cfg;
+    struct symbols *symbols;
+    struct mount_entry *mounts;
+    int64_t next_sample_ns;
+} sampler;
+
+/* Said once per process: kept across sessions, as the carrier table is. */
+static int told_untracked, told_no_tid;
+
+int sampler_init(const struct writer_config *cfg, struct symbols *symbols)
+{
+    sampler.cfg = cfg;
+    sampler.symbols = symbols;
+    sampler.mounts = calloc(TRANSITIONS_BATCH, sizeof(*sampler.mounts));
+    return sampler.mounts ? 0 : -ENOMEM;
+}
+
+void sampler_fini(void)
+{
+    free(sampler.mounts);
+    memset(&sampler, 0, sizeof(sampler));
+    for (unsigned i = 0; i < carriers_capacity(); i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (!c)
+            continue;
+        c->announced = 0;
+        watchdog_forget(c);
+    }
+}
+
+int64_t sampler_next_ns(void)
+{
+    return sampler.next_sample_ns;
+}
+
+void sampler_due_now(void)
+{
+    sampler.next_sample_ns = 0;
+}
+
+void sampler_forget_sink(unsigned sink)
+{
+    for (unsigned i = 0; i < carriers_capacity(); i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (c)
+            c->announced &= ~sink;
+    }
+}
+
+static void announce_carrier(struct carrier_slot *c)
+{
+    unsigned need = outputs_connected() & ~c->announced;
+    if (!need)
+        return;
+    uint32_t sid = symbols_string(sampler.symbols, c->name);
+    defs_send_string(sampler.symbols, sid);
+    Vtpin__V1__Carrier m = VTPIN__V1__CARRIER__INIT;
+    m.tid = c->tid;
+    OPT_U32(m, name, sid);
+    m.has_start_ns = 1;
+    m.start_ns = c->start_ns;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_CARRIER;
+    ev.carrier = &m;
+    c->announced |= outputs_put(need, &ev);
+}
+
+static void send_transitions(struct carrier_slot *c)
+{
+    int64_t times[TRANSITIONS_BATCH], vts[TRANSITIONS_BATCH];
+    unsigned n;
+    while ((n = carriers_take(c, sampler.mounts, TRANSITIONS_BATCH)) > 0) {
+        for (unsigned i = 0; i < n; i++) {
+            times[i] = sampler.mounts[i].time_ns;
+            vts[i] = sampler.mounts[i].vthread_id;
+        }
+        Vtpin__V1__Transitions t = VTPIN__V1__TRANSITIONS__INIT;
+        t.carrier_tid = c->tid;
+        t.n_times_ns = t.n_vthread_ids = n;
+        t.times_ns = times;
+        t.vthread_ids = vts;
+        WireEvent ev = VTPIN__V1__EVENT__INIT;
+        ev.body_case = VTPIN__V1__EVENT__BODY_TRANSITIONS;
+        ev.transitions = &t;
+        outputs_put_all(&ev);
+    }
+}
+
+static void sample_carriers(int64_t now)
+{
+    int sampled = sampler.cfg->options->occupancy == OCCUPANCY_SAMPLED;
+    unsigned cap = carriers_capacity(), n = 0;
+    int32_t tids[MAX_SAMPLED];
+    int64_t vts[MAX_SAMPLED];
+    for (unsigned i = 0; i < cap; i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (!c || atomic_load(&c->state) != SLOT_LIVE)
+            continue;
+        int look = watchdog_must_look(c);
+        JNIEnv *jni = look || sampled ? writer_thread_jni() : NULL;
+        if (!jni)
+            continue;
+        jthread vt = NULL;
+        jthread_mounted(c->thread, &vt);
+        int64_t vid = vt ? jthread_id(jni, vt) : 0;
+        watchdog_sample(c, look ? vt : NULL, vid, now); /* NULL: nothing to classify, as the watchdog would say */
+        if (vt)
+            (*jni)->DeleteLocalRef(jni, vt);
+        if (sampled && n < MAX_SAMPLED) {
+            tids[n] = c->tid;
+            vts[n++] = vid;
+        }
+    }
+    if (n == 0)
+        return;
+    Vtpin__V1__CarrierSample m = VTPIN__V1__CARRIER_SAMPLE__INIT;
+    m.time_ns = now;
+    m.n_carrier_tids = m.n_vthread_ids = n;
+    m.carrier_tids = tids;
+    m.vthread_ids = vts;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_CARRIER_SAMPLE;
+    ev.carrier_sample = &m;
+    outputs_put_all(&ev);
+}
+
+void sampler_round(int64_t now)
+{
+    if (!told_untracked && carriers_unregistered() > 0) {
+        told_untracked = 1;
+        char text[200];
+        snprintf(text, sizeof(text),
+                 "more carriers than carriers=%u: the others are not sampled, watched for native blocks or "
+                 "counted in occupancy",
+                 sampler.cfg->options->max_carriers);
+        outputs_say(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__WARNING, "carriers.untracked", text);
+    }
+    unsigned cap = carriers_capacity();
+    for (unsigned i = 0; i < cap; i++) {
+        struct carrier_slot *c = carriers_slot(i);
+        if (!c)
+            continue;
+        if (!told_no_tid && c->tid <= 0 && atomic_load(&c->state) == SLOT_LIVE) {
+            /* after attach the tid comes from HotSpot's VMStructs (vmstructs.c); a layout it does not know */
+            told_no_tid = 1;
+            outputs_say(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__WARNING, "carriers.tid_unknown",
+                        "a carrier's OS thread id is unknown (HotSpot's thread layout not recognised): "
+                        "NATIVE_BLOCK and VM_BLOCK are not looked for on it, and the kernel view cannot follow it");
+        }
+        announce_carrier(c);
+        send_transitions(c);
+        if (atomic_load(&c->state) == SLOT_DEAD) {
+            watchdog_end(c, now);
+            carriers_release(writer_thread_jni(), c);
+        }
+    }
+    if (now >= sampler.next_sample_ns) {
+        sample_carriers(now);
+        sampler.next_sample_ns = now + (int64_t)sampler.cfg->options->sample_interval_ns;
+    }
+}

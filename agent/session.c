@@ -1,0 +1,162 @@
+#include "session.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "active_pins.h"
+#include "carriers.h"
+#include "clock.h"
+#include "outputs.h"
+#include "pins.h"
+#include "queue.h"
+
+#define MAX_NOTICES 32
+
+struct pending_notice {
+    int severity;
+    char code[64];
+    char text[256];
+};
+
+static struct {
+    const struct writer_config *cfg;
+    struct symbols *symbols;
+    struct pending_notice notices[MAX_NOTICES];
+    unsigned notice_count;
+    int64_t start_mono, start_unix; /* one pair per session, repeated on reconnects */
+} session;
+
+static char host_name[256];
+
+void session_init(const struct writer_config *cfg, struct symbols *symbols)
+{
+    session.cfg = cfg;
+    session.symbols = symbols;
+}
+
+void session_fini(void)
+{
+    memset(&session, 0, sizeof(session));
+}
+
+void session_add_notice(int severity, const char *code, const char *text)
+{
+    if (session.notice_count >= MAX_NOTICES)
+        return;
+    struct pending_notice *n = &session.notices[session.notice_count++];
+    n->severity = severity;
+    snprintf(n->code, sizeof(n->code), "%s", code);
+    snprintf(n->text, sizeof(n->text), "%s", text);
+}
+
+void session_notices(unsigned sinks)
+{
+    for (unsigned i = 0; i < session.notice_count; i++)
+        outputs_notice(sinks, session.notices[i].severity, session.notices[i].code, session.notices[i].text);
+}
+
+static void fill_stats(Vtpin__V1__Stats *s)
+{
+    struct active_pins_counts pins;
+    struct outputs_counts out;
+    active_pins_counts(&pins);
+    outputs_counts(&out);
+    s->time_ns = clock_mono_ns();
+    s->has_pins = 1;
+    s->pins = pins_started();
+    s->has_pins_below_threshold = 1;
+    s->pins_below_threshold = pins.below_threshold;
+    s->has_pins_reported = 1;
+    s->pins_reported = pins.reported;
+    s->has_events_dropped = 1;
+    s->events_dropped = queue_dropped(session.cfg->queue) + out.record_lost + pins.dropped;
+    s->has_stacks_dropped = 1;
+    s->stacks_dropped = symbols_stacks_dropped(session.symbols);
+    s->has_carriers_started = 1;
+    s->carriers_started = pins.carriers_started;
+    s->has_compensations = 1;
+    s->compensations = pins.compensations;
+    s->has_collector_dropped = 1;
+    s->collector_dropped = out.collector_dropped;
+    s->has_transitions_dropped = 1;
+    s->transitions_dropped = carriers_dropped();
+    s->has_reconnects = 1;
+    s->reconnects = out.connections > 1 ? out.connections - 1 : 0;
+    s->has_write_failures = 1;
+    s->write_failures = out.write_failures;
+    s->has_events_unwritten = 1;
+    s->events_unwritten = out.events_unwritten;
+    s->has_methods_dropped = 1;
+    s->methods_dropped = symbols_methods_dropped(session.symbols);
+    s->has_pins_without_stack = 1;
+    s->pins_without_stack = pins.without_stack;
+}
+
+void session_stats(unsigned sinks)
+{
+    Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
+    fill_stats(&s);
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STATS;
+    ev.stats = &s;
+    outputs_put(sinks, &ev);
+}
+
+void session_goodbye(void)
+{
+    Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
+    fill_stats(&s);
+    Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
+    g.time_ns = s.time_ns;
+    g.stats = &s;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
+    ev.goodbye = &g;
+    outputs_put_all(&ev);
+}
+
+void session_hello(unsigned sinks, uint32_t connection)
+{
+    const struct writer_config *c = session.cfg;
+    Vtpin__V1__Hello h = VTPIN__V1__HELLO__INIT;
+    h.schema_version = WIRE_SCHEMA_VERSION;
+    h.pid = c->pid;
+    h.java_version = (char *)c->java_version;
+    h.vm_name = (char *)c->vm_name;
+    h.vm_version = (char *)c->vm_version;
+    h.vm_vendor = (char *)c->vm_vendor;
+    if (c->app && *c->app)
+        h.app = (char *)c->app;
+    if (gethostname(host_name, sizeof(host_name) - 1) == 0)
+        h.host = host_name;
+    h.agent_version = VTPIN_VERSION;
+    h.options = (char *)c->option_text;
+    h.has_mode = 1;
+    h.mode = c->attach_mode ? VTPIN__V1__LOAD_MODE__ATTACH : VTPIN__V1__LOAD_MODE__STARTUP;
+    if (!session.start_mono) {
+        session.start_mono = clock_mono_ns();
+        session.start_unix = clock_unix_ns();
+    }
+    h.has_start_unix_ns = h.has_start_mono_ns = 1;
+    h.start_mono_ns = session.start_mono;
+    h.start_unix_ns = session.start_unix;
+    h.has_threshold_ns = 1;
+    h.threshold_ns = c->options->threshold_ns;
+    h.has_jdk_feature = 1;
+    h.jdk_feature = c->jdk_feature;
+    h.has_parallelism = 1;
+    h.parallelism = c->parallelism;
+    h.n_capabilities_missing = c->capabilities_missing_count;
+    h.capabilities_missing = (char **)c->capabilities_missing;
+    h.has_occupancy = 1;
+    h.occupancy = (Vtpin__V1__OccupancySource)c->options->occupancy;
+    h.has_sample_interval_ns = 1;
+    h.sample_interval_ns = c->options->sample_interval_ns;
+    h.has_connection = 1;
+    h.connection = connection;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_HELLO;
+    ev.hello = &h;
+    outputs_put(sinks, &ev);
+}

@@ -1,0 +1,209 @@
+#include "watchdog.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "active_pins.h"
+#include "jthread.h"
+#include "pins.h"
+#include "vmblock.h"
+#include "vmstructs.h"
+#include "writer_thread.h"
+
+#define BLOCKED_IN_MAX 96
+
+enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED, WATCH_VM };
+
+static struct {
+    const struct writer_config *cfg;
+    jvmtiEnv *jvmti;
+    struct rec *scratch; /* the watchdog's own pin records */
+} watchdog;
+
+int watchdog_init(const struct writer_config *cfg, jvmtiEnv *jvmti)
+{
+    watchdog.cfg = cfg;
+    watchdog.jvmti = jvmti;
+    watchdog.scratch = calloc(1, pins_record_size(cfg->options->depth));
+    return watchdog.scratch ? 0 : -ENOMEM;
+}
+
+void watchdog_fini(void)
+{
+    free(watchdog.scratch);
+    memset(&watchdog, 0, sizeof(watchdog));
+}
+
+void watchdog_forget(struct carrier_slot *c)
+{
+    c->seen_vthread = c->watch_since = 0;
+    c->watch_kind = WATCH_NONE;
+    c->native_method = NULL;
+    c->block_pin = 0;
+}
+
+void watchdog_end(struct carrier_slot *c, int64_t now)
+{
+    if (!c->block_pin)
+        return;
+    struct rec *r = watchdog.scratch;
+    r->kind = REC_PIN_END;
+    r->pin_id = c->block_pin;
+    r->time_ns = now;
+    r->frame_count = 0;
+    active_pins_end(r);
+    c->block_pin = 0;
+}
+
+/* A pin the writer found itself (no callback saw it): reason given or
+ * inferred from the stack, start at the first sample that saw it. */
+static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int reason)
+{
+    struct rec *r = watchdog.scratch;
+    unsigned depth = watchdog.cfg->options->depth;
+    memset(r, 0, pins_record_size(depth));
+    r->kind = REC_PIN_START;
+    r->reason = (uint8_t)reason;
+    r->pin_id = pins_next_id();
+    r->time_ns = c->watch_since;
+    r->vthread_id = vid;
+    r->carrier_tid = c->tid;
+    memcpy(r->carrier_name, c->name, REC_NAME_MAX);
+    jthread_copy_name(writer_thread_jni(), vt, r->vthread_name);
+    pins_capture_stack(vt, r);
+    char blocked_in[BLOCKED_IN_MAX] = "";
+    if (reason == REASON_NATIVE_BLOCK)
+        vmblock_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
+    else if (reason == REASON_VM_BLOCK)
+        vmblock_describe(watchdog.jvmti, c->native_method, c->watch_bci, blocked_in, sizeof(blocked_in));
+    active_pins_start(r, blocked_in);
+    c->block_pin = r->pin_id;
+}
+
+/* What the mounted virtual thread is doing that holds its carrier without an
+ * event, judged only while the carrier's OS thread sleeps (S or D): code that
+ * runs on the CPU, native or not, holds a carrier as CPU-bound Java does and
+ * is never a block.
+ * - WATCH_NATIVE: inside a native method (every mode);
+ * - WATCH_PARKED: parked while mounted (after attach, where no breakpoint
+ *   marks parkOnCarrierThread);
+ * - WATCH_VM: blocked inside the JVM, neither in native nor parked, with no
+ *   pin in progress on the carrier: e.g. waiting for another thread to
+ *   initialize a class. *top and *bci are its top Java frame.
+ * GC and safepoint pauses: a carrier stopped at a safepoint sleeps too, but
+ * the JVMTI calls below wait for the safepoint to end, and the carrier is
+ * looked at again after them: a carrier that was only stopped runs again. */
+static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *top, jlocation *bci)
+{
+    jvmtiEnv *jvmti = watchdog.jvmti;
+    int park_breakpoints = watchdog.cfg->park_breakpoints;
+    int tid = c->tid;
+    jint state = 0;
+    *top = NULL;
+    *bci = -1;
+    /* With park breakpoints only a sleeping carrier can be a block: ask /proc before JVMTI,
+     * whose calls disable the thread's mount transitions (a CPU-bound JNI carrier stays cheap). */
+    if (park_breakpoints && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+        return WATCH_NONE;
+    if ((*jvmti)->GetThreadState(jvmti, vt, &state) != JVMTI_ERROR_NONE)
+        return WATCH_NONE;
+    /* parked: the JDK's own state says so (its carrier may be runnable, woken by the timer) */
+    int parked_state = !park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING);
+    if (!park_breakpoints && !parked_state && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+        return WATCH_NONE;
+    enum watch_kind kind = WATCH_NONE;
+    jvmtiFrameInfo frames[8];
+    jint count = 0;
+    if (state & JVMTI_THREAD_STATE_IN_NATIVE) {
+        /* In C: under a JNI method, or an FFM downcall (its stub and LambdaForm frames on top). */
+        if ((*jvmti)->GetStackTrace(jvmti, vt, 0, 1, frames, &count) == JVMTI_ERROR_NONE && count == 1) {
+            *top = frames[0].method;
+            kind = WATCH_NATIVE;
+        }
+    } else if (!active_pins_on_carrier(c->tid, c->block_pin) &&
+               (*jvmti)->GetStackTrace(jvmti, vt, 0, 8, frames, &count) == JVMTI_ERROR_NONE && count > 0) {
+        jmethodID park = pins_park_method();
+        int parked = 0;
+        for (jint i = 0; i < count; i++)
+            parked |= park && frames[i].method == park;
+        jboolean native = JNI_FALSE;
+        if (parked) {
+            /* only parkOnCarrierThread parks a mounted virtual thread; with breakpoints the pin is known */
+            if (!park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING)) {
+                *top = park;
+                kind = WATCH_PARKED;
+            }
+        } else if ((*jvmti)->IsMethodNative(jvmti, frames[0].method, &native) == JVMTI_ERROR_NONE && !native) {
+            *top = frames[0].method;
+            *bci = frames[0].location;
+            kind = WATCH_VM;
+        }
+    }
+    if ((kind == WATCH_NATIVE || kind == WATCH_VM) && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+        return WATCH_NONE; /* it was only stopped for a safepoint, or woke meanwhile */
+    return kind;
+}
+
+/* A parked carrier's voluntary context switches: 1 and *sw when known. */
+static int parked_switches(struct carrier_slot *c, uint64_t *sw)
+{
+    return vmblock_thread_switches(c->tid, &c->status_fd1, &c->status_tid, sw) == 0;
+}
+
+void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
+{
+    jmethodID top = NULL;
+    jlocation bci = -1;
+    enum watch_kind kind = vt ? classify(vt, c, &top, &bci) : WATCH_NONE;
+    uint64_t sw = 0;
+    int has_sw = kind == WATCH_PARKED && parked_switches(c, &sw);
+    if (vid != c->seen_vthread || (int)kind != c->watch_kind || top != c->native_method ||
+        (kind == WATCH_VM && bci != c->watch_bci)) {
+        watchdog_end(c, now);
+        c->seen_vthread = vid;
+        c->watch_kind = (int)kind;
+        c->native_method = top;
+        c->watch_bci = bci;
+        c->watch_since = now;
+        c->has_switches = has_sw;
+        c->switches = sw;
+        return;
+    }
+    int reason = kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : kind == WATCH_VM ? REASON_VM_BLOCK : REASON_UNKNOWN;
+    /* Parked in both samples, but the carrier went to sleep again in between: the
+     * park ended and the next began (back-to-back pins, e.g. synchronized { sleep }
+     * in a loop). End this pin and start the next one here, each to one period. */
+    if (has_sw && c->has_switches && sw != c->switches) {
+        if (!c->block_pin)
+            start_block(c, vt, vid, reason); /* seen in one sample, then the next park */
+        watchdog_end(c, now);
+        c->watch_since = now;
+        c->switches = sw;
+        start_block(c, vt, vid, reason);
+        return;
+    }
+    c->has_switches = has_sw;
+    c->switches = sw;
+    /* The same state, with the carrier asleep, in two samples in a row: a pin (short calls are not). */
+    if (kind != WATCH_NONE && !c->block_pin)
+        start_block(c, vt, vid, reason);
+}
+
+/* Every JVMTI look disables virtual-thread transitions (GetVirtualThread: all
+ * of them; GetThreadState: that thread's), so a carrier that is not watched
+ * yet and whose JavaThread is neither in native nor blocked (parked after
+ * attach, or blocked inside the JVM) is not classified: classify() would
+ * find nothing there. Without occupancy samples to take it is not looked at
+ * at all. */
+int watchdog_must_look(struct carrier_slot *c)
+{
+    if (c->watch_kind != WATCH_NONE || c->block_pin)
+        return 1;
+    enum vm_state st = vmstructs_thread_state(c->java_thread);
+    if (atomic_load(&c->state) != SLOT_LIVE)
+        return 0; /* ended while read: the value may be stale; released next round */
+    /* blocked: parked after attach (no park breakpoint), or blocked inside the JVM (VM_BLOCK, every mode) */
+    return st == VM_STATE_UNKNOWN || st == VM_STATE_NATIVE || st == VM_STATE_BLOCKED;
+}
