@@ -18,8 +18,8 @@
 #include "options.h"
 #include "pins.h"
 #include "queue.h"
-#include "writer.h"
 #include "wire.h"
+#include "writer.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_MISSING 16
@@ -82,7 +82,6 @@ static void missing(const char *what, const char *cost)
     writer_notice(VTPIN__V1__SEVERITY__WARNING, code, text);
 }
 
-
 /* Returns 0 or -errno (-ENOTSUP: no virtual threads in JVMTI). */
 static int request_capabilities(jvmtiEnv *jvmti)
 {
@@ -125,7 +124,7 @@ static void tell_missing_capabilities(void)
     agent.missing_count = 0;
     if (!agent.breakpoints)
         missing("breakpoints", "park-based pins are found by sampling carriers instead: seen one sample period "
-                              "late, reason inferred from the stack");
+                               "late, reason inferred from the stack");
     if (!agent.monitor_depths)
         missing("owned_monitor_stack_depth_info", "the monitors each frame holds are inferred from its bytecode");
     if (!agent.downcall_names && !agent.options.downcalls_marked)
@@ -255,7 +254,7 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
     };
     if (jthread_init(jvmti, jni) == 0)
         pins_init(jvmti, jni, &setup, agent.breakpoints); /* failures logged; detection runs on with what it has */
-    if (agent.attach_mode) /* carriers started before us fire no ThreadStart */
+    if (agent.attach_mode)                                /* carriers started before us fire no ThreadStart */
         carriers_register_existing(jvmti, jni, jthread_carrier_class());
     struct writer_config wc = {
         .options = &agent.options,
@@ -288,8 +287,9 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
     atomic_store(&live, 1);
     log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s%s%s)", agent.jdk_feature,
              agent.java_version ? agent.java_version : "?", agent.attach_mode ? "attach" : "startup",
-             (double)agent.options.threshold_ns / 1e6, agent.options.record_file[0] ? ", record " : "", agent.options.record_file,
-             agent.options.collector ? ", collector " : "", agent.options.collector ? "on" : "");
+             (double)agent.options.threshold_ns / 1e6, agent.options.record_file[0] ? ", record " : "",
+             agent.options.record_file, agent.options.collector ? ", collector " : "",
+             agent.options.collector ? "on" : "");
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -472,8 +472,10 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
     tell_missing_capabilities();
     agent.queue = queue_new(agent.options.queue_slots, pins_record_size(agent.options.depth));
     if (!agent.queue || natives_init(16384) ||
-        carriers_init(agent.options.max_carriers, agent.options.ring_entries, agent.options.occupancy == OCCUPANCY_EXACT)) {
-        log_error("out of memory for the event queue (queue=%u, depth=%u)", agent.options.queue_slots, agent.options.depth);
+        carriers_init(agent.options.max_carriers, agent.options.ring_entries,
+                      agent.options.occupancy == OCCUPANCY_EXACT)) {
+        log_error("out of memory for the event queue (queue=%u, depth=%u)", agent.options.queue_slots,
+                  agent.options.depth);
         return JNI_ERR;
     }
     if (writer_open(&agent.options, err, sizeof(err))) {

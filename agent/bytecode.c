@@ -143,15 +143,27 @@ static int cp_index(const unsigned char *cp, size_t len, int count, size_t *off)
                 return -EINVAL;
             size = 3 + ((size_t)cp[p + 1] << 8 | cp[p + 2]);
             break;
-        case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18:
+        case 3:
+        case 4:
+        case 9:
+        case 10:
+        case 11:
+        case 12:
+        case 17:
+        case 18:
             size = 5;
             break;
-        case 5: case 6: /* Long, Double: two slots */
+        case 5:
+        case 6: /* Long, Double: two slots */
             size = 9;
             if (i + 1 < count)
                 off[++i] = SIZE_MAX;
             break;
-        case 7: case 8: case 16: case 19: case 20:
+        case 7:
+        case 8:
+        case 16:
+        case 19:
+        case 20:
             size = 3;
             break;
         case 15:

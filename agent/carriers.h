@@ -34,9 +34,9 @@ struct carrier_slot {
     unsigned announced; /* sinks told about this carrier */
     int64_t seen_vthread, watch_since;
     int watch_kind;
-    jmethodID native_method; /* top frame of what the watchdog watches */
-    int64_t watch_bci;       /* and its bci (VM_BLOCK) */
-    int stat_fd1, stat_tid;  /* /proc/self/task/TID/stat kept open (fd + 1; 0: none) for stat_tid */
+    jmethodID native_method;    /* top frame of what the watchdog watches */
+    int64_t watch_bci;          /* and its bci (VM_BLOCK) */
+    int stat_fd1, stat_tid;     /* /proc/self/task/TID/stat kept open (fd + 1; 0: none) for stat_tid */
     int status_fd1, status_tid; /* the same for /proc/self/task/TID/status (parked: context switches) */
     int has_switches;
     uint64_t switches; /* voluntary context switches at the last sample that saw it parked */
@@ -63,7 +63,7 @@ struct carrier_slot *carriers_by_tid(int tid);  /* the LIVE carrier with this OS
 void carriers_release(JNIEnv *jni, struct carrier_slot *slot);
 /* Moves up to cap entries out of the slot's ring. */
 unsigned carriers_take(struct carrier_slot *slot, struct mount_entry *out, unsigned cap);
-uint64_t carriers_dropped(void);     /* ring overflows + mounts on unregistered carriers */
+uint64_t carriers_dropped(void);      /* ring overflows + mounts on unregistered carriers */
 uint64_t carriers_unregistered(void); /* carriers beyond the registry's capacity */
 
 #endif

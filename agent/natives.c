@@ -3,11 +3,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <stdio.h>
-#include <string.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct entry {
     _Atomic uintptr_t method;

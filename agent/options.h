@@ -14,18 +14,18 @@ enum occupancy_mode { OCCUPANCY_OFF = 0, OCCUPANCY_EXACT, OCCUPANCY_SAMPLED };
 #define OPTIONS_PATH_MAX 512
 
 struct options {
-    uint64_t threshold_ns;      /* pins shorter than this are counted, not reported */
+    uint64_t threshold_ns; /* pins shorter than this are counted, not reported */
     enum trace_mode trace;
-    char trace_file[OPTIONS_PATH_MAX];  /* empty: stderr */
-    char record_file[OPTIONS_PATH_MAX]; /* empty: no recording */
-    char log_file[OPTIONS_PATH_MAX];    /* empty: stderr */
-    int collector;                      /* stream to a collector */
+    char trace_file[OPTIONS_PATH_MAX];     /* empty: stderr */
+    char record_file[OPTIONS_PATH_MAX];    /* empty: no recording */
+    char log_file[OPTIONS_PATH_MAX];       /* empty: stderr */
+    int collector;                         /* stream to a collector */
     char collector_path[OPTIONS_PATH_MAX]; /* empty: the default socket */
-    unsigned collector_buffer;          /* bytes buffered for a slow collector */
+    unsigned collector_buffer;             /* bytes buffered for a slow collector */
     enum occupancy_mode occupancy;
-    uint64_t sample_interval_ns;        /* sampled occupancy and the native-block watchdog */
+    uint64_t sample_interval_ns; /* sampled occupancy and the native-block watchdog */
     unsigned max_carriers;
-    unsigned ring_entries;              /* per-carrier mount records (exact occupancy) */
+    unsigned ring_entries;      /* per-carrier mount records (exact occupancy) */
     unsigned depth;             /* frames captured per stack */
     unsigned queue_slots;       /* pin events buffered between callbacks and the writer */
     unsigned max_stacks;        /* distinct stacks kept (and sent once each) */

@@ -1,8 +1,8 @@
 #include "pins.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <errno.h>
 
 #include "bytecode.h"
 #include "clock.h"
@@ -106,8 +106,7 @@ void pins_capture_stack(jthread thread, struct rec *r)
     unsigned depth = detector.setup.depth;
     uint16_t *monitors = rec_monitors(r, depth);
     jint count = 0;
-    if ((*detector.jvmti)->GetStackTrace(detector.jvmti, thread, 0, (jint)depth, r->frames, &count) !=
-        JVMTI_ERROR_NONE)
+    if ((*detector.jvmti)->GetStackTrace(detector.jvmti, thread, 0, (jint)depth, r->frames, &count) != JVMTI_ERROR_NONE)
         count = 0;
     r->frame_count = (uint32_t)count;
     memset(monitors, 0, (size_t)count * sizeof(uint16_t));
@@ -213,8 +212,7 @@ static int is_virtual(JNIEnv *jni, jthread thread)
     return thread && (*jni)->IsVirtualThread(jni, thread);
 }
 
-void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
-                                jlocation location)
+void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, jlocation location)
 {
     (void)jvmti;
     if (atomic_load_explicit(&stopped, memory_order_relaxed) || method != detector.park_method)
@@ -233,7 +231,8 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
  * the JDK is about to freeze the whole stack to unmount anyway). */
 static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
 {
-    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !detector.setup.monitor_events || !is_virtual(jni, thread))
+    if (atomic_load_explicit(&stopped, memory_order_relaxed) || !detector.setup.monitor_events ||
+        !is_virtual(jni, thread))
         return;
     /* Inside parkOnCarrierThread (a park pin in progress on this carrier) the JDK's own
      * code can block on a monitor too (timer, class loading): the carrier is pinned by
@@ -404,8 +403,8 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
         if (detector.continuation_class) {
             detector.is_pinned0 = (*jni)->GetStaticMethodID(jni, detector.continuation_class, "isPinned0",
                                                             "(Ljdk/internal/vm/ContinuationScope;)I");
-            jfieldID scope = (*jni)->GetStaticFieldID(jni, vthread_class, "VTHREAD_SCOPE",
-                                                      "Ljdk/internal/vm/ContinuationScope;");
+            jfieldID scope =
+                (*jni)->GetStaticFieldID(jni, vthread_class, "VTHREAD_SCOPE", "Ljdk/internal/vm/ContinuationScope;");
             jobject scope_obj = scope ? (*jni)->GetStaticObjectField(jni, vthread_class, scope) : NULL;
             (*jni)->ExceptionClear(jni);
             detector.vthread_scope = scope_obj ? (*jni)->NewGlobalRef(jni, scope_obj) : NULL;

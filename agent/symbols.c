@@ -234,15 +234,15 @@ static struct method_info *method_load(struct symbols *s, JNIEnv *jni, jmethodID
         if (!lib)
             lib = natives_library_by_name(dotted, name);
         m->library_sid = symbols_string(s, lib);
-    }
-    else if ((*jvmti)->GetLineNumberTable(jvmti, mid, &m->line_count, &m->lines) != JVMTI_ERROR_NONE) {
+    } else if ((*jvmti)->GetLineNumberTable(jvmti, mid, &m->line_count, &m->lines) != JVMTI_ERROR_NONE) {
         m->line_count = 0;
         m->lines = NULL;
     }
     jint modifiers = 0;
     if ((*jvmti)->GetMethodModifiers(jvmti, mid, &modifiers) == JVMTI_ERROR_NONE)
         m->is_synchronized = (modifiers & 0x0020) != 0; /* ACC_SYNCHRONIZED */
-    if (s->infer_monitors && !native && (*jvmti)->GetBytecodes(jvmti, mid, &m->code_len, &m->code) != JVMTI_ERROR_NONE) {
+    if (s->infer_monitors && !native &&
+        (*jvmti)->GetBytecodes(jvmti, mid, &m->code_len, &m->code) != JVMTI_ERROR_NONE) {
         m->code = NULL;
         m->code_len = 0;
     }

@@ -21,7 +21,7 @@ struct method_info {
     jint line_count;
     jvmtiLineNumberEntry *lines;
     int is_synchronized;
-    jint code_len;       /* bytecodes, kept when monitors are inferred */
+    jint code_len; /* bytecodes, kept when monitors are inferred */
     unsigned char *code;
     unsigned sent; /* bit per sink that has its MethodDef */
 };

@@ -20,8 +20,8 @@ struct pin_view {
     const char *carrier_name;
     const struct stack_info *stack;
     uint32_t culprit;
-    const char *blocked_in; /* NATIVE_BLOCK: where the kernel says it sleeps */
-    int blocking;           /* frame of the blocking operation when not the culprit, else -1 */
+    const char *blocked_in;                 /* NATIVE_BLOCK: where the kernel says it sleeps */
+    int blocking;                           /* frame of the blocking operation when not the culprit, else -1 */
     const struct downcall_target *downcall; /* the culprit invoked an FFM downcall; NULL otherwise */
 };
 

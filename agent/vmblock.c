@@ -73,14 +73,18 @@ int vmblock_thread_switches(int tid, int *fd1, int *fd_tid, uint64_t *out)
  * architecture's numbers (/proc/.../syscall gives the native number).
  * Calls an architecture lacks (aarch64 has no poll, select, pause, ...) are
  * left out there; an unlisted call reads "syscall N". */
-#define CALL(name) {SYS_##name, #name}
+#define CALL(name)                                                                                                     \
+    {                                                                                                                  \
+        SYS_##name, #name                                                                                              \
+    }
 static const struct {
     long nr;
     const char *name;
 } blocking_calls[] = {
-    CALL(read),      CALL(write),     CALL(pread64),  CALL(nanosleep), CALL(connect),  CALL(accept),
-    CALL(sendto),    CALL(recvfrom),  CALL(sendmsg),  CALL(recvmsg),   CALL(wait4),    CALL(futex),
-    CALL(clock_nanosleep), CALL(pselect6), CALL(ppoll), CALL(epoll_pwait), CALL(accept4),
+    CALL(read),        CALL(write),   CALL(pread64),         CALL(nanosleep), CALL(connect),
+    CALL(accept),      CALL(sendto),  CALL(recvfrom),        CALL(sendmsg),   CALL(recvmsg),
+    CALL(wait4),       CALL(futex),   CALL(clock_nanosleep), CALL(pselect6),  CALL(ppoll),
+    CALL(epoll_pwait), CALL(accept4),
 #ifdef SYS_poll
     CALL(poll),
 #endif
@@ -149,11 +153,11 @@ void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *ou
     if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) == JVMTI_ERROR_NONE &&
         (*jvmti)->GetConstantPool(jvmti, klass, &cp_count, &cp_bytes, &cp) == JVMTI_ERROR_NONE) {
         char name[256];
-        int op = bytecode_class_at(code, (size_t)code_len, (size_t)bci, cp, (size_t)cp_bytes, cp_count, name,
-                                   sizeof(name));
-        const char *what = op == BC_NEW           ? "new"
-                           : op == BC_GETSTATIC   ? "getstatic"
-                           : op == BC_PUTSTATIC   ? "putstatic"
+        int op =
+            bytecode_class_at(code, (size_t)code_len, (size_t)bci, cp, (size_t)cp_bytes, cp_count, name, sizeof(name));
+        const char *what = op == BC_NEW            ? "new"
+                           : op == BC_GETSTATIC    ? "getstatic"
+                           : op == BC_PUTSTATIC    ? "putstatic"
                            : op == BC_INVOKESTATIC ? "invokestatic"
                                                    : NULL;
         if (what)

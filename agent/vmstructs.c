@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-static int resolved;   /* 0 not tried, 1 usable, -1 unusable */
+static int resolved; /* 0 not tried, 1 usable, -1 unusable */
 static long osthread_offset = -1, thread_id_offset = -1, thread_state_offset = -1;
 static long state_in_native = -1, state_in_native_trans = -1, state_blocked = -1;
 static jfieldID eetop_field;

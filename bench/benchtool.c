@@ -164,8 +164,7 @@ static int cmd_stats(int argc, char **argv)
            " sample_entries=%" PRIu64,
            frames, goodbye && rc == 0, rc == 0 ? "clean" : (rc == -ENODATA ? "truncated" : "error"),
            counts[VTPIN__V1__EVENT__BODY_PIN_START], counts[VTPIN__V1__EVENT__BODY_PIN_END],
-           counts[VTPIN__V1__EVENT__BODY_TRANSITIONS], entries, counts[VTPIN__V1__EVENT__BODY_CARRIER_SAMPLE],
-           samples);
+           counts[VTPIN__V1__EVENT__BODY_TRANSITIONS], entries, counts[VTPIN__V1__EVENT__BODY_CARRIER_SAMPLE], samples);
     if (have_stats)
         printf(" pins=%" PRIu64 " pins_reported=%" PRIu64 " pins_below_threshold=%" PRIu64 " events_dropped=%" PRIu64
                " stacks_dropped=%" PRIu64 " transitions_dropped=%" PRIu64 " collector_dropped=%" PRIu64

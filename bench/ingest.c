@@ -198,10 +198,17 @@ static int session_start(struct conn *c)
     ev.hello = &h;
     if (put(c, &ev))
         return -1;
-    static const char *strings[] = {NULL,           "java.lang.VirtualThread", "parkOnCarrierThread",
-                                    "(ZJ)V",        "VirtualThread.java",      "java.base",
-                                    "Ingest",       "settle",                  "Ingest.java",
-                                    "run",          "vt"};
+    static const char *strings[] = {NULL,
+                                    "java.lang.VirtualThread",
+                                    "parkOnCarrierThread",
+                                    "(ZJ)V",
+                                    "VirtualThread.java",
+                                    "java.base",
+                                    "Ingest",
+                                    "settle",
+                                    "Ingest.java",
+                                    "run",
+                                    "vt"};
     for (uint32_t i = 1; i < sizeof(strings) / sizeof(strings[0]); i++)
         if (put_string(c, i, strings[i]))
             return -1;
@@ -486,8 +493,8 @@ int main(int argc, char **argv)
             pthread_join(th[i], NULL);
         printf("INGEST_MEM conns=%u carriers=%u events=%" PRIu64 " failed=%u rss_before_kb=%ld rss_held_kb=%ld "
                "rss_peak_kb=%ld per_jvm_kb=%.1f\n",
-               cfg.conns, cfg.carriers, atomic_load(&total_events), atomic_load(&failed), rss_before, held,
-               rss_peak, (double)(held - rss_before) / cfg.conns);
+               cfg.conns, cfg.carriers, atomic_load(&total_events), atomic_load(&failed), rss_before, held, rss_peak,
+               (double)(held - rss_before) / cfg.conns);
         return atomic_load(&failed) ? 1 : 0;
     }
     /* throughput: sample the collector's RSS while the threads stream */
@@ -516,8 +523,8 @@ int main(int argc, char **argv)
     printf("INGEST conns=%u carriers=%u batch=%u pin_every=%u events=%" PRIu64 " frames=%" PRIu64 " bytes=%" PRIu64
            " failed=%u wall_s=%.3f collector_cpu_s=%.2f events_per_s=%.0f events_per_collector_cpu_s=%.0f "
            "rss_before_kb=%ld rss_peak_kb=%ld rss_after_kb=%ld\n",
-           cfg.conns, cfg.carriers, cfg.batch, cfg.pin_every, ev, atomic_load(&total_frames),
-           atomic_load(&total_bytes), atomic_load(&failed), wall, cpu, ev / wall, cpu > 0 ? ev / cpu : 0.0,
-           rss_before, rss_peak, proc_kb(cfg.collector_pid, "VmRSS"));
+           cfg.conns, cfg.carriers, cfg.batch, cfg.pin_every, ev, atomic_load(&total_frames), atomic_load(&total_bytes),
+           atomic_load(&failed), wall, cpu, ev / wall, cpu > 0 ? ev / cpu : 0.0, rss_before, rss_peak,
+           proc_kb(cfg.collector_pid, "VmRSS"));
     return atomic_load(&failed) ? 1 : 0;
 }

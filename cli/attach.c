@@ -218,7 +218,8 @@ int attach_main(int argc, char **argv)
         return cli_usage_error("attach", "'%s' is not a process id", argv[optind]);
     const char *options = optind + 1 < argc ? argv[optind + 1] : "";
     if (optind + 2 < argc)
-        return cli_usage_error("attach", "unexpected argument '%s' (OPTIONS is one string: a,b=c,...)", argv[optind + 2]);
+        return cli_usage_error("attach", "unexpected argument '%s' (OPTIONS is one string: a,b=c,...)",
+                               argv[optind + 2]);
     if (strlen(options) > ATTACH_ARG_MAX)
         return cli_usage_error("attach", "the option string is %zu bytes; HotSpot takes at most %d", strlen(options),
                                ATTACH_ARG_MAX);

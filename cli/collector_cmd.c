@@ -134,7 +134,8 @@ int collector_main(int argc, char **argv)
             break;
         case 'k':
             if (units_parse_count(optarg, 0, 4096, &v) != 0)
-                return cli_usage_error("collector", "--alert-k: '%s' is not a carrier count (0-4096; 0: all carriers)", optarg);
+                return cli_usage_error("collector", "--alert-k: '%s' is not a carrier count (0-4096; 0: all carriers)",
+                                       optarg);
             cfg.alert.k = (unsigned)v;
             break;
         case 'a':
@@ -144,7 +145,8 @@ int collector_main(int argc, char **argv)
         case 'w':
             if (units_parse_duration(optarg, &cfg.window_ns) != 0 || cfg.window_ns < 1000000000LL ||
                 cfg.window_ns > 86400000000000LL)
-                return cli_usage_error("collector", "--window: '%s' is not a duration between 1s and 24h (e.g. 60s, 5m)", optarg);
+                return cli_usage_error("collector",
+                                       "--window: '%s' is not a duration between 1s and 24h (e.g. 60s, 5m)", optarg);
             break;
         case OPT_MAX_FRAME:
             if (units_parse_size(optarg, &v) != 0 || v < 1024 || v > (256u << 20))
@@ -180,7 +182,8 @@ int collector_main(int argc, char **argv)
         case OPT_KERNEL_MIN: {
             int64_t ns;
             if (units_parse_duration(optarg, &ns) != 0 || ns < 10000 || ns > 60000000000LL)
-                return cli_usage_error("collector", "--kernel-min: '%s' is not a duration between 10us and 60s", optarg);
+                return cli_usage_error("collector", "--kernel-min: '%s' is not a duration between 10us and 60s",
+                                       optarg);
             cfg.kernel_min_ns = (uint64_t)ns;
             break;
         }

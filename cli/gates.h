@@ -15,7 +15,7 @@ struct gate_config {
     int fail_on_native_block; /* fail on any NATIVE_BLOCK pin */
     const char **allow;       /* fnmatch patterns on "class.method" of any frame */
     size_t n_allow;
-    int count_jdk_pins;       /* count pins with only JDK frames too (--count-jdk-pins) */
+    int count_jdk_pins; /* count pins with only JDK frames too (--count-jdk-pins) */
 };
 
 struct gate_result {
@@ -23,9 +23,9 @@ struct gate_result {
     uint64_t allowed;      /* set aside by --allow */
     uint64_t jdk_internal; /* set aside: every frame is the JDK's own */
     uint64_t native_blocks;
-    int64_t pinned_ns;     /* of the counted pins (in progress ones up to the end) */
+    int64_t pinned_ns; /* of the counted pins (in progress ones up to the end) */
     int failed;
-    char why[512];         /* one line per failed gate */
+    char why[512]; /* one line per failed gate */
 };
 
 /* 1 when a frame of the pin's stack matches one of the allow patterns. */

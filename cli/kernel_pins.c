@@ -51,8 +51,8 @@ void kernel_parks_json(struct json *j, const struct recording_session *s, const 
         const struct recording_kinterval *k = &s->kintervals[i];
         if (k->state != VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING && k->state != VTPIN__V1__KERNEL_STATE__KERNEL_DISK)
             continue;
-        int between = prev && k->carrier_tid == p->carrier_tid && k->start_ns >= prev->end_ns &&
-                      k->end_ns <= p->start_ns;
+        int between =
+            prev && k->carrier_tid == p->carrier_tid && k->start_ns >= prev->end_ns && k->end_ns <= p->start_ns;
         if (!between && overlap(s, p, k) == 0)
             continue;
         int64_t unix_ns;
@@ -211,8 +211,8 @@ int kernel_split_parks(struct recording_session *s)
     if (s->mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_kintervals == 0 || s->n_pins == 0)
         return 0;
     /* the sample period (said in the Hello; bounded: the file may say anything) */
-    int64_t period = s->sample_interval_ns && s->sample_interval_ns < 10000000000ull ? (int64_t)s->sample_interval_ns
-                                                                                     : 10000000;
+    int64_t period =
+        s->sample_interval_ns && s->sample_interval_ns < 10000000000ull ? (int64_t)s->sample_interval_ns : 10000000;
     int rc = -ENOMEM;
     size_t nk = 0, nc = 0, pieces = 0;
     size_t *ks = malloc(s->n_kintervals * sizeof(*ks));
@@ -296,8 +296,8 @@ int kernel_split_parks(struct recording_session *s)
             out[o++] = *p; /* moved: its strings now belong to out */
             continue;
         }
-        for (size_t j = first_ending_after(s, ks, nk, p->carrier_tid, recording_sat_sub(p->start_ns, 2 * period)); j < nk && o < n_out;
-             j++) {
+        for (size_t j = first_ending_after(s, ks, nk, p->carrier_tid, recording_sat_sub(p->start_ns, 2 * period));
+             j < nk && o < n_out; j++) {
             const struct recording_kinterval *k = &s->kintervals[ks[j]];
             if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
                 break;

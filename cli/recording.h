@@ -71,14 +71,14 @@ struct recording_pin {
     const struct recording_stack *stack; /* NULL when not taken or unknown */
     int has_culprit;                     /* culprit is a valid index into stack */
     uint32_t culprit;
-    char *blocked_in; /* NATIVE_BLOCK: where the kernel said the carrier slept; NULL if not said */
-    int has_downcall;         /* the culprit frame invoked an FFM downcall */
-    char *downcall_symbol;    /* its target, e.g. "qsort"; NULL when unknown */
-    char *downcall_library;   /* path of the target's shared object; NULL when unknown */
+    char *blocked_in;          /* NATIVE_BLOCK: where the kernel said the carrier slept; NULL if not said */
+    int has_downcall;          /* the culprit frame invoked an FFM downcall */
+    char *downcall_symbol;     /* its target, e.g. "qsort"; NULL when unknown */
+    char *downcall_library;    /* path of the target's shared object; NULL when unknown */
     uint64_t downcall_address; /* 0 when unknown */
-    int has_blocking;         /* blocking is a valid index into stack */
-    uint64_t split_from;      /* 0, or the sampled pin (id) this one was split from by the kernel view */
-    uint32_t blocking;        /* the blocking operation, when not the culprit frame */
+    int has_blocking;          /* blocking is a valid index into stack */
+    uint64_t split_from;       /* 0, or the sampled pin (id) this one was split from by the kernel view */
+    uint32_t blocking;         /* the blocking operation, when not the culprit frame */
     /* raw ids as read */
     uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw, blocking_raw;
     int has_culprit_raw, has_blocking_raw;
@@ -171,7 +171,7 @@ struct recording_session {
     size_t n_carriers;
     struct recording_occupancy *occupancy;
     size_t n_occupancy;
-    uint64_t occupancy_dropped; /* over RECORDING_MAX_OCCUPANCY, or mismatched arrays */
+    uint64_t occupancy_dropped;             /* over RECORDING_MAX_OCCUPANCY, or mismatched arrays */
     struct recording_kinterval *kintervals; /* kernel view, in file order */
     size_t n_kintervals, kintervals_cap;
     struct recording_ktimes *ktimes; /* the last KernelTimes; NULL when none */

@@ -280,8 +280,8 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
         fputc('\n', out);
     }
     if (p->blocked_in)
-        fprintf(out, "    blocked %s %s\n", p->reason == VTPIN__V1__PIN_REASON__VM_BLOCK ? "in the JVM at" : "in the kernel in",
-                p->blocked_in);
+        fprintf(out, "    blocked %s %s\n",
+                p->reason == VTPIN__V1__PIN_REASON__VM_BLOCK ? "in the JVM at" : "in the kernel in", p->blocked_in);
     put_kernel(out, s, p);
     if (!p->stack)
         return;
@@ -416,8 +416,9 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
             fprintf(out, ", %" PRIu64 " still pinned at the end", sites.ongoing);
         fputs("; sites by total pinned time:\n", out);
         if (s->pins_split)
-            fprintf(out, "(after attach: %" PRIu64 " sampled pin%s split into the parks the kernel view saw, "
-                         "each timed by the kernel)\n",
+            fprintf(out,
+                    "(after attach: %" PRIu64 " sampled pin%s split into the parks the kernel view saw, "
+                    "each timed by the kernel)\n",
                     s->pins_split, s->pins_split == 1 ? "" : "s");
         size_t shown = o->top && o->top < sites.count ? o->top : sites.count;
         for (size_t i = 0; i < shown; i++) {

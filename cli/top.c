@@ -80,9 +80,9 @@ static const char *cut(const char *s, size_t cols, char *out, size_t cap)
 /* "busy 20.1%, held 30.2%, idle 49.7% (run queue 8.3%)" of a kernel occupancy object. */
 static void put_kernel_occupancy(FILE *out, const struct jsonread *o)
 {
-    fprintf(out, "busy %.1f%%, held %.1f%%, idle %.1f%% (run queue %.1f%%)", jsonread_num(jsonread_get(o, "busy_pct"), 0),
-            jsonread_num(jsonread_get(o, "held_pct"), 0), jsonread_num(jsonread_get(o, "idle_pct"), 0),
-            jsonread_num(jsonread_get(o, "runqueue_pct"), 0));
+    fprintf(out, "busy %.1f%%, held %.1f%%, idle %.1f%% (run queue %.1f%%)",
+            jsonread_num(jsonread_get(o, "busy_pct"), 0), jsonread_num(jsonread_get(o, "held_pct"), 0),
+            jsonread_num(jsonread_get(o, "idle_pct"), 0), jsonread_num(jsonread_get(o, "runqueue_pct"), 0));
 }
 
 /* "    kernel: on CPU 1.2s, off CPU 3.0s, run queue 4ms; sleeping in futex for 1.5s" (collector kernel view),

@@ -74,16 +74,16 @@ void occupancy_advance(struct occupancy *o, int64_t now);
 
 struct carrier_view {
     int32_t tid;
-    const char *name;        /* owned by the occupancy; valid until the next call */
+    const char *name; /* owned by the occupancy; valid until the next call */
     enum carrier_state state;
-    int64_t vthread_id;      /* 0 when idle or unknown */
-    int64_t pinned_since;    /* start of the pin in progress, 0 if none */
-    int reason;              /* of the pin in progress, 0 if none */
-    const char *culprit;     /* of the pin in progress, NULL if none */
-    uint64_t mounts;         /* mounts seen (exact source) */
-    int64_t seen_at;         /* time of the mount or sample that said what vthread_id is (0: none) */
-    int64_t busy_ns, pinned_ns, idle_ns;          /* totals since the carrier was first seen */
-    double busy_pct, pinned_pct, idle_pct;        /* over the sliding window, 0..100 */
+    int64_t vthread_id;                    /* 0 when idle or unknown */
+    int64_t pinned_since;                  /* start of the pin in progress, 0 if none */
+    int reason;                            /* of the pin in progress, 0 if none */
+    const char *culprit;                   /* of the pin in progress, NULL if none */
+    uint64_t mounts;                       /* mounts seen (exact source) */
+    int64_t seen_at;                       /* time of the mount or sample that said what vthread_id is (0: none) */
+    int64_t busy_ns, pinned_ns, idle_ns;   /* totals since the carrier was first seen */
+    double busy_pct, pinned_pct, idle_pct; /* over the sliding window, 0..100 */
 };
 
 /* Fills up to cap views (sorted by carrier name, then tid); returns how many
@@ -102,7 +102,7 @@ struct alert_rule {
 struct alert_state {
     int active;
     unsigned held, total;
-    int32_t tids[64];        /* the held carriers, up to 64 */
+    int32_t tids[64]; /* the held carriers, up to 64 */
     unsigned tid_count;
 };
 

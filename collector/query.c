@@ -102,8 +102,7 @@ struct blocked {
     const char *state, *syscall;
 };
 
-static int carrier_blocked(struct kglue *k, struct jvm *j, const struct carrier_view *v, int64_t now,
-                           struct blocked *b)
+static int carrier_blocked(struct kglue *k, struct jvm *j, const struct carrier_view *v, int64_t now, struct blocked *b)
 {
     if (!j->live || v->state != CARRIER_RUNNING || !v->vthread_id)
         return 0;

@@ -78,7 +78,7 @@ struct server {
     int64_t last_full_log;
     uint64_t refused_full;
     uint64_t refused_peers; /* by the SO_PEERCRED check */
-    struct budget budget; /* memory peers make us keep (budget.h) */
+    struct budget budget;   /* memory peers make us keep (budget.h) */
     int64_t last_budget_log;
     uint64_t budget_logged; /* refusals when the last line was written */
 };

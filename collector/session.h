@@ -36,7 +36,7 @@ struct session_hello {
     uint32_t schema_version;
     int64_t pid;
     char *java_version, *vm_name, *vm_version, *vm_vendor, *host, *agent_version, *options;
-    char *app; /* main class or jar ("" when the agent did not say) */
+    char *app;     /* main class or jar ("" when the agent did not say) */
     int mode;      /* vtpin.v1.LoadMode */
     int occupancy; /* vtpin.v1.OccupancySource */
     int64_t start_unix_ns, start_mono_ns;

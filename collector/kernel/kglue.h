@@ -54,9 +54,9 @@ void kglue_owner_gone(struct kglue *k, void *owner, int64_t now);
 /* Kernel occupancy (kjoin.h has the model): busy, held and idle time since
  * tracking began, and the part of it spent waiting for a CPU, summed over carriers. */
 struct kglue_occ {
-    uint64_t busy_ns, held_ns, idle_ns, runqueue_ns;     /* since tracked */
+    uint64_t busy_ns, held_ns, idle_ns, runqueue_ns;         /* since tracked */
     uint64_t w_busy_ns, w_held_ns, w_idle_ns, w_runqueue_ns; /* over the sliding window */
-    unsigned carriers; /* how many were summed */
+    unsigned carriers;                                       /* how many were summed */
 };
 /* Adds carrier tid of owner at now to *sum: 0, or -ENOENT when the kernel view
  * does not track it (or is off). Reads the intervals waiting first, so that a

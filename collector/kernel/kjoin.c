@@ -285,8 +285,7 @@ void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, 
         if (c->recent[i].end_ns > from) {
             held_add(c, &c->recent[i]); /* only its part after start */
             emit(arg, c, &c->recent[i]);
-        }
-        else
+        } else
             c->recent[kept++] = c->recent[i];
     }
     c->n_recent = kept;

@@ -17,8 +17,8 @@
 #include "kview.h"
 
 #define KJOIN_RECENT 64
-#define KJOIN_PAST 16 /* ended pins remembered per carrier */
-#define KJOIN_SNAPS 61 /* kernel occupancy snapshots: a window in 60 steps, and its start */
+#define KJOIN_PAST 16     /* ended pins remembered per carrier */
+#define KJOIN_SNAPS 61    /* kernel occupancy snapshots: a window in 60 steps, and its start */
 #define KJOIN_CREDITED 16 /* intervals held by the pin in progress, corrected when its end comes */
 
 /* A carrier's cumulative kernel occupancy at t (kjoin_occupancy). */
@@ -32,18 +32,18 @@ struct kjoin_snap {
 
 struct kjoin_carrier {
     int32_t host_tid, ns_tid;
-    void *owner;          /* the connection that announced it */
-    int pin_open;         /* a pin in progress */
-    uint64_t pin_id;      /* the latest pin */
+    void *owner;                /* the connection that announced it */
+    int pin_open;               /* a pin in progress */
+    uint64_t pin_id;            /* the latest pin */
     int64_t pin_start, pin_end; /* of the latest pin (pin_end 0 while open) */
     /* the last pins that ended, oldest first: the ring buffer can deliver an interval
      * after the agent's events for several back-to-back pins (after attach the
      * sampler splits a loop at each new park) */
     int64_t past_start[KJOIN_PAST], past_end[KJOIN_PAST];
     unsigned n_past;
-    int64_t crossed_since; /* off-CPU interval last seen crossing the minimum (kglue's scan) */
-    char *proc_stack;      /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
-    uint64_t held_ns;      /* finished off-CPU intervals: their part inside a pin (kernel occupancy) */
+    int64_t crossed_since;    /* off-CPU interval last seen crossing the minimum (kglue's scan) */
+    char *proc_stack;         /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
+    uint64_t held_ns;         /* finished off-CPU intervals: their part inside a pin (kernel occupancy) */
     uint64_t held_preempt_ns; /* the part of held_ns preempted (runnable) */
     struct {
         int64_t start, end;
@@ -84,9 +84,9 @@ void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit
 void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, int64_t start, kjoin_emit emit,
                      void *arg);
 /* The part of iv inside c's latest pin: held time for the kernel occupancy. A
- * pin found while its carrier was asleep (it started inside iv) holds all of iv. An off-CPU interval lies inside at most one
- * pin (a pin starts and ends on CPU), so one pin is enough. Intervals emitted
- * by kjoin_interval and kjoin_pin_start are added to c->held_ns. */
+ * pin found while its carrier was asleep (it started inside iv) holds all of iv. An off-CPU interval lies inside at
+ * most one pin (a pin starts and ends on CPU), so one pin is enough. Intervals emitted by kjoin_interval and
+ * kjoin_pin_start are added to c->held_ns. */
 uint64_t kjoin_held_part(const struct kjoin_carrier *c, const struct kview_interval *iv);
 
 /* Kernel occupancy of a carrier since it was tracked; busy + held + idle is

@@ -193,8 +193,7 @@ int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *
         if (c.state == OFFCPU_RUNNABLE) {
             out->rq_ns += off;
             out->preempt_ns += off;
-        }
-        else if (c.woken_at && (int64_t)c.woken_at <= now)
+        } else if (c.woken_at && (int64_t)c.woken_at <= now)
             out->rq_ns += (uint64_t)now - c.woken_at;
         out->off_since = (int64_t)c.off_since;
         out->state = (int)c.state;

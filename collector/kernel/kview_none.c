@@ -18,23 +18,55 @@ int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t why
     return -ENOTSUP;
 }
 
-void kview_close(struct kview *kv) { (void)kv; }
-int kview_fd(const struct kview *kv) { (void)kv; return -1; }
+void kview_close(struct kview *kv)
+{
+    (void)kv;
+}
+int kview_fd(const struct kview *kv)
+{
+    (void)kv;
+    return -1;
+}
 int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall)
 {
-    (void)kv; (void)tid; (void)off_since; (void)state; (void)syscall;
+    (void)kv;
+    (void)tid;
+    (void)off_since;
+    (void)state;
+    (void)syscall;
     return -ENOTSUP;
 }
-int kview_untrack(struct kview *kv, int32_t tid) { (void)kv; (void)tid; return -ENOTSUP; }
+int kview_untrack(struct kview *kv, int32_t tid)
+{
+    (void)kv;
+    (void)tid;
+    return -ENOTSUP;
+}
 int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *out)
 {
-    (void)kv; (void)tid; (void)now; (void)out;
+    (void)kv;
+    (void)tid;
+    (void)now;
+    (void)out;
     return -ENOTSUP;
 }
-int kview_consume(struct kview *kv, kview_cb cb, void *arg) { (void)kv; (void)cb; (void)arg; return 0; }
-int kview_stack(struct kview *kv, int stack_id, uint64_t *ips, int cap)
+int kview_consume(struct kview *kv, kview_cb cb, void *arg)
 {
-    (void)kv; (void)stack_id; (void)ips; (void)cap;
+    (void)kv;
+    (void)cb;
+    (void)arg;
     return 0;
 }
-uint64_t kview_lost(struct kview *kv) { (void)kv; return 0; }
+int kview_stack(struct kview *kv, int stack_id, uint64_t *ips, int cap)
+{
+    (void)kv;
+    (void)stack_id;
+    (void)ips;
+    (void)cap;
+    return 0;
+}
+uint64_t kview_lost(struct kview *kv)
+{
+    (void)kv;
+    return 0;
+}

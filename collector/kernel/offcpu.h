@@ -19,15 +19,15 @@ enum offcpu_state {
 /* Value of the tracked map, one per carrier (host tid). The collector puts a
  * zeroed one in to track a thread; the program keeps it up to date. */
 struct offcpu_carrier {
-    __u64 on_ns, off_ns, rq_ns;  /* cumulative since tracked (closed intervals) */
-    __u64 switches;              /* switched out */
-    __u64 on_since;              /* last switch in, 0 before the first */
-    __u64 off_since;             /* last switch out, 0 while on CPU */
-    __u64 woken_at;              /* last wakeup while off CPU, 0 if none */
-    __u64 preempt_ns;            /* the part of off_ns switched out runnable (preempted) */
-    __u32 state;                 /* enum offcpu_state of the interval in progress */
-    __s32 syscall;               /* in progress at switch out, -1 if none */
-    __s32 stack_id;              /* kernel stack at switch out, < 0 if none */
+    __u64 on_ns, off_ns, rq_ns; /* cumulative since tracked (closed intervals) */
+    __u64 switches;             /* switched out */
+    __u64 on_since;             /* last switch in, 0 before the first */
+    __u64 off_since;            /* last switch out, 0 while on CPU */
+    __u64 woken_at;             /* last wakeup while off CPU, 0 if none */
+    __u64 preempt_ns;           /* the part of off_ns switched out runnable (preempted) */
+    __u32 state;                /* enum offcpu_state of the interval in progress */
+    __s32 syscall;              /* in progress at switch out, -1 if none */
+    __s32 stack_id;             /* kernel stack at switch out, < 0 if none */
     __u32 pad;
 };
 

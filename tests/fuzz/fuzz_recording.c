@@ -35,7 +35,8 @@ static void load_and_report(int fd, const char *name)
     if (recording_load_fd(fd, name, &r, err, sizeof(err)) != 0)
         return;
     for (size_t i = 0; i < r->n_sessions; i++) {
-        struct report_options o = {.session = i, .top = i % 2 ? 0 : REPORT_TEXT_TOP_DEFAULT, .full_stacks = (int)(i % 2)};
+        struct report_options o = {
+            .session = i, .top = i % 2 ? 0 : REPORT_TEXT_TOP_DEFAULT, .full_stacks = (int)(i % 2)};
         report_text(devnull, r, &o);
         report_json(devnull, r, &o);
         for (size_t k = 0; k < r->sessions[i]->n_pins; k++)

@@ -74,8 +74,12 @@ void peer_close(struct peer_collector *pc, struct peer *p)
 
 void peer_query(struct peer_collector *pc, const Vtpin__V1__Query *q)
 {
-    struct query_info info = {.pid = 4242, .version = "0.0-fuzz", .socket = "/run/vtpin/collector.sock",
-                              .dir = "/var/lib/vtpin", .started_ns = SEC, .clients = pc->clients};
+    struct query_info info = {.pid = 4242,
+                              .version = "0.0-fuzz",
+                              .socket = "/run/vtpin/collector.sock",
+                              .dir = "/var/lib/vtpin",
+                              .started_ns = SEC,
+                              .clients = pc->clients};
     uint8_t *frame = NULL;
     size_t len = 0;
     int rc = query_reply(pc->jvms, &info, q, pc->now, &frame, &len);

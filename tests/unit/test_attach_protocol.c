@@ -113,8 +113,8 @@ static void test_reply_failures(void)
     struct attach_reply r;
     int rc;
     /* the library could not be loaded: result 0, no return code, the reason */
-    if (CHECK_INT(parse("0\n/x/libvtpin.so was not loaded.\n/x/libvtpin.so: cannot open shared object file\n", &r,
-                        buf, sizeof(buf)),
+    if (CHECK_INT(parse("0\n/x/libvtpin.so was not loaded.\n/x/libvtpin.so: cannot open shared object file\n", &r, buf,
+                        sizeof(buf)),
                   0)) {
         CHECK_INT(r.code, 0);
         CHECK_INT(attach_reply_return_code(r.text, &rc), -ENOENT);
@@ -240,31 +240,30 @@ static void test_return_code_malformed(void)
     CHECK_INT(rc, -4);
 }
 
-static const char status_container[] =
-    "Name:\tjava\n"
-    "Umask:\t0022\n"
-    "State:\tS (sleeping)\n"
-    "Tgid:\t48213\n"
-    "Ngid:\t0\n"
-    "Pid:\t48213\n"
-    "PPid:\t48190\n"
-    "TracerPid:\t0\n"
-    "Uid:\t1000\t1001\t1001\t1001\n"
-    "Gid:\t2000\t2002\t2002\t2002\n"
-    "FDSize:\t256\n"
-    "Groups:\t2000 \n"
-    "NStgid:\t48213\t7\t1\n"
-    "NSpid:\t48213\t7\t1\n"
-    "NSpgid:\t48213\t7\t1\n"
-    "NSsid:\t48190\t1\t0\n"
-    "Threads:\t21\n"
-    "SigQ:\t0/63446\n"
-    "SigPnd:\t0000000000000000\n"
-    "ShdPnd:\t0000000000000000\n"
-    "SigBlk:\t0000000000000000\n"
-    "SigIgn:\t0000000000000000\n"
-    "SigCgt:\t0000000281005ccf\n"
-    "CapInh:\t0000000000000000\n";
+static const char status_container[] = "Name:\tjava\n"
+                                       "Umask:\t0022\n"
+                                       "State:\tS (sleeping)\n"
+                                       "Tgid:\t48213\n"
+                                       "Ngid:\t0\n"
+                                       "Pid:\t48213\n"
+                                       "PPid:\t48190\n"
+                                       "TracerPid:\t0\n"
+                                       "Uid:\t1000\t1001\t1001\t1001\n"
+                                       "Gid:\t2000\t2002\t2002\t2002\n"
+                                       "FDSize:\t256\n"
+                                       "Groups:\t2000 \n"
+                                       "NStgid:\t48213\t7\t1\n"
+                                       "NSpid:\t48213\t7\t1\n"
+                                       "NSpgid:\t48213\t7\t1\n"
+                                       "NSsid:\t48190\t1\t0\n"
+                                       "Threads:\t21\n"
+                                       "SigQ:\t0/63446\n"
+                                       "SigPnd:\t0000000000000000\n"
+                                       "ShdPnd:\t0000000000000000\n"
+                                       "SigBlk:\t0000000000000000\n"
+                                       "SigIgn:\t0000000000000000\n"
+                                       "SigCgt:\t0000000281005ccf\n"
+                                       "CapInh:\t0000000000000000\n";
 
 static void test_status_container(void)
 {

@@ -93,8 +93,7 @@ static void test_simple_sequence(void)
 {
     /* static int f(int x) { return x + 1000; } plus a call:
      *  0 iload_0; 1 sipush 1000; 4 iadd; 5 invokestatic #2; 8 ldc2_w #3; 11 pop2; 12 ireturn */
-    unsigned char code[] = {0x1a, 0x11, 0x03, 0xe8, 0x60, 0xb8, 0x00, 0x02,
-                            0x14, 0x00, 0x03, 0x58, 0xac};
+    unsigned char code[] = {0x1a, 0x11, 0x03, 0xe8, 0x60, 0xb8, 0x00, 0x02, 0x14, 0x00, 0x03, 0x58, 0xac};
     size_t want_pcs[] = {0, 1, 4, 5, 8, 11, 12};
     size_t pc = 0, i = 0;
     while (pc < sizeof(code)) {
@@ -244,14 +243,13 @@ static void test_lookupswitch_empty_at_end(void)
 
 static void test_wide(void)
 {
-    unsigned char iinc[] = {0xc4, 0x84, 0x01, 0x00, 0xff, 0xfe};  /* wide iinc 256, -2 */
-    unsigned char iload[] = {0xc4, 0x15, 0x01, 0x00};              /* wide iload 256 */
-    unsigned char ret[] = {0xc4, 0xa9, 0x01, 0x00};                /* wide ret 256 */
+    unsigned char iinc[] = {0xc4, 0x84, 0x01, 0x00, 0xff, 0xfe}; /* wide iinc 256, -2 */
+    unsigned char iload[] = {0xc4, 0x15, 0x01, 0x00};            /* wide iload 256 */
+    unsigned char ret[] = {0xc4, 0xa9, 0x01, 0x00};              /* wide ret 256 */
     CHECK_INT(bytecode_length(iinc, sizeof(iinc), 0), 6);
     CHECK_INT(bytecode_length(iload, sizeof(iload), 0), 4);
     CHECK_INT(bytecode_length(ret, sizeof(ret), 0), 4);
-    static const unsigned char loads_stores[] = {0x15, 0x16, 0x17, 0x18, 0x19,
-                                                 0x36, 0x37, 0x38, 0x39, 0x3a};
+    static const unsigned char loads_stores[] = {0x15, 0x16, 0x17, 0x18, 0x19, 0x36, 0x37, 0x38, 0x39, 0x3a};
     for (size_t i = 0; i < sizeof(loads_stores); i++) {
         unsigned char code[] = {0xc4, loads_stores[i], 0x00, 0x05};
         if (!CHECK_INT(bytecode_length(code, sizeof(code), 0), 4))
@@ -301,14 +299,14 @@ static void test_walk_method(void)
     size_t pcs[64], npcs = 0, pc = 0;
     size_t exits[8], nexits = 0;
     memset(code, 0, sizeof(code));
-#define EMIT(...)                                                                                  \
-    do {                                                                                           \
-        const unsigned char bytes_[] = {__VA_ARGS__};                                              \
-        pcs[npcs++] = pc;                                                                          \
-        if (bytecode_is_exit(bytes_[0]))                                                           \
-            exits[nexits++] = pc;                                                                  \
-        memcpy(code + pc, bytes_, sizeof(bytes_));                                                 \
-        pc += sizeof(bytes_);                                                                      \
+#define EMIT(...)                                                                                                      \
+    do {                                                                                                               \
+        const unsigned char bytes_[] = {__VA_ARGS__};                                                                  \
+        pcs[npcs++] = pc;                                                                                              \
+        if (bytecode_is_exit(bytes_[0]))                                                                               \
+            exits[nexits++] = pc;                                                                                      \
+        memcpy(code + pc, bytes_, sizeof(bytes_));                                                                     \
+        pc += sizeof(bytes_);                                                                                          \
     } while (0)
     EMIT(0x2a);             /* 0 aload_0 */
     EMIT(0xb4, 0x00, 0x07); /* 1 getfield #7 */
@@ -465,17 +463,17 @@ static void test_random_garbage(void)
  *  9 goto 17  12 astore_3  13 aload_2  14 monitorexit  15 aload_3  16 athrow  17 return */
 static void test_monitor_depth(void)
 {
-    static const unsigned char code[] = {0x2b, 0x59, 0x4d, 0xc2, 0xb8, 0x00, 0x02, 0x2c, 0xc3, 0xa7, 0x00, 0x08,
-                                         0x4e, 0x2c, 0xc3, 0x2d, 0xbf, 0xb1};
+    static const unsigned char code[] = {0x2b, 0x59, 0x4d, 0xc2, 0xb8, 0x00, 0x02, 0x2c, 0xc3,
+                                         0xa7, 0x00, 0x08, 0x4e, 0x2c, 0xc3, 0x2d, 0xbf, 0xb1};
     size_t len = sizeof(code);
     CHECK_INT(bytecode_monitor_depth(code, len, 0), 0);
-    CHECK_INT(bytecode_monitor_depth(code, len, 3), 0); /* at the monitorenter: not held yet */
-    CHECK_INT(bytecode_monitor_depth(code, len, 4), 1); /* the call inside the block */
-    CHECK_INT(bytecode_monitor_depth(code, len, 9), 0); /* after the normal exit */
+    CHECK_INT(bytecode_monitor_depth(code, len, 3), 0);  /* at the monitorenter: not held yet */
+    CHECK_INT(bytecode_monitor_depth(code, len, 4), 1);  /* the call inside the block */
+    CHECK_INT(bytecode_monitor_depth(code, len, 9), 0);  /* after the normal exit */
     CHECK_INT(bytecode_monitor_depth(code, len, 17), 0); /* the handler's exit does not count twice */
     /* nested: enter, enter, call, exit, call, exit */
-    static const unsigned char nested[] = {0x2b, 0xc2, 0x2c, 0xc2, 0xb8, 0x00, 0x02, 0x2c, 0xc3,
-                                           0xb8, 0x00, 0x02, 0x2b, 0xc3, 0xb1};
+    static const unsigned char nested[] = {0x2b, 0xc2, 0x2c, 0xc2, 0xb8, 0x00, 0x02, 0x2c,
+                                           0xc3, 0xb8, 0x00, 0x02, 0x2b, 0xc3, 0xb1};
     CHECK_INT(bytecode_monitor_depth(nested, sizeof(nested), 4), 2);
     CHECK_INT(bytecode_monitor_depth(nested, sizeof(nested), 9), 1);
     CHECK_INT(bytecode_monitor_depth(nested, sizeof(nested), 14), 0);
@@ -489,26 +487,42 @@ static void test_monitor_depth(void)
 static void test_class_at(void)
 {
     static const unsigned char cp[] = {
-        1, 0, 8, 'p', 'k', 'g', '/', 'S', 'l', 'o', 'w', /* #1 */
-        7, 0, 1,                                         /* #2 */
-        1, 0, 5, 'V', 'A', 'L', 'U', 'E',                /* #3 */
-        1, 0, 1, 'J',                                    /* #4 */
-        12, 0, 3, 0, 4,                                  /* #5 */
-        9, 0, 2, 0, 5,                                   /* #6 */
-        5, 0, 0, 0, 0, 0, 0, 0, 42,                      /* #7, #8 */
-        10, 0, 2, 0, 5,                                  /* #9 */
-        8, 0, 3,                                         /* #10 */
+        1,  0, 8, 'p', 'k', 'g', '/', 'S', 'l', 'o', 'w', /* #1 */
+        7,  0, 1,                                         /* #2 */
+        1,  0, 5, 'V', 'A', 'L', 'U', 'E',                /* #3 */
+        1,  0, 1, 'J',                                    /* #4 */
+        12, 0, 3, 0,   4,                                 /* #5 */
+        9,  0, 2, 0,   5,                                 /* #6 */
+        5,  0, 0, 0,   0,   0,   0,   0,   42,            /* #7, #8 */
+        10, 0, 2, 0,   5,                                 /* #9 */
+        8,  0, 3,                                         /* #10 */
     };
     const int count = 11;
     static const unsigned char code[] = {
-        BC_GETSTATIC, 0, 6,    /* 0 */
-        BC_NEW, 0, 2,          /* 3 */
-        BC_INVOKESTATIC, 0, 9, /* 6 */
-        BC_PUTSTATIC, 0, 6,    /* 9 */
-        0x12, 10, 0x00,        /* 12: ldc #10, nop */
-        BC_GETSTATIC, 0, 8,    /* 15: the second slot of a long */
-        BC_GETSTATIC, 0, 2,    /* 18: a Class where a Fieldref belongs */
-        BC_NEW, 0, 99,         /* 21: out of the pool */
+        BC_GETSTATIC,
+        0,
+        6, /* 0 */
+        BC_NEW,
+        0,
+        2, /* 3 */
+        BC_INVOKESTATIC,
+        0,
+        9, /* 6 */
+        BC_PUTSTATIC,
+        0,
+        6, /* 9 */
+        0x12,
+        10,
+        0x00, /* 12: ldc #10, nop */
+        BC_GETSTATIC,
+        0,
+        8, /* 15: the second slot of a long */
+        BC_GETSTATIC,
+        0,
+        2, /* 18: a Class where a Fieldref belongs */
+        BC_NEW,
+        0,
+        99, /* 21: out of the pool */
     };
     char out[64];
     CHECK_INT(bytecode_class_at(code, sizeof(code), 0, cp, sizeof(cp), count, out, sizeof(out)), BC_GETSTATIC);

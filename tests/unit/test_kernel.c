@@ -132,8 +132,8 @@ static void collect(void *arg, const struct kjoin_carrier *c, const struct kview
 
 static struct kview_interval iv(int32_t tid, int64_t start, int64_t end)
 {
-    return (struct kview_interval){.tid = tid, .state = KVIEW_SLEEPING, .start_ns = start, .end_ns = end,
-                                   .syscall = 35, .stack_id = 1};
+    return (struct kview_interval){
+        .tid = tid, .state = KVIEW_SLEEPING, .start_ns = start, .end_ns = end, .syscall = 35, .stack_id = 1};
 }
 
 static void test_kjoin(void)
@@ -225,7 +225,7 @@ static void test_kjoin_occupancy(void)
     CHECK_INT(c->held_ns, 0);
     kjoin_pin_start(j, c, 7, 150, collect, NULL);
     CHECK_INT(c->held_ns, 30); /* its wait for a CPU after the wakeup included */
-    x = iv(1001, 195, 260); /* preempted inside the pin */
+    x = iv(1001, 195, 260);    /* preempted inside the pin */
     x.state = KVIEW_RUNNABLE;
     x.rq_ns = 65;
     kjoin_interval(j, &x, collect, NULL);
@@ -255,8 +255,8 @@ static void test_kjoin_occupancy(void)
     partial = iv(1001, 100, 150); /* over before the pin */
     CHECK_INT(kjoin_held_part(&ended, &partial), 0);
     /* at 700, asleep since 600 inside pin 8 */
-    struct kview_times t = {.off_ns = 100 + 30 + 65 + 100 + 100, .preempt_ns = 65, .rq_ns = 70,
-                            .off_since = 600, .state = KVIEW_SLEEPING};
+    struct kview_times t = {
+        .off_ns = 100 + 30 + 65 + 100 + 100, .preempt_ns = 65, .rq_ns = 70, .off_since = 600, .state = KVIEW_SLEEPING};
     t.on_ns = 700 - t.off_ns;
     struct kjoin_occ o;
     kjoin_occupancy(c, &t, 700, &o);
@@ -288,8 +288,10 @@ static void test_kjoin_window(void)
     CHECK_INT(w.busy_ns, 0);
     /* the carrier is busy 4, held 3, idle 3 of every 10, runqueue 1 */
     for (int64_t t = 0; t <= 1000; t += 5) {
-        o = (struct kjoin_occ){.busy_ns = (uint64_t)t * 4 / 10, .held_ns = (uint64_t)t * 3 / 10,
-                               .idle_ns = (uint64_t)t * 3 / 10, .runqueue_ns = (uint64_t)t / 10};
+        o = (struct kjoin_occ){.busy_ns = (uint64_t)t * 4 / 10,
+                               .held_ns = (uint64_t)t * 3 / 10,
+                               .idle_ns = (uint64_t)t * 3 / 10,
+                               .runqueue_ns = (uint64_t)t / 10};
         kjoin_snapshot(&c, t, window, &o); /* every other one is within a step of the last: skipped */
         if (t == 300) {                    /* younger than the window, none dropped: since tracked */
             kjoin_window(&c, t, window, &o, &w);
@@ -314,11 +316,26 @@ static void test_kernel_pins(void)
     char *stack_a[] = {"do_nanosleep+0x1", "hrtimer_nanosleep+0x2"};
     char *stack_b[] = {"futex_wait+0x3"};
     struct recording_kinterval ks[] = {
-        {.carrier_tid = 5, .start_ns = 100, .end_ns = 200, .state = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING,
-         .has_syscall = 1, .syscall = 35, .syscall_name = "nanosleep", .stack = stack_a, .n_stack = 2,
+        {.carrier_tid = 5,
+         .start_ns = 100,
+         .end_ns = 200,
+         .state = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING,
+         .has_syscall = 1,
+         .syscall = 35,
+         .syscall_name = "nanosleep",
+         .stack = stack_a,
+         .n_stack = 2,
          .runqueue_ns = 3},
-        {.carrier_tid = 5, .start_ns = 210, .end_ns = 500, .state = VTPIN__V1__KERNEL_STATE__KERNEL_DISK,
-         .has_syscall = 1, .syscall = 202, .syscall_name = "futex", .stack = stack_b, .n_stack = 1, .runqueue_ns = 4},
+        {.carrier_tid = 5,
+         .start_ns = 210,
+         .end_ns = 500,
+         .state = VTPIN__V1__KERNEL_STATE__KERNEL_DISK,
+         .has_syscall = 1,
+         .syscall = 202,
+         .syscall_name = "futex",
+         .stack = stack_b,
+         .n_stack = 1,
+         .runqueue_ns = 4},
         {.carrier_tid = 6, .start_ns = 0, .end_ns = 1000, .state = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING},
     };
     struct recording_session s = {.kintervals = ks, .n_kintervals = 3, .last_ns = 450};
@@ -358,19 +375,24 @@ static void test_split_parks(void)
     /* carrier 5: an idle sleep, three parks of a loop (the first began before the sampled
      * pin), one in a 52 ns gap where a sample broke the loop, one after; carrier 6: a native block */
     struct recording_kinterval ks[] = {
-        {.carrier_tid = 5, .start_ns = 600, .end_ns = 650, .state = S},  /* after the loop: not seen */
-        {.carrier_tid = 5, .start_ns = 0, .end_ns = 80, .state = S},     /* idle, ends before the pin */
-        {.carrier_tid = 5, .start_ns = 95, .end_ns = 130, .state = S},   /* in progress at the first sample */
+        {.carrier_tid = 5, .start_ns = 600, .end_ns = 650, .state = S}, /* after the loop: not seen */
+        {.carrier_tid = 5, .start_ns = 0, .end_ns = 80, .state = S},    /* idle, ends before the pin */
+        {.carrier_tid = 5, .start_ns = 95, .end_ns = 130, .state = S},  /* in progress at the first sample */
         {.carrier_tid = 5, .start_ns = 131, .end_ns = 170, .state = S},
-        {.carrier_tid = 5, .start_ns = 171, .end_ns = 172, .state = S},  /* below the threshold */
-        {.carrier_tid = 5, .start_ns = 173, .end_ns = 210, .state = R},  /* preempted: not a park */
-        {.carrier_tid = 5, .start_ns = 211, .end_ns = 250, .state = S},  /* in the gap */
+        {.carrier_tid = 5, .start_ns = 171, .end_ns = 172, .state = S}, /* below the threshold */
+        {.carrier_tid = 5, .start_ns = 173, .end_ns = 210, .state = R}, /* preempted: not a park */
+        {.carrier_tid = 5, .start_ns = 211, .end_ns = 250, .state = S}, /* in the gap */
         {.carrier_tid = 5, .start_ns = 251, .end_ns = 290, .state = S},
         {.carrier_tid = 6, .start_ns = 100, .end_ns = 400, .state = S},
     };
     struct recording_pin *pins = calloc(4, sizeof(*pins));
-    struct recording_pin base = {.reason = VTPIN__V1__PIN_REASON__MONITOR, .ended = 1, .has_vthread_id = 1,
-                                 .vthread_id = 9, .has_carrier_tid = 1, .carrier_tid = 5, .stack = &parked};
+    struct recording_pin base = {.reason = VTPIN__V1__PIN_REASON__MONITOR,
+                                 .ended = 1,
+                                 .has_vthread_id = 1,
+                                 .vthread_id = 9,
+                                 .has_carrier_tid = 1,
+                                 .carrier_tid = 5,
+                                 .stack = &parked};
     pins[0] = base;
     pins[0].id = 1, pins[0].start_ns = 100, pins[0].end_ns = 200; /* sampled: 100..200 */
     pins[1] = base;
@@ -380,10 +402,15 @@ static void test_split_parks(void)
     pins[2].vthread_id = 8, pins[2].stack = &native, pins[2].start_ns = 120, pins[2].end_ns = 390;
     pins[3] = base;
     pins[3].id = 4, pins[3].start_ns = 1000, pins[3].end_ns = 1100; /* no sleep inside: kept */
-    pins[0].blocked_in = strdup("x"); /* owned strings move to the pieces */
-    struct recording_session s = {.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = 4,
-                                  .kintervals = ks, .n_kintervals = 9, .sample_interval_ns = 30,
-                                  .has_threshold = 1, .threshold_ns = 5};
+    pins[0].blocked_in = strdup("x");                               /* owned strings move to the pieces */
+    struct recording_session s = {.mode = VTPIN__V1__LOAD_MODE__ATTACH,
+                                  .pins = pins,
+                                  .n_pins = 4,
+                                  .kintervals = ks,
+                                  .n_kintervals = 9,
+                                  .sample_interval_ns = 30,
+                                  .has_threshold = 1,
+                                  .threshold_ns = 5};
     if (!CHECK_INT(kernel_split_parks(&s), 0))
         return;
     CHECK_INT(s.pins_split, 2);
@@ -420,8 +447,12 @@ static void test_split_parks(void)
     pins[0].id = 1, pins[0].start_ns = 120, pins[0].end_ns = 200;
     pins[1] = base;
     pins[1].id = 2, pins[1].start_ns = 200, pins[1].end_ns = 250;
-    s = (struct recording_session){.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = 2,
-                                   .kintervals = loop, .n_kintervals = 2, .sample_interval_ns = 10};
+    s = (struct recording_session){.mode = VTPIN__V1__LOAD_MODE__ATTACH,
+                                   .pins = pins,
+                                   .n_pins = 2,
+                                   .kintervals = loop,
+                                   .n_kintervals = 2,
+                                   .sample_interval_ns = 10};
     CHECK_INT(kernel_split_parks(&s), 0);
     CHECK_INT(s.pins_split, 2);
     if (CHECK_INT(s.n_pins, 2)) {
@@ -433,8 +464,8 @@ static void test_split_parks(void)
     /* startup mode: exact pins, never split */
     struct recording_pin one = base;
     one.start_ns = 100, one.end_ns = 200;
-    struct recording_session st = {.mode = VTPIN__V1__LOAD_MODE__STARTUP, .pins = &one, .n_pins = 1,
-                                   .kintervals = ks, .n_kintervals = 9};
+    struct recording_session st = {
+        .mode = VTPIN__V1__LOAD_MODE__STARTUP, .pins = &one, .n_pins = 1, .kintervals = ks, .n_kintervals = 9};
     CHECK_INT(kernel_split_parks(&st), 0);
     CHECK_INT(st.n_pins, 1);
     CHECK(st.pins == &one);

@@ -40,19 +40,19 @@ static struct carrier_view view_of(struct occupancy *o, int32_t tid)
 }
 
 /* Checks the three totals of one view. */
-#define CHECK_TOTALS(v, busy, pinned, idle)                                                        \
-    do {                                                                                           \
-        CHECK_INT((v).busy_ns, busy);                                                              \
-        CHECK_INT((v).pinned_ns, pinned);                                                          \
-        CHECK_INT((v).idle_ns, idle);                                                              \
+#define CHECK_TOTALS(v, busy, pinned, idle)                                                                            \
+    do {                                                                                                               \
+        CHECK_INT((v).busy_ns, busy);                                                                                  \
+        CHECK_INT((v).pinned_ns, pinned);                                                                              \
+        CHECK_INT((v).idle_ns, idle);                                                                                  \
     } while (0)
 
 /* Checks the three window percentages of one view. */
-#define CHECK_PCTS(v, busy, pinned, idle)                                                          \
-    do {                                                                                           \
-        CHECK_PCT((v).busy_pct, busy);                                                             \
-        CHECK_PCT((v).pinned_pct, pinned);                                                         \
-        CHECK_PCT((v).idle_pct, idle);                                                             \
+#define CHECK_PCTS(v, busy, pinned, idle)                                                                              \
+    do {                                                                                                               \
+        CHECK_PCT((v).busy_pct, busy);                                                                                 \
+        CHECK_PCT((v).pinned_pct, pinned);                                                                             \
+        CHECK_PCT((v).idle_pct, idle);                                                                                 \
     } while (0)
 
 static void test_new_invalid(void)
@@ -129,7 +129,7 @@ static void test_sampled_timeline(void)
     struct occupancy *o = occupancy_new(4, 10000, 1000);
     if (!CHECK(o != NULL))
         return;
-    occupancy_sample(o, 1, 0, 1000); /* starts the accounting */
+    occupancy_sample(o, 1, 0, 1000);  /* starts the accounting */
     occupancy_sample(o, 1, 11, 2000); /* [1000,2000) busy */
     occupancy_sample(o, 1, 11, 3000); /* [2000,3000) busy */
     struct carrier_view v = view_of(o, 1);
@@ -143,7 +143,7 @@ static void test_sampled_timeline(void)
     occupancy_sample(o, 1, 0, 7000); /* [5000,5500) idle, [5500,6500) pinned, [6500,7000) idle */
     v = view_of(o, 1);
     CHECK_TOTALS(v, 3000, 1000, 3000);
-    CHECK_INT(v.seen_at, 7000); /* the latest sample; pins do not move it */
+    CHECK_INT(v.seen_at, 7000);       /* the latest sample; pins do not move it */
     occupancy_sample(o, 1, 12, 8000); /* [7000,8000) busy */
     occupancy_advance(o, 9500);       /* [8000,9500) waits for the next sample */
     v = view_of(o, 1);
@@ -367,7 +367,7 @@ static void test_window_rolling(void)
      * nothing in the window, though its ring still holds that old bucket */
     occupancy_sample(o, 3, 31, 1010000);
     occupancy_sample(o, 3, 31, 1011000); /* bucket 1010 busy */
-    occupancy_mount(o, 1, 6, 1021000); /* another carrier's time: window buckets 1011..1020 */
+    occupancy_mount(o, 1, 6, 1021000);   /* another carrier's time: window buckets 1011..1020 */
     v = view_of(o, 3);
     CHECK_TOTALS(v, 1000, 0, 0);
     CHECK_PCTS(v, 0.0, 0.0, 0.0);

@@ -377,7 +377,7 @@ static void test_durations(void)
     expect_bad_duration("nan");
     expect_bad_duration("inf");
     expect_bad_duration("infs");
-    expect_bad_duration("10000000000s");          /* 1e19 ns > INT64_MAX */
+    expect_bad_duration("10000000000s");         /* 1e19 ns > INT64_MAX */
     expect_bad_duration("20000000000000000000"); /* 2e19 ms */
     expect_bad_duration("153722868m");           /* just past INT64_MAX ns */
     expect_bad_duration("1e400");                /* strtod overflow */

@@ -60,15 +60,26 @@ static Vtpin__V1__Hello hello = {
 };
 
 static Vtpin__V1__Frame frame0 = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__frame__descriptor),
-                                  .method = 1, .has_line = 1, .line = 42, .has_bci = 1, .bci = 7,
-                                  .has_monitors = 1, .monitors = 1};
+                                  .method = 1,
+                                  .has_line = 1,
+                                  .line = 42,
+                                  .has_bci = 1,
+                                  .bci = 7,
+                                  .has_monitors = 1,
+                                  .monitors = 1};
 static Vtpin__V1__Frame frame1 = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__frame__descriptor),
-                                  .method = 2, .has_line = 1, .line = -1, .has_bci = 1, .bci = -1};
-static Vtpin__V1__Frame frame2 = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__frame__descriptor),
-                                  .method = 300000};
+                                  .method = 2,
+                                  .has_line = 1,
+                                  .line = -1,
+                                  .has_bci = 1,
+                                  .bci = -1};
+static Vtpin__V1__Frame frame2 = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__frame__descriptor), .method = 300000};
 static Vtpin__V1__Frame *frames[] = {&frame0, &frame1, &frame2};
 static Vtpin__V1__StackDef stack = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__stack_def__descriptor),
-                                    .id = 17, .n_frames = 3, .frames = frames, .has_truncated = 1,
+                                    .id = 17,
+                                    .n_frames = 3,
+                                    .frames = frames,
+                                    .has_truncated = 1,
                                     .truncated = 1};
 
 static Vtpin__V1__PinStart pin_start = {
@@ -90,31 +101,46 @@ static Vtpin__V1__PinStart pin_start = {
     .culprit_frame = 0,
 };
 
-static Vtpin__V1__Notice notice = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__notice__descriptor),
-                                   .time_ns = 1234, .severity = VTPIN__V1__SEVERITY__WARNING,
-                                   .code = "capability.breakpoints",
+static Vtpin__V1__Notice notice = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__notice__descriptor), .time_ns = 1234,
+                                   .severity = VTPIN__V1__SEVERITY__WARNING, .code = "capability.breakpoints",
                                    .text = "can_generate_breakpoint_events is missing: no culprit frames"};
 
-static Vtpin__V1__StringDef string_def = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__string_def__descriptor),
-                                          .id = 9, .value = ""};
+static Vtpin__V1__StringDef string_def = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__string_def__descriptor), .id = 9,
+                                          .value = ""};
 
 static Vtpin__V1__MethodDef method_def = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__method_def__descriptor),
-                                          .id = 1, .class_name = 2, .method_name = 3,
-                                          .has_signature = 1, .signature = 4, .has_is_native = 1,
-                                          .is_native = 1, .has_library = 1, .library = 6};
+                                          .id = 1,
+                                          .class_name = 2,
+                                          .method_name = 3,
+                                          .has_signature = 1,
+                                          .signature = 4,
+                                          .has_is_native = 1,
+                                          .is_native = 1,
+                                          .has_library = 1,
+                                          .library = 6};
 
-static Vtpin__V1__PinEnd pin_end = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__pin_end__descriptor),
-                                    .pin_id = 77, .end_ns = INT64_MAX, .duration_ns = 0};
+static Vtpin__V1__PinEnd pin_end = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__pin_end__descriptor), .pin_id = 77,
+                                    .end_ns = INT64_MAX, .duration_ns = 0};
 
 static Vtpin__V1__Stats stats = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__stats__descriptor),
-                                 .time_ns = 5, .has_pins = 1, .pins = 10, .has_pins_below_threshold = 1,
-                                 .pins_below_threshold = 3, .has_events_dropped = 1,
-                                 .events_dropped = 1, .has_stacks_dropped = 1, .stacks_dropped = 0,
-                                 .has_pins_reported = 1, .pins_reported = 7, .has_carriers_started = 1,
-                                 .carriers_started = 9, .has_compensations = 1, .compensations = 2};
+                                 .time_ns = 5,
+                                 .has_pins = 1,
+                                 .pins = 10,
+                                 .has_pins_below_threshold = 1,
+                                 .pins_below_threshold = 3,
+                                 .has_events_dropped = 1,
+                                 .events_dropped = 1,
+                                 .has_stacks_dropped = 1,
+                                 .stacks_dropped = 0,
+                                 .has_pins_reported = 1,
+                                 .pins_reported = 7,
+                                 .has_carriers_started = 1,
+                                 .carriers_started = 9,
+                                 .has_compensations = 1,
+                                 .compensations = 2};
 
-static Vtpin__V1__Goodbye goodbye = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__goodbye__descriptor),
-                                     .time_ns = 99, .stats = &stats};
+static Vtpin__V1__Goodbye goodbye = {PROTOBUF_C_MESSAGE_INIT(&vtpin__v1__goodbye__descriptor), .time_ns = 99,
+                                     .stats = &stats};
 
 enum { NKINDS = 9 };
 
@@ -442,11 +468,11 @@ static WireEvent *unpack_payload(const void *payload, size_t n)
 static void test_unpack_rejects(void)
 {
     static const uint8_t garbage1[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    static const uint8_t bad_length[] = {0x0a, 0x10, 0x08};          /* hello, 16 bytes announced, 1 given */
-    static const uint8_t group[] = {0x0b, 0x0c};                      /* field 1 as a (deprecated) group */
-    static const uint8_t hello_no_required[] = {0x0a, 0x00};          /* Hello without schema_version/pid */
-    static const uint8_t string_no_value[] = {0x12, 0x02, 0x08, 0x05}; /* StringDef without value */
-    static const uint8_t unknown_only[] = {0x50, 0x01};               /* field 10 (reserved range) only */
+    static const uint8_t bad_length[] = {0x0a, 0x10, 0x08};             /* hello, 16 bytes announced, 1 given */
+    static const uint8_t group[] = {0x0b, 0x0c};                        /* field 1 as a (deprecated) group */
+    static const uint8_t hello_no_required[] = {0x0a, 0x00};            /* Hello without schema_version/pid */
+    static const uint8_t string_no_value[] = {0x12, 0x02, 0x08, 0x05};  /* StringDef without value */
+    static const uint8_t unknown_only[] = {0x50, 0x01};                 /* field 10 (reserved range) only */
     static const uint8_t truncated_varint[] = {0x32, 0x04, 0x08, 0x80}; /* pin_end cut inside a varint */
     CHECK(unpack_payload(garbage1, sizeof(garbage1)) == NULL);
     CHECK(unpack_payload(bad_length, sizeof(bad_length)) == NULL);
