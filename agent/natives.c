@@ -120,8 +120,7 @@ int natives_jni_name(const char *dotted_class, const char *method, char *out, si
     size_t len = 0;
     if (cap < 6)
         return -ENAMETOOLONG;
-    memcpy(out, "Java_", 5);
-    len = 5;
+    len = (size_t)snprintf(out, cap, "Java_");
     if (mangle(dotted_class, out, cap, &len))
         return -ENAMETOOLONG;
     if (len + 2 > cap)

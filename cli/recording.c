@@ -772,7 +772,7 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
             /* an empty frame is nobody's event (a zero-filled tail, say) */
             rc = ev && (ev->body_case != VTPIN__V1__EVENT__BODY__NOT_SET || frame_len > WIRE_HEADER_LEN) ? 1 : -EPROTO;
         }
-        if (rc < 0) {
+        if (rc != 1) { /* < 0: a damaged frame (1 always comes with an event) */
             wire_event_free(ev);
             if (all_zero(data + at, len - at)) {
                 /* what a file system leaves when the writer died before its data reached the disk */

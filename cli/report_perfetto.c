@@ -93,7 +93,7 @@ static void put_pin(FILE *out, int64_t pid, const struct recording_session *s, c
     /* the frames holding monitors, with how many each */
     uint64_t monitors = 0;
     fputs(",\"monitor_frames\":[", out);
-    for (uint32_t i = 0, n = 0; p->stack && i < p->stack->count; i++) {
+    for (uint32_t i = 0, n = 0; p->stack && p->stack->frames && i < p->stack->count; i++) {
         const struct recording_frame *f = &p->stack->frames[i];
         if (!f->monitors)
             continue;

@@ -168,7 +168,7 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             break;
         case 'f':
             cfg->format = optarg;
-            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
                 return cli_usage_error("run", "--format is text or json");
             break;
         case 'h':

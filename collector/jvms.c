@@ -326,8 +326,7 @@ int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64
             occupancy_sample(j->occ, cs->carrier_tids[i], cs->vthread_ids[i], cs->time_ns);
         return 0;
     }
-    case VTPIN__V1__EVENT__BODY_NOTICE:
-        return 0;
+    case VTPIN__V1__EVENT__BODY_NOTICE: /* kept by the session */
     case VTPIN__V1__EVENT__BODY_STRING:
     case VTPIN__V1__EVENT__BODY_METHOD:
     case VTPIN__V1__EVENT__BODY_STACK:

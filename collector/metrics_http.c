@@ -200,11 +200,16 @@ int metrics_http_start(struct metrics_http **out, const struct sockaddr *addr, s
         free(h);
         return rc;
     }
-    struct sockaddr_storage bound;
+    union {
+        struct sockaddr sa;
+        struct sockaddr_in in;
+        struct sockaddr_in6 in6;
+        struct sockaddr_storage ss;
+    } bound;
+    memset(&bound, 0, sizeof(bound));
     socklen_t blen = sizeof(bound);
-    if (getsockname(h->listen_fd, (struct sockaddr *)&bound, &blen) == 0)
-        h->port = ntohs(bound.ss_family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port
-                                                   : ((struct sockaddr_in6 *)&bound)->sin6_port);
+    if (getsockname(h->listen_fd, &bound.sa, &blen) == 0)
+        h->port = ntohs(bound.sa.sa_family == AF_INET ? bound.in.sin_port : bound.in6.sin6_port);
     h->daemon = MHD_start_daemon(
         MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET,
         (MHD_socket)h->listen_fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,

@@ -38,6 +38,8 @@ APT_PACKAGES=(
   debian-archive-keyring
   # the install tests (tests/jvm/test_install.py): the man page rendered, man -w
   groff-base man-db
+  # scripts/lint.sh, run by scripts/test.sh: the layout and the checks the repository declares
+  clang-format clang-tidy
 )
 # Trixie libraries the patched JDK runs against (its NEEDED set outside the JDK).
 TRIXIE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)

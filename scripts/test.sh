@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one command that runs every test: sets up, builds, and runs CTest in
 # three build directories:
+#   scripts/lint.sh  first: every C file in .clang-format's layout, clang-tidy clean
 #   build/           everything: labels unit, jvm, collector
 #   build-sanitize/  VTPIN_SANITIZE=ON (gcc, ASan+UBSan on every target): the
 #                    unit and collector tests, then a JVM subset with the ASan
@@ -34,6 +35,7 @@ configure_build() { # C compiler, dir, cmake options...
     cmake --build "$dir" -j"$(nproc)"; } >&2
 }
 
+step "lint: clang-format and clang-tidy (scripts/lint.sh)" "$root/scripts/lint.sh" "$build"
 step "all tests (build/)" ctest --test-dir "$build" --output-on-failure
 
 if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then

@@ -35,7 +35,7 @@ static int read_nspid(const char *path, long *first, long *last)
 int nspid_host_tid(const char *proc_root, pid_t pid, int32_t ns_tid, int32_t *tid)
 {
     char path[4096];
-    long first, last;
+    long first = 0, last = 0;
     /* the common case: same namespace, the thread is there by that name */
     snprintf(path, sizeof(path), "%s/%ld/task/%ld/status", proc_root, (long)pid, (long)ns_tid);
     if (read_nspid(path, &first, &last) == 0 && last == ns_tid) {

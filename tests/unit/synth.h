@@ -34,7 +34,8 @@ static void synth_put(struct synth *b, const void *p, size_t n)
         b->data = d;
         b->cap = ncap;
     }
-    memcpy(b->data + b->len, p, n);
+    if (n && b->data && p)
+        memcpy(b->data + b->len, p, n);
     b->len += n;
 }
 

@@ -280,7 +280,7 @@ static void test_budget(void)
     CHECK_INT(framer_init(&c, 256 * 1024), 0);
     framer_set_budget(&a, &b);
     framer_set_budget(&c, &b);
-    size_t got[8], total;
+    size_t got[8] = {0}, total;
 
     size_t a1[] = {BIG};
     uint8_t *s = make_stream(a1, 1, &total);
