@@ -25,7 +25,7 @@ static __thread struct {
     char name[JTHREAD_NAME_MAX];
 } self;
 
-static jclass global_class(JNIEnv *jni, const char *name)
+jclass jthread_global_class(JNIEnv *jni, const char *name)
 {
     jclass local = (*jni)->FindClass(jni, name);
     if (!local) {
@@ -60,7 +60,7 @@ int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni)
     if (jthreads.resolved)
         return jthreads.resolved < 0 ? jthreads.resolved : 0;
     jthreads.resolved = -ENOENT;
-    jthreads.vthread_class = global_class(jni, "java/lang/VirtualThread");
+    jthreads.vthread_class = jthread_global_class(jni, "java/lang/VirtualThread");
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     if (!jthreads.vthread_class || !thread_class) {
         (*jni)->ExceptionClear(jni);
@@ -75,7 +75,7 @@ int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni)
         log_error("Thread.tid/name or VirtualThread.carrierThread not found: no pin detection");
         return -ENOENT;
     }
-    jthreads.carrier_thread_class = global_class(jni, "jdk/internal/misc/CarrierThread");
+    jthreads.carrier_thread_class = jthread_global_class(jni, "jdk/internal/misc/CarrierThread");
     jthreads.resolved = 1;
     return 0;
 }

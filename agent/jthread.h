@@ -17,6 +17,9 @@
  * when the fields pin detection needs are missing (logged). */
 int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni);
 
+/* A global reference to a class by JNI name, NULL (exception cleared) when not found. */
+jclass jthread_global_class(JNIEnv *jni, const char *name);
+
 jclass jthread_vthread_class(void); /* java.lang.VirtualThread (global ref), NULL before init */
 jclass jthread_carrier_class(void); /* jdk.internal.misc.CarrierThread, NULL if not found */
 int jthread_is_carrier(JNIEnv *jni, jthread thread);

@@ -318,18 +318,6 @@ jmethodID pins_park_method(void)
     return detector.park_method;
 }
 
-static jclass global_class(JNIEnv *jni, const char *name)
-{
-    jclass local = (*jni)->FindClass(jni, name);
-    if (!local) {
-        (*jni)->ExceptionClear(jni);
-        return NULL;
-    }
-    jclass global = (jclass)(*jni)->NewGlobalRef(jni, local);
-    (*jni)->DeleteLocalRef(jni, local);
-    return global;
-}
-
 static jmethodID find_method(jvmtiEnv *jvmti, jclass cls, const char *name, const char *sig)
 {
     jint n = 0;
@@ -399,7 +387,7 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
         return -ENOENT; /* jthread_init said why */
     if (!detector.resolved) {
         detector.resolved = 1;
-        detector.continuation_class = global_class(jni, "jdk/internal/vm/Continuation");
+        detector.continuation_class = jthread_global_class(jni, "jdk/internal/vm/Continuation");
         if (detector.continuation_class) {
             detector.is_pinned0 = (*jni)->GetStaticMethodID(jni, detector.continuation_class, "isPinned0",
                                                             "(Ljdk/internal/vm/ContinuationScope;)I");
