@@ -23,7 +23,8 @@ struct options {
     char collector_path[OPTIONS_PATH_MAX]; /* empty: the default socket */
     unsigned collector_buffer;             /* bytes buffered for a slow collector */
     enum occupancy_mode occupancy;
-    uint64_t sample_interval_ns; /* sampled occupancy and the native-block watchdog */
+    uint64_t sample_interval_ns;    /* the carrier watchdog: native/VM blocks, parks after attach */
+    uint64_t occupancy_interval_ns; /* sampled occupancy (never more often than sample_interval_ns) */
     unsigned max_carriers;
     unsigned ring_entries;      /* per-carrier mount records (exact occupancy) */
     unsigned depth;             /* frames captured per stack */
@@ -48,6 +49,9 @@ int options_expand_pid(char *path, size_t cap, long pid);
 
 /* Parses "10ms", "1.5s", "250us", "0" (bare numbers are milliseconds). */
 int options_parse_duration(const char *text, uint64_t *ns);
+
+/* The period of sampled occupancy: occupancy_sample=, never shorter than sample=. */
+uint64_t options_occupancy_interval_ns(const struct options *o);
 
 extern const char options_usage[];
 

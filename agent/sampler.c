@@ -21,6 +21,7 @@ static struct {
     struct symbols *symbols;
     struct mount_entry *mounts;
     int64_t next_sample_ns;
+    int64_t next_occupancy_ns;
 } sampler;
 
 /* Said once per process: kept across sessions, as the carrier table is. */
@@ -55,6 +56,7 @@ int64_t sampler_next_ns(void)
 void sampler_due_now(void)
 {
     sampler.next_sample_ns = 0;
+    sampler.next_occupancy_ns = 0;
 }
 
 void sampler_forget_sink(unsigned sink)
@@ -105,9 +107,10 @@ static void send_transitions(struct carrier_slot *c)
     }
 }
 
-static void sample_carriers(int64_t now)
+/* sampled: an occupancy round (every occupancy_sample=), which asks every carrier which
+ * virtual thread it carries; the other rounds look only where the watchdog must. */
+static void sample_carriers(int64_t now, int sampled)
 {
-    int sampled = sampler.cfg->options->occupancy == OCCUPANCY_SAMPLED;
     unsigned cap = carriers_capacity(), n = 0;
     int32_t tids[MAX_SAMPLED];
     int64_t vts[MAX_SAMPLED];
@@ -174,7 +177,10 @@ void sampler_round(int64_t now)
         }
     }
     if (now >= sampler.next_sample_ns) {
-        sample_carriers(now);
+        int occupancy = sampler.cfg->options->occupancy == OCCUPANCY_SAMPLED && now >= sampler.next_occupancy_ns;
+        sample_carriers(now, occupancy);
         sampler.next_sample_ns = now + (int64_t)sampler.cfg->options->sample_interval_ns;
+        if (occupancy)
+            sampler.next_occupancy_ns = now + (int64_t)options_occupancy_interval_ns(sampler.cfg->options);
     }
 }

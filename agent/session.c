@@ -153,6 +153,8 @@ void session_hello(unsigned sinks, uint32_t connection)
     h.occupancy = (Vtpin__V1__OccupancySource)c->options->occupancy;
     h.has_sample_interval_ns = 1;
     h.sample_interval_ns = c->options->sample_interval_ns;
+    h.has_occupancy_sample_interval_ns = 1;
+    h.occupancy_sample_interval_ns = options_occupancy_interval_ns(c->options);
     h.has_connection = 1;
     h.connection = connection;
     WireEvent ev = VTPIN__V1__EVENT__INIT;

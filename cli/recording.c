@@ -228,6 +228,8 @@ static int apply_hello(struct recording *r, struct recording_session **cur, cons
     s->parallelism = h->has_parallelism ? h->parallelism : 0;
     s->occupancy_source = h->has_occupancy ? (int)h->occupancy : 0;
     s->sample_interval_ns = h->has_sample_interval_ns ? h->sample_interval_ns : 0;
+    s->occupancy_interval_ns =
+        h->has_occupancy_sample_interval_ns ? h->occupancy_sample_interval_ns : s->sample_interval_ns;
     if (h->n_capabilities_missing > 0) {
         s->capabilities_missing = calloc(h->n_capabilities_missing, sizeof(char *));
         if (!s->capabilities_missing)

@@ -167,6 +167,7 @@ struct recording_session {
     int has_goodbye;
     int occupancy_source;               /* a Vtpin__V1__OccupancySource value from the Hello */
     uint64_t sample_interval_ns;        /* 0: not said */
+    uint64_t occupancy_interval_ns;     /* sampled occupancy's period; older agents: sample_interval_ns */
     struct recording_carrier *carriers; /* in the order announced; one per tid */
     size_t n_carriers;
     struct recording_occupancy *occupancy;

@@ -407,6 +407,15 @@ static void test_stop_and_pid(void)
     CHECK_INT(options_parse(&o, "occupancy=loose", err, sizeof(err)), -EINVAL);
     CHECK(strstr(err, "'occupancy'") != NULL);
     CHECK_INT(options_parse(&o, "sample=0", err, sizeof(err)), -EINVAL);
+    /* occupancy samples: 40 ms by default, never more often than the watchdog's sample= */
+    options_defaults(&o);
+    CHECK_UINT(options_occupancy_interval_ns(&o), 40000000);
+    CHECK_INT(options_parse(&o, "occupancy_sample=20ms", err, sizeof(err)), 0);
+    CHECK_UINT(options_occupancy_interval_ns(&o), 20000000);
+    CHECK_INT(options_parse(&o, "sample=50ms", err, sizeof(err)), 0);
+    CHECK_UINT(options_occupancy_interval_ns(&o), 50000000);
+    CHECK_INT(options_parse(&o, "occupancy_sample=0", err, sizeof(err)), -EINVAL);
+    CHECK_INT(options_parse(&o, "occupancy_sample=11s", err, sizeof(err)), -EINVAL);
 }
 
 /* A collector path longer than sun_path would be cut by connect(): refused. */
