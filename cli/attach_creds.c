@@ -8,17 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void say(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t cap, const char *fmt, ...)
-{
-    if (!err || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-}
-
 int attach_creds_become(const struct attach_target *t, struct attach_creds *saved, char *err, size_t cap)
 {
     saved->euid = geteuid();
@@ -30,33 +19,33 @@ int attach_creds_become(const struct attach_target *t, struct attach_creds *save
         return 0;
     if (saved->euid != 0) {
         if (saved->euid != t->euid && t->euid == 0)
-            say(err, cap,
-                "permission: process %d runs as root and we are uid %u; a JVM answers only its own user "
-                "(or root): run vtpin attach as root",
-                (int)t->pid, (unsigned)saved->euid);
+            attach_say(err, cap,
+                       "permission: process %d runs as root and we are uid %u; a JVM answers only its own user "
+                       "(or root): run vtpin attach as root",
+                       (int)t->pid, (unsigned)saved->euid);
         else if (saved->euid != t->euid)
-            say(err, cap,
-                "permission: process %d runs as uid %u and we are uid %u; a JVM answers only its own user "
-                "(or root): run vtpin attach as uid %u or as root",
-                (int)t->pid, (unsigned)t->euid, (unsigned)saved->euid, (unsigned)t->euid);
+            attach_say(err, cap,
+                       "permission: process %d runs as uid %u and we are uid %u; a JVM answers only its own user "
+                       "(or root): run vtpin attach as uid %u or as root",
+                       (int)t->pid, (unsigned)t->euid, (unsigned)saved->euid, (unsigned)t->euid);
         else
-            say(err, cap,
-                "permission: process %d runs with gid %u and we have gid %u; a JVM answers only its own uid "
-                "and gid (or root): run vtpin attach with gid %u or as root",
-                (int)t->pid, (unsigned)t->egid, (unsigned)saved->egid, (unsigned)t->egid);
+            attach_say(err, cap,
+                       "permission: process %d runs with gid %u and we have gid %u; a JVM answers only its own uid "
+                       "and gid (or root): run vtpin attach with gid %u or as root",
+                       (int)t->pid, (unsigned)t->egid, (unsigned)saved->egid, (unsigned)t->egid);
         return -EPERM;
     }
     /* Like jattach: group first, while we still may. */
     if (saved->egid != t->egid && setegid(t->egid) != 0) {
         int e = errno;
-        say(err, cap, "permission: cannot take the JVM's gid %u: %s", (unsigned)t->egid, strerror(e));
+        attach_say(err, cap, "permission: cannot take the JVM's gid %u: %s", (unsigned)t->egid, strerror(e));
         return -e;
     }
     if (seteuid(t->euid) != 0) {
         int e = errno;
         if (setegid(saved->egid) != 0)
             abort(); /* cannot happen: we are still root here; never go on with the wrong identity */
-        say(err, cap, "permission: cannot take the JVM's uid %u: %s", (unsigned)t->euid, strerror(e));
+        attach_say(err, cap, "permission: cannot take the JVM's uid %u: %s", (unsigned)t->euid, strerror(e));
         return -e;
     }
     saved->switched = 1;

@@ -24,17 +24,6 @@
 #define POLL_MAX_NS (500 * NS_PER_MS)
 #define TRIGGER_PATH_MAX 96 /* "/proc/<pid>/root/tmp/.attach_pid<pid>" */
 
-static void say(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t cap, const char *fmt, ...)
-{
-    if (!err || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-}
-
 static void note(FILE *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(FILE *log, const char *fmt, ...)
 {
@@ -70,16 +59,16 @@ static int socket_ready(const struct attach_target *t, const char *path, char *e
         if (errno == ENOENT)
             return 0;
         int e = errno;
-        say(err, cap, "%s: %s", path, strerror(e));
+        attach_say(err, cap, "%s: %s", path, strerror(e));
         return -e;
     }
     if (!S_ISSOCK(st.st_mode)) {
-        say(err, cap, "%s is not a socket: not HotSpot's attach listener", path);
+        attach_say(err, cap, "%s is not a socket: not HotSpot's attach listener", path);
         return -ENOTSOCK;
     }
     if (st.st_uid != t->euid) {
-        say(err, cap, "refusing %s: it belongs to uid %u, not to the JVM's uid %u", path, (unsigned)st.st_uid,
-            (unsigned)t->euid);
+        attach_say(err, cap, "refusing %s: it belongs to uid %u, not to the JVM's uid %u", path, (unsigned)st.st_uid,
+                   (unsigned)t->euid);
         return -EPERM;
     }
     return 1;
@@ -106,8 +95,8 @@ static int trigger_create(const struct attach_target *t, char path[TRIGGER_PATH_
             return 0;
         }
     }
-    say(err, cap, "cannot create the attach trigger file: %s: %s; %s: %s", tried[0], strerror(e[0]), tried[1],
-        strerror(e[1]));
+    attach_say(err, cap, "cannot create the attach trigger file: %s: %s; %s: %s", tried[0], strerror(e[0]), tried[1],
+               strerror(e[1]));
     return -e[1];
 }
 
@@ -117,10 +106,10 @@ static int listener_start(const struct attach_target *t, const char *path, int64
 {
     int rc = attach_proc_has_jvm(t->pid);
     if (rc == 0) {
-        say(err, cap,
-            "process %d (%s) is not a HotSpot JVM: no libjvm.so in /proc/%d/maps; not sending it SIGQUIT, "
-            "which would stop many programs",
-            (int)t->pid, t->name, (int)t->pid);
+        attach_say(err, cap,
+                   "process %d (%s) is not a HotSpot JVM: no libjvm.so in /proc/%d/maps; not sending it SIGQUIT, "
+                   "which would stop many programs",
+                   (int)t->pid, t->name, (int)t->pid);
         return -ESRCH;
     }
     if (rc < 0) /* cannot tell: SigCgt below still keeps SIGQUIT from a process that does not catch it */
@@ -146,7 +135,8 @@ static int listener_start(const struct attach_target *t, const char *path, int64
         struct attach_target now = {0};
         int st = attach_proc_read(t->pid, &now);
         if (st == -ESRCH || (st == 0 && (now.state == 'Z' || now.state == 'X'))) {
-            say(err, cap, "process %d (%s) exited while we waited for its attach listener", (int)t->pid, t->name);
+            attach_say(err, cap, "process %d (%s) exited while we waited for its attach listener", (int)t->pid,
+                       t->name);
             rc = -ESRCH;
             break;
         }
@@ -156,7 +146,7 @@ static int listener_start(const struct attach_target *t, const char *path, int64
         if (st == 0 && now.catches_quit && (signals == 0 || (signals == 1 && n - signalled_at >= timeout_ns / 2))) {
             if (kill(t->pid, SIGQUIT) != 0) {
                 int e = errno;
-                say(err, cap, "cannot send SIGQUIT to process %d: %s", (int)t->pid, strerror(e));
+                attach_say(err, cap, "cannot send SIGQUIT to process %d: %s", (int)t->pid, strerror(e));
                 rc = -e;
                 break;
             }
@@ -168,15 +158,16 @@ static int listener_start(const struct attach_target *t, const char *path, int64
             char secs[32];
             snprintf(secs, sizeof(secs), "%.3g s", (double)timeout_ns / 1e9);
             if (signals == 0)
-                say(err, cap,
+                attach_say(
+                    err, cap,
                     "process %d (%s) does not handle SIGQUIT, so it is not a HotSpot JVM (or one still starting); "
                     "waited %s and did not signal it (SIGQUIT would kill it)",
                     (int)t->pid, t->name, secs);
             else
-                say(err, cap,
-                    "the attach listener of process %d (%s) did not start within %s (no %s): not a HotSpot JVM, "
-                    "or one started with -XX:+DisableAttachMechanism",
-                    (int)t->pid, t->name, secs, path);
+                attach_say(err, cap,
+                           "the attach listener of process %d (%s) did not start within %s (no %s): not a HotSpot JVM, "
+                           "or one started with -XX:+DisableAttachMechanism",
+                           (int)t->pid, t->name, secs, path);
             rc = -ETIMEDOUT;
             break;
         }
@@ -194,7 +185,7 @@ int attach_listener_connect(const struct attach_target *t, int64_t timeout_ns, F
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     int n = snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/%d/root/tmp/.java_pid%d", (int)t->pid, (int)t->nspid);
     if (n < 0 || (size_t)n >= sizeof(addr.sun_path)) {
-        say(err, cap, "socket path too long");
+        attach_say(err, cap, "socket path too long");
         return -ENAMETOOLONG;
     }
     const char *path = addr.sun_path;
@@ -214,24 +205,25 @@ int attach_listener_connect(const struct attach_target *t, int64_t timeout_ns, F
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
-        say(err, cap, "socket: %s", strerror(e));
+        attach_say(err, cap, "socket: %s", strerror(e));
         return -e;
     }
     if (connect(fd, (const struct sockaddr *)&addr, sizeof(addr)) != 0) {
         int e = errno;
         if (e == ECONNREFUSED)
-            say(err, cap, "connect to %s: nobody listens (a stale socket of a JVM that is gone?)", path);
+            attach_say(err, cap, "connect to %s: nobody listens (a stale socket of a JVM that is gone?)", path);
         else if (e == EACCES || e == EPERM)
-            say(err, cap, "permission: connect to %s: %s", path, strerror(e));
+            attach_say(err, cap, "permission: connect to %s: %s", path, strerror(e));
         else
-            say(err, cap, "connect to %s: %s", path, strerror(e));
+            attach_say(err, cap, "connect to %s: %s", path, strerror(e));
         close(fd);
         return -e;
     }
     struct ucred peer;
     socklen_t len = sizeof(peer);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid > 0 && peer.pid != t->pid) {
-        say(err, cap, "%s is served by process %d, not by process %d: refusing it", path, (int)peer.pid, (int)t->pid);
+        attach_say(err, cap, "%s is served by process %d, not by process %d: refusing it", path, (int)peer.pid,
+                   (int)t->pid);
         close(fd);
         return -EPERM;
     }
@@ -262,35 +254,36 @@ int attach_listener_execute(int fd, const char *cmd, const char *const *args, si
     ssize_t n = attach_request_encode(req, sizeof(req), cmd, args, nargs);
     if (n < 0) {
         if (n == -E2BIG)
-            say(err, cap, "request too long: HotSpot takes a command of at most %d bytes and arguments of at most %d",
-                ATTACH_NAME_MAX, ATTACH_ARG_MAX);
+            attach_say(err, cap,
+                       "request too long: HotSpot takes a command of at most %d bytes and arguments of at most %d",
+                       ATTACH_NAME_MAX, ATTACH_ARG_MAX);
         else
-            say(err, cap, "cannot encode the request: %s", strerror((int)-n));
+            attach_say(err, cap, "cannot encode the request: %s", strerror((int)-n));
         return (int)n;
     }
     int rc = send_all(fd, req, (size_t)n);
     if (rc) {
-        say(err, cap, "sending the '%s' request: %s", cmd, strerror(-rc));
+        attach_say(err, cap, "sending the '%s' request: %s", cmd, strerror(-rc));
         return rc;
     }
 
     size_t used = 0, size = 4096;
     char *buf = malloc(size);
     if (!buf) {
-        say(err, cap, "out of memory");
+        attach_say(err, cap, "out of memory");
         return -ENOMEM;
     }
     int64_t deadline = now_ns() + timeout_ns;
     for (;;) {
         if (size - used < 2) {
             if (size >= ATTACH_REPLY_MAX) {
-                say(err, cap, "the reply is longer than %u bytes", ATTACH_REPLY_MAX);
+                attach_say(err, cap, "the reply is longer than %u bytes", ATTACH_REPLY_MAX);
                 rc = -EMSGSIZE;
                 goto cleanup;
             }
             char *bigger = realloc(buf, size * 2);
             if (!bigger) {
-                say(err, cap, "out of memory");
+                attach_say(err, cap, "out of memory");
                 rc = -ENOMEM;
                 goto cleanup;
             }
@@ -299,8 +292,9 @@ int attach_listener_execute(int fd, const char *cmd, const char *const *args, si
         }
         int64_t left = deadline - now_ns();
         if (left <= 0) {
-            say(err, cap, "no complete reply to '%s' within %.3g s (the command may still be running in the JVM)", cmd,
-                (double)timeout_ns / 1e9);
+            attach_say(err, cap,
+                       "no complete reply to '%s' within %.3g s (the command may still be running in the JVM)", cmd,
+                       (double)timeout_ns / 1e9);
             rc = -ETIMEDOUT;
             goto cleanup;
         }
@@ -311,7 +305,7 @@ int attach_listener_execute(int fd, const char *cmd, const char *const *args, si
             continue;
         if (pr < 0) {
             rc = -errno;
-            say(err, cap, "poll: %s", strerror(-rc));
+            attach_say(err, cap, "poll: %s", strerror(-rc));
             goto cleanup;
         }
         if (pr == 0)
@@ -321,7 +315,7 @@ int attach_listener_execute(int fd, const char *cmd, const char *const *args, si
             continue;
         if (r < 0) {
             rc = -errno;
-            say(err, cap, "reading the reply to '%s': %s", cmd, strerror(-rc));
+            attach_say(err, cap, "reading the reply to '%s': %s", cmd, strerror(-rc));
             goto cleanup;
         }
         if (r == 0)

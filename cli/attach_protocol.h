@@ -77,4 +77,7 @@ int attach_maps_line_is_jvm(const char *line);
  * -ENAMETOOLONG; -EINVAL when exe has no directory or exists is NULL. */
 int attach_agent_default(const char *exe, int (*exists)(const char *path), char *out, size_t cap);
 
+/* An error message into err[cap] (nothing when err is NULL or cap 0), for the attach modules. */
+void attach_say(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -55,6 +55,15 @@ def skip(reason):
     sys.exit(SKIP)
 
 
+def wait_ready(proc, out_path, marker, timeout=30):
+    """Waits until the process's output file holds marker (a fixture's "ready" line);
+    fails when the process ends first or timeout seconds pass."""
+    deadline = time.monotonic() + timeout
+    while marker not in open(out_path).read():
+        check(proc.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
+        time.sleep(0.05)
+
+
 def check(cond, message):
     if not cond:
         raise Failure(message)

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import time
 
-from harness import CLASSES, VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir
+from harness import CLASSES, VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir, wait_ready
 
 BTF = "/sys/kernel/btf/vmlinux"
 DROP_CAPS = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -301,10 +301,7 @@ def case_back_to_back_attach(jdk):
                            ["BackToBack", "2", "20", "15", go], stdout=out, stderr=subprocess.STDOUT,
                            start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
-        while "BackToBack: ready" not in open(os.path.join(d, "stdout.txt")).read():
-            check(jvm.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
-            time.sleep(0.05)
+        wait_ready(jvm, os.path.join(d, "stdout.txt"), "BackToBack: ready")
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "collector=%s" % coll.socket], capture_output=True,
                            text=True, timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))

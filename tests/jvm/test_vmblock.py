@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import time
 
-from harness import CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, pins_in, report_json, scheduler, skip, tempdir
+from harness import CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, pins_in, report_json, scheduler, skip, tempdir, wait_ready
 
 
 def case_cpu_jni(jdk):
@@ -60,10 +60,7 @@ def case_attach_upcall_reason(jdk):
                            ["LockedUpcall", "2", "3", "200", go], stdout=out, stderr=subprocess.STDOUT,
                            start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
-        while "LockedUpcall: ready" not in open(os.path.join(d, "stdout.txt")).read():
-            check(jvm.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
-            time.sleep(0.05)
+        wait_ready(jvm, os.path.join(d, "stdout.txt"), "LockedUpcall: ready")
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
@@ -104,10 +101,7 @@ def case_attach_back_to_back(jdk):
                            ["BackToBack", "2", "20", "15", go], stdout=out, stderr=subprocess.STDOUT,
                            start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
-        while "BackToBack: ready" not in open(os.path.join(d, "stdout.txt")).read():
-            check(jvm.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
-            time.sleep(0.05)
+        wait_ready(jvm, os.path.join(d, "stdout.txt"), "BackToBack: ready")
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
