@@ -144,8 +144,11 @@ def check_page(page, rep, work):
     for p in rep["pins"]:
         want[p["reason"]] = want.get(p["reason"], 0) + 1
     check(by_reason == want, "a rect per pin, coloured by reason: page %s, report %s" % (by_reason, want))
-    # flame graph: the culprit frames are drawn
-    frames = [e["text"] for e in dom.by_class("frame", "div")]
+    # flame graph: the culprit frames are drawn (a box is labelled only when wide enough,
+    # so each drawn box is named through its data-i, an index into the page's flame data)
+    data = json.loads(dom.by_id("vtpin-data")["text"])
+    frames = [data["labels"][data["flame"][3 * int(e["attrs"]["data-i"])]]
+              for e in dom.by_class("frame", "div") if "data-i" in e["attrs"]]
     for site in rep["sites"][:3]:
         if site["culprit"]:
             label = "%s.%s" % (site["culprit"]["class"], site["culprit"]["method"])
