@@ -188,7 +188,11 @@ def case_cpu_jni(jdk):
             check(all(c["blocked"] is None for c in cs), "a CPU-bound carrier shown blocked by the kernel: %s" % cs)
             time.sleep(0.1)
         rep = finish(coll, r)
-        check(rep["pins"] == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["kernel"]) for p in rep["pins"]])
+        # the JDK's own short pins (every frame the JDK's, as `vtpin run` sets aside) are not the fixture's
+        mine = [p for p in rep["pins"]
+                if not (p["stack"] and all(f["class"].startswith(("java.", "javax.", "jdk.", "sun.", "com.sun."))
+                                           for f in p["stack"]))]
+        check(mine == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["kernel"]) for p in mine])
         # each burn lasts 1.5 s of wall clock, all of it on CPU or waiting for one (tracking may
         # begin a little into it: the agent announces its carriers from its writer thread)
         kt = rep["kernel_times"]["carriers"]
