@@ -21,7 +21,6 @@
 #include "wire.h"
 
 #define HTML_SITES 100
-#define HTML_REASONS 7         /* PinReason values 0..6; the page shows others as UNKNOWN */
 #define HTML_FLAME_MIN 20000   /* a node under 1/20000 of the total is not drawn at any zoom that matters */
 #define HTML_FLAME_NODES 60000 /* and never more nodes than this */
 #define HTML_LANE_DETAIL 20000 /* pins shown one by one up to this many */
@@ -143,14 +142,14 @@ static void put_jvm(FILE *out, const struct recording *r, const struct recording
 static void put_sites(FILE *out, const struct sites *sites)
 {
     char frame[1200], marks[300];
-    int64_t by_reason_ns[HTML_REASONS] = {0};
-    uint64_t by_reason_n[HTML_REASONS] = {0};
+    int64_t by_reason_ns[WIRE_REASON_COUNT] = {0};
+    uint64_t by_reason_n[WIRE_REASON_COUNT] = {0};
     fprintf(out, ",\"summary\":{\"pins\":%" PRIu64 ",\"ongoing\":%" PRIu64 ",\"pinned_ns\":%" PRId64 ",\"sites\":%zu}",
             sites->pins, sites->ongoing, sites->total_ns, sites->count);
     fputs(",\"sites\":[", out);
     for (size_t i = 0; i < sites->count; i++) {
         const struct site *site = &sites->items[i];
-        int rk = site->reason >= 0 && site->reason < HTML_REASONS ? site->reason : 0;
+        int rk = site->reason >= 0 && site->reason < WIRE_REASON_COUNT ? site->reason : 0;
         by_reason_ns[rk] = recording_sat_add(by_reason_ns[rk], site->total_ns);
         by_reason_n[rk] += site->count;
         if (i >= HTML_SITES)
@@ -186,7 +185,7 @@ static void put_sites(FILE *out, const struct sites *sites)
     }
     fputs("],\"by_reason\":[", out);
     int first = 1;
-    for (int k = 0; k < HTML_REASONS; k++) {
+    for (int k = 0; k < WIRE_REASON_COUNT; k++) {
         if (!by_reason_n[k])
             continue;
         fprintf(out, "%s[\"%s\",%" PRIu64 ",%" PRId64 "]", first ? "" : ",", wire_reason_name(k), by_reason_n[k],
@@ -456,7 +455,7 @@ static int html_data(const struct recording *r, const struct recording_session *
         rc = timeline_build(s, &t);
     if (!rc) {
         fputs("{\"schema\":\"vtpin.html/1\",\"reasons\":[", out);
-        for (int k = 0; k < HTML_REASONS; k++)
+        for (int k = 0; k < WIRE_REASON_COUNT; k++)
             fprintf(out, "%s\"%s\"", k ? "," : "", wire_reason_name(k));
         fputs("],", out);
         put_jvm(out, r, s);

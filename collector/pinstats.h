@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PINSTATS_REASONS 7 /* vtpin.v1.PinReason 0..6; other values count as 0 */
+#include "wire_names.h"
+
+#define PINSTATS_REASONS WIRE_REASON_COUNT /* vtpin.v1.PinReason; other values count as 0 */
 #define PINSTATS_SITES 20
 #define PINSTATS_SITE_CAP 256 /* bytes of a site name, NUL included (longer ones are cut) */
 #define PINSTATS_OPEN 1024    /* a power of two */

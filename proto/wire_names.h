@@ -3,6 +3,10 @@
 #ifndef VTPIN_WIRE_NAMES_H
 #define VTPIN_WIRE_NAMES_H
 
+/* How many PinReason values there are (0 .. VM_BLOCK): tables indexed by reason
+ * are this long; test_wire checks it against the schema's descriptor. */
+#define WIRE_REASON_COUNT 8
+
 /* Vtpin__V1__PinReason: "MONITOR", "NATIVE", ... "VM_BLOCK"; "UNKNOWN" otherwise. */
 const char *wire_reason_name(int reason);
 /* Vtpin__V1__LoadMode: "startup", "attach"; NULL when not said. */

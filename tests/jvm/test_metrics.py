@@ -158,9 +158,11 @@ def check_pins(s, pid, jdk, final):
     fixture, _, _, npins, reason, site, least_ms = FIXTURES[jdk]
     counts = select(s, "jvm_threads_virtual_pinned_seconds_count", jvm=pid)
     check(counts, "no pinned count for jvm %d" % pid)
-    for labels, _ in counts:
+    by_reason = {}
+    for labels, v in counts:
         check(labels["app"] == fixture, "app label is the main class: %s" % labels)
-        check(labels["reason"] == reason, "every pin of %s is %s: %s" % (fixture, reason, labels))
+        by_reason[labels["reason"]] = v
+    check(by_reason.get(reason, 0) > 0, "the pins of %s are %s: %s" % (fixture, reason, by_reason))
     count = sum(v for _, v in counts)
     total = sum(v for _, v in select(s, "jvm_threads_virtual_pinned_seconds_sum", jvm=pid))
     check(count > 0 and total >= count * least_ms / 1000.0 * 0.95,
@@ -176,7 +178,13 @@ def check_pins(s, pid, jdk, final):
     check("events" in kinds and "collector" in kinds, "drop kinds: %s" % kinds)
     check(select(s, "vtpin_starvation_alert", jvm=pid), "alert gauge for the JVM")
     if final:
-        check(count == npins, "%s makes %d pins: the metrics count %d" % (fixture, npins, count))
+        # The JDK can add a few short pins of its own (e.g. JDK 21's method-handle linkage contended by
+        # virtual threads starting at once, as MONITOR or MONITOR_ENTER): they are counted, at sites of
+        # their own, and never in place of the fixture's.
+        extra = count - npins
+        others = [l["site"] for l, _ in sites if site not in l["site"]]
+        check(by_reason[reason] >= npins and 0 <= extra <= 10 and (extra == 0 or others),
+              "%s makes %d %s pins: the metrics count %s (sites %s)" % (fixture, npins, reason, by_reason, sites))
         check(kinds["events"] == 0, "nothing dropped: %s" % kinds)
     return count
 
@@ -311,15 +319,15 @@ def case_prometheus(jdk):
                        lambda res: res and sum(float(x["value"][1]) for x in res) > 0, 60,
                        "Prometheus to return the pins of jvm %d" % pid)
         for x in res:
-            check(x["metric"]["app"] == fixture and x["metric"]["reason"] == reason and
-                  x["metric"]["job"] == "vtpin", "labels as stored: %s" % x["metric"])
+            check(x["metric"]["app"] == fixture and x["metric"]["job"] == "vtpin", "labels as stored: %s" % x["metric"])
+        check(any(x["metric"]["reason"] == reason for x in res), "the fixture's reason %s stored: %s" % (reason, res))
         # the README's queries
         q1 = 'sum by (app, reason) (rate(jvm_threads_virtual_pinned_seconds_sum[5m]))'
         res = wait_for(lambda: prom_query(port, q1),
                        lambda res: any(x["metric"].get("app") == fixture and float(x["value"][1]) > 0 for x in res),
                        60, "pinned seconds per second by app and reason")
-        check(all(x["metric"].get("reason") == reason for x in res if x["metric"].get("app") == fixture),
-              "reason of the rate: %s" % res)
+        check(any(x["metric"].get("reason") == reason and float(x["value"][1]) > 0 for x in res
+                  if x["metric"].get("app") == fixture), "reason of the rate: %s" % res)
         q2 = 'max by (jvm, app) (vtpin_carrier_held_ratio)'
         res = wait_for(lambda: prom_query(port, q2),
                        lambda res: any(x["metric"].get("jvm") == str(pid) for x in res), 30,

@@ -109,6 +109,11 @@ def frame_text(f):
     return "%s.%s(%s)" % (f["class"], f["method"], where)
 
 
+def blocked_words(pin):
+    """How the hover introduces where a pin blocked: the kernel for native code, the JVM for VM_BLOCK."""
+    return "blocked in the JVM at " if pin["reason"] == "VM_BLOCK" else "blocked in the kernel in "
+
+
 def check_page(page, rep, work):
     """The page rendered by Chromium against the JSON report of the same recording."""
     dom = Dom(browser(page, work, "--dump-dom"))
@@ -124,6 +129,11 @@ def check_page(page, rep, work):
         if site["culprit"]:
             check(cells[i].startswith(frame_text(site["culprit"])), "site %d: culprit %r in the page, got %r" %
                   (i + 1, frame_text(site["culprit"]), cells[i]))
+    # a summary card per reason present, named as the report names it
+    cards = [e["text"] for e in dom.elements if e["tag"] == "div" and "card" in e["classes"]]
+    for reason in {p["reason"] for p in rep["pins"]}:
+        n = sum(1 for p in rep["pins"] if p["reason"] == reason)
+        check(any(t.endswith("%s (%d)" % (reason, n)) for t in cards), "a card for %s (%d): %s" % (reason, n, cards))
     # one lane per carrier, named, with its pins
     lanes = dom.by_class("lane", "div")
     carriers = {}
@@ -160,7 +170,7 @@ def check_page(page, rep, work):
     tip = Dom(browser(page, work, "--dump-dom", fragment="#hover=0")).by_id("tip")["text"]
     c = culprit(p)
     for want in ([p["reason"], "virtual thread: ", "#%d" % p["vthread"]["id"], "pin #%d" % p["id"]] +
-                 (["culprit: " + frame_text(c)] if c else []) + (["blocked in the kernel in " + p["blocked_in"]]
+                 (["culprit: " + frame_text(c)] if c else []) + ([blocked_words(p) + p["blocked_in"]]
                                                                   if p["blocked_in"] else [])):
         check(want in tip, "hover tooltip of pin %d has %r:\n%s" % (p["id"], want, tip))
     # flame graph: search the top site's culprit, then zoom into it
@@ -205,6 +215,8 @@ def case_html(work, jdk, fixture):
         r = Run(jdk, "Showcase", args=(3,), props=scheduler(4), workdir=work).run(timeout=180)
     elif fixture == "NativeBlock":
         r = Run(jdk, "NativeBlock", args=("nanosleep", 2, 1200), props=scheduler(2), workdir=work).run()
+    elif fixture == "ClassInitWait":
+        r = Run(jdk, "ClassInitWait", args=(2, 400), props=scheduler(4), workdir=work).run()
     else:
         r = Run(jdk, "Repro", props=scheduler(4, 4), workdir=work).run()
     rep = r.report()
@@ -219,6 +231,8 @@ def case_html(work, jdk, fixture):
         check(any("blockInNanosleep" in e["text"] for e in dom.by_class("culprit", "td")),
               "the native method is the culprit")
         check(dom.by_class("occ", "rect"), "occupancy (sampled by default) drawn as busy/idle")
+    if fixture == "ClassInitWait":
+        check(any(p["reason"] == "VM_BLOCK" for p in rep["pins"]), "the class-initialization wait is a VM_BLOCK")
     if fixture == "Showcase":
         reasons = {p["reason"] for p in rep["pins"]}
         check({"NATIVE", "NATIVE_BLOCK"} <= reasons, "Showcase pins natively: %s" % reasons)

@@ -96,6 +96,11 @@ static void test_pinstats(void)
     pinstats_start(p, 3, 99, "A.a(A.java:1)");
     pinstats_end(p, 3, 1);
     CHECK_UINT(p->reasons[0].count, 1);
+    /* the last reason of the schema has its own series (VM_BLOCK was folded into 0 once) */
+    pinstats_start(p, 4, WIRE_REASON_COUNT - 1, "A.a(A.java:1)");
+    pinstats_end(p, 4, 2 * MS);
+    CHECK_UINT(p->reasons[WIRE_REASON_COUNT - 1].count, 1);
+    CHECK_UINT(p->reasons[0].count, 1);
     /* the site bound: 20 named sites, the rest in other */
     char site[32];
     for (uint64_t i = 0; i < 30; i++) {

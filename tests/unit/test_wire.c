@@ -888,6 +888,11 @@ static void test_reason_names(void)
     CHECK_STR(wire_reason_name(VTPIN__V1__PIN_REASON__MONITOR_ENTER), "MONITOR_ENTER");
     CHECK_STR(wire_reason_name(VTPIN__V1__PIN_REASON__OBJECT_WAIT), "OBJECT_WAIT");
     CHECK_STR(wire_reason_name(VTPIN__V1__PIN_REASON__NATIVE_BLOCK), "NATIVE_BLOCK");
+    CHECK_STR(wire_reason_name(VTPIN__V1__PIN_REASON__VM_BLOCK), "VM_BLOCK");
+    /* every table indexed by reason (HTML page, metrics) is WIRE_REASON_COUNT long */
+    CHECK_INT(WIRE_REASON_COUNT, (int)vtpin__v1__pin_reason__descriptor.n_values);
+    for (unsigned i = 0; i < vtpin__v1__pin_reason__descriptor.n_values; i++)
+        CHECK(vtpin__v1__pin_reason__descriptor.values[i].value < WIRE_REASON_COUNT);
     CHECK_STR(wire_reason_name(VTPIN__V1__PIN_REASON__PIN_REASON_UNKNOWN), "UNKNOWN");
     CHECK_STR(wire_reason_name(99), "UNKNOWN");
     CHECK_STR(wire_reason_name(-1), "UNKNOWN");
