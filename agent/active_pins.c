@@ -133,13 +133,20 @@ static void describe_native(struct active_pin *a, JNIEnv *jni)
     memset(&a->downcall, 0, sizeof(a->downcall));
     if (!a->has_downcall || !downcall_can_resolve() || !jni) /* a stack implies jni */
         return;
+    jmethodID caller = a->stack->mids[site.culprit];
+    int32_t bci = a->stack->frames[site.culprit].bci;
     struct carrier_slot *c = carriers_by_tid(a->carrier_tid);
     jthread vt = NULL;
-    if (!c || jthread_mounted(c->thread, &vt) != 0 || !vt)
-        return;
-    if (jthread_id(jni, vt) == a->vthread_id)
-        downcall_resolve(active.jvmti, jni, vt, site.downcall, a->stack->mids[site.downcall], &a->downcall);
-    (*jni)->DeleteLocalRef(jni, vt);
+    int rc = -ESTALE;
+    if (c && jthread_mounted(c->thread, &vt) == 0 && vt) {
+        if (jthread_id(jni, vt) == a->vthread_id)
+            rc = downcall_resolve(active.jvmti, jni, vt, site.downcall, a->stack->mids[site.downcall], &a->downcall);
+        (*jni)->DeleteLocalRef(jni, vt);
+    }
+    if (rc == 0)
+        downcall_site_learn(caller, bci, &a->downcall);
+    else
+        downcall_site_recall(caller, bci, &a->downcall); /* the pin moved on before the writer looked */
 }
 
 static int is_park_reason(int reason)

@@ -7,7 +7,16 @@
 
 #define STUB_TARGET_SLOT 1 /* invoke(SegmentAllocator, MemorySegment target, args...), static */
 
+#define DOWNCALL_SITES 64
+
 static int can_read_locals;
+static struct downcall_site {
+    jmethodID caller;
+    int32_t bci;
+    int ambiguous; /* called two targets: never recalled */
+    struct downcall_target target;
+} sites[DOWNCALL_SITES];
+static unsigned n_sites;
 static jclass segment_class;      /* java.lang.foreign.MemorySegment, global ref */
 static jmethodID segment_address; /* MemorySegment.address()J */
 
@@ -36,6 +45,41 @@ int downcall_name(uint64_t address, struct downcall_target *out)
     else if (info.dli_sname && info.dli_saddr)
         snprintf(out->symbol, sizeof(out->symbol), "%s+0x%llx", info.dli_sname,
                  (unsigned long long)(address - (uint64_t)(uintptr_t)info.dli_saddr));
+    return 0;
+}
+
+static struct downcall_site *find_site(jmethodID caller, int32_t bci)
+{
+    for (unsigned i = 0; i < n_sites; i++)
+        if (sites[i].caller == caller && sites[i].bci == bci)
+            return &sites[i];
+    return NULL;
+}
+
+void downcall_site_learn(jmethodID caller, int32_t bci, const struct downcall_target *target)
+{
+    if (!caller || !target->address)
+        return;
+    struct downcall_site *site = find_site(caller, bci);
+    if (site) {
+        site->ambiguous |= site->target.address != target->address;
+        return;
+    }
+    if (n_sites == DOWNCALL_SITES)
+        return;
+    site = &sites[n_sites++];
+    site->caller = caller;
+    site->bci = bci;
+    site->ambiguous = 0;
+    site->target = *target;
+}
+
+int downcall_site_recall(jmethodID caller, int32_t bci, struct downcall_target *out)
+{
+    const struct downcall_site *site = find_site(caller, bci);
+    if (!site || site->ambiguous)
+        return -ENOENT;
+    *out = site->target;
     return 0;
 }
 

@@ -31,6 +31,15 @@ int downcall_can_resolve(void);
 int downcall_resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jint depth, jmethodID stub,
                      struct downcall_target *out);
 
+/* The call sites whose target was read, so that a pin over before the writer
+ * looked (a short one, or a writer late under load) is still named: a call
+ * site (the culprit frame's method and bci) that called one target is
+ * assumed to call it again; one seen calling two is never named this way.
+ * Bounded (64 sites; later ones are not remembered). Writer thread only. */
+void downcall_site_learn(jmethodID caller, int32_t bci, const struct downcall_target *target);
+/* 0 and *out when the site called exactly one target so far, else -ENOENT. */
+int downcall_site_recall(jmethodID caller, int32_t bci, struct downcall_target *out);
+
 /* Names an address: symbol (with +offset when inside it) and library path. Returns 0 or -ENOENT. */
 int downcall_name(uint64_t address, struct downcall_target *out);
 
