@@ -192,14 +192,18 @@ static void on_interval(void *arg, const struct kview_interval *iv)
     kjoin_interval(k->join, iv, emit, k);
 }
 
+static void drain_ring(struct kglue *k)
+{
+    int rc = kview_consume(k->kv, on_interval, k);
+    if (rc < 0)
+        clog_error("kernel view: ring buffer: %s", strerror(-rc));
+}
+
 static void on_ring(struct loop *l, struct loop_watch *w, uint32_t events)
 {
     (void)l;
     (void)events;
-    struct kglue *k = w->data;
-    int rc = kview_consume(k->kv, on_interval, k);
-    if (rc < 0)
-        clog_error("kernel view: ring buffer: %s", strerror(-rc));
+    drain_ring(w->data);
 }
 
 /* Every 10 ms: a carrier off CPU for longer than --kernel-min right now is
@@ -321,12 +325,19 @@ void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireE
         const Vtpin__V1__PinStart *p = ev->pin_start;
         if (!p->has_carrier_tid)
             break;
+        /* The intervals that ended before this event was read come first, whatever
+         * order the loop found the socket and the ring buffer ready in: a collector
+         * that reads an agent's batch of pins late would otherwise join the kernel's
+         * intervals to pins that have long ended (only the last KJOIN_PAST are known).
+         * Reading an empty ring buffer is two memory loads. */
+        drain_ring(k);
         struct kjoin_carrier *c = track(k, owner, peer_pid, p->carrier_tid);
         if (c)
             kjoin_pin_start(k->join, c, p->pin_id, p->start_ns, emit, k);
         break;
     }
     case VTPIN__V1__EVENT__BODY_PIN_END:
+        drain_ring(k);
         kjoin_pin_end(k->join, owner, ev->pin_end->pin_id, ev->pin_end->end_ns);
         break;
     default:

@@ -331,11 +331,14 @@ def case_back_to_back_attach(jdk):
               (len(pins), len(split), len({p["split_from"] for p in split}), detail))
         check(rep["recording"]["pins_split"] >= 1, "sampled pins split: %s" % rep["recording"])
         # Counted exactly: the sampler sees each loop as one or a few long parks and the kernel
-        # splits them into the 40 real ones (all 40 in a quiet run). On a loaded machine a sampled pin
-        # can start a park late or break a loop for more than two periods, losing the parks it never
-        # saw, never adding any; a park can also be cut in two by a wakeup (a short sleep).
+        # splits them into the 40 real ones (all 40 in a quiet run, 39-40 beside two CPU burners).
+        # A sampler late on a loaded machine can miss a loop's first park altogether (it began and
+        # ended before the first sample that saw the loop), never adding any; a park can also be
+        # cut in two by a wakeup (a short sleep). The collector joins each interval whatever order
+        # it reads the agent's events and the ring buffer in (it lost 5-7 parks under load when the
+        # agent's batch came first).
         parks = [p for p in split if p["duration_ns"] >= 10_000_000]
-        check(30 <= len(parks) <= 40 and len(pins) <= 44, "40 pins of ~15 ms (2 x 20): %s" % detail)
+        check(36 <= len(parks) <= 40 and len(pins) <= 44, "40 pins of ~15 ms (2 x 20): %s" % detail)
         check(len(split) == len(pins), "every pin timed by the kernel: %s" % detail)
         for p in split:
             # timed by the kernel: a sleep, ~15 ms (generous bounds: not a timing test)
