@@ -34,8 +34,9 @@ struct active_pin {
     int blocking;       /* frame of the blocking operation when not the culprit, else -1 */
     int has_downcall;   /* the culprit invoked an FFM downcall; downcall names its target if known */
     struct downcall_target downcall;
-    int stack_dropped; /* taken, but the stack table was full (stacks_dropped) */
-    int op;            /* enum pin_op: what the pinned thread blocks in */
+    int stack_dropped;      /* taken, but the stack table was full (stacks_dropped) */
+    int op;                 /* enum pin_op: what the pinned thread blocks in */
+    int64_t last_asleep_ns; /* watchdog pins: the last sample that saw the carrier asleep in it; 0: none */
 };
 
 static struct {
@@ -214,6 +215,8 @@ static void report_end(struct active_pin *a, int64_t end_ns)
     p.pin_id = a->pin_id;
     p.end_ns = end_ns;
     p.duration_ns = end_ns - a->start_ns;
+    p.has_last_asleep_ns = a->last_asleep_ns != 0;
+    p.last_asleep_ns = a->last_asleep_ns;
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
     ev.pin_end = &p;
@@ -277,6 +280,15 @@ void active_pins_end(const struct rec *r)
         active.pins[i] = active.pins[--active.count];
         return;
     }
+}
+
+void active_pins_asleep(uint64_t pin_id, int64_t at)
+{
+    for (unsigned i = 0; i < active.count; i++)
+        if (active.pins[i].pin_id == pin_id) {
+            active.pins[i].last_asleep_ns = at;
+            return;
+        }
 }
 
 void active_pins_carrier_started(const struct rec *r)

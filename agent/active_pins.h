@@ -19,6 +19,8 @@ void active_pins_fini(void); /* forgets the table and the counts (a new session)
 /* blocked_in: where the kernel or the JVM says the carrier sleeps (watchdog pins), or NULL. */
 void active_pins_start(const struct rec *r, const char *blocked_in);
 void active_pins_end(const struct rec *r);
+/* A pin the watchdog found is still asleep at this sample (PinEnd.last_asleep_ns). */
+void active_pins_asleep(uint64_t pin_id, int64_t at);
 /* A carrier started: counted; one beyond the scheduler's parallelism is a compensation (a notice). */
 void active_pins_carrier_started(const struct rec *r);
 

@@ -59,7 +59,7 @@ void watchdog_end(struct carrier_slot *c, int64_t now)
 
 /* A pin the writer found itself (no callback saw it): reason given or
  * inferred from the stack, start at the first sample that saw it. */
-static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int reason)
+static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int reason, int64_t now)
 {
     struct rec *r = watchdog.scratch;
     unsigned depth = watchdog.cfg->options->depth;
@@ -80,6 +80,7 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
         vmblock_describe(watchdog.jvmti, c->native_method, c->watch_bci, blocked_in, sizeof(blocked_in));
     active_pins_start(r, blocked_in);
     c->block_pin = r->pin_id;
+    active_pins_asleep(r->pin_id, now); /* the sample that started it saw it asleep */
 }
 
 /* What the mounted virtual thread is doing that holds its carrier without an
@@ -177,18 +178,20 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t no
      * in a loop). End this pin and start the next one here, each to one period. */
     if (has_sw && c->has_switches && sw != c->switches) {
         if (!c->block_pin)
-            start_block(c, vt, vid, reason); /* seen in one sample, then the next park */
+            start_block(c, vt, vid, reason, c->watch_since); /* seen in one sample, then the next park */
         watchdog_end(c, now);
         c->watch_since = now;
         c->switches = sw;
-        start_block(c, vt, vid, reason);
+        start_block(c, vt, vid, reason, now);
         return;
     }
     c->has_switches = has_sw;
     c->switches = sw;
     /* The same state, with the carrier asleep, in two samples in a row: a pin (short calls are not). */
     if (kind != WATCH_NONE && !c->block_pin)
-        start_block(c, vt, vid, reason);
+        start_block(c, vt, vid, reason, now);
+    else if (kind != WATCH_NONE)
+        active_pins_asleep(c->block_pin, now); /* the same block, still asleep */
 }
 
 /* Every JVMTI look disables virtual-thread transitions (GetVirtualThread: all

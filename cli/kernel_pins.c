@@ -146,6 +146,64 @@ void kernel_times_text(FILE *out, const struct recording_session *s)
     }
 }
 
+/* ---- blocks timed by the kernel ---- */
+
+/* The agent's sample period, as its Hello said (bounded: the file may say anything). */
+static int64_t sample_period(const struct recording_session *s)
+{
+    return s->sample_interval_ns && s->sample_interval_ns < 10000000000ull ? (int64_t)s->sample_interval_ns : 10000000;
+}
+
+static int is_sleep(const struct recording_kinterval *k)
+{
+    return k->state == VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING || k->state == VTPIN__V1__KERNEL_STATE__KERNEL_DISK;
+}
+
+/* The sleep of tid in progress at a sample taken at t (the sample reads the
+ * carrier's state just after t): the first that ends after t, if it began by
+ * t + period. NULL when the kernel kept none (e.g. sleeps below --kernel-min). */
+static const struct recording_kinterval *sleep_at(const struct recording_session *s, int32_t tid, int64_t t,
+                                                  int64_t period)
+{
+    const struct recording_kinterval *best = NULL;
+    for (size_t j = 0; j < s->n_kintervals; j++) {
+        const struct recording_kinterval *k = &s->kintervals[j];
+        if (k->carrier_tid == tid && is_sleep(k) && k->end_ns > t && k->start_ns <= t + period &&
+            (!best || k->start_ns < best->start_ns))
+            best = k;
+    }
+    return best;
+}
+
+size_t kernel_time_blocks(struct recording_session *s)
+{
+    int64_t period = sample_period(s);
+    size_t timed = 0;
+    for (size_t i = 0; i < s->n_pins; i++) {
+        struct recording_pin *p = &s->pins[i];
+        if ((p->reason != VTPIN__V1__PIN_REASON__NATIVE_BLOCK && p->reason != VTPIN__V1__PIN_REASON__VM_BLOCK) ||
+            !p->has_carrier_tid || p->split_from)
+            continue;
+        const struct recording_kinterval *first = sleep_at(s, p->carrier_tid, p->start_ns, period);
+        if (!first)
+            continue; /* the kernel kept no sleep there: the agent's times stay */
+        /* the first sample that saw it asleep: it began when that sleep did (the sample
+         * reads the carrier just after its timestamp, so that can be after it too) */
+        p->start_ns = first->start_ns;
+        if (p->ended && p->last_asleep_ns) {
+            /* the last sample that saw it asleep: it ended when that sleep did (not at the next sample) */
+            const struct recording_kinterval *last = sleep_at(s, p->carrier_tid, p->last_asleep_ns, period);
+            if (last && last->end_ns < p->end_ns)
+                p->end_ns = last->end_ns;
+        }
+        if (p->ended)
+            p->duration_ns = recording_sat_sub(p->end_ns, p->start_ns);
+        p->timed_by_kernel = 1;
+        timed++;
+    }
+    return timed;
+}
+
 /* ---- exact pins after attach ---- */
 
 /* A pin the attached agent's sampler found parked: its stack runs through
@@ -210,9 +268,7 @@ int kernel_split_parks(struct recording_session *s)
 {
     if (s->mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_kintervals == 0 || s->n_pins == 0)
         return 0;
-    /* the sample period (said in the Hello; bounded: the file may say anything) */
-    int64_t period =
-        s->sample_interval_ns && s->sample_interval_ns < 10000000000ull ? (int64_t)s->sample_interval_ns : 10000000;
+    int64_t period = sample_period(s);
     int rc = -ENOMEM;
     size_t nk = 0, nc = 0, pieces = 0;
     size_t *ks = malloc(s->n_kintervals * sizeof(*ks));
@@ -307,6 +363,7 @@ int kernel_split_parks(struct recording_session *s)
             *x = *p;
             x->id = ++next_id;
             x->split_from = p->id;
+            x->timed_by_kernel = 1;
             x->start_ns = k->start_ns;
             x->end_ns = k->end_ns;
             x->duration_ns = recording_sat_sub(k->end_ns, k->start_ns);

@@ -32,6 +32,15 @@ void kernel_times_json(struct json *j, const struct recording_session *s);
 /* The same for the text report: nothing without kernel times. */
 void kernel_times_text(FILE *out, const struct recording_session *s);
 
+/* Blocks timed by the kernel. The watchdog finds a NATIVE_BLOCK or VM_BLOCK
+ * pin at the first sample that sees its carrier asleep, and ends it at the
+ * first that sees it awake: both up to a sample period late. With the
+ * collector's kernel view, such a pin starts when the sleep in progress at
+ * its first sample began and, when PinEnd said the last sample that saw it
+ * asleep, ends when the sleep in progress then ended; it is marked
+ * timed_by_kernel. Any mode. Returns how many pins were timed. */
+size_t kernel_time_blocks(struct recording_session *s);
+
 /* Exact pins after attach. In an attach-mode session, a pin the sampler found
  * parked (its stack runs through VirtualThread.parkOnCarrierThread) whose
  * carrier slept (S or D) during it, as the collector's kernel view recorded,

@@ -378,6 +378,9 @@ static void apply_pin_end(struct recording_session *s, const Vtpin__V1__PinEnd *
     p->ended = 1;
     p->end_ns = d->end_ns;
     p->duration_ns = d->duration_ns > 0 ? d->duration_ns : 0;
+    p->last_asleep_ns = d->has_last_asleep_ns && d->last_asleep_ns >= p->start_ns && d->last_asleep_ns <= d->end_ns
+                            ? d->last_asleep_ns
+                            : 0;
 }
 
 static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
@@ -813,6 +816,8 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
         rc = session_resolve(r->sessions[i]);
         if (!rc)
             rc = kernel_split_parks(r->sessions[i]);
+        if (!rc)
+            kernel_time_blocks(r->sessions[i]);
         if (rc) {
             snprintf(err, errlen, "%s: out of memory", name);
             goto cleanup;

@@ -78,6 +78,8 @@ struct recording_pin {
     uint64_t downcall_address; /* 0 when unknown */
     int has_blocking;          /* blocking is a valid index into stack */
     uint64_t split_from;       /* 0, or the sampled pin (id) this one was split from by the kernel view */
+    int timed_by_kernel;       /* start and end are the kernel's (split_from, or kernel_time_blocks) */
+    int64_t last_asleep_ns;    /* watchdog pins: the last sample that saw it asleep (PinEnd); 0 when not said */
     uint32_t blocking;         /* the blocking operation, when not the culprit frame */
     /* raw ids as read */
     uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw, blocking_raw;

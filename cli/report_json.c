@@ -183,6 +183,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
         json_uint(j, p->split_from);
     else
         json_null(j);
+    json_kv_string(j, "timed_by", p->timed_by_kernel ? "kernel" : "agent");
     json_key(j, "vthread");
     json_object_begin_inline(j);
     json_key(j, "id");

@@ -471,6 +471,78 @@ static void test_split_parks(void)
     CHECK(st.pins == &one);
 }
 
+/* Watchdog blocks timed by the kernel (kernel_time_blocks). */
+static void test_time_blocks(void)
+{
+    const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING, R = VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
+    struct recording_kinterval ks[] = {
+        {.carrier_tid = 5, .start_ns = 90, .end_ns = 140, .state = S},  /* asleep at the first sample (100) */
+        {.carrier_tid = 5, .start_ns = 141, .end_ns = 150, .state = R}, /* preempted: not a sleep */
+        {.carrier_tid = 5, .start_ns = 151, .end_ns = 185, .state = S}, /* asleep at the last sample (160) */
+        {.carrier_tid = 5, .start_ns = 190, .end_ns = 230, .state = S}, /* idle after the block */
+        {.carrier_tid = 6, .start_ns = 62, .end_ns = 500, .state = S},  /* fell asleep just after the sample */
+        {.carrier_tid = 7, .start_ns = 10, .end_ns = 95, .state = S},   /* ended before the sample */
+        {.carrier_tid = 7, .start_ns = 300, .end_ns = 400, .state = S}, /* long after it */
+    };
+    struct recording_pin pins[] = {
+        {.id = 1,
+         .reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK,
+         .has_carrier_tid = 1,
+         .carrier_tid = 5,
+         .start_ns = 100,
+         .ended = 1,
+         .end_ns = 200,
+         .duration_ns = 100,
+         .last_asleep_ns = 160},
+        {.id = 2, .reason = VTPIN__V1__PIN_REASON__VM_BLOCK, .has_carrier_tid = 1, .carrier_tid = 6, .start_ns = 60},
+        {.id = 3,
+         .reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK,
+         .has_carrier_tid = 1,
+         .carrier_tid = 7,
+         .start_ns = 100,
+         .ended = 1,
+         .end_ns = 130,
+         .duration_ns = 30},
+        {.id = 4,
+         .reason = VTPIN__V1__PIN_REASON__MONITOR,
+         .has_carrier_tid = 1,
+         .carrier_tid = 5,
+         .start_ns = 95,
+         .ended = 1,
+         .end_ns = 99,
+         .duration_ns = 4},
+        {.id = 5,
+         .reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK,
+         .has_carrier_tid = 1,
+         .carrier_tid = 5,
+         .start_ns = 100,
+         .ended = 1,
+         .end_ns = 200,
+         .duration_ns = 100}, /* an older agent: no last sample */
+    };
+    struct recording_session s = {
+        .pins = pins, .n_pins = 5, .kintervals = ks, .n_kintervals = 7, .sample_interval_ns = 10};
+    CHECK_UINT(kernel_time_blocks(&s), 3);
+    /* from the sleep at its first sample to the end of the sleep at its last, not the idle one after */
+    CHECK_INT(pins[0].start_ns, 90);
+    CHECK_INT(pins[0].end_ns, 185);
+    CHECK_INT(pins[0].duration_ns, 95);
+    CHECK_INT(pins[0].timed_by_kernel, 1);
+    /* in progress; the sample read the carrier just after its timestamp, asleep since 62 */
+    CHECK_INT(pins[1].start_ns, 62);
+    CHECK_INT(pins[1].timed_by_kernel, 1);
+    /* no sleep at its start: the agent's times */
+    CHECK_INT(pins[2].start_ns, 100);
+    CHECK_INT(pins[2].end_ns, 130);
+    CHECK_INT(pins[2].timed_by_kernel, 0);
+    /* hooked pins are exact already */
+    CHECK_INT(pins[3].start_ns, 95);
+    CHECK_INT(pins[3].timed_by_kernel, 0);
+    /* without the last sample the end stays the agent's */
+    CHECK_INT(pins[4].start_ns, 90);
+    CHECK_INT(pins[4].end_ns, 200);
+}
+
 /* The collector's kernel view turned off: nothing loads, status says why, carriers have no kernel times. */
 static void test_kglue_off(void)
 {
@@ -518,5 +590,6 @@ int main(void)
     test_kjoin_window();
     test_kernel_pins();
     test_split_parks();
+    test_time_blocks();
     CHECK_MAIN_RETURN();
 }
