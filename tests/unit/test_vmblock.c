@@ -93,8 +93,12 @@ int main(void)
     CHECK(b >= a + 3);
     close(pipe_fds[1]);
     pthread_join(t, NULL);
-    /* gone: unknown, and the file is closed */
-    CHECK(vmblock_thread_switches(worker_tid, &sfd1, &sfd_tid, &b) < 0);
+    /* gone: unknown, and the file is closed. pthread_join returns when the kernel clears
+     * the thread's tid, a moment before the task leaves /proc/self/task: wait for that */
+    int rc = 0;
+    for (int w = 0; w < 5000 && (rc = vmblock_thread_switches(worker_tid, &sfd1, &sfd_tid, &b)) == 0; w++)
+        sleep_ms(1);
+    CHECK(rc < 0);
     CHECK_INT(sfd1, 0);
     CHECK(vmblock_thread_sleeps(worker_tid, &fd1, &fd_tid) < 0);
     CHECK_INT(vmblock_thread_switches(0, &sfd1, &sfd_tid, &b), -ESRCH);
