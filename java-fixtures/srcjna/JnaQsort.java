@@ -11,7 +11,8 @@ import java.util.List;
  * method (Native.invokeVoid) pins on every JDK (reason NATIVE). The culprit is
  * sortInC, which calls the interface; the comparator is the blocking operation.
  *
- * usage: JnaQsort [threads=4] [elements=3] [sleepMs=50]   (jna.jar on the class path)
+ * usage: JnaQsort [threads=4] [elements=3] [sleepMs=50] [--ready]   (jna.jar on the class path;
+ * --ready: print "JnaQsort: ready pid=<pid>", wait for a line on stdin, then sort)
  */
 public class JnaQsort {
 
@@ -44,12 +45,19 @@ public class JnaQsort {
     }
 
     public static void main(String[] args) throws Exception {
-        int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
-        int elements = args.length > 1 ? Integer.parseInt(args[1]) : 3;
-        sleepMs = args.length > 2 ? Long.parseLong(args[2]) : 50;
+        List<String> rest = new ArrayList<>(List.of(args));
+        boolean ready = rest.remove("--ready");
+        int threads = rest.size() > 0 ? Integer.parseInt(rest.get(0)) : 4;
+        int elements = rest.size() > 1 ? Integer.parseInt(rest.get(1)) : 3;
+        sleepMs = rest.size() > 2 ? Long.parseLong(rest.get(2)) : 50;
         System.out.println("java.version = " + System.getProperty("java.version"));
         System.out.println("JnaQsort: threads=" + threads + " elements=" + elements + " sleepMs=" + sleepMs);
         sortInC(new int[] {2, 1}); // loads and links JNA's dispatch and callback before the virtual threads run
+        if (ready) {
+            System.out.println("JnaQsort: ready pid=" + ProcessHandle.current().pid());
+            System.out.flush();
+            System.in.read();
+        }
         long start = System.nanoTime();
         List<Thread> vts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
