@@ -409,7 +409,7 @@ static struct frame_name *frame_names(struct symbols *s, const struct stack_info
 void symbols_native_site(struct symbols *s, const struct stack_info *st, uint32_t culprit, struct native_site *site,
                          int *blocking)
 {
-    site->culprit = site->downcall = site->upcall = -1;
+    site->culprit = site->downcall = site->upcall = site->jna = site->jna_function = -1;
     *blocking = -1;
     struct frame_name *names = st ? frame_names(s, st) : NULL;
     if (!names)
