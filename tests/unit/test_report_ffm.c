@@ -355,6 +355,18 @@ static void test_json(const struct recording *r)
     free(j);
 }
 
+/* The HTML report's sites carry the same markers as the text report. */
+static void test_html(const struct recording *r)
+{
+    char *h = render(report_html, r);
+    if (!CHECK(h != NULL))
+        return;
+    CHECK_CONTAINS(h, "native (JNA usleep, libc.so.6)");
+    CHECK_CONTAINS(h, "native (FFM downcall qsort, libc.so.6)");
+    CHECK_CONTAINS(h, "native (JNA, function unknown)");
+    free(h);
+}
+
 int main(void)
 {
     struct recording *r = build();
@@ -362,6 +374,7 @@ int main(void)
         test_model(r);
         test_text(r);
         test_json(r);
+        test_html(r);
         recording_free(r);
     }
     unlink(path);
