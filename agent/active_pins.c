@@ -32,7 +32,7 @@ struct active_pin {
     char blocked_in[BLOCKED_IN_MAX];
     int stack_deferred; /* the stack is taken when the pin crosses the threshold */
     int blocking;       /* frame of the blocking operation when not the culprit, else -1 */
-    int has_downcall;   /* the culprit invoked an FFM downcall; downcall names its target if known */
+    int has_downcall;   /* the culprit invoked an FFM downcall or called a JNA function; downcall names it */
     struct downcall_target downcall;
     int stack_dropped;      /* taken, but the stack table was full (stacks_dropped) */
     int op;                 /* enum pin_op: what the pinned thread blocks in */
@@ -109,6 +109,8 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
         dc.library = a->downcall.library[0] ? a->downcall.library : NULL;
         dc.has_address = a->downcall.address != 0;
         dc.address = a->downcall.address;
+        dc.has_api = a->downcall.api != NATIVE_API_FFM;
+        dc.api = (Vtpin__V1__NativeApi)a->downcall.api;
         p.downcall = &dc;
     }
     if (a->stack && a->blocking >= 0) {
@@ -125,13 +127,25 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
 
 /* The pin's native boundary: the blocking operation above the culprit, and
  * for an FFM downcall its target, read from the stub's frame while the
- * virtual thread is still pinned on its carrier (startup mode only). */
+ * virtual thread is still pinned on its carrier (startup mode only); for a
+ * JNA call its function, the interface method's name, and where dlsym finds
+ * it. */
 static void describe_native(struct active_pin *a, JNIEnv *jni)
 {
     struct native_site site;
     symbols_native_site(active.symbols, a->stack, a->culprit, &site, &a->blocking);
-    a->has_downcall = a->stack && site.downcall >= 0 && site.culprit == (int)a->culprit;
+    int at_culprit = a->stack && site.culprit == (int)a->culprit;
+    a->has_downcall = at_culprit && (site.downcall >= 0 || site.jna >= 0);
     memset(&a->downcall, 0, sizeof(a->downcall));
+    if (at_culprit && site.jna >= 0) {
+        const char *name = NULL;
+        if (site.jna_function >= 0) {
+            struct method_info *m = symbols_method_by_id(active.symbols, a->stack->frames[site.jna_function].method);
+            name = m ? symbols_string_text(active.symbols, m->name_sid) : NULL;
+        }
+        downcall_name_jna(name, &a->downcall);
+        return;
+    }
     if (!a->has_downcall || !downcall_can_resolve() || !jni) /* a stack implies jni */
         return;
     jmethodID caller = a->stack->mids[site.culprit];

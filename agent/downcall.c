@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/frames_kind.h"
+
 #define STUB_TARGET_SLOT 1 /* invoke(SegmentAllocator, MemorySegment target, args...), static */
 
 #define DOWNCALL_SITES 64
@@ -80,6 +82,22 @@ int downcall_site_recall(jmethodID caller, int32_t bci, struct downcall_target *
     if (!site || site->ambiguous)
         return -ENOENT;
     *out = site->target;
+    return 0;
+}
+
+int downcall_name_jna(const char *symbol, struct downcall_target *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->api = NATIVE_API_JNA;
+    if (!symbol || !*symbol)
+        return -ENOENT;
+    snprintf(out->symbol, sizeof(out->symbol), "%s", symbol);
+    void *target = dlsym(RTLD_DEFAULT, symbol); /* the first definition in the global scope */
+    Dl_info info;
+    if (!target || !dladdr(target, &info) || !info.dli_fname)
+        return -ENOENT;
+    out->address = (uint64_t)(uintptr_t)target;
+    snprintf(out->library, sizeof(out->library), "%s", info.dli_fname);
     return 0;
 }
 

@@ -409,7 +409,7 @@ static struct frame_name *frame_names(struct symbols *s, const struct stack_info
 void symbols_native_site(struct symbols *s, const struct stack_info *st, uint32_t culprit, struct native_site *site,
                          int *blocking)
 {
-    site->culprit = site->downcall = site->upcall = -1;
+    site->culprit = site->downcall = site->upcall = site->jna = site->jna_function = -1;
     *blocking = -1;
     struct frame_name *names = st ? frame_names(s, st) : NULL;
     if (!names)
@@ -462,7 +462,7 @@ uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int rea
         break;
     case REASON_NATIVE:
     case REASON_NATIVE_BLOCK:
-        pick = site.culprit; /* the JNI method, or the frame that invoked the FFM downcall */
+        pick = site.culprit; /* the JNI method, or the frame that invoked the FFM downcall or JNA function */
         break;
     case REASON_MONITOR_ENTER:
     case REASON_VM_BLOCK:
@@ -485,13 +485,13 @@ int symbols_infer_reason(struct symbols *s, const struct stack_info *st, int mon
     if (!st)
         return REASON_UNKNOWN;
     /* The JDK's own order: walking from the top, the first frame that holds a
-     * monitor (where monitors pin) or is native (a JNI method, or an FFM
-     * downcall's stub) decides. An upcall that sleeps under a native frame is
+     * monitor (where monitors pin) or is native (a JNI method, JNA's among
+     * them, or an FFM downcall's stub) decides. An upcall that sleeps under a native frame is
      * NATIVE even with a synchronized frame lower down. */
     struct native_site site;
     int blocking;
     symbols_native_site(s, st, 0, &site, &blocking);
-    int native_at = site.downcall >= 0 ? site.downcall : site.culprit;
+    int native_at = site.downcall >= 0 ? site.downcall : site.jna >= 0 ? site.jna : site.culprit;
     for (uint32_t f = 0; f < st->count; f++) {
         if (native_at >= 0 && (int)f >= native_at)
             return REASON_NATIVE;

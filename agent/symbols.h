@@ -72,7 +72,7 @@ int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct rec *r);
 /* Index of the frame to blame for a pin of this reason. */
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason);
 
-/* The stack's innermost native boundary (JNI method or FFM downcall) and the
+/* The stack's innermost native boundary (JNI method, FFM downcall or JNA call) and the
  * blocking operation above culprit (-1: none). */
 void symbols_native_site(struct symbols *s, const struct stack_info *st, uint32_t culprit, struct native_site *site,
                          int *blocking);

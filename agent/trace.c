@@ -130,18 +130,17 @@ char *trace_format_frame(struct symbols *s, const struct stack_info *st, uint32_
 }
 
 /* " <== native (libfoo.so)" for a JNI culprit, " <== native (FFM downcall qsort, libc.so.6)" for
- * a frame that invoked a downcall; "" otherwise. */
+ * a frame that invoked a downcall, " <== native (JNA usleep, libc.so.6)" for one that called a JNA
+ * function; "" otherwise. */
 static void put_native_marker(struct trace *t, struct symbols *s, const struct pin_view *p, uint32_t i)
 {
     struct method_info *m = symbols_method_by_id(s, p->stack->frames[i].method);
     if (i != p->culprit)
         return;
     if (p->downcall) {
-        const char *sym = p->downcall->symbol, *lib = p->downcall->library;
-        if (!*sym && !*lib)
-            put(t, " <== native (FFM downcall, target unknown)");
-        else
-            put(t, " <== native (FFM downcall %s, %s)", *sym ? sym : "?", *lib ? basename_of(lib) : "library unknown");
+        char marker[DOWNCALL_SYMBOL_MAX + 64];
+        put(t, "%s",
+            frames_call_marker(p->downcall->api, p->downcall->symbol, p->downcall->library, marker, sizeof(marker)));
     } else if (m && m->is_native) {
         const char *lib = symbols_string_text(s, m->library_sid);
         put(t, " <== native (%s)", lib ? basename_of(lib) : "library unknown");

@@ -349,6 +349,9 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     p->blocking_raw = d->blocking_frame;
     if (d->downcall) {
         p->has_downcall = 1;
+        p->downcall_api = d->downcall->has_api && d->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA
+                              ? NATIVE_API_JNA
+                              : NATIVE_API_FFM;
         p->downcall_address = d->downcall->has_address ? d->downcall->address : 0;
         const char *sym = d->downcall->symbol, *lib = d->downcall->library;
         if ((sym && *sym && !(p->downcall_symbol = strdup(sym))) ||

@@ -72,7 +72,8 @@ struct recording_pin {
     int has_culprit;                     /* culprit is a valid index into stack */
     uint32_t culprit;
     char *blocked_in;          /* NATIVE_BLOCK: where the kernel said the carrier slept; NULL if not said */
-    int has_downcall;          /* the culprit frame invoked an FFM downcall */
+    int has_downcall;          /* the culprit frame invoked an FFM downcall or called a JNA function */
+    int downcall_api;          /* enum native_api (common/frames_kind.h): NATIVE_API_FFM or NATIVE_API_JNA */
     char *downcall_symbol;     /* its target, e.g. "qsort"; NULL when unknown */
     char *downcall_library;    /* path of the target's shared object; NULL when unknown */
     uint64_t downcall_address; /* 0 when unknown */

@@ -34,7 +34,8 @@ char *report_format_frame(const struct recording_frame *f, char *out, size_t cap
 char *report_frame_markers(const struct recording_frame *f, int is_culprit, char *out, size_t cap);
 /* All markers after frame i of pin p's stack: those above, with the culprit of
  * an FFM downcall as " <== native (FFM downcall qsort, libc.so.6)" (" <== native
- * (FFM downcall, target unknown)"), " <== upcall" on an FFM upcall stub and
+ * (FFM downcall, target unknown)"), of a JNA call as " <== native (JNA usleep,
+ * libc.so.6)" (frames_call_marker), " <== upcall" on an upcall stub and
  * " <== blocking operation" on the frame that blocks. Returns out. */
 char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *out, size_t cap);
 /* "850 ns", "12.3 us", "201.3 ms", "19.95 s". Returns out. */

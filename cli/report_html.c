@@ -155,10 +155,13 @@ static void put_sites(FILE *out, const struct sites *sites)
         if (i >= HTML_SITES)
             continue;
         fprintf(out, "%s\n{\"reason\":\"%s\"", i ? "," : "", wire_reason_name(site->reason));
+        const struct recording_pin *ex = site->example;
         if (site->culprit) {
             char full[1600];
+            /* the example's markers name an FFM or JNA culprit's C function, as the text report does */
             snprintf(full, sizeof(full), "%s%s", report_format_frame(site->culprit, frame, sizeof(frame)),
-                     report_frame_markers(site->culprit, 1, marks, sizeof(marks)));
+                     ex->stack && ex->has_culprit ? report_pin_frame_markers(ex, ex->culprit, marks, sizeof(marks))
+                                                  : report_frame_markers(site->culprit, 1, marks, sizeof(marks)));
             kstr(out, "culprit", full, 1);
         } else {
             kstr(out, "culprit", NULL, 1);
@@ -167,14 +170,13 @@ static void put_sites(FILE *out, const struct sites *sites)
                 ",\"count\":%" PRIu64 ",\"total_ns\":%" PRId64 ",\"max_ns\":%" PRId64 ",\"ongoing\":%" PRIu64
                 ",\"stacks\":%zu,\"stack\":[",
                 site->count, site->total_ns, site->max_ns, site->ongoing, site->distinct_stacks);
-        const struct recording_pin *ex = site->example;
         for (uint32_t k = 0; ex->stack && k < ex->stack->count; k++) {
             const struct recording_frame *f = &ex->stack->frames[k];
             int is_culprit = ex->has_culprit && ex->culprit == k;
             char line[1600];
             snprintf(line, sizeof(line), "%s%s%s", is_culprit ? "> " : "  ",
                      report_format_frame(f, frame, sizeof(frame)),
-                     report_frame_markers(f, is_culprit, marks, sizeof(marks)));
+                     report_pin_frame_markers(ex, k, marks, sizeof(marks)));
             if (k)
                 fputc(',', out);
             json_write_string(out, line);

@@ -20,7 +20,7 @@ static void kv_unix_ns(struct json *j, const char *key, const struct recording_s
         json_null(j);
 }
 
-/* dc: the pin whose culprit this frame is, when that culprit invoked an FFM downcall. */
+/* dc: the pin whose culprit this frame is, when that culprit invoked an FFM downcall or a JNA function. */
 static void put_frame(struct json *j, const struct recording_frame *f, const struct recording_pin *dc)
 {
     const struct recording_method *m = f->method;
@@ -46,6 +46,7 @@ static void put_frame(struct json *j, const struct recording_frame *f, const str
     json_key(j, "downcall");
     if (dc) {
         json_object_begin_inline(j);
+        json_kv_string(j, "api", frames_api_name(dc->downcall_api));
         json_kv_string(j, "symbol", dc->downcall_symbol);
         json_kv_string(j, "library", dc->downcall_library);
         json_object_end(j);

@@ -63,12 +63,6 @@ char *report_frame_markers(const struct recording_frame *f, int is_culprit, char
     return out;
 }
 
-static const char *basename_of(const char *path)
-{
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    return slash ? slash + 1 : path;
-}
-
 char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *out, size_t cap)
 {
     const struct recording_frame *f = &p->stack->frames[i];
@@ -76,12 +70,7 @@ char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *
     report_frame_markers(f, culprit && !p->has_downcall, out, cap);
     size_t len = strlen(out);
     if (culprit && p->has_downcall && len < cap) {
-        if (!p->downcall_symbol && !p->downcall_library)
-            snprintf(out + len, cap - len, " <== native (FFM downcall, target unknown)");
-        else
-            snprintf(out + len, cap - len, " <== native (FFM downcall %s, %s)",
-                     p->downcall_symbol ? p->downcall_symbol : "?",
-                     p->downcall_library ? basename_of(p->downcall_library) : "library unknown");
+        frames_call_marker(p->downcall_api, p->downcall_symbol, p->downcall_library, out + len, cap - len);
         len = strlen(out);
     }
     if (f->method && f->method->kind == FRAME_UPCALL_STUB && len < cap) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clog.h"
+#include "common/frames_kind.h"
 #include "common/idmap.h"
 #include "common/units.h"
 
@@ -269,13 +270,10 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
     if (p->has_stack && p->has_culprit_frame)
         text = session_format_frame(s, p->stack, p->culprit_frame, culprit, sizeof(culprit));
     if (text && p->downcall) { /* a Java frame that is in C: say so, as the report does */
-        const char *slash = p->downcall->library ? strrchr(p->downcall->library, '/') : NULL;
         size_t len = strlen(culprit);
-        if (!p->downcall->symbol && !slash)
-            snprintf(culprit + len, sizeof(culprit) - len, " <== native (FFM downcall, target unknown)");
-        else
-            snprintf(culprit + len, sizeof(culprit) - len, " <== native (FFM downcall %s, %s)",
-                     p->downcall->symbol ? p->downcall->symbol : "?", slash ? slash + 1 : "library unknown");
+        int api = p->downcall->has_api && p->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA ? NATIVE_API_JNA
+                                                                                                    : NATIVE_API_FFM;
+        frames_call_marker(api, p->downcall->symbol, p->downcall->library, culprit + len, sizeof(culprit) - len);
     }
     pinstats_start(j->pinstats, p->pin_id, (int)p->reason, text);
     if (!p->has_carrier_tid)

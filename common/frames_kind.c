@@ -1,5 +1,6 @@
 #include "frames_kind.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int starts_with(const char *s, const char *prefix)
@@ -28,6 +29,41 @@ int frames_is_blocking_native(const char *cls, const char *method)
                                strcmp(cls, "jdk.internal.vm.Continuation") == 0);
 }
 
+int frames_is_proxy_class(const char *cls)
+{
+    if (!cls)
+        return 0;
+    const char *dot = strrchr(cls, '.');
+    const char *simple = dot ? dot + 1 : cls;
+    if (strncmp(simple, "$Proxy", 6) != 0 || !simple[6])
+        return 0;
+    for (const char *c = simple + 6; *c; c++)
+        if (*c < '0' || *c > '9')
+            return 0;
+    return 1;
+}
+
+/* JNA's own frames between its JNI method and the interface's proxy (or the
+ * caller of Function.invoke*), and between C and a Callback's method. */
+static int is_jna_plumbing(const char *cls)
+{
+    return strcmp(cls, "com.sun.jna.Function") == 0 || starts_with(cls, "com.sun.jna.Library$Handler") ||
+           starts_with(cls, "com.sun.jna.Native$") || starts_with(cls, "com.sun.jna.CallbackReference");
+}
+
+/* The InvocationHandler right under a JNA interface's proxy frame: Library$Handler, or Native.synchronizedLibrary's. */
+static int is_jna_handler(const char *cls)
+{
+    return starts_with(cls, "com.sun.jna.Library$Handler") || starts_with(cls, "com.sun.jna.Native$");
+}
+
+/* JNA's JNI method that calls a C function: Native.invokeInt, invokeVoid, invokePointer, ... */
+static int is_jna_invoke(const struct frame_name *f)
+{
+    return f->kind == FRAME_NATIVE && f->cls && f->method && strcmp(f->cls, "com.sun.jna.Native") == 0 &&
+           starts_with(f->method, "invoke");
+}
+
 enum frame_kind frames_classify(const char *cls, const char *method, int is_native)
 {
     if (!cls)
@@ -42,24 +78,58 @@ enum frame_kind frames_classify(const char *cls, const char *method, int is_nati
         (strcmp(cls, "jdk.internal.foreign.abi.UpcallLinker") == 0 && method &&
          strcmp(method, "invokeInterpBindings") == 0))
         return FRAME_UPCALL_STUB;
+    if (strcmp(cls, "com.sun.jna.CallbackReference$DefaultCallbackProxy") == 0 && method &&
+        strcmp(method, "callback") == 0) /* what JNA's C code calls for a Callback */
+        return FRAME_UPCALL_STUB;
     if (is_native) /* MethodHandle.linkTo* and invokeBasic are native too, but never appear as frames */
         return FRAME_NATIVE;
     if (starts_with(cls, "java.lang.invoke.") || starts_with(cls, "jdk.internal.foreign.") ||
-        starts_with(cls, "sun.invoke.") || starts_with(cls, "jdk.internal.reflect."))
+        starts_with(cls, "sun.invoke.") || starts_with(cls, "jdk.internal.reflect.") ||
+        (strcmp(cls, "java.lang.reflect.Method") == 0 && method && strcmp(method, "invoke") == 0) ||
+        is_jna_plumbing(cls))
         return FRAME_METHOD_HANDLE;
     return FRAME_JAVA;
 }
 
+/* The culprit of the JNA call whose JNI method is frame i: the first frame
+ * below JNA's plumbing and the interface's proxy (a proxy frame counts as
+ * plumbing when JNA's handler, Library$Handler or a synchronizedLibrary's, is
+ * right above it). A stack cut inside the plumbing blames the
+ * proxy frame, else the JNI method. */
+static void jna_site(const struct frame_name *frames, uint32_t n, uint32_t i, struct native_site *out)
+{
+    out->jna = out->culprit = (int)i;
+    for (uint32_t j = i + 1; j < n; j++) {
+        const struct frame_name *f = &frames[j];
+        if (f->kind == FRAME_JAVA && frames_is_proxy_class(f->cls) && frames[j - 1].cls &&
+            is_jna_handler(frames[j - 1].cls)) {
+            if (out->jna_function < 0)
+                out->jna_function = (int)j;
+            out->culprit = (int)j;
+            continue;
+        }
+        if (f->kind == FRAME_METHOD_HANDLE)
+            continue;
+        /* a JNA call made right from an upcall stub has no user frame of its own */
+        if (f->kind == FRAME_JAVA || f->kind == FRAME_NATIVE)
+            out->culprit = (int)j;
+        break;
+    }
+}
+
 void frames_native_site(const struct frame_name *frames, uint32_t n, struct native_site *out)
 {
-    out->culprit = out->downcall = out->upcall = -1;
+    out->culprit = out->downcall = out->upcall = out->jna = out->jna_function = -1;
     int upcall = -1;
     for (uint32_t i = 0; i < n; i++) {
         const struct frame_name *f = &frames[i];
         if (f->kind == FRAME_UPCALL_STUB) {
             upcall = (int)i;
         } else if (f->kind == FRAME_NATIVE && !frames_is_blocking_native(f->cls, f->method)) {
-            out->culprit = (int)i;
+            if (is_jna_invoke(f))
+                jna_site(frames, n, i, out);
+            else
+                out->culprit = (int)i;
             break;
         } else if (f->kind == FRAME_DOWNCALL_STUB) {
             out->downcall = out->culprit = (int)i;
@@ -83,13 +153,46 @@ int frames_blocking(const struct frame_name *frames, uint32_t n, int culprit, in
     if (culprit <= 0 || (uint32_t)culprit > n)
         return -1;
     for (int i = 0; i < culprit; i++)
-        if (frames[i].kind == FRAME_JAVA && frames[i].cls && !frames_is_jdk_class(frames[i].cls))
+        if (frames[i].kind == FRAME_JAVA && frames[i].cls && !frames_is_jdk_class(frames[i].cls) &&
+            !frames_is_proxy_class(frames[i].cls))
             return i;
     /* JDK code called back from C: the Java frame the upcall entered */
     for (int i = (upcall >= 0 && upcall < culprit ? upcall : 0) - 1; i >= 0; i--)
         if (frames[i].kind == FRAME_JAVA)
             return i;
     return -1;
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+char *frames_call_marker(int api, const char *symbol, const char *library, char *out, size_t cap)
+{
+    int has_sym = symbol && *symbol, has_lib = library && *library;
+    if (!cap)
+        return out;
+    if (api == NATIVE_API_JNA) {
+        if (!has_sym)
+            snprintf(out, cap, " <== native (JNA, function unknown)");
+        else if (!has_lib)
+            snprintf(out, cap, " <== native (JNA %s)", symbol);
+        else
+            snprintf(out, cap, " <== native (JNA %s, %s)", symbol, basename_of(library));
+    } else if (!has_sym && !has_lib) {
+        snprintf(out, cap, " <== native (FFM downcall, target unknown)");
+    } else {
+        snprintf(out, cap, " <== native (FFM downcall %s, %s)", has_sym ? symbol : "?",
+                 has_lib ? basename_of(library) : "library unknown");
+    }
+    return out;
+}
+
+const char *frames_api_name(int api)
+{
+    return api == NATIVE_API_JNA ? "jna" : "ffm";
 }
 
 const char *frames_kind_name(int kind)

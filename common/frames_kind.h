@@ -1,10 +1,13 @@
 /* What kind of native boundary each frame of a stack is, and which frame to
- * blame for a native pin: a JNI native method (JNA's included), or the frame
- * that invoked an FFM downcall handle. Pure functions over class and method
- * names, shared by the agent and the CLI (recordings without frame kinds). */
+ * blame for a native pin: a JNI native method, the frame that invoked an FFM
+ * downcall handle, or the frame that called a JNA function (JNA's JNI method
+ * com.sun.jna.Native.invoke* under its Function, Library$Handler and proxy
+ * frames). Pure functions over class and method names, shared by the agent,
+ * the collector and the CLI (recordings without frame kinds). */
 #ifndef VTPIN_COMMON_FRAMES_KIND_H
 #define VTPIN_COMMON_FRAMES_KIND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Values match vtpin.v1.FrameKind. */
@@ -12,8 +15,11 @@ enum frame_kind {
     FRAME_JAVA = 0,          /* an ordinary Java frame */
     FRAME_NATIVE = 1,        /* a JNI native method */
     FRAME_DOWNCALL_STUB = 2, /* jdk.internal.foreign.abi.DowncallStub: Java calling C through FFM */
-    FRAME_UPCALL_STUB = 3,   /* jdk.internal.foreign.abi.UpcallStub: C calling back into Java */
-    FRAME_METHOD_HANDLE = 4, /* method-handle and FFM plumbing (LambdaForm, Invokers, DirectMethodHandle$Holder) */
+    FRAME_UPCALL_STUB = 3,   /* C calling back into Java: jdk.internal.foreign.abi.UpcallStub, or JNA's
+                                callback entry (CallbackReference$DefaultCallbackProxy.callback) */
+    FRAME_METHOD_HANDLE = 4, /* method-handle, reflection, FFM and JNA plumbing (LambdaForm, Invokers,
+                                DirectMethodHandle$Holder, Method.invoke;
+                                com.sun.jna.Function, Library$Handler, Native$*, CallbackReference$*) */
 };
 
 /* cls is the dotted binary name (hidden classes as "pkg.Name/0x..."). */
@@ -34,17 +40,35 @@ struct frame_name {
 
 /* The innermost native boundary of a stack (top frame first). */
 struct native_site {
-    int culprit;  /* the frame whose native code pins: the JNI method, or the frame that invoked the
-                     downcall handle (first frame below the stub that is not plumbing); -1: none */
-    int downcall; /* that downcall's stub frame; -1 for a JNI method or none */
-    int upcall;   /* the upcall stub nearest above the culprit; -1 when native code did not call back */
+    int culprit;      /* the frame whose native code pins: the JNI method, the frame that invoked the
+                         downcall handle (first frame below the stub that is not plumbing), or the frame
+                         that called the JNA function (first frame below JNA's plumbing); -1: none */
+    int downcall;     /* that FFM downcall's stub frame; -1 otherwise */
+    int upcall;       /* the upcall stub nearest above the culprit; -1 when native code did not call back */
+    int jna;          /* JNA's JNI method (com.sun.jna.Native.invoke*) of a JNA call; -1 otherwise */
+    int jna_function; /* that call's interface method, a dynamic proxy frame ($Proxy7.usleep): its name is
+                         the C function's (JNA's default mapping); -1 without one (Function.invoke* called
+                         directly, or the stack was cut) */
 };
 
 void frames_native_site(const struct frame_name *frames, uint32_t n, struct native_site *out);
 
+/* Whether cls is a dynamic proxy class: "jdk.proxy1.$Proxy0", "com.sun.proxy.$Proxy3", "com.acme.$Proxy12". */
+int frames_is_proxy_class(const char *cls);
+
+/* The marker of a culprit that calls C through FFM or JNA, into out[cap]:
+ * " <== native (FFM downcall qsort, libc.so.6)", " <== native (FFM downcall, target unknown)",
+ * " <== native (JNA usleep, libc.so.6)", " <== native (JNA usleep)" (library unknown),
+ * " <== native (JNA, function unknown)". symbol and library are NULL (or "") when unknown;
+ * library may be a path. Returns out. */
+enum native_api { NATIVE_API_FFM = 0, NATIVE_API_JNA = 1 }; /* values match vtpin.v1.NativeApi */
+char *frames_call_marker(int api, const char *symbol, const char *library, char *out, size_t cap);
+const char *frames_api_name(int api); /* "ffm", "jna" */
+
 /* The blocking operation (what JFR 24+ calls blockingOperation, as a frame):
- * the first application frame above culprit; else, below an upcall stub, the
- * first Java frame above it. -1 when the culprit is itself where it blocks. */
+ * the first application frame above culprit (never a dynamic proxy's); else,
+ * below an upcall stub, the first Java frame above it. -1 when the culprit is
+ * itself where it blocks. */
 int frames_blocking(const struct frame_name *frames, uint32_t n, int culprit, int upcall);
 
 const char *frames_kind_name(int kind); /* "java", "native", "downcall_stub", "upcall_stub", "method_handle" */

@@ -40,6 +40,8 @@ APT_PACKAGES=(
   groff-base man-db
   # scripts/lint.sh, run by scripts/test.sh: the layout and the checks the repository declares
   clang-format clang-tidy
+  # JNA for the JNA fixtures and tests/jvm/test_jna.py: jna.jar, and libjnidispatch.system.so
+  libjna-java libjna-jni
 )
 # Trixie libraries the patched JDK runs against (its NEEDED set outside the JDK).
 TRIXIE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)

@@ -23,6 +23,7 @@ AGENT = os.path.join(BUILD, "agent", "libvtpin.so")
 VTPIN = os.path.join(BUILD, "vtpin")
 CLASSES = os.path.join(BUILD, "java-fixtures", "classes")
 CLASSES25 = os.path.join(BUILD, "java-fixtures", "classes25")  # FFM fixtures (JDK 22+)
+CLASSES_JNA = os.path.join(BUILD, "java-fixtures", "classes-jna")  # JNA fixtures (with jna.jar)
 FIXTURE_LIB = os.path.join(BUILD, "java-fixtures", "lib")
 JFC = os.path.join(os.path.dirname(__file__), "..", "..", "java-fixtures", "pin.jfc")
 EXTRA_AGENT_OPTS = os.environ.get("VTPIN_TEST_AGENT_OPTIONS", "")
@@ -91,7 +92,7 @@ def classpath(feature):
 class Run:
     """One JVM run of a fixture with the agent recording to a temp file."""
 
-    def __init__(self, feature, fixture, args=(), props=(), agent_opts="", jfr=False, workdir=None):
+    def __init__(self, feature, fixture, args=(), props=(), agent_opts="", jfr=False, workdir=None, extra_cp=()):
         self.home = jdk_home(feature)
         self.feature = feature
         self.dir = workdir or tempdir()
@@ -105,7 +106,7 @@ class Run:
             opts += "," + EXTRA_AGENT_OPTS
         self.cmd = [os.path.join(self.home, "bin", "java"), "-agentpath:%s=%s" % (AGENT, opts),
                     "--enable-native-access=ALL-UNNAMED", "-Djava.library.path=" + FIXTURE_LIB,
-                    "-cp", classpath(feature)] + list(props)
+                    "-cp", ":".join([classpath(feature)] + list(extra_cp))] + list(props)
         if self.jfr:
             self.cmd.append("-XX:StartFlightRecording=filename=%s,settings=%s" % (self.jfr, JFC))
         self.cmd += [fixture] + [str(a) for a in args]

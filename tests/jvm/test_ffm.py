@@ -66,7 +66,7 @@ def check_qsort_pin(p, target_known=True):
     check(c and (c["class"], c["method"]) == ("FfmQsort", "sortInC") and c["kind"] == "java" and not c["native"],
           "the culprit is the frame that invoked the downcall handle, FfmQsort.sortInC: %s" % c)
     dc = c["downcall"]
-    check(dc is not None, "the culprit carries the downcall: %s" % c)
+    check(dc is not None and dc["api"] == "ffm", "the culprit carries the FFM downcall: %s" % c)
     if target_known:
         check(dc["symbol"] == "qsort" and dc["library"] and os.path.basename(dc["library"]) == "libc.so.6",
               "the downcall target is qsort in libc.so.6: %s" % dc)
@@ -122,7 +122,7 @@ def case_marked(jdk):
     check(len(pins) >= 2, "pins of both threads, got %d" % len(pins))
     for p in pins:
         check_qsort_pin(p, target_known=False)
-        check(culprit(p)["downcall"] == {"symbol": None, "library": None}, "target not read: %s" % culprit(p))
+        check(culprit(p)["downcall"] == {"api": "ffm", "symbol": None, "library": None}, "target not read: %s" % culprit(p))
     check("FfmQsort.sortInC(FfmQsort.java:52) <== native (FFM downcall, target unknown)" in r.trace_text(),
           "the trace marks the downcall:\n" + r.trace_text()[:2000])
 
@@ -191,7 +191,7 @@ def case_native_block(jdk):
         c = culprit(p)
         check(c and (c["class"], c["method"]) == ("FfmSleep", "sleepInC"), "culprit is the downcall's caller: %s" % c)
         dc = c["downcall"]
-        check(dc and dc["symbol"] == "usleep" and os.path.basename(dc["library"] or "") == "libc.so.6",
+        check(dc and dc["api"] == "ffm" and dc["symbol"] == "usleep" and os.path.basename(dc["library"] or "") == "libc.so.6",
               "target usleep in libc.so.6: %s" % dc)
         check(p["blocking_frame"] is None, "nothing above the downcall blocks: %s" % p["blocking_frame"])
         check(p["blocked_in"] and "nanosleep" in p["blocked_in"], "the kernel says nanosleep: %s" % p["blocked_in"])
@@ -271,7 +271,7 @@ def case_attach(jdk):
           "pins of both threads found by sampling, got %d" % len(pins))
     for p in pins:
         check_qsort_pin(p, target_known=False)
-        check(culprit(p)["downcall"] == {"symbol": None, "library": None}, "target unknown after attach")
+        check(culprit(p)["downcall"] == {"api": "ffm", "symbol": None, "library": None}, "target unknown after attach")
     with open(trace) as f:
         check("<== native (FFM downcall, target unknown)" in f.read(), "the trace marks the downcall")
 

@@ -1,7 +1,8 @@
 /* Unit tests for common/frames_kind.c: frame kinds from class and method names
  * and the culprit / blocking-operation choice over stacks as JDK 21 and 25
  * show them (JNI, FFM downcall with an upcall, FFM downcall blocking in C,
- * nested boundaries, plumbing-only stacks). */
+ * JNA interface calls blocking in C or calling back, nested boundaries,
+ * plumbing-only stacks) and the FFM / JNA culprit markers. */
 #include "common/frames_kind.h"
 
 #include "check.h"
@@ -39,6 +40,25 @@ static void test_classify(void)
     CHECK_INT(frames_classify("java.lang.Thread", "sleep", 0), FRAME_JAVA);
     CHECK_INT(frames_classify("JniSleep", "sleepInNative", 1), FRAME_NATIVE);
     CHECK_INT(frames_classify("com.sun.jna.Native", "invokeVoid", 1), FRAME_NATIVE);
+    CHECK_INT(frames_classify("com.sun.jna.Function", "invoke", 0), FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("com.sun.jna.Library$Handler", "invoke", 0), FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("com.sun.jna.Native$3", "invoke", 0), FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("com.sun.jna.CallbackReference$DefaultCallbackProxy", "invokeCallback", 0),
+              FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("com.sun.jna.CallbackReference$DefaultCallbackProxy", "callback", 0), FRAME_UPCALL_STUB);
+    /* JNA's other classes are not plumbing: Native.load, Structure, the platform library */
+    CHECK_INT(frames_classify("com.sun.jna.Native", "load", 0), FRAME_JAVA);
+    CHECK_INT(frames_classify("com.sun.jna.Structure", "read", 0), FRAME_JAVA);
+    CHECK_INT(frames_classify("com.sun.jna.FunctionX", "invoke", 0), FRAME_JAVA);
+    /* a dynamic proxy is plumbing only right under JNA's handler (frames_native_site) */
+    CHECK_INT(frames_classify("jdk.proxy1.$Proxy0", "usleep", 0), FRAME_JAVA);
+    CHECK_INT(frames_classify("java.lang.reflect.Method", "invoke", 0), FRAME_METHOD_HANDLE);
+    CHECK_INT(frames_classify("java.lang.reflect.Method", "getName", 0), FRAME_JAVA);
+    CHECK(frames_is_proxy_class("jdk.proxy1.$Proxy0") && frames_is_proxy_class("com.sun.proxy.$Proxy12") &&
+          frames_is_proxy_class("com.acme.$Proxy7") && frames_is_proxy_class("$Proxy3"));
+    CHECK(!frames_is_proxy_class("com.acme.$Proxy") && !frames_is_proxy_class("com.acme.$ProxyFactory") &&
+          !frames_is_proxy_class("com.acme.Proxy1") && !frames_is_proxy_class("jdk.proxy1.$Proxy0$1") &&
+          !frames_is_proxy_class(NULL));
     CHECK_INT(frames_classify("FfmQsort$$Lambda/0x0000000048041210", "run", 0), FRAME_JAVA);
     CHECK_INT(frames_classify(NULL, NULL, 1), FRAME_NATIVE);
     CHECK_INT(frames_classify(NULL, NULL, 0), FRAME_JAVA);
@@ -143,6 +163,156 @@ static void test_jni(void)
     CHECK_INT(frames_blocking(top, N(top), site.culprit, site.upcall), -1);
 }
 
+/* JDK 21, JnaSleep: a JNA interface call blocks in libc's usleep (NATIVE_BLOCK). */
+static void test_jna_native_block(void)
+{
+    struct frame_name st[] = {
+        fr("com.sun.jna.Native", "invokeInt", 1), /* 0: JNA's JNI method */
+        fr("com.sun.jna.Function", "invoke", 0),
+        fr("com.sun.jna.Function", "invoke", 0),
+        fr("com.sun.jna.Library$Handler", "invoke", 0),
+        fr("jdk.proxy1.$Proxy0", "usleep", 0), /* 4: the interface method */
+        fr("JnaSleep", "sleepInC", 0),         /* 5: the culprit */
+        fr("JnaSleep", "lambda$main$0", 0),
+        fr("JnaSleep$$Lambda/0x00007f54c4016858", "run", 0),
+        fr("java.lang.Thread", "runWith", 0),
+        fr("java.lang.VirtualThread", "run", 0),
+    };
+    struct native_site site;
+    frames_native_site(st, N(st), &site);
+    CHECK_INT(site.culprit, 5);
+    CHECK_INT(site.jna, 0);
+    CHECK_INT(site.jna_function, 4);
+    CHECK_INT(site.downcall, -1);
+    CHECK_INT(site.upcall, -1);
+    CHECK_INT(frames_blocking(st, N(st), site.culprit, site.upcall), -1);
+    /* a package-private interface's proxy lives in its package, not a JDK one: still plumbing, never blocking */
+    st[4] = fr("com.acme.$Proxy7", "usleep", 0);
+    frames_native_site(st, N(st), &site);
+    CHECK_INT(site.culprit, 5);
+    CHECK_INT(site.jna_function, 4);
+    CHECK_INT(frames_blocking(st, N(st), site.culprit, site.upcall), -1);
+    /* Native.synchronizedLibrary: a second proxy under JNA's own handler and reflection */
+    struct frame_name sync[] = {
+        fr("com.sun.jna.Native", "invokeInt", 1),
+        fr("com.sun.jna.Function", "invoke", 0),
+        fr("com.sun.jna.Library$Handler", "invoke", 0),
+        fr("jdk.proxy1.$Proxy0", "usleep", 0), /* 3 */
+        fr("jdk.internal.reflect.DirectMethodHandleAccessor", "invoke", 0),
+        fr("java.lang.reflect.Method", "invoke", 0),
+        fr("com.sun.jna.Native$2", "invoke", 0),
+        fr("jdk.proxy1.$Proxy1", "usleep", 0),
+        fr("App", "pause", 0), /* 8 */
+    };
+    frames_native_site(sync, N(sync), &site);
+    CHECK_INT(site.culprit, 8);
+    CHECK_INT(site.jna_function, 3);
+    /* Function.invokeInt called directly: no interface, the caller is the culprit */
+    struct frame_name direct[] = {
+        fr("com.sun.jna.Native", "invokeInt", 1),
+        fr("com.sun.jna.Function", "invoke", 0),
+        fr("com.sun.jna.Function", "invokeInt", 0),
+        fr("App", "pause", 0),
+    };
+    frames_native_site(direct, N(direct), &site);
+    CHECK_INT(site.culprit, 3);
+    CHECK_INT(site.jna, 0);
+    CHECK_INT(site.jna_function, -1);
+    /* a proxy not under JNA's handler is the user's (its handler calls Function.invokeInt): the culprit */
+    struct frame_name mine[] = {
+        fr("com.sun.jna.Native", "invokeInt", 1),
+        fr("com.sun.jna.Function", "invokeInt", 0),
+        fr("App$Handler", "invoke", 0),
+        fr("jdk.proxy2.$Proxy5", "pause", 0),
+    };
+    frames_native_site(mine, N(mine), &site);
+    CHECK_INT(site.culprit, 2);
+    CHECK_INT(site.jna, 0);
+    CHECK_INT(site.jna_function, -1);
+    /* a stack cut inside the plumbing: the interface method, else the JNI method */
+    frames_native_site(st, 5, &site);
+    CHECK_INT(site.culprit, 4);
+    CHECK_INT(site.jna_function, 4);
+    frames_native_site(st, 3, &site);
+    CHECK_INT(site.culprit, 0);
+    CHECK_INT(site.jna, 0);
+    CHECK_INT(site.jna_function, -1);
+    /* direct mapping (Native.register): the user's own native method, as any JNI method */
+    struct frame_name reg[] = {fr("JnaDirect", "usleep", 1), fr("JnaDirect", "pause", 0)};
+    frames_native_site(reg, N(reg), &site);
+    CHECK_INT(site.culprit, 0);
+    CHECK_INT(site.jna, -1);
+    CHECK_INT(site.jna_function, -1);
+    /* JNA's other natives (memory access) are plain JNI methods */
+    struct frame_name mem[] = {fr("com.sun.jna.Native", "getInt", 1), fr("com.sun.jna.Pointer", "getInt", 0)};
+    frames_native_site(mem, N(mem), &site);
+    CHECK_INT(site.culprit, 0);
+    CHECK_INT(site.jna, -1);
+}
+
+/* JDK 21, JnaQsort: qsort through a JNA interface, the Callback comparator sleeps. */
+static void test_jna_qsort_callback(void)
+{
+    struct frame_name st[] = {
+        fr("jdk.internal.misc.Unsafe", "park", 1),
+        fr("java.lang.VirtualThread", "parkOnCarrierThread", 0),
+        fr("java.lang.VirtualThread", "parkNanos", 0),
+        fr("java.lang.VirtualThread", "sleepNanos", 0),
+        fr("java.lang.Thread", "sleep", 0),
+        fr("JnaQsort", "compare", 0), /* 5: the blocking operation */
+        fr("JnaQsort$$Lambda/0x00007f54c4009d20", "invoke", 0),
+        fr("java.lang.invoke.LambdaForm$DMH/0x00007f54c4015000", "invokeInterface", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x00007f54c4018400", "invoke", 0),
+        fr("java.lang.invoke.LambdaForm$MH/0x00007f54c4018800", "invokeExact_MT", 0),
+        fr("jdk.internal.reflect.DirectMethodHandleAccessor", "invokeImpl", 0),
+        fr("jdk.internal.reflect.DirectMethodHandleAccessor", "invoke", 0),
+        fr("java.lang.reflect.Method", "invoke", 0),
+        fr("com.sun.jna.CallbackReference$DefaultCallbackProxy", "invokeCallback", 0),
+        fr("com.sun.jna.CallbackReference$DefaultCallbackProxy", "callback", 0), /* 14: the upcall */
+        fr("com.sun.jna.Native", "invokeVoid", 1),                               /* 15 */
+        fr("com.sun.jna.Function", "invoke", 0),
+        fr("com.sun.jna.Function", "invoke", 0),
+        fr("com.sun.jna.Library$Handler", "invoke", 0),
+        fr("jdk.proxy1.$Proxy0", "qsort", 0), /* 19 */
+        fr("JnaQsort", "sortInC", 0),         /* 20: the culprit */
+        fr("JnaQsort", "lambda$main$0", 0),
+    };
+    struct native_site site;
+    frames_native_site(st, N(st), &site);
+    CHECK_INT(site.culprit, 20);
+    CHECK_INT(site.jna, 15);
+    CHECK_INT(site.jna_function, 19);
+    CHECK_INT(site.upcall, 14);
+    CHECK_INT(site.downcall, -1);
+    CHECK_INT(frames_blocking(st, N(st), site.culprit, site.upcall), 5);
+    /* JDK code as the callback: the Java frame the callback entered */
+    st[5] = fr("java.util.Comparator", "compare", 0);
+    st[6] = fr("java.util.Comparator$$Lambda/0x1", "invoke", 0);
+    CHECK_INT(frames_blocking(st, N(st), 20, 14), 6);
+}
+
+static void test_markers(void)
+{
+    char m[128];
+    CHECK_STR(frames_call_marker(NATIVE_API_FFM, "qsort", "/lib/x86_64-linux-gnu/libc.so.6", m, sizeof(m)),
+              " <== native (FFM downcall qsort, libc.so.6)");
+    CHECK_STR(frames_call_marker(NATIVE_API_FFM, NULL, NULL, m, sizeof(m)),
+              " <== native (FFM downcall, target unknown)");
+    CHECK_STR(frames_call_marker(NATIVE_API_FFM, "", "", m, sizeof(m)), " <== native (FFM downcall, target unknown)");
+    CHECK_STR(frames_call_marker(NATIVE_API_FFM, NULL, "libfoo.so", m, sizeof(m)),
+              " <== native (FFM downcall ?, libfoo.so)");
+    CHECK_STR(frames_call_marker(NATIVE_API_FFM, "f+0x10", NULL, m, sizeof(m)),
+              " <== native (FFM downcall f+0x10, library unknown)");
+    CHECK_STR(frames_call_marker(NATIVE_API_JNA, "usleep", "/lib/x86_64-linux-gnu/libc.so.6", m, sizeof(m)),
+              " <== native (JNA usleep, libc.so.6)");
+    CHECK_STR(frames_call_marker(NATIVE_API_JNA, "usleep", NULL, m, sizeof(m)), " <== native (JNA usleep)");
+    CHECK_STR(frames_call_marker(NATIVE_API_JNA, NULL, "/lib/libc.so.6", m, sizeof(m)),
+              " <== native (JNA, function unknown)");
+    CHECK_STR(frames_call_marker(NATIVE_API_JNA, "usleep", "libc.so.6", m, 12), " <== native");
+    CHECK_STR(frames_api_name(NATIVE_API_FFM), "ffm");
+    CHECK_STR(frames_api_name(NATIVE_API_JNA), "jna");
+}
+
 /* The innermost boundary wins: a JNI method called from Java code that an FFM upcall entered. */
 static void test_nested(void)
 {
@@ -224,6 +394,9 @@ int main(void)
     CHECK_RUN(test_ffm_qsort_upcall);
     CHECK_RUN(test_ffm_native_block);
     CHECK_RUN(test_jni);
+    CHECK_RUN(test_jna_native_block);
+    CHECK_RUN(test_jna_qsort_callback);
+    CHECK_RUN(test_markers);
     CHECK_RUN(test_nested);
     CHECK_RUN(test_edges);
     CHECK_MAIN_RETURN();

@@ -1,7 +1,7 @@
 /* Unit tests for the native-boundary parts of vtpin report (cli/): frame
  * kinds (sent by the agent, or classified by name for recordings without
- * them), the FFM downcall marker and its target, the upcall and
- * blocking-operation markers, in text and JSON, and bad blocking indexes. */
+ * them), the FFM downcall and JNA call markers and their targets, the upcall
+ * and blocking-operation markers, in text and JSON, and bad blocking indexes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "common/frames_kind.h"
 #include "recording.h"
 #include "report.h"
 #include "wire.h"
@@ -122,9 +123,32 @@ enum {
     S_JNI,
     S_CALL,
     S_LIBFOO,
-    S_CALLBACK
+    S_CALLBACK,
+    S_JNA_NATIVE,
+    S_INVOKE_INT,
+    S_JNA_FUNCTION,
+    S_JNA_HANDLER,
+    S_PROXY,
+    S_USLEEP,
+    S_JNA_SLEEP,
+    S_SLEEP_IN_C,
+    S_JNIDISPATCH
 };
-enum { M_SLEEP = 1, M_COMPARE, M_UPCALL, M_DOWNCALL, M_LF, M_SORT, M_JNI_CALL, M_CALLBACK };
+enum {
+    M_SLEEP = 1,
+    M_COMPARE,
+    M_UPCALL,
+    M_DOWNCALL,
+    M_LF,
+    M_SORT,
+    M_JNI_CALL,
+    M_CALLBACK,
+    M_JNA_INVOKE,
+    M_JNA_FUNCTION,
+    M_JNA_HANDLER,
+    M_PROXY,
+    M_SLEEP_IN_C
+};
 
 static struct recording *build(void)
 {
@@ -146,7 +170,16 @@ static struct recording *build(void)
                              "com.example.Jni",
                              "call",
                              "/opt/lib/libfoo.so",
-                             "callback"};
+                             "callback",
+                             "com.sun.jna.Native",
+                             "invokeInt",
+                             "com.sun.jna.Function",
+                             "com.sun.jna.Library$Handler",
+                             "jdk.proxy1.$Proxy0",
+                             "usleep",
+                             "JnaSleep",
+                             "sleepInC",
+                             "/usr/lib/x86_64-linux-gnu/jni/libjnidispatch.system.so"};
     for (uint32_t i = 1; i < sizeof(strings) / sizeof(strings[0]); i++)
         ev_string(i, strings[i]);
     ev_method(M_SLEEP, S_THREAD, S_SLEEP, 0, 0, 0, 0);
@@ -157,6 +190,11 @@ static struct recording *build(void)
     ev_method(M_SORT, S_QSORT_CLS, S_SORT, S_SRC, 0, 0, 0);
     ev_method(M_JNI_CALL, S_JNI, S_CALL, 0, 1, S_LIBFOO, -1); /* kind from is_native */
     ev_method(M_CALLBACK, S_JNI, S_CALLBACK, 0, 0, 0, -1);
+    ev_method(M_JNA_INVOKE, S_JNA_NATIVE, S_INVOKE_INT, 0, 1, S_JNIDISPATCH, 1);
+    ev_method(M_JNA_FUNCTION, S_JNA_FUNCTION, S_INVOKE, 0, 0, 0, -1); /* plumbing by its name */
+    ev_method(M_JNA_HANDLER, S_JNA_HANDLER, S_INVOKE, 0, 0, 0, 4);
+    ev_method(M_PROXY, S_PROXY, S_USLEEP, 0, 0, 0, 0);
+    ev_method(M_SLEEP_IN_C, S_JNA_SLEEP, S_SLEEP_IN_C, 0, 0, 0, 0);
     uint32_t ffm[] = {M_SLEEP, M_COMPARE, M_UPCALL, M_LF, M_DOWNCALL, M_LF, M_SORT};
     int32_t ffm_lines[] = {507, 38, -1, -1, -1, -1, 52};
     ev_stack(1, ffm, ffm_lines, 7);
@@ -165,6 +203,10 @@ static struct recording *build(void)
     uint32_t jni[] = {M_SLEEP, M_CALLBACK, M_JNI_CALL};
     int32_t jni_lines[] = {507, 10, -1};
     ev_stack(3, jni, jni_lines, 3);
+    uint32_t jna[] = {M_JNA_INVOKE, M_JNA_FUNCTION, M_JNA_FUNCTION, M_JNA_HANDLER, M_PROXY, M_SLEEP_IN_C};
+    int32_t jna_lines[][6] = {{-1, 426, 361, 270, -1, 28}, {-1, 426, 361, 270, -1, 29}, {-1, 426, 361, 270, -1, 30}};
+    for (uint32_t i = 0; i < 3; i++)
+        ev_stack(4 + i, jna, jna_lines[i], 6);
     Vtpin__V1__Downcall known = VTPIN__V1__DOWNCALL__INIT, unknown = VTPIN__V1__DOWNCALL__INIT;
     known.symbol = "qsort";
     known.library = "/lib/x86_64-linux-gnu/libc.so.6";
@@ -174,6 +216,15 @@ static struct recording *build(void)
     ev_pin(2, VTPIN__V1__PIN_REASON__NATIVE, 2, 6, 1, &unknown, 200 * MS);
     ev_pin(3, VTPIN__V1__PIN_REASON__NATIVE, 3, 2, 1, NULL, 100 * MS);
     ev_pin(4, VTPIN__V1__PIN_REASON__NATIVE, 3, 2, 9, NULL, 50 * MS); /* blocking index outside the stack */
+    Vtpin__V1__Downcall jna_known = VTPIN__V1__DOWNCALL__INIT, jna_nolib = VTPIN__V1__DOWNCALL__INIT,
+                        jna_unknown = VTPIN__V1__DOWNCALL__INIT;
+    jna_known.has_api = jna_nolib.has_api = jna_unknown.has_api = 1;
+    jna_known.api = jna_nolib.api = jna_unknown.api = VTPIN__V1__NATIVE_API__NATIVE_API_JNA;
+    jna_known.symbol = jna_nolib.symbol = "usleep";
+    jna_known.library = "/lib/x86_64-linux-gnu/libc.so.6";
+    ev_pin(5, VTPIN__V1__PIN_REASON__NATIVE_BLOCK, 4, 5, -1, &jna_known, 40 * MS);
+    ev_pin(6, VTPIN__V1__PIN_REASON__NATIVE_BLOCK, 5, 5, -1, &jna_nolib, 30 * MS);
+    ev_pin(7, VTPIN__V1__PIN_REASON__NATIVE_BLOCK, 6, 5, -1, &jna_unknown, 20 * MS);
     fclose(file);
     struct recording *r = NULL;
     char err[256] = "";
@@ -199,10 +250,11 @@ static char *render(int (*f)(FILE *, const struct recording *, const struct repo
 static void test_model(const struct recording *r)
 {
     const struct recording_session *s = r->sessions[0];
-    if (!CHECK_INT(s->n_pins, 4))
+    if (!CHECK_INT(s->n_pins, 7))
         return;
     const struct recording_pin *p = &s->pins[0];
     CHECK(p->has_downcall);
+    CHECK_INT(p->downcall_api, NATIVE_API_FFM); /* not said: FFM, as recordings before JNA calls */
     CHECK_STR(p->downcall_symbol, "qsort");
     CHECK_STR(p->downcall_library, "/lib/x86_64-linux-gnu/libc.so.6");
     CHECK_UINT(p->downcall_address, 0x7f0012345678ULL);
@@ -225,6 +277,17 @@ static void test_model(const struct recording *r)
     CHECK_STR(report_pin_frame_markers(&s->pins[1], 6, m, sizeof(m)), " <== native (FFM downcall, target unknown)");
     CHECK_STR(report_pin_frame_markers(&s->pins[2], 2, m, sizeof(m)), " <== native (libfoo.so)");
     CHECK_STR(report_pin_frame_markers(&s->pins[2], 1, m, sizeof(m)), " <== blocking operation");
+    const struct recording_pin *jna = &s->pins[4];
+    CHECK(jna->has_downcall);
+    CHECK_INT(jna->downcall_api, NATIVE_API_JNA);
+    CHECK_STR(jna->downcall_symbol, "usleep");
+    CHECK_INT(jna->stack->frames[0].method->kind, 1);
+    CHECK_INT(jna->stack->frames[1].method->kind, 4); /* classified by name */
+    CHECK_STR(report_pin_frame_markers(jna, 5, m, sizeof(m)), " <== native (JNA usleep, libc.so.6)");
+    CHECK_STR(report_pin_frame_markers(jna, 0, m, sizeof(m)), ""); /* JNA's JNI method is not the culprit */
+    CHECK_STR(report_pin_frame_markers(jna, 4, m, sizeof(m)), "");
+    CHECK_STR(report_pin_frame_markers(&s->pins[5], 5, m, sizeof(m)), " <== native (JNA usleep)");
+    CHECK_STR(report_pin_frame_markers(&s->pins[6], 5, m, sizeof(m)), " <== native (JNA, function unknown)");
     char tiny[12];
     CHECK_STR(report_pin_frame_markers(p, 6, tiny, sizeof(tiny)), " <== native");
 }
@@ -247,6 +310,15 @@ static void test_text(const struct recording *r)
     CHECK_CONTAINS(t, "#3  com.example.Jni.call(Native Method) <== native (libfoo.so)\n"
                       "    NATIVE: 2 pins");
     CHECK_CONTAINS(t, "      com.example.Jni.callback(Unknown Source) <== blocking operation\n");
+    CHECK_CONTAINS(t, "#4  JnaSleep.sleepInC(Unknown Source) <== native (JNA usleep, libc.so.6)\n"
+                      "    NATIVE_BLOCK: 1 pin, total 40.0 ms, longest 40.0 ms, 0 ongoing at the end\n"
+                      "    stack of pin #5:\n"
+                      "      com.sun.jna.Native.invokeInt(Native Method)\n"
+                      "      com.sun.jna.Function.invoke(Unknown Source)\n");
+    CHECK_CONTAINS(t, "      jdk.proxy1.$Proxy0.usleep(Unknown Source)\n"
+                      "      JnaSleep.sleepInC(Unknown Source) <== native (JNA usleep, libc.so.6)\n");
+    CHECK_CONTAINS(t, "#5  JnaSleep.sleepInC(Unknown Source) <== native (JNA usleep)\n");
+    CHECK_CONTAINS(t, "#6  JnaSleep.sleepInC(Unknown Source) <== native (JNA, function unknown)\n");
     free(t);
 }
 
@@ -257,11 +329,21 @@ static void test_json(const struct recording *r)
         return;
     CHECK_CONTAINS(j, "\"blocking_frame\": 1,");
     CHECK_CONTAINS(j, "\"blocking_frame\": null,"); /* pin 4: its index was outside the stack */
-    CHECK_CONTAINS(j, "{\"class\": \"FfmQsort\", \"method\": \"sortInC\", \"line\": 52, \"native\": false, "
-                      "\"monitors\": 0, \"library\": null, \"module\": null, \"source\": \"FfmQsort.java\", "
-                      "\"bci\": null, \"kind\": \"java\", \"downcall\": {\"symbol\": \"qsort\", \"library\": "
-                      "\"/lib/x86_64-linux-gnu/libc.so.6\"}}");
-    CHECK_CONTAINS(j, "\"kind\": \"java\", \"downcall\": {\"symbol\": null, \"library\": null}}");
+    CHECK_CONTAINS(
+        j, "{\"class\": \"FfmQsort\", \"method\": \"sortInC\", \"line\": 52, \"native\": false, "
+           "\"monitors\": 0, \"library\": null, \"module\": null, \"source\": \"FfmQsort.java\", "
+           "\"bci\": null, \"kind\": \"java\", \"downcall\": {\"api\": \"ffm\", \"symbol\": \"qsort\", \"library\": "
+           "\"/lib/x86_64-linux-gnu/libc.so.6\"}}");
+    CHECK_CONTAINS(j, "\"kind\": \"java\", \"downcall\": {\"api\": \"ffm\", \"symbol\": null, \"library\": null}}");
+    CHECK_CONTAINS(j, "{\"class\": \"JnaSleep\", \"method\": \"sleepInC\", \"line\": 28, \"native\": false, "
+                      "\"monitors\": 0, \"library\": null, \"module\": null, \"source\": null, "
+                      "\"bci\": null, \"kind\": \"java\", \"downcall\": {\"api\": \"jna\", \"symbol\": \"usleep\", "
+                      "\"library\": \"/lib/x86_64-linux-gnu/libc.so.6\"}}");
+    CHECK_CONTAINS(j, "\"downcall\": {\"api\": \"jna\", \"symbol\": \"usleep\", \"library\": null}}");
+    CHECK_CONTAINS(j, "\"downcall\": {\"api\": \"jna\", \"symbol\": null, \"library\": null}}");
+    CHECK_CONTAINS(j, "\"method\": \"invokeInt\", \"line\": null, \"native\": true, \"monitors\": 0, \"library\": "
+                      "\"/usr/lib/x86_64-linux-gnu/jni/libjnidispatch.system.so\", \"module\": null, \"source\": null, "
+                      "\"bci\": null, \"kind\": \"native\", \"downcall\": null}");
     CHECK_CONTAINS(j, "\"kind\": \"upcall_stub\", \"downcall\": null}");
     CHECK_CONTAINS(j, "\"kind\": \"downcall_stub\", \"downcall\": null}");
     CHECK_CONTAINS(j, "\"kind\": \"method_handle\", \"downcall\": null}");
@@ -273,6 +355,18 @@ static void test_json(const struct recording *r)
     free(j);
 }
 
+/* The HTML report's sites carry the same markers as the text report. */
+static void test_html(const struct recording *r)
+{
+    char *h = render(report_html, r);
+    if (!CHECK(h != NULL))
+        return;
+    CHECK_CONTAINS(h, "native (JNA usleep, libc.so.6)");
+    CHECK_CONTAINS(h, "native (FFM downcall qsort, libc.so.6)");
+    CHECK_CONTAINS(h, "native (JNA, function unknown)");
+    free(h);
+}
+
 int main(void)
 {
     struct recording *r = build();
@@ -280,6 +374,7 @@ int main(void)
         test_model(r);
         test_text(r);
         test_json(r);
+        test_html(r);
         recording_free(r);
     }
     unlink(path);
