@@ -93,9 +93,16 @@ def case_qsort(jdk):
     threads, elements = 4, 3
     r = tracked(Run(jdk, "FfmQsort", args=(threads, elements, 50), props=scheduler(2))).run()
     rep = r.report()
-    pins = pins_in(rep, "FfmQsort")
+    mine = pins_in(rep, "FfmQsort")
+    pins = [p for p in mine if p["reason"] == "NATIVE"]
     # qsort compares at least n-1 times per array: every comparison sleeps 50 ms, far over the threshold
     check(len(pins) >= threads * (elements - 1), "at least %d pins, got %d" % (threads * (elements - 1), len(pins)))
+    # The JDK's own linkage of the first upcalls can pin besides, under the same frames: a contended
+    # entry or critical section (var handles, class loading) or a wait for another thread's class
+    # initialization (VM_BLOCK); seen under load, 1 run in 3
+    others = [p["reason"] for p in mine if p["reason"] != "NATIVE"]
+    check(all(r in ("MONITOR_ENTER", "CRITICAL_SECTION", "VM_BLOCK") for r in others),
+          "only NATIVE pins besides the JDK's linkage: %s" % others)
     for p in pins:
         check_qsort_pin(p)
     trace = r.trace_text()
