@@ -308,6 +308,20 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     writer_stop(2000, 1);
 }
 
+/* log=: a bad path stops the load like a bad option; no room on its disk
+ * (ENOSPC, EDQUOT) only sends the messages to stderr: the JVM runs on. */
+static int open_log(const char *path)
+{
+    int rc = log_open(path);
+    if (rc == -ENOSPC || rc == -EDQUOT) {
+        log_alert("cannot write the log %s: %s (the disk is full): vtpin's messages go to stderr", path, strerror(-rc));
+        return 0;
+    }
+    if (rc)
+        log_error("cannot open log file '%s': %s", path, strerror(-rc));
+    return rc;
+}
+
 /* Loaded again with "stop": no more events, outputs flushed and closed. */
 static void stop_detection(void)
 {
@@ -362,10 +376,8 @@ static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
             again->occupancy = agent.options.occupancy;
     }
     log_close();
-    if (log_open(again->log_file)) {
-        log_error("cannot open log file '%s'", again->log_file);
+    if (open_log(again->log_file))
         return JNI_ERR;
-    }
     log_set_quiet(again->quiet);
     if (again->depth != agent.options.depth || again->queue_slots != agent.options.queue_slots) {
         /* The old queue is kept, not freed: a callback of the old session may still hold it. */
@@ -445,10 +457,8 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
         atomic_store(&initialized, 0); /* help loads nothing: a later real load must work */
         return attach ? JNI_OK : JNI_ERR;
     }
-    if (log_open(agent.options.log_file)) {
-        log_error("cannot open log file '%s'", agent.options.log_file);
+    if (open_log(agent.options.log_file))
         return JNI_ERR;
-    }
     log_set_quiet(agent.options.quiet);
 
     jvmtiEnv *jvmti = NULL;
