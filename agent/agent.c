@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "carriers.h"
+#include "common/agent_codes.h"
 #include "downcall.h"
 #include "jthread.h"
 #include "log.h"
@@ -359,21 +360,23 @@ static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
         log_error("vtpin was disabled at its first load (see above); it cannot start again in this JVM");
         return JNI_ERR;
     }
+    unsigned fixed = options_fixed_conflicts(&agent.options, again, option_text);
+    if (fixed) {
+        /* nothing started: `vtpin attach` exits non-zero and names them from the return code */
+        log_error("%s%s%s%s%s cannot change after the first load in this JVM (it set up carriers=%u, ring=%u, "
+                  "occupancy %s): load again without %s or with these values; vtpin stays stopped",
+                  fixed & VTPIN_FIXED_CARRIERS ? "carriers=" : "",
+                  (fixed & VTPIN_FIXED_CARRIERS) && (fixed & ~VTPIN_FIXED_CARRIERS) ? ", " : "",
+                  fixed & VTPIN_FIXED_RING ? "ring=" : "",
+                  (fixed & VTPIN_FIXED_RING) && (fixed & VTPIN_FIXED_OCCUPANCY) ? ", " : "",
+                  fixed & VTPIN_FIXED_OCCUPANCY ? "occupancy=" : "", agent.options.max_carriers,
+                  agent.options.ring_entries, agent.options.occupancy == OCCUPANCY_EXACT ? "exact" : "not exact",
+                  fixed & (fixed - 1) ? "them" : "it");
+        return (jint)(VTPIN_LOAD_FIXED + fixed);
+    }
     if (writer_reset()) {
         log_error("vtpin cannot start again yet: the writer of the stopped session has not finished; retry");
         return JNI_ERR;
-    }
-    if (again->max_carriers != agent.options.max_carriers || again->ring_entries != agent.options.ring_entries ||
-        (again->occupancy != agent.options.occupancy &&
-         (again->occupancy == OCCUPANCY_EXACT || agent.options.occupancy == OCCUPANCY_EXACT))) {
-        log_warn("carriers=, ring= and occupancy=exact are fixed at the first load: keeping carriers=%u, ring=%u, "
-                 "occupancy %s",
-                 agent.options.max_carriers, agent.options.ring_entries,
-                 agent.options.occupancy == OCCUPANCY_EXACT ? "exact" : "not exact");
-        again->max_carriers = agent.options.max_carriers;
-        again->ring_entries = agent.options.ring_entries;
-        if (again->occupancy == OCCUPANCY_EXACT || agent.options.occupancy == OCCUPANCY_EXACT)
-            again->occupancy = agent.options.occupancy;
     }
     log_close();
     if (open_log(again->log_file))
@@ -422,9 +425,10 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
             stop_detection();
         else if (again.help)
             fputs(options_usage, stderr);
-        else if (atomic_load(&live))
-            log_info("already loaded; the second load changes nothing (load with 'stop' first to change options)");
-        else
+        else if (atomic_load(&live)) {
+            log_error("already running; this load changed nothing (load with 'stop' first to change options)");
+            return VTPIN_LOAD_ALREADY_RUNNING; /* `vtpin attach` says so and exits non-zero */
+        } else
             return rearm(vm, &again, option_text);
         return JNI_OK;
     }

@@ -15,6 +15,7 @@
 #include "attach_proc.h"
 #include "attach_protocol.h"
 #include "commands.h"
+#include "common/agent_codes.h"
 #include "common/units.h"
 #include "common/utf8.h"
 
@@ -31,7 +32,9 @@ static const char attach_usage[] =
     "\n"
     "OPTIONS is the agent's option string, as after -agentpath:libvtpin.so=\n"
     "(e.g. record=/tmp/app.vtp,trace); its paths are the JVM's, in its filesystem.\n"
-    "'stop' makes the loaded agent turn its events off and flush its recording.\n"
+    "'stop' makes the loaded agent turn its events off and flush its recording; a\n"
+    "later attach starts it again with new options (not carriers=, ring= or exact\n"
+    "occupancy: fixed at the first load). An attach while it runs fails: stop it first.\n"
     "\n"
     "options:\n"
     "  -a, --agent=PATH     the agent library (default: next to vtpin, <dir>/agent/libvtpin.so\n"
@@ -164,6 +167,33 @@ static int judge(const struct attach_target *t, const char *agent, const struct 
     }
     if (have) {
         fprintf(stderr, "vtpin attach: process %d's reply has a malformed 'return code' line (above)\n", (int)t->pid);
+        return CLI_EXIT_FAIL;
+    }
+    if (rc == VTPIN_LOAD_ALREADY_RUNNING) {
+        fprintf(stderr,
+                "vtpin attach: vtpin is already running in %d; `vtpin attach %d stop` first (this load changed "
+                "nothing)\n",
+                (int)t->pid, (int)t->pid);
+        return CLI_EXIT_FAIL;
+    }
+    if (rc > VTPIN_LOAD_FIXED && rc <= VTPIN_LOAD_FIXED + (int)VTPIN_FIXED_ALL) {
+        unsigned fixed = (unsigned)(rc - VTPIN_LOAD_FIXED);
+        char names[64] = "";
+        static const struct {
+            unsigned bit;
+            const char *name;
+        } options[] = {
+            {VTPIN_FIXED_CARRIERS, "carriers="}, {VTPIN_FIXED_RING, "ring="}, {VTPIN_FIXED_OCCUPANCY, "occupancy="}};
+        for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+            if (fixed & options[i].bit)
+                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "",
+                         options[i].name);
+        fprintf(
+            stderr,
+            "vtpin attach: %s cannot change after vtpin's first load in process %d (carriers=, ring= and "
+            "exact occupancy are set up then): attach again without %s, or with the first load's value%s (the JVM's "
+            "stderr or log= file says them); vtpin was not started again\n",
+            names, (int)t->pid, fixed & (fixed - 1) ? "them" : "it", fixed & (fixed - 1) ? "s" : "");
         return CLI_EXIT_FAIL;
     }
     if (rc != 0) {

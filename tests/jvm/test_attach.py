@@ -100,8 +100,9 @@ def load_stop_report(t, record, trace, jdk):
     check("attach mode" in t.stderr(), "the agent knows it was attached:\n" + t.stderr())
 
     rc, out, err, _ = attach(t.pid, "record=%s,tracefile=%s" % (record, trace))
-    check(rc == 0, "a second attach is harmless (exit 0), got %d: %s" % (rc, err))
-    check(t.wait_stderr("already loaded"), "the agent says it is already loaded:\n" + t.stderr())
+    check(rc == 1 and "vtpin is already running in %d" % t.pid in err and "stop` first" in err,
+          "a second attach while running changes nothing and fails clearly, got %d: %s" % (rc, err))
+    check(t.wait_stderr("already running"), "the agent says it is already running:\n" + t.stderr())
     time.sleep(0.5)
     check(t.alive(), "the JVM keeps running after the second attach:\n" + t.stderr())
 
@@ -178,10 +179,19 @@ def case_reattach(jdk):
         rc, _, e, _ = attach(proc.pid, "record=%s/no-such-dir/x.vtp" % d)
         check(rc == 1 and "refused to start" in e, "a failed restart exits 1: %d %s" % (rc, e))
         wait_for("stderr.txt", "cannot open record file")
+        # options fixed at the first load: asking for another value fails, naming it, and starts nothing
+        for opts, name in (("carriers=8", "carriers="), ("ring=128", "ring="), ("occupancy=exact", "occupancy="),
+                           ("carriers=8,occupancy=exact", "carriers=, occupancy=")):
+            rc, _, e, _ = attach(proc.pid, "record=%s,%s" % (second, opts))
+            check(rc == 1 and (name + " ") in e and "cannot change" in e,
+                  "attach %s after stop fails naming %s: %d %s" % (opts, name, rc, e))
+            wait_for("stderr.txt", "cannot change after the first load")
+        check(text("stderr.txt").count("detecting pins") == 1 and not os.path.exists(second),
+              "nothing was started by the refused loads:\n" + text("stderr.txt"))
         rc, o, e, _ = attach(proc.pid, "record=%s,tracefile=%s,threshold=5ms" % (second, trace))
         check(rc == 0, "attach after stop exits 0: %s %s" % (o, e))
         wait_for("stderr.txt", "detecting pins", count=2)
-        check("already loaded" not in text("stderr.txt"), "not refused as already loaded:\n" + text("stderr.txt"))
+        check("already running" not in text("stderr.txt"), "not refused as already running:\n" + text("stderr.txt"))
         check(os.path.exists(second), "the new record file is opened")
         deadline = time.monotonic() + 30
         while True:  # the watchdog reports the blocks once they pass the threshold
@@ -192,6 +202,11 @@ def case_reattach(jdk):
             check(time.monotonic() < deadline, "no NATIVE_BLOCK pins in the new recording:\n" + text("stderr.txt"))
             time.sleep(0.2)
         check("NATIVE_BLOCK" in open(trace).read(), "the new trace file gets them too")
+        # an attach while it runs: fails clearly, changes nothing
+        rc, _, e, _ = attach(proc.pid, "record=%s/third.vtp" % d)
+        check(rc == 1 and "vtpin is already running in %d" % proc.pid in e and "vtpin attach %d stop" % proc.pid in e,
+              "attach while running fails, saying to stop first: %d %s" % (rc, e))
+        check(not os.path.exists(os.path.join(d, "third.vtp")), "the running session's options are kept")
         # the watchdog needs each carrier's OS tid, from HotSpot's VMStructs after attach (25 moved _osthread)
         check(all(p["carrier"]["tid"] > 0 for p in pins), "carrier tids known after attach: %s" % [
             p["carrier"] for p in pins])
