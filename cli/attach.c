@@ -288,6 +288,21 @@ int attach_main(int argc, char **argv)
                 (int)pid, t.name, (int)pid);
         return CLI_EXIT_FAIL;
     }
+    if ((jvm == -EACCES || jvm == -EPERM) && geteuid() != 0) {
+        /* another user's process: its maps are closed to us, not what anyone may see of it */
+        char why[PATH_MAX + 256] = "";
+        if (attach_proc_jvm_hints(&t, why, sizeof(why)) == 0) {
+            char perm[512] = "";
+            struct attach_creds probe;
+            if (attach_creds_become(&t, &probe, perm, sizeof(perm)) == 0)
+                attach_creds_restore(&probe); /* same ids: cannot happen with the maps closed, but be safe */
+            fprintf(stderr,
+                    "vtpin attach: process %d (%s) does not look like a JVM: %s (its /proc/%d/maps, which would "
+                    "tell for sure, is readable only by its user and root); nothing was sent to it%s%s\n",
+                    (int)pid, t.name, why, (int)pid, *perm ? ". If it is one: " : "", perm);
+            return CLI_EXIT_FAIL;
+        }
+    }
     char agent[PATH_MAX];
     if (agent_path(agent_arg, agent))
         return CLI_EXIT_FAIL;

@@ -315,11 +315,41 @@ def case_not_a_jvm_other_user():
             rc, out, err, _ = attach("--timeout", "2s", 1)  # the issue's example
             check(rc == 1 and "is not a HotSpot JVM" in err and "agent library" not in err,
                   "vtpin attach 1: %d %r" % (rc, err))
+            # the same as nobody, who cannot read pid 1's maps: what anyone may see says it is no JVM
+            with open("/proc/1/status") as f:
+                name1 = [l.split(None, 1)[1].strip() for l in f if l.startswith("Name:")][0]
+            rc, out, err = attach_as_nobody("--timeout", "2s", 1)
+            check(rc == 1 and ("process 1 (%s) does not look like a JVM" % name1) in err,
+                  "as nobody, vtpin attach 1 says it does not look like a JVM: %d %r" % (rc, err))
+            check("run vtpin attach as root" in err, "and what it would take if it were one: %r" % err)
+        # the control: a JVM of root's, attached by nobody, is not called a non-JVM (only a permission problem)
+        t = Target(21).start()
+        try:
+            rc, out, err = attach_as_nobody("--timeout", "2s", t.pid)
+            check(rc == 1 and "permission" in err and "run vtpin attach as root" in err and
+                  "does not look like a JVM" not in err, "nobody attaching root's JVM: %d %r" % (rc, err))
+        finally:
+            t.kill()
+            shutil.rmtree(t.dir, ignore_errors=True)
     finally:
         if sleeper:
             sleeper.kill()
             sleeper.wait()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def attach_as_nobody(*args, timeout=60):
+    """`vtpin attach ARGS` run as nobody (we are root); returns (exit status, stdout, stderr)."""
+    def as_nobody():
+        os.setgid(65534)
+        os.setgroups([])
+        os.setuid(65534)
+    p = subprocess.run([VTPIN, "attach"] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout,
+                       preexec_fn=as_nobody, cwd="/")
+    print("$ (as nobody) vtpin attach %s  -> exit %d" % (" ".join(str(a) for a in args), p.returncode))
+    for line in (p.stdout + p.stderr).splitlines():
+        print("  | " + line)
+    return p.returncode, p.stdout, p.stderr
 
 
 def case_dead_pid():
