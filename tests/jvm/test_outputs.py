@@ -7,6 +7,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, jdk_home, main, report_json, scheduler, skip, tempdir
@@ -255,8 +256,8 @@ def case_collector_full(jdk):
         with open(os.path.join(coll.dir, "collector.log")) as f:
             clog = f.read()
         check("refusing new connections" in clog, "the collector refused the agent: " + clog[-500:])
-        check(any("went away" in l and "--max-clients" in l for l in lines),
-              "the agent says the collector is full: %s" % lines)
+        check(any("went away" in l and "it is full (at its --max-clients limit)" in l for l in lines),
+              "the agent says the collector is full (it closed the connection unread): %s" % lines)
         check(not any("Broken pipe" in l for l in lines), "no bare Broken pipe: %s" % lines)
         held = [l for l in lines if "held back" in l]
         said = [l for l in lines if "detecting pins" not in l and l not in held]
@@ -273,6 +274,60 @@ def case_collector_full(jdk):
         shutil.rmtree(coll.dir, ignore_errors=True)
         if r:
             shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def case_collector_closes(jdk):
+    """A peer that reads the agent's Hello and then closes is not a full collector (that one
+    closes without reading): the agent does not say it is full, only that it may be."""
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-closes-")
+    path = os.path.join(d, "c.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(8)
+    srv.settimeout(0.2)
+    done = threading.Event()
+    served = [0]
+
+    def serve():
+        while not done.is_set():
+            try:
+                conn, _ = srv.accept()
+            except socket.timeout:
+                continue
+            conn.settimeout(5)
+            try:
+                head = conn.recv(4, socket.MSG_WAITALL)  # the Hello's frame, read whole
+                if len(head) == 4:
+                    conn.recv(int.from_bytes(head, "little"), socket.MSG_WAITALL)
+                conn.setblocking(False)
+                while True:  # and whatever came with it: nothing of the agent's is left unread
+                    if not conn.recv(65536):
+                        break
+            except (BlockingIOError, socket.timeout, OSError):
+                pass
+            conn.close()
+            served[0] += 1
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    r = None
+    try:
+        # 30 pins of 200 ms on 2 carriers: about 3 s of reconnects to a peer that closes
+        r = Run(jdk, "JniSleep", args=(30, 200), props=scheduler(2), agent_opts="collector=" + path).run(120)
+        lines = [l for l in r.stderr().splitlines() if "went away" in l]
+        print("\n".join(lines))
+        check(served[0] >= 1 and lines, "the agent connected and was closed on: %d %s" % (served[0], r.stderr()))
+        check(not any("is full" in l or "probably full" in l for l in lines),
+              "a peer that read the Hello is not called full: %s" % lines)
+        check(any("may be full: --max-clients" in l for l in lines), "it may be, and says so: %s" % lines)
+    finally:
+        done.set()
+        t.join(5)
+        srv.close()
+        if r:
+            r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def case_collector_path_too_long(jdk):
@@ -322,5 +377,6 @@ if __name__ == "__main__":
         "collector_drops": case_collector_drops,
         "methods_overflow": case_methods_overflow,
         "collector_full": case_collector_full,
+        "collector_closes": case_collector_closes,
         "collector_path_too_long": case_collector_path_too_long,
     }))
