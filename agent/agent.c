@@ -288,8 +288,8 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
     atomic_store(&live, 1);
     log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s%s%s)", agent.jdk_feature,
              agent.java_version ? agent.java_version : "?", agent.attach_mode ? "attach" : "startup",
-             (double)agent.options.threshold_ns / 1e6, agent.options.record_file[0] ? ", record " : "",
-             agent.options.record_file, agent.options.collector ? ", collector " : "",
+             (double)agent.options.threshold_ns / 1e6, writer_recording() ? ", record " : "",
+             writer_recording() ? agent.options.record_file : "", agent.options.collector ? ", collector " : "",
              agent.options.collector ? "on" : "");
 }
 

@@ -73,6 +73,11 @@ int outputs_record_reserve_error(void)
     return record_reserve_error(outputs.record);
 }
 
+int outputs_has_record(void)
+{
+    return outputs.record != NULL;
+}
+
 const char *outputs_record_file(void)
 {
     return outputs.record_file;

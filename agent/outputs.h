@@ -31,6 +31,7 @@ int outputs_open(const struct options *o, char *err, size_t errlen);
  * (no room for the reserve that keeps the last notice and counters), else 0. */
 int outputs_record_reserve_error(void);
 const char *outputs_record_file(void);
+int outputs_has_record(void);
 void outputs_close(void);
 
 unsigned outputs_connected(void); /* sinks that take events now: the recording, a connected collector */

@@ -86,6 +86,11 @@ int writer_open(const struct options *o, char *err, size_t errlen)
     return rc;
 }
 
+int writer_recording(void)
+{
+    return outputs_has_record();
+}
+
 static void drain(void)
 {
     const struct rec *r;

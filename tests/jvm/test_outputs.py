@@ -153,6 +153,8 @@ def case_disk_no_room(jdk):
         check(len([l for l in p.stderr.splitlines() if "cannot write the log" in l]) == 1,
               "the log that cannot be written is said once on stderr: %s" % p.stderr)
         check("detecting pins" in p.stderr, "the agent's messages come to stderr instead: %s" % p.stderr)
+        check(not any("detecting pins" in l and "record" in l for l in p.stderr.splitlines()),
+              "the agent does not claim a recording it does not write: %s" % p.stderr)
     # a bad path is still a startup error, as a bad option is
     p = java(home, "record=/nonexistent-dir/pins.vtp", "-version")
     check(p.returncode != 0 and "cannot open record file" in p.stderr, "a missing directory stops the JVM: %d %s" % (
