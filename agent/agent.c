@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "carriers.h"
+#include "common/agent_codes.h"
 #include "downcall.h"
 #include "jthread.h"
 #include "log.h"
@@ -287,8 +288,8 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
     atomic_store(&live, 1);
     log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s%s%s)", agent.jdk_feature,
              agent.java_version ? agent.java_version : "?", agent.attach_mode ? "attach" : "startup",
-             (double)agent.options.threshold_ns / 1e6, agent.options.record_file[0] ? ", record " : "",
-             agent.options.record_file, agent.options.collector ? ", collector " : "",
+             (double)agent.options.threshold_ns / 1e6, writer_recording() ? ", record " : "",
+             writer_recording() ? agent.options.record_file : "", agent.options.collector ? ", collector " : "",
              agent.options.collector ? "on" : "");
 }
 
@@ -306,6 +307,20 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
         return;
     pins_stop();
     writer_stop(2000, 1);
+}
+
+/* log=: a bad path stops the load like a bad option; no room on its disk
+ * (ENOSPC, EDQUOT) only sends the messages to stderr: the JVM runs on. */
+static int open_log(const char *path)
+{
+    int rc = log_open(path);
+    if (rc == -ENOSPC || rc == -EDQUOT) {
+        log_alert("cannot write the log %s: %s (the disk is full): vtpin's messages go to stderr", path, strerror(-rc));
+        return 0;
+    }
+    if (rc)
+        log_error("cannot open log file '%s': %s", path, strerror(-rc));
+    return rc;
 }
 
 /* Loaded again with "stop": no more events, outputs flushed and closed. */
@@ -345,27 +360,27 @@ static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
         log_error("vtpin was disabled at its first load (see above); it cannot start again in this JVM");
         return JNI_ERR;
     }
+    unsigned fixed = options_fixed_conflicts(&agent.options, again, option_text);
+    if (fixed) {
+        /* nothing started: `vtpin attach` exits non-zero and names them from the return code */
+        log_error("%s%s%s%s%s cannot change after the first load in this JVM (it set up carriers=%u, ring=%u, "
+                  "occupancy %s): load again without %s or with these values; vtpin stays stopped",
+                  fixed & VTPIN_FIXED_CARRIERS ? "carriers=" : "",
+                  (fixed & VTPIN_FIXED_CARRIERS) && (fixed & ~VTPIN_FIXED_CARRIERS) ? ", " : "",
+                  fixed & VTPIN_FIXED_RING ? "ring=" : "",
+                  (fixed & VTPIN_FIXED_RING) && (fixed & VTPIN_FIXED_OCCUPANCY) ? ", " : "",
+                  fixed & VTPIN_FIXED_OCCUPANCY ? "occupancy=" : "", agent.options.max_carriers,
+                  agent.options.ring_entries, agent.options.occupancy == OCCUPANCY_EXACT ? "exact" : "not exact",
+                  fixed & (fixed - 1) ? "them" : "it");
+        return (jint)(VTPIN_LOAD_FIXED + fixed);
+    }
     if (writer_reset()) {
         log_error("vtpin cannot start again yet: the writer of the stopped session has not finished; retry");
         return JNI_ERR;
     }
-    if (again->max_carriers != agent.options.max_carriers || again->ring_entries != agent.options.ring_entries ||
-        (again->occupancy != agent.options.occupancy &&
-         (again->occupancy == OCCUPANCY_EXACT || agent.options.occupancy == OCCUPANCY_EXACT))) {
-        log_warn("carriers=, ring= and occupancy=exact are fixed at the first load: keeping carriers=%u, ring=%u, "
-                 "occupancy %s",
-                 agent.options.max_carriers, agent.options.ring_entries,
-                 agent.options.occupancy == OCCUPANCY_EXACT ? "exact" : "not exact");
-        again->max_carriers = agent.options.max_carriers;
-        again->ring_entries = agent.options.ring_entries;
-        if (again->occupancy == OCCUPANCY_EXACT || agent.options.occupancy == OCCUPANCY_EXACT)
-            again->occupancy = agent.options.occupancy;
-    }
     log_close();
-    if (log_open(again->log_file)) {
-        log_error("cannot open log file '%s'", again->log_file);
+    if (open_log(again->log_file))
         return JNI_ERR;
-    }
     log_set_quiet(again->quiet);
     if (again->depth != agent.options.depth || again->queue_slots != agent.options.queue_slots) {
         /* The old queue is kept, not freed: a callback of the old session may still hold it. */
@@ -410,9 +425,10 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
             stop_detection();
         else if (again.help)
             fputs(options_usage, stderr);
-        else if (atomic_load(&live))
-            log_info("already loaded; the second load changes nothing (load with 'stop' first to change options)");
-        else
+        else if (atomic_load(&live)) {
+            log_error("already running; this load changed nothing (load with 'stop' first to change options)");
+            return VTPIN_LOAD_ALREADY_RUNNING; /* `vtpin attach` says so and exits non-zero */
+        } else
             return rearm(vm, &again, option_text);
         return JNI_OK;
     }
@@ -445,10 +461,8 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
         atomic_store(&initialized, 0); /* help loads nothing: a later real load must work */
         return attach ? JNI_OK : JNI_ERR;
     }
-    if (log_open(agent.options.log_file)) {
-        log_error("cannot open log file '%s'", agent.options.log_file);
+    if (open_log(agent.options.log_file))
         return JNI_ERR;
-    }
     log_set_quiet(agent.options.quiet);
 
     jvmtiEnv *jvmti = NULL;

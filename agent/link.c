@@ -19,7 +19,7 @@
  * back), then one per LOG_EVERY_NS, saying how many were held back. */
 #define LOG_BURST 3
 #define LOG_EVERY_NS (30 * 1000000000LL)
-/* A connection closed this soon after it was accepted was refused. */
+/* A connection closed this soon after it was accepted was likely refused. */
 #define REFUSED_WITHIN_NS (2000 * 1000000LL)
 
 struct link {
@@ -35,6 +35,7 @@ struct link {
     uint32_t connections;
     int warned_down;
     int64_t connected_at;
+    uint64_t conn_sent;    /* bytes the current connection took */
     int64_t log_refill_at; /* when the next message token comes */
     unsigned log_tokens, log_held;
     int log_started;
@@ -142,15 +143,31 @@ int link_connected(const struct link *l)
     return l && l->fd >= 0;
 }
 
-/* What a failed send means for a person: a collector that closes the
- * connection at once is refusing it (at --max-clients, it says nothing). */
-static const char *why_lost(const struct link *l, int e, int64_t now, char *buf, size_t cap)
+/* Whether the collector closed the connection with bytes of ours unread:
+ * Linux then marks the socket ECONNRESET (the send itself fails EPIPE
+ * either way). A collector at --max-clients closes what it accepts without
+ * reading it (often before the Hello is even sent); one that served us has
+ * read everything we sent. */
+static int closed_unread(int fd)
+{
+    int e = 0;
+    socklen_t len = sizeof(e);
+    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 && e == ECONNRESET;
+}
+
+/* What a failed send means for a person. */
+static const char *why_lost(const struct link *l, int e, int unread, int64_t now, char *buf, size_t cap)
 {
     if (e == EPIPE || e == ECONNRESET) {
-        if (now - l->connected_at < REFUSED_WITHIN_NS)
-            return "it closed the connection right after accepting it: it is probably full (at its "
-                   "--max-clients limit)";
-        return "it closed the connection: it stopped, or is full (at its --max-clients limit)";
+        int early = now - l->connected_at < REFUSED_WITHIN_NS;
+        if (unread && early)
+            return "it closed the connection without reading this JVM's Hello: it is full (at its --max-clients "
+                   "limit) or does not serve this user (its log says which)";
+        if (unread)
+            return "it closed the connection without reading what was sent (it was stopped or killed)";
+        if (early)
+            return "it closed the connection right after accepting it (it may be full: --max-clients)";
+        return "it closed the connection: it stopped or restarted";
     }
     snprintf(buf, cap, "%s", strerror(e));
     return buf;
@@ -159,6 +176,8 @@ static const char *why_lost(const struct link *l, int e, int64_t now, char *buf,
 static void disconnect(struct link *l, int64_t now, int e)
 {
     if (l->fd >= 0) {
+        /* closed before it took a byte, or with bytes of ours unread: it never read the Hello */
+        int unread = (e == EPIPE || e == ECONNRESET) && (l->conn_sent == 0 || closed_unread(l->fd));
         close(l->fd);
         l->fd = -1;
         /* Back off afresh only after a connection that lasted: one the
@@ -166,10 +185,10 @@ static void disconnect(struct link *l, int64_t now, int e)
         if (now - l->connected_at >= REFUSED_WITHIN_NS)
             l->backoff = BACKOFF_MIN_NS;
         unsigned held = 0;
-        char why[128], note[96];
+        char why[160], note[96];
         if (log_due(l, now, &held))
             log_warn("collector at %s went away: %s; %zu buffered events dropped, reconnecting%s", l->path,
-                     why_lost(l, e, now, why, sizeof(why)), l->frames, held_note(held, note, sizeof(note)));
+                     why_lost(l, e, unread, now, why, sizeof(why)), l->frames, held_note(held, note, sizeof(note)));
     }
     l->dropped += l->frames;
     l->len = l->frames = l->sent = 0;
@@ -207,6 +226,7 @@ int link_poll_connect(struct link *l, int64_t now)
     }
     l->fd = fd;
     l->connected_at = now;
+    l->conn_sent = 0;
     l->connections++;
     l->warned_down = 0;
     unsigned held = 0;
@@ -245,6 +265,7 @@ void link_flush(struct link *l, int64_t now)
             break;
         }
         l->sent += (size_t)w;
+        l->conn_sent += (uint64_t)w;
     }
     size_t done = 0, whole = 0;
     while (done < l->sent) {

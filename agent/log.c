@@ -3,11 +3,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static int log_fd = 2;
 static int log_quiet;
+static char log_path[4096];
+/* log= could not be written (a full disk, /dev/full): said once on stderr,
+ * and from then on the messages go to stderr. */
+static _Atomic int log_broken;
 
 int log_open(const char *path)
 {
@@ -17,6 +23,8 @@ int log_open(const char *path)
     if (fd < 0)
         return -errno;
     log_fd = fd;
+    snprintf(log_path, sizeof(log_path), "%s", path);
+    atomic_store(&log_broken, 0);
     return 0;
 }
 
@@ -25,6 +33,13 @@ void log_close(void)
     if (log_fd > 2)
         close(log_fd);
     log_fd = 2;
+    atomic_store(&log_broken, 0);
+}
+
+/* Where messages go now: log=, or stderr once log= failed. */
+static int current_fd(void)
+{
+    return atomic_load_explicit(&log_broken, memory_order_relaxed) ? 2 : log_fd;
 }
 
 void log_set_quiet(int quiet)
@@ -47,21 +62,35 @@ static void log_write_fd(int fd, const char *level, const char *fmt, va_list ap)
     line[len++] = '\n';
     /* One write per line so lines from several threads never interleave. */
     ssize_t w = write(fd, line, len);
-    (void)w;
+    if ((w < 0 || (size_t)w != len) && fd != 2 && fd == log_fd) {
+        int e = w < 0 ? errno : ENOSPC;
+        if (!atomic_exchange(&log_broken, 1)) {
+            char said[4200];
+            int n2 = snprintf(said, sizeof(said),
+                              "vtpin: error: cannot write the log %s: %s; vtpin's messages go to stderr from now on\n",
+                              log_path, strerror(e));
+            if (n2 > 0) {
+                w = write(2, said, (size_t)n2 < sizeof(said) ? (size_t)n2 : sizeof(said) - 1);
+                (void)w;
+            }
+        }
+        w = write(2, line, len); /* this one too: nothing lost unsaid */
+        (void)w;
+    }
 }
 
 static void log_write(const char *level, const char *fmt, va_list ap)
 {
-    log_write_fd(log_fd, level, fmt, ap);
+    log_write_fd(current_fd(), level, fmt, ap);
 }
 
 void log_alert(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    log_write_fd(log_fd, "error: ", fmt, ap);
+    log_write_fd(current_fd(), "error: ", fmt, ap);
     va_end(ap);
-    if (log_fd != 2) { /* log= may sit on the full disk too */
+    if (current_fd() != 2) { /* log= may sit on the full disk too */
         va_start(ap, fmt);
         log_write_fd(2, "error: ", fmt, ap);
         va_end(ap);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include "common/agent_codes.h"
 #include "common/units.h"
 
 const char options_usage[] =
@@ -277,5 +278,33 @@ int options_expand_pid(char *path, size_t cap, long pid)
     }
     out[o] = '\0';
     memcpy(path, out, o + 1);
+    return 0;
+}
+
+unsigned options_fixed_conflicts(const struct options *first, struct options *again, const char *text)
+{
+    /* which of them the text gives: parse it again over values it cannot produce */
+    struct options given;
+    char err[8];
+    options_defaults(&given);
+    given.max_carriers = 0;
+    given.ring_entries = 0;
+    given.occupancy = OCCUPANCY_NOT_GIVEN;
+    if (options_parse(&given, text, err, sizeof(err)))
+        return 0; /* the caller parsed it already: cannot happen */
+    unsigned bits = 0;
+    if (given.max_carriers && given.max_carriers != first->max_carriers)
+        bits |= VTPIN_FIXED_CARRIERS;
+    if (given.ring_entries && given.ring_entries != first->ring_entries)
+        bits |= VTPIN_FIXED_RING;
+    if (given.occupancy != OCCUPANCY_NOT_GIVEN && given.occupancy != first->occupancy &&
+        (given.occupancy == OCCUPANCY_EXACT || first->occupancy == OCCUPANCY_EXACT))
+        bits |= VTPIN_FIXED_OCCUPANCY;
+    if (bits)
+        return bits;
+    again->max_carriers = first->max_carriers;
+    again->ring_entries = first->ring_entries;
+    if (given.occupancy == OCCUPANCY_NOT_GIVEN && first->occupancy == OCCUPANCY_EXACT)
+        again->occupancy = OCCUPANCY_EXACT; /* set up at the first load: it goes on */
     return 0;
 }

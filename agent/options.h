@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 enum trace_mode { TRACE_OFF = 0, TRACE_SHORT, TRACE_FULL };
-enum occupancy_mode { OCCUPANCY_OFF = 0, OCCUPANCY_EXACT, OCCUPANCY_SAMPLED };
+enum occupancy_mode { OCCUPANCY_OFF = 0, OCCUPANCY_EXACT, OCCUPANCY_SAMPLED, OCCUPANCY_NOT_GIVEN /* parsing only */ };
 
 #define OPTIONS_PATH_MAX 512
 
@@ -49,6 +49,13 @@ int options_expand_pid(char *path, size_t cap, long pid);
 
 /* Parses "10ms", "1.5s", "250us", "0" (bare numbers are milliseconds). */
 int options_parse_duration(const char *text, uint64_t *ns);
+
+/* A load after "stop" (again, parsed from text) against the first load's
+ * options: carriers=, ring= and exact occupancy were set up with the JVMTI
+ * environment and cannot change. Returns the VTPIN_FIXED_* bits
+ * (common/agent_codes.h) of those text sets to another value, or 0 and
+ * again takes the first load's values for those it does not give. */
+unsigned options_fixed_conflicts(const struct options *first, struct options *again, const char *text);
 
 /* The period of sampled occupancy: occupancy_sample=, never shorter than sample=. */
 uint64_t options_occupancy_interval_ns(const struct options *o);

@@ -18,12 +18,24 @@ static struct {
     int told_record, told_trace;
 } outputs;
 
+/* No room at all (ENOSPC, EDQUOT): the agent is a guest, the JVM must run
+ * on; one line says which output is gone. Other errors (a missing
+ * directory, a typo) stop a startup load as bad options do. */
+static int no_room(int rc)
+{
+    return rc == -ENOSPC || rc == -EDQUOT;
+}
+
 int outputs_open(const struct options *o, char *err, size_t errlen)
 {
     int rc = 0;
     if (o->record_file[0] && !outputs.record) {
         outputs.record = record_open(o->record_file, &rc);
-        if (!outputs.record) {
+        if (!outputs.record && no_room(rc)) {
+            log_alert("cannot write the recording %s: %s (the disk is full): vtpin runs without record= and the JVM "
+                      "runs on",
+                      o->record_file, strerror(-rc));
+        } else if (!outputs.record) {
             snprintf(err, errlen, "cannot open record file '%s': %s", o->record_file, strerror(-rc));
             return rc;
         }
@@ -43,7 +55,10 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
     }
     if (o->trace != TRACE_OFF && !outputs.trace) {
         outputs.trace = trace_open(o->trace_file, o->trace, &rc);
-        if (!outputs.trace) {
+        if (!outputs.trace && no_room(rc)) {
+            log_alert("cannot write the trace to %s: %s (the disk is full): vtpin runs without it and the JVM runs on",
+                      o->trace_file, strerror(-rc));
+        } else if (!outputs.trace) {
             snprintf(err, errlen, "cannot open trace file '%s': %s", o->trace_file, strerror(-rc));
             return rc;
         }
@@ -51,6 +66,21 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
     snprintf(outputs.record_file, sizeof(outputs.record_file), "%s", o->record_file);
     snprintf(outputs.trace_file, sizeof(outputs.trace_file), "%s", o->trace_file);
     return 0;
+}
+
+int outputs_record_reserve_error(void)
+{
+    return record_reserve_error(outputs.record);
+}
+
+int outputs_has_record(void)
+{
+    return outputs.record != NULL;
+}
+
+const char *outputs_record_file(void)
+{
+    return outputs.record_file;
 }
 
 void outputs_close(void)

@@ -24,8 +24,14 @@
     } while (0)
 
 /* Opens what o asks for and is not open yet (an error names the file in
- * err). Returns 0 or -errno. */
+ * err). Returns 0 or -errno. A file that cannot be written for lack of
+ * space (ENOSPC, EDQUOT) is said in one line and left out: the JVM runs on. */
 int outputs_open(const struct options *o, char *err, size_t errlen);
+/* ENOSPC or EDQUOT when the recording is open but its disk was nearly full
+ * (no room for the reserve that keeps the last notice and counters), else 0. */
+int outputs_record_reserve_error(void);
+const char *outputs_record_file(void);
+int outputs_has_record(void);
 void outputs_close(void);
 
 unsigned outputs_connected(void); /* sinks that take events now: the recording, a connected collector */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/io.h"
@@ -24,6 +25,7 @@ struct record {
     uint64_t lost;       /* frames that could not be packed */
     off_t good;          /* bytes of whole frames in the file */
     int reserve_fd;      /* -1: none (no O_TMPFILE, or no room even for it) */
+    int reserve_error;   /* ENOSPC or EDQUOT: no room for the reserve (the disk is nearly full), else 0 */
     unsigned tail_stats; /* Stats written after the failure */
     int error;           /* first write error (errno); from then on only counters go out */
     uint64_t write_failures, unwritten;
@@ -38,10 +40,14 @@ static void reserve_open(struct record *r, const char *path)
     else
         snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
     r->reserve_fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    int e = r->reserve_fd < 0 ? errno : 0;
     if (r->reserve_fd >= 0 && fallocate(r->reserve_fd, 0, 0, RESERVE_BYTES) != 0) {
+        e = errno;
         close(r->reserve_fd);
         r->reserve_fd = -1;
     }
+    /* no O_TMPFILE or no fallocate here is no news about the disk; no room is */
+    r->reserve_error = e == ENOSPC || e == EDQUOT ? e : 0;
 }
 
 static void reserve_release(struct record *r)
@@ -95,6 +101,11 @@ struct record *record_open(const char *path, int *err)
     int rc = io_write_all(r->fd, (const uint8_t *)WIRE_MAGIC, WIRE_MAGIC_LEN);
     if (rc) {
         *err = rc;
+        /* not even the magic: the empty file we made is no recording; a device stays */
+        struct stat st;
+        if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < WIRE_MAGIC_LEN && unlink(path) != 0) {
+            /* gone already: nothing to remove */
+        }
         close(r->fd);
         free(r->buf);
         free(r);
@@ -169,6 +180,11 @@ int record_flush(struct record *r)
     r->len = 0;
     r->frames = 0;
     return rc;
+}
+
+int record_reserve_error(const struct record *r)
+{
+    return r ? r->reserve_error : 0;
 }
 
 uint64_t record_lost(const struct record *r)

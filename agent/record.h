@@ -12,6 +12,10 @@ struct record *record_open(const char *path, int *err); /* *err = -errno on fail
 int record_put(struct record *r, const WireEvent *ev);  /* 0, or -errno (frame lost, counted) */
 int record_flush(struct record *r);                     /* 0, or -errno of a failed write (counted) */
 uint64_t record_lost(const struct record *r);
+/* ENOSPC or EDQUOT when the 8 KiB held aside for the last notice and
+ * counters could not be had at open (the disk is nearly full: a later
+ * failure may leave no room to say so in the file), else 0. */
+int record_reserve_error(const struct record *r);
 /* After the first failed write (disk full, ...) the file is cut back to its
  * last whole frame and only Stats, Notice and Goodbye are still tried, so a
  * reader sees why it stops; everything else is counted as unwritten. */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -69,7 +70,25 @@ void writer_configure(const struct writer_config *config)
 
 int writer_open(const struct options *o, char *err, size_t errlen)
 {
-    return outputs_open(o, err, errlen);
+    int rc = outputs_open(o, err, errlen);
+    int low = rc ? 0 : outputs_record_reserve_error();
+    if (low) {
+        /* A write that fails later may find no room to say so in the file: say it now,
+         * right after the Hello, while it still fits (vtpin report reads it). */
+        char text[OPTIONS_PATH_MAX + 200];
+        snprintf(text, sizeof(text),
+                 "the disk holding the recording %s is nearly full (no room for the 8 KiB kept for its last "
+                 "counters: %s): the recording may be cut short by a failed write",
+                 outputs_record_file(), strerror(low));
+        log_warn("%s", text);
+        session_add_notice(VTPIN__V1__SEVERITY__WARNING, "output.record.disk_nearly_full", text);
+    }
+    return rc;
+}
+
+int writer_recording(void)
+{
+    return outputs_has_record();
 }
 
 static void drain(void)

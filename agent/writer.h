@@ -32,6 +32,8 @@ struct writer_config {
 /* Opens the outputs (errors are returned, naming the file, before the JVM
  * commits to running with the agent). Returns 0 or -errno. */
 int writer_open(const struct options *options, char *err, size_t errlen);
+/* 1 when record= is written (0 without it, or when its disk had no room at open). */
+int writer_recording(void);
 /* What the Hello says about the JVM; call before writer_start. */
 void writer_configure(const struct writer_config *config);
 /* Starts the writer: a plain pthread that joins the JVM only for its JNI/JVMTI work (writer_thread.h). */

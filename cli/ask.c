@@ -6,24 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer.h"
 #include "common/units.h"
 #include "paths.h"
 #include "remote.h"
+#include "wire.h"
 
-/* The answer must be a JSON object with a "jvms" array (docs/collector.md). */
-static int answer_valid(const char *json, struct jsonread **tree, char *err, size_t errlen)
+/* The answer must be the collector's JSON for kind (answer.h). */
+static int answer_valid(const char *json, int kind, struct jsonread **tree, char *err, size_t errlen)
 {
     int rc = jsonread_parse(json, strlen(json), tree, err, errlen);
     if (rc)
         return rc;
-    const struct jsonread *jvms = jsonread_get(*tree, "jvms");
-    if ((*tree)->type != JSONREAD_OBJECT || !jvms || jvms->type != JSONREAD_ARRAY) {
-        snprintf(err, errlen, "not a vtpin collector's answer (no \"jvms\" list)");
+    rc = answer_check(*tree, kind == VTPIN__V1__QUERY__KIND__TOP ? ANSWER_TOP : ANSWER_STATUS, err, errlen);
+    if (rc) {
         jsonread_free(*tree);
         *tree = NULL;
-        return -EINVAL;
     }
-    return 0;
+    return rc;
 }
 
 int ask_collector(const char *cmd, const char *socket_arg, int kind, int64_t pid, int timeout_ms, char **json,
@@ -45,7 +45,7 @@ int ask_collector(const char *cmd, const char *socket_arg, int kind, int64_t pid
         return 1;
     }
     struct jsonread *parsed = NULL;
-    rc = answer_valid(*json, &parsed, err, sizeof(err));
+    rc = answer_valid(*json, kind, &parsed, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "vtpin %s: the answer from %s is not valid: %s\n", cmd, path, err);
         free(*json);

@@ -10,8 +10,9 @@
 #define ASK_TIMEOUT_MS_DEFAULT 5000
 
 /* Asks the collector at socket_arg (NULL: the default path) for kind
- * (vtpin.v1.Query.Kind), all within timeout_ms. The answer is checked (a
- * JSON object with a "jvms" list) even when only the text is wanted.
+ * (vtpin.v1.Query.Kind), all within timeout_ms. The answer is checked
+ * (answer.h: the collector's JSON, each JVM's fields of the types the text
+ * views read) even when only the text is wanted.
  * 0 with *json (malloc'ed) and, when tree is not NULL, *tree parsed from it;
  * or prints one line to stderr prefixed "vtpin CMD: " (or the "no collector
  * at PATH" line) and returns 1. */

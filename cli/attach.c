@@ -15,6 +15,7 @@
 #include "attach_proc.h"
 #include "attach_protocol.h"
 #include "commands.h"
+#include "common/agent_codes.h"
 #include "common/units.h"
 #include "common/utf8.h"
 
@@ -31,7 +32,9 @@ static const char attach_usage[] =
     "\n"
     "OPTIONS is the agent's option string, as after -agentpath:libvtpin.so=\n"
     "(e.g. record=/tmp/app.vtp,trace); its paths are the JVM's, in its filesystem.\n"
-    "'stop' makes the loaded agent turn its events off and flush its recording.\n"
+    "'stop' makes the loaded agent turn its events off and flush its recording; a\n"
+    "later attach starts it again with new options (not carriers=, ring= or exact\n"
+    "occupancy: fixed at the first load). An attach while it runs fails: stop it first.\n"
     "\n"
     "options:\n"
     "  -a, --agent=PATH     the agent library (default: next to vtpin, <dir>/agent/libvtpin.so\n"
@@ -166,6 +169,33 @@ static int judge(const struct attach_target *t, const char *agent, const struct 
         fprintf(stderr, "vtpin attach: process %d's reply has a malformed 'return code' line (above)\n", (int)t->pid);
         return CLI_EXIT_FAIL;
     }
+    if (rc == VTPIN_LOAD_ALREADY_RUNNING) {
+        fprintf(stderr,
+                "vtpin attach: vtpin is already running in %d; `vtpin attach %d stop` first (this load changed "
+                "nothing)\n",
+                (int)t->pid, (int)t->pid);
+        return CLI_EXIT_FAIL;
+    }
+    if (rc > VTPIN_LOAD_FIXED && rc <= VTPIN_LOAD_FIXED + (int)VTPIN_FIXED_ALL) {
+        unsigned fixed = (unsigned)(rc - VTPIN_LOAD_FIXED);
+        char names[64] = "";
+        static const struct {
+            unsigned bit;
+            const char *name;
+        } options[] = {
+            {VTPIN_FIXED_CARRIERS, "carriers="}, {VTPIN_FIXED_RING, "ring="}, {VTPIN_FIXED_OCCUPANCY, "occupancy="}};
+        for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+            if (fixed & options[i].bit)
+                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "",
+                         options[i].name);
+        fprintf(
+            stderr,
+            "vtpin attach: %s cannot change after vtpin's first load in process %d (carriers=, ring= and "
+            "exact occupancy are set up then): attach again without %s, or with the first load's value%s (the JVM's "
+            "stderr or log= file says them); vtpin was not started again\n",
+            names, (int)t->pid, fixed & (fixed - 1) ? "them" : "it", fixed & (fixed - 1) ? "s" : "");
+        return CLI_EXIT_FAIL;
+    }
     if (rc != 0) {
         fprintf(stderr,
                 "vtpin attach: the agent refused to start in process %d (Agent_OnAttach returned %d); it says why "
@@ -257,6 +287,21 @@ int attach_main(int argc, char **argv)
                 "lets its user and root do; nothing was sent to it\n",
                 (int)pid, t.name, (int)pid);
         return CLI_EXIT_FAIL;
+    }
+    if ((jvm == -EACCES || jvm == -EPERM) && geteuid() != 0) {
+        /* another user's process: its maps are closed to us, not what anyone may see of it */
+        char why[PATH_MAX + 256] = "";
+        if (attach_proc_jvm_hints(&t, why, sizeof(why)) == 0) {
+            char perm[512] = "";
+            struct attach_creds probe;
+            if (attach_creds_become(&t, &probe, perm, sizeof(perm)) == 0)
+                attach_creds_restore(&probe); /* same ids: cannot happen with the maps closed, but be safe */
+            fprintf(stderr,
+                    "vtpin attach: process %d (%s) does not look like a JVM: %s (its /proc/%d/maps, which would "
+                    "tell for sure, is readable only by its user and root); nothing was sent to it%s%s\n",
+                    (int)pid, t.name, why, (int)pid, *perm ? ". If it is one: " : "", perm);
+            return CLI_EXIT_FAIL;
+        }
     }
     char agent[PATH_MAX];
     if (agent_path(agent_arg, agent))

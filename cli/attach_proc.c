@@ -4,8 +4,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define STATUS_MAX 16384
@@ -57,4 +61,63 @@ int attach_proc_has_jvm(pid_t pid)
     free(line);
     fclose(f);
     return rc;
+}
+
+/* /proc/PID/cmdline into buf[cap]: its length, or -errno. */
+static ssize_t read_cmdline(pid_t pid, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t n = 0;
+    while (n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    return (ssize_t)n;
+}
+
+int attach_proc_jvm_hints(const struct attach_target *t, char *why, size_t cap)
+{
+    char cmdline[8192];
+    ssize_t n = read_cmdline(t->pid, cmdline, sizeof(cmdline));
+    if (n < 0)
+        return (int)n;
+    if (attach_cmdline_is_java(cmdline, (size_t)n))
+        return 1;
+    /* HotSpot's perf data, /tmp/hsperfdata_<user>/<pid> (unless -XX:-UsePerfData or
+     * another java.io.tmpdir): its directory is world-readable */
+    char user[256] = "", perf[PATH_MAX];
+    struct passwd pw, *found = NULL;
+    char pwbuf[4096];
+    if (getpwuid_r(t->euid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 && found)
+        snprintf(user, sizeof(user), "%s", found->pw_name);
+    else
+        snprintf(user, sizeof(user), "%u", (unsigned)t->euid);
+    snprintf(perf, sizeof(perf), "/tmp/hsperfdata_%s/%d", user, (int)t->nspid);
+    struct stat st;
+    if (t->nspid == t->pid && stat(perf, &st) == 0)
+        return 1;
+    char in_root[PATH_MAX + 32];
+    snprintf(in_root, sizeof(in_root), "/proc/%d/root%s", (int)t->pid, perf);
+    if (stat(in_root, &st) == 0)
+        return 1;
+    char arg0[96];
+    size_t len0 = n ? strnlen(cmdline, (size_t)n) : 0;
+    snprintf(arg0, sizeof(arg0), "%.*s", (int)(len0 < sizeof(arg0) - 1 ? len0 : sizeof(arg0) - 1), cmdline);
+    for (char *p = arg0; *p; p++) /* said on a terminal: its own bytes only if plain */
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            *p = '?';
+    if (n)
+        attach_say(why, cap, "its command line (%s ...) names no java, and there is no %s", arg0, perf);
+    else
+        attach_say(why, cap, "it has no command line, and there is no %s", perf);
+    return 0;
 }

@@ -14,4 +14,11 @@ int attach_proc_read(pid_t pid, struct attach_target *t);
  * cannot be read. (Before a SIGQUIT: many programs die or shut down on one.) */
 int attach_proc_has_jvm(pid_t pid);
 
+/* For when the maps cannot be read (another user's process, and we are
+ * not root): what anyone may see of it. 1 when it looks like a JVM (a java
+ * command line, or HotSpot's /tmp/hsperfdata_<user>/<pid>), 0 when it does
+ * not (why[cap] says what was looked at), -errno when its command line
+ * cannot be read. */
+int attach_proc_jvm_hints(const struct attach_target *t, char *why, size_t cap);
+
 #endif

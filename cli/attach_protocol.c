@@ -196,6 +196,47 @@ int attach_maps_line_is_jvm(const char *line)
     return len >= sizeof(lib) - 1 && strncmp(path + len - (sizeof(lib) - 1), lib, sizeof(lib) - 1) == 0;
 }
 
+/* An argument a java launcher takes and few other programs do. */
+static int java_option(const char *arg)
+{
+    static const char *const prefixes[] = {
+        "-XX:",       "-Xmx",        "-Xms",          "-Xss",        "-agentpath:",
+        "-agentlib:", "-javaagent:", "--module-path", "--add-opens", "--enable-preview",
+        "-Djava."};
+    static const char *const exact[] = {"-jar", "-cp", "-classpath", "--class-path", "-server"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (strncmp(arg, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+        if (strcmp(arg, exact[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int attach_cmdline_is_java(const char *cmdline, size_t len)
+{
+    if (!cmdline || len == 0)
+        return 0; /* a kernel thread, or a zombie */
+    const char *end = cmdline + len;
+    const char *arg0 = cmdline;
+    size_t arg0_len = strnlen(arg0, len);
+    /* argv[0]'s last path component: java, javaw, java21, ... */
+    const char *base = arg0;
+    for (const char *p = arg0; p < arg0 + arg0_len; p++)
+        if (*p == '/')
+            base = p + 1;
+    if (arg0 + arg0_len - base >= 4 && strncmp(base, "java", 4) == 0)
+        return 1;
+    for (const char *a = cmdline; a < end; a += strnlen(a, (size_t)(end - a)) + 1) {
+        char arg[64];
+        size_t n = strnlen(a, (size_t)(end - a));
+        snprintf(arg, sizeof(arg), "%.*s", (int)(n < sizeof(arg) - 1 ? n : sizeof(arg) - 1), a);
+        if (java_option(arg))
+            return 1;
+    }
+    return 0;
+}
+
 int attach_agent_default(const char *exe, int (*exists)(const char *path), char *out, size_t cap)
 {
     static const char *const layouts[] = {"/agent/libvtpin.so", "/../lib/vtpin/libvtpin.so"};

@@ -69,6 +69,13 @@ int attach_status_parse(const char *text, struct attach_target *t);
 /* 1 when a line of /proc/PID/maps maps HotSpot's libjvm.so, else 0. */
 int attach_maps_line_is_jvm(const char *line);
 
+/* 1 when a process's command line (/proc/PID/cmdline: cmdline[len], its
+ * arguments NUL-separated, world-readable) looks like a java launcher's:
+ * argv[0] named java*, or an argument only a JVM takes (-XX:, -jar, -cp,
+ * -javaagent:, ...); else 0. A hint for when /proc/PID/maps (which says for
+ * sure) cannot be read: a JVM embedded under another name does not show. */
+int attach_cmdline_is_java(const char *cmdline, size_t len);
+
 /* The agent library next to the vtpin executable exe (an absolute path):
  * <dir>/agent/libvtpin.so (the build tree), then <dir>/../lib/vtpin/libvtpin.so
  * (an install). exists(path) decides (the caller's check: access(R_OK) in

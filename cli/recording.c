@@ -720,8 +720,13 @@ static void bad_magic_message(const char *name, size_t len, char *err, size_t er
 
 /* A frame that cannot be read at `at`: the file is damaged there. What came
  * before stays; reading goes on at the next recording's magic, if any. */
-static size_t note_damage(struct recording *r, const uint8_t *data, size_t len, size_t at, int rc)
+static size_t note_damage(struct recording *r, struct recording_session *cur, const uint8_t *data, size_t len,
+                          size_t at, int rc)
 {
+    if (cur && !cur->damaged) { /* the session it cuts short */
+        cur->damaged = 1;
+        cur->damaged_at = at;
+    }
     if (r->damaged++ == 0) {
         r->damaged_at = at;
         if (rc == -EMSGSIZE)
@@ -789,7 +794,7 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
                 r->zero_tail = 1;
                 break;
             }
-            pos = note_damage(r, data, len, at, rc);
+            pos = note_damage(r, cur, data, len, at, rc);
             continue;
         }
         pos += frame_len;
@@ -926,4 +931,17 @@ const char *recording_write_failed(const struct recording_session *s)
     if (s->has_stats && s->stats.has_events_unwritten && s->stats.events_unwritten > 0)
         return "";
     return NULL;
+}
+
+const char *recording_disk_nearly_full(const struct recording_session *s)
+{
+    for (size_t i = 0; i < s->n_notices; i++)
+        if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.disk_nearly_full") == 0)
+            return s->notices[i].text ? s->notices[i].text : "";
+    return NULL;
+}
+
+int recording_write_failed_probably(const struct recording_session *s)
+{
+    return !recording_write_failed(s) && !s->has_goodbye && recording_disk_nearly_full(s) != NULL;
 }

@@ -168,7 +168,9 @@ struct recording_session {
     int has_stats; /* the last Stats, or the Goodbye's */
     struct recording_stats stats;
     int has_goodbye;
-    int occupancy_source;               /* a Vtpin__V1__OccupancySource value from the Hello */
+    int damaged;          /* a damaged frame cut this session short (what follows up to the next magic is skipped) */
+    uint64_t damaged_at;  /* its byte offset in the file */
+    int occupancy_source; /* a Vtpin__V1__OccupancySource value from the Hello */
     uint64_t sample_interval_ns;        /* 0: not said */
     uint64_t occupancy_interval_ns;     /* sampled occupancy's period; older agents: sample_interval_ns */
     struct recording_carrier *carriers; /* in the order announced; one per tid */
@@ -238,5 +240,12 @@ int64_t recording_sat_sub(int64_t a, int64_t b);
 /* The agent could not write this recording (a notice output.record.write_failed
  * or unwritten events): it ends early. Returns the notice's text, "" without one, or NULL. */
 const char *recording_write_failed(const struct recording_session *s);
+/* The agent warned at the start that the disk was nearly full (a notice
+ * output.record.disk_nearly_full: no room for the space it keeps to say
+ * why a recording stops). Returns the notice's text, or NULL. */
+const char *recording_disk_nearly_full(const struct recording_session *s);
+/* Its writes most probably failed: the disk was nearly full and the session
+ * has no end marker, though no failure could be written (no room left). */
+int recording_write_failed_probably(const struct recording_session *s);
 
 #endif

@@ -83,6 +83,15 @@ static void warn_truncated(const struct recording *r)
             return;
         }
     }
+    for (size_t i = 0; i < r->n_sessions; i++) {
+        if (recording_write_failed_probably(r->sessions[i])) {
+            fprintf(stderr,
+                    "vtpin report: warning: %s: the recording ends early without its end marker: the agent's writes "
+                    "probably failed on a full disk (it warned: %s)\n",
+                    r->path, recording_disk_nearly_full(r->sessions[i]));
+            return;
+        }
+    }
     if (!r->truncated)
         return;
     if (r->zero_tail)

@@ -134,7 +134,17 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     else
         json_null(j);
     json_kv_bool(j, "complete", s->has_goodbye && !r->truncated && !recording_write_failed(s));
-    json_kv_bool(j, "write_failed", recording_write_failed(s) != NULL);
+    json_kv_bool(j, "write_failed", recording_write_failed(s) != NULL || recording_write_failed_probably(s));
+    json_kv_bool(j, "disk_nearly_full", recording_disk_nearly_full(s) != NULL);
+    json_key(j, "damaged");
+    if (r->damaged) {
+        json_object_begin_inline(j);
+        json_kv_uint(j, "offset", r->damaged_at);
+        json_kv_uint(j, "bytes_skipped", r->damaged_bytes);
+        json_object_end(j);
+    } else {
+        json_null(j);
+    }
     json_kv_uint(j, "session", o->session + 1);
     json_kv_uint(j, "sessions", r->n_sessions);
     json_kv_uint(j, "events", s->events);

@@ -184,6 +184,13 @@ static void put_header(FILE *out, const struct recording *r, const struct record
             fprintf(out, " (%" PRIu64 " write%s failed, %" PRIu64 " event%s unwritten, as of the last counters)",
                     st->write_failures, st->write_failures == 1 ? "" : "s", st->events_unwritten,
                     st->events_unwritten == 1 ? "" : "s");
+    } else if (recording_write_failed_probably(s)) {
+        fputs(", ends early: writes probably failed on a full disk (the agent warned at the start that the disk "
+              "was nearly full; no end marker)",
+              out);
+    } else if (s->damaged) {
+        fprintf(out, ", damaged at byte offset %" PRIu64 ": the events before it are reported, the rest is skipped",
+                s->damaged_at);
     } else if (r->truncated && r->zero_tail)
         fprintf(out, ", cut short: zeros from byte %" PRIu64 " on (the agent died before its data reached the disk)",
                 r->truncated_at);

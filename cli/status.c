@@ -78,9 +78,11 @@ static void print_jvm(const struct jsonread *j)
     else
         printf("  alert       none (%" PRId64 " of %" PRId64 " carriers held past the alert time)\n", held, total);
     const struct jsonread *d = jsonread_get(j, "drops");
-    printf("  dropped     events %" PRId64 ", while away %" PRId64 ", transitions %" PRId64 ", stacks %" PRId64 "\n",
+    printf("  dropped     events %" PRId64 ", while away %" PRId64 ", transitions %" PRId64 ", stacks %" PRId64
+           ", memory %" PRId64 "\n",
            jsonread_int(jsonread_get(d, "events_dropped"), 0), jsonread_int(jsonread_get(d, "collector_dropped"), 0),
-           jsonread_int(jsonread_get(d, "transitions_dropped"), 0), jsonread_int(jsonread_get(d, "stacks_dropped"), 0));
+           jsonread_int(jsonread_get(d, "transitions_dropped"), 0), jsonread_int(jsonread_get(d, "stacks_dropped"), 0),
+           jsonread_int(jsonread_get(d, "memory_dropped"), 0));
     fputs("  recording   ", stdout);
     put(jsonread_str(jsonread_get(j, "recording"), "none"));
     fputs("\n", stdout);
@@ -121,6 +123,16 @@ static void print_status(const struct jsonread *root)
     else
         printf("\n  alert rule  all carriers of a JVM pinned for over %s\n", hold);
     print_allow(jsonread_get(c, "allow"), jsonread_int(jsonread_get(c, "peers_refused"), 0));
+    const struct jsonread *mem = jsonread_get(c, "memory");
+    if (mem) { /* --memory-budget: what all peers together may make it keep (docs/collector.md Memory) */
+        char used[32], budget[32], peak[32];
+        int64_t dropped = jsonread_int(jsonread_get(mem, "dropped"), 0);
+        printf("  memory      %s of the %s budget used (peak %s), %" PRId64 " dropped%s\n",
+               units_format_size((uint64_t)jsonread_int(jsonread_get(mem, "used_bytes"), 0), used, sizeof(used)),
+               units_format_size((uint64_t)jsonread_int(jsonread_get(mem, "budget_bytes"), 0), budget, sizeof(budget)),
+               units_format_size((uint64_t)jsonread_int(jsonread_get(mem, "peak_bytes"), 0), peak, sizeof(peak)),
+               dropped, dropped ? " (definitions and large frames: --memory-budget)" : "");
+    }
     const struct jsonread *jvms = jsonread_get(root, "jvms");
     if (jsonread_len(jvms) == 0)
         fputs("\nno JVMs (start one with -agentpath:/path/libvtpin.so=collector)\n", stdout);

@@ -137,3 +137,19 @@ char *units_format_duration(int64_t ns, char *out, unsigned cap)
         snprintf(out, cap, "%lldh%02lldm", (long long)(ns / 3600000000000LL), (long long)(ns / 60000000000LL % 60));
     return out;
 }
+
+char *units_format_size(uint64_t bytes, char *out, unsigned cap)
+{
+    static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    unsigned u = 0;
+    uint64_t unit = 1;
+    while (u + 1 < sizeof(names) / sizeof(names[0]) && bytes >= unit * 1024) {
+        unit *= 1024;
+        u++;
+    }
+    if (bytes % unit == 0)
+        snprintf(out, cap, "%llu %s", (unsigned long long)(bytes / unit), names[u]);
+    else
+        snprintf(out, cap, "%.1f %s", (double)bytes / (double)unit, names[u]);
+    return out;
+}

@@ -28,5 +28,7 @@ int units_parse_count(const char *text, uint64_t min, uint64_t max, uint64_t *ou
 
 /* "1.2s", "340ms", "1m05s", "2h03m" for a person, into out[cap]; returns out. */
 char *units_format_duration(int64_t ns, char *out, unsigned cap);
+/* "512 B", "64 KiB", "1.5 MiB", "256 MiB" for a person, into out[cap]; returns out. */
+char *units_format_size(uint64_t bytes, char *out, unsigned cap);
 
 #endif

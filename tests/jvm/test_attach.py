@@ -100,8 +100,9 @@ def load_stop_report(t, record, trace, jdk):
     check("attach mode" in t.stderr(), "the agent knows it was attached:\n" + t.stderr())
 
     rc, out, err, _ = attach(t.pid, "record=%s,tracefile=%s" % (record, trace))
-    check(rc == 0, "a second attach is harmless (exit 0), got %d: %s" % (rc, err))
-    check(t.wait_stderr("already loaded"), "the agent says it is already loaded:\n" + t.stderr())
+    check(rc == 1 and "vtpin is already running in %d" % t.pid in err and "stop` first" in err,
+          "a second attach while running changes nothing and fails clearly, got %d: %s" % (rc, err))
+    check(t.wait_stderr("already running"), "the agent says it is already running:\n" + t.stderr())
     time.sleep(0.5)
     check(t.alive(), "the JVM keeps running after the second attach:\n" + t.stderr())
 
@@ -178,10 +179,19 @@ def case_reattach(jdk):
         rc, _, e, _ = attach(proc.pid, "record=%s/no-such-dir/x.vtp" % d)
         check(rc == 1 and "refused to start" in e, "a failed restart exits 1: %d %s" % (rc, e))
         wait_for("stderr.txt", "cannot open record file")
+        # options fixed at the first load: asking for another value fails, naming it, and starts nothing
+        for opts, name in (("carriers=8", "carriers="), ("ring=128", "ring="), ("occupancy=exact", "occupancy="),
+                           ("carriers=8,occupancy=exact", "carriers=, occupancy=")):
+            rc, _, e, _ = attach(proc.pid, "record=%s,%s" % (second, opts))
+            check(rc == 1 and (name + " ") in e and "cannot change" in e,
+                  "attach %s after stop fails naming %s: %d %s" % (opts, name, rc, e))
+            wait_for("stderr.txt", "cannot change after the first load")
+        check(text("stderr.txt").count("detecting pins") == 1 and not os.path.exists(second),
+              "nothing was started by the refused loads:\n" + text("stderr.txt"))
         rc, o, e, _ = attach(proc.pid, "record=%s,tracefile=%s,threshold=5ms" % (second, trace))
         check(rc == 0, "attach after stop exits 0: %s %s" % (o, e))
         wait_for("stderr.txt", "detecting pins", count=2)
-        check("already loaded" not in text("stderr.txt"), "not refused as already loaded:\n" + text("stderr.txt"))
+        check("already running" not in text("stderr.txt"), "not refused as already running:\n" + text("stderr.txt"))
         check(os.path.exists(second), "the new record file is opened")
         deadline = time.monotonic() + 30
         while True:  # the watchdog reports the blocks once they pass the threshold
@@ -192,6 +202,11 @@ def case_reattach(jdk):
             check(time.monotonic() < deadline, "no NATIVE_BLOCK pins in the new recording:\n" + text("stderr.txt"))
             time.sleep(0.2)
         check("NATIVE_BLOCK" in open(trace).read(), "the new trace file gets them too")
+        # an attach while it runs: fails clearly, changes nothing
+        rc, _, e, _ = attach(proc.pid, "record=%s/third.vtp" % d)
+        check(rc == 1 and "vtpin is already running in %d" % proc.pid in e and "vtpin attach %d stop" % proc.pid in e,
+              "attach while running fails, saying to stop first: %d %s" % (rc, e))
+        check(not os.path.exists(os.path.join(d, "third.vtp")), "the running session's options are kept")
         # the watchdog needs each carrier's OS tid, from HotSpot's VMStructs after attach (25 moved _osthread)
         check(all(p["carrier"]["tid"] > 0 for p in pins), "carrier tids known after attach: %s" % [
             p["carrier"] for p in pins])
@@ -300,11 +315,41 @@ def case_not_a_jvm_other_user():
             rc, out, err, _ = attach("--timeout", "2s", 1)  # the issue's example
             check(rc == 1 and "is not a HotSpot JVM" in err and "agent library" not in err,
                   "vtpin attach 1: %d %r" % (rc, err))
+            # the same as nobody, who cannot read pid 1's maps: what anyone may see says it is no JVM
+            with open("/proc/1/status") as f:
+                name1 = [l.split(None, 1)[1].strip() for l in f if l.startswith("Name:")][0]
+            rc, out, err = attach_as_nobody("--timeout", "2s", 1)
+            check(rc == 1 and ("process 1 (%s) does not look like a JVM" % name1) in err,
+                  "as nobody, vtpin attach 1 says it does not look like a JVM: %d %r" % (rc, err))
+            check("run vtpin attach as root" in err, "and what it would take if it were one: %r" % err)
+        # the control: a JVM of root's, attached by nobody, is not called a non-JVM (only a permission problem)
+        t = Target(21).start()
+        try:
+            rc, out, err = attach_as_nobody("--timeout", "2s", t.pid)
+            check(rc == 1 and "permission" in err and "run vtpin attach as root" in err and
+                  "does not look like a JVM" not in err, "nobody attaching root's JVM: %d %r" % (rc, err))
+        finally:
+            t.kill()
+            shutil.rmtree(t.dir, ignore_errors=True)
     finally:
         if sleeper:
             sleeper.kill()
             sleeper.wait()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def attach_as_nobody(*args, timeout=60):
+    """`vtpin attach ARGS` run as nobody (we are root); returns (exit status, stdout, stderr)."""
+    def as_nobody():
+        os.setgid(65534)
+        os.setgroups([])
+        os.setuid(65534)
+    p = subprocess.run([VTPIN, "attach"] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout,
+                       preexec_fn=as_nobody, cwd="/")
+    print("$ (as nobody) vtpin attach %s  -> exit %d" % (" ".join(str(a) for a in args), p.returncode))
+    for line in (p.stdout + p.stderr).splitlines():
+        print("  | " + line)
+    return p.returncode, p.stdout, p.stderr
 
 
 def case_dead_pid():

@@ -752,7 +752,14 @@ def case_status_deadline(tmp):
 
 def case_status_garbage(tmp):
     """An answer that is not the collector's JSON fails status --json (exit 1), never printed as is."""
-    answers = [b'garbage{', b'[1, 2]', b'{"collector": {}}', b'{"jvms": [] ']
+    answers = [b'garbage{', b'[1, 2]', b'{"collector": {}}', b'{"jvms": [] ',
+               # valid JSON with a jvms list, but not the collector's: refused, not rendered as JVM 0
+               b'{"jvms": [1, 2], "collector": {"pid": 1}}', b'{"jvms": [{"pid": "x"}], "collector": {"pid": 1}}',
+               b'{"jvms": [{"pid": 0}], "collector": {"pid": 1}}', b'{"jvms": [{}], "collector": {"pid": 1}}',
+               b'{"jvms": [{"pid": 5, "connected": "yes", "carriers": []}], "collector": {"pid": 1}}',
+               b'{"jvms": [{"pid": 5, "carriers": [{"tid": "t"}]}], "collector": {"pid": "me"}}',
+               b'{"jvms": [], "collector": {"pid": 1, "memory": {"budget_bytes": "256M"}}}',
+               b'{"jvms": [], "collector": [1]}']
     current = [None]
 
     def answer(conn, stop):
@@ -766,10 +773,20 @@ def case_status_garbage(tmp):
                 p = subprocess.run([VTPIN] + cmd + ["--socket", path], capture_output=True, text=True, timeout=30)
                 check(p.returncode == 1 and "not valid" in p.stderr and p.stdout == "",
                       "vtpin %s on %r: %d out %r err %r" % (" ".join(cmd), a, p.returncode, p.stdout, p.stderr))
+        for a, why in ((b'{"jvms": [1, 2], "collector": {"pid": 1}}', "jvms[0]: a number where an object belongs"),
+                       (b'{"jvms": [{"pid": "x"}], "collector": {"pid": 1}}', "jvms[0].pid: a string"),
+                       (b'{"jvms": [], "collector": [1]}', "no \"collector\" object")):
+            current[0] = a
+            p = subprocess.run([VTPIN, "status", "--json", "--socket", path], capture_output=True, text=True,
+                               timeout=30)
+            check(why in p.stderr, "the message names what is wrong in %r: %r" % (a, p.stderr))
         # the same fake with a valid answer is printed: the check above is not refusing everything
         current[0] = b'{"jvms": [], "collector": {"pid": 1}}'
         p = subprocess.run([VTPIN, "status", "--json", "--socket", path], capture_output=True, text=True, timeout=30)
         check(p.returncode == 0 and json.loads(p.stdout)["collector"]["pid"] == 1, "valid answer: %s" % p.stderr)
+        current[0] = b'{"jvms": [{"pid": 77, "carriers": []}], "window_ns": 1000000000}'
+        p = subprocess.run([VTPIN, "top", "--once", "--socket", path], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 0 and "JVM 77" in p.stdout, "a valid top answer: %s %s" % (p.stdout, p.stderr))
     finally:
         fake.close()
 
@@ -807,7 +824,15 @@ def case_memory_budget(tmp):
         wait_for(lambda: "memory budget used up" in col.log(), 5, "the budget line")
         line = [l for l in col.log().splitlines() if "memory budget used up" in l][0]
         check(("JVM pid %d" % (FAKE_PID + 1)) in line and "--memory-budget" in line, "budget line: " + line)
-        check(col.vtpin("status").returncode == 0, "status text")
+        text = col.vtpin("status")
+        check(text.returncode == 0, "status text")
+        mline = [l for l in text.stdout.splitlines() if l.strip().startswith("memory")]
+        check(mline and "of the 1 MiB budget" in mline[0] and ("%d dropped" % mem["dropped"]) in mline[0],
+              "the text shows the budget and what it dropped:\n" + text.stdout)
+        dlines = [l for l in text.stdout.splitlines() if l.strip().startswith("dropped")]
+        check(len(dlines) == 2 and "memory 0" in dlines[0] and
+              ("memory %d" % jb["drops"]["memory_dropped"]) in dlines[1],
+              "each JVM's memory_dropped in the text:\n" + text.stdout)
 
         rec_b = jb["recording"]
         b.sendall(goodbye())

@@ -7,6 +7,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, jdk_home, main, report_json, scheduler, skip, tempdir
@@ -72,6 +73,108 @@ def case_disk_full(jdk):
         check("No space left on device" in err, "report warns with the agent's reason: " + err)
     finally:
         subprocess.run(["umount", small])
+        shutil.rmtree(tmp)
+
+
+class SmallDisk:
+    """A 64 KiB tmpfs (root only) filled to leave `free` bytes; umounted and removed at exit."""
+
+    def __init__(self, free):
+        if os.geteuid() != 0:
+            skip("mounting a small tmpfs needs root")
+        self.tmp = tempdir(prefix="vtpin-small-")
+        self.path = os.path.join(self.tmp, "small")
+        os.mkdir(self.path)
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", self.path], capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            shutil.rmtree(self.tmp)
+            skip("cannot mount a tmpfs here: " + p.stderr.strip())
+        try:
+            with open(os.path.join(self.path, "filler"), "wb") as f:
+                f.write(b"\0" * (64 * 1024 - free))
+        except OSError:
+            pass  # full: what the 0-free case wants
+        st = os.statvfs(self.path)
+        print("tmpfs: %d bytes free" % (st.f_bavail * st.f_frsize))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", self.path])
+        shutil.rmtree(self.tmp)
+
+
+def case_disk_nearly_full(jdk):
+    """record= on a disk with 4 KiB free: no room for the agent's 8 KiB reserve, so a later failed
+    write may find no room to say so in the file. The agent says at the start, in the recording
+    right after the Hello, that the disk is nearly full; the report then says the writes probably
+    failed on a full disk, not that the JVM was killed."""
+    home = jdk_home(int(jdk))
+    with SmallDisk(4 * 1024) as disk:
+        record = os.path.join(disk.path, "pins.vtp")
+        p = java(home, "record=%s" % record, "JniSleep", "200", "40")
+        check(p.returncode == 0, "the JVM runs on and exits 0 (%d): %s" % (p.returncode, p.stderr))
+        check("fixture JniSleep done" in p.stdout, "the program ran to its end: " + p.stdout[:500])
+        warned = [l for l in p.stderr.splitlines() if "nearly full" in l]
+        check(len(warned) == 1 and record in warned[0], "one warning at the start names the file: %s" % p.stderr)
+        rep = report_json(record)
+        rec = rep["recording"]
+        print("recording %s; stats %s; %d pins in the file" % (rec, rep["stats"], len(rep["pins"])))
+        codes = [n["code"] for n in rep["notices"]]
+        check("output.record.disk_nearly_full" in codes, "the warning is in the file: %s" % codes)
+        check(rec["disk_nearly_full"] is True, "JSON: disk_nearly_full: %s" % rec)
+        check(rec["write_failed"] is True and rec["complete"] is False, "JSON says the writes failed: %s" % rec)
+        check(len(rep["pins"]) < 200, "the file holds only part of the pins: %d" % len(rep["pins"]))
+        out, err = report_text(record)
+        header = [l for l in out.splitlines() if l.strip().startswith("recording")][0]
+        check("ends early" in header and "killed" not in header and "no end marker (the JVM" not in header,
+              "the text report blames the disk, not a killed JVM: " + header)
+        check("full disk" in header or "could not write" in header, "says the writes failed: " + header)
+        check("killed" not in err, "the warning does not blame a kill: " + err)
+
+
+def case_disk_no_room(jdk):
+    """record=, tracefile= and log= on a disk with no room at all: the agent is a guest, so the
+    JVM starts and runs the program; one line says each output cannot be written and why."""
+    home = jdk_home(int(jdk))
+    with SmallDisk(0) as disk:
+        record, trace, log = (os.path.join(disk.path, n) for n in ("pins.vtp", "trace.txt", "agent.log"))
+        p = java(home, "record=%s,tracefile=%s,log=%s" % (record, trace, log), "JniSleep", "20", "40")
+        print(p.stderr)
+        check(p.returncode == 0, "the JVM starts and exits 0 with no room for the recording (%d): %s" % (
+            p.returncode, p.stderr))
+        check("fixture JniSleep done" in p.stdout, "the program ran to its end: " + p.stdout[:500])
+        lines = [l for l in p.stderr.splitlines() if "cannot write the recording" in l]
+        check(len(lines) == 1 and record in lines[0] and "No space left on device" in lines[0] and
+              "JVM runs on" in lines[0], "one line names the recording and why: %s" % p.stderr)
+        check(not os.path.exists(record), "no empty file left to be taken for a recording")
+        check(len([l for l in p.stderr.splitlines() if "cannot write the log" in l]) == 1,
+              "the log that cannot be written is said once on stderr: %s" % p.stderr)
+        check("detecting pins" in p.stderr, "the agent's messages come to stderr instead: %s" % p.stderr)
+        check(not any("detecting pins" in l and "record" in l for l in p.stderr.splitlines()),
+              "the agent does not claim a recording it does not write: %s" % p.stderr)
+    # a bad path is still a startup error, as a bad option is
+    p = java(home, "record=/nonexistent-dir/pins.vtp", "-version")
+    check(p.returncode != 0 and "cannot open record file" in p.stderr, "a missing directory stops the JVM: %d %s" % (
+        p.returncode, p.stderr))
+
+
+def case_log_full(jdk):
+    """log=/dev/full: said once on stderr, the messages go to stderr, the JVM runs on."""
+    home = jdk_home(int(jdk))
+    tmp = tempdir(prefix="vtpin-logfull-")
+    try:
+        record = os.path.join(tmp, "pins.vtp")
+        p = java(home, "log=/dev/full,record=%s" % record, "JniSleep", "20", "40")
+        check(p.returncode == 0, "the JVM runs on (%d): %s" % (p.returncode, p.stderr))
+        lines = [l for l in p.stderr.splitlines() if "cannot write the log" in l]
+        check(len(lines) == 1 and "/dev/full" in lines[0] and "No space left on device" in lines[0],
+              "said once on stderr, naming the file and why: %s" % p.stderr)
+        check("detecting pins" in p.stderr, "the messages go to stderr instead: %s" % p.stderr)
+        check(report_json(record)["recording"]["complete"], "the recording is whole")
+    finally:
         shutil.rmtree(tmp)
 
 
@@ -155,8 +258,8 @@ def case_collector_full(jdk):
         with open(os.path.join(coll.dir, "collector.log")) as f:
             clog = f.read()
         check("refusing new connections" in clog, "the collector refused the agent: " + clog[-500:])
-        check(any("went away" in l and "--max-clients" in l for l in lines),
-              "the agent says the collector is full: %s" % lines)
+        check(any("went away" in l and "it is full (at its --max-clients limit)" in l for l in lines),
+              "the agent says the collector is full (it closed the connection unread): %s" % lines)
         check(not any("Broken pipe" in l for l in lines), "no bare Broken pipe: %s" % lines)
         held = [l for l in lines if "held back" in l]
         said = [l for l in lines if "detecting pins" not in l and l not in held]
@@ -173,6 +276,60 @@ def case_collector_full(jdk):
         shutil.rmtree(coll.dir, ignore_errors=True)
         if r:
             shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def case_collector_closes(jdk):
+    """A peer that reads the agent's Hello and then closes is not a full collector (that one
+    closes without reading): the agent does not say it is full, only that it may be."""
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-closes-")
+    path = os.path.join(d, "c.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(8)
+    srv.settimeout(0.2)
+    done = threading.Event()
+    served = [0]
+
+    def serve():
+        while not done.is_set():
+            try:
+                conn, _ = srv.accept()
+            except socket.timeout:
+                continue
+            conn.settimeout(5)
+            try:
+                head = conn.recv(4, socket.MSG_WAITALL)  # the Hello's frame, read whole
+                if len(head) == 4:
+                    conn.recv(int.from_bytes(head, "little"), socket.MSG_WAITALL)
+                conn.setblocking(False)
+                while True:  # and whatever came with it: nothing of the agent's is left unread
+                    if not conn.recv(65536):
+                        break
+            except (BlockingIOError, socket.timeout, OSError):
+                pass
+            conn.close()
+            served[0] += 1
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    r = None
+    try:
+        # 30 pins of 200 ms on 2 carriers: about 3 s of reconnects to a peer that closes
+        r = Run(jdk, "JniSleep", args=(30, 200), props=scheduler(2), agent_opts="collector=" + path).run(120)
+        lines = [l for l in r.stderr().splitlines() if "went away" in l]
+        print("\n".join(lines))
+        check(served[0] >= 1 and lines, "the agent connected and was closed on: %d %s" % (served[0], r.stderr()))
+        check(not any("is full" in l or "probably full" in l for l in lines),
+              "a peer that read the Hello is not called full: %s" % lines)
+        check(any("may be full: --max-clients" in l for l in lines), "it may be, and says so: %s" % lines)
+    finally:
+        done.set()
+        t.join(5)
+        srv.close()
+        if r:
+            r.kill()
+            shutil.rmtree(r.dir, ignore_errors=True)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def case_collector_path_too_long(jdk):
@@ -215,9 +372,13 @@ def case_methods_overflow(jdk):
 if __name__ == "__main__":
     raise SystemExit(main({
         "disk_full": case_disk_full,
+        "disk_nearly_full": case_disk_nearly_full,
+        "disk_no_room": case_disk_no_room,
+        "log_full": case_log_full,
         "trace_full": case_trace_full,
         "collector_drops": case_collector_drops,
         "methods_overflow": case_methods_overflow,
         "collector_full": case_collector_full,
+        "collector_closes": case_collector_closes,
         "collector_path_too_long": case_collector_path_too_long,
     }))

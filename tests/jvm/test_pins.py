@@ -47,15 +47,35 @@ def case_repro(jdk):
         no_pins_of(rep, "Repro", jdk)
         return
     pins = pins_in(rep, "Repro")
-    check(len(pins) == 100, "expected 100 pins, got %d (counters %s)" % (len(pins), rep["stats"]))
+    # What Repro guarantees: each of its 100 virtual threads holds its monitor through a
+    # Thread.sleep(200), which never returns early. Not that one pin lasts 200 ms: the pin is
+    # the park on the carrier (parkOnCarrierThread), and JDK 21's parkNanos first tries to
+    # yield, fails (pinned), and then parks for what is left of the 200 ms; on a loaded machine
+    # the failed yield can take tens of ms (a 134 ms pin was seen). A park may also return early
+    # (a spurious wakeup, a permit left on the carrier thread) and the sleep parks again: two
+    # pins of one virtual thread. So: the pins of 100 virtual threads, each pin at least the
+    # threshold (1 ms), and typically (the median virtual thread) pinned for about the 200 ms.
+    by_vthread = {}
+    for p in pins:
+        by_vthread.setdefault(p["vthread"]["id"], []).append(p)
+    check(len(by_vthread) == 100 and len(pins) >= 100,
+          "expected the pins of 100 virtual threads, got %d pins of %d (counters %s)" % (
+              len(pins), len(by_vthread), rep["stats"]))
+    totals = sorted(sum(p["duration_ns"] or 0 for p in its) for its in by_vthread.values())
+    median = totals[len(totals) // 2]
+    check(180e6 <= median <= 400e6, "the median virtual thread is pinned about 200 ms, got %.1f ms (shortest %.1f)"
+          % (median / 1e6, totals[0] / 1e6))
+    if len(pins) > 100:
+        print("note: %d sleeps parked more than once: %s" % (len(pins) - 100, sorted(
+            [p["duration_ns"] for p in its] for its in by_vthread.values() if len(its) > 1)))
     for p in pins:
         check(p["reason"] == "MONITOR", "reason %s, expected MONITOR" % p["reason"])
         c = culprit(p)
         check(c and c["class"] == "Repro" and c["method"] == "settle" and c["monitors"] == 1,
               "culprit frame should be Repro.settle holding 1 monitor, got %s" % c)
         check(c["line"] == 20, "Repro.settle's pinning line is 20, got %s" % c["line"])
-        check(p["duration_ns"] is not None and p["duration_ns"] >= 150e6,
-              "a 200 ms sleep pins at least 150 ms, got %s" % p["duration_ns"])
+        check(p["duration_ns"] is not None and p["duration_ns"] >= 1e6,
+              "a reported pin lasts at least the threshold (1 ms), got %s" % p["duration_ns"])
         check(p["carrier"]["name"].startswith("ForkJoinPool") and p["carrier"]["tid"] > 0,
               "carrier named with its OS tid: %s" % p["carrier"])
         check(p["vthread"]["id"] > 0, "virtual thread id: %s" % p["vthread"])
@@ -66,7 +86,8 @@ def case_repro(jdk):
               ("jdk.internal.misc.Unsafe", "park"), "top frame first: %s" % top)
     carriers = {p["carrier"]["tid"] for p in pins}
     check(len(carriers) == 4, "4 carriers pinned with parallelism 4, got %d" % len(carriers))
-    check(rep["sites"] and rep["sites"][0]["count"] == 100, "one site with 100 pins: %s" % rep["sites"][:1])
+    check(rep["sites"] and rep["sites"][0]["count"] == len(pins), "one site with all %d pins: %s" % (
+        len(pins), rep["sites"][:1]))
     trace = r.trace_text()
     check("Repro.settle(Repro.java:20) <== monitors:1" in trace, "trace marks the monitor frame:\n" + trace[:2000])
     check("reason:MONITOR" in trace and "ended:" in trace, "trace has reasons and durations")

@@ -398,6 +398,34 @@ static void test_agent_default(void)
     CHECK_INT(attach_agent_default("/work/build/vtpin", NULL, out, sizeof(out)), -EINVAL); /* the caller decides */
 }
 
+/* A command line (NUL-separated, as /proc/PID/cmdline) that looks like java's. */
+static int is_java(const char *args, size_t len)
+{
+    return attach_cmdline_is_java(args, len);
+}
+
+static void test_cmdline_is_java(void)
+{
+    static const char java[] = "/usr/lib/jvm/java-21/bin/java\0-cp\0/app\0Main";
+    CHECK_INT(is_java(java, sizeof(java)), 1);
+    static const char javaw[] = "javaw\0Main";
+    CHECK_INT(is_java(javaw, sizeof(javaw)), 1);
+    static const char launcher[] = "/opt/app/bin/myapp\0-XX:+UseG1GC\0-jar\0app.jar";
+    CHECK_INT(is_java(launcher, sizeof(launcher)), 1); /* embedded, with a JVM's options */
+    static const char jar[] = "/opt/tool\0-jar\0x.jar";
+    CHECK_INT(is_java(jar, sizeof(jar)), 1);
+    static const char init[] = "/sbin/init\0splash";
+    CHECK_INT(is_java(init, sizeof(init)), 0);
+    static const char sleeper[] = "sleep\0"
+                                  "30";
+    CHECK_INT(is_java(sleeper, sizeof(sleeper)), 0);
+    static const char javascript_ish[] = "/usr/bin/node\0--java-like";
+    CHECK_INT(is_java(javascript_ish, sizeof(javascript_ish)), 0);
+    CHECK_INT(is_java("", 0), 0);     /* a kernel thread */
+    CHECK_INT(is_java("jav", 3), 0);  /* cut short */
+    CHECK_INT(is_java("java", 4), 1); /* no NUL at the end */
+}
+
 int main(void)
 {
     CHECK_RUN(test_request_load);
@@ -414,5 +442,6 @@ int main(void)
     CHECK_RUN(test_status_edge_cases);
     CHECK_RUN(test_maps_lines);
     CHECK_RUN(test_agent_default);
+    CHECK_RUN(test_cmdline_is_java);
     CHECK_MAIN_RETURN();
 }

@@ -52,6 +52,18 @@ static void test_durations(void)
     CHECK_INT(ns, 9000000000000000000LL);
 }
 
+static void test_sizes(void)
+{
+    char b[32];
+    CHECK_STR(units_format_size(0, b, sizeof(b)), "0 B");
+    CHECK_STR(units_format_size(1023, b, sizeof(b)), "1023 B");
+    CHECK_STR(units_format_size(1024, b, sizeof(b)), "1 KiB");
+    CHECK_STR(units_format_size(1536 * 1024, b, sizeof(b)), "1.5 MiB");
+    CHECK_STR(units_format_size(256u << 20, b, sizeof(b)), "256 MiB");
+    CHECK_STR(units_format_size(1ull << 40, b, sizeof(b)), "1 TiB");
+    CHECK_STR(units_format_size(UINT64_MAX, b, sizeof(b)), "16777216.0 TiB");
+}
+
 static void test_frame_text(void)
 {
     char out[256];
@@ -102,6 +114,7 @@ static void test_write_all(void)
 int main(void)
 {
     CHECK_RUN(test_durations);
+    CHECK_RUN(test_sizes);
     CHECK_RUN(test_frame_text);
     CHECK_RUN(test_write_all);
     CHECK_MAIN_RETURN();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "common/agent_codes.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
@@ -444,6 +445,41 @@ static void test_collector_path_length(void)
     CHECK(strstr(err, "Unix socket") != NULL);
 }
 
+/* A load after "stop": carriers=, ring= and exact occupancy were set up at
+ * the first load. Given with another value they are refused (named by bit);
+ * not given, they keep the first load's values. */
+static unsigned refit(const char *first_text, const char *again_text, struct options *again)
+{
+    struct options first;
+    char err[256];
+    options_defaults(&first);
+    CHECK_INT(options_parse(&first, first_text, err, sizeof(err)), 0);
+    options_defaults(again);
+    CHECK_INT(options_parse(again, again_text, err, sizeof(err)), 0);
+    return options_fixed_conflicts(&first, again, again_text);
+}
+
+static void test_fixed_at_first_load(void)
+{
+    struct options a;
+    CHECK_UINT(refit("", "record=/tmp/x.vtp", &a), 0);
+    CHECK_UINT(refit("", "carriers=8", &a), VTPIN_FIXED_CARRIERS);
+    CHECK_UINT(refit("", "ring=128", &a), VTPIN_FIXED_RING);
+    CHECK_UINT(refit("", "occupancy=exact", &a), VTPIN_FIXED_OCCUPANCY);
+    CHECK_UINT(refit("", "carriers=8,ring=128,occupancy=exact", &a), VTPIN_FIXED_ALL);
+    /* the same values, or a change between sampled and off: fine */
+    CHECK_UINT(refit("carriers=8,ring=128", "carriers=8,ring=128", &a), 0);
+    CHECK_UINT(refit("", "carriers=256,occupancy=off", &a), 0);
+    CHECK(a.occupancy == OCCUPANCY_OFF);
+    /* not given: the first load's values go on */
+    CHECK_UINT(refit("carriers=8,ring=128,occupancy=exact", "trace", &a), 0);
+    CHECK_UINT(a.max_carriers, 8);
+    CHECK_UINT(a.ring_entries, 128);
+    CHECK(a.occupancy == OCCUPANCY_EXACT);
+    CHECK_UINT(refit("occupancy=exact", "occupancy=sampled", &a), VTPIN_FIXED_OCCUPANCY);
+    CHECK_UINT(refit("occupancy=exact", "occupancy=exact", &a), 0);
+}
+
 int main(void)
 {
     CHECK_RUN(test_defaults);
@@ -461,5 +497,6 @@ int main(void)
     CHECK_RUN(test_durations);
     CHECK_RUN(test_stop_and_pid);
     CHECK_RUN(test_collector_path_length);
+    CHECK_RUN(test_fixed_at_first_load);
     CHECK_MAIN_RETURN();
 }

@@ -1252,6 +1252,88 @@ static void test_lost_on_the_way_out(void)
     recording_free(r);
 }
 
+/* The agent warned after its Hello that the disk was nearly full, and the
+ * file then stops with no end marker and no failure notice (no room was
+ * left to write one): the report says the writes probably failed on a full
+ * disk, not that the JVM was killed. */
+static void test_disk_nearly_full(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    ev_hello(&b, 4242, "21.0.5");
+    ev_notice(&b, 1 * SEC, "output.record.disk_nearly_full",
+              "the disk holding the recording /small/x.vtp is nearly full (no room for the 8 KiB kept for its last "
+              "counters: No space left on device): the recording may be cut short by a failed write");
+    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    struct recording *r = load_ok(write_file("nearly_full.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    const struct recording_session *se = r->sessions[0];
+    CHECK(recording_write_failed(se) == NULL);
+    CHECK(recording_disk_nearly_full(se) != NULL);
+    CHECK(recording_write_failed_probably(se));
+    struct report_options o = {0};
+    size_t n;
+    char *t = render(report_text, r, &o, &n);
+    CHECK_CONTAINS(t, "ends early: writes probably failed on a full disk");
+    CHECK(t && !strstr(t, "killed") && !strstr(t, "no end marker (the JVM"));
+    free(t);
+    char *j = render(report_json, r, &o, &n);
+    CHECK(j && json_valid(j, n));
+    CHECK_CONTAINS(j, "\"write_failed\": true");
+    CHECK_CONTAINS(j, "\"disk_nearly_full\": true");
+    CHECK_CONTAINS(j, "\"complete\": false");
+    free(j);
+    recording_free(r);
+}
+
+/* A damaged frame: the header says where, not that the JVM was killed; the
+ * JSON has the offset. */
+static void test_damaged_report(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 0);
+    size_t at = b.len;
+    uint8_t garbage[] = {0x05, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02};
+    buf_put(&b, garbage, sizeof(garbage));
+    struct recording *r = load_ok(write_file("damaged_report.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    CHECK(r->sessions[0]->damaged);
+    CHECK_UINT(r->sessions[0]->damaged_at, at);
+    struct report_options o = {0};
+    size_t n;
+    char want[128];
+    snprintf(want, sizeof(want), "damaged at byte offset %zu", at);
+    char *t = render(report_text, r, &o, &n);
+    CHECK_CONTAINS(t, want);
+    CHECK(t && !strstr(t, "killed") && !strstr(t, "no end marker"));
+    free(t);
+    char *j = render(report_json, r, &o, &n);
+    CHECK(j && json_valid(j, n));
+    snprintf(want, sizeof(want), "\"damaged\": {\"offset\": %zu, \"bytes_skipped\": %zu}", at, sizeof(garbage));
+    CHECK_CONTAINS(j, want);
+    free(j);
+    recording_free(r);
+
+    /* a whole file: "damaged": null */
+    struct buf whole = {0};
+    buf_magic(&whole);
+    sample_events(&whole, 1);
+    r = load_ok(write_file("whole.vtp", &whole));
+    free(whole.data);
+    if (!CHECK(r != NULL))
+        return;
+    j = render(report_json, r, &o, &n);
+    CHECK_CONTAINS(j, "\"damaged\": null");
+    CHECK_CONTAINS(j, "\"disk_nearly_full\": false");
+    free(j);
+    recording_free(r);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -1274,6 +1356,8 @@ int main(void)
     CHECK_RUN(test_json_strings);
     CHECK_RUN(test_text_sanitized);
     CHECK_RUN(test_lost_on_the_way_out);
+    CHECK_RUN(test_disk_nearly_full);
+    CHECK_RUN(test_damaged_report);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
