@@ -164,6 +164,37 @@ def report_json(path):
     return json.loads(p.stdout)
 
 
+def attach_when_ready(cmd, fixture, workdir, options):
+    """Runs cmd (a fixture started with --ready) in workdir; once it prints "<fixture>: ready pid=",
+    attaches vtpin with options, lets it go once the agent detects pins, and requires it to exit 0."""
+    out, err = open(os.path.join(workdir, "stdout.txt"), "w"), open(os.path.join(workdir, "stderr.txt"), "w")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=workdir, start_new_session=True)
+
+    def read(name):
+        with open(os.path.join(workdir, name), errors="replace") as f:
+            return f.read()
+    try:
+        deadline = time.monotonic() + 30
+        while "%s: ready pid=" % fixture not in read("stdout.txt"):
+            check(proc.poll() is None and time.monotonic() < deadline, "not ready:\n" + read("stderr.txt"))
+            time.sleep(0.05)
+        a = subprocess.run([VTPIN, "attach", str(proc.pid), options], capture_output=True, text=True, timeout=60)
+        check(a.returncode == 0, "attach exits 0: %s %s" % (a.stdout, a.stderr))
+        deadline = time.monotonic() + 10
+        while "detecting pins" not in read("stderr.txt"):
+            check(time.monotonic() < deadline, "the agent did not start:\n" + read("stderr.txt"))
+            time.sleep(0.05)
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
+        check(proc.wait(timeout=120) == 0, "%s exits 0:\n%s" % (fixture, read("stderr.txt")))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        out.close()
+        err.close()
+
+
 def frames_of(pin):
     return pin.get("stack") or []
 

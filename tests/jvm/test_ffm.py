@@ -16,9 +16,8 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 
-from harness import (Run, VTPIN, check, classpath, culprit, jdk_home, jfr_duration_ns,
+from harness import (Run, VTPIN, attach_when_ready, check, classpath, culprit, jdk_home, jfr_duration_ns,
                      jfr_pinned_events, jfr_touches, main, pins_in, report_json, scheduler, skip, tempdir)
 
 
@@ -236,36 +235,10 @@ def case_attach(jdk):
     d = tempdir(prefix="vtpin-ffm-attach-")
     RUNS.append(d)
     record, trace = os.path.join(d, "a.vtp"), os.path.join(d, "t.txt")
-    out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
     cmd = [os.path.join(home, "bin", "java"), "--enable-native-access=ALL-UNNAMED", "-cp", classpath(jdk)] + \
         scheduler(2) + ["FfmQsort", "2", "3", "100", "--ready"]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=d, start_new_session=True)
-
-    def read(name):
-        with open(os.path.join(d, name), errors="replace") as f:
-            return f.read()
-    try:
-        deadline = time.monotonic() + 30
-        while "FfmQsort: ready pid=" not in read("stdout.txt"):
-            check(proc.poll() is None and time.monotonic() < deadline, "not ready:\n" + read("stderr.txt"))
-            time.sleep(0.05)
-        a = subprocess.run([VTPIN, "attach", str(proc.pid), "record=%s,tracefile=%s" % (record, trace)],
-                           capture_output=True, text=True, timeout=60)
-        check(a.returncode == 0, "attach exits 0: %s %s" % (a.stdout, a.stderr))
-        deadline = time.monotonic() + 10
-        while "detecting pins" not in read("stderr.txt"):
-            check(time.monotonic() < deadline, "the agent did not start:\n" + read("stderr.txt"))
-            time.sleep(0.05)
-        proc.stdin.write(b"go\n")
-        proc.stdin.close()
-        check(proc.wait(timeout=120) == 0, "FfmQsort exits 0:\n" + read("stderr.txt"))
-        rep = report_json(record)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        out.close()
-        err.close()
+    attach_when_ready(cmd, "FfmQsort", d, "record=%s,tracefile=%s" % (record, trace))
+    rep = report_json(record)
     check(rep["jvm"]["mode"] == "attach", "attach mode: %s" % rep["jvm"])
     check("access_local_variables" in rep["jvm"]["capabilities_missing"],
           "says it cannot read the downcall target after attach: %s" % rep["jvm"]["capabilities_missing"])
