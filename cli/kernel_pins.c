@@ -191,9 +191,10 @@ size_t kernel_time_blocks(struct recording_session *s)
          * reads the carrier just after its timestamp, so that can be after it too) */
         p->start_ns = first->start_ns;
         if (p->ended && p->last_asleep_ns) {
-            /* the last sample that saw it asleep: it ended when that sleep did (not at the next sample) */
+            /* the last sample that saw it asleep: it ended when that sleep did (not at the next sample,
+             * which reads the carrier just after its timestamp: the sleep can end after that too) */
             const struct recording_kinterval *last = sleep_at(s, p->carrier_tid, p->last_asleep_ns, period);
-            if (last && last->end_ns < p->end_ns)
+            if (last && last->end_ns <= p->end_ns + period)
                 p->end_ns = last->end_ns;
         }
         if (p->ended)

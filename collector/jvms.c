@@ -261,10 +261,6 @@ static void note_carrier_pin(struct jvm *j, int32_t tid, uint64_t pin_id, unsign
 
 static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin__V1__PinStart *p)
 {
-    if (p->pin_id > j->max_pin_id) {
-        j->pins_total++;
-        j->max_pin_id = p->pin_id;
-    }
     char culprit[JVMS_CULPRIT_CAP];
     const char *text = NULL;
     if (p->has_stack && p->has_culprit_frame)
@@ -275,7 +271,16 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
                                                                                                     : NATIVE_API_FFM;
         frames_call_marker(api, p->downcall->symbol, p->downcall->library, culprit + len, sizeof(culprit) - len);
     }
-    pinstats_start(j->pinstats, p->pin_id, (int)p->reason, text);
+    int opened = pinstats_start(j->pinstats, p->pin_id, (int)p->reason, text);
+    /* Ids grow, but two carriers' PinStarts can arrive in either order (pin 2
+     * before pin 1): an earlier id is new unless still open, a PinStart the
+     * agent re-sent after a reconnect. */
+    if (p->pin_id > j->max_pin_id) {
+        j->pins_total++;
+        j->max_pin_id = p->pin_id;
+    } else if (opened) {
+        j->pins_total++;
+    }
     if (!p->has_carrier_tid)
         return; /* no carrier to account it to */
     note_carrier_pin(j, p->carrier_tid, p->pin_id, j->max_carriers);

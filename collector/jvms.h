@@ -46,7 +46,7 @@ struct jvm {
     struct occupancy *occ;
     struct pinstats *pinstats;  /* pinned time by reason and site, for the metrics */
     uint64_t pins_total;        /* distinct pins reported (PinStart) over all connections */
-    uint64_t max_pin_id;        /* pin ids grow: a PinStart re-sent after a reconnect is not new */
+    uint64_t max_pin_id;        /* the highest pin id seen; a lower one still open is a re-sent PinStart */
     struct idmap *carrier_pins; /* carrier tid -> its latest pin id, to end them on a reconnect */
     unsigned max_carriers;      /* the occupancy's cap */
     uint64_t malformed;         /* Transitions / CarrierSample with mismatched arrays */

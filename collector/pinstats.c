@@ -81,10 +81,10 @@ static int16_t site_index(struct pinstats *p, const char *s)
     return (int16_t)p->nsites++;
 }
 
-void pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *site)
+int pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *site)
 {
     if (pin_id == 0 || find(p, pin_id) >= 0)
-        return;
+        return 0;
     if (p->nopen >= PINSTATS_OPEN * 3 / 4) {
         /* ends were lost (dropped events, a reconnect): forget the oldest pin */
         unsigned oldest = PINSTATS_OPEN;
@@ -101,6 +101,7 @@ void pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char 
     p->open[i].reason = (int16_t)(reason >= 0 && reason < PINSTATS_REASONS ? reason : 0);
     p->open[i].site = site_index(p, site);
     p->nopen++;
+    return 1;
 }
 
 static void add(struct pinstats_total *t, int64_t ns)

@@ -52,8 +52,9 @@ struct pinstats *pinstats_new(void);
 void pinstats_free(struct pinstats *p);
 
 /* A pin began: its reason and site (the culprit frame; NULL or "": "unknown").
- * A PinStart re-sent after a reconnect (same pin_id) changes nothing. */
-void pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *site);
+ * A PinStart re-sent after a reconnect (same pin_id, still open) changes
+ * nothing. 1 when the pin was not open before, else 0. */
+int pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *site);
 /* A pin ended after duration_ns: counted under its reason and site, once.
  * Ends of pins never started (or forgotten) are ignored. */
 void pinstats_end(struct pinstats *p, uint64_t pin_id, int64_t duration_ns);

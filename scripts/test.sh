@@ -4,8 +4,8 @@
 #   scripts/lint.sh  first: every C file in .clang-format's layout, clang-tidy clean
 #   build/           everything: labels unit, jvm, collector
 #   build-sanitize/  VTPIN_SANITIZE=ON (gcc, ASan+UBSan on every target): the
-#                    unit and collector tests, then a JVM subset with the ASan
-#                    agent (asan)
+#                    unit and collector tests, then every JVM test with the
+#                    ASan agent (asan)
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
 #                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and

@@ -24,6 +24,12 @@ from harness import (CLASSES_JNA, VTPIN, Run, attach_when_ready, check, classpat
                      pins_in, report_json, scheduler, skip, tempdir)
 
 
+# JNA resolves "c" functions in the global scope, where a preloaded ASan runtime (VTPIN_PRELOAD, the
+# sanitized build) comes first: its qsort interceptor is the function called, and named, then.
+QSORT_LIB = os.path.basename(os.environ["VTPIN_PRELOAD"]) if os.environ.get("VTPIN_PRELOAD") else "libc.so.6"
+LIBRARY = {"usleep": "libc.so.6", "qsort": QSORT_LIB}
+
+
 def jna_jar():
     jar = os.environ.get("VTPIN_JNA_JAR") or "/usr/share/java/jna.jar"
     if not os.path.isfile(jar):
@@ -51,8 +57,8 @@ def check_jna_culprit(p, cls, method, symbol):
           "the culprit is the frame that called the JNA interface, %s.%s: %s" % (cls, method, c))
     dc = c["downcall"]
     check(dc and dc["api"] == "jna" and dc["symbol"] == symbol and
-          os.path.basename(dc["library"] or "") == "libc.so.6",
-          "the culprit names JNA %s in libc.so.6: %s" % (symbol, dc))
+          os.path.basename(dc["library"] or "") == LIBRARY[symbol],
+          "the culprit names JNA %s in %s: %s" % (symbol, LIBRARY[symbol], dc))
     i = p["culprit"]
     proxy = p["stack"][i - 1]
     check(proxy["method"] == symbol and "$Proxy" in proxy["class"], "the interface's proxy is above it: %s" % proxy)
@@ -130,12 +136,12 @@ def case_qsort(jdk):
     for p in native:
         check_qsort_pin(p)
     trace = r.trace_text()
-    for text in ("JnaQsort.sortInC(JnaQsort.java:44) <== native (JNA qsort, libc.so.6)",
+    for text in ("JnaQsort.sortInC(JnaQsort.java:44) <== native (JNA qsort, %s)" % QSORT_LIB,
                  "JnaQsort.compare(JnaQsort.java:33) <== blocking operation",
                  "com.sun.jna.CallbackReference$DefaultCallbackProxy.callback(CallbackReference.java:616) <== upcall"):
         check(text in trace, "the trace shows %r:\n%s" % (text, trace[:3000]))
     text = report_text(r)
-    check("#1  JnaQsort.sortInC(JnaQsort.java:44) <== native (JNA qsort, libc.so.6)\n    NATIVE: " in text and
+    check("#1  JnaQsort.sortInC(JnaQsort.java:44) <== native (JNA qsort, %s)\n    NATIVE: " % QSORT_LIB in text and
           "blocking operation: JnaQsort.compare(JnaQsort.java:33)" in text,
           "the text report names the site, JNA qsort and the blocking operation:\n" + text[:3000])
     site = rep["sites"][0]
@@ -184,7 +190,7 @@ def case_attach(jdk):
     for p in pins:
         check_qsort_pin(p)
     with open(trace) as f:
-        check("JnaQsort.sortInC(JnaQsort.java:44) <== native (JNA qsort, libc.so.6)" in f.read(),
+        check("JnaQsort.sortInC(JnaQsort.java:44) <== native (JNA qsort, %s)" % QSORT_LIB in f.read(),
               "the trace marks the JNA call")
 
 

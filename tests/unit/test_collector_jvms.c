@@ -255,6 +255,37 @@ static void test_reconnect(void)
     jvms_free(r);
 }
 
+/* Two carriers' PinStarts in either order (pin 2 before pin 1) count both; a
+ * PinStart re-sent after a reconnect (still open) does not count again. */
+static void test_pins_out_of_order(void)
+{
+    struct jvms_config cfg = config();
+    struct jvms *r = NULL;
+    CHECK_INT(jvms_new(&r, &cfg), 0);
+    int owner1, owner2;
+    struct session *s1 = session_of(4242, 0), *s2 = session_of(4242, 1);
+    struct jvm *j = NULL;
+    CHECK_INT(jvms_attach(r, s1, "/d/a-0.vtp", &owner1, SEC, &j), 0);
+    setup_agent(j, s1, SEC);
+    CHECK_INT(feed(j, s1, ev_pin_start(2, SEC, 1, 22, 102, 1, 0), SEC), 0);
+    CHECK_INT(feed(j, s1, ev_pin_start(1, SEC, 1, 19, 101, 1, 0), SEC), 0);
+    CHECK_UINT(j->pins_total, 2);
+    CHECK_INT(feed(j, s1, ev_pin_end(2, 2 * SEC), 2 * SEC), 0);
+    jvms_detach(r, j, &owner1, 2 * SEC);
+
+    struct jvm *j2 = NULL;
+    CHECK_INT(jvms_attach(r, s2, "/d/a-1.vtp", &owner2, 3 * SEC, &j2), 0);
+    CHECK(j2 == j);
+    setup_agent(j, s2, 3 * SEC);
+    CHECK_INT(feed(j, s2, ev_pin_start(1, SEC, 1, 19, 101, 1, 0), 3 * SEC), 0); /* re-sent, still pinned */
+    CHECK_UINT(j->pins_total, 2);
+    CHECK_INT(feed(j, s2, ev_pin_start(3, 3 * SEC, 1, 22, 102, 1, 0), 3 * SEC), 0);
+    CHECK_UINT(j->pins_total, 3);
+    session_free(s1);
+    session_free(s2);
+    jvms_free(r);
+}
+
 static void test_capacity(void)
 {
     struct jvms_config cfg = config(); /* max_jvms 2 */
@@ -364,6 +395,7 @@ int main(void)
     CHECK_RUN(test_feed_and_query);
     CHECK_RUN(test_reply_frame);
     CHECK_RUN(test_reconnect);
+    CHECK_RUN(test_pins_out_of_order);
     CHECK_RUN(test_capacity);
     CHECK_RUN(test_alert);
     CHECK_MAIN_RETURN();

@@ -79,9 +79,9 @@ static void test_pinstats(void)
     struct pinstats *p = pinstats_new();
     if (!CHECK(p))
         return;
-    pinstats_start(p, 1, 1, "A.a(A.java:1)");
-    pinstats_start(p, 2, 2, NULL);
-    pinstats_start(p, 1, 1, "A.a(A.java:1)"); /* re-sent after a reconnect */
+    CHECK_INT(pinstats_start(p, 1, 1, "A.a(A.java:1)"), 1);
+    CHECK_INT(pinstats_start(p, 2, 2, NULL), 1);
+    CHECK_INT(pinstats_start(p, 1, 1, "A.a(A.java:1)"), 0); /* re-sent after a reconnect */
     pinstats_end(p, 1, 300 * MS);
     pinstats_end(p, 1, 300 * MS); /* a second end of the same pin */
     pinstats_end(p, 7, 5 * SEC);  /* never started */

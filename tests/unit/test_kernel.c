@@ -483,6 +483,7 @@ static void test_time_blocks(void)
         {.carrier_tid = 6, .start_ns = 62, .end_ns = 500, .state = S},  /* fell asleep just after the sample */
         {.carrier_tid = 7, .start_ns = 10, .end_ns = 95, .state = S},   /* ended before the sample */
         {.carrier_tid = 7, .start_ns = 300, .end_ns = 400, .state = S}, /* long after it */
+        {.carrier_tid = 8, .start_ns = 90, .end_ns = 204, .state = S},  /* ended just after the end sample (200) */
     };
     struct recording_pin pins[] = {
         {.id = 1,
@@ -519,10 +520,19 @@ static void test_time_blocks(void)
          .ended = 1,
          .end_ns = 200,
          .duration_ns = 100}, /* an older agent: no last sample */
+        {.id = 6,
+         .reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK,
+         .has_carrier_tid = 1,
+         .carrier_tid = 8,
+         .start_ns = 100,
+         .ended = 1,
+         .end_ns = 200,
+         .duration_ns = 100,
+         .last_asleep_ns = 190},
     };
     struct recording_session s = {
-        .pins = pins, .n_pins = 5, .kintervals = ks, .n_kintervals = 7, .sample_interval_ns = 10};
-    CHECK_UINT(kernel_time_blocks(&s), 3);
+        .pins = pins, .n_pins = 6, .kintervals = ks, .n_kintervals = 8, .sample_interval_ns = 10};
+    CHECK_UINT(kernel_time_blocks(&s), 4);
     /* from the sleep at its first sample to the end of the sleep at its last, not the idle one after */
     CHECK_INT(pins[0].start_ns, 90);
     CHECK_INT(pins[0].end_ns, 185);
@@ -541,6 +551,9 @@ static void test_time_blocks(void)
     /* without the last sample the end stays the agent's */
     CHECK_INT(pins[4].start_ns, 90);
     CHECK_INT(pins[4].end_ns, 200);
+    /* the end sample read the carrier just after its timestamp: the sleep ended after that, still its end */
+    CHECK_INT(pins[5].end_ns, 204);
+    CHECK_INT(pins[5].duration_ns, 114);
 }
 
 /* The collector's kernel view turned off: nothing loads, status says why, carriers have no kernel times. */
