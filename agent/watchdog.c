@@ -57,8 +57,34 @@ void watchdog_end(struct carrier_slot *c, int64_t now)
     c->block_pin = 0;
 }
 
+/* The stack is taken a moment after the sample classified the carrier, and
+ * the block may have ended in between (the park over, the native call
+ * returned, the class initialized): a stack that no longer shows it would
+ * blame what the thread did next. An empty stack (not taken) proves nothing. */
+static int stack_shows_block(const struct carrier_slot *c, const struct rec *r)
+{
+    if (r->frame_count == 0)
+        return 1;
+    switch (c->watch_kind) {
+    case WATCH_PARKED: {
+        jmethodID park = pins_park_method();
+        for (uint32_t i = 0; i < r->frame_count; i++)
+            if (r->frames[i].method == park)
+                return 1;
+        return 0;
+    }
+    case WATCH_NATIVE:
+        return r->frames[0].method == c->native_method;
+    case WATCH_VM:
+        return r->frames[0].method == c->native_method && r->frames[0].location == c->watch_bci;
+    default:
+        return 1;
+    }
+}
+
 /* A pin the writer found itself (no callback saw it): reason given or
- * inferred from the stack, start at the first sample that saw it. */
+ * inferred from the stack, start at the first sample that saw it. Not
+ * started when its stack shows the block over (the next sample looks again). */
 static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int reason, int64_t now)
 {
     struct rec *r = watchdog.scratch;
@@ -66,13 +92,15 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
     memset(r, 0, pins_record_size(depth));
     r->kind = REC_PIN_START;
     r->reason = (uint8_t)reason;
-    r->pin_id = pins_next_id();
     r->time_ns = c->watch_since;
     r->vthread_id = vid;
     r->carrier_tid = c->tid;
     memcpy(r->carrier_name, c->name, REC_NAME_MAX);
     jthread_copy_name(writer_thread_jni(), vt, r->vthread_name);
     pins_capture_stack(vt, r);
+    if (!stack_shows_block(c, r))
+        return;
+    r->pin_id = pins_next_id();
     char blocked_in[BLOCKED_IN_MAX] = "";
     if (reason == REASON_NATIVE_BLOCK)
         vmblock_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
