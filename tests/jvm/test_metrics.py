@@ -165,10 +165,12 @@ def check_pins(s, pid, jdk, final):
     check(by_reason.get(reason, 0) > 0, "the pins of %s are %s: %s" % (fixture, reason, by_reason))
     count = sum(v for _, v in counts)
     total = sum(v for _, v in select(s, "jvm_threads_virtual_pinned_seconds_sum", jvm=pid))
-    check(count > 0 and total >= count * least_ms / 1000.0 * 0.95,
-          "%d pins of at least %d ms, %.3f s in all" % (count, least_ms, total))
     sites = select(s, "vtpin_pin_site_seconds_total", jvm=pid)
     check(any(site in l["site"] for l, _ in sites), "the fixture's pin site is named: %s" % sites)
+    # the fixture's own site holds its pins' time (the JDK's few short pins have sites of their own)
+    mine = sum(v for l, v in sites if site in l["site"])
+    least = (npins if final else 1) * least_ms / 1000.0 * 0.9
+    check(mine >= least, "%s's site holds at least %.1f s: %.3f s (%d pins in all)" % (fixture, least, mine, count))
     check(abs(sum(v for _, v in sites) - total) < 1e-6, "site totals add up to the pinned total: %s vs %s" %
           (sites, total))
     states = {l["state"]: v for l, v in select(s, "vtpin_carriers", jvm=pid)}
@@ -201,8 +203,8 @@ def case_promtool(jdk):
         r = start_fixture(jdk, coll, os.path.join(d, "jvm"))
         pid = r.proc.pid
         # scraped while the JVM runs: pins already counted
-        body = wait_for(coll.scrape, lambda b: select(samples(b), "jvm_threads_virtual_pinned_seconds_count",
-                                                      jvm=pid), 90, "the first pins of jvm %d" % pid)
+        body = wait_for(coll.scrape, lambda b: any(FIXTURES[jdk][5] in l["site"] and v > 0 for l, v in select(
+            samples(b), "vtpin_pin_site_seconds_total", jvm=pid)), 90, "the first pins of jvm %d at its site" % pid)
         running = r.proc.poll() is None
         promtool_check(body, "while the JVM runs")
         s = samples(body)
