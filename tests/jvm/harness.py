@@ -205,6 +205,13 @@ def culprit(pin):
     return stack[i] if i is not None and 0 <= i < len(stack) else None
 
 
+def native_block_in(pin, cls):
+    """A NATIVE_BLOCK pin blocked in a native method of cls (its culprit): not one of the JDK's own
+    short blocks in native code (e.g. a futex) that a fixture's frames merely sit below."""
+    c = culprit(pin)
+    return pin["reason"] == "NATIVE_BLOCK" and c is not None and c["class"] == cls and c["native"]
+
+
 def touches(pin, cls):
     """True when a frame of the pin's stack belongs to class cls (or its nested classes)."""
     return any(f["class"] == cls or f["class"].startswith(cls + "$") for f in frames_of(pin))

@@ -10,7 +10,8 @@ import signal
 import subprocess
 import time
 
-from harness import CLASSES, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, report_json, scheduler, skip, tempdir
+from harness import (CLASSES, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, native_block_in, report_json,
+                     scheduler, skip, tempdir)
 
 
 class Target:
@@ -195,8 +196,7 @@ def case_reattach(jdk):
         check(os.path.exists(second), "the new record file is opened")
         deadline = time.monotonic() + 30
         while True:  # the watchdog reports the blocks once they pass the threshold
-            pins = [p for p in report_json(second)["pins"]
-                    if p["reason"] == "NATIVE_BLOCK" and any(f["class"] == "NativeBlock" for f in p["stack"])]
+            pins = [p for p in report_json(second)["pins"] if native_block_in(p, "NativeBlock")]
             if len(pins) >= 2:
                 break
             check(time.monotonic() < deadline, "no NATIVE_BLOCK pins in the new recording:\n" + text("stderr.txt"))

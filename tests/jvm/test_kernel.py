@@ -12,7 +12,8 @@ import socket
 import subprocess
 import time
 
-from harness import CLASSES, VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir, wait_ready
+from harness import (CLASSES, VTPIN, Failure, Run, check, main, native_block_in, report_json, scheduler, skip, tempdir,
+                     wait_ready)
 
 BTF = "/sys/kernel/btf/vmlinux"
 DROP_CAPS = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -144,7 +145,7 @@ def case_native_block(jdk):
         recs = coll.recordings()
         check(len(recs) == 1, "one recording: %s" % recs)
         rep = report_json(recs[0])
-        blocks = [p for p in rep["pins"] if p["reason"] == "NATIVE_BLOCK"]
+        blocks = [p for p in rep["pins"] if native_block_in(p, "NativeBlock")]
         check(len(blocks) == 2, "two NATIVE_BLOCK pins: %s" % [p["reason"] for p in rep["pins"]])
         for p in blocks:
             k = p["kernel"]

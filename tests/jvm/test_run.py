@@ -10,7 +10,8 @@ import subprocess
 import time
 import xml.dom.minidom
 
-from harness import CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, check, jdk_home, main, report_json, skip, tempdir
+from harness import (CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, check, jdk_home, main, native_block_in, report_json,
+                     skip, tempdir)
 
 GATE_FAILED = 3
 
@@ -147,8 +148,7 @@ def run_native_block_nanosleep(jdk, d, prefix=()):
     reports = json_reports(p.stdout)
     check(len(reports) == 1, "one JVM, one report: %d\n%s" % (len(reports), p.stdout[-800:]))
     # the fixture's blocks (the JDK 25 can block briefly in native code of its own, e.g. a futex)
-    blocks = [x for x in reports[0]["pins"] if x["reason"] == "NATIVE_BLOCK" and
-              any(f["class"] == "NativeBlock" for f in x["stack"] or [])]
+    blocks = [x for x in reports[0]["pins"] if native_block_in(x, "NativeBlock")]
     check(len(blocks) >= 2, "the agent found the 2 native blocks: %s" % [x["reason"] for x in reports[0]["pins"]])
     return p, blocks
 
