@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, jdk_home, main, report_json, scheduler, skip, tempdir
+from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, report_json, scheduler, skip, tempdir
 from test_collector import Collector, streaming
 
 
@@ -61,7 +61,8 @@ def case_disk_full(jdk):
         print("recording %s; stats %s; %d pins in the file" % (rec, st, len(rep["pins"])))
         check(rec["write_failed"] is True and rec["complete"] is False, "JSON says the writes failed: %s" % rec)
         check(st["write_failures"] >= 1 and st["events_unwritten"] > 0, "counted: %s" % st)
-        check(st["pins_reported"] == 200, "the agent still saw every pin: %s" % st)
+        # >= : on 25 the JDK may add a pin of its own (a CI run saw 201 under ASan)
+        check(st["pins_reported"] >= 200, "the agent still saw every pin: %s" % st)
         check(len(rep["pins"]) < 200, "the file holds only part of them: %d" % len(rep["pins"]))
         codes = [n["code"] for n in rep["notices"]]
         check("output.record.write_failed" in codes, "the notice is in the file: %s" % codes)
@@ -193,7 +194,9 @@ def case_trace_full(jdk):
         check(rep["stats"]["write_failures"] >= 1, "trace write failures counted: %s" % rep["stats"])
         check(any(n["code"] == "output.trace.write_failed" for n in rep["notices"]), "notice recorded")
         check(rep["recording"]["complete"] and not rep["recording"]["write_failed"], "the recording itself is whole")
-        check(rep["stats"]["pins_reported"] == 20 and len(rep["pins"]) == 20, "all pins recorded: %s" % rep["stats"])
+        ours = [pin for pin in rep["pins"] if (culprit(pin) or {}).get("method") == "sleepInNative"]
+        check(len(ours) == 20 and len(rep["pins"]) == rep["stats"]["pins_reported"],
+              "all pins recorded, the fixture's 20 among them: %d of %s" % (len(ours), rep["stats"]))
     finally:
         shutil.rmtree(tmp)
 
