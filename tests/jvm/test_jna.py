@@ -81,7 +81,8 @@ def case_native_block(jdk):
     threads = 2
     r = run(jdk, "JnaSleep", (threads, 300)).run()
     rep = r.report()
-    mine = pins_in(rep, "JnaSleep")
+    # by culprit: the JDK may block briefly in native code of its own under the fixture's frames
+    mine = [p for p in pins_in(rep, "JnaSleep") if (culprit(p) or {}).get("method") == "sleepInC"]
     pins = [p for p in mine if p["reason"] == "NATIVE_BLOCK"]
     check(len(pins) == threads and len(mine) == threads,
           "%d NATIVE_BLOCK pins, got %s" % (threads, [p["reason"] for p in mine]))
