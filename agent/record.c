@@ -103,9 +103,8 @@ struct record *record_open(const char *path, int *err)
         *err = rc;
         /* not even the magic: the empty file we made is no recording; a device stays */
         struct stat st;
-        if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < WIRE_MAGIC_LEN && unlink(path) != 0) {
-            /* gone already: nothing to remove */
-        }
+        if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < WIRE_MAGIC_LEN)
+            (void)unlink(path); /* may be gone already: nothing else to do */
         close(r->fd);
         free(r->buf);
         free(r);
