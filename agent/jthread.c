@@ -185,6 +185,71 @@ int jthread_mounted(jthread carrier, jthread *vt)
     return 0;
 }
 
+/* The fields behind Thread.currentThread() as Java sees it on a carrier: the
+ * carrier's innermost Continuation (Thread.cont, set by Continuation.run), whose
+ * target, for a virtual thread, is VirtualThread$VThreadContinuation's Runnable
+ * capturing the VirtualThread (val$vthread, the same on 21 and 25). Resolved
+ * once, on the writer. */
+static struct {
+    int resolved; /* 0 not yet, 1 found, -1 not this JDK's layout */
+    jfieldID thread_cont, cont_target, target_vthread;
+    jclass target_class;
+} by_fields;
+
+static void resolve_by_fields(JNIEnv *jni)
+{
+    by_fields.resolved = -1;
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    jclass cont_class = (*jni)->FindClass(jni, "jdk/internal/vm/Continuation");
+    jclass target_class = jthread_global_class(jni, "java/lang/VirtualThread$VThreadContinuation$1");
+    if (thread_class && cont_class && target_class) {
+        by_fields.thread_cont = (*jni)->GetFieldID(jni, thread_class, "cont", "Ljdk/internal/vm/Continuation;");
+        by_fields.cont_target = (*jni)->GetFieldID(jni, cont_class, "target", "Ljava/lang/Runnable;");
+        by_fields.target_vthread = (*jni)->GetFieldID(jni, target_class, "val$vthread", "Ljava/lang/VirtualThread;");
+    }
+    (*jni)->ExceptionClear(jni);
+    if (thread_class)
+        (*jni)->DeleteLocalRef(jni, thread_class);
+    if (cont_class)
+        (*jni)->DeleteLocalRef(jni, cont_class);
+    if (by_fields.thread_cont && by_fields.cont_target && by_fields.target_vthread && jthreads.tid_field) {
+        by_fields.target_class = target_class;
+        by_fields.resolved = 1;
+    } else {
+        if (target_class)
+            (*jni)->DeleteGlobalRef(jni, target_class);
+        log_info("this JDK's Thread.cont layout is not the known one: occupancy samples ask JVMTI which virtual "
+                 "thread each carrier runs (costlier on mount-heavy code)");
+    }
+}
+
+int jthread_mounted_id(JNIEnv *jni, jthread carrier, int64_t *vid)
+{
+    *vid = 0;
+    if (by_fields.resolved == 0)
+        resolve_by_fields(jni);
+    if (by_fields.resolved < 0)
+        return -ENOENT;
+    jobject cont = (*jni)->GetObjectField(jni, carrier, by_fields.thread_cont);
+    if (!cont)
+        return 0; /* no continuation mounted: the carrier runs its own code or waits for work */
+    int rc = -ENOENT;
+    jobject target = (*jni)->GetObjectField(jni, cont, by_fields.cont_target);
+    /* the field id is only valid on its class: anything else (a nested or foreign continuation) goes to JVMTI */
+    if (target && (*jni)->IsInstanceOf(jni, target, by_fields.target_class)) {
+        jobject vt = (*jni)->GetObjectField(jni, target, by_fields.target_vthread);
+        if (vt) {
+            *vid = jthread_id(jni, vt);
+            rc = 0;
+            (*jni)->DeleteLocalRef(jni, vt);
+        }
+    }
+    if (target)
+        (*jni)->DeleteLocalRef(jni, target);
+    (*jni)->DeleteLocalRef(jni, cont);
+    return rc;
+}
+
 int jthread_can_see_mounted(void)
 {
     return jthreads.get_virtual_thread != NULL;

@@ -39,4 +39,12 @@ const char *jthread_self_carrier_name(JNIEnv *jni, jthread vthread);
 int jthread_mounted(jthread carrier, jthread *vt);
 int jthread_can_see_mounted(void);
 
+/* The id of the virtual thread mounted on carrier into *vid (0 when none), read
+ * through JNI field reads of the carrier's current continuation: unlike
+ * jthread_mounted, no JVMTI call, so no virtual-thread transition is held up.
+ * Returns 0, or -ENOENT when this JDK's fields are not the known ones or the
+ * mounted continuation is not a virtual thread's (then ask jthread_mounted).
+ * Writer thread only. */
+int jthread_mounted_id(JNIEnv *jni, jthread carrier, int64_t *vid);
+
 #endif

@@ -122,9 +122,14 @@ static void sample_carriers(int64_t now, int sampled)
         JNIEnv *jni = look || sampled ? writer_thread_jni() : NULL;
         if (!jni)
             continue;
+        /* Occupancy alone needs only the id, read without JVMTI: GetVirtualThread would hold
+         * up every carrier's mounts and unmounts while it runs. The watchdog classifies through it. */
         jthread vt = NULL;
-        jthread_mounted(c->thread, &vt);
-        int64_t vid = vt ? jthread_id(jni, vt) : 0;
+        int64_t vid = 0;
+        if (look || jthread_mounted_id(jni, c->thread, &vid) != 0) {
+            jthread_mounted(c->thread, &vt);
+            vid = vt ? jthread_id(jni, vt) : 0;
+        }
         watchdog_sample(c, look ? vt : NULL, vid, now); /* NULL: nothing to classify, as the watchdog would say */
         if (vt)
             (*jni)->DeleteLocalRef(jni, vt);

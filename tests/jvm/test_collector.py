@@ -197,6 +197,34 @@ def case_native_block(jdk, mode):
         coll.kill(signal.SIGTERM)
 
 
+def case_running(jdk):
+    """Sampled occupancy (the default) names the virtual thread each carrier runs: two virtual
+    threads spin in Java on two carriers, and `vtpin top` shows each carrier running one of them.
+    The ids are read from the carrier's continuation (no JVMTI call): the agent must not say it
+    fell back to asking JVMTI."""
+    jdk = int(jdk)
+    coll = Collector().start()
+    r = streaming(jdk, coll, "SpinIds", args=(2, 4000), props=scheduler(2)).start()
+    try:
+        deadline = time.monotonic() + 10
+        ids = set()
+        while len(ids) < 2:
+            check(time.monotonic() < deadline, "the fixture's threads never started: " + r.stdout())
+            ids = {int(l.split()[-1]) for l in r.stdout().splitlines() if l.startswith("SpinIds vthread ")}
+            time.sleep(0.05)
+
+        def running(t):
+            return {c["vthread"] for jv in t["jvms"] if jv["pid"] == r.proc.pid
+                    for c in jv["carriers"] if c["state"] == "running"}
+        top = coll.wait_for(coll.top, lambda t: running(t) == ids, timeout=3)
+        print("spinning %s; carriers %s" % (sorted(ids), json.dumps(top)[:600]))
+        r.wait(60)
+        check("Thread.cont layout" not in r.stderr(), "the agent read the ids without JVMTI:\n" + r.stderr())
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "two_jvms": case_two_jvms,
@@ -204,4 +232,5 @@ if __name__ == "__main__":
         "restart": case_restart,
         "occupancy": case_occupancy,
         "native_block": case_native_block,
+        "running": case_running,
     }))
