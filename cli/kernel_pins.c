@@ -146,7 +146,7 @@ void kernel_times_text(FILE *out, const struct recording_session *s)
     }
 }
 
-/* ---- blocks timed by the kernel ---- */
+/* ---- the kernel's sleeps by carrier (both passes below) ---- */
 
 /* The agent's sample period, as its Hello said (bounded: the file may say anything). */
 static int64_t sample_period(const struct recording_session *s)
@@ -158,6 +158,36 @@ static int is_sleep(const struct recording_kinterval *k)
 {
     return k->state == VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING || k->state == VTPIN__V1__KERNEL_STATE__KERNEL_DISK;
 }
+
+static const struct recording_session *sort_session; /* qsort has no context argument */
+
+/* Intervals by carrier, then start (a carrier's intervals never overlap, so their ends sort too). */
+static int by_carrier_start(const void *a, const void *b)
+{
+    const struct recording_kinterval *x = &sort_session->kintervals[*(const size_t *)a];
+    const struct recording_kinterval *y = &sort_session->kintervals[*(const size_t *)b];
+    if (x->carrier_tid != y->carrier_tid)
+        return x->carrier_tid < y->carrier_tid ? -1 : 1;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The first of sorted[0..n) on carrier tid that ends after t (n when none). */
+static size_t first_ending_after(const struct recording_session *s, const size_t *sorted, size_t n, int32_t tid,
+                                 int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct recording_kinterval *k = &s->kintervals[sorted[mid]];
+        if (k->carrier_tid < tid || (k->carrier_tid == tid && k->end_ns <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- blocks timed by the kernel ---- */
 
 /* The sleep of tid in progress at a sample taken at t (the sample reads the
  * carrier's state just after t): the first that ends after t, if it began by
@@ -221,18 +251,6 @@ static int sampled_park(const struct recording_pin *p)
     return 0;
 }
 
-static const struct recording_session *sort_session; /* qsort has no context argument */
-
-/* Intervals by carrier, then start (a carrier's intervals never overlap, so their ends sort too). */
-static int by_carrier_start(const void *a, const void *b)
-{
-    const struct recording_kinterval *x = &sort_session->kintervals[*(const size_t *)a];
-    const struct recording_kinterval *y = &sort_session->kintervals[*(const size_t *)b];
-    if (x->carrier_tid != y->carrier_tid)
-        return x->carrier_tid < y->carrier_tid ? -1 : 1;
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
 /* Pins by carrier, then start. */
 static int pins_by_carrier_start(const void *a, const void *b)
 {
@@ -241,22 +259,6 @@ static int pins_by_carrier_start(const void *a, const void *b)
     if (x->carrier_tid != y->carrier_tid)
         return x->carrier_tid < y->carrier_tid ? -1 : 1;
     return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-/* The first of sorted[0..n) on carrier tid that ends after t (n when none). */
-static size_t first_ending_after(const struct recording_session *s, const size_t *sorted, size_t n, int32_t tid,
-                                 int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct recording_kinterval *k = &s->kintervals[sorted[mid]];
-        if (k->carrier_tid < tid || (k->carrier_tid == tid && k->end_ns <= t))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 static int dup_opt(const char *in, char **out)
