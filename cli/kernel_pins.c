@@ -161,14 +161,18 @@ static int is_sleep(const struct recording_kinterval *k)
 
 static const struct recording_session *sort_session; /* qsort has no context argument */
 
-/* Intervals by carrier, then start (a carrier's intervals never overlap, so their ends sort too). */
+/* Intervals by carrier, then start, then file order (a carrier's intervals never overlap, so
+ * their ends sort too). */
 static int by_carrier_start(const void *a, const void *b)
 {
-    const struct recording_kinterval *x = &sort_session->kintervals[*(const size_t *)a];
-    const struct recording_kinterval *y = &sort_session->kintervals[*(const size_t *)b];
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const struct recording_kinterval *x = &sort_session->kintervals[i];
+    const struct recording_kinterval *y = &sort_session->kintervals[j];
     if (x->carrier_tid != y->carrier_tid)
         return x->carrier_tid < y->carrier_tid ? -1 : 1;
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return i < j ? -1 : i > j;
 }
 
 /* The first of sorted[0..n) on carrier tid that ends after t (n when none). */
