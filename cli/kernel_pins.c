@@ -191,6 +191,23 @@ static size_t first_ending_after(const struct recording_session *s, const size_t
     return lo;
 }
 
+/* The sleeps (S or D) of s, as indexes into s->kintervals sorted by_carrier_start: *ks
+ * (malloc'ed; s has intervals) and *n. 0 or -ENOMEM. */
+static int sleeps_by_carrier(const struct recording_session *s, size_t **ks, size_t *n)
+{
+    size_t nk = 0, *x = malloc(s->n_kintervals * sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->n_kintervals; i++)
+        if (is_sleep(&s->kintervals[i]))
+            x[nk++] = i;
+    sort_session = s;
+    qsort(x, nk, sizeof(*x), by_carrier_start);
+    *ks = x;
+    *n = nk;
+    return 0;
+}
+
 /* ---- blocks timed by the kernel ---- */
 
 /* The sleep of tid in progress at a sample taken at t (the sample reads the
@@ -278,24 +295,18 @@ int kernel_split_parks(struct recording_session *s)
     int64_t period = sample_period(s);
     int rc = -ENOMEM;
     size_t nk = 0, nc = 0, pieces = 0;
-    size_t *ks = malloc(s->n_kintervals * sizeof(*ks));
+    size_t *ks = NULL;
     size_t *owner = malloc(s->n_kintervals * sizeof(*owner)); /* pin index + 1, 0: none */
     size_t *cand = malloc(s->n_pins * sizeof(*cand));
     size_t *chain = malloc(s->n_pins * sizeof(*chain)); /* a candidate's loop (index of its first pin) + 1, 0: none */
     unsigned char *loop_parks = calloc(s->n_pins ? s->n_pins : 1, 1); /* by a loop's first pin: it has parks */
     struct recording_pin *out = NULL;
-    if (!ks || !owner || !cand || !chain || !loop_parks)
+    if (!owner || !cand || !chain || !loop_parks || sleeps_by_carrier(s, &ks, &nk))
         goto done;
-    for (size_t i = 0; i < s->n_kintervals; i++) {
-        int st = s->kintervals[i].state;
-        if (st == VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING || st == VTPIN__V1__KERNEL_STATE__KERNEL_DISK)
-            ks[nk++] = i;
-    }
     for (size_t i = 0; i < s->n_pins; i++)
         if (sampled_park(&s->pins[i]))
             cand[nc++] = i;
     sort_session = s;
-    qsort(ks, nk, sizeof(*ks), by_carrier_start);
     qsort(cand, nc, sizeof(*cand), pins_by_carrier_start);
     memset(owner, 0, s->n_kintervals * sizeof(*owner));
     memset(chain, 0, s->n_pins * sizeof(*chain));
