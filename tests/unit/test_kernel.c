@@ -610,6 +610,7 @@ static void test_time_blocks_unordered(void)
         {.carrier_tid = 30, .start_ns = 500, .end_ns = 900, .state = S},
         {.carrier_tid = 30, .start_ns = 500, .end_ns = 600, .state = S},
         {.carrier_tid = 30, .start_ns = 510, .end_ns = 520, .state = S},
+        {.carrier_tid = 30, .start_ns = 400, .end_ns = 450, .state = S}, /* ended before */
     };
     struct recording_pin ps[2] = {base, base};
     ps[0].carrier_tid = ps[1].carrier_tid = 30;
@@ -618,7 +619,7 @@ static void test_time_blocks_unordered(void)
     ps[0].last_asleep_ns = 700; /* only the first has not ended then (it starts before the others end) */
     ps[1].last_asleep_ns = 550; /* the first two have not: same start */
     s = (struct recording_session){
-        .pins = ps, .n_pins = 2, .kintervals = odd, .n_kintervals = 3, .sample_interval_ns = 10};
+        .pins = ps, .n_pins = 2, .kintervals = odd, .n_kintervals = 4, .sample_interval_ns = 10};
     CHECK_UINT(kernel_time_blocks(&s), 2);
     for (int i = 0; i < 2; i++) {
         CHECK_INT(ps[i].start_ns, 500);
