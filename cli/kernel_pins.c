@@ -146,7 +146,7 @@ void kernel_times_text(FILE *out, const struct recording_session *s)
     }
 }
 
-/* ---- blocks timed by the kernel ---- */
+/* ---- the kernel's sleeps by carrier (both passes below) ---- */
 
 /* The agent's sample period, as its Hello said (bounded: the file may say anything). */
 static int64_t sample_period(const struct recording_session *s)
@@ -159,32 +159,101 @@ static int is_sleep(const struct recording_kinterval *k)
     return k->state == VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING || k->state == VTPIN__V1__KERNEL_STATE__KERNEL_DISK;
 }
 
-/* The sleep of tid in progress at a sample taken at t (the sample reads the
- * carrier's state just after t): the first that ends after t, if it began by
- * t + period. NULL when the kernel kept none (e.g. sleeps below --kernel-min). */
-static const struct recording_kinterval *sleep_at(const struct recording_session *s, int32_t tid, int64_t t,
-                                                  int64_t period)
+static const struct recording_session *sort_session; /* qsort has no context argument */
+
+/* Intervals by carrier, then start, then file order (qsort is not stable). A carrier's intervals
+ * do not overlap, so their ends sort too (sleeps_by_carrier checks). */
+static int by_carrier_start(const void *a, const void *b)
 {
-    const struct recording_kinterval *best = NULL;
-    for (size_t j = 0; j < s->n_kintervals; j++) {
-        const struct recording_kinterval *k = &s->kintervals[j];
-        if (k->carrier_tid == tid && is_sleep(k) && k->end_ns > t && k->start_ns <= t + period &&
-            (!best || k->start_ns < best->start_ns))
-            best = k;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const struct recording_kinterval *x = &sort_session->kintervals[i];
+    const struct recording_kinterval *y = &sort_session->kintervals[j];
+    if (x->carrier_tid != y->carrier_tid)
+        return x->carrier_tid < y->carrier_tid ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* The first of sorted[0..n) on carrier tid that ends after t (n when none). */
+static size_t first_ending_after(const struct recording_session *s, const size_t *sorted, size_t n, int32_t tid,
+                                 int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct recording_kinterval *k = &s->kintervals[sorted[mid]];
+        if (k->carrier_tid < tid || (k->carrier_tid == tid && k->end_ns <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return best;
+    return lo;
+}
+
+/* The sleeps (S or D) of s, as indexes into s->kintervals sorted by_carrier_start: *ks
+ * (malloc'ed; s has intervals) and *n. *ends_sorted (when not NULL): each carrier's ends sort
+ * too, as first_ending_after() needs; they do unless its sleeps overlap (a malformed or merged
+ * view). 0 or -ENOMEM. */
+static int sleeps_by_carrier(const struct recording_session *s, size_t **ks, size_t *n, int *ends_sorted)
+{
+    size_t nk = 0, *x = malloc(s->n_kintervals * sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->n_kintervals; i++)
+        if (is_sleep(&s->kintervals[i]))
+            x[nk++] = i;
+    sort_session = s;
+    qsort(x, nk, sizeof(*x), by_carrier_start);
+    if (ends_sorted) {
+        *ends_sorted = 1;
+        for (size_t i = 1; i < nk && *ends_sorted; i++) {
+            const struct recording_kinterval *a = &s->kintervals[x[i - 1]], *b = &s->kintervals[x[i]];
+            *ends_sorted = a->carrier_tid != b->carrier_tid || a->end_ns <= b->end_ns;
+        }
+    }
+    *ks = x;
+    *n = nk;
+    return 0;
+}
+
+/* ---- blocks timed by the kernel ---- */
+
+/* The sleep of tid in progress at a sample taken at t (the sample reads the
+ * carrier's state just after t): of those that end after t and began by
+ * t + period, the first to begin (the first in the file of those that began
+ * together). NULL when the kernel kept none (e.g. sleeps below --kernel-min).
+ * ks[0..n) from sleeps_by_carrier(); without ends_sorted the search starts at
+ * ks[0] and skips what ended by t. */
+static const struct recording_kinterval *sleep_at(const struct recording_session *s, const size_t *ks, size_t n,
+                                                  int ends_sorted, int32_t tid, int64_t t, int64_t period)
+{
+    for (size_t i = ends_sorted ? first_ending_after(s, ks, n, tid, t) : 0; i < n; i++) {
+        const struct recording_kinterval *k = &s->kintervals[ks[i]];
+        if (k->carrier_tid < tid || (k->carrier_tid == tid && k->end_ns <= t))
+            continue;
+        if (k->carrier_tid > tid || k->start_ns > t + period)
+            break;
+        return k;
+    }
+    return NULL;
 }
 
 size_t kernel_time_blocks(struct recording_session *s)
 {
     int64_t period = sample_period(s);
-    size_t timed = 0;
+    size_t timed = 0, nk = 0, *ks = NULL;
+    int ends_sorted = 0;
+    if (s->n_kintervals == 0)
+        return 0;
     for (size_t i = 0; i < s->n_pins; i++) {
         struct recording_pin *p = &s->pins[i];
         if ((p->reason != VTPIN__V1__PIN_REASON__NATIVE_BLOCK && p->reason != VTPIN__V1__PIN_REASON__VM_BLOCK) ||
             !p->has_carrier_tid || p->split_from)
             continue;
-        const struct recording_kinterval *first = sleep_at(s, p->carrier_tid, p->start_ns, period);
+        if (!ks && sleeps_by_carrier(s, &ks, &nk, &ends_sorted))
+            break; /* out of memory: the agent's times stay, as without a kernel view */
+        const struct recording_kinterval *first = sleep_at(s, ks, nk, ends_sorted, p->carrier_tid, p->start_ns, period);
         if (!first)
             continue; /* the kernel kept no sleep there: the agent's times stay */
         /* the first sample that saw it asleep: it began when that sleep did (the sample
@@ -193,7 +262,8 @@ size_t kernel_time_blocks(struct recording_session *s)
         if (p->ended && p->last_asleep_ns) {
             /* the last sample that saw it asleep: it ended when that sleep did (not at the next sample,
              * which reads the carrier just after its timestamp: the sleep can end after that too) */
-            const struct recording_kinterval *last = sleep_at(s, p->carrier_tid, p->last_asleep_ns, period);
+            const struct recording_kinterval *last =
+                sleep_at(s, ks, nk, ends_sorted, p->carrier_tid, p->last_asleep_ns, period);
             if (last && last->end_ns <= p->end_ns + period)
                 p->end_ns = last->end_ns;
         }
@@ -202,6 +272,7 @@ size_t kernel_time_blocks(struct recording_session *s)
         p->timed_by_kernel = 1;
         timed++;
     }
+    free(ks);
     return timed;
 }
 
@@ -221,18 +292,6 @@ static int sampled_park(const struct recording_pin *p)
     return 0;
 }
 
-static const struct recording_session *sort_session; /* qsort has no context argument */
-
-/* Intervals by carrier, then start (a carrier's intervals never overlap, so their ends sort too). */
-static int by_carrier_start(const void *a, const void *b)
-{
-    const struct recording_kinterval *x = &sort_session->kintervals[*(const size_t *)a];
-    const struct recording_kinterval *y = &sort_session->kintervals[*(const size_t *)b];
-    if (x->carrier_tid != y->carrier_tid)
-        return x->carrier_tid < y->carrier_tid ? -1 : 1;
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
 /* Pins by carrier, then start. */
 static int pins_by_carrier_start(const void *a, const void *b)
 {
@@ -241,22 +300,6 @@ static int pins_by_carrier_start(const void *a, const void *b)
     if (x->carrier_tid != y->carrier_tid)
         return x->carrier_tid < y->carrier_tid ? -1 : 1;
     return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-/* The first of sorted[0..n) on carrier tid that ends after t (n when none). */
-static size_t first_ending_after(const struct recording_session *s, const size_t *sorted, size_t n, int32_t tid,
-                                 int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct recording_kinterval *k = &s->kintervals[sorted[mid]];
-        if (k->carrier_tid < tid || (k->carrier_tid == tid && k->end_ns <= t))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 static int dup_opt(const char *in, char **out)
@@ -272,24 +315,18 @@ int kernel_split_parks(struct recording_session *s)
     int64_t period = sample_period(s);
     int rc = -ENOMEM;
     size_t nk = 0, nc = 0, pieces = 0;
-    size_t *ks = malloc(s->n_kintervals * sizeof(*ks));
+    size_t *ks = NULL;
     size_t *owner = malloc(s->n_kintervals * sizeof(*owner)); /* pin index + 1, 0: none */
     size_t *cand = malloc(s->n_pins * sizeof(*cand));
     size_t *chain = malloc(s->n_pins * sizeof(*chain)); /* a candidate's loop (index of its first pin) + 1, 0: none */
     unsigned char *loop_parks = calloc(s->n_pins ? s->n_pins : 1, 1); /* by a loop's first pin: it has parks */
     struct recording_pin *out = NULL;
-    if (!ks || !owner || !cand || !chain || !loop_parks)
+    if (!owner || !cand || !chain || !loop_parks || sleeps_by_carrier(s, &ks, &nk, NULL))
         goto done;
-    for (size_t i = 0; i < s->n_kintervals; i++) {
-        int st = s->kintervals[i].state;
-        if (st == VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING || st == VTPIN__V1__KERNEL_STATE__KERNEL_DISK)
-            ks[nk++] = i;
-    }
     for (size_t i = 0; i < s->n_pins; i++)
         if (sampled_park(&s->pins[i]))
             cand[nc++] = i;
     sort_session = s;
-    qsort(ks, nk, sizeof(*ks), by_carrier_start);
     qsort(cand, nc, sizeof(*cand), pins_by_carrier_start);
     memset(owner, 0, s->n_kintervals * sizeof(*owner));
     memset(chain, 0, s->n_pins * sizeof(*chain));

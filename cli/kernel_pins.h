@@ -38,7 +38,8 @@ void kernel_times_text(FILE *out, const struct recording_session *s);
  * collector's kernel view, such a pin starts when the sleep in progress at
  * its first sample began and, when PinEnd said the last sample that saw it
  * asleep, ends when the sleep in progress then ended; it is marked
- * timed_by_kernel. Any mode. Returns how many pins were timed. */
+ * timed_by_kernel. Any mode. Returns how many pins were timed (none when out
+ * of memory: the agent's times stay, as without the kernel view). */
 size_t kernel_time_blocks(struct recording_session *s);
 
 /* Exact pins after attach. In an attach-mode session, a pin the sampler found

@@ -556,6 +556,77 @@ static void test_time_blocks(void)
     CHECK_INT(pins[5].duration_ns, 114);
 }
 
+/* kernel_time_blocks on a view in no order: carriers interleaved, each with several sleeps. */
+static void test_time_blocks_unordered(void)
+{
+    const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING, D = VTPIN__V1__KERNEL_STATE__KERNEL_DISK,
+              R = VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
+    struct recording_kinterval ks[] = {
+        {.carrier_tid = 20, .start_ns = 400, .end_ns = 480, .state = S}, /* idle long after */
+        {.carrier_tid = 21, .start_ns = 241, .end_ns = 400, .state = S}, /* idle after */
+        {.carrier_tid = 20, .start_ns = 104, .end_ns = 150, .state = S}, /* also in progress at 100 + period */
+        {.carrier_tid = 21, .start_ns = 50, .end_ns = 99, .state = S},   /* ended before the first sample */
+        {.carrier_tid = 20, .start_ns = 95, .end_ns = 103, .state = S},  /* asleep at the first sample (100) */
+        {.carrier_tid = 20, .start_ns = 160, .end_ns = 170, .state = R}, /* preempted: not a sleep */
+        {.carrier_tid = 21, .start_ns = 105, .end_ns = 180, .state = D}, /* fell asleep just after the sample */
+        {.carrier_tid = 20, .start_ns = 256, .end_ns = 300, .state = S}, /* began just after the last sample */
+        {.carrier_tid = 20, .start_ns = 171, .end_ns = 255, .state = S}, /* asleep at the last sample (250) */
+        {.carrier_tid = 21, .start_ns = 181, .end_ns = 240, .state = S}, /* asleep at the last sample (200) */
+    };
+    struct recording_pin base = {.reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK,
+                                 .has_carrier_tid = 1,
+                                 .start_ns = 100,
+                                 .ended = 1,
+                                 .end_ns = 260,
+                                 .duration_ns = 160};
+    struct recording_pin pins[5];
+    for (int i = 0; i < 5; i++)
+        pins[i] = base, pins[i].id = (uint64_t)i + 1;
+    pins[0].carrier_tid = 20, pins[0].last_asleep_ns = 250;
+    pins[1].carrier_tid = 21, pins[1].last_asleep_ns = 200, pins[1].reason = VTPIN__V1__PIN_REASON__VM_BLOCK;
+    pins[1].end_ns = 245;
+    pins[2].carrier_tid = 20, pins[2].start_ns = 152, pins[2].end_ns = 158; /* between two sleeps */
+    /* carriers with no interval, either side of those with some */
+    pins[3].carrier_tid = 19, pins[4].carrier_tid = 22;
+    struct recording_session s = {
+        .pins = pins, .n_pins = 5, .kintervals = ks, .n_kintervals = 10, .sample_interval_ns = 10};
+    CHECK_UINT(kernel_time_blocks(&s), 2);
+    /* the earliest sleep in progress at each sample, not the first in the file nor the later one
+     * that also began within a period */
+    CHECK_INT(pins[0].start_ns, 95);
+    CHECK_INT(pins[0].end_ns, 255);
+    CHECK_INT(pins[0].duration_ns, 160);
+    CHECK_INT(pins[1].start_ns, 105);
+    CHECK_INT(pins[1].end_ns, 240);
+    CHECK_INT(pins[1].duration_ns, 135);
+    for (int i = 2; i < 5; i++) {
+        CHECK_INT(pins[i].timed_by_kernel, 0);
+        CHECK_INT(pins[i].start_ns, i == 2 ? 152 : 100);
+    }
+
+    /* overlapping sleeps (a malformed or merged view): still the earliest-starting one that has
+     * not ended, the first in the file of those that start together */
+    struct recording_kinterval odd[] = {
+        {.carrier_tid = 30, .start_ns = 500, .end_ns = 900, .state = S},
+        {.carrier_tid = 30, .start_ns = 500, .end_ns = 600, .state = S},
+        {.carrier_tid = 30, .start_ns = 510, .end_ns = 520, .state = S},
+        {.carrier_tid = 30, .start_ns = 400, .end_ns = 450, .state = S}, /* ended before */
+    };
+    struct recording_pin ps[2] = {base, base};
+    ps[0].carrier_tid = ps[1].carrier_tid = 30;
+    ps[0].start_ns = ps[1].start_ns = 505;
+    ps[0].end_ns = ps[1].end_ns = 910;
+    ps[0].last_asleep_ns = 700; /* only the first has not ended then (it starts before the others end) */
+    ps[1].last_asleep_ns = 550; /* the first two have not: same start */
+    s = (struct recording_session){
+        .pins = ps, .n_pins = 2, .kintervals = odd, .n_kintervals = 4, .sample_interval_ns = 10};
+    CHECK_UINT(kernel_time_blocks(&s), 2);
+    for (int i = 0; i < 2; i++) {
+        CHECK_INT(ps[i].start_ns, 500);
+        CHECK_INT(ps[i].end_ns, 900);
+    }
+}
+
 /* The collector's kernel view turned off: nothing loads, status says why, carriers have no kernel times. */
 static void test_kglue_off(void)
 {
@@ -604,5 +675,6 @@ int main(void)
     test_kernel_pins();
     test_split_parks();
     test_time_blocks();
+    test_time_blocks_unordered();
     CHECK_MAIN_RETURN();
 }
