@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_pins.h"
+
 int run_kernel_same(const struct recording_session *a, const struct recording_session *b)
 {
     if (!a->has_hello || !b->has_hello || a->pid != b->pid)
@@ -55,6 +57,7 @@ static int join_session(const char *dir, struct recording_session *s)
         return 0;
     }
     int got = 0;
+    size_t had = s->n_kintervals;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         struct recording *r = NULL;
         char err[512];
@@ -72,6 +75,15 @@ static int join_session(const char *dir, struct recording_session *s)
         recording_free(r);
     }
     globfree(&g);
+    /* The load split and timed the pins by the intervals it had: none, for an agent's own
+     * recording. Now that the collector's are here, the same two passes as `vtpin report`. */
+    if (got && had == 0 && s->n_kintervals > 0) {
+        if (kernel_split_parks(s) == 0)
+            kernel_time_blocks(s);
+        else
+            fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not split by it\n",
+                    s->pid);
+    }
     return got;
 }
 

@@ -169,6 +169,10 @@ def case_kernel_view(jdk):
                   any("nanosleep" in f for f in k["stack"]), "the kernel's syscall names the sleep: %s" % k)
             # the 1 s sleep: most of the pin is off CPU (no timing gate, just not nothing)
             check(k["off_cpu_ns"] > 0 and k["intervals"] >= 1, "off-CPU time from the kernel: %s" % k)
+            # timed by the kernel as `vtpin report` times a collector's recording, not a sample late
+            parks = k["parks"]
+            check(b["timed_by"] == "kernel" and parks and b["start_ns"] == parks[0]["start_ns"],
+                  "timed by the kernel's sleep: %s" % b)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
