@@ -81,8 +81,7 @@ static int join_session(const char *dir, struct recording_session *s)
         if (kernel_split_parks(s) == 0)
             kernel_time_blocks(s);
         else
-            fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not split by it\n",
-                    s->pid);
+            fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not split by it\n", s->pid);
     }
     return got;
 }
