@@ -122,11 +122,13 @@ static void sample_carriers(int64_t now, int sampled)
         JNIEnv *jni = look || sampled ? writer_thread_jni() : NULL;
         if (!jni)
             continue;
-        /* Occupancy alone needs only the id, read without JVMTI: GetVirtualThread would hold
-         * up every carrier's mounts and unmounts while it runs. The watchdog classifies through it. */
+        /* The id is read without JVMTI: GetVirtualThread holds up every carrier's mounts and
+         * unmounts while it runs. Only a mounted virtual thread the watchdog must classify is
+         * asked for through it; an idle carrier (parked in its pool, so looked at) has none. */
         jthread vt = NULL;
         int64_t vid = 0;
-        if (look || jthread_mounted_id(jni, c->thread, &vid) != 0) {
+        int by_fields = jthread_mounted_id(jni, c->thread, &vid) == 0;
+        if (!by_fields || (look && vid != 0)) {
             jthread_mounted(c->thread, &vt);
             vid = vt ? jthread_id(jni, vt) : 0;
         }

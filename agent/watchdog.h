@@ -17,8 +17,10 @@
 int watchdog_init(const struct writer_config *cfg, jvmtiEnv *jvmti); /* 0 or -ENOMEM */
 void watchdog_fini(void);
 
-/* Whether carrier c must be classified through JVMTI this sample (each look
- * disables virtual-thread transitions, so an idle carrier is not looked at). */
+/* Whether carrier c must be classified this sample: its JavaThread is in
+ * native or blocked, or it is already watched. The sampler then asks JVMTI
+ * (which disables virtual-thread transitions) only when a virtual thread is
+ * mounted on it. */
 int watchdog_must_look(struct carrier_slot *c);
 /* One sample of carrier c: vt (NULL: nothing to classify) is its mounted
  * virtual thread, vid its id (0: none). */
