@@ -199,19 +199,21 @@ static struct {
 static void resolve_by_fields(JNIEnv *jni)
 {
     by_fields.resolved = -1;
-    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
-    jclass cont_class = (*jni)->FindClass(jni, "jdk/internal/vm/Continuation");
+    jclass thread_class = jthread_global_class(jni, "java/lang/Thread");
+    jclass cont_class = jthread_global_class(jni, "jdk/internal/vm/Continuation");
     jclass target_class = jthread_global_class(jni, "java/lang/VirtualThread$VThreadContinuation$1");
-    if (thread_class && cont_class && target_class) {
+    if (thread_class && cont_class && target_class) { /* a missing field: NULL and NoSuchFieldError, cleared */
         by_fields.thread_cont = (*jni)->GetFieldID(jni, thread_class, "cont", "Ljdk/internal/vm/Continuation;");
+        (*jni)->ExceptionClear(jni);
         by_fields.cont_target = (*jni)->GetFieldID(jni, cont_class, "target", "Ljava/lang/Runnable;");
+        (*jni)->ExceptionClear(jni);
         by_fields.target_vthread = (*jni)->GetFieldID(jni, target_class, "val$vthread", "Ljava/lang/VirtualThread;");
+        (*jni)->ExceptionClear(jni);
     }
-    (*jni)->ExceptionClear(jni);
     if (thread_class)
-        (*jni)->DeleteLocalRef(jni, thread_class);
+        (*jni)->DeleteGlobalRef(jni, thread_class);
     if (cont_class)
-        (*jni)->DeleteLocalRef(jni, cont_class);
+        (*jni)->DeleteGlobalRef(jni, cont_class);
     if (by_fields.thread_cont && by_fields.cont_target && by_fields.target_vthread && jthreads.tid_field) {
         by_fields.target_class = target_class;
         by_fields.resolved = 1;
