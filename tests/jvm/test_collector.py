@@ -73,6 +73,12 @@ class Collector:
             time.sleep(0.1)
         raise Failure("timed out; last answer: %s" % json.dumps(last)[:1500])
 
+    def native_blocks(self, pid, n, timeout=30):
+        """`vtpin top`'s carriers of JVM pid in a native block, once there are n of them."""
+        def blocked(t):
+            return [c for jv in t["jvms"] if jv["pid"] == pid for c in jv["carriers"] if c["state"] == "native_block"]
+        return blocked(self.wait_for(self.top, lambda t: len(blocked(t)) == n, timeout))
+
 
 def streaming(jdk, coll, fixture, args=(), props=(), opts=""):
     return Run(jdk, fixture, args=args, props=props,
@@ -185,12 +191,8 @@ def case_native_block(jdk, mode):
     coll = Collector().start()
     r = streaming(jdk, coll, "NativeBlock", args=(mode, 2, 3000), props=scheduler(2)).start()
     try:
-        top = coll.wait_for(coll.top, lambda t: sum(1 for jv in t["jvms"] if jv["pid"] == r.proc.pid
-                                                    for c in jv["carriers"] if c["state"] == "native_block") == 2)
-        for jv in top["jvms"]:
-            for c in jv["carriers"]:
-                if c["state"] == "native_block":
-                    check(c["reason"] == "NATIVE_BLOCK" and "NativeBlock.block" in c["culprit"], "culprit: %s" % c)
+        for c in coll.native_blocks(r.proc.pid, 2):
+            check(c["reason"] == "NATIVE_BLOCK" and "NativeBlock.block" in c["culprit"], "culprit: %s" % c)
         r.wait(60)
     finally:
         r.kill()

@@ -222,10 +222,7 @@ def case_collector(jdk):
     RUNS.append(coll.dir)
     r = tracked(streaming(jdk, coll, "FfmSleep", args=(2, 3000), props=scheduler(2))).start()
     try:
-        top = coll.wait_for(coll.top, lambda t: sum(1 for jv in t["jvms"] if jv["pid"] == r.proc.pid
-                                                    for c in jv["carriers"] if c["state"] == "native_block") == 2)
-        blocked = [c for jv in top["jvms"] for c in jv["carriers"] if c["state"] == "native_block"]
-        for c in blocked:
+        for c in coll.native_blocks(r.proc.pid, 2):
             check(c["reason"] == "NATIVE_BLOCK" and c["culprit"].startswith("FfmSleep.sleepInC(") and
                   c["culprit"].endswith("<== native (FFM downcall usleep, libc.so.6)"), "culprit: %s" % c)
         r.wait(60)

@@ -157,10 +157,7 @@ def case_collector(jdk):
     coll = Collector().start()
     r = run(jdk, "JnaSleep", (2, 3000), agent_opts="collector=%s" % coll.socket).start()
     try:
-        top = coll.wait_for(coll.top, lambda t: sum(1 for jv in t["jvms"] if jv["pid"] == r.proc.pid
-                                                    for c in jv["carriers"] if c["state"] == "native_block") == 2)
-        blocked = [c for jv in top["jvms"] for c in jv["carriers"] if c["state"] == "native_block"]
-        for c in blocked:
+        for c in coll.native_blocks(r.proc.pid, 2):
             check(c["reason"] == "NATIVE_BLOCK" and c["culprit"].startswith("JnaSleep.sleepInC(") and
                   c["culprit"].endswith("<== native (JNA usleep, libc.so.6)"), "culprit: %s" % c)
         r.wait(60)

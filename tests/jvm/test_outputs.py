@@ -31,21 +31,10 @@ def case_disk_full(jdk):
     """record= on a file system that fills up: one error line naming the file and ENOSPC (on
     stderr and in log=), the JVM exits 0, the report says the writes failed, not that it was killed."""
     home = jdk_home(int(jdk))
-    if os.geteuid() != 0:
-        skip("mounting a small tmpfs needs root")
-    tmp = tempdir(prefix="vtpin-full-")
-    small = os.path.join(tmp, "small")
-    os.mkdir(small)
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small], capture_output=True, text=True)
-    if p.returncode != 0:
-        shutil.rmtree(tmp)
-        skip("cannot mount a tmpfs here: " + p.stderr.strip())
-    try:
-        # leave 12 KiB (8 of them the agent's reserve): the recording of 200 pins needs far more
-        with open(os.path.join(small, "filler"), "wb") as f:
-            f.write(b"\0" * (52 * 1024))
-        record = os.path.join(small, "pins.vtp")
-        log = os.path.join(tmp, "agent.log")
+    # 12 KiB free (8 of them the agent's reserve): the recording of 200 pins needs far more
+    with SmallDisk(12 * 1024) as disk:
+        record = os.path.join(disk.path, "pins.vtp")
+        log = os.path.join(disk.tmp, "agent.log")
         p = java(home, "record=%s,log=%s" % (record, log), "JniSleep", "200", "40")
         check(p.returncode == 0, "the JVM runs on and exits 0 with a full disk (%d): %s" % (p.returncode, p.stderr))
         check("fixture JniSleep done" in p.stdout, "the program ran to its end: " + p.stdout[:500])
@@ -72,9 +61,6 @@ def case_disk_full(jdk):
               "the text report says the writes failed: " + header)
         check("writes failed" in out and "events unwritten" in out, "counters shown:\n" + out[-800:])
         check("No space left on device" in err, "report warns with the agent's reason: " + err)
-    finally:
-        subprocess.run(["umount", small])
-        shutil.rmtree(tmp)
 
 
 class SmallDisk:
