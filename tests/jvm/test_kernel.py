@@ -120,6 +120,8 @@ def case_native_block(jdk):
         st = coll.ask("status")
         kv = st["collector"]["kernel_view"]
         check(kv["enabled"] is True, "kernel view on: %s" % kv)
+        # read before any agent came: loading them at the first interval stalled the loop as pins came in
+        check(kv["kernel_symbols"] > 1000, "kernel symbols loaded at start: %s" % kv)
         r = streaming(jdk, coll, "NativeBlock", args=("nanosleep", 2, 3000), props=scheduler(2)).start()
 
         def sleeping(top):
