@@ -845,13 +845,8 @@ int server_run(const struct server_config *cfg)
         clog_error("%s", strerror(-rc));
         goto cleanup;
     }
-    if ((rc = listener_open_mode(&s->ln, cfg->socket_path, 128, sock_mode, one_group ? cfg->allow.gids[0] : (gid_t)-1,
-                                 err, sizeof(err))) != 0) {
-        clog_error("%s", err);
-        goto cleanup;
-    }
-    if ((rc = setup_fds(s, &mask)) != 0)
-        goto cleanup;
+    /* The kernel view first (its BPF program, the kernel's symbols: up to a few hundred ms): an
+     * agent that connects as soon as the socket exists finds its carriers tracked from the start. */
     struct kglue_config kc = {.mode = (enum kglue_mode)cfg->kernel_mode,
                               .min_ns = cfg->kernel_min_ns,
                               .max_carriers = 4096,
@@ -871,6 +866,13 @@ int server_run(const struct server_config *cfg)
     } else {
         clog_info("kernel view off: %s; going on without it", kglue_reason(s->kernel));
     }
+    if ((rc = listener_open_mode(&s->ln, cfg->socket_path, 128, sock_mode, one_group ? cfg->allow.gids[0] : (gid_t)-1,
+                                 err, sizeof(err))) != 0) {
+        clog_error("%s", err);
+        goto cleanup;
+    }
+    if ((rc = setup_fds(s, &mask)) != 0)
+        goto cleanup;
     s->started = mono_ns();
     budget_init(&s->budget, cfg->memory_budget);
     if (cfg->metrics_addrlen && start_metrics(s) != 0)
