@@ -105,10 +105,11 @@ def screenshot(page, work, name, keep=False):
 
 
 def frame_text(f):
-    """How the page shows a culprit: Class.method(File.java:N)."""
+    """How the page shows a culprit: [module/]Class.method(File.java:N), as a Java stack trace
+    does (a JDK frame, e.g. a JDK pin's culprit in java.base, carries its module)."""
     where = "Native Method" if f["native"] else ("%s:%d" % (f["source"], f["line"]) if f["line"] is not None
                                                    else f["source"] or "Unknown Source")
-    return "%s.%s(%s)" % (f["class"], f["method"], where)
+    return "%s%s.%s(%s)" % (f["module"] + "/" if f.get("module") else "", f["class"], f["method"], where)
 
 
 def blocked_words(pin):
