@@ -153,7 +153,7 @@ static void describe_native(struct active_pin *a, JNIEnv *jni)
     struct carrier_slot *c = carriers_by_tid(a->carrier_tid);
     jthread vt = NULL;
     int rc = -ESTALE;
-    if (c && jthread_mounted(c->thread, &vt) == 0 && vt) {
+    if (c && jthread_mounted(jni, c->thread, &vt) == 0 && vt) {
         if (jthread_id(jni, vt) == a->vthread_id)
             rc = downcall_resolve(active.jvmti, jni, vt, site.downcall, a->stack->mids[site.downcall], &a->downcall);
         (*jni)->DeleteLocalRef(jni, vt);

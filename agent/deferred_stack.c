@@ -42,7 +42,7 @@ int deferred_stack_take(int carrier_tid, int64_t vthread_id, int through_park, c
     JNIEnv *jni = c ? writer_thread_jni() : NULL;
     jthread vt = NULL;
     int rc = -EAGAIN;
-    if (jni && jthread_mounted(c->thread, &vt) == 0 && vt && jthread_id(jni, vt) == vthread_id && is_blocked(vt)) {
+    if (jni && jthread_mounted(jni, c->thread, &vt) == 0 && vt && jthread_id(jni, vt) == vthread_id && is_blocked(vt)) {
         struct rec *r = late.scratch;
         r->frame_count = 0;
         r->truncated = 0;

@@ -173,7 +173,9 @@ const char *jthread_self_carrier_name(JNIEnv *jni, jthread vthread)
     return self.name;
 }
 
-int jthread_mounted(jthread carrier, jthread *vt)
+/* HotSpot's GetVirtualThread: right on any JDK, but it holds up every carrier's
+ * mounts and unmounts while it runs (an all-threads transition disabler). */
+static int mounted_by_extension(jthread carrier, jthread *vt)
 {
     *vt = NULL;
     if (!jthreads.get_virtual_thread)
@@ -220,14 +222,15 @@ static void resolve_by_fields(JNIEnv *jni)
     } else {
         if (target_class)
             (*jni)->DeleteGlobalRef(jni, target_class);
-        log_info("this JDK's Thread.cont layout is not the known one: occupancy samples ask JVMTI which virtual "
-                 "thread each carrier runs (costlier on mount-heavy code)");
+        log_info("this JDK's Thread.cont layout is not the known one: the sampler and the watchdog ask JVMTI which "
+                 "virtual thread each carrier runs (costlier on mount-heavy code)");
     }
 }
 
-int jthread_mounted_id(JNIEnv *jni, jthread carrier, int64_t *vid)
+/* 0 with *vt (NULL: no continuation mounted), or -ENOENT: the fields cannot tell. */
+static int mounted_by_fields(JNIEnv *jni, jthread carrier, jthread *vt)
 {
-    *vid = 0;
+    *vt = NULL;
     if (by_fields.resolved == 0)
         resolve_by_fields(jni);
     if (by_fields.resolved < 0)
@@ -235,21 +238,21 @@ int jthread_mounted_id(JNIEnv *jni, jthread carrier, int64_t *vid)
     jobject cont = (*jni)->GetObjectField(jni, carrier, by_fields.thread_cont);
     if (!cont)
         return 0; /* no continuation mounted: the carrier runs its own code or waits for work */
-    int rc = -ENOENT;
     jobject target = (*jni)->GetObjectField(jni, cont, by_fields.cont_target);
     /* the field id is only valid on its class: anything else (a nested or foreign continuation) goes to JVMTI */
-    if (target && (*jni)->IsInstanceOf(jni, target, by_fields.target_class)) {
-        jobject vt = (*jni)->GetObjectField(jni, target, by_fields.target_vthread);
-        if (vt) {
-            *vid = jthread_id(jni, vt);
-            rc = 0;
-            (*jni)->DeleteLocalRef(jni, vt);
-        }
-    }
+    if (target && (*jni)->IsInstanceOf(jni, target, by_fields.target_class))
+        *vt = (jthread)(*jni)->GetObjectField(jni, target, by_fields.target_vthread);
     if (target)
         (*jni)->DeleteLocalRef(jni, target);
     (*jni)->DeleteLocalRef(jni, cont);
-    return rc;
+    return *vt ? 0 : -ENOENT;
+}
+
+int jthread_mounted(JNIEnv *jni, jthread carrier, jthread *vt)
+{
+    if (mounted_by_fields(jni, carrier, vt) == 0)
+        return 0;
+    return mounted_by_extension(carrier, vt);
 }
 
 int jthread_can_see_mounted(void)

@@ -1,9 +1,9 @@
 /* Java threads as the agent reads them: a thread's id and name, the carrier
  * of a virtual thread, the CarrierThread class, and the virtual thread a
- * carrier runs (HotSpot's GetVirtualThread extension). Shared by the pin
- * callbacks (pins.c), the carrier registry (carriers.c) and the writer.
- * Every call here is safe from a hot callback: JNI field reads and local
- * references only, no lock, no allocation, no I/O. */
+ * carrier runs. Shared by the pin callbacks (pins.c), the carrier registry
+ * (carriers.c) and the writer. Every call here but jthread_mounted (writer
+ * only) is safe from a hot callback: JNI field reads and local references
+ * only, no lock, no allocation, no I/O. */
 #ifndef VTPIN_JTHREAD_H
 #define VTPIN_JTHREAD_H
 
@@ -34,17 +34,14 @@ int jthread_self_tid(void);
 const char *jthread_self_name_set(JNIEnv *jni, jthread self);
 const char *jthread_self_carrier_name(JNIEnv *jni, jthread vthread);
 
-/* The virtual thread mounted on carrier into *vt (a local ref, NULL when none).
- * Returns 0, -ENOSYS without the extension, -EINVAL when the JVM refuses. */
-int jthread_mounted(jthread carrier, jthread *vt);
-int jthread_can_see_mounted(void);
-
-/* The id of the virtual thread mounted on carrier into *vid (0 when none), read
- * through JNI field reads of the carrier's current continuation: unlike
- * jthread_mounted, no JVMTI call, so no virtual-thread transition is held up.
- * Returns 0, or -ENOENT when this JDK's fields are not the known ones or the
- * mounted continuation is not a virtual thread's (then ask jthread_mounted).
+/* The virtual thread mounted on carrier into *vt (a local ref, NULL when none),
+ * read through JNI field reads of the carrier's current continuation: no JVMTI
+ * call, so no virtual-thread transition is held up. HotSpot's GetVirtualThread,
+ * which holds up every carrier's, answers only when this JDK's fields are not
+ * the known ones or the mounted continuation is not a virtual thread's.
+ * Returns 0, -ENOSYS without the extension, -EINVAL when the JVM refuses.
  * Writer thread only. */
-int jthread_mounted_id(JNIEnv *jni, jthread carrier, int64_t *vid);
+int jthread_mounted(JNIEnv *jni, jthread carrier, jthread *vt);
+int jthread_can_see_mounted(void);
 
 #endif

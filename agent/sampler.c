@@ -122,16 +122,11 @@ static void sample_carriers(int64_t now, int sampled)
         JNIEnv *jni = look || sampled ? writer_thread_jni() : NULL;
         if (!jni)
             continue;
-        /* The id is read without JVMTI: GetVirtualThread holds up every carrier's mounts and
-         * unmounts while it runs. Only a mounted virtual thread the watchdog must classify is
-         * asked for through it; an idle carrier (parked in its pool, so looked at) has none. */
+        /* Read without JVMTI (jthread_mounted): an idle carrier (parked in its pool, so looked
+         * at) has no virtual thread mounted, and a mounted one is classified from it. */
         jthread vt = NULL;
-        int64_t vid = 0;
-        int by_fields = jthread_mounted_id(jni, c->thread, &vid) == 0;
-        if (!by_fields || (look && vid != 0)) {
-            jthread_mounted(c->thread, &vt);
-            vid = vt ? jthread_id(jni, vt) : 0;
-        }
+        jthread_mounted(jni, c->thread, &vt);
+        int64_t vid = vt ? jthread_id(jni, vt) : 0;
         watchdog_sample(c, look ? vt : NULL, vid, now); /* NULL: nothing to classify, as the watchdog would say */
         if (vt)
             (*jni)->DeleteLocalRef(jni, vt);

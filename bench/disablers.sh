@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # How often each configuration holds up every carrier's virtual-thread mounts:
 # counts HotSpot's all-threads transition disabler
-# (JvmtiVTMSTransitionDisabler::VTMS_transition_disable_for_all) and the
-# GetVirtualThread extension with uprobes on libjvm.so, one run per
+# (JvmtiVTMSTransitionDisabler::VTMS_transition_disable_for_all), the
+# GetVirtualThread extension, and the one-thread disabler (VTMS_transition_disable_for_one:
+# a JVMTI call on one virtual thread; it holds up that thread's transitions and sends
+# every other mount through a counter check) with uprobes on libjvm.so, one run per
 # configuration of a bench workload. Counts, not timings: steady on a noisy
 # machine. Needs root (tracefs uprobes), perf and a libjvm.so with a symbol
 # table (Temurin's and Debian's have one).
@@ -31,11 +33,14 @@ offset_of() {
 }
 cleanup() { echo "-:$group/all" >>"$tracefs/uprobe_events" 2>/dev/null || true
             echo "-:$group/gvt" >>"$tracefs/uprobe_events" 2>/dev/null || true
+            echo "-:$group/one" >>"$tracefs/uprobe_events" 2>/dev/null || true
             rm -f /tmp/vtpin-disablers-$$.*; }
 trap cleanup EXIT
 echo "p:$group/all $libjvm:$(offset_of _ZN27JvmtiVTMSTransitionDisabler31VTMS_transition_disable_for_allEv)" \
   >>"$tracefs/uprobe_events"
 echo "p:$group/gvt $libjvm:$(offset_of _ZL16GetVirtualThreadPK9_jvmtiEnvz)" >>"$tracefs/uprobe_events"
+echo "p:$group/one $libjvm:$(offset_of _ZN27JvmtiVTMSTransitionDisabler31VTMS_transition_disable_for_oneEv)" \
+  >>"$tracefs/uprobe_events"
 
 case $workload in
   mountchurn) args=(BenchMountChurn shape=steady concurrent=16 threads=200000 yields=10 warmup=50000 warmupPasses=1) ;;
@@ -51,14 +56,15 @@ configs=("no agent|" "JFR default|-XX:StartFlightRecording=settings=default,file
   configs+=("old default|-agentpath:$VTPIN_OLD_AGENT=occupancy=sampled,record=$tmp.vtp,quiet")
 
 echo "$(basename "$home"), ${args[0]}: calls per run"
-echo "| configuration | all-threads disablers | GetVirtualThread |"
-echo "|---|---|---|"
+echo "| configuration | all-threads disablers | GetVirtualThread | one-thread disablers |"
+echo "|---|---|---|---|"
 for c in "${configs[@]}"; do
   name=${c%%|*} flag=${c#*|}
   # shellcheck disable=SC2086 # flag is one option or none
-  perf stat -x, -e "$group:all,$group:gvt" -o "$tmp.stat" -- "$home/bin/java" -Xms1g -Xmx1g \
+  perf stat -x, -e "$group:all,$group:gvt,$group:one" -o "$tmp.stat" -- "$home/bin/java" -Xms1g -Xmx1g \
     --enable-native-access=ALL-UNNAMED $flag -cp "$build/java-fixtures/classes" \
     -Djava.library.path="$build/java-fixtures/lib" "${args[@]}" >"$tmp.out" 2>&1 ||
     { cat "$tmp.out" >&2; exit 1; }
-  awk -F, -v n="$name" '$3 ~ /:all$/ {a = $1} $3 ~ /:gvt$/ {g = $1} END {printf "| %s | %s | %s |\n", n, a, g}' "$tmp.stat"
+  awk -F, -v n="$name" '$3 ~ /:all$/ {a = $1} $3 ~ /:gvt$/ {g = $1} $3 ~ /:one$/ {o = $1}
+                        END {printf "| %s | %s | %s | %s |\n", n, a, g, o}' "$tmp.stat"
 done
