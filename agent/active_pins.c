@@ -31,6 +31,7 @@ struct active_pin {
     uint32_t culprit;
     char blocked_in[BLOCKED_IN_MAX];
     int stack_deferred; /* the stack is taken when the pin crosses the threshold */
+    int monitors_later; /* the stack came without its monitors: taken again when reported in progress */
     int blocking;       /* frame of the blocking operation when not the culprit, else -1 */
     int has_downcall;   /* the culprit invoked an FFM downcall or called a JNA function; downcall names it */
     struct downcall_target downcall;
@@ -205,6 +206,9 @@ static int take_deferred_stack(struct active_pin *a)
 /* Returns -EAGAIN when the pin's stack cannot be taken yet (try again next round). */
 static int report_start(struct active_pin *a, int still_pinned)
 {
+    if (a->monitors_later && still_pinned)
+        take_deferred_stack(a); /* not blocked (any more): the frames it has stay, without monitors */
+    a->monitors_later = 0;
     if (a->stack_deferred && (!still_pinned || take_deferred_stack(a) == -EAGAIN)) {
         if (still_pinned && clock_mono_ns() - a->start_ns < (int64_t)active.cfg->options->threshold_ns + 100000000LL)
             return -EAGAIN;
@@ -264,6 +268,7 @@ void active_pins_start(const struct rec *r, const char *blocked_in)
             return;
         }
         a->reason = REASON_NATIVE;
+        a->monitors_later = r->monitors_later;
     }
     if (!a->stack_deferred)
         set_stack(a, r);

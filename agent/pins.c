@@ -101,20 +101,28 @@ static int mounted_reason(JNIEnv *jni)
     }
 }
 
-void pins_capture_stack(jthread thread, struct rec *r)
+/* The frames, every monitor count 0. */
+static jint capture_frames(jthread thread, struct rec *r)
 {
     unsigned depth = detector.setup.depth;
-    uint16_t *monitors = rec_monitors(r, depth);
     jint count = 0;
     if ((*detector.jvmti)->GetStackTrace(detector.jvmti, thread, 0, (jint)depth, r->frames, &count) != JVMTI_ERROR_NONE)
         count = 0;
     r->frame_count = (uint32_t)count;
-    memset(monitors, 0, (size_t)count * sizeof(uint16_t));
+    memset(rec_monitors(r, depth), 0, (size_t)count * sizeof(uint16_t));
     if (count == (jint)depth) {
         jint total = 0;
         if ((*detector.jvmti)->GetFrameCount(detector.jvmti, thread, &total) == JVMTI_ERROR_NONE && total > count)
             r->truncated = 1;
     }
+    return count;
+}
+
+void pins_capture_stack(jthread thread, struct rec *r)
+{
+    unsigned depth = detector.setup.depth;
+    uint16_t *monitors = rec_monitors(r, depth);
+    jint count = capture_frames(thread, r);
     if (!detector.setup.have_monitor_depths || count == 0)
         return;
     jint n = 0;
@@ -182,8 +190,14 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     memcpy(r->carrier_name, jthread_self_carrier_name(jni, vthread), REC_NAME_MAX);
     int deferred = detector.setup.defer_stacks && !stack_now;
     r->stack_deferred = (uint8_t)deferred;
+    /* With a threshold, a stack needed now only decides whether this is a pin (24+: most
+     * contended entries are not): the frames say it. Reading the monitors each frame holds
+     * walks the stack again, so the writer reads them when a real pin crosses the threshold. */
+    r->monitors_later = (uint8_t)(stack_now && detector.setup.defer_stacks);
     if (deferred)
         r->frame_count = 0;
+    else if (r->monitors_later)
+        capture_frames(vthread, r);
     else
         pins_capture_stack(vthread, r);
     queue_commit(detector.setup.queue, ticket);

@@ -46,6 +46,7 @@ struct rec {
     uint8_t truncated;
     uint8_t stack_deferred; /* the writer takes the stack if the pin outlasts the threshold */
     uint8_t op;             /* enum pin_op */
+    uint8_t monitors_later; /* frames only: the writer reads the monitors if it reports the pin in progress */
     int32_t carrier_tid;
     uint64_t pin_id;
     int64_t time_ns;
