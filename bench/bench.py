@@ -19,6 +19,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import resource
 import shutil
@@ -80,7 +81,7 @@ CONFIG_TEXT = {
     "jfr-pinned": "JFR with java-fixtures/pin.jfc (jdk.VirtualThreadPinned, threshold 0, stacks)",
     "vtpin-pins": "vtpin occupancy=off, record=FILE (pins only)",
     "vtpin-exact": "vtpin occupancy=exact, record=FILE (every mount/unmount)",
-    "vtpin-sampled": "vtpin occupancy=sampled (the default, 10 ms), record=FILE",
+    "vtpin-sampled": "vtpin occupancy=sampled (the default: occupancy every 40 ms, watchdog every 10 ms), record=FILE",
     "vtpin-collector": "vtpin collector=SOCKET (occupancy sampled), streaming to `vtpin collector`",
 }
 
@@ -260,6 +261,8 @@ def run_jvm(cmd, timeout, stdout_path, stderr_path, env=None):
 
 def config_flags(config, tmp, collector):
     rec = os.path.join(tmp, "run.vtp")
+    if config.startswith("old-"):  # the same vtpin configuration with another build of the agent
+        return [f.replace(AGENT, os.environ["VTPIN_OLD_AGENT"]) for f in config_flags(config[4:], tmp, collector)]
     if config == "none":
         return []
     if config == "floor":
@@ -421,8 +424,7 @@ def overhead_table(jdk, workload, configs, rounds, args):
             notes.append("collector CPU %.0f ms per run (whole run)" % (statistics.median(col) * 1000))
         if workload == "service":
             p99 = [int(x["fields"].get("p99_us", 0)) for x in ok]
-            p99x = paired([{k: dict(v, p99=int(v["fields"].get("p99_us", 0))) if v and v.get("status") == "ok"
-                            else v for k, v in r.items()} for r in rounds], c, "none", "p99")
+            p99x = paired(with_p99(rounds), c, "none", "p99")
             notes.append("request p99 %.1f ms%s" % (
                 statistics.median(p99) / 1000,
                 " (× no agent %s)" % fmt_range(statistics.median(p99x), min(p99x), max(p99x))
@@ -438,7 +440,78 @@ def overhead_table(jdk, workload, configs, rounds, args):
     if others:
         lines += ["", "Other processes on the machine kept %.2f cores busy during these runs (median; "
                   "max %.2f, of %d)." % (statistics.median(others), max(others), os.cpu_count())]
-    return "\n".join(lines) + "\n", summary
+    return "\n".join(lines) + "\n" + target_checks(workload, configs, rounds), summary
+
+
+# Issue 9's targets, judged per round against the same round's runs. (workload, measure, config,
+# reference, bound): the median over rounds of (config × no agent) − (reference × no agent) must be
+# ≤ bound when reference is a configuration, or the median of (config × no agent) ≤ 1 + bound when
+# it is None.
+TARGETS = [
+    ("mountchurn-steady", "elapsed_ns", "vtpin-sampled", "jfr", 0.05),
+    ("mountchurn-steady", "cpu_ns", "vtpin-sampled", "jfr", 0.05),
+    ("mountchurn-steady", "elapsed_ns", "vtpin-pins", "jfr", 0.05),
+    ("mountchurn-steady", "cpu_ns", "vtpin-pins", "jfr", 0.05),
+    ("service", "elapsed_ns", "vtpin-sampled", None, 0.02),
+    ("service", "cpu_ns", "vtpin-sampled", None, 0.02),
+    ("service", "p99", "vtpin-sampled", None, 0.05),
+    ("service", "elapsed_ns", "vtpin-pins", None, 0.02),
+    ("service", "cpu_ns", "vtpin-pins", None, 0.02),
+    ("service", "p99", "vtpin-pins", None, 0.05),
+]
+MEASURE_TEXT = {"elapsed_ns": "wall", "cpu_ns": "CPU", "p99": "request p99"}
+
+
+def with_p99(rounds):
+    """rounds with each ok service run's request p99 (µs) as run["p99"]."""
+    return [{k: dict(v, p99=int(v["fields"].get("p99_us", 0))) if v and v.get("status") == "ok" else v
+             for k, v in r.items()} for r in rounds]
+
+
+def median_interval(values, level=0.90, resamples=4000):
+    """A bootstrap interval (percentile method, fixed seed: the same data give the same
+    interval) of the median of values."""
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    tail = (1 - level) / 2
+    return meds[int(tail * resamples)], meds[min(resamples - 1, int((1 - tail) * resamples))]
+
+
+def target_checks(workload, configs, rounds):
+    """Markdown: each of TARGETS for this workload, with the per-round differences' median, its
+    90 % bootstrap interval and a verdict: met (the whole interval within the bound), not met
+    (the whole interval beyond it) or not decided (the noise straddles the bound)."""
+    lines = []
+    rounds = with_p99(rounds)
+    for w, key, c, ref, bound in TARGETS:
+        if w != workload or c not in configs or (ref and ref not in configs):
+            continue
+        x = paired(rounds, c, "none", key)
+        if ref:
+            y = paired(rounds, ref, "none", key)
+            if len(x) != len(y):  # a failed run on one side: keep the rounds where both ran
+                both = [r for r in rounds if all(r.get(k) and r[k].get("status") == "ok" for k in (c, ref, "none"))]
+                x, y = paired(both, c, "none", key), paired(both, ref, "none", key)
+            values = [a - b for a, b in zip(x, y)]
+            what = "%s × no agent − %s × no agent ≤ %+.2f" % (c, ref, bound)
+            limit = bound
+        else:
+            values = x
+            what = "%s × no agent ≤ %.2f" % (c, 1 + bound)
+            limit = 1 + bound
+        if len(values) < 2:
+            continue
+        med = statistics.median(values)
+        lo, hi = median_interval(values)
+        verdict = "met" if hi <= limit else "not met" if lo > limit else "not decided (the noise straddles it)"
+        lines.append("| %s: %s | %d | %+.3f | %+.3f … %+.3f | %s |" % (
+            MEASURE_TEXT[key], what, len(values), med, lo, hi, verdict) if ref else
+            "| %s: %s | %d | %.3f | %.3f … %.3f | %s |" % (MEASURE_TEXT[key], what, len(values), med, lo, hi, verdict))
+    if not lines:
+        return ""
+    return "\n".join(["", "Issue 9's targets, per round against the same round's runs: median over rounds and its "
+                       "90 % bootstrap interval; met only when the whole interval is within the bound.", "",
+                       "| target | rounds | median | 90 % interval | verdict |", "|---|---|---|---|---|"] + lines) + "\n"
 
 
 def human(n):
@@ -468,7 +541,9 @@ def run_overhead(jdk, args, workdir, collector, out):
         for r in range(total):
             warm = not args.quick and r == 0
             this = {}
-            for c in configs:
+            # measured rounds rotate the order, so no configuration always runs first or last
+            k = 0 if warm else (r if args.quick else r - 1) % len(configs)
+            for c in configs[k:] + configs[:k]:
                 tag = "warmup" if warm else "r%d" % (r if args.quick else r - 1)
                 res = one_run(jdk, w, c, args, workdir, collector, timeout, logs, tag,
                               idle=0 if warm else (r if args.quick else r - 1) % 2)
@@ -822,7 +897,16 @@ def main():
     ap.add_argument("--poll-us", type=int, default=200, help="pause between collector queries (latency)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs of every run)")
+    ap.add_argument("--tables-from", metavar="JSON",
+                    help="print the overhead tables (and target checks) of an earlier run's .json, run nothing")
     args = ap.parse_args()
+    if args.tables_from:
+        with open(args.tables_from) as f:
+            raw = json.load(f)
+        old = argparse.Namespace(**raw["args"])
+        for w, res in raw.get("overhead", {}).items():
+            print(overhead_table(raw["jdk"], w, old.configs, res["rounds"], old)[0])
+        return
     if args.quick:
         args.rounds = 1
         if args.pins == 101:
@@ -835,7 +919,10 @@ def main():
         if w not in WORKLOADS:
             raise SystemExit("bench: unknown workload %s (%s)" % (w, ", ".join(WORKLOADS)))
     for c in args.configs:
-        if c not in CONFIGS + EXTRA_CONFIGS:
+        if c.startswith("old-vtpin-") and c[4:] in CONFIGS + EXTRA_CONFIGS:
+            if not os.path.exists(os.environ.get("VTPIN_OLD_AGENT", "")):
+                raise SystemExit("bench: %s runs $VTPIN_OLD_AGENT (an earlier libvtpin.so): not set or missing" % c)
+        elif c not in CONFIGS + EXTRA_CONFIGS:
             raise SystemExit("bench: unknown configuration %s (%s)" % (c, ", ".join(CONFIGS + EXTRA_CONFIGS)))
     for need in ("none", "floor"):
         if "overhead" in parts and need not in args.configs:
