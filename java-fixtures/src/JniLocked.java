@@ -8,6 +8,8 @@ import java.util.List;
  * JDK 21-23 that pins (MONITOR_ENTER); on 24+ (JEP 491) a contended entry
  * unmounts, but not under a native frame: it still pins (NATIVE; JFR:
  * "Native or VM frame on stack", blockingOperation "Contended monitor enter").
+ * Each virtual thread holds a monitor of its own across the native call
+ * (enterHolding), so its pin's stack shows one monitor held there.
  * main releases the monitor holdMs after every virtual thread is blocked on it.
  * Mode wait: each virtual thread calls Object.wait(holdMs) from a JNI callback
  * instead (21-23: OBJECT_WAIT; 24+: NATIVE, blockingOperation "Object.wait").
@@ -27,6 +29,14 @@ public class JniLocked {
 
     /** Implemented in native/vtpin_fixture_jni.c: calls enterCallback() through JNI. */
     static native void enterInNative();
+
+    /** A monitor of its own held across the native call. */
+    static void enterHolding() {
+        Object mine = new Object();
+        synchronized (mine) {
+            enterInNative();
+        }
+    }
 
     /** Called from C. */
     static void enterCallback() {
@@ -62,7 +72,7 @@ public class JniLocked {
         }
         synchronized (LOCK) {
             for (int t = 0; t < threads; t++)
-                vts.add(Thread.ofVirtual().name("jnilocked-" + t).start(JniLocked::enterInNative));
+                vts.add(Thread.ofVirtual().name("jnilocked-" + t).start(JniLocked::enterHolding));
             long deadline = System.nanoTime() + 30_000_000_000L;
             for (Thread vt : vts) {
                 while (vt.getState() != Thread.State.BLOCKED) {

@@ -185,7 +185,10 @@ def case_jni_contended(jdk):
     """A contended synchronized block entered from a JNI callback: one pin per virtual thread on every
     JDK. 21-23: MONITOR_ENTER at the synchronized frame. 24+: the entry cannot unmount under the
     native frame, so NATIVE, the culprit the native method and the synchronized frame the blocking
-    operation; the count agrees with JFR's jdk.VirtualThreadPinned in the same run."""
+    operation; the count agrees with JFR's jdk.VirtualThreadPinned in the same run. Each virtual
+    thread holds a monitor of its own below the native call (JniLocked.enterHolding): the stack shows
+    it there (on 24+ the callback keeps only the frames of a contended entry that may pin, and the
+    writer reads the monitors when it reports the pin)."""
     jdk = int(jdk)
     threads = 3
     r = Run(jdk, "JniLocked", args=(threads, 100), props=scheduler(threads), jfr=jdk >= 24).run(timeout=120)
@@ -200,6 +203,9 @@ def case_jni_contended(jdk):
         top = p["stack"][0]
         check((top["class"], top["method"]) == ("JniLocked", "enterCallback"),
               "top frame: the synchronized block: %s" % top)
+        holding = [f for f in p["stack"] if (f["class"], f["method"]) == ("JniLocked", "enterHolding")]
+        check(len(holding) == 1 and holding[0]["monitors"] == 1,
+              "the frame holding its own monitor shows it: %s" % p["stack"][:6])
         c = culprit(p)
         if jdk < 24:
             check(p["reason"] == "MONITOR_ENTER", "reason %s, expected MONITOR_ENTER" % p["reason"])
