@@ -265,6 +265,7 @@ void active_pins_start(const struct rec *r, const char *blocked_in)
         JNIEnv *jni = r->frame_count ? writer_thread_jni() : NULL;
         if (!jni || symbols_rec_has_native(active.symbols, jni, r) != 1) {
             active.count--;
+            active.counts.not_pins++;
             return;
         }
         a->reason = REASON_NATIVE;

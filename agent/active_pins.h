@@ -36,6 +36,7 @@ void active_pins_resend(unsigned sinks);
 
 struct active_pins_counts {
     uint64_t reported, below_threshold, dropped, without_stack, carriers_started, compensations;
+    uint64_t not_pins; /* 24+: contended entries and waits that could unmount (pins_started counts them) */
 };
 void active_pins_counts(struct active_pins_counts *out);
 
