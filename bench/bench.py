@@ -488,11 +488,9 @@ def target_checks(workload, configs, rounds):
             continue
         x = paired(rounds, c, "none", key)
         if ref:
-            y = paired(rounds, ref, "none", key)
-            if len(x) != len(y):  # a failed run on one side: keep the rounds where both ran
-                both = [r for r in rounds if all(r.get(k) and r[k].get("status") == "ok" for k in (c, ref, "none"))]
-                x, y = paired(both, c, "none", key), paired(both, ref, "none", key)
-            values = [a - b for a, b in zip(x, y)]
+            # only the rounds where both ran (a failed run on one side would shift the pairs)
+            both = [r for r in rounds if all(r.get(k) and r[k].get("status") == "ok" for k in (c, ref, "none"))]
+            values = [a - b for a, b in zip(paired(both, c, "none", key), paired(both, ref, "none", key))]
             what = "%s × no agent − %s × no agent ≤ %+.2f" % (c, ref, bound)
             limit = bound
         else:
