@@ -255,7 +255,9 @@ int jthread_mounted(JNIEnv *jni, jthread carrier, jthread *vt)
     return mounted_by_extension(carrier, vt);
 }
 
-int jthread_can_see_mounted(void)
+int jthread_can_see_mounted(JNIEnv *jni)
 {
-    return jthreads.get_virtual_thread != NULL;
+    if (by_fields.resolved == 0)
+        resolve_by_fields(jni);
+    return by_fields.resolved > 0 || jthreads.get_virtual_thread != NULL;
 }

@@ -42,6 +42,7 @@ const char *jthread_self_carrier_name(JNIEnv *jni, jthread vthread);
  * Returns 0, -ENOSYS without the extension, -EINVAL when the JVM refuses.
  * Writer thread only. */
 int jthread_mounted(JNIEnv *jni, jthread carrier, jthread *vt);
-int jthread_can_see_mounted(void);
+/* Whether jthread_mounted can answer at all (the fields or the extension). */
+int jthread_can_see_mounted(JNIEnv *jni);
 
 #endif

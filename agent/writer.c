@@ -215,8 +215,9 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
     if (rc)
         return rc;
     vmstructs_init(jni);
-    if (!jthread_can_see_mounted())
-        log_warn("the JVM has no GetVirtualThread extension: no sampled occupancy, no native-block watchdog");
+    if (!jthread_can_see_mounted(jni))
+        log_warn("neither Thread.cont's known fields nor the GetVirtualThread extension: no sampled occupancy, "
+                 "no native-block watchdog");
     session_hello(SINK_RECORD, 0);
     session_notices(SINK_RECORD); /* logged already */
     outputs_flush(clock_mono_ns(), counters_to_record);

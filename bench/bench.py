@@ -486,7 +486,6 @@ def target_checks(workload, configs, rounds):
     for w, key, c, ref, bound in TARGETS:
         if w != workload or c not in configs or (ref and ref not in configs):
             continue
-        x = paired(rounds, c, "none", key)
         if ref:
             # only the rounds where both ran (a failed run on one side would shift the pairs)
             both = [r for r in rounds if all(r.get(k) and r[k].get("status") == "ok" for k in (c, ref, "none"))]
@@ -494,7 +493,7 @@ def target_checks(workload, configs, rounds):
             what = "%s × no agent − %s × no agent ≤ %+.2f" % (c, ref, bound)
             limit = bound
         else:
-            values = x
+            values = paired(rounds, c, "none", key)
             what = "%s × no agent ≤ %.2f" % (c, 1 + bound)
             limit = 1 + bound
         if len(values) < 2:

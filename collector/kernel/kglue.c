@@ -24,8 +24,7 @@ struct kglue {
     kglue_write write;
     struct kview *kv;
     struct kjoin *join;
-    struct ksyms *syms;
-    int syms_tried;
+    struct ksyms *syms; /* NULL: /proc/kallsyms unreadable */
     char reason[256];
     int timer_fd;
     struct loop_watch rb_watch, timer_watch;
@@ -46,7 +45,19 @@ const char *kglue_reason(const struct kglue *k)
     return k ? k->reason : "not started";
 }
 
-static const struct ksyms *symbols(struct kglue *k);
+/* The kernel's symbols, to name kernel stacks: read once, at open. */
+static void load_symbols(struct kglue *k)
+{
+    FILE *f = fopen("/proc/kallsyms", "re");
+    if (f)
+        setvbuf(f, NULL, _IOFBF, 1 << 16); /* ~5 MB: not in 1 KiB reads */
+    int rc = f ? ksyms_load(&k->syms, f) : -errno;
+    if (f)
+        fclose(f);
+    if (rc)
+        clog_warn("kernel view: cannot read /proc/kallsyms (%s): kernel stacks stay as addresses",
+                  rc == -ENOENT ? "all addresses hidden" : strerror(-rc));
+}
 
 int kglue_open(struct kglue **out, const struct kglue_config *cfg, kglue_write write, char *why, size_t whylen)
 {
@@ -95,7 +106,7 @@ int kglue_open(struct kglue **out, const struct kglue_config *cfg, kglue_write w
     /* Now, before the collector serves anyone: loaded at the first interval, the ~120k symbols
      * stalled the loop for 0.1-0.5 s just as the first pins came in (8 of 100 back-to-back 20 ms
      * pins never showed in `top`, and the rest waited up to 14 ms). */
-    symbols(k);
+    load_symbols(k);
     return 0;
 }
 
@@ -127,23 +138,6 @@ static Vtpin__V1__KernelState wire_state(int state)
     }
 }
 
-static const struct ksyms *symbols(struct kglue *k)
-{
-    if (!k->syms_tried) {
-        k->syms_tried = 1;
-        FILE *f = fopen("/proc/kallsyms", "re");
-        if (f)
-            setvbuf(f, NULL, _IOFBF, 1 << 16); /* ~5 MB: not in 1 KiB reads */
-        int rc = f ? ksyms_load(&k->syms, f) : -errno;
-        if (f)
-            fclose(f);
-        if (rc)
-            clog_warn("kernel view: cannot read /proc/kallsyms (%s): kernel stacks stay as addresses",
-                      rc == -ENOENT ? "all addresses hidden" : strerror(-rc));
-    }
-    return k->syms;
-}
-
 static void emit(void *arg, const struct kjoin_carrier *c, const struct kview_interval *iv)
 {
     struct kglue *k = arg;
@@ -161,7 +155,7 @@ static void emit(void *arg, const struct kjoin_carrier *c, const struct kview_in
         }
     } else {
         n = kview_stack(k->kv, iv->stack_id, ips, KGLUE_STACK_MAX);
-        const struct ksyms *syms = n > 0 ? symbols(k) : NULL;
+        const struct ksyms *syms = n > 0 ? k->syms : NULL;
         for (int i = 0; i < n; i++)
             stack[i] = (char *)ksyms_format(syms, ips[i], names[i], sizeof(names[i]));
     }
