@@ -181,11 +181,12 @@ def check_pins(s, pid, jdk, final):
     check(select(s, "vtpin_starvation_alert", jvm=pid), "alert gauge for the JVM")
     if final:
         # The JDK can add a few short pins of its own (e.g. JDK 21's method-handle linkage contended by
-        # virtual threads starting at once, as MONITOR or MONITOR_ENTER): they are counted, at sites of
-        # their own, and never in place of the fixture's.
+        # virtual threads starting at once, as MONITOR or MONITOR_ENTER; a CRITICAL_SECTION on 25 under
+        # the fixture's own native frame, seen under ASan): they are counted, never in place of the
+        # fixture's. Those of the fixture's own reason must have sites of their own.
         extra = count - npins
         others = [l["site"] for l, _ in sites if site not in l["site"]]
-        check(by_reason[reason] >= npins and 0 <= extra <= 10 and (extra == 0 or others),
+        check(by_reason[reason] >= npins and 0 <= extra <= 10 and (by_reason[reason] == npins or others),
               "%s makes %d %s pins: the metrics count %s (sites %s)" % (fixture, npins, reason, by_reason, sites))
         check(kinds["events"] == 0, "nothing dropped: %s" % kinds)
     return count
