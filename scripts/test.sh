@@ -22,11 +22,34 @@ if (($# > 0)); then
 fi
 
 failed=()
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 step() { # name, command...
   local name=$1
   shift
   printf '\n== %s\n' "$name" >&2
   "$@" || failed+=("$name")
+}
+ctest_logged() { # log file, ctest arguments...
+  local log=$1
+  shift
+  ctest "$@" 2>&1 | tee -a "$log" >&2
+}
+tests() { # name, ctest arguments...: a step whose failing tests' output ends the run again
+  local name=$1 log
+  shift
+  log="$logs/$(find "$logs" -name '*.log' | wc -l).log"
+  printf '%s\n' "$name" > "$log"
+  step "$name" ctest_logged "$log" "$@"
+}
+# The first lines of each failed test's output, under its step's name: a long run's end says why
+# tests failed, not only which.
+failures() {
+  local log
+  for log in "$logs"/*.log; do
+    awk 'NR == 1 {name = $0; next} /\*\*\*/ && !/\*\*\*Skipped/ {if (name != "") print "  " name ":"; name = ""; n = 8; print; next}
+         /^ +Start +[0-9]+:/ {n = 0} n > 0 {print; n--}' "$log"
+  done
 }
 configure_build() { # C compiler, dir, cmake options...
   local cc=$1 dir=$2
@@ -36,13 +59,13 @@ configure_build() { # C compiler, dir, cmake options...
 }
 
 step "lint: clang-format and clang-tidy (scripts/lint.sh)" "$root/scripts/lint.sh" "$build"
-step "all tests (build/)" ctest --test-dir "$build" --output-on-failure
+tests "all tests (build/)" --test-dir "$build" --output-on-failure
 
 if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   san=${VTPIN_SANITIZE_BUILD_DIR:-$root/build-sanitize}
   if step "sanitized build (build-sanitize/)" configure_build gcc "$san" -DVTPIN_SANITIZE=ON; then
-    step "unit and collector tests under ASan/UBSan" ctest --test-dir "$san" --output-on-failure -L 'unit|collector'
-    step "JVM tests with the ASan agent" ctest --test-dir "$san" --output-on-failure -L asan
+    tests "unit and collector tests under ASan/UBSan" --test-dir "$san" --output-on-failure -L 'unit|collector'
+    tests "JVM tests with the ASan agent" --test-dir "$san" --output-on-failure -L asan
   fi
 fi
 
@@ -50,11 +73,13 @@ if [[ ${VTPIN_FUZZ_TESTS:-1} != 0 ]]; then
   fuzz=${VTPIN_FUZZ_BUILD_DIR:-$root/build-fuzz}
   if step "fuzz build (build-fuzz/)" configure_build clang "$fuzz" -DVTPIN_FUZZ=ON \
       -DVTPIN_FUZZ_SECONDS="${VTPIN_FUZZ_SECONDS:-30}"; then
-    step "fuzz targets: corpus replay and bounded runs" ctest --test-dir "$fuzz" --output-on-failure -L fuzz
+    tests "fuzz targets: corpus replay and bounded runs" --test-dir "$fuzz" --output-on-failure -L fuzz
   fi
 fi
 
 if ((${#failed[@]} > 0)); then
+  printf '\nfailed tests, their first lines:\n' >&2
+  failures >&2
   printf '\nFAILED:\n' >&2
   printf '  %s\n' "${failed[@]}" >&2
   exit 1
