@@ -198,6 +198,10 @@ static int take_deferred_stack(struct active_pin *a)
     const struct rec *r = NULL;
     int through_park = a->op == PIN_OP_PARK && is_park_reason(a->reason);
     int rc = deferred_stack_take(a->carrier_tid, a->vthread_id, through_park, &r);
+    /* For the monitors of the callback's frames: a thread blocked elsewhere since (its entry won, its
+     * end not read yet, and now it sleeps) would lend this pin the next one's stack. */
+    if (rc == 0 && a->monitors_later && !symbols_stack_same_frames(a->stack, r))
+        rc = -ESRCH;
     if (rc == 0)
         set_stack(a, r);
     return rc;
@@ -207,7 +211,9 @@ static int take_deferred_stack(struct active_pin *a)
 static int report_start(struct active_pin *a, int still_pinned)
 {
     if (a->monitors_later && still_pinned)
-        take_deferred_stack(a); /* not blocked (any more): the frames it has stay, without monitors */
+        take_deferred_stack(a); /* not blocked there any more: the frames it has stay, without monitors */
+    if (a->monitors_later)
+        pins_settled(a->pin_id);
     a->monitors_later = 0;
     if (a->stack_deferred && (!still_pinned || take_deferred_stack(a) == -EAGAIN)) {
         if (still_pinned && clock_mono_ns() - a->start_ns < (int64_t)active.cfg->options->threshold_ns + 100000000LL)
@@ -264,6 +270,8 @@ void active_pins_start(const struct rec *r, const char *blocked_in)
          * decided before the stack is kept, so the many that unmount take no room in the tables */
         JNIEnv *jni = r->frame_count ? writer_thread_jni() : NULL;
         if (!jni || symbols_rec_has_native(active.symbols, jni, r) != 1) {
+            if (r->monitors_later)
+                pins_settled(r->pin_id);
             active.count--;
             active.counts.not_pins++;
             return;
@@ -290,6 +298,9 @@ void active_pins_end(const struct rec *r)
             /* Crossed and ended before the writer looked (or while it waited for
              * the park): the ending callback took the stack for it. */
             if (a->stack_deferred && r->frame_count)
+                set_stack(a, r);
+            /* a frames-only start: the monitors from the end, when it stood where the start did */
+            if (a->monitors_later && r->frame_count && symbols_stack_same_frames(a->stack, r))
                 set_stack(a, r);
             report_start(a, 0);
         }

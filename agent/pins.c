@@ -18,8 +18,14 @@ struct carrier_local {
     int64_t start_ns;
     enum pin_kind kind;
     int stack_deferred; /* the start went without its stack */
+    int monitors_later; /* the start went with its frames only */
 };
 static __thread struct carrier_local on_carrier;
+
+/* monitors_later starts the writer is done with, by pin id modulo the size: a
+ * collision only costs an end a stack it did not need. */
+#define SETTLED_SLOTS 256
+static _Atomic uint64_t settled[SETTLED_SLOTS];
 
 /* What detection resolved at pins_init. */
 static struct {
@@ -205,6 +211,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     on_carrier.start_ns = now;
     on_carrier.kind = kind;
     on_carrier.stack_deferred = deferred;
+    on_carrier.monitors_later = r->monitors_later;
     /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
     detector.setup.wake_writer(now + (int64_t)detector.setup.threshold_ns);
 }
@@ -217,8 +224,18 @@ static void pin_end(jthread thread, enum pin_kind kind)
     on_carrier.pin_id = 0;
     on_carrier.kind = KIND_NONE;
     int64_t now = clock_mono_ns();
-    int long_pin = on_carrier.stack_deferred && (uint64_t)(now - on_carrier.start_ns) >= detector.setup.threshold_ns;
+    /* A frames-only start the writer has not settled yet: it looked late, so the
+     * end takes the stack the writer would have read while it was in progress. */
+    int unsettled =
+        on_carrier.monitors_later && atomic_load_explicit(&settled[id % SETTLED_SLOTS], memory_order_acquire) != id;
+    int long_pin = (on_carrier.stack_deferred || unsettled) &&
+                   (uint64_t)(now - on_carrier.start_ns) >= detector.setup.threshold_ns;
     emit_end(id, now, long_pin ? thread : NULL, kind);
+}
+
+void pins_settled(uint64_t pin_id)
+{
+    atomic_store_explicit(&settled[pin_id % SETTLED_SLOTS], pin_id, memory_order_release);
 }
 
 static int is_virtual(JNIEnv *jni, jthread thread)

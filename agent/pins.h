@@ -111,5 +111,8 @@ uint64_t pins_started(void);
 /* For the writer's own pins (the native-block watchdog): a fresh pin id, counted as started. */
 uint64_t pins_next_id(void);
 jmethodID pins_park_method(void); /* VirtualThread.parkOnCarrierThread, NULL if not found */
+/* The writer is done with this monitors_later start (not a pin, or reported
+ * with its monitors read): its end need not take the stack. */
+void pins_settled(uint64_t pin_id);
 
 #endif

@@ -368,6 +368,16 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
     return st;
 }
 
+int symbols_stack_same_frames(const struct stack_info *st, const struct rec *r)
+{
+    if (!st || st->count != r->frame_count)
+        return 0;
+    for (uint32_t f = 0; f < st->count; f++)
+        if (st->mids[f] != r->frames[f].method || st->frames[f].bci != (int32_t)r->frames[f].location)
+            return 0;
+    return 1;
+}
+
 struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id)
 {
     return id && id <= s->stack_count ? s->stacks[id - 1] : NULL;

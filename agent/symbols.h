@@ -58,6 +58,9 @@ unsigned *symbols_string_sent(struct symbols *s, uint32_t id);
  * stack table is full (counted). */
 const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct rec *r, unsigned depth);
 struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id);
+/* 1 when the record holds the same frames as the stack (methods and
+ * locations, monitors aside): the thread is still where the stack was taken. */
+int symbols_stack_same_frames(const struct stack_info *st, const struct rec *r);
 struct method_info *symbols_method_by_id(struct symbols *s, uint32_t id);
 uint64_t symbols_stacks_dropped(const struct symbols *s);
 /* Frames of kept stacks whose method has no id (methods= table full or unreadable). */
