@@ -207,16 +207,25 @@ static int take_deferred_stack(struct active_pin *a)
     return rc;
 }
 
+/* How long a pin in progress waits for its stack before it is reported without. */
+static int stack_may_come(const struct active_pin *a)
+{
+    return clock_mono_ns() - a->start_ns < (int64_t)active.cfg->options->threshold_ns + 100000000LL;
+}
+
 /* Returns -EAGAIN when the pin's stack cannot be taken yet (try again next round). */
 static int report_start(struct active_pin *a, int still_pinned)
 {
-    if (a->monitors_later && still_pinned)
-        take_deferred_stack(a); /* not blocked there any more: the frames it has stay, without monitors */
+    /* Not blocked yet (the JDK posts the entry before the thread blocks, and freezing first can
+     * take long under load), or blocked elsewhere: next round, unless its end, which then takes
+     * the stack, comes first. Late still: the frames it has, without monitors. */
+    if (a->monitors_later && still_pinned && take_deferred_stack(a) != 0 && stack_may_come(a))
+        return -EAGAIN;
     if (a->monitors_later)
         pins_settled(a->pin_id);
     a->monitors_later = 0;
     if (a->stack_deferred && (!still_pinned || take_deferred_stack(a) == -EAGAIN)) {
-        if (still_pinned && clock_mono_ns() - a->start_ns < (int64_t)active.cfg->options->threshold_ns + 100000000LL)
+        if (still_pinned && stack_may_come(a))
             return -EAGAIN;
         a->stack_deferred = 0; /* 100 ms past the threshold and still not blocked: report without it */
         a->culprit = 0;
