@@ -170,12 +170,20 @@ def case_jfr(jdk):
             print("  JFR %s / %s at %s.%s, %d ns" % (jfr_reason(e), e["values"].get("blockingOperation"),
                                                      top.get("type", {}).get("name"), top.get("name"),
                                                      jfr_duration_ns(e)))
-    for p in native_enter + cs:
-        print("  vtpin %s at %s.%s, %d ns" % (p["reason"], p["stack"][0]["class"], p["stack"][0]["method"],
-                                              p["duration_ns"]))
-    # JDK start-up also waits for class initialization by another thread (JFR's other pinnedReason):
-    # shorter than two watchdog samples, so not seen as VM_BLOCK here
-    check(len(native) + len(cs) == len(mine), "only NATIVE and CRITICAL_SECTION: %s" % [p["reason"] for p in mine])
+    for p in mine:
+        b = frame_at(p, "blocking_frame")
+        print("  vtpin %s %s at %s.%s (blocking %s), %d ns" % (
+            p["reason"], p["vthread"]["name"], p["stack"][0]["class"], p["stack"][0]["method"],
+            b and "%s.%s" % (b["class"], b["method"]), p["duration_ns"]))
+    # JDK start-up also waits for class initialization by another thread (JFR's pinnedReason "Waited
+    # for initialization of X by another thread"): the watchdog's VM_BLOCK when it lasts two samples
+    # (under load: 20 ms, JFR 17 ms), else not seen
+    vm = [p for p in mine if p["reason"] == "VM_BLOCK"]
+    jfr_init = [e for e in events if (jfr_reason(e) or "").startswith("Waited for initialization")]
+    check(len(native) + len(cs) + len(vm) == len(mine),
+          "only NATIVE, CRITICAL_SECTION and VM_BLOCK: %s" % [p["reason"] for p in mine])
+    check(len(vm) <= len(jfr_init), "VM_BLOCK: vtpin %d, JFR's class initialization waits %d" % (
+        len(vm), len(jfr_init)))
     check(len(native) == len(jfr) and native, "NATIVE: vtpin %d, JFR %d" % (len(native), len(jfr)))
     check(len(native_enter) == len(jfr_enter),
           "contended entries under the upcall: vtpin %d, JFR %d" % (len(native_enter), len(jfr_enter)))
@@ -193,9 +201,11 @@ def case_jfr(jdk):
         check(p["blocking_frame"] == 0 or (p["blocking_frame"] is None and p["culprit"] == 0),
               "a critical section's monitor entry is the blocking operation (culprit %s, blocking %s): %s" %
               (p["culprit"], p["blocking_frame"], p["stack"][:6]))
+    # the same pins timed twice, JDK's clock and vtpin's callbacks: a CPU-starved carrier can lose the
+    # CPU between the two (2.3 ms seen with two CPU hogs under ASan), a wrong pin is off by a sleep
     for theirs, ours in ((jfr, native), (jfr_cs, cs)):
         for a, b in zip(sorted(p["duration_ns"] for p in ours), sorted(jfr_duration_ns(e) for e in theirs)):
-            check(abs(a - b) <= max(2e6, 0.05 * b), "durations differ: vtpin %d ns, JFR %d ns" % (a, b))
+            check(abs(a - b) <= max(4e6, 0.05 * b), "durations differ: vtpin %d ns, JFR %d ns" % (a, b))
 
 
 def case_native_block(jdk):
