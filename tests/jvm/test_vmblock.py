@@ -21,7 +21,10 @@ def case_cpu_jni(jdk):
     check("NativeBlock: probe vthread ran" in r.stdout(), "the fixture ran:\n" + r.stdout())
     rep = r.report()
     shutil.rmtree(r.dir, ignore_errors=True)
-    check(rep["pins"] == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["blocked_in"]) for p in rep["pins"]])
+    # contended entries are not the burn's: NativeBlock has no synchronized code, they are the JDK's own
+    # while its virtual threads start (MONITOR_ENTER on 21, seen under ASan in the kernel view's test)
+    pins = [p for p in rep["pins"] if p["reason"] != "MONITOR_ENTER"]
+    check(pins == [], "CPU-bound JNI reported as pins: %s" % [(p["reason"], p["blocked_in"]) for p in pins])
 
 
 def case_class_init(jdk):
