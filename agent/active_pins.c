@@ -306,10 +306,8 @@ void active_pins_end(const struct rec *r)
         if (!a->reported && (uint64_t)duration >= active.cfg->options->threshold_ns) {
             /* Crossed and ended before the writer looked (or while it waited for
              * the park): the ending callback took the stack for it. */
-            if (a->stack_deferred && r->frame_count)
-                set_stack(a, r);
-            /* a frames-only start: the monitors from the end, when it stood where the start did */
-            if (a->monitors_later && r->frame_count && symbols_stack_same_frames(a->stack, r))
+            /* (a frames-only start: the monitors from the end, when it stood where the start did) */
+            if (r->frame_count && (a->stack_deferred || (a->monitors_later && symbols_stack_same_frames(a->stack, r))))
                 set_stack(a, r);
             report_start(a, 0);
         }

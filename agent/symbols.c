@@ -297,6 +297,16 @@ static int32_t line_for(const struct method_info *m, int32_t bci)
     return line;
 }
 
+int symbols_stack_same_frames(const struct stack_info *st, const struct rec *r)
+{
+    if (!st || st->count != r->frame_count)
+        return 0;
+    for (uint32_t f = 0; f < st->count; f++)
+        if (st->mids[f] != r->frames[f].method || st->frames[f].bci != (int32_t)r->frames[f].location)
+            return 0;
+    return 1;
+}
+
 const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct rec *r, unsigned depth)
 {
     const jvmtiFrameInfo *frames = r->frames;
@@ -311,13 +321,8 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
         if (!id)
             break;
         struct stack_info *st = s->stacks[id - 1];
-        if (st->hash != h || st->count != n)
-            continue;
-        int same = 1;
-        for (uint32_t f = 0; f < n && same; f++)
-            same = st->mids[f] == frames[f].method && st->frames[f].bci == (int32_t)frames[f].location &&
-                   st->raw_monitors[f] == monitors[f];
-        if (same)
+        if (st->hash == h && symbols_stack_same_frames(st, r) &&
+            memcmp(st->raw_monitors, monitors, n * sizeof(*monitors)) == 0)
             return st;
     }
     if (s->stack_count >= s->max_stacks ||
@@ -366,16 +371,6 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
     s->stacks[s->stack_count++] = st;
     s->stack_index[i] = st->id;
     return st;
-}
-
-int symbols_stack_same_frames(const struct stack_info *st, const struct rec *r)
-{
-    if (!st || st->count != r->frame_count)
-        return 0;
-    for (uint32_t f = 0; f < st->count; f++)
-        if (st->mids[f] != r->frames[f].method || st->frames[f].bci != (int32_t)r->frames[f].location)
-            return 0;
-    return 1;
 }
 
 struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id)

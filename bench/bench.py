@@ -477,6 +477,11 @@ def median_interval(values, level=0.90, resamples=4000):
     return meds[int(tail * resamples)], meds[min(resamples - 1, int((1 - tail) * resamples))]
 
 
+def target_verdict(lo, hi, limit):
+    """met: the whole interval within the bound; not met: the whole of it beyond."""
+    return "met" if hi <= limit else "not met" if lo > limit else "not decided (the noise straddles it)"
+
+
 def target_checks(workload, configs, rounds):
     """Markdown: each of TARGETS for this workload, with the per-round differences' median, its
     90 % bootstrap interval and a verdict: met (the whole interval within the bound), not met
@@ -500,7 +505,7 @@ def target_checks(workload, configs, rounds):
             continue
         med = statistics.median(values)
         lo, hi = median_interval(values)
-        verdict = "met" if hi <= limit else "not met" if lo > limit else "not decided (the noise straddles it)"
+        verdict = target_verdict(lo, hi, limit)
         lines.append("| %s: %s | %d | %+.3f | %+.3f … %+.3f | %s |" % (
             MEASURE_TEXT[key], what, len(values), med, lo, hi, verdict) if ref else
             "| %s: %s | %d | %.3f | %.3f … %.3f | %s |" % (MEASURE_TEXT[key], what, len(values), med, lo, hi, verdict))

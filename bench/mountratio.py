@@ -14,7 +14,7 @@ usage: bench/mountratio.py --jdk 25 --rounds 5 [--configs none,floor,jfr,...]
 """
 import argparse, os, re, statistics, subprocess, sys, tempfile
 
-from bench import median_interval
+from bench import median_interval, target_verdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
@@ -135,9 +135,8 @@ def print_targets(configs, by_run):
             if len(values) < 2:
                 continue
             lo, hi = median_interval(values)
-            verdict = "met" if hi <= 0.05 else "not met" if lo > 0.05 else "not decided (the noise straddles it)"
             print("| %s: %s × no agent − jfr × no agent ≤ +0.05 | %d | %+.3f | %+.3f … %+.3f | %s |" % (
-                measure, c, len(values), statistics.median(values), lo, hi, verdict))
+                measure, c, len(values), statistics.median(values), lo, hi, target_verdict(lo, hi, 0.05)))
 
 
 if __name__ == "__main__":
