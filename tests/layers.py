@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers run one way (README "Layout"): every quoted #include of a C
+"""The layers run one way (docs/architecture.md, "Layout"): every quoted #include of a C
 file resolves to a header of its own directory or of a layer below it.
 
   common/            itself only (no wire, no collector, no CLI, no agent)

@@ -7,7 +7,7 @@ and the real agent: JDK 21 Repro (MONITOR pins) and JDK 25 JniSleep (NATIVE pins
                    site and app as the fixture makes them
   prometheus JDK   a real Prometheus server scrapes the collector every second;
                    its HTTP API returns the pins of the JVM's pid, and the two
-                   PromQL queries of the README answer
+                   PromQL queries of docs/live.md answer
   alert JDK        every carrier held (21 WaitPin, 25 NativeBlock): carrier gauges,
                    held count and the starvation alert, cleared when the JVM dies
   listen           (no JVM) loopback only unless --metrics-listen-any; bad
@@ -328,7 +328,7 @@ def case_prometheus(jdk):
         for x in res:
             check(x["metric"]["app"] == fixture and x["metric"]["job"] == "vtpin", "labels as stored: %s" % x["metric"])
         check(any(x["metric"]["reason"] == reason for x in res), "the fixture's reason %s stored: %s" % (reason, res))
-        # the README's queries
+        # docs/live.md's queries
         q1 = 'sum by (app, reason) (rate(jvm_threads_virtual_pinned_seconds_sum[5m]))'
         res = wait_for(lambda: prom_query(port, q1),
                        lambda res: any(x["metric"].get("app") == fixture and float(x["value"][1]) > 0 for x in res),
