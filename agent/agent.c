@@ -24,6 +24,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_MISSING 16
+#define VTPIN_SECOND_LOAD "loaded a second time in this JVM"
 
 static struct {
     jvmtiEnv *jvmti;
@@ -409,9 +410,25 @@ static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
     return JNI_OK;
 }
 
+/* A second -agentpath of this library (twice on the command line, or in
+ * JAVA_TOOL_OPTIONS and on the command line): HotSpot loads the .so once and
+ * calls Agent_OnLoad on it again, before VMInit. It stands down: one line on
+ * stderr and in the first load's log, nothing opened, JNI_OK so the JVM
+ * starts, and the first load runs on alone. */
+static jint stand_down(const char *option_text)
+{
+    log_tell("%s (options '%s'): this load stands down and the JVM starts with the first one alone (options "
+             "'%s'%s)",
+             VTPIN_SECOND_LOAD, option_text ? option_text : "", agent.option_text,
+             agent.jvmti ? "" : ", which left vtpin disabled: see above");
+    return JNI_OK;
+}
+
 static jint init_once(JavaVM *vm, char *option_text, int attach)
 {
     if (atomic_exchange(&initialized, 1)) {
+        if (!attach)
+            return stand_down(option_text);
         /* jcmd JVMTI.agent_load twice: one agent per JVM; "stop" turns it off,
          * a load after "stop" starts it again with the new options. */
         struct options again;
@@ -426,7 +443,9 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
         else if (again.help)
             fputs(options_usage, stderr);
         else if (atomic_load(&live)) {
-            log_error("already running; this load changed nothing (load with 'stop' first to change options)");
+            log_tell("%s (options '%s'): it stands down, vtpin is already running (options '%s'); this load "
+                     "changed nothing (load with 'stop' first to change options)",
+                     VTPIN_SECOND_LOAD, option_text ? option_text : "", agent.option_text);
             return VTPIN_LOAD_ALREADY_RUNNING; /* `vtpin attach` says so and exits non-zero */
         } else
             return rearm(vm, &again, option_text);

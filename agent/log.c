@@ -84,17 +84,31 @@ static void log_write(const char *level, const char *fmt, va_list ap)
     log_write_fd(current_fd(), level, fmt, ap);
 }
 
+/* In log= and on stderr, once each (once in all without log=). */
+static void log_both(const char *level, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    log_write_fd(current_fd(), level, fmt, ap);
+    if (current_fd() != 2) /* log= may sit on the full disk too */
+        log_write_fd(2, level, fmt, again);
+    va_end(again);
+}
+
 void log_alert(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    log_write_fd(current_fd(), "error: ", fmt, ap);
+    log_both("error: ", fmt, ap);
     va_end(ap);
-    if (current_fd() != 2) { /* log= may sit on the full disk too */
-        va_start(ap, fmt);
-        log_write_fd(2, "error: ", fmt, ap);
-        va_end(ap);
-    }
+}
+
+void log_tell(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_both("warning: ", fmt, ap);
+    va_end(ap);
 }
 
 void log_info(const char *fmt, ...)

@@ -3,9 +3,12 @@
 without virtual threads runs on, and the outputs work as documented."""
 import glob
 import os
+import signal
 import subprocess
+import time
 
-from harness import AGENT, CLASSES, Failure, Run, check, frames_of, jdk_home, main, report_json, scheduler
+from harness import (AGENT, CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, Failure, Run, check, frames_of, jdk_home, main,
+                     report_json, scheduler, tempdir, touches)
 
 
 def java(home, agent_opts, *args, timeout=60):
@@ -96,6 +99,100 @@ def case_writer_detached(jdk):
     check(len([p for p in s.report()["pins"] if p["reason"] == "NATIVE"]) >= 2, "sampled: pins reported")
 
 
+SECOND = "loaded a second time"  # the one line a second load says
+
+
+def jni_sleep_cmd(home, agents, threads, ms):
+    """java with each of agents (an option string each) as an -agentpath, running JniSleep."""
+    return ([os.path.join(home, "bin", "java")] + ["-agentpath:%s=%s" % (AGENT, a) for a in agents] +
+            ["-Djava.library.path=" + FIXTURE_LIB, "-cp", CLASSES] + scheduler(threads) +
+            ["JniSleep", str(threads), str(ms)])
+
+
+def fixture_pins(record):
+    """JniSleep's own NATIVE pins in a recording (the JDK may add short ones of its own)."""
+    return [p for p in report_json(record)["pins"] if p["reason"] == "NATIVE" and touches(p, "JniSleep")]
+
+
+def second_load_checks(d, p, first, log=None):
+    """What every second load must leave: the JVM ran, the first agent's 4 pins, one line, nothing else."""
+    check(p.returncode == 0, "the JVM starts and exits 0 with a second vtpin, got %d:\n%s" % (p.returncode, p.stderr))
+    check("fixture JniSleep done" in p.stdout, "the program ran:\n" + p.stdout)
+    said = [line for line in p.stderr.splitlines() if SECOND in line]
+    check(len(said) == 1, "one line on stderr says why the second load stands down, got:\n" + p.stderr)
+    check("no JNI environment" not in p.stderr and "vtpin: error:" not in p.stderr, "no error:\n" + p.stderr)
+    if log:
+        text = open(log).read()
+        check(text.count(SECOND) == 1, "and the first agent's log says it once:\n" + text)
+        check("detecting pins" in text, "the first agent runs on, logging to its log:\n" + text)
+    pins = fixture_pins(first)
+    check(len(pins) == 4, "the first agent reports JniSleep's 4 pins, as alone: %d" % len(pins))
+    files = sorted(f for f in os.listdir(d) if f.endswith(".vtp") or f.startswith("trace"))
+    check(files == [os.path.basename(first)], "no recording or trace of the second load: %s" % files)
+
+
+def case_second_agent(jdk):
+    """-agentpath of libvtpin twice (same options, other options), and JAVA_TOOL_OPTIONS plus
+    -agentpath (what `vtpin run` does to a build that loads vtpin itself): the second load stands
+    down with one line, the JVM starts, the first agent sees every pin, no stub recording is left."""
+    home = jdk_home(int(jdk))
+    extra = "," + EXTRA_AGENT_OPTS if EXTRA_AGENT_OPTS else ""
+    d = tempdir("vtpin-second-same-")
+    same = "record=%s/first.vtp%s" % (d, extra)
+    p = subprocess.run(jni_sleep_cmd(home, [same, same], 4, 50), capture_output=True, text=True, timeout=120)
+    print("same options:\n" + p.stderr)
+    second_load_checks(d, p, os.path.join(d, "first.vtp"))
+
+    d = tempdir("vtpin-second-other-")
+    first = "record=%s/first.vtp,log=%s/first.log%s" % (d, d, extra)
+    other = "record=%s/second.vtp,tracefile=%s/trace2.txt,threshold=0%s" % (d, d, extra)
+    p = subprocess.run(jni_sleep_cmd(home, [first, other], 4, 50), capture_output=True, text=True, timeout=120)
+    print("other options:\n" + p.stderr)
+    second_load_checks(d, p, os.path.join(d, "first.vtp"), log=os.path.join(d, "first.log"))
+
+    d = tempdir("vtpin-second-tool-")
+    env = dict(os.environ, JAVA_TOOL_OPTIONS="-agentpath:%s=record=%s/first.vtp,log=%s/first.log%s" % (
+        AGENT, d, d, extra))
+    p = subprocess.run(jni_sleep_cmd(home, ["record=%s/second.vtp%s" % (d, extra)], 4, 50), env=env,
+                       capture_output=True, text=True, timeout=120)
+    print("JAVA_TOOL_OPTIONS and -agentpath:\n" + p.stderr)
+    second_load_checks(d, p, os.path.join(d, "first.vtp"), log=os.path.join(d, "first.log"))
+
+
+def case_attach_second(jdk):
+    """jcmd JVMTI.agent_load of libvtpin into a JVM started with it: the load stands down (it says
+    so on stderr and in the first agent's log), the JVM and the first agent run on, nothing else is
+    recorded."""
+    home = jdk_home(int(jdk))
+    d = tempdir("vtpin-second-attach-")
+    extra = "," + EXTRA_AGENT_OPTS if EXTRA_AGENT_OPTS else ""
+    log, first = os.path.join(d, "first.log"), os.path.join(d, "first.vtp")
+    cmd = jni_sleep_cmd(home, ["record=%s,log=%s%s" % (first, log, extra)], 4, 8000)
+    out, err = open(os.path.join(d, "stdout.txt"), "w+"), open(os.path.join(d, "stderr.txt"), "w+")
+    proc = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "JniSleep: threads=" not in open(os.path.join(d, "stdout.txt")).read():
+            check(proc.poll() is None and time.monotonic() < deadline, "JniSleep did not start")
+            time.sleep(0.05)
+        j = subprocess.run([os.path.join(home, "bin", "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
+                            "record:%s/second.vtp,tracefile:%s/trace2.txt" % (d, d)],
+                           capture_output=True, text=True, timeout=60)
+        print("jcmd: %d\n%s%s" % (j.returncode, j.stdout, j.stderr))
+        check(j.returncode == 0 and "return code: " in j.stdout, "jcmd got the JVM's reply: %s" % j.stdout)
+        check(proc.poll() is None, "the JVM runs on after the second load")
+        rc = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    out.seek(0)
+    err.seek(0)
+    p = subprocess.CompletedProcess(cmd, rc, out.read(), err.read())
+    print("JVM stderr:\n" + p.stderr)
+    second_load_checks(d, p, first, log=log)
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "bad_options": case_bad_options,
@@ -104,4 +201,6 @@ if __name__ == "__main__":
         "trace_short": case_trace_short,
         "record_complete": case_record_complete,
         "writer_detached": case_writer_detached,
+        "second_agent": case_second_agent,
+        "attach_second": case_attach_second,
     }))
