@@ -4,12 +4,13 @@ once, a collector started late, killed and restarted, per-carrier occupancy and
 native blocks as `vtpin status`/`vtpin top` report them."""
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import time
 
-from harness import VTPIN, Failure, Run, check, main, scheduler, tempdir
+from harness import VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir
 
 
 class Collector:
@@ -227,6 +228,136 @@ def case_running(jdk):
         coll.kill(signal.SIGTERM)
 
 
+def fill(path):
+    """Writes path/filler until the file system is full."""
+    with open(os.path.join(path, "filler"), "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+        except OSError:
+            pass
+        try:
+            while True:
+                f.write(b"\0" * 512)
+        except OSError:
+            pass
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def case_recording_disk_full(jdk):
+    """The collector's recording directory fills up (a 1 MiB tmpfs, root): status (text and JSON),
+    top and /metrics say which JVM's recording stopped, when and why; once space is freed the
+    recording resumes, says in a notice how much was lost, and holds new events again."""
+    from test_metrics import MetricsCollector, samples, select
+    jdk = int(jdk)
+    if os.geteuid() != 0:
+        skip("mounting a small tmpfs needs root")
+    d = tempdir("vtpin-coll-disk-")
+    small = os.path.join(d, "small")
+    os.mkdir(small)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", small], capture_output=True, text=True)
+    if p.returncode != 0:
+        skip("cannot mount a tmpfs here: " + p.stderr.strip())
+    coll, r = None, None
+    try:
+        sessions = os.path.join(small, "sessions")
+        os.mkdir(sessions, 0o700)
+        left = fill(small)
+        print("tmpfs full: %d bytes free" % left)
+        coll = MetricsCollector(d)
+        coll.cmd[coll.cmd.index("--dir") + 1] = sessions
+        coll.start()
+        os.makedirs(os.path.join(d, "jvm"))
+        # pins all along on every JDK (a native frame): 2 carriers, rounds of 30 ms pins
+        r = Run(jdk, "OccMix", args=(120, 2, 30, 10, 20), props=scheduler(2), agent_opts="collector=" + coll.socket,
+                workdir=os.path.join(d, "jvm")).start()
+        pid = r.proc.pid
+
+        def mine(s):
+            return [j for j in s["jvms"] if j["pid"] == pid]
+        st = coll_wait(coll, lambda s: mine(s) and (mine(s)[0].get("recording_error") or {}).get("active"),
+                       "the JVM's recording stopped")
+        j = mine(st)[0]
+        e = j["recording_error"]
+        print("stopped: %s" % json.dumps(e))
+        check(e["error"] == "No space left on device" and e["errno"] == 28, "why: %s" % e)
+        check(abs(e["since_unix_ns"] / 1e9 - time.time()) < 120, "when: %s" % e)
+        check(e["stops"] >= 1, "counted: %s" % e)
+        text = ask_text(coll, "status")
+        check(re.search(r"recording .*\n\s+STOPPED since \S+ \(.* ago\): No space left on device", text),
+              "status text says the recording stopped, when and why:\n" + text)
+        top = ask_text(coll, "top", "--once")
+        check("RECORDING STOPPED" in top and "No space left on device" in top, "top says it:\n" + top)
+        tj = ask_json(coll, "top", "--once")
+        check(any(x["pid"] == pid and (x.get("recording_error") or {}).get("active") for x in tj["jvms"]),
+              "top's JSON says it")
+        s = samples(coll.scrape())
+        check([v for _, v in select(s, "vtpin_recording_stopped", jvm=pid)] == [1], "the stopped gauge is 1: %s" %
+              select(s, "vtpin_recording_stopped", jvm=pid))
+        check(sum(v for _, v in select(s, "vtpin_recording_errors_total", jvm=pid)) >= 1, "the error is counted")
+        log = open(coll.log_path).read()
+        check(log.count("No space left on device") >= 1, "logged:\n" + log[-1500:])
+        time.sleep(1.5)  # a few more frames that cannot be written
+        # space again: the recording resumes on its own
+        os.unlink(os.path.join(small, "filler"))
+        st = coll_wait(coll, lambda s: mine(s) and mine(s)[0].get("recording_error") and not mine(s)[0][
+            "recording_error"]["active"] and mine(s)[0]["recording_error"]["resumed_unix_ns"], "the recording resumed")
+        e = mine(st)[0]["recording_error"]
+        print("resumed: %s" % json.dumps(e))
+        check(e["frames_lost"] > 0 and e["bytes_lost"] > 0, "what was lost is counted: %s" % e)
+        check(e["resumed_unix_ns"] > e["since_unix_ns"], "resumed after it stopped: %s" % e)
+        text = ask_text(coll, "status")
+        check(re.search(r"resumed .* after .* stopped \(No space left on device\): \d+ frames", text),
+              "status text says it resumed and what was lost:\n" + text)
+        path = mine(st)[0]["recording"]
+        size = os.path.getsize(path)
+        time.sleep(1.5)
+        check(os.path.getsize(path) > size, "events are written again (%d bytes, then %d)" % (
+            size, os.path.getsize(path)))
+        s = samples(coll.scrape())
+        check([v for _, v in select(s, "vtpin_recording_stopped", jvm=pid)] == [0], "the stopped gauge is 0")
+        lost = select(s, "vtpin_events_dropped_total", jvm=pid, kind="recording")
+        check(lost and lost[0][1] == e["frames_lost"], "lost frames as a drop kind: %s (%s)" % (lost, e))
+        r.kill()
+        coll.stop()
+        coll = None
+        rep = report_json(path)
+        gap = [n for n in rep["notices"] if n.get("code") == "collector.recording_gap"]
+        check(gap and "No space left on device" in gap[0]["text"] and str(e["frames_lost"]) in gap[0]["text"],
+              "the recording says where it lost what: %s" % rep["notices"])
+        check(rep["jvm"]["pid"] == pid, "the recording starts with the JVM's Hello: %s" % rep["jvm"])
+        check(rep["pins"], "pins after the gap are in it")
+    finally:
+        if r:
+            r.kill()
+        if coll:
+            coll.stop()
+        subprocess.run(["umount", small])
+
+
+def coll_wait(coll, cond, what, timeout=60):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = ask_json(coll, "status")
+        if cond(last):
+            return last
+        time.sleep(0.2)
+    raise Failure("timed out waiting for %s; last: %s" % (what, json.dumps(last)[:2500]))
+
+
+def ask_json(coll, what, *args):
+    return json.loads(ask_text(coll, what, "--json", *args))
+
+
+def ask_text(coll, what, *args):
+    p = subprocess.run([VTPIN, what, "--socket", coll.socket] + list(args), capture_output=True, text=True,
+                       timeout=30)
+    check(p.returncode == 0, "vtpin %s failed: %s" % (what, p.stderr))
+    return p.stdout
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "two_jvms": case_two_jvms,
@@ -235,4 +366,5 @@ if __name__ == "__main__":
         "occupancy": case_occupancy,
         "native_block": case_native_block,
         "running": case_running,
+        "recording_disk_full": case_recording_disk_full,
     }))
