@@ -280,9 +280,10 @@ static void scan_record(struct followed *f, int64_t seen)
             die("bad frame in %s", f->path);
         if (rc == 0)
             break;
-        WireEvent *ev = wire_unpack(f->buf + off, frame_len);
+        WireEvent *ev = NULL;
+        int decoded = wire_decode(f->buf + off, frame_len, &ev);
         off += frame_len;
-        if (!ev)
+        if (decoded != 1)
             continue;
         if (ev->body_case == VTPIN__V1__EVENT__BODY_STRING)
             strings_put(&f->strings, ev->string->id, ev->string->value);

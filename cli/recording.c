@@ -780,12 +780,9 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
             break;
         }
         WireEvent *ev = NULL;
-        if (rc == 1) {
-            ev = vtpin__v1__event__unpack(NULL, frame_len - WIRE_HEADER_LEN, data + at + WIRE_HEADER_LEN);
-            /* an empty frame is nobody's event (a zero-filled tail, say) */
-            rc = ev && (ev->body_case != VTPIN__V1__EVENT__BODY__NOT_SET || frame_len > WIRE_HEADER_LEN) ? 1 : -EPROTO;
-        }
-        if (rc != 1) { /* < 0: a damaged frame (1 always comes with an event) */
+        if (rc == 1)
+            rc = wire_decode(data + at, frame_len, &ev);
+        if (rc < 0) { /* a damaged frame */
             wire_event_free(ev);
             if (all_zero(data + at, len - at)) {
                 /* what a file system leaves when the writer died before its data reached the disk */
@@ -798,8 +795,7 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
             continue;
         }
         pos += frame_len;
-        if (ev->body_case == VTPIN__V1__EVENT__BODY__NOT_SET) { /* a newer schema's event: skipped */
-            wire_event_free(ev);
+        if (rc == 0) { /* a newer schema's event: skipped */
             r->bytes = pos;
             continue;
         }

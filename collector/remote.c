@@ -115,8 +115,7 @@ static int read_reply(int fd, const char *socket_path, int64_t deadline, WireEve
         memcpy(frame, header, sizeof(header));
         rc = recv_all(fd, frame + WIRE_HEADER_LEN, len, deadline);
         if (rc == 0) {
-            *out = wire_unpack(frame, WIRE_HEADER_LEN + (size_t)len);
-            if (!*out) {
+            if (wire_decode(frame, WIRE_HEADER_LEN + (size_t)len, out) != 1) {
                 rc = -EPROTO;
                 snprintf(err, errlen, "%s: the answer is not a vtpin event: not a vtpin collector?", socket_path);
             }

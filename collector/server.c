@@ -439,7 +439,7 @@ static int client_frame(struct client *c, const uint8_t *frame, size_t len)
 {
     c->frames++;
     WireEvent *ev = NULL;
-    int decoded = session_decode(frame, len, &ev);
+    int decoded = wire_decode(frame, len, &ev);
     if (decoded < 0 || (decoded == 0 && c->kind != CLIENT_AGENT)) {
         client_reject(c, "frame %" PRIu64 " (%zu bytes at stream offset %" PRIu64 ") is not a vtpin event%s", c->frames,
                       len, c->in.consumed - len, decoded == 0 ? " this collector knows" : "");

@@ -80,22 +80,6 @@ int session_classify_first(const WireEvent *ev, char *why, size_t whylen)
     return SESSION_FIRST_AGENT;
 }
 
-int session_decode(const uint8_t *frame, size_t len, WireEvent **out)
-{
-    *out = NULL;
-    if (len <= WIRE_HEADER_LEN)
-        return -EPROTO;
-    WireEvent *ev = vtpin__v1__event__unpack(NULL, len - WIRE_HEADER_LEN, frame + WIRE_HEADER_LEN);
-    if (!ev)
-        return -EPROTO;
-    if (ev->body_case == VTPIN__V1__EVENT__BODY__NOT_SET) {
-        wire_event_free(ev);
-        return 0;
-    }
-    *out = ev;
-    return 1;
-}
-
 static char *dup_or_empty(const char *s)
 {
     return strdup(s ? s : "");

@@ -58,12 +58,6 @@ enum session_first {
  * schema version), with why[] saying so. */
 int session_classify_first(const WireEvent *ev, char *why, size_t whylen);
 
-/* Decodes one whole frame (header included), with the policy of the wire
- * reader: 1 with *ev (free with wire_event_free); 0 for a well-formed event
- * with no body this collector knows (a newer schema: skip it); -EPROTO for
- * garbage (not an Event, or an empty frame). */
-int session_decode(const uint8_t *frame, size_t len, WireEvent **ev);
-
 /* A session from its Hello. 0 or -ENOMEM. */
 int session_new(struct session **out, const Vtpin__V1__Hello *hello, const struct session_limits *limits);
 void session_free(struct session *s);

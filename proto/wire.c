@@ -50,17 +50,21 @@ int wire_frame_ready(const uint8_t *buf, size_t avail, size_t max, size_t *frame
     return 1;
 }
 
-WireEvent *wire_unpack(const uint8_t *frame, size_t frame_len)
+int wire_decode(const uint8_t *frame, size_t frame_len, WireEvent **out)
 {
-    if (frame_len < WIRE_HEADER_LEN)
-        return NULL;
+    *out = NULL;
+    if (frame_len <= WIRE_HEADER_LEN)
+        return -EPROTO;
     WireEvent *ev = vtpin__v1__event__unpack(NULL, frame_len - WIRE_HEADER_LEN, frame + WIRE_HEADER_LEN);
-    if (ev && ev->body_case == VTPIN__V1__EVENT__BODY__NOT_SET) {
-        /* An event with no known body: from a newer schema or garbage. */
+    if (!ev)
+        return -EPROTO;
+    if (ev->body_case == VTPIN__V1__EVENT__BODY__NOT_SET) {
+        /* Well-formed, but none of the bodies this reader knows: a newer schema's event. */
         vtpin__v1__event__free_unpacked(ev, NULL);
-        return NULL;
+        return 0;
     }
-    return ev;
+    *out = ev;
+    return 1;
 }
 
 void wire_event_free(WireEvent *ev)
@@ -170,19 +174,10 @@ static int reader_frame(WireReader *r, WireEvent **out)
             return -ENODATA;
         frame_len = need;
     }
-    WireEvent *ev = vtpin__v1__event__unpack(NULL, frame_len - WIRE_HEADER_LEN, r->buf + r->start + WIRE_HEADER_LEN);
+    rc = wire_decode(r->buf + r->start, frame_len, out);
     r->start += frame_len;
     r->offset += frame_len;
-    if (!ev)
-        return -EPROTO;
-    if (ev->body_case == VTPIN__V1__EVENT__BODY__NOT_SET) {
-        vtpin__v1__event__free_unpacked(ev, NULL);
-        /* An empty frame is nobody's event (a zero-filled tail, say); a
-         * non-empty one with no known body comes from a newer schema. */
-        return frame_len == WIRE_HEADER_LEN ? -EPROTO : 1;
-    }
-    *out = ev;
-    return 1;
+    return rc < 0 ? rc : 1;
 }
 
 int wire_reader_next(WireReader *r, WireEvent **out)

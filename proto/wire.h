@@ -34,9 +34,12 @@ size_t wire_packed_size(const WireEvent *ev);
  * needed, -EMSGSIZE when the announced payload exceeds max. */
 int wire_frame_ready(const uint8_t *buf, size_t avail, size_t max, size_t *frame_len);
 
-/* Unpacks the payload of a complete frame (buf points at the header).
- * Returns NULL for a payload that is not a valid Event. Free with wire_event_free. */
-WireEvent *wire_unpack(const uint8_t *frame, size_t frame_len);
+/* The one decoder of wire events, used by every reader (collector, CLI, bench, fuzz targets).
+ * frame points at the header of a complete frame of frame_len bytes (header included).
+ * Returns 1 with *out set; 0 with *out NULL for a well-formed event of a kind this reader
+ * does not know (a newer schema's: skip it); -EPROTO for an empty frame (nobody's event: a
+ * zero-filled tail, say) or a payload that is not an Event. Free *out with wire_event_free. */
+int wire_decode(const uint8_t *frame, size_t frame_len, WireEvent **out);
 void wire_event_free(WireEvent *ev);
 
 /* Sequential reader over a file descriptor (a recording or a socket). */

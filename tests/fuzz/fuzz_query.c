@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const uint8_t *frame = data + off;
         off += len;
         WireEvent *ev = NULL;
-        int decoded = session_decode(frame, len, &ev);
+        int decoded = wire_decode(frame, len, &ev);
         int body = decoded == 1 ? (int)ev->body_case : 0;
         if (body == VTPIN__V1__EVENT__BODY_QUERY) {
             peer_query(&pc, ev->query);

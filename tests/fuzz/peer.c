@@ -94,8 +94,9 @@ void peer_query(struct peer_collector *pc, const Vtpin__V1__Query *q)
         fprintf(stderr, "query_reply: %zu bytes are not one whole frame\n", len);
         abort();
     }
-    WireEvent *ev = wire_unpack(frame, len);
-    if (!ev || ev->body_case != VTPIN__V1__EVENT__BODY_QUERY_REPLY || !ev->query_reply->json) {
+    WireEvent *ev = NULL;
+    if (wire_decode(frame, len, &ev) != 1 || ev->body_case != VTPIN__V1__EVENT__BODY_QUERY_REPLY ||
+        !ev->query_reply->json) {
         fprintf(stderr, "query_reply: not a QueryReply\n");
         abort();
     }
@@ -177,7 +178,7 @@ int peer_frame(struct peer_collector *pc, struct peer *p, const uint8_t *frame, 
     p->frames++;
     pc->now += MS;
     WireEvent *ev = NULL;
-    int decoded = session_decode(frame, len, &ev);
+    int decoded = wire_decode(frame, len, &ev);
     if (decoded < 0 || (decoded == 0 && p->kind != PEER_AGENT))
         return -1;
     if (decoded == 0)

@@ -16,7 +16,9 @@ static inline WireEvent *ev_roundtrip(WireEvent *ev)
         free(buf);
         return NULL;
     }
-    WireEvent *out = wire_unpack(buf, size);
+    WireEvent *out = NULL;
+    if (wire_decode(buf, size, &out) != 1)
+        out = NULL;
     free(buf);
     return out;
 }

@@ -199,15 +199,17 @@ static void test_whole_frame_buffered(void)
 
 static void test_garbage_payloads(void)
 {
-    /* what the framer hands out must still be refused by wire_unpack */
+    /* what the framer hands out must still be refused by wire_decode */
+    WireEvent *ev = NULL;
     uint8_t empty[4] = {0, 0, 0, 0};
-    CHECK(wire_unpack(empty, sizeof(empty)) == NULL); /* an Event with no body */
+    CHECK_INT(wire_decode(empty, sizeof(empty), &ev), -EPROTO); /* an empty frame */
     uint8_t junk[10] = {6, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    CHECK(wire_unpack(junk, sizeof(junk)) == NULL);
+    CHECK_INT(wire_decode(junk, sizeof(junk), &ev), -EPROTO);
     uint8_t zero_tag[6] = {2, 0, 0, 0, 0x00, 0x01}; /* field 0 */
-    CHECK(wire_unpack(zero_tag, sizeof(zero_tag)) == NULL);
+    CHECK_INT(wire_decode(zero_tag, sizeof(zero_tag), &ev), -EPROTO);
     uint8_t cut_string[8] = {4, 0, 0, 0, 0x0a, 0x10, 'a', 'b'}; /* Hello of 16 bytes, 2 present */
-    CHECK(wire_unpack(cut_string, sizeof(cut_string)) == NULL);
+    CHECK_INT(wire_decode(cut_string, sizeof(cut_string), &ev), -EPROTO);
+    CHECK(ev == NULL);
     uint8_t http[] = "GET / HTTP/1.1\r\n";
     struct framer f;
     CHECK_INT(framer_init(&f, WIRE_MAX_FRAME_DEFAULT), 0);

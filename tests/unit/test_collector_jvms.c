@@ -189,7 +189,8 @@ static void test_reply_frame(void)
     uint8_t *frame = NULL;
     size_t len = 0;
     CHECK_INT(query_reply(r, &info, q->query, 5, &frame, &len), 0);
-    WireEvent *ev = wire_unpack(frame, len);
+    WireEvent *ev = NULL;
+    wire_decode(frame, len, &ev);
     if (CHECK(ev) && CHECK_INT(ev->body_case, VTPIN__V1__EVENT__BODY_QUERY_REPLY))
         CHECK_CONTAINS(ev->query_reply->json, "\"jvms\": []");
     wire_event_free(ev);
@@ -331,7 +332,8 @@ static void test_alert(void)
         CHECK_CONTAINS(line, "JVM pid 4242: carrier starvation: 2 of 2 carriers pinned for over 100ms");
         CHECK_CONTAINS(line, "ForkJoinPool-1-worker-1 (tid 101) MONITOR at Repro.settle(Repro.java:20)");
         CHECK_CONTAINS(line, "ForkJoinPool-1-worker-2 (tid 102)");
-        WireEvent *ev = wire_unpack(frame, len);
+        WireEvent *ev = NULL;
+        wire_decode(frame, len, &ev);
         if (CHECK(ev) && CHECK_INT(ev->body_case, VTPIN__V1__EVENT__BODY_ALERT)) {
             const Vtpin__V1__Alert *a = ev->alert;
             CHECK(a->active);
@@ -365,7 +367,8 @@ static void test_alert(void)
     CHECK_INT(jvm_alert_check(j, &cfg.alert, t + 500 * MS, &line, &frame, &len), 1);
     if (CHECK(line && frame)) {
         CHECK_CONTAINS(line, "carrier starvation over after 300ms: 1 of 2 carriers pinned");
-        WireEvent *ev = wire_unpack(frame, len);
+        WireEvent *ev = NULL;
+        wire_decode(frame, len, &ev);
         if (CHECK(ev))
             CHECK(!ev->alert->active);
         wire_event_free(ev);

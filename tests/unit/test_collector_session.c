@@ -48,21 +48,21 @@ static void test_decode(void)
     wire_event_free(q);
     if (!CHECK(n > 0))
         return;
-    CHECK_INT(session_decode(good, (size_t)n, &ev), 1);
+    CHECK_INT(wire_decode(good, (size_t)n, &ev), 1);
     if (CHECK(ev))
         CHECK_INT(ev->query->pid, 7);
     wire_event_free(ev);
     /* field 42, length-delimited: a body from a newer schema, well-formed */
     uint8_t newer[] = {5, 0, 0, 0, 0xd2, 0x02, 2, 0x08, 0x05};
-    CHECK_INT(session_decode(newer, sizeof(newer), &ev), 0);
+    CHECK_INT(wire_decode(newer, sizeof(newer), &ev), 0);
     CHECK(ev == NULL);
     uint8_t empty[] = {0, 0, 0, 0};
-    CHECK_INT(session_decode(empty, sizeof(empty), &ev), -EPROTO);
+    CHECK_INT(wire_decode(empty, sizeof(empty), &ev), -EPROTO);
     uint8_t junk[] = {4, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
-    CHECK_INT(session_decode(junk, sizeof(junk), &ev), -EPROTO);
-    CHECK_INT(session_decode(junk, 3, &ev), -EPROTO);
+    CHECK_INT(wire_decode(junk, sizeof(junk), &ev), -EPROTO);
+    CHECK_INT(wire_decode(junk, 3, &ev), -EPROTO);
     uint8_t wrong_type[] = {2, 0, 0, 0, 0x08, 0x01}; /* Hello (field 1) as a varint */
-    CHECK_INT(session_decode(wrong_type, sizeof(wrong_type), &ev), -EPROTO);
+    CHECK_INT(wire_decode(wrong_type, sizeof(wrong_type), &ev), -EPROTO);
 }
 
 static struct session *new_session(const struct session_limits *limits)

@@ -30,6 +30,13 @@ static void put_le32(uint8_t *p, uint32_t v)
 
 /* ---- sample events ---------------------------------------------------- */
 
+/* The event of a whole frame, NULL unless wire_decode returns 1. */
+static WireEvent *decoded(const uint8_t *frame, size_t len)
+{
+    WireEvent *ev = NULL;
+    return wire_decode(frame, len, &ev) == 1 ? ev : NULL;
+}
+
 static char *capabilities[] = {"can_support_virtual_threads", "can_generate_monitor_events", ""};
 
 static Vtpin__V1__Hello hello = {
@@ -281,7 +288,7 @@ static void check_pack_agrees(const WireEvent *ev, int kind)
     CHECK_INT(wire_frame_ready(frame, size - 1, MAX_FRAME, &flen), 0);
 
     /* Round trip: unpack and pack again gives the same bytes. */
-    WireEvent *back = wire_unpack(frame, size);
+    WireEvent *back = decoded(frame, size);
     if (CHECK(back != NULL)) {
         CHECK_INT(back->body_case, ev->body_case);
         size_t again = vtpin__v1__event__get_packed_size(back);
@@ -324,7 +331,7 @@ static void test_round_trip_fields(void)
         size_t size = wire_packed_size(&ev);
         uint8_t *frame = malloc(size);
         CHECK_INT(wire_pack(&ev, frame, size, MAX_FRAME), (ssize_t)size);
-        WireEvent *b = wire_unpack(frame, size);
+        WireEvent *b = decoded(frame, size);
         free(frame);
         if (!CHECK(b != NULL))
             continue;
@@ -408,7 +415,7 @@ static void test_round_trip_fields(void)
     wire_event_free(NULL);
 }
 
-/* ---- wire_frame_ready / wire_unpack --------------------------------- */
+/* ---- wire_frame_ready / wire_decode --------------------------------- */
 
 static void test_frame_ready(void)
 {
@@ -454,15 +461,19 @@ static void test_frame_ready(void)
     CHECK_UINT(flen, 4);
 }
 
-static WireEvent *unpack_payload(const void *payload, size_t n)
+/* wire_decode's answer for a frame of this payload (the event, if any, freed). */
+static int decode_payload(const void *payload, size_t n)
 {
     uint8_t *frame = malloc(n + 4);
     put_le32(frame, (uint32_t)n);
     if (n)
         memcpy(frame + 4, payload, n);
-    WireEvent *ev = wire_unpack(frame, n + 4);
+    WireEvent *ev = (WireEvent *)1;
+    int rc = wire_decode(frame, n + 4, &ev);
+    CHECK(rc == 1 ? ev != NULL : ev == NULL);
+    wire_event_free(ev);
     free(frame);
-    return ev;
+    return rc;
 }
 
 static void test_unpack_rejects(void)
@@ -472,21 +483,26 @@ static void test_unpack_rejects(void)
     static const uint8_t group[] = {0x0b, 0x0c};                        /* field 1 as a (deprecated) group */
     static const uint8_t hello_no_required[] = {0x0a, 0x00};            /* Hello without schema_version/pid */
     static const uint8_t string_no_value[] = {0x12, 0x02, 0x08, 0x05};  /* StringDef without value */
-    static const uint8_t unknown_only[] = {0x50, 0x01};                 /* field 10 (reserved range) only */
+    static const uint8_t wrong_wire_type[] = {0x50, 0x01};              /* field 10 (Carrier) as a varint */
+    static const uint8_t unknown_only[] = {0xa0, 0x06, 0x01};           /* field 100 (no such body yet) only */
     static const uint8_t truncated_varint[] = {0x32, 0x04, 0x08, 0x80}; /* pin_end cut inside a varint */
-    CHECK(unpack_payload(garbage1, sizeof(garbage1)) == NULL);
-    CHECK(unpack_payload(bad_length, sizeof(bad_length)) == NULL);
-    CHECK(unpack_payload(group, sizeof(group)) == NULL);
-    CHECK(unpack_payload(hello_no_required, sizeof(hello_no_required)) == NULL);
-    CHECK(unpack_payload(string_no_value, sizeof(string_no_value)) == NULL);
-    CHECK(unpack_payload(truncated_varint, sizeof(truncated_varint)) == NULL);
-    /* Events without a body: empty, or only fields this schema does not know. */
-    CHECK(unpack_payload(NULL, 0) == NULL);
-    CHECK(unpack_payload(unknown_only, sizeof(unknown_only)) == NULL);
+    CHECK_INT(decode_payload(garbage1, sizeof(garbage1)), -EPROTO);
+    CHECK_INT(decode_payload(bad_length, sizeof(bad_length)), -EPROTO);
+    CHECK_INT(decode_payload(group, sizeof(group)), -EPROTO);
+    CHECK_INT(decode_payload(hello_no_required, sizeof(hello_no_required)), -EPROTO);
+    CHECK_INT(decode_payload(string_no_value, sizeof(string_no_value)), -EPROTO);
+    CHECK_INT(decode_payload(truncated_varint, sizeof(truncated_varint)), -EPROTO);
+    CHECK_INT(decode_payload(wrong_wire_type, sizeof(wrong_wire_type)), -EPROTO);
+    /* The one rule: an empty frame is refused, an event of a kind this reader does not know
+     * (only fields of a newer schema) is skipped. */
+    CHECK_INT(decode_payload(NULL, 0), -EPROTO);
+    CHECK_INT(decode_payload(unknown_only, sizeof(unknown_only)), 0);
     /* Shorter than a header. */
     uint8_t three[3] = {0};
-    CHECK(wire_unpack(three, 3) == NULL);
-    CHECK(wire_unpack(three, 0) == NULL);
+    WireEvent *none = NULL;
+    CHECK_INT(wire_decode(three, 3, &none), -EPROTO);
+    CHECK_INT(wire_decode(three, 0, &none), -EPROTO);
+    CHECK(none == NULL);
 
     /* A valid frame cut anywhere inside its payload does not unpack. */
     WireEvent ev = sample(0);
@@ -497,7 +513,7 @@ static void test_unpack_rejects(void)
     for (size_t cut = 4; cut < size; cut++) {
         uint8_t *exact = malloc(cut);
         memcpy(exact, frame, cut);
-        WireEvent *e = wire_unpack(exact, cut);
+        WireEvent *e = decoded(exact, cut);
         if (e) {
             /* A cut at a field boundary may still be a valid Hello only if all required
              * fields came first; the outer length prefix of the Hello makes that impossible. */
@@ -519,10 +535,9 @@ static uint32_t rnd(void)
     return (uint32_t)(rng >> 11);
 }
 
-/* Random payloads and bit flips of real ones: NULL or a well-formed event, never a crash. */
+/* Random payloads and bit flips of real ones: an event, a skip or a refusal, never a crash. */
 static void test_unpack_fuzz(void)
 {
-    unsigned bodiless = 0;
     for (int iter = 0; iter < 3000; iter++) {
         uint8_t payload[600];
         size_t n;
@@ -539,13 +554,10 @@ static void test_unpack_fuzz(void)
             for (int flips = 1 + rnd() % 3; flips > 0; flips--)
                 payload[rnd() % n] ^= (uint8_t)(1u << (rnd() % 8));
         }
-        WireEvent *e = unpack_payload(payload, n);
-        if (e) {
-            bodiless += e->body_case == VTPIN__V1__EVENT__BODY__NOT_SET;
-            wire_event_free(e);
-        }
+        /* decode_payload checks that 1 always comes with an event, 0 and -EPROTO never */
+        int rc = decode_payload(payload, n);
+        CHECK(rc == 1 || rc == 0 || rc == -EPROTO);
     }
-    CHECK_UINT(bodiless, 0);
 }
 
 /* ---- WireReader --------------------------------------------------------- */
