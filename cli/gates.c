@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/frames_kind.h"
 #include "report.h"
 #include "vtpin.pb-c.h"
 
@@ -23,23 +24,9 @@ int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p
     return 0;
 }
 
-static int jdk_class(const char *name)
-{
-    static const char *const prefixes[] = {"java.", "javax.", "jdk.", "sun.", "com.sun."};
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (name && strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-            return 1;
-    return 0;
-}
-
 int gates_pin_jdk_internal(const struct recording_pin *p)
 {
-    if (!p->stack || !p->stack->count)
-        return 0;
-    for (uint32_t f = 0; f < p->stack->count; f++)
-        if (!jdk_class(p->stack->frames[f].method->class_name))
-            return 0;
-    return 1;
+    return p->origin == PIN_ORIGIN_JDK;
 }
 
 int gates_pin_set_aside(const struct gate_config *c, const struct recording_pin *p)

@@ -624,6 +624,16 @@ static const char *optional_of(struct recording_session *s, uint32_t sid)
     return sid ? name_of(s, sid) : NULL;
 }
 
+static const char *frame_class(const void *stack, uint32_t i)
+{
+    return ((const struct recording_stack *)stack)->frames[i].method->class_name;
+}
+
+int recording_stack_origin(const struct recording_stack *st)
+{
+    return st ? frames_pin_origin(frame_class, st, st->count, st->truncated) : PIN_ORIGIN_APP;
+}
+
 static int session_resolve(struct recording_session *s)
 {
     size_t pos = 0;
@@ -675,6 +685,7 @@ static int session_resolve(struct recording_session *s)
         p->culprit = p->has_culprit ? p->culprit_raw : 0;
         if (p->has_culprit_raw && p->stack && !p->has_culprit)
             s->unknown_refs++; /* an index outside the stack */
+        p->origin = recording_stack_origin(p->stack);
         p->has_blocking = p->has_blocking_raw && p->stack && p->blocking_raw < p->stack->count;
         p->blocking = p->has_blocking ? p->blocking_raw : 0;
         if (p->has_blocking_raw && p->stack && !p->has_blocking)

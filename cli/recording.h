@@ -55,6 +55,9 @@ struct recording_stack {
     int truncated;                  /* the agent (or the loader's cap) cut it */
 };
 
+/* enum pin_origin of a pin with this stack (NULL: none), by common/frames_kind.h's one rule. */
+int recording_stack_origin(const struct recording_stack *st);
+
 struct recording_pin {
     uint64_t id;
     int reason;       /* a Vtpin__V1__PinReason value */
@@ -82,6 +85,7 @@ struct recording_pin {
     int timed_by_kernel;       /* start and end are the kernel's (split_from, or kernel_time_blocks) */
     int64_t last_asleep_ns;    /* watchdog pins: the last sample that saw it asleep (PinEnd); 0 when not said */
     uint32_t blocking;         /* the blocking operation, when not the culprit frame */
+    int origin;                /* enum pin_origin (common/frames_kind.h): the JDK's own or the application's */
     /* raw ids as read */
     uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw, blocking_raw;
     int has_culprit_raw, has_blocking_raw;

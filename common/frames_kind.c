@@ -21,6 +21,21 @@ int frames_is_jdk_class(const char *cls)
            starts_with(cls, "javax.") || starts_with(cls, "com.sun.");
 }
 
+int frames_pin_origin(const char *(*class_at)(const void *ctx, uint32_t i), const void *ctx, uint32_t n, int truncated)
+{
+    if (n == 0 || truncated)
+        return PIN_ORIGIN_APP;
+    for (uint32_t i = 0; i < n; i++)
+        if (!frames_is_jdk_class(class_at(ctx, i)))
+            return PIN_ORIGIN_APP;
+    return PIN_ORIGIN_JDK;
+}
+
+const char *frames_origin_name(int origin)
+{
+    return origin == PIN_ORIGIN_JDK ? "jdk" : "app";
+}
+
 int frames_is_blocking_native(const char *cls, const char *method)
 {
     return (cls && method) && ((strcmp(cls, "jdk.internal.misc.Unsafe") == 0 && strcmp(method, "park") == 0) ||

@@ -73,4 +73,15 @@ int frames_blocking(const struct frame_name *frames, uint32_t n, int culprit, in
 
 const char *frames_kind_name(int kind); /* "java", "native", "downcall_stub", "upcall_stub", "method_handle" */
 
+/* Whose pin it is, the one rule the report, `vtpin run`'s gates, the collector's metrics and the
+ * tests share: the JDK's own when every frame of the pinned virtual thread's stack is a JDK class
+ * (frames_is_jdk_class: class linking, the JDK's pollers, JDK-internal waits), which no change to
+ * the application removes; else the application's. A pin without a stack, or with a stack cut
+ * short (truncated: the cut frames, the root of a virtual thread's stack, are where the
+ * application's code would be), is the application's: nothing shows it is not. */
+enum pin_origin { PIN_ORIGIN_APP = 0, PIN_ORIGIN_JDK = 1 };
+/* class_at(ctx, i) is frame i's dotted class name (NULL when unknown: not the JDK's). */
+int frames_pin_origin(const char *(*class_at)(const void *ctx, uint32_t i), const void *ctx, uint32_t n, int truncated);
+const char *frames_origin_name(int origin); /* "app", "jdk" */
+
 #endif

@@ -387,8 +387,34 @@ static void test_edges(void)
     CHECK_INT(frames_blocking(plain, N(plain), -1, -1), -1);
 }
 
+static const char *class_of(const void *ctx, uint32_t i)
+{
+    return ((const char *const *)ctx)[i];
+}
+
+/* The origin rule: the JDK's own only when every frame is a JDK class. */
+static void test_origin(void)
+{
+    static const char *poller[] = {"jdk.internal.misc.Unsafe", "java.lang.VirtualThread",
+                                   "sun.nio.ch.Poller",        "java.lang.invoke.LambdaForm$MH/0x1",
+                                   "javax.net.ssl.SSLSocket",  "com.sun.jna.Native"};
+    CHECK_INT(frames_pin_origin(class_of, poller, 6, 0), PIN_ORIGIN_JDK);
+    static const char *app[] = {"jdk.internal.misc.Unsafe", "java.lang.Thread", "Repro", "java.lang.VirtualThread"};
+    CHECK_INT(frames_pin_origin(class_of, app, 4, 0), PIN_ORIGIN_APP);
+    static const char *lookalike[] = {"javaX.Foo", "jdkfoo.Bar", "sunshine.Baz", "com.sunny.Q"};
+    for (uint32_t i = 0; i < 4; i++)
+        CHECK_INT(frames_pin_origin(class_of, lookalike + i, 1, 0), PIN_ORIGIN_APP);
+    static const char *unknown[] = {"java.lang.Thread", NULL};
+    CHECK_INT(frames_pin_origin(class_of, unknown, 2, 0), PIN_ORIGIN_APP); /* a frame of unknown class */
+    CHECK_INT(frames_pin_origin(class_of, poller, 0, 0), PIN_ORIGIN_APP);  /* no stack */
+    CHECK_INT(frames_pin_origin(class_of, poller, 6, 1), PIN_ORIGIN_APP);  /* cut: its root is unknown */
+    CHECK_STR(frames_origin_name(PIN_ORIGIN_JDK), "jdk");
+    CHECK_STR(frames_origin_name(PIN_ORIGIN_APP), "app");
+}
+
 int main(void)
 {
+    CHECK_RUN(test_origin);
     CHECK_RUN(test_classify);
     CHECK_RUN(test_blocking_natives);
     CHECK_RUN(test_ffm_qsort_upcall);
