@@ -14,10 +14,15 @@ void run_job_release_signals(void);
 /* The first stop signal caught, 0 when none. */
 int run_job_stop_signal(void);
 
+/* How long the command's group has after the first stop signal before SIGKILL
+ * (the command and what it started alike). VTPIN_RUN_GRACE_MS overrides it. */
+#define RUN_JOB_GRACE_MS 10000
+
 /* Runs argv (PATH searched) in its own process group and waits for it; after
- * a stop signal the rest of the group gets 10 s, then SIGKILL. The command's
- * exit status, 128+N when signal N ended it, CLI_EXIT_EXEC when it could not
- * be executed, CLI_EXIT_FAIL when it could not be started or waited for. */
+ * a stop signal the group gets RUN_JOB_GRACE_MS, then SIGKILL. Should vtpin
+ * be killed outright, a watchman process kills the group. The command's exit
+ * status, 128+N when signal N ended it, CLI_EXIT_EXEC when it could not be
+ * executed, CLI_EXIT_FAIL when it could not be started or waited for. */
 int run_job_exec(char **argv);
 
 #endif

@@ -10,8 +10,8 @@ import subprocess
 import time
 import xml.dom.minidom
 
-from harness import (CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, check, jdk_home, main, native_block_in, report_json,
-                     skip, tempdir)
+from harness import (AGENT, CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, native_block_in,
+                     report_json, skip, tempdir)
 
 GATE_FAILED = 3
 
@@ -268,6 +268,183 @@ def case_signal(name):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def children_of(pid):
+    """The pids whose parent is pid, from /proc."""
+    kids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        kids.append(int(name))
+            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+                pass
+    return kids
+
+
+def wait_gone(pids, seconds):
+    """Polls /proc until none of pids runs; those still running after seconds."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = [x for x in pids if alive(x)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+class DeafWrapper:
+    """vtpin run over `sh -c "trap '' TERM INT HUP; java A & java B; wait"`: a wrapper (and two JVMs
+    under it, which inherit the ignored signals) that only SIGKILL ends. Started in a session of its
+    own, so that what the test sends reaches vtpin alone."""
+
+    def __init__(self, jdk):
+        self.d = tempdir(prefix="vtpin-run-deaf-")
+        self.run_dir = os.path.join(self.d, "run")
+        jvm = " ".join(java(jdk, "JniSleep", 2000, 300, parallelism=2))  # 5 minutes of pins
+        script = "trap '' TERM INT HUP; %s & %s; wait" % (jvm, jvm)
+        extra = ["--agent-options", EXTRA_AGENT_OPTS] if EXTRA_AGENT_OPTS else []
+        cmd = [VTPIN, "run", "--dir", self.run_dir] + extra + ["--", "sh", "-c", script]
+        self.out, self.err = open(os.path.join(self.d, "out"), "w+"), open(os.path.join(self.d, "err"), "w+")
+        self.proc = subprocess.Popen(cmd, stdout=self.out, stderr=self.err, start_new_session=True)
+        self.pids = []
+
+    def wait_pinning(self):
+        """Until both JVMs pin: then the pids of sh, both JVMs and the collector."""
+        sock = os.path.join(self.run_dir, "collector.sock")
+        status, deadline = None, time.monotonic() + 120
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            q = subprocess.run([VTPIN, "status", "--json", "--socket", sock], capture_output=True, text=True)
+            if q.returncode == 0:
+                status = json.loads(q.stdout)
+                if len(status["jvms"]) == 2 and all(j["pins_total"] >= 2 for j in status["jvms"]):
+                    break
+            time.sleep(0.2)
+        check(self.proc.poll() is None and status and len(status["jvms"]) == 2 and
+              all(j["pins_total"] >= 2 for j in status["jvms"]),
+              "the two JVMs did not get to pin under vtpin run (%s)\n%s" % (status, self.stderr()))
+        sh = [k for k in children_of(self.proc.pid) if open("/proc/%d/comm" % k).read().strip() == "sh"]
+        check(len(sh) == 1, "vtpin run's child is the sh wrapper: %s" % children_of(self.proc.pid))
+        jvms = [j["pid"] for j in status["jvms"]]
+        check(sorted(children_of(sh[0])) == sorted(jvms), "both JVMs are the wrapper's children")
+        self.pids = {"sh": sh[0], "jvm1": jvms[0], "jvm2": jvms[1], "collector": status["collector"]["pid"]}
+        check(all(alive(x) for x in self.pids.values()), "all run: %s" % self.pids)
+        return self.pids
+
+    def stdout(self):
+        self.out.seek(0)
+        return self.out.read()
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read()
+
+    def cleanup(self):
+        """Whatever a failing vtpin left behind."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for pid in self.pids.values() if self.pids else ():
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def case_term_ignored(jdk):
+    """SIGTERM (twice, then SIGINT) to vtpin run whose command ignores them: forwarded, then after
+    the 10 s grace SIGKILL of the whole group; the report of what ran is printed, exit 128+15."""
+    w = DeafWrapper(int(jdk))
+    try:
+        pids = w.wait_pinning()
+        start = time.monotonic()
+        for sig in (signal.SIGTERM, signal.SIGTERM, signal.SIGINT):
+            os.kill(w.proc.pid, sig)
+            time.sleep(0.5)
+        try:
+            rc = w.proc.wait(60)  # 10 s of grace and the report; a vtpin that waits forever fails here
+        except subprocess.TimeoutExpired:
+            left = [n for n, x in pids.items() if alive(x)]
+            raise Failure("vtpin run still runs 60 s after SIGTERM (alive: %s)\n%s" % (left, w.stderr()))
+        took = time.monotonic() - start
+        print("vtpin run exited %d %.1f s after SIGTERM\n%s" % (rc, took, w.stderr()))
+        left = wait_gone(pids.values(), 5)
+        check(not left, "still running after vtpin run exited: %s" % [n for n, x in pids.items() if x in left])
+        check(rc == 128 + signal.SIGTERM, "exit 128+15, got %d" % rc)
+        check("killing them" in w.stderr(), "it says it killed what ignored the signal:\n" + w.stderr())
+        out = w.stdout()
+        check("stopped by signal 15" in out and "2 JVM(s)" in out, "the report is written:\n" + out[-800:])
+    finally:
+        w.cleanup()
+
+
+def case_sigkill(jdk):
+    """SIGKILL of vtpin run: the wrapper, both JVMs under it and the run's collector die with it."""
+    w = DeafWrapper(int(jdk))
+    try:
+        pids = w.wait_pinning()
+        os.kill(w.proc.pid, signal.SIGKILL)
+        w.proc.wait()
+        left = wait_gone(pids.values(), 10)
+        check(not left, "still running 10 s after SIGKILL of vtpin run: %s" % [
+            n for n, x in pids.items() if x in left])
+    finally:
+        w.cleanup()
+
+
+def case_agent_already(jdk):
+    """A command whose JVM already loads vtpin (JAVA_TOOL_OPTIONS, or -agentpath on its command line):
+    vtpin run adds no second agent; it judges what that agent records (its record=), watches live on
+    its collector, and says what it could not do when the agent records nowhere it can read."""
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-run-already-")
+    extra = "," + EXTRA_AGENT_OPTS if EXTRA_AGENT_OPTS else ""
+    sock = os.path.join(d, "own.sock")
+    coll = subprocess.Popen([VTPIN, "collector", "--socket", sock, "--dir", os.path.join(d, "coll")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(sock):
+            check(coll.poll() is None and time.monotonic() < deadline, "the test's collector did not start")
+            time.sleep(0.05)
+
+        def run(command, env, run_dir):
+            p = subprocess.run([VTPIN, "run", "--dir", run_dir, "--fail-on-pins", "1", "--"] + command, env=env,
+                               capture_output=True, text=True, timeout=180)
+            print("$ vtpin run -- %s\n-> %d\n%s%s" % (" ".join(command), p.returncode, p.stdout[-600:], p.stderr))
+            check("loaded a second time" not in p.stderr, "no second agent was loaded:\n" + p.stderr)
+            check(not [f for f in os.listdir(run_dir) if f.startswith("jvm-")], "no recording of an agent of its own")
+            return p
+
+        # in JAVA_TOOL_OPTIONS, with record= and collector=
+        tool = "-agentpath:%s=record=%s/tool-%%p.vtp,collector=%s%s" % (AGENT, d, sock, extra)
+        p = run(java(jdk, "JniSleep", 4, 50, parallelism=2), dict(os.environ, JAVA_TOOL_OPTIONS=tool),
+                os.path.join(d, "run1"))
+        check(p.returncode == GATE_FAILED and "1 JVM(s)" in p.stdout and "4 pin(s) counted" in p.stdout,
+              "the run judges the agent's own recording (JniSleep's 4 pins)")
+        check("already loads vtpin" in p.stderr and ("vtpin top --socket " + sock) in p.stderr,
+              "it says so, and where to watch: its collector")
+        check(("Picked up JAVA_TOOL_OPTIONS: %s\n" % tool) in p.stderr, "JAVA_TOOL_OPTIONS is passed on unchanged")
+        q = subprocess.run([VTPIN, "status", "--json", "--socket", sock], capture_output=True, text=True, timeout=30)
+        check(q.returncode == 0 and any(j["pins_total"] >= 4 for j in json.loads(q.stdout)["jvms"]),
+              "the JVM streamed to its own collector: %s" % q.stdout[-400:])
+
+        # on the command line, record= only
+        env = {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
+        cmd = java(jdk, "JniSleep", 4, 50, parallelism=2)
+        own = cmd[:1] + ["-agentpath:%s=record=%s/cmd-%%p.vtp%s" % (AGENT, d, extra)] + cmd[1:]
+        p = run(own, env, os.path.join(d, "run2"))
+        check(p.returncode == GATE_FAILED and "1 JVM(s)" in p.stdout and "4 pin(s) counted" in p.stdout,
+              "the run judges the command line agent's recording")
+        check("already loads vtpin" in p.stderr and "no live view" in p.stderr, "it says there is no collector")
+        check("Picked up JAVA_TOOL_OPTIONS" not in p.stderr, "nothing added to JAVA_TOOL_OPTIONS")
+
+        # records nowhere vtpin run can read: said clearly
+        own = cmd[:1] + ["-agentpath:%s=quiet%s" % (AGENT, extra)] + cmd[1:]
+        p = run(own, env, os.path.join(d, "run3"))
+        check("records nowhere vtpin run can read" in p.stderr, "it says what it could not do")
+    finally:
+        coll.terminate()
+        coll.wait()
+
+
 def case_reused_dir():
     """A second run in the same --dir judges only its own JVMs."""
     d = tempdir(prefix="vtpin-run-reuse-")
@@ -305,6 +482,9 @@ if __name__ == "__main__":
         "usage": case_usage,
         "signal": case_signal,
         "reused_dir": case_reused_dir,
+        "term_ignored": case_term_ignored,
+        "sigkill": case_sigkill,
+        "agent_already": case_agent_already,
         "kernel_view": case_kernel_view,
         "kernel_view_off": case_kernel_view_off,
     }))
