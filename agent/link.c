@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "common/socket_path.h"
 #include "log.h"
 
 #define BACKOFF_MIN_NS (100 * 1000000LL)
@@ -75,20 +76,11 @@ static const char *held_note(unsigned held, char *buf, size_t cap)
     return buf;
 }
 
-void link_default_path(char *out, size_t cap)
-{
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    if (xdg && *xdg == '/')
-        snprintf(out, cap, "%s/vtpin/collector.sock", xdg);
-    else
-        snprintf(out, cap, "/tmp/vtpin-%u/collector.sock", (unsigned)geteuid());
-}
-
 struct link *link_new(const char *path, size_t buffer_bytes, int *err)
 {
     char def[4096];
     if (!path || !*path) {
-        link_default_path(def, sizeof(def));
+        socket_path_default(def, sizeof(def)); /* too long: refused below */
         path = def;
     }
     if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {

@@ -35,6 +35,5 @@ const char *link_path(const struct link *l);
 
 /* The default socket, as the collector computes it:
  * $XDG_RUNTIME_DIR/vtpin/collector.sock, else /tmp/vtpin-<uid>/collector.sock. */
-void link_default_path(char *out, size_t cap);
 
 #endif

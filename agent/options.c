@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
 
 #include "common/agent_codes.h"
+#include "common/socket_path.h"
 #include "common/units.h"
 
 const char options_usage[] =
@@ -146,11 +146,11 @@ static int parse_one(struct options *o, const char *key, const char *value, char
         rc = value ? copy_path(o->collector_path, value) : 0;
         expect = "a socket path";
         /* A longer path would be cut by connect() to a different socket. */
-        if (!rc && value && strlen(value) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        if (!rc && value && socket_path_fits(value) != 0) {
             snprintf(err, errlen,
                      "collector socket path is %zu bytes, over the %zu a Unix socket path can hold: '%s' "
                      "(use a shorter path, e.g. under /tmp or $XDG_RUNTIME_DIR)",
-                     strlen(value), sizeof(((struct sockaddr_un *)0)->sun_path) - 1, value);
+                     strlen(value), socket_path_max(), value);
             return -EINVAL;
         }
     } else if (strcmp(key, "buffer") == 0) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "common/socket_path.h"
 #include "link.h"
 #include "log.h"
 #include "record.h"
@@ -44,8 +45,9 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
         outputs.link = link_new(o->collector_path, o->collector_buffer, &rc);
         if (!outputs.link && rc == -ENAMETOOLONG) {
             snprintf(err, errlen,
-                     "the default collector socket path is over the 107 bytes a Unix socket path can "
-                     "hold ($XDG_RUNTIME_DIR too long?): give collector=PATH");
+                     "the default collector socket path is over the %zu bytes a Unix socket path can "
+                     "hold ($XDG_RUNTIME_DIR too long?): give collector=PATH",
+                     socket_path_max());
             return rc;
         }
         if (!outputs.link) {

@@ -10,6 +10,7 @@
 #include "access.h"
 #include "clog.h"
 #include "commands.h"
+#include "common/socket_path.h"
 #include "common/units.h"
 #include "kglue.h"
 #include "metrics_http.h"
@@ -239,10 +240,10 @@ int collector_main(int argc, char **argv)
     if (socket_arg) {
         rc = absolute(socket_arg, socket_path, sizeof(socket_path));
     } else {
-        rc = collector_default_socket(socket_path, sizeof(socket_path));
+        rc = socket_path_default(socket_path, sizeof(socket_path));
         cfg.socket_dir_strict = 1;
     }
-    if (socket_arg && (rc == -ENAMETOOLONG || paths_socket_fits(socket_path)))
+    if (socket_arg && (rc == -ENAMETOOLONG || socket_path_fits(socket_path)))
         return cli_usage_error("collector",
                                "--socket: '%s' (made absolute) is longer than a Unix socket path can be "
                                "(at most 107 bytes): the kernel would cut it and listen elsewhere",

@@ -37,6 +37,7 @@
 #include "ask.h"
 #include "attach_protocol.h"
 #include "commands.h"
+#include "common/socket_path.h"
 #include "common/units.h"
 #include "gates.h"
 #include "junit.h"
@@ -151,10 +152,10 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             cfg->dir = optarg;
             break;
         case 's':
-            if (paths_socket_fits(optarg))
+            if (socket_path_fits(optarg))
                 return cli_usage_error("run",
                                        "--socket: '%s' is longer than a Unix socket path can be (at most %zu bytes)",
-                                       optarg, paths_socket_max());
+                                       optarg, socket_path_max());
             cfg->socket_arg = optarg;
             break;
         case 'N':
@@ -268,11 +269,11 @@ static void setup_collector(const struct run_config *cfg, struct run_state *st)
         return;
     char collector_dir[PATH_MAX + 16];
     int n = snprintf(st->socket_path, sizeof(st->socket_path), "%s/collector.sock", st->run_dir);
-    if (n < 0 || (size_t)n >= sizeof(st->socket_path) || paths_socket_fits(st->socket_path)) {
+    if (n < 0 || (size_t)n >= sizeof(st->socket_path) || socket_path_fits(st->socket_path)) {
         fprintf(stderr,
                 "vtpin run: %s/collector.sock is too long for a Unix socket (at most %zu bytes): "
                 "no collector for this run, recording only\n",
-                st->run_dir, paths_socket_max());
+                st->run_dir, socket_path_max());
         st->socket_path[0] = '\0';
         return;
     }

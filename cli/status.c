@@ -7,6 +7,7 @@
 
 #include "ask.h"
 #include "commands.h"
+#include "common/socket_path.h"
 #include "common/units.h"
 #include "common/utf8.h"
 #include "paths.h"
@@ -156,7 +157,7 @@ int status_main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":s:jp:t:h", long_options, NULL)) != -1) {
         switch (opt) {
         case 's':
-            if (paths_socket_fits(optarg))
+            if (socket_path_fits(optarg))
                 return cli_usage_error(
                     "status", "--socket: '%s' is longer than a Unix socket path can be (at most 107 bytes)", optarg);
             socket_arg = optarg;

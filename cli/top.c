@@ -12,6 +12,7 @@
 
 #include "ask.h"
 #include "commands.h"
+#include "common/socket_path.h"
 #include "common/units.h"
 #include "common/utf8.h"
 #include "paths.h"
@@ -256,7 +257,7 @@ int top_main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":s:1ji:p:t:h", long_options, NULL)) != -1) {
         switch (opt) {
         case 's':
-            if (paths_socket_fits(optarg))
+            if (socket_path_fits(optarg))
                 return cli_usage_error(
                     "top", "--socket: '%s' is longer than a Unix socket path can be (at most 107 bytes)", optarg);
             socket_arg = optarg;

@@ -9,8 +9,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define SUN_PATH_CAP sizeof(((struct sockaddr_un *)0)->sun_path)
-
 /* snprintf into out[cap]: 0, or -ENAMETOOLONG when it was cut. */
 static int format_path(char *out, size_t cap, const char *fmt, const char *a, const char *b)
 {
@@ -18,32 +16,6 @@ static int format_path(char *out, size_t cap, const char *fmt, const char *a, co
     if (n < 0 || (size_t)n >= cap)
         return -ENAMETOOLONG;
     return 0;
-}
-
-size_t paths_socket_max(void)
-{
-    return SUN_PATH_CAP - 1;
-}
-
-int paths_socket_fits(const char *path)
-{
-    return strlen(path) < SUN_PATH_CAP ? 0 : -ENAMETOOLONG;
-}
-
-int collector_default_socket(char *out, size_t cap)
-{
-    const char *runtime = getenv("XDG_RUNTIME_DIR");
-    int rc;
-    if (runtime && runtime[0] == '/') {
-        rc = format_path(out, cap, "%s/vtpin/%s", runtime, PATHS_SOCKET_NAME);
-    } else {
-        char uid[32];
-        snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
-        rc = format_path(out, cap, "/tmp/vtpin-%s/%s", uid, PATHS_SOCKET_NAME);
-    }
-    if (rc == 0 && strlen(out) >= SUN_PATH_CAP)
-        rc = -ENAMETOOLONG;
-    return rc;
 }
 
 int collector_default_dir(char *out, size_t cap)

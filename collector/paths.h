@@ -1,28 +1,12 @@
-/* Where the collector listens and writes, and the private directories for both.
- *
- * The socket rule (the agent applies the same one to find the collector):
- *   $XDG_RUNTIME_DIR/vtpin/collector.sock   when XDG_RUNTIME_DIR is set, absolute and not empty
- *   /tmp/vtpin-<euid>/collector.sock        otherwise
- * Recordings go to $XDG_STATE_HOME/vtpin, else $HOME/.local/state/vtpin
+/* Where the collector writes, and the private directories for its socket and recordings.
+ * The socket's path (default and limit) is common/socket_path.h's one rule, which the agent
+ * and the CLI share. Recordings go to $XDG_STATE_HOME/vtpin, else $HOME/.local/state/vtpin
  * (the home directory from the password database when HOME is unset). */
 #ifndef VTPIN_COLLECTOR_PATHS_H
 #define VTPIN_COLLECTOR_PATHS_H
 
 #include <stddef.h>
 #include <sys/types.h>
-
-#define PATHS_SOCKET_NAME "collector.sock"
-
-/* Longest socket path a sockaddr_un holds (107 on Linux). */
-size_t paths_socket_max(void);
-
-/* 0 when path fits a sockaddr_un, else -ENAMETOOLONG: a longer path would be
- * cut by the kernel, and the socket would be another one. */
-int paths_socket_fits(const char *path);
-
-/* The default socket path into out[cap]. 0, or -ENAMETOOLONG when it does
- * not fit out or a sockaddr_un. */
-int collector_default_socket(char *out, size_t cap);
 
 /* The default recording directory into out[cap]. 0, -ENOENT when no home
  * directory is known, or -ENAMETOOLONG. */

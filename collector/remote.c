@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/socket_path.h"
 #include "listener.h"
 #include "paths.h"
 #include "query.h"
@@ -18,12 +19,12 @@
 int remote_socket_path(const char *given, char *out, size_t cap)
 {
     if (given) {
-        if (strlen(given) >= cap || paths_socket_fits(given))
+        if (strlen(given) >= cap || socket_path_fits(given))
             return -ENAMETOOLONG;
         strcpy(out, given);
         return 0;
     }
-    return collector_default_socket(out, cap);
+    return socket_path_default(out, cap);
 }
 
 /* Milliseconds left until deadline (CLOCK_MONOTONIC ns), at least 0. */

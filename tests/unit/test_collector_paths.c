@@ -1,5 +1,6 @@
 /* Unit tests for collector/paths.c (the default socket and recording
  * directory rules, private directories) and common/units.c. */
+#include "common/socket_path.h"
 #include "common/units.h"
 #include "paths.h"
 
@@ -16,18 +17,18 @@ static void test_default_socket(void)
 {
     char out[256], want[256];
     setenv("XDG_RUNTIME_DIR", "/run/user/1000", 1);
-    CHECK_INT(collector_default_socket(out, sizeof(out)), 0);
+    CHECK_INT(socket_path_default(out, sizeof(out)), 0);
     CHECK_STR(out, "/run/user/1000/vtpin/collector.sock");
 
     snprintf(want, sizeof(want), "/tmp/vtpin-%u/collector.sock", (unsigned)geteuid());
     unsetenv("XDG_RUNTIME_DIR");
-    CHECK_INT(collector_default_socket(out, sizeof(out)), 0);
+    CHECK_INT(socket_path_default(out, sizeof(out)), 0);
     CHECK_STR(out, want);
     setenv("XDG_RUNTIME_DIR", "", 1); /* empty: as if unset */
-    CHECK_INT(collector_default_socket(out, sizeof(out)), 0);
+    CHECK_INT(socket_path_default(out, sizeof(out)), 0);
     CHECK_STR(out, want);
     setenv("XDG_RUNTIME_DIR", "relative/dir", 1); /* not absolute: ignored (XDG spec) */
-    CHECK_INT(collector_default_socket(out, sizeof(out)), 0);
+    CHECK_INT(socket_path_default(out, sizeof(out)), 0);
     CHECK_STR(out, want);
 
     char longdir[200];
@@ -35,9 +36,9 @@ static void test_default_socket(void)
     longdir[0] = '/';
     longdir[sizeof(longdir) - 1] = '\0';
     setenv("XDG_RUNTIME_DIR", longdir, 1); /* does not fit a sockaddr_un */
-    CHECK_INT(collector_default_socket(out, sizeof(out)), -ENAMETOOLONG);
+    CHECK_INT(socket_path_default(out, sizeof(out)), -ENAMETOOLONG);
     setenv("XDG_RUNTIME_DIR", "/run/user/1000", 1);
-    CHECK_INT(collector_default_socket(out, 10), -ENAMETOOLONG);
+    CHECK_INT(socket_path_default(out, 10), -ENAMETOOLONG);
     unsetenv("XDG_RUNTIME_DIR");
 }
 
