@@ -42,6 +42,8 @@ APT_PACKAGES=(
   clang-format clang-tidy
   # JNA for the JNA fixtures and tests/jvm/test_jna.py: jna.jar, and libjnidispatch.system.so
   libjna-java libjna-jni
+  # Go's pprof (go tool pprof) reads the pprof profiles in tests/jvm/test_pprof.py
+  golang-go
 )
 # Trixie libraries the patched JDK runs against (its NEEDED set outside the JDK).
 TRIXIE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)
