@@ -16,8 +16,14 @@
  * objects. The start line says whether the kernel view is on, or why not.
  *
  * The command runs in its own process group (run_job.h). SIGINT, SIGTERM and
- * SIGHUP to vtpin go to that whole group; vtpin then waits for it, stops the
- * run's collector, reports what was recorded and exits 128+signal. */
+ * SIGHUP to vtpin go to that whole group; vtpin then waits for it (10 s, then
+ * SIGKILL of the group), stops the run's collector, reports what was recorded
+ * and exits 128+signal. A SIGKILL of vtpin takes the group with it.
+ *
+ * A command whose JVMs load vtpin already (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS,
+ * _JAVA_OPTIONS, or an -agentpath among its own words) gets no second agent,
+ * which would only stand down: the run reads that agent's record= files
+ * written during the run and names its collector for the live view. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -71,7 +77,10 @@ static const char usage[] =
     "Each run's recordings are RUNDIR/jvm-<run id>-<pid>.vtp; only this run's are judged.\n"
     "As root, the run's collector's kernel view (off-CPU state, syscall, kernel stack)\n"
     "is joined to the pins; the first lines say whether it is on.\n"
-    "SIGINT, SIGTERM and SIGHUP go to COMMAND's process group; what ran is then reported.\n"
+    "SIGINT, SIGTERM and SIGHUP go to COMMAND's process group; what still runs of it 10 s\n"
+    "later is killed (SIGKILL), then what ran is reported. Should vtpin be killed, so is the group.\n"
+    "A COMMAND that loads vtpin itself (JAVA_TOOL_OPTIONS or -agentpath:...libvtpin.so) gets no\n"
+    "second agent: the run reads that agent's record= files and names its collector.\n"
     "Exit status: 128+N when signal N stopped the run; else 3 when a gate failed; else\n"
     "COMMAND's own status; 2 usage error.\n"
     "Example: vtpin run --fail-on-pins 1 --junit pins.xml -- mvn -q test\n";
@@ -90,6 +99,12 @@ struct run_state {
     char run_id[64];
     pid_t collector;
     int kernel_view; /* the run's collector has the kernel view on */
+    /* COMMAND's JVMs load vtpin already (found_in: where): no agent of ours; its
+     * record= (%p as *) is read back instead, files written since the run started */
+    const char *found_in;
+    char found_word[2 * PATH_MAX];
+    char record_glob[PATH_MAX + 96];
+    struct timespec started;
 };
 
 static int file_exists(const char *path)
@@ -338,18 +353,134 @@ static void export_agent_options(const struct run_config *cfg, const struct run_
     setenv("JAVA_TOOL_OPTIONS", tool_options, 1);
 }
 
-/* This run's recordings (jvm-<runid>-*.vtp): *n loaded, or NULL. */
+/* "-agentpath:PATH[=OPTIONS]" of libvtpin.so (libvtpin-*.so, libvtpin.so.*, or the
+ * agent this vtpin would add), or "-agentlib:vtpin[=OPTIONS]": 1 and *options. */
+static int vtpin_agent_word(const char *word, const char *ours, const char **options)
+{
+    int lib = strncmp(word, "-agentlib:", 10) == 0;
+    if (!lib && strncmp(word, "-agentpath:", 11) != 0)
+        return 0;
+    const char *spec = word + (lib ? 10 : 11);
+    size_t n = strcspn(spec, "=");
+    *options = spec[n] ? spec + n + 1 : "";
+    if (lib)
+        return n == 5 && strncmp(spec, "vtpin", 5) == 0;
+    char path[PATH_MAX], real[PATH_MAX], ours_real[PATH_MAX];
+    snprintf(path, sizeof(path), "%.*s", (int)n, spec);
+    if (realpath(path, real) && realpath(ours, ours_real) && strcmp(real, ours_real) == 0)
+        return 1;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strcmp(base, "libvtpin.so") == 0 || strncmp(base, "libvtpin-", 9) == 0 ||
+           strncmp(base, "libvtpin.so.", 12) == 0;
+}
+
+/* The first vtpin agent among text's words (split at white space, as the JVM
+ * splits JAVA_TOOL_OPTIONS) into st->found_word: 1 when found. */
+static int find_agent_in(const char *text, const char *where, struct run_state *st)
+{
+    for (const char *w = text; w && *w;) {
+        w += strspn(w, " \t\n");
+        size_t n = strcspn(w, " \t\n");
+        char word[sizeof(st->found_word)];
+        const char *options;
+        snprintf(word, sizeof(word), "%.*s", (int)n, w);
+        if (n && vtpin_agent_word(word, st->agent_path, &options)) {
+            snprintf(st->found_word, sizeof(st->found_word), "%s", word);
+            st->found_in = where;
+            return 1;
+        }
+        w += n;
+    }
+    return 0;
+}
+
+/* Does COMMAND load vtpin itself: in the environment the JVMs read, or on its own command line? */
+static int find_existing_agent(const struct run_config *cfg, struct run_state *st)
+{
+    static const char *const vars[] = {"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+        if (find_agent_in(getenv(vars[i]), vars[i], st))
+            return 1;
+    for (char **a = cfg->command; *a; a++)
+        if (find_agent_in(*a, "the command line", st))
+            return 1;
+    return 0;
+}
+
+/* The value of key in an agent's options ("k=v,k2" or jcmd's "k:v"): 1 with
+ * value[cap] ("" for a bare key), 0 when absent. */
+static int agent_option(const char *options, const char *key, char *value, size_t cap)
+{
+    size_t klen = strlen(key);
+    for (const char *o = options; *o;) {
+        size_t n = strcspn(o, ",");
+        if (n >= klen && strncmp(o, key, klen) == 0 && (n == klen || o[klen] == '=' || o[klen] == ':')) {
+            snprintf(value, cap, "%.*s", n > klen ? (int)(n - klen - 1) : 0, o + klen + 1);
+            return 1;
+        }
+        o += n + (o[n] == ',');
+    }
+    return 0;
+}
+
+/* COMMAND's JVMs have vtpin already: a second agent would stand down, so none
+ * is added. The run reads that agent's record= and watches its collector; what
+ * it cannot do is said. */
+static void reuse_existing_agent(const struct run_config *cfg, struct run_state *st)
+{
+    const char *options = "";
+    vtpin_agent_word(st->found_word, st->agent_path, &options);
+    fprintf(stderr, "vtpin run: COMMAND already loads vtpin (%s: %s): vtpin run adds no second agent and uses that one\n",
+            st->found_in, st->found_word);
+    char record[PATH_MAX], collector[PATH_MAX];
+    if (agent_option(options, "record", record, sizeof(record)) && record[0]) {
+        size_t o = 0;
+        for (const char *r = record; *r && o + 2 < sizeof(st->record_glob); r++) {
+            if (r[0] == '%' && r[1] == 'p') { /* the agent's %p: any JVM's pid */
+                st->record_glob[o++] = '*';
+                r++;
+            } else
+                st->record_glob[o++] = *r;
+        }
+        st->record_glob[o] = '\0';
+        fprintf(stderr, "vtpin run: the report and the gates: its recordings (record=%s) written during this run\n",
+                record);
+    } else
+        fprintf(stderr, "vtpin run: it records nowhere vtpin run can read (no record= in its options): no report "
+                        "and no gates for its JVMs; give it record=FILE (%%p: the pid), or take it out and let vtpin "
+                        "run add its own\n");
+    if (!agent_option(options, "collector", collector, sizeof(collector)))
+        fprintf(stderr, "vtpin run: no live view: it streams to no collector (collector=PATH in its options)\n");
+    else if (collector[0]) {
+        snprintf(st->socket_path, sizeof(st->socket_path), "%s", collector);
+        fprintf(stderr, "vtpin run: watch live: vtpin top --socket %s (the collector it streams to)\n", collector);
+    } else
+        fprintf(stderr, "vtpin run: watch live: vtpin top (it streams to the default collector)\n");
+    if (cfg->extra || cfg->socket_arg || cfg->no_collector)
+        fprintf(stderr, "vtpin run: --agent-options, --socket and --no-collector do not apply to an agent vtpin run "
+                        "did not add: ignored\n");
+    fprintf(stderr, "vtpin run: kernel view off: no collector of this run's own\n");
+}
+
+/* This run's recordings (jvm-<runid>-*.vtp, or the found agent's record=): *n loaded, or NULL. */
 static struct recording **load_recordings(const struct run_state *st, size_t *n)
 {
     char pattern[PATH_MAX + 96];
     snprintf(pattern, sizeof(pattern), "%s/jvm-%s-*.vtp", st->run_dir, st->run_id);
+    if (st->found_in)
+        snprintf(pattern, sizeof(pattern), "%s", st->record_glob);
     glob_t g;
     memset(&g, 0, sizeof(g));
-    glob(pattern, 0, NULL, &g);
+    if (pattern[0])
+        glob(pattern, 0, NULL, &g);
     struct recording **recs = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof(*recs));
     *n = 0;
     for (size_t i = 0; recs && i < g.gl_pathc; i++) {
         char err[512];
+        struct stat sb;
+        if (st->found_in && (stat(g.gl_pathv[i], &sb) || sb.st_mtim.tv_sec < st->started.tv_sec))
+            continue; /* not this run's */
         if (recording_load(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
             if (recs[*n]->damaged)
                 fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n", g.gl_pathv[i],
@@ -359,7 +490,10 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n)
             fprintf(stderr, "vtpin run: %s\n", err);
     }
     globfree(&g);
-    if (*n == 0)
+    if (*n == 0 && st->found_in)
+        fprintf(stderr, "vtpin run: no recording of COMMAND's own vtpin (%s) written during this run\n",
+                pattern[0] ? pattern : "it has no record=");
+    else if (*n == 0)
         fprintf(stderr, "vtpin run: no JVM ran with vtpin (no recording of this run, jvm-%s-*.vtp, in %s)\n",
                 st->run_id, st->run_dir);
     return recs;
@@ -413,6 +547,11 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
 static void start_run(const struct run_config *cfg, struct run_state *st)
 {
     prctl(PR_SET_CHILD_SUBREAPER, 1); /* the command's orphans come to us: run_job_exec can reap them */
+    clock_gettime(CLOCK_REALTIME, &st->started);
+    if (find_existing_agent(cfg, st)) {
+        reuse_existing_agent(cfg, st);
+        return;
+    }
     setup_collector(cfg, st);
     export_agent_options(cfg, st);
     fprintf(stderr, "vtpin run: recording into %s (run %s)%s%s\n", st->run_dir, st->run_id,
@@ -459,6 +598,8 @@ int run_main(int argc, char **argv)
 
     int sig = run_job_stop_signal(); /* one that came before the command started: do not start it */
     int status = sig ? CLI_EXIT_SIGNAL_BASE + sig : run_job_exec(cfg.command);
+    if (st.collector > 0) /* a recording of the run's collector that a write error stopped (a full disk) */
+        ask_say_recording_stops("run", st.socket_path, stdout);
     stop_collector(&st);
     size_t nrecs = 0;
     struct recording **recs = load_recordings(&st, &nrecs);
