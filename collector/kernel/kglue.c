@@ -124,18 +124,17 @@ void kglue_close(struct kglue *k)
 
 /* ---- intervals to KernelInterval frames ---- */
 
+/* enum kernel_state is the wire's enum, value for value. */
+_Static_assert((int)KSTATE_UNKNOWN == (int)VTPIN__V1__KERNEL_STATE__KERNEL_STATE_UNKNOWN &&
+                   (int)KSTATE_RUNNABLE == (int)VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE &&
+                   (int)KSTATE_SLEEPING == (int)VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING &&
+                   (int)KSTATE_DISK == (int)VTPIN__V1__KERNEL_STATE__KERNEL_DISK,
+               "collector/kernel/kstate.h and vtpin.v1.KernelState differ");
+
 static Vtpin__V1__KernelState wire_state(int state)
 {
-    switch (state) {
-    case KVIEW_RUNNABLE:
-        return VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
-    case KVIEW_SLEEPING:
-        return VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING;
-    case KVIEW_DISK:
-        return VTPIN__V1__KERNEL_STATE__KERNEL_DISK;
-    default:
-        return VTPIN__V1__KERNEL_STATE__KERNEL_STATE_UNKNOWN;
-    }
+    return state >= KSTATE_UNKNOWN && state <= KSTATE_DISK ? (Vtpin__V1__KernelState)state
+                                                           : VTPIN__V1__KERNEL_STATE__KERNEL_STATE_UNKNOWN;
 }
 
 static void emit(void *arg, const struct kjoin_carrier *c, const struct kview_interval *iv)
@@ -247,7 +246,7 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
             if (c->pin_open)
                 clog_debug("kernel view: carrier tid %" PRId32 " (host %" PRId32 ") off CPU (%s) for %" PRId64
                            " us while pinned",
-                           c->ns_tid, c->host_tid, kview_state_name(t.state), (now - t.off_since) / 1000);
+                           c->ns_tid, c->host_tid, wire_kernel_state_name(t.state), (now - t.off_since) / 1000);
         }
     }
 }
@@ -300,7 +299,7 @@ static struct kjoin_carrier *track(struct kglue *k, void *owner, pid_t peer_pid,
     if (rc == 1 && procthread_state(k->proc_root, host, &state, &nr) == 0 && (state == 'S' || state == 'D'))
         asleep = mono_now(); /* already off CPU: its interval starts now as far as we can tell */
     if (rc == 1)
-        rc = kview_track(k->kv, host, asleep, state == 'D' ? KVIEW_DISK : KVIEW_SLEEPING, nr);
+        rc = kview_track(k->kv, host, asleep, state == 'D' ? KSTATE_DISK : KSTATE_SLEEPING, nr);
     if (rc == 0 && asleep) {
         struct kjoin_carrier *c = kjoin_by_host(k->join, host);
         free(c->proc_stack);
@@ -465,10 +464,10 @@ int kglue_asleep(struct kglue *k, const void *owner, int32_t tid, int64_t now, i
     struct kview_times t;
     if (!c || kview_times(k->kv, c->host_tid, now, &t) != 0)
         return -ENOENT;
-    if (!t.off_since || t.state == KVIEW_RUNNABLE)
+    if (!t.off_since || t.state == KSTATE_RUNNABLE)
         return 0;
     *since = t.off_since;
-    *state = kview_state_name(t.state);
+    *state = wire_kernel_state_name(t.state);
     *syscall = t.syscall >= 0 ? syscalls_name(t.syscall) : NULL;
     return 1;
 }
@@ -518,7 +517,7 @@ void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int
     json_kv_uint(js, "runqueue_ns", t.rq_ns);
     json_kv_uint(js, "switches", t.switches);
     if (t.off_since) {
-        json_kv_string(js, "state", kview_state_name(t.state));
+        json_kv_string(js, "state", wire_kernel_state_name(t.state));
         json_kv_int(js, "off_cpu_for_ns", now - t.off_since);
         json_kv_string(js, "syscall", syscalls_name(t.syscall));
     } else {

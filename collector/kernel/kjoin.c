@@ -134,7 +134,7 @@ static int overlaps_pin(const struct kjoin_carrier *c, const struct kview_interv
 static void held_add(struct kjoin_carrier *c, const struct kview_interval *iv)
 {
     uint64_t held = kjoin_held_part(c, iv);
-    int preempt = iv->state == KVIEW_RUNNABLE;
+    int preempt = iv->state == KSTATE_RUNNABLE;
     c->held_ns += held;
     if (preempt)
         c->held_preempt_ns += held;
@@ -194,7 +194,7 @@ void kjoin_occupancy(const struct kjoin_carrier *c, const struct kview_times *t,
     uint64_t held_asleep = c->held_ns - c->held_preempt_ns, held_preempt = c->held_preempt_ns;
     if (t->off_since && c->pin_open) { /* the interval in progress, inside the pin (from its start, as above) */
         uint64_t live = now > t->off_since ? (uint64_t)(now - t->off_since) : 0;
-        if (t->state == KVIEW_RUNNABLE)
+        if (t->state == KSTATE_RUNNABLE)
             held_preempt += live;
         else
             held_asleep += live;

@@ -21,20 +21,6 @@ struct kview {
     void *cb_arg;
 };
 
-const char *kview_state_name(int state)
-{
-    switch (state) {
-    case KVIEW_RUNNABLE:
-        return "runnable";
-    case KVIEW_SLEEPING:
-        return "sleeping";
-    case KVIEW_DISK:
-        return "disk";
-    default:
-        return "other";
-    }
-}
-
 /* libbpf prints to stderr by default: the collector says why in one line instead. */
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -190,7 +176,7 @@ int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *
     if (c.off_since && (int64_t)c.off_since <= now) {
         uint64_t off = (uint64_t)now - c.off_since;
         out->off_ns += off;
-        if (c.state == OFFCPU_RUNNABLE) {
+        if (c.state == KSTATE_RUNNABLE) {
             out->rq_ns += off;
             out->preempt_ns += off;
         } else if (c.woken_at && (int64_t)c.woken_at <= now)

@@ -7,17 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum kview_state {
-    KVIEW_RUNNABLE = 0,
-    KVIEW_SLEEPING = 1,
-    KVIEW_DISK = 2,
-    KVIEW_OTHER = 3,
-};
+#include "kstate.h"
 
 /* A finished off-CPU interval of a tracked thread, or one in progress. */
 struct kview_interval {
     int32_t tid; /* host tid */
-    int state;   /* enum kview_state */
+    int state;   /* enum kernel_state */
     int64_t start_ns, end_ns, rq_ns;
     int32_t syscall; /* -1: none */
     int stack_id;    /* < 0: none */
@@ -56,7 +51,5 @@ int kview_consume(struct kview *kv, kview_cb cb, void *arg);
 int kview_stack(struct kview *kv, int stack_id, uint64_t *ips, int cap);
 /* Intervals lost to a full ring buffer. */
 uint64_t kview_lost(struct kview *kv);
-
-const char *kview_state_name(int state); /* "runnable", "sleeping", "disk", "other" */
 
 #endif

@@ -4,12 +4,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-const char *kview_state_name(int state)
-{
-    static const char *const names[] = {"runnable", "sleeping", "disk", "other"};
-    return state >= 0 && state < 4 ? names[state] : "other";
-}
-
 int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t whylen)
 {
     (void)out;

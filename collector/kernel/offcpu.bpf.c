@@ -54,12 +54,12 @@ static __always_inline __u32 task_state(struct task_struct *t)
     else
         s = BPF_CORE_READ((struct task_struct___old *)t, state);
     if (s == 0)
-        return OFFCPU_RUNNABLE;
+        return KSTATE_RUNNABLE;
     if (s & 0x1) /* TASK_INTERRUPTIBLE */
-        return OFFCPU_SLEEPING;
+        return KSTATE_SLEEPING;
     if (s & 0x2) /* TASK_UNINTERRUPTIBLE (TASK_IDLE included) */
-        return OFFCPU_DISK;
-    return OFFCPU_OTHER;
+        return KSTATE_DISK;
+    return KSTATE_UNKNOWN;
 }
 
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, struct offcpu_carrier *c,
@@ -71,10 +71,10 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
     c->off_since = now;
     c->woken_at = 0;
     c->switches++;
-    c->state = preempt ? OFFCPU_RUNNABLE : task_state(prev);
+    c->state = preempt ? KSTATE_RUNNABLE : task_state(prev);
     c->syscall = -1;
     c->stack_id = -1;
-    if (c->state == OFFCPU_RUNNABLE)
+    if (c->state == KSTATE_RUNNABLE)
         return; /* preempted: no stack or syscall wanted, and cheaper */
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
     if (regs)
@@ -91,7 +91,7 @@ static __always_inline void switch_in(struct offcpu_carrier *c, __u32 tid, __u64
         return; /* first switch in since tracked */
     __u64 off = now - since;
     __u64 rq = 0;
-    if (c->state == OFFCPU_RUNNABLE) {
+    if (c->state == KSTATE_RUNNABLE) {
         rq = off;
         c->preempt_ns += off;
     }

@@ -8,13 +8,7 @@
 #define OFFCPU_STACK_DEPTH 32
 #define OFFCPU_STACKS 4096
 
-/* Why a carrier is off CPU (the state it switched out in). */
-enum offcpu_state {
-    OFFCPU_RUNNABLE = 0, /* preempted: waits on a run queue */
-    OFFCPU_SLEEPING = 1, /* TASK_INTERRUPTIBLE (S) */
-    OFFCPU_DISK = 2,     /* TASK_UNINTERRUPTIBLE (D) */
-    OFFCPU_OTHER = 3,    /* stopped, traced, ... */
-};
+#include "kstate.h" /* why a carrier is off CPU: enum kernel_state */
 
 /* Value of the tracked map, one per carrier (host tid). The collector puts a
  * zeroed one in to track a thread; the program keeps it up to date. */
@@ -25,7 +19,7 @@ struct offcpu_carrier {
     __u64 off_since;            /* last switch out, 0 while on CPU */
     __u64 woken_at;             /* last wakeup while off CPU, 0 if none */
     __u64 preempt_ns;           /* the part of off_ns switched out runnable (preempted) */
-    __u32 state;                /* enum offcpu_state of the interval in progress */
+    __u32 state;                /* enum kernel_state of the interval in progress */
     __s32 syscall;              /* in progress at switch out, -1 if none */
     __s32 stack_id;             /* kernel stack at switch out, < 0 if none */
     __u32 pad;
@@ -36,7 +30,7 @@ struct offcpu_event {
     __u64 start_ns, end_ns; /* CLOCK_MONOTONIC */
     __u64 rq_ns;            /* the part spent runnable (woken, waiting for a CPU) */
     __u32 tid;              /* host tid */
-    __u32 state;            /* enum offcpu_state */
+    __u32 state;            /* enum kernel_state */
     __s32 syscall;
     __s32 stack_id;
 };

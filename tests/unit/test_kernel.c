@@ -133,7 +133,7 @@ static void collect(void *arg, const struct kjoin_carrier *c, const struct kview
 static struct kview_interval iv(int32_t tid, int64_t start, int64_t end)
 {
     return (struct kview_interval){
-        .tid = tid, .state = KVIEW_SLEEPING, .start_ns = start, .end_ns = end, .syscall = 35, .stack_id = 1};
+        .tid = tid, .state = KSTATE_SLEEPING, .start_ns = start, .end_ns = end, .syscall = 35, .stack_id = 1};
 }
 
 static void test_kjoin(void)
@@ -226,14 +226,14 @@ static void test_kjoin_occupancy(void)
     kjoin_pin_start(j, c, 7, 150, collect, NULL);
     CHECK_INT(c->held_ns, 30); /* its wait for a CPU after the wakeup included */
     x = iv(1001, 195, 260);    /* preempted inside the pin */
-    x.state = KVIEW_RUNNABLE;
+    x.state = KSTATE_RUNNABLE;
     x.rq_ns = 65;
     kjoin_interval(j, &x, collect, NULL);
     CHECK_INT(c->held_ns, 95);
     CHECK_INT(c->held_preempt_ns, 65);
     CHECK_INT(kjoin_held_part(c, &x), 65);
     x = iv(1001, 305, 330); /* preempted after the pin's real end, which the agent has not sent yet */
-    x.state = KVIEW_RUNNABLE;
+    x.state = KSTATE_RUNNABLE;
     kjoin_interval(j, &x, collect, NULL);
     CHECK_INT(c->held_ns, 120);
     kjoin_pin_end(j, &a, 7, 300); /* taken back: held up to the end only */
@@ -256,7 +256,7 @@ static void test_kjoin_occupancy(void)
     CHECK_INT(kjoin_held_part(&ended, &partial), 0);
     /* at 700, asleep since 600 inside pin 8 */
     struct kview_times t = {
-        .off_ns = 100 + 30 + 65 + 100 + 100, .preempt_ns = 65, .rq_ns = 70, .off_since = 600, .state = KVIEW_SLEEPING};
+        .off_ns = 100 + 30 + 65 + 100 + 100, .preempt_ns = 65, .rq_ns = 70, .off_since = 600, .state = KSTATE_SLEEPING};
     t.on_ns = 700 - t.off_ns;
     struct kjoin_occ o;
     kjoin_occupancy(c, &t, 700, &o);
