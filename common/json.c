@@ -104,14 +104,27 @@ void json_array_end(struct json *j)
     close_container(j, '[');
 }
 
+/* An ASCII byte written as it is. */
+static int json_plain(unsigned char c, unsigned opts)
+{
+    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\')
+        return 0;
+    return !(opts & JSON_EMBED_HTML) || (c != '<' && c != '>' && c != '&');
+}
+
 void json_write_string(FILE *out, const char *s)
+{
+    json_write_string_opt(out, s, 0);
+}
+
+void json_write_string_opt(FILE *out, const char *s, unsigned opts)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     fputc('"', out);
     while (n > 0) {
         size_t plain = 0; /* a run of printable ASCII needing no escape goes out in one write */
-        while (plain < n && p[plain] >= 0x20 && p[plain] < 0x7F && p[plain] != '"' && p[plain] != '\\')
+        while (plain < n && json_plain(p[plain], opts))
             plain++;
         if (plain > 0) {
             fwrite(p, 1, plain, out);
@@ -138,7 +151,8 @@ void json_write_string(FILE *out, const char *s)
             fputs("\\b", out);
         } else if (cp == '\f') {
             fputs("\\f", out);
-        } else if (cp < 0x20 || cp == 0x7F || cp == 0x2028 || cp == 0x2029) {
+        } else if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || cp == 0x2028 || cp == 0x2029 ||
+                   ((opts & JSON_EMBED_HTML) && (cp == '<' || cp == '>' || cp == '&'))) {
             fprintf(out, "\\u%04x", (unsigned)cp);
         } else {
             char buf[4];

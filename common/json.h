@@ -2,9 +2,10 @@
  * null. Indents two spaces per level; a container opened "inline" (and all
  * it holds) is written on one line. Strings are escaped so the output is
  * valid JSON whatever the input: quotes, backslashes and control characters
- * are escaped, invalid UTF-8 becomes \ufffd, the JVM's modified UTF-8 (C0 80,
- * surrogate pairs) is decoded. The caller is trusted to nest correctly
- * (keys inside objects only); misuse is caught by assertions. */
+ * (C0, DEL, C1; a NUL, modified UTF-8's C0 80, as \u0000) are escaped,
+ * invalid UTF-8 becomes \ufffd, the JVM's modified UTF-8 (C0 80, surrogate
+ * pairs) is decoded. The caller is trusted to nest correctly (keys inside
+ * objects only); misuse is caught by assertions. */
 #ifndef VTPIN_COMMON_JSON_H
 #define VTPIN_COMMON_JSON_H
 
@@ -49,5 +50,13 @@ void json_kv_null(struct json *j, const char *key);
 
 /* Writes s as a JSON string literal (quotes included) to out. */
 void json_write_string(FILE *out, const char *s);
+
+/* An option of json_write_string_opt: also '<', '>' and '&' as \u003c, \u003e, \u0026: JSON inside an HTML <script>
+ * element then cannot end it, open a comment or be parsed as markup. */
+#define JSON_EMBED_HTML 1u
+
+/* json_write_string with options (JSON_EMBED_HTML). U+2028 and U+2029 are always
+ * escaped (\u2028, \u2029): JavaScript before ES2019 ends a line there. */
+void json_write_string_opt(FILE *out, const char *s, unsigned opts);
 
 #endif

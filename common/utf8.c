@@ -107,23 +107,47 @@ size_t utf8_encode(uint32_t cp, char out[4])
     return 4;
 }
 
+/* The printable form of the character at p (n > 0 bytes) into buf; returns
+ * its length and sets *used to the bytes of p it stands for. */
+static size_t printable_at(const unsigned char *p, size_t n, size_t *used, char buf[8])
+{
+    uint32_t cp;
+    int valid;
+    *used = utf8_decode(p, n, &cp, &valid);
+    if (valid && (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)))
+        return (size_t)snprintf(buf, 8, "\\x%02x", (unsigned)cp);
+    if (valid && ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)))
+        return (size_t)snprintf(buf, 8, "\\u%04x", (unsigned)cp); /* bidirectional overrides reorder what follows */
+    return utf8_encode(valid ? cp : UTF8_REPLACEMENT, buf);
+}
+
 void utf8_write_printable(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     while (n > 0) {
-        uint32_t cp;
-        int valid;
-        size_t used = utf8_decode(p, n, &cp, &valid);
-        if (valid && (cp < 0x20 || (cp >= 0x7F && cp < 0xA0))) {
-            fprintf(out, "\\x%02x", (unsigned)cp);
-        } else if (valid && ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069))) {
-            fprintf(out, "\\u%04x", (unsigned)cp); /* bidirectional overrides reorder what follows */
-        } else {
-            char buf[4];
-            fwrite(buf, 1, utf8_encode(valid ? cp : UTF8_REPLACEMENT, buf), out);
-        }
+        char buf[8];
+        size_t used, len = printable_at(p, n, &used, buf);
+        fwrite(buf, 1, len, out);
         p += used;
         n -= used;
     }
+}
+
+char *utf8_printable(const char *s, char *out, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s), o = 0;
+    while (n > 0) {
+        char buf[8];
+        size_t used, len = printable_at(p, n, &used, buf);
+        if (o + len >= cap)
+            break;
+        memcpy(out + o, buf, len);
+        o += len;
+        p += used;
+        n -= used;
+    }
+    out[o] = '\0';
+    return out;
 }

@@ -20,9 +20,19 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp, int *valid);
 /* Standard UTF-8 for cp (<= 0x10FFFF, not a surrogate) into out[4]; returns the length. */
 size_t utf8_encode(uint32_t cp, char out[4]);
 
-/* Writes s for a terminal: valid UTF-8 as is, control characters (C0, DEL,
- * C1) as \xNN and bidirectional overrides as \uNNNN, so a recording cannot
- * drive the terminal or reorder the text; invalid sequences as U+FFFD. */
+/* The one escaping rule of every text output (the text and collapsed
+ * reports, the agent's trace, status, top): valid UTF-8 as is, control
+ * characters (C0 with NUL, i.e. modified UTF-8's C0 80, DEL, C1) as \xNN and
+ * bidirectional overrides as \uNNNN, so a name cannot drive the terminal,
+ * reorder the text or end a line; invalid sequences as U+FFFD. A backslash is
+ * left as it is (the JSON report is the exact form). */
+
+/* Writes s so escaped. */
 void utf8_write_printable(FILE *out, const char *s);
+
+/* s so escaped into out[cap] (cap > 0), terminated, cut only between
+ * characters when it does not fit; returns out. No allocation (the agent's
+ * trace uses it). */
+char *utf8_printable(const char *s, char *out, size_t cap);
 
 #endif
