@@ -98,11 +98,19 @@ static void strtab_fini(struct strtab *t)
 
 /* ---- small JSON helpers (compact, written straight to the stream) ---- */
 
+/* Every string of the page's data: JSON_EMBED_HTML leaves no '<', '>' or '&'
+ * in it, so no name can end the data's <script> element (or open a comment
+ * that hides its end); the keys and enum names written by hand hold none. */
+static void put_string(FILE *out, const char *s)
+{
+    json_write_string_opt(out, s, JSON_EMBED_HTML);
+}
+
 static void kstr(FILE *out, const char *key, const char *value, int comma)
 {
     fprintf(out, "%s\"%s\":", comma ? "," : "", key);
     if (value)
-        json_write_string(out, value);
+        put_string(out, value);
     else
         fputs("null", out);
 }
@@ -179,7 +187,7 @@ static void put_sites(FILE *out, const struct sites *sites)
                      report_pin_frame_markers(ex, k, marks, sizeof(marks)));
             if (k)
                 fputc(',', out);
-            json_write_string(out, line);
+            put_string(out, line);
         }
         fprintf(out, "],\"stack_truncated\":%s", ex->stack && ex->stack->truncated ? "true" : "false");
         kstr(out, "blocked_in", ex->blocked_in, 1);
@@ -204,9 +212,9 @@ static void put_counters(FILE *out, const struct recording_session *s)
     for (size_t i = 0; i < s->n_notices; i++) {
         const struct recording_notice *n = &s->notices[i];
         fprintf(out, "%s[\"%s\",", i ? "," : "", wire_severity_name(n->severity));
-        json_write_string(out, n->code);
+        put_string(out, n->code);
         fputc(',', out);
-        json_write_string(out, n->text);
+        put_string(out, n->text);
         fputc(']', out);
     }
     fputs("],\"counters\":[", out);
@@ -246,7 +254,7 @@ static void put_flame(FILE *out, const struct flame *f)
     for (size_t i = 0; i < f->n_labels; i++) {
         if (i)
             fputc(',', out);
-        json_write_string(out, f->labels[i]);
+        put_string(out, f->labels[i]);
     }
     fputs("],\"flame\":[", out);
     uint32_t node = 0;
@@ -433,7 +441,7 @@ static int put_lanes(FILE *out, const struct recording_session *s, const struct 
     for (size_t i = 0; i < st.n; i++) {
         if (i)
             fputc(',', out);
-        json_write_string(out, st.items[i]);
+        put_string(out, st.items[i]);
     }
     fputc(']', out);
 done:
@@ -474,19 +482,6 @@ static int html_data(const struct recording *r, const struct recording_session *
     if (fclose(out) && !rc)
         rc = -ENOMEM;
     return rc;
-}
-
-/* Writes text into a <script> element: "</" would close it. */
-static void put_script_safe(FILE *out, const char *text, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (text[i] == '<' && i + 1 < len && text[i + 1] == '/') {
-            fputs("<\\/", out);
-            i++;
-            continue;
-        }
-        fputc(text[i], out);
-    }
 }
 
 /* HTML text: escape what the page would parse. */
@@ -531,7 +526,7 @@ int report_html(FILE *out, const struct recording *r, const struct report_option
             put_html_text(out, heading);
             tpl = next + strlen(TITLE_MARKER);
         } else {
-            put_script_safe(out, data, len);
+            fwrite(data, 1, len, out); /* its strings escaped for HTML (put_string) */
             tpl = next + strlen(DATA_MARKER);
         }
     }
