@@ -5,12 +5,15 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "common/utf8.h"
 #include "views.h"
 
 struct folder {
     FILE *out;
     const struct flame *f;
+    char **labels;   /* f's labels as written */
     int64_t done_ns; /* pinned time already written, to round without drift */
     uint32_t *path;
 };
@@ -23,11 +26,20 @@ static int64_t us_of(int64_t ns)
     return ns / 1000 + (ns % 1000 >= 500);
 }
 
-/* A frame as flamegraph.pl splits them: no ';' inside a frame, no line breaks. */
-static void put_frame_label(FILE *out, const char *label)
+/* A frame as flamegraph.pl splits them, made safe for a terminal: control
+ * characters escaped as the text report does (utf8_printable: \x1b, \x00 for
+ * a NUL, \x0a for a line break), no ';' inside a frame. Each label once. */
+static char *frame_label(const char *label)
 {
-    for (const char *c = label; *c; c++)
-        fputc(*c == ';' || *c == '\n' || *c == '\r' ? '_' : *c, out);
+    size_t cap = strlen(label) * 4 + 1; /* at most 4 bytes a byte: \x1b for ESC */
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    utf8_printable(label, out, cap);
+    for (char *c = out; *c; c++)
+        if (*c == ';')
+            *c = '_';
+    return out;
 }
 
 static void fold_line(struct folder *w, uint32_t node)
@@ -42,7 +54,7 @@ static void fold_line(struct folder *w, uint32_t node)
     for (uint32_t c = node; c != 0; c = f->nodes[c].parent)
         w->path[depth++] = c;
     while (depth-- > 0) {
-        put_frame_label(w->out, f->labels[f->nodes[w->path[depth]].label]);
+        fputs(w->labels[f->nodes[w->path[depth]].label], w->out);
         if (depth)
             fputc(';', w->out);
     }
@@ -60,11 +72,16 @@ int report_collapsed(FILE *out, const struct recording *r, const struct report_o
     for (size_t i = 0; i < f.n_nodes; i++)
         if (f.nodes[i].depth > max_depth)
             max_depth = f.nodes[i].depth;
-    struct folder w = {.out = out, .f = &f, .path = calloc(max_depth + 1, sizeof(uint32_t))};
-    if (!w.path) {
-        flame_fini(&f);
-        return -ENOMEM;
-    }
+    struct folder w = {.out = out,
+                       .f = &f,
+                       .labels = calloc(f.n_labels ? f.n_labels : 1, sizeof(char *)),
+                       .path = calloc(max_depth + 1, sizeof(uint32_t))};
+    rc = w.labels && w.path ? 0 : -ENOMEM;
+    for (size_t i = 0; !rc && i < f.n_labels; i++)
+        if (!(w.labels[i] = frame_label(f.labels[i])))
+            rc = -ENOMEM;
+    if (rc)
+        goto done;
     /* preorder without recursion: the tree can be RECORDING_MAX_FRAMES deep */
     uint32_t node = f.nodes[0].first_child;
     while (node != VIEWS_NO_NODE) {
@@ -78,9 +95,13 @@ int report_collapsed(FILE *out, const struct recording *r, const struct report_o
         if (node != VIEWS_NO_NODE)
             node = f.nodes[node].next_sibling;
     }
+    if (fflush(out) || ferror(out))
+        rc = -EIO;
+done:
+    for (size_t i = 0; w.labels && i < f.n_labels; i++)
+        free(w.labels[i]);
+    free(w.labels);
     free(w.path);
     flame_fini(&f);
-    if (fflush(out) || ferror(out))
-        return -EIO;
-    return 0;
+    return rc;
 }

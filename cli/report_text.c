@@ -233,14 +233,18 @@ static void put_kernel(FILE *out, const struct recording_session *s, const struc
     if (!kernel_pin(s, p, &k))
         return;
     fprintf(out, "    kernel: %s", wire_kernel_state_name(k.main->state));
-    if (k.main->syscall_name)
-        fprintf(out, " in %s", k.main->syscall_name);
-    else if (k.main->has_syscall)
+    if (k.main->syscall_name) {
+        fputs(" in ", out);
+        put(out, k.main->syscall_name);
+    } else if (k.main->has_syscall)
         fprintf(out, " in syscall %" PRId32, k.main->syscall);
     fprintf(out, ", %s off CPU in %u interval%s, %s runnable\n", report_format_duration(k.off_cpu_ns, a, sizeof(a)),
             k.intervals, k.intervals == 1 ? "" : "s", report_format_duration(k.runqueue_ns, b, sizeof(b)));
-    for (size_t i = 0; i < k.main->n_stack && i < 8; i++)
-        fprintf(out, "      %s\n", k.main->stack[i]);
+    for (size_t i = 0; i < k.main->n_stack && i < 8; i++) {
+        fputs("      ", out);
+        put(out, k.main->stack[i]);
+        fputc('\n', out);
+    }
     if (k.main->n_stack > 8)
         fprintf(out, "      ... %zu more kernel frames\n", k.main->n_stack - 8);
 }
@@ -275,9 +279,12 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
         put(out, report_format_frame(&p->stack->frames[p->blocking], frame, sizeof(frame)));
         fputc('\n', out);
     }
-    if (p->blocked_in)
-        fprintf(out, "    blocked %s %s\n",
-                p->reason == VTPIN__V1__PIN_REASON__VM_BLOCK ? "in the JVM at" : "in the kernel in", p->blocked_in);
+    if (p->blocked_in) {
+        fprintf(out, "    blocked %s ",
+                p->reason == VTPIN__V1__PIN_REASON__VM_BLOCK ? "in the JVM at" : "in the kernel in");
+        put(out, p->blocked_in);
+        fputc('\n', out);
+    }
     put_kernel(out, s, p);
     if (!p->stack)
         return;
