@@ -100,7 +100,9 @@ int64_t jthread_id(JNIEnv *jni, jobject thread)
     return jthreads.tid_field ? (*jni)->GetLongField(jni, thread, jthreads.tid_field) : 0;
 }
 
-/* Copies a Java String into a bounded UTF-8 buffer without allocating. */
+/* Copies a Java String into a bounded buffer without allocating, in modified
+ * UTF-8 as JVMTI gives names: a NUL as C0 80, so a name is not cut at it
+ * (common/utf8.c decodes it; the reports show \x00 or \u0000). */
 static void copy_java_string(JNIEnv *jni, jstring s, char *out, size_t cap)
 {
     out[0] = '\0';
@@ -118,7 +120,7 @@ static void copy_java_string(JNIEnv *jni, jstring s, char *out, size_t cap)
     size_t o = 0;
     for (jsize i = 0; i < n; i++) {
         jchar c = chars[i];
-        if (c < 0x80) {
+        if (c != 0 && c < 0x80) {
             if (o + 1 >= cap)
                 break;
             out[o++] = (char)c;

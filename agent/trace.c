@@ -10,6 +10,8 @@
 
 #include "common/frame_text.h"
 #include "common/io.h"
+#include "common/utf8.h"
+#include "jthread.h"
 #include "wire.h"
 
 struct trace {
@@ -108,6 +110,18 @@ void trace_close(struct trace *t)
     free(t);
 }
 
+/* Names and frames as the reports print them: control characters escaped (\x1b,
+ * \x00 for a NUL, i.e. modified UTF-8's C0 80), so a thread name cannot drive
+ * the terminal the trace goes to or start a line of its own. At most 4 bytes a
+ * byte: out holds 4 * JTHREAD_NAME_MAX for a name. */
+#define PRINTABLE_NAME_MAX (4 * JTHREAD_NAME_MAX)
+#define PRINTABLE_FRAME_MAX (4 * 1024)
+
+static const char *printable(const char *s, char *out, size_t cap)
+{
+    return utf8_printable(s ? s : "", out, cap);
+}
+
 static const char *basename_of(const char *path)
 {
     const char *slash = path ? strrchr(path, '/') : NULL;
@@ -138,12 +152,13 @@ static void put_native_marker(struct trace *t, struct symbols *s, const struct p
     if (i != p->culprit)
         return;
     if (p->downcall) {
-        char marker[DOWNCALL_SYMBOL_MAX + 64];
-        put(t, "%s",
-            frames_call_marker(p->downcall->api, p->downcall->symbol, p->downcall->library, marker, sizeof(marker)));
+        char marker[DOWNCALL_SYMBOL_MAX + 64], text[4 * sizeof(marker)];
+        frames_call_marker(p->downcall->api, p->downcall->symbol, p->downcall->library, marker, sizeof(marker));
+        put(t, "%s", printable(marker, text, sizeof(text)));
     } else if (m && m->is_native) {
         const char *lib = symbols_string_text(s, m->library_sid);
-        put(t, " <== native (%s)", lib ? basename_of(lib) : "library unknown");
+        char text[PRINTABLE_FRAME_MAX];
+        put(t, " <== native (%s)", lib ? printable(basename_of(lib), text, sizeof(text)) : "library unknown");
     }
 }
 
@@ -155,10 +170,10 @@ static int is_upcall(struct symbols *s, const struct stack_info *st, uint32_t i)
 
 static void put_frame(struct trace *t, struct symbols *s, const struct pin_view *p, uint32_t i)
 {
-    char frame[1024];
+    char frame[1024], text[PRINTABLE_FRAME_MAX];
     const struct stack_info *st = p->stack;
     trace_format_frame(s, st, i, frame, sizeof(frame));
-    put(t, "    %s", frame);
+    put(t, "    %s", printable(frame, text, sizeof(text)));
     if (st->frames[i].monitors > 0)
         put(t, " <== monitors:%u", st->frames[i].monitors);
     put_native_marker(t, s, p, i);
@@ -171,9 +186,11 @@ static void put_frame(struct trace *t, struct symbols *s, const struct pin_view 
 
 static void put_header(struct trace *t, const struct pin_view *p, const char *what)
 {
+    char vthread[PRINTABLE_NAME_MAX], carrier[PRINTABLE_NAME_MAX];
     put(t, "vtpin: pin #%llu %s: VirtualThread[#%lld%s%s]/pinned@%s (tid %d) reason:%s", (unsigned long long)p->pin_id,
         what, (long long)p->vthread_id, p->vthread_name && *p->vthread_name ? "," : "",
-        p->vthread_name ? p->vthread_name : "", p->carrier_name && *p->carrier_name ? p->carrier_name : "carrier",
+        printable(p->vthread_name, vthread, sizeof(vthread)),
+        p->carrier_name && *p->carrier_name ? printable(p->carrier_name, carrier, sizeof(carrier)) : "carrier",
         p->carrier_tid, wire_reason_name(p->reason));
 }
 
@@ -182,8 +199,10 @@ void trace_pin_start(struct trace *t, struct symbols *s, const struct pin_view *
     if (!t)
         return;
     put_header(t, p, "started");
-    if (p->blocked_in && *p->blocked_in)
-        put(t, " blocked in %s", p->blocked_in);
+    if (p->blocked_in && *p->blocked_in) {
+        char text[PRINTABLE_FRAME_MAX];
+        put(t, " blocked in %s", printable(p->blocked_in, text, sizeof(text)));
+    }
     put(t, "\n");
     const struct stack_info *st = p->stack;
     if (!st) {
@@ -203,8 +222,8 @@ void trace_pin_start(struct trace *t, struct symbols *s, const struct pin_view *
     }
     uint64_t *first = st->id < t->first_pin_cap ? &t->first_pin[st->id] : NULL;
     if (first && *first) { /* like the JDK's trace: each distinct stack in full once */
-        char frame[1024];
-        put(t, "    at %s", trace_format_frame(s, st, p->culprit, frame, sizeof(frame)));
+        char frame[1024], text[PRINTABLE_FRAME_MAX];
+        put(t, "    at %s", printable(trace_format_frame(s, st, p->culprit, frame, sizeof(frame)), text, sizeof(text)));
         put_native_marker(t, s, p, p->culprit);
         put(t, " (stack as pin #%llu)\n", (unsigned long long)*first);
         return;
@@ -224,17 +243,20 @@ void trace_pin_end(struct trace *t, struct symbols *s, const struct pin_view *p)
 {
     if (!t)
         return;
-    char frame[1024] = "";
+    char frame[1024] = "", text[PRINTABLE_FRAME_MAX], carrier[PRINTABLE_NAME_MAX];
     if (p->stack)
         trace_format_frame(s, p->stack, p->culprit, frame, sizeof(frame));
     double ms = (double)(p->end_ns - p->start_ns) / 1e6;
     put(t, "vtpin: pin #%llu ended: %.3f ms reason:%s on %s (tid %d)%s%s\n", (unsigned long long)p->pin_id, ms,
-        wire_reason_name(p->reason), p->carrier_name && *p->carrier_name ? p->carrier_name : "carrier", p->carrier_tid,
-        *frame ? " at " : "", frame);
+        wire_reason_name(p->reason),
+        p->carrier_name && *p->carrier_name ? printable(p->carrier_name, carrier, sizeof(carrier)) : "carrier",
+        p->carrier_tid, *frame ? " at " : "", printable(frame, text, sizeof(text)));
 }
 
 void trace_line(struct trace *t, const char *text)
 {
-    if (t)
-        put(t, "vtpin: %s\n", text);
+    if (t) {
+        char line[PRINTABLE_FRAME_MAX];
+        put(t, "vtpin: %s\n", printable(text, line, sizeof(line)));
+    }
 }
