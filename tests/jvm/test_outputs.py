@@ -2,6 +2,7 @@
 """Nothing lost silently: a full disk under record= or tracefile=, events the
 collector missed, a full method table. The agent says what it could not do,
 counts it, the JVM runs on, and `vtpin report` shows it."""
+import json
 import os
 import shutil
 import signal
@@ -358,6 +359,78 @@ def case_methods_overflow(jdk):
         shutil.rmtree(r.dir, ignore_errors=True)
 
 
+def printable(text):
+    """A name as the text formats print it (common/utf8.c, utf8_printable): control characters
+    (C0 with NUL, DEL, C1) as \\xNN, bidirectional overrides as \\uNNNN, the rest as is."""
+    out = []
+    for c in text:
+        o = ord(c)
+        if o < 0x20 or 0x7F <= o < 0xA0:
+            out.append("\\x%02x" % o)
+        elif 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
+            out.append("\\u%04x" % o)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def no_control_bytes(data, what):
+    """No raw control character but the line break in data (bytes, UTF-8)."""
+    bad = sorted({c for c in data.decode("utf-8", errors="replace")
+                  if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0})
+    check(not bad, "%s holds raw control characters %r" % (what, bad))
+
+
+def case_control_names(jdk):
+    """Virtual threads named with ESC, BEL, DEL, a C1 CSI, a line break and a NUL pin, one of
+    them below a method named with an ESC and a NUL: the agent's trace and the text and
+    collapsed reports hold no raw control character (escaped as \\x1b, \\x00, ...), and each
+    name survives whole, the NUL too: escaped in the trace and the text formats, exact in the
+    JSON and Perfetto reports."""
+    r = Run(int(jdk), "HostileNames", props=scheduler(2))
+    try:
+        r.run()
+        hexes = {l.split(": ", 1)[0]: l.split(": ", 1)[1] for l in r.stdout().splitlines() if l.startswith("odd frame: ")}
+        names = [bytes.fromhex(l[len("name: "):]).decode() for l in r.stdout().splitlines() if l.startswith("name: ")]
+        check(any("\0" in n for n in names) and any("\x1b" in n for n in names), "the fixture's names: %r" % names)
+        odd = bytes.fromhex(hexes["odd frame"]).decode()
+        check(odd == "odd_\x1b_frame_\x00_", "the fixture's odd method: %r" % odd)
+        names.append("odd-frame")
+        rep = r.report()
+        ours = [p for p in rep["pins"] if any(f["class"] == "HostileNames" for f in p["stack"])]
+        got = sorted(p["vthread"]["name"] for p in ours)
+        check(got == sorted(names), "JSON: each name whole, one pin each:\n%r\n%r" % (got, sorted(names)))
+        odd_pin = next(p for p in ours if p["vthread"]["name"] == "odd-frame")
+        check(any(f["class"] == "HostileNames$Odd" and f["method"] == odd for f in odd_pin["stack"]),
+              "JSON: the odd method's name whole: %r" % [f["method"] for f in odd_pin["stack"]])
+        odd_text = "HostileNames$Odd.odd_\\x1b_frame_\\x00_"
+        # the agent's trace: one header line per pin, the name escaped
+        with open(r.trace, "rb") as f:
+            trace = f.read()
+        no_control_bytes(trace, "the trace")
+        text = trace.decode()
+        for p in ours:
+            want = "VirtualThread[#%d,%s]/pinned@" % (p["vthread"]["id"], printable(p["vthread"]["name"]))
+            check(text.count(want) == 1, "the trace names pin %d's thread once as %r:\n%s" % (p["id"], want, text[:3000]))
+        check('"quote\'\\back\\x00nul]' in text, "the NUL shows as \\x00 in the trace")
+        check(odd_text + "(HostileNames.java:" in text, "the trace shows the odd frame escaped:\n" + text[:3000])
+        # the text and collapsed reports (the odd pin is the longest: its stack is the site's example)
+        for fmt in ("text", "collapsed"):
+            p = subprocess.run([VTPIN, "report", "--format", fmt, r.record], capture_output=True, timeout=60)
+            check(p.returncode == 0 and p.stdout, "%s report (%d): %s" % (fmt, p.returncode, p.stderr))
+            no_control_bytes(p.stdout, "the %s report" % fmt)
+            check((odd_text + ("(" if fmt == "text" else ";")).encode() in p.stdout,
+                  "the %s report shows the odd frame escaped:\n%s" % (fmt, p.stdout.decode()[:3000]))
+        # Perfetto: JSON, the names exact
+        p = subprocess.run([VTPIN, "report", "--format", "perfetto", r.record], capture_output=True, timeout=60)
+        check(p.returncode == 0, "perfetto report: %s" % p.stderr)
+        named = sorted(e["args"]["vthread_name"] for e in json.loads(p.stdout)["traceEvents"]
+                       if e["ph"] == "X" and e["args"]["pin_id"] in {q["id"] for q in ours})
+        check(named == sorted(names), "Perfetto: each name whole:\n%r" % named)
+    finally:
+        shutil.rmtree(r.dir, ignore_errors=True)
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
         "disk_full": case_disk_full,
@@ -370,4 +443,5 @@ if __name__ == "__main__":
         "collector_full": case_collector_full,
         "collector_closes": case_collector_closes,
         "collector_path_too_long": case_collector_path_too_long,
+        "control_names": case_control_names,
     }))

@@ -245,6 +245,59 @@ def case_html(work, jdk, fixture):
     screenshot(page, r.dir, "report.png", keep=True)
 
 
+def fixture_names(stdout):
+    """The names HostileNames gave its virtual threads ("name: HEX", UTF-8), in order (and
+    "odd-frame", the thread of its odd frame)."""
+    return [bytes.fromhex(line[len("name: "):]).decode("utf-8") for line in stdout.splitlines()
+            if line.startswith("name: ")]
+
+
+@in_workdir
+def case_html_hostile(work, jdk):
+    """Virtual threads named to break the page (<!--<script>, </script><script>..., ]]>, U+2028,
+    U+2029, quotes, a backslash, &amp;, control characters, a NUL) pin: the page still renders
+    every pin and site, each name shows literally in its pin's tooltip, and no injected script runs."""
+    jdk = int(jdk)
+    r = Run(jdk, "HostileNames", props=scheduler(2), workdir=work).run()
+    names = fixture_names(r.stdout())
+    check(len(names) >= 10 and "<!--<script>" in names, "the fixture named its threads: %r" % names)
+    rep = r.report()
+    ours = [p for p in rep["pins"] if any(f["class"] == "HostileNames" for f in frames_of(p))]
+    page = os.path.join(r.dir, "report.html")
+    vtpin("--format", "html", "-o", page, r.record)
+    dom = check_page(page, rep, r.dir)
+    scripts = [e for e in dom.elements if e["tag"] == "script"]
+    check(len(scripts) == 2, "no script element but the page's own two: %d" % len(scripts))
+    title = next(e for e in dom.elements if e["tag"] == "title")["text"]
+    check("injected" not in title and title.startswith("vtpin: JVM"), "no injected script ran: title %r" % title)
+    with open(page, "rb") as f:
+        raw = f.read()
+    start = b'<script id="vtpin-data" type="application/json">'
+    data = raw[raw.index(start) + len(start):]
+    data = data[:data.index(b"</script>")]
+    for bad in (b"<", b">", b"&", "\u2028".encode(), "\u2029".encode()):
+        check(bad not in data, "the embedded data holds no %r" % bad)
+    # the sites table: the fixture's site, and every pin at a site
+    cells = [e["text"] for e in dom.by_class("culprit", "td")]
+    check(any("JniSleep.sleepInNative" in c for c in cells), "the fixture's site is in the table: %s" % cells)
+    at_sites = sum(s["count"] for s in rep["sites"])
+    check(at_sites == len(rep["pins"]), "the sites hold every pin: %d of %d" % (at_sites, len(rep["pins"])))
+    check(sorted(p["vthread"]["name"] for p in ours) == sorted(names + ["odd-frame"]),
+          "one pin per name, each name whole in the JSON report: %r" % [p["vthread"]["name"] for p in ours])
+    # each name, as it is, in the tooltip of its pin
+    rects = dom.by_class("pin", "rect")
+    seen = {}
+    for i in range(len(rects)):
+        tip = Dom(browser(page, r.dir, "--dump-dom", fragment="#hover=%d" % i)).by_id("tip")["text"]
+        m = re.search(r'^virtual thread: "(.*)" #(\d+)$', tip, re.M | re.S)
+        check(m, "tooltip %d names the virtual thread:\n%r" % (i, tip))
+        seen[int(m.group(2))] = tip
+    for p in ours:
+        tip = seen.get(p["vthread"]["id"], "")
+        check('virtual thread: "%s" #%d' % (p["vthread"]["name"], p["vthread"]["id"]) in tip,
+              "name %r shown literally in its tooltip:\n%r" % (p["vthread"]["name"], tip))
+
+
 @in_workdir
 def case_collapsed(work, jdk):
     jdk = int(jdk)
@@ -375,6 +428,7 @@ def case_cli(work):
 if __name__ == "__main__":
     raise SystemExit(main({
         "html": case_html,
+        "html_hostile": case_html_hostile,
         "collapsed": case_collapsed,
         "perfetto": case_perfetto,
         "big": case_big,

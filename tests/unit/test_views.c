@@ -287,9 +287,7 @@ static void test_html(void)
     const char *data = data_of(html, &dlen);
     if (CHECK(data)) {
         char *copy = strndup(data, dlen);
-        /* what JSON.parse sees: "<\/" is "</" */
-        for (char *p = copy; (p = strstr(p, "<\\/"));)
-            memmove(p + 1, p + 2, strlen(p + 2) + 1);
+        CHECK(strchr(copy, '<') == NULL); /* escaped: nothing in the data can end its script element */
         struct jsonread *doc = NULL;
         char err[200];
         if (CHECK_INT(jsonread_parse(copy, strlen(copy), &doc, err, sizeof(err)), 0)) {
@@ -416,6 +414,94 @@ static void test_empty(void)
     free(b.data);
 }
 
+/* No raw control character (C0 but the line break, DEL, C1) in text. */
+static int printable_text(const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        if ((*c < 0x20 && *c != '\n') || *c == 0x7F || (c[0] == 0xC2 && c[1] >= 0x80 && c[1] < 0xA0) ||
+            (c[0] == 0xC0 && c[1] == 0x80))
+            return 0;
+    return 1;
+}
+
+/* Names from the JVM with control characters (ESC, a NUL as modified UTF-8's
+ * C0 80, a line break, DEL, a C1 CSI), a ';', a bidirectional override and
+ * markup: every text format escapes the control characters (\x1b, \x00) and
+ * keeps the rest; the JSON formats escape them as JSON does; the HTML page's
+ * data holds no '<', '>', '&', U+2028 or U+2029 and parses back to the names. */
+static void test_hostile_names(void)
+{
+    struct synth b = {0};
+    synth_hello(&b, 99, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_OFF, 1700000000000000000LL, MONO0);
+    const char *s[] = {NULL,
+                       "com.ex.Esc\x1b[2JClass",
+                       "nul\xc0\x80here;semi",
+                       "com.ex.Lines",
+                       "two\nlines\x7f\xc2\x9b"
+                       "6n",
+                       "rtl\xe2\x80\xae"
+                       "evil",
+                       "worker-1",
+                       "<!--<script>]]>&amp;\xe2\x80\xa8\xe2\x80\xa9\x1b\xc0\x80"};
+    for (uint32_t i = 1; i < sizeof(s) / sizeof(s[0]); i++)
+        synth_string(&b, i, s[i]);
+    synth_method(&b, 1, 1, 2, 0, 0);
+    synth_method(&b, 2, 3, 4, 5, 0);
+    uint32_t st[] = {1, 2};
+    synth_stack(&b, 1, st, 2, -1, 0);
+    synth_carrier(&b, 7001, 6, MONO0);
+    synth_pin_start(&b, 1, VTPIN__V1__PIN_REASON__NATIVE_BLOCK, MONO0 + 1 * MS, 41, 7, 7001, 6, 1, 0,
+                    "sys\x1b]0;title\x07");
+    synth_pin_end(&b, 1, MONO0 + 4 * MS, 3 * MS);
+    synth_goodbye(&b, MONO0 + 10 * MS, 1);
+    struct recording *r = load(&b);
+
+    char *text = render(report_collapsed, r, NULL);
+    CHECK(printable_text(text));
+    CHECK_STR(text, "com.ex.Lines.two\\x0alines\\x7f\\x9b6n;com.ex.Esc\\x1b[2JClass.nul\\x00here_semi 3000\n");
+    free(text);
+
+    text = render(report_text, r, NULL);
+    CHECK(printable_text(text));
+    CHECK_CONTAINS(text, "com.ex.Esc\\x1b[2JClass.nul\\x00here;semi(Unknown Source)");
+    CHECK_CONTAINS(text, "com.ex.Lines.two\\x0alines\\x7f\\x9b6n(rtl\\u202eevil:11)");
+    CHECK_CONTAINS(text, "blocked in the kernel in sys\\x1b]0;title\\x07\n");
+    free(text);
+
+    text = render(report_json, r, NULL);
+    CHECK(printable_text(text));
+    CHECK_CONTAINS(text, "\"com.ex.Esc\\u001b[2JClass\"");
+    CHECK_CONTAINS(text, "\"nul\\u0000here;semi\"");
+    free(text);
+
+    size_t len, dlen;
+    char *html = render(report_html, r, &len);
+    const char *data = data_of(html, &dlen);
+    if (CHECK(data)) {
+        char *copy = strndup(data, dlen);
+        CHECK(strpbrk(copy, "<>&") == NULL);
+        CHECK(strstr(copy, "\xe2\x80\xa8") == NULL && strstr(copy, "\xe2\x80\xa9") == NULL);
+        CHECK(printable_text(copy));
+        CHECK_CONTAINS(copy, "\\u003c!--\\u003cscript\\u003e]]\\u003e\\u0026amp;\\u2028\\u2029\\u001b\\u0000");
+        struct jsonread *doc = NULL;
+        char err[200];
+        if (CHECK_INT(jsonread_parse(copy, strlen(copy), &doc, err, sizeof(err)), 0)) {
+            const struct jsonread *culprit = jsonread_get(jsonread_at(jsonread_get(doc, "sites"), 0), "culprit");
+            /* jsonread keeps C strings whole: a NUL it reads is U+FFFD */
+            CHECK_STR(jsonread_str(culprit, ""), "com.ex.Esc\x1b[2JClass.nul\xef\xbf\xbdhere;semi(Unknown Source)");
+            jsonread_free(doc);
+        } else {
+            fprintf(stderr, "%s\n", err);
+        }
+        free(copy);
+    }
+    CHECK_UINT(count_of(html, "</script>"), 2);
+    CHECK_UINT(count_of(html, "<!--"), 1); /* the page's own comment at its top */
+    free(html);
+    recording_free(r);
+    free(b.data);
+}
+
 int main(void)
 {
     CHECK_RUN(test_empty);
@@ -425,5 +511,6 @@ int main(void)
     CHECK_RUN(test_html);
     CHECK_RUN(test_html_busy_strip);
     CHECK_RUN(test_html_merged);
+    CHECK_RUN(test_hostile_names);
     CHECK_MAIN_RETURN();
 }
