@@ -132,14 +132,20 @@ static int parse_string(struct parser *ps, char **out)
                     else
                         ps->p = save;
                 }
-                if (cp == 0 || (cp >= 0xD800 && cp < 0xE000))
+                if (cp >= 0xD800 && cp < 0xE000)
                     cp = UTF8_REPLACEMENT;
                 break;
             default:
                 free(s);
                 return fail(ps, "bad escape");
             }
-            n = utf8_encode(cp, piece);
+            if (cp == 0) { /* modified UTF-8, as the JVM names it: the C string stays whole, the NUL shows as \x00 */
+                piece[0] = (char)0xC0;
+                piece[1] = (char)0x80;
+                n = 2;
+            } else {
+                n = utf8_encode(cp, piece);
+            }
         }
         if (len + n + 1 > cap) {
             while (len + n + 1 > cap)

@@ -2,7 +2,8 @@
  * parses a whole document into a tree; accessors are NULL-safe so a missing
  * field reads as its default. Integers keep all 64 bits. Depth is limited
  * (JSONREAD_MAX_DEPTH); strings are unescaped to UTF-8 (\u0000 becomes
- * U+FFFD so C strings stay whole). */
+ * C0 80, modified UTF-8's NUL as the JVM names it, so C strings stay whole and
+ * utf8_write_printable shows it as \x00). */
 #ifndef VTPIN_COMMON_JSONREAD_H
 #define VTPIN_COMMON_JSONREAD_H
 
