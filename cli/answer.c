@@ -50,7 +50,12 @@ SHAPE(drops, {"events_dropped", T_INT, NULL, 0}, {"collector_dropped", T_INT, NU
       {"transitions_dropped", T_INT, NULL, 0}, {"stacks_dropped", T_INT, NULL, 0},
       {"definitions_dropped", T_INT, NULL, 0}, {"memory_dropped", T_INT, NULL, 0},
       {"carriers_dropped", T_INT, NULL, 0});
-SHAPE(status_jvm, {"java_version", T_STR | T_NULL, NULL, 0}, {"vm", T_STR | T_NULL, NULL, 0},
+SHAPE(recording_error, {"active", T_BOOL, NULL, 0}, {"error", T_STR, NULL, 0}, {"since_unix_ns", T_INT, NULL, 0},
+      {"stopped_for_ns", T_INT, NULL, 0}, {"resumed_unix_ns", T_INT | T_NULL, NULL, 0}, {"frames_lost", T_INT, NULL, 0},
+      {"bytes_lost", T_INT, NULL, 0});
+SHAPE(status_jvm, {"ns_pid", T_INT | T_NULL, NULL, 0}, {"pid_source", T_STR, NULL, 0},
+      {"pid_note", T_STR | T_NULL, NULL, 0}, {"recording_error", T_OBJ | T_NULL, &recording_error, 0},
+      {"java_version", T_STR | T_NULL, NULL, 0}, {"vm", T_STR | T_NULL, NULL, 0},
       {"vm_version", T_STR | T_NULL, NULL, 0}, {"vendor", T_STR | T_NULL, NULL, 0}, {"host", T_STR | T_NULL, NULL, 0},
       {"app", T_STR | T_NULL, NULL, 0}, {"agent_version", T_STR | T_NULL, NULL, 0},
       {"options", T_STR | T_NULL, NULL, 0}, {"mode", T_STR | T_NULL, NULL, 0}, {"jdk_feature", T_INT | T_NULL, NULL, 0},
@@ -68,7 +73,9 @@ SHAPE(carrier, {"name", T_STR, NULL, 0}, {"tid", T_INT, NULL, 0}, {"state", T_ST
       {"reason", T_STR | T_NULL, NULL, 0}, {"culprit", T_STR | T_NULL, NULL, 0}, {"busy_pct", T_NUM, NULL, 0},
       {"pinned_pct", T_NUM, NULL, 0}, {"idle_pct", T_NUM, NULL, 0}, {"blocked", T_OBJ | T_NULL, &blocked, 0},
       {"kernel", T_OBJ | T_NULL, &kernel, 0});
-SHAPE(top_jvm, {"java_version", T_STR | T_NULL, NULL, 0}, {"connected", T_BOOL, NULL, 0}, {"occupancy", T_STR, NULL, 0},
+SHAPE(top_jvm, {"ns_pid", T_INT | T_NULL, NULL, 0}, {"pid_source", T_STR, NULL, 0},
+      {"pid_note", T_STR | T_NULL, NULL, 0}, {"recording_error", T_OBJ | T_NULL, &recording_error, 0},
+      {"java_version", T_STR | T_NULL, NULL, 0}, {"connected", T_BOOL, NULL, 0}, {"occupancy", T_STR, NULL, 0},
       {"carriers_blocked", T_INT, NULL, 0}, {"alert", T_OBJ, &alert, 0},
       {"kernel_occupancy", T_OBJ | T_NULL, &occupancy, 0}, {"carriers", T_ARR, &carrier, T_OBJ});
 

@@ -1,13 +1,16 @@
 #include "ask.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "answer.h"
 #include "common/units.h"
+#include "common/utf8.h"
 #include "paths.h"
 #include "remote.h"
 #include "wire.h"
@@ -77,4 +80,58 @@ int ask_parse_pid(const char *text, int64_t *pid)
         return -EINVAL;
     *pid = v;
     return 0;
+}
+
+/* "12345", "12345 (pid 1 in its namespace)" or "1 (pid from its Hello: why)". */
+void ask_print_jvm_name(FILE *out, const struct jsonread *j)
+{
+    int64_t pid = jsonread_int(jsonread_get(j, "pid"), 0);
+    const struct jsonread *ns = jsonread_get(j, "ns_pid");
+    const char *source = jsonread_str(jsonread_get(j, "pid_source"), NULL);
+    fprintf(out, "%" PRId64, pid);
+    if (source && strcmp(source, "hello") == 0) {
+        fputs(" (pid from its Hello: ", out);
+        utf8_write_printable(out, jsonread_str(jsonread_get(j, "pid_note"), "no peer pid"));
+        fputs(")", out);
+    } else if (ns && !jsonread_is_null(ns) && jsonread_int(ns, pid) != pid) {
+        fprintf(out, " (pid %" PRId64 " in its namespace)", jsonread_int(ns, pid));
+    }
+}
+
+const char *ask_utc_text(int64_t unix_ns, char *out, size_t cap)
+{
+    time_t t = (time_t)(unix_ns / 1000000000LL);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(out, cap, "?");
+    return out;
+}
+
+void ask_say_recording_stops(const char *cmd, const char *socket_path, FILE *out)
+{
+    char *json = NULL;
+    struct jsonread *tree = NULL;
+    if (ask_collector(cmd, socket_path, VTPIN__V1__QUERY__KIND__STATUS, 0, ASK_TIMEOUT_MS_DEFAULT, &json, &tree) != 0)
+        return;
+    const struct jsonread *jvms = jsonread_get(tree, "jvms");
+    for (size_t i = 0; i < jsonread_len(jvms); i++) {
+        const struct jsonread *j = jsonread_at(jvms, i), *e = jsonread_get(j, "recording_error");
+        if (!e || jsonread_is_null(e))
+            continue;
+        char since[32], lasted[32], lost[32];
+        ask_utc_text(jsonread_int(jsonread_get(e, "since_unix_ns"), 0), since, sizeof(since));
+        units_format_duration(jsonread_int(jsonread_get(e, "stopped_for_ns"), 0), lasted, sizeof(lasted));
+        units_format_size((uint64_t)jsonread_int(jsonread_get(e, "bytes_lost"), 0), lost, sizeof(lost));
+        fprintf(out, "vtpin %s: warning: the collector's recording of JVM ", cmd);
+        ask_print_jvm_name(out, j);
+        fprintf(out, " stopped at %s: ", since);
+        utf8_write_printable(out, jsonread_str(jsonread_get(e, "error"), "?"));
+        fprintf(out, "; %s after %s, %" PRId64 " frames (%s) not written (",
+                jsonread_bool(jsonread_get(e, "active"), 0) ? "still stopped" : "resumed", lasted,
+                jsonread_int(jsonread_get(e, "frames_lost"), 0), lost);
+        utf8_write_printable(out, jsonread_str(jsonread_get(j, "recording"), "?"));
+        fputs(")\n", out);
+    }
+    jsonread_free(tree);
+    free(json);
 }

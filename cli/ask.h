@@ -4,6 +4,7 @@
 #define VTPIN_CLI_ASK_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/jsonread.h"
 
@@ -24,5 +25,19 @@ int ask_parse_timeout(const char *text, int *timeout_ms);
 
 /* Parses a pid option: 0 or -EINVAL. */
 int ask_parse_pid(const char *text, int64_t *pid);
+
+/* A JVM of an answer by its name (its host pid): "12345", "12345 (pid 1 in
+ * its namespace)", or "1 (pid from its Hello: why)" when the collector could
+ * not learn the host pid. */
+void ask_print_jvm_name(FILE *out, const struct jsonread *jvm);
+
+/* One line per JVM whose recording at the collector stopped (STATUS
+ * recording_error) to out: "vtpin CMD: warning: the collector's recording of
+ * JVM 123 stopped at T: No space left on device; resumed after 2.2s, 459 frames
+ * (51.8 KiB) not written (PATH)". Nothing when none did or no answer. */
+void ask_say_recording_stops(const char *cmd, const char *socket_path, FILE *out);
+
+/* unix_ns as "2026-12-02T01:55:48Z" into out[cap]; returns out. */
+const char *ask_utc_text(int64_t unix_ns, char *out, size_t cap);
 
 #endif

@@ -35,11 +35,36 @@ static void put(const char *s)
     utf8_write_printable(stdout, s ? s : "?");
 }
 
+/* The recording's stop (status JSON recording_error), one line after "recording": "STOPPED
+ * since T (D ago): why; F frames (B) not written so far, retrying every second", or
+ * "resumed at T after D stopped (why): F frames (B) lost, a notice in it says where". */
+static void print_recording_error(const struct jsonread *e)
+{
+    if (!e || jsonread_is_null(e))
+        return;
+    char since[32], lasted[32], lost[32], resumed[32];
+    int64_t frames = jsonread_int(jsonread_get(e, "frames_lost"), 0);
+    ask_utc_text(jsonread_int(jsonread_get(e, "since_unix_ns"), 0), since, sizeof(since));
+    units_format_duration(jsonread_int(jsonread_get(e, "stopped_for_ns"), 0), lasted, sizeof(lasted));
+    units_format_size((uint64_t)jsonread_int(jsonread_get(e, "bytes_lost"), 0), lost, sizeof(lost));
+    if (jsonread_bool(jsonread_get(e, "active"), 0)) {
+        printf("              STOPPED since %s (%s ago): ", since, lasted);
+        put(jsonread_str(jsonread_get(e, "error"), "?"));
+        printf("; %" PRId64 " frames (%s) not written so far, the collector tries again every second\n", frames, lost);
+    } else {
+        ask_utc_text(jsonread_int(jsonread_get(e, "resumed_unix_ns"), 0), resumed, sizeof(resumed));
+        printf("              resumed at %s after %s stopped (", resumed, lasted);
+        put(jsonread_str(jsonread_get(e, "error"), "?"));
+        printf("): %" PRId64 " frames (%s) lost in all; a notice in the recording says where\n", frames, lost);
+    }
+}
+
 static void print_jvm(const struct jsonread *j)
 {
     const char *s;
-    printf("\nJVM %" PRId64 "  %s", jsonread_int(jsonread_get(j, "pid"), 0),
-           jsonread_bool(jsonread_get(j, "connected"), 0) ? "connected" : "disconnected");
+    fputs("\nJVM ", stdout);
+    ask_print_jvm_name(stdout, j);
+    printf("  %s", jsonread_bool(jsonread_get(j, "connected"), 0) ? "connected" : "disconnected");
     if (!jsonread_bool(jsonread_get(j, "connected"), 0)) {
         char ago[32];
         printf(" %s ago",
@@ -87,6 +112,7 @@ static void print_jvm(const struct jsonread *j)
     fputs("  recording   ", stdout);
     put(jsonread_str(jsonread_get(j, "recording"), "none"));
     fputs("\n", stdout);
+    print_recording_error(jsonread_get(j, "recording_error"));
 }
 
 /* "  also serves uid 65534, gid 4242 (2 peers refused)": only with --allow-uid/--allow-gid. */

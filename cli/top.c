@@ -114,7 +114,8 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
 {
     const struct jsonread *carriers = jsonread_get(j, "carriers");
     const struct jsonread *alert = jsonread_get(j, "alert");
-    fprintf(out, "JVM %" PRId64, jsonread_int(jsonread_get(j, "pid"), 0));
+    fputs("JVM ", out);
+    ask_print_jvm_name(out, j);
     const char *java = jsonread_str(jsonread_get(j, "java_version"), NULL);
     if (java) {
         fputs("  java ", out);
@@ -135,6 +136,15 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
     if (blocked > 0)
         fprintf(out, "  CARRIER BLOCKED: %" PRId64 " asleep with a virtual thread mounted, no pin yet", blocked);
     fputc('\n', out);
+    const struct jsonread *rerr = jsonread_get(j, "recording_error");
+    if (rerr && !jsonread_is_null(rerr) && jsonread_bool(jsonread_get(rerr, "active"), 0)) {
+        char since[32], lasted[32];
+        fprintf(out, "  RECORDING STOPPED since %s (%s): ",
+                ask_utc_text(jsonread_int(jsonread_get(rerr, "since_unix_ns"), 0), since, sizeof(since)),
+                units_format_duration(jsonread_int(jsonread_get(rerr, "stopped_for_ns"), 0), lasted, sizeof(lasted)));
+        put(out, jsonread_str(jsonread_get(rerr, "error"), "?"));
+        fprintf(out, "; %" PRId64 " frames not written so far\n", jsonread_int(jsonread_get(rerr, "frames_lost"), 0));
+    }
     const struct jsonread *kocc = jsonread_get(j, "kernel_occupancy");
     if (kocc && !jsonread_is_null(kocc)) { /* the kernel view tracks its carriers: exact, at no cost in the JVM */
         fputs("  kernel occupancy: ", out);

@@ -142,12 +142,50 @@ static int end_pins(struct jvm *j, int64_t t)
     return 0;
 }
 
+void jvm_ident_choose(struct jvm_ident *id, int64_t hello_pid, int64_t peer_pid, int64_t peer_ns_pid, uint64_t pidns)
+{
+    memset(id, 0, sizeof(*id));
+    id->ns_pid = hello_pid;
+    id->pid = hello_pid;
+    id->source = JVM_PID_HELLO;
+    if (peer_pid <= 0)
+        id->why = "no peer pid: its pid namespace is not below the collector's";
+    else if (peer_ns_pid < 0 && peer_pid != hello_pid)
+        id->why = "the peer's /proc status could not be read";
+    else if (peer_ns_pid >= 0 && peer_ns_pid != hello_pid)
+        id->why = "the peer is not the process its Hello names (a relay or a replayed recording)";
+    else {
+        id->pid = peer_pid;
+        id->pidns = pidns;
+        id->source = JVM_PID_PEER;
+    }
+}
+
+const char *jvm_ident_text(const struct jvm_ident *id, char *out, size_t cap)
+{
+    if (id->source == JVM_PID_HELLO)
+        snprintf(out, cap, "%" PRId64 " (pid from its Hello: %s)", id->pid, id->why ? id->why : "no peer pid");
+    else if (id->ns_pid != id->pid)
+        snprintf(out, cap, "%" PRId64 " (pid %" PRId64 " in its namespace)", id->pid, id->ns_pid);
+    else
+        snprintf(out, cap, "%" PRId64, id->pid);
+    return out;
+}
+
 int jvms_attach(struct jvms *r, const struct session *s, const char *recording, void *owner, int64_t now,
                 struct jvm **out)
 {
+    int64_t pid = session_hello(s)->pid;
+    struct jvm_ident id = {.pid = pid, .ns_pid = pid, .source = JVM_PID_HELLO, .why = "no peer credentials"};
+    return jvms_attach_as(r, s, &id, recording, owner, now, out);
+}
+
+int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ident *id, const char *recording,
+                   void *owner, int64_t now, struct jvm **out)
+{
     const struct session_hello *h = session_hello(s);
     struct jvm *j = r->head;
-    while (j && !(j->pid == h->pid && j->start_unix_ns == h->start_unix_ns))
+    while (j && !(j->pid == id->pid && j->start_unix_ns == h->start_unix_ns))
         j = j->next;
     int rc;
     if (!j) {
@@ -156,7 +194,8 @@ int jvms_attach(struct jvms *r, const struct session *s, const char *recording, 
         j = calloc(1, sizeof(*j));
         if (!j)
             return -ENOMEM;
-        j->pid = h->pid;
+        j->pid = id->pid;
+        j->ident = *id;
         j->start_unix_ns = h->start_unix_ns;
         j->max_carriers = r->cfg.max_carriers;
         j->occ = occupancy_new(r->cfg.max_carriers, r->cfg.window_ns, r->cfg.bucket_ns);
@@ -177,6 +216,7 @@ int jvms_attach(struct jvms *r, const struct session *s, const char *recording, 
         /* the newest connection describes the JVM */
         if ((rc = hello_copy(&j->hello, h)) != 0 || (rc = end_pins(j, j->disconnected_at ? j->disconnected_at : now)))
             return rc;
+        j->ident = *id;
     } else {
         /* an older connection number than the one shown: counted, not shown */
         j->live++;
@@ -202,7 +242,19 @@ int jvm_set_recording(struct jvm *j, const char *path)
         return -ENOMEM;
     free(j->recording);
     j->recording = copy;
+    memset(&j->rec, 0, sizeof(j->rec));
     return 0;
+}
+
+void jvm_note_recording(struct jvm *j, const struct rec_state *st, struct rec_state *seen, int newest)
+{
+    if (st->stops > seen->stops)
+        j->rec_stops += st->stops - seen->stops;
+    if (st->frames_lost > seen->frames_lost)
+        j->rec_frames_lost += st->frames_lost - seen->frames_lost;
+    *seen = *st;
+    if (newest)
+        j->rec = *st;
 }
 
 void jvms_detach(struct jvms *r, struct jvm *j, void *owner, int64_t now)

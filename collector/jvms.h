@@ -15,6 +15,7 @@
 
 #include "occupancy.h"
 #include "pinstats.h"
+#include "recstate.h"
 #include "session.h"
 #include "wire.h"
 
@@ -35,11 +36,43 @@ struct jvm_stats {
     uint32_t reconnects;
 };
 
+/* Where a JVM's name comes from. */
+enum jvm_pid_source {
+    JVM_PID_PEER = 0,  /* the connection's peer (SO_PEERCRED): the JVM's pid on this host */
+    JVM_PID_HELLO = 1, /* the Hello's: no usable peer pid (see jvm_ident.why) */
+};
+
+/* Who a JVM is on this host. A JVM in a pid namespace of its own (a
+ * container) says it is pid 1 in its Hello; its peer pid is what is unique. */
+struct jvm_ident {
+    int64_t pid;     /* its name: its pid in the collector's pid namespace, else the Hello's */
+    int64_t ns_pid;  /* the Hello's pid: the JVM's own, in its innermost pid namespace */
+    uint64_t pidns;  /* inode of that namespace (/proc/PID/ns/pid); 0 when unknown */
+    int source;      /* enum jvm_pid_source */
+    const char *why; /* static text: why the Hello's pid names it; NULL for the peer's */
+};
+
+/* The name of the JVM whose Hello gives hello_pid, on a connection whose peer
+ * is peer_pid (SO_PEERCRED; 0 when the peer's pid namespace is not visible
+ * from the collector's, e.g. a peer in a sibling container) with peer_ns_pid
+ * (its pid in its innermost namespace, nspid_process; -1 when unreadable) and
+ * pidns (its pid namespace's inode, 0 unknown). The peer's pid when the peer
+ * is the process the Hello names (its own pid is the Hello's), else the
+ * Hello's with why (a relay or a replayed recording, or no peer pid). Pure. */
+void jvm_ident_choose(struct jvm_ident *id, int64_t hello_pid, int64_t peer_pid, int64_t peer_ns_pid, uint64_t pidns);
+
+/* "12345 (pid 1 in its namespace)", "12345", or "1 (pid from its Hello: ...)"
+ * into out[cap]; returns out. */
+const char *jvm_ident_text(const struct jvm_ident *id, char *out, size_t cap);
+
 struct jvm {
     struct jvm *next;
-    int64_t pid, start_unix_ns;
+    int64_t pid, start_unix_ns;            /* its identity: pid is ident.pid */
+    struct jvm_ident ident;                /* of its newest connection */
     struct session_hello hello;            /* the newest connection's, strings owned */
     char *recording;                       /* the newest connection's recording, NULL if none */
+    struct rec_state rec;                  /* how writing it goes (jvm_note_recording) */
+    uint64_t rec_stops, rec_frames_lost;   /* recording stops and frames they lost, all connections */
     unsigned live;                         /* connections open now */
     unsigned connections;                  /* connections seen in all */
     int64_t connected_at, disconnected_at; /* of the newest connection; 0 while connected */
@@ -65,17 +98,25 @@ int jvms_new(struct jvms **out, const struct jvms_config *cfg);
 void jvms_free(struct jvms *r);
 const struct jvms_config *jvms_config(const struct jvms *r);
 
-/* A connection said Hello (session): the JVM it belongs to, created if new
+/* A connection said Hello (session): the JVM it belongs to, named id (its
+ * identity is (id->pid, Hello.start_unix_ns)), created if new
  * (and -ENOSPC when max_jvms are tracked), with one more live connection.
  * The session's Hello becomes the JVM's when it is the newest connection.
  * A newer connection of a known JVM (a reconnect) ends the pins in progress
  * at the time the JVM disconnected (or now): the agent re-sends the pins
  * still in progress right after its Hello, so those that ended while it was
  * away do not stay pinned forever. */
+int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ident *id, const char *recording,
+                   void *owner, int64_t now, struct jvm **out);
+/* jvms_attach_as with the Hello's pid as the name (no peer credentials: tests, replays). */
 int jvms_attach(struct jvms *r, const struct session *s, const char *recording, void *owner, int64_t now,
                 struct jvm **out);
-/* The recording of j's newest connection (copied; NULL: none). 0 or -ENOMEM. */
+/* The recording of j's newest connection (copied; NULL: none), its state reset. 0 or -ENOMEM. */
 int jvm_set_recording(struct jvm *j, const char *path);
+/* The state st of one of j's connections' recordings, whose last state seen
+ * is *seen (zero at first; updated): its new stops and lost frames add to j's
+ * totals; when newest (the owner's recording), st is j's recording state. */
+void jvm_note_recording(struct jvm *j, const struct rec_state *st, struct rec_state *seen, int newest);
 /* A connection of j ended; owner is the one given to jvms_attach. */
 void jvms_detach(struct jvms *r, struct jvm *j, void *owner, int64_t now);
 

@@ -220,7 +220,8 @@ static void dropped(struct buf *b, const struct row *rows, size_t n)
 {
     family(b, "vtpin_events_dropped_total", "counter",
            "What was lost, by kind: events, stacks, transitions (agent buffers full), collector (while the "
-           "collector was away or slow), definitions, carriers, pins (collector tables full).");
+           "collector was away or slow), definitions, carriers, pins (collector tables full), recording (frames "
+           "the collector could not write to the JVM's recording).");
     for (size_t i = 0; i < n; i++) {
         const struct jvm *j = rows[i].j;
         const struct {
@@ -234,11 +235,25 @@ static void dropped(struct buf *b, const struct row *rows, size_t n)
             {"definitions", j->defs_dropped},
             {"carriers", occupancy_carriers_dropped(j->occ)},
             {"pins", j->pinstats->lost},
+            {"recording", j->rec_frames_lost},
         };
         for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
             put(b, "vtpin_events_dropped_total{%s,kind=\"%s\"} %" PRIu64 "\n", rows[i].labels, kinds[k].kind,
                 kinds[k].v);
     }
+}
+
+static void recordings(struct buf *b, const struct row *rows, size_t n)
+{
+    family(b, "vtpin_recording_stopped", "gauge",
+           "1 while the JVM's session recording is stopped by a write error (a full disk); the collector tries "
+           "again every second.");
+    for (size_t i = 0; i < n; i++)
+        put(b, "vtpin_recording_stopped{%s} %d\n", rows[i].labels, rows[i].j->rec.error ? 1 : 0);
+    family(b, "vtpin_recording_errors_total", "counter",
+           "Times a write error stopped one of the JVM's session recordings.");
+    for (size_t i = 0; i < n; i++)
+        put(b, "vtpin_recording_errors_total{%s} %" PRIu64 "\n", rows[i].labels, rows[i].j->rec_stops);
 }
 
 static void jvm_info(struct buf *b, const struct row *rows, size_t n)
@@ -247,13 +262,16 @@ static void jvm_info(struct buf *b, const struct row *rows, size_t n)
            "1 while the JVM's agent is connected; a disconnected JVM stays listed (0) for a minute.");
     for (size_t i = 0; i < n; i++)
         put(b, "vtpin_jvm_connected{%s} %d\n", rows[i].labels, rows[i].j->live ? 1 : 0);
-    family(b, "vtpin_jvm_info", "gauge", "The JVM's Java version, vendor and occupancy source; always 1.");
+    family(b, "vtpin_jvm_info", "gauge",
+           "The JVM's Java version, vendor and occupancy source, and its pid in its own pid namespace (ns_pid; "
+           "jvm is its pid on this host); always 1.");
     for (size_t i = 0; i < n; i++) {
         const struct session_hello *h = &rows[i].j->hello;
         char java[128], vendor[256];
-        put(b, "vtpin_jvm_info{%s,java_version=\"%s\",vendor=\"%s\",occupancy=\"%s\"} 1\n", rows[i].labels,
-            metrics_escape_label(h->java_version, java, sizeof(java)),
-            metrics_escape_label(h->vm_vendor, vendor, sizeof(vendor)), wire_occupancy_name(h->occupancy));
+        put(b, "vtpin_jvm_info{%s,java_version=\"%s\",vendor=\"%s\",occupancy=\"%s\",ns_pid=\"%" PRId64 "\"} 1\n",
+            rows[i].labels, metrics_escape_label(h->java_version, java, sizeof(java)),
+            metrics_escape_label(h->vm_vendor, vendor, sizeof(vendor)), wire_occupancy_name(h->occupancy),
+            rows[i].j->ident.ns_pid);
     }
 }
 
@@ -294,6 +312,7 @@ int metrics_render(struct jvms *r, const struct metrics_info *info, int64_t now,
     carriers(&b, rows, n);
     alerts(&b, rows, n);
     dropped(&b, rows, n);
+    recordings(&b, rows, n);
     if (b.oom)
         goto cleanup;
     *out = b.s;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "access.h"
 #include "common/json.h"
@@ -151,6 +152,45 @@ static void agent_occupancy(struct json *js, struct jvm *j, const struct carrier
     json_object_end(js);
 }
 
+/* pid (the JVM's name), then ns_pid, pid_namespace, pid_source, pid_note. */
+static void ident_fields(struct json *js, const struct jvm *j)
+{
+    json_kv_int(js, "pid", j->pid);
+    json_kv_int(js, "ns_pid", j->ident.ns_pid);
+    if (j->ident.pidns)
+        json_kv_uint(js, "pid_namespace", j->ident.pidns);
+    else
+        json_kv_null(js, "pid_namespace");
+    json_kv_string(js, "pid_source", j->ident.source == JVM_PID_PEER ? "peer" : "hello");
+    json_kv_string(js, "pid_note", j->ident.source == JVM_PID_PEER ? NULL : j->ident.why);
+}
+
+/* "recording_error": null while the recording never stopped, else its latest stop. */
+static void recording_error(struct json *js, const struct jvm *j, int64_t now)
+{
+    const struct rec_state *r = &j->rec;
+    json_key(js, "recording_error");
+    if (!r->stops) {
+        json_null(js);
+        return;
+    }
+    json_object_begin_inline(js);
+    json_kv_bool(js, "active", r->error != 0);
+    json_kv_string(js, "error", strerror(-r->last_error));
+    json_kv_int(js, "errno", -r->last_error);
+    json_kv_int(js, "since_unix_ns", r->stopped_unix_ns);
+    int64_t end = r->error ? now : r->resumed_mono_ns;
+    json_kv_int(js, "stopped_for_ns", end > r->stopped_mono_ns ? end - r->stopped_mono_ns : 0);
+    if (r->error)
+        json_kv_null(js, "resumed_unix_ns");
+    else
+        json_kv_int(js, "resumed_unix_ns", r->resumed_unix_ns);
+    json_kv_uint(js, "stops", r->stops);
+    json_kv_uint(js, "frames_lost", r->frames_lost);
+    json_kv_uint(js, "bytes_lost", r->bytes_lost);
+    json_object_end(js);
+}
+
 static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, struct kglue *k, int64_t now)
 {
     int64_t clock = jvm_clock(j, now);
@@ -162,7 +202,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
             pinned++;
     const struct session_hello *h = &j->hello;
     json_object_begin(js);
-    json_kv_int(js, "pid", j->pid);
+    ident_fields(js, j);
     kv_text(js, "java_version", h->java_version);
     kv_text(js, "vm", h->vm_name);
     kv_text(js, "vm_version", h->vm_version);
@@ -185,6 +225,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "connections", j->connections);
     json_kv_uint(js, "connection", h->connection);
     json_kv_string(js, "recording", j->recording);
+    recording_error(js, j, now);
     json_kv_string(js, "occupancy", wire_occupancy_name(h->occupancy));
     occupancy_sources(js, k, j, v, n, now);
     agent_occupancy(js, j, v, n);
@@ -215,13 +256,14 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
     size_t n = 0;
     struct carrier_view *v = views_of(j, clock, &n);
     json_object_begin(js);
-    json_kv_int(js, "pid", j->pid);
+    ident_fields(js, j);
     kv_text(js, "java_version", j->hello.java_version);
     json_kv_bool(js, "connected", j->live > 0);
     json_kv_string(js, "occupancy", wire_occupancy_name(j->hello.occupancy));
     occupancy_sources(js, k, j, v, n, now);
     json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);
+    recording_error(js, j, now);
     json_key(js, "carriers");
     json_array_begin(js);
     for (size_t i = 0; i < n; i++) {

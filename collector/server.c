@@ -25,6 +25,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "metrics_http.h"
+#include "nspid.h"
 #include "paths.h"
 #include "query.h"
 #include "recorder.h"
@@ -54,6 +55,7 @@ struct client {
     struct session *session;
     struct jvm *jvm;
     struct recorder *rec;
+    struct rec_state rec_seen; /* rec's state as last told to jvm (jvm_note_recording) */
     /* queries: the reply being sent */
     uint8_t *out;
     size_t out_len, out_off;
@@ -128,8 +130,16 @@ static const char *peer_name(const struct client *c, char *out, size_t cap)
 {
     int n = snprintf(out, cap, "peer pid %ld uid %lu", (long)c->pid, (unsigned long)c->uid);
     if (c->session && n > 0 && (size_t)n < cap)
-        snprintf(out + n, cap - (size_t)n, " (JVM pid %" PRId64 ")", session_hello(c->session)->pid);
+        snprintf(out + n, cap - (size_t)n, " (JVM pid %" PRId64 ")",
+                 c->jvm ? c->jvm->pid : session_hello(c->session)->pid);
     return out;
+}
+
+/* Tells c's JVM how its recording goes (after every flush). */
+static void note_recording(struct client *c)
+{
+    if (c->rec && c->jvm)
+        jvm_note_recording(c->jvm, recorder_state(c->rec), &c->rec_seen, c->jvm->owner == c);
 }
 
 /* ---- closing ------------------------------------------------------------- */
@@ -205,6 +215,8 @@ static void client_close(struct client *c, const char *why)
     c->fd = -1;
     if (c->jvm) {
         struct jvm *j = c->jvm;
+        recorder_flush(c->rec);
+        note_recording(c);
         jvms_detach(s->jvms, j, c, now);
         if (j->live == 0) {
             char *line = NULL;
@@ -353,12 +365,19 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
     }
     const struct session_hello *h = session_hello(c->session);
     int64_t now = mono_ns();
-    rc = jvms_attach(s->jvms, c->session, NULL, c, now, &c->jvm);
+    /* named by its pid on this host: in a container its Hello says pid 1 */
+    struct jvm_ident id;
+    int64_t ns_pid = -1;
+    uint64_t pidns = 0;
+    if (c->pid > 0)
+        nspid_process("/proc", c->pid, &ns_pid, &pidns);
+    jvm_ident_choose(&id, h->pid, c->pid, ns_pid, pidns);
+    rc = jvms_attach_as(s->jvms, c->session, &id, NULL, c, now, &c->jvm);
     if (rc) {
         client_reject(c, "%s", rc == -ENOSPC ? "too many JVMs connected" : strerror(-rc));
         return rc;
     }
-    rc = recorder_open(&c->rec, s->cfg.dir, h->pid, h->start_unix_ns, h->connection, err, sizeof(err));
+    rc = recorder_open(&c->rec, s->cfg.dir, id.pid, h->start_unix_ns, h->connection, err, sizeof(err));
     if (rc) {
         clog_error("%s: %s; going on without a recording", peer_name(c, peer, sizeof(peer)), err);
         c->rec = NULL;
@@ -367,18 +386,18 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
         return -ENOMEM;
     }
     c->kind = CLIENT_AGENT;
-    if (c->rec)
-        recorder_write(c->rec, frame, len);
-    char vm[160], java[64], vendor[96], agent[64];
-    clog_info("JVM pid %" PRId64 " connected (%s): java %s, %s (%s), agent %s, %s, occupancy %s, connection %" PRIu32
-              "; recording %s",
-              h->pid, peer_creds(c, peer, sizeof(peer)), clog_printable(h->java_version, java, sizeof(java)),
-              clog_printable(h->vm_name, vm, sizeof(vm)), clog_printable(h->vm_vendor, vendor, sizeof(vendor)),
-              clog_printable(h->agent_version, agent, sizeof(agent)),
-              h->mode == VTPIN__V1__LOAD_MODE__ATTACH    ? "attach"
-              : h->mode == VTPIN__V1__LOAD_MODE__STARTUP ? "startup"
-                                                         : "mode unknown",
-              wire_occupancy_name(h->occupancy), h->connection, c->rec ? recorder_path(c->rec) : "none");
+    if (c->rec && recorder_write_head(c->rec, frame, len) == -ENOMEM)
+        clog_warn("%s: out of memory: a recording emptied by a full disk will not start again", recorder_path(c->rec));
+    char vm[160], java[64], vendor[96], agent[64], name[160];
+    clog_info(
+        "JVM pid %s connected (%s): java %s, %s (%s), agent %s, %s, occupancy %s, connection %" PRIu32 "; recording %s",
+        jvm_ident_text(&id, name, sizeof(name)), peer_creds(c, peer, sizeof(peer)),
+        clog_printable(h->java_version, java, sizeof(java)), clog_printable(h->vm_name, vm, sizeof(vm)),
+        clog_printable(h->vm_vendor, vendor, sizeof(vendor)), clog_printable(h->agent_version, agent, sizeof(agent)),
+        h->mode == VTPIN__V1__LOAD_MODE__ATTACH    ? "attach"
+        : h->mode == VTPIN__V1__LOAD_MODE__STARTUP ? "startup"
+                                                   : "mode unknown",
+        wire_occupancy_name(h->occupancy), h->connection, c->rec ? recorder_path(c->rec) : "none");
     return 0;
 }
 
@@ -387,7 +406,7 @@ static void agent_notice(struct client *c, const Vtpin__V1__Notice *n)
     char code[128], text[1024];
     clog_printable(n->code, code, sizeof(code));
     clog_printable(n->text, text, sizeof(text));
-    int64_t pid = session_hello(c->session)->pid;
+    int64_t pid = c->jvm ? c->jvm->pid : session_hello(c->session)->pid;
     if (n->severity == VTPIN__V1__SEVERITY__INFO)
         clog_debug("JVM pid %" PRId64 ": agent notice %s: %s", pid, code, text);
     else
@@ -683,8 +702,11 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
     struct client *c = s->clients;
     while (c) {
         struct client *next = c->next; /* c may be closed below */
-        if (c->rec)
+        if (c->rec) {
+            recorder_retry(c->rec);
             recorder_flush(c->rec);
+            note_recording(c);
+        }
         if (c->kind == CLIENT_NEW && now - c->accepted_at > s->cfg.handshake_ns)
             client_reject(c, "no Hello or Query within %" PRId64 " ms", s->cfg.handshake_ns / 1000000);
         else if (c->kind == CLIENT_QUERY && now - c->accepted_at > QUERY_SEND_TIMEOUT_NS)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The first and last numbers of the NSpid line of a status file: -1 when absent. */
 static int read_nspid(const char *path, long *first, long *last)
@@ -60,4 +61,22 @@ int nspid_host_tid(const char *proc_root, pid_t pid, int32_t ns_tid, int32_t *ti
     }
     closedir(d);
     return rc;
+}
+
+int nspid_process(const char *proc_root, pid_t pid, int64_t *ns_pid, uint64_t *pidns)
+{
+    char path[4096];
+    long first = 0, last = 0;
+    struct stat st;
+    *ns_pid = -1;
+    *pidns = 0;
+    snprintf(path, sizeof(path), "%s/%ld/ns/pid", proc_root, (long)pid);
+    if (stat(path, &st) == 0)
+        *pidns = (uint64_t)st.st_ino;
+    snprintf(path, sizeof(path), "%s/%ld/status", proc_root, (long)pid);
+    int rc = read_nspid(path, &first, &last);
+    if (rc)
+        return rc;
+    *ns_pid = last;
+    return 0;
 }
