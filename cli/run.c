@@ -402,7 +402,7 @@ static int find_existing_agent(const struct run_config *cfg, struct run_state *s
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
         if (find_agent_in(getenv(vars[i]), vars[i], st))
             return 1;
-    for (char **a = cfg->command; *a; a++)
+    for (char **a = cfg->command; a && *a; a++)
         if (find_agent_in(*a, "the command line", st))
             return 1;
     return 0;
@@ -431,7 +431,8 @@ static void reuse_existing_agent(const struct run_config *cfg, struct run_state 
 {
     const char *options = "";
     vtpin_agent_word(st->found_word, st->agent_path, &options);
-    fprintf(stderr, "vtpin run: COMMAND already loads vtpin (%s: %s): vtpin run adds no second agent and uses that one\n",
+    fprintf(stderr,
+            "vtpin run: COMMAND already loads vtpin (%s: %s): vtpin run adds no second agent and uses that one\n",
             st->found_in, st->found_word);
     char record[PATH_MAX], collector[PATH_MAX];
     if (agent_option(options, "record", record, sizeof(record)) && record[0]) {

@@ -121,7 +121,8 @@ static void kill_group_if_due(pid_t pgid)
 static void reap_group(pid_t pgid)
 {
     for (int i = 0; kill(-pgid, 0) == 0 && i < 3000; i++) { /* 60 s at most after the SIGKILL too */
-        while (waitpid(-pgid, NULL, WNOHANG) > 0)            /* our own children of the group, if any */
+        /* our own children of the group, if any */
+        while (waitpid(-pgid, NULL, WNOHANG) > 0)
             ;
         kill_group_if_due(pgid);
         if (kill(-pgid, 0) == 0)
@@ -293,7 +294,8 @@ int run_job_exec(char **argv)
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
-        watchman_tell(getpid()); /* before exec closes the pipe: should vtpin die now, the group is known */
+        /* before exec closes the pipe: should vtpin die now, the group is known */
+        watchman_tell(getpid());
         if (tty) /* also here: the command may read the terminal before the parent gets to it */
             give_terminal(getpid());
         execvp(argv[0], argv);
