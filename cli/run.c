@@ -599,6 +599,8 @@ int run_main(int argc, char **argv)
 
     int sig = run_job_stop_signal(); /* one that came before the command started: do not start it */
     int status = sig ? CLI_EXIT_SIGNAL_BASE + sig : run_job_exec(cfg.command);
+    if (st.collector > 0) /* a recording of the run's collector that a write error stopped (a full disk) */
+        ask_say_recording_stops("run", st.socket_path, stdout);
     stop_collector(&st);
     size_t nrecs = 0;
     struct recording **recs = load_recordings(&st, &nrecs);

@@ -195,8 +195,9 @@ static ssize_t gap_notice(const struct recorder *r, int64_t now_mono, uint8_t *o
     char text[512], when[32], lasted[32];
     snprintf(text, sizeof(text),
              "the collector could not write this recording from %s for %s (%s): %" PRIu64 " frames (%" PRIu64
-             " bytes) the agent sent then are missing here; pins that ended then have no end here, and what "
-             "refers to definitions sent then shows as unknown",
+             " bytes) meant for it then (the agent's, and the collector's alerts and kernel intervals) are missing "
+             "here; pins that ended then have no end here, and what refers to definitions sent then shows as "
+             "unknown",
              utc_text(r->st.stopped_unix_ns, when, sizeof(when)),
              units_format_duration(now_mono - r->st.stopped_mono_ns, lasted, sizeof(lasted)), strerror(-r->st.error),
              r->gap_frames, r->gap_bytes);

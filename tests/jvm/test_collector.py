@@ -336,6 +336,37 @@ def case_recording_disk_full(jdk):
         subprocess.run(["umount", small])
 
 
+def case_run_disk_full(jdk):
+    """`vtpin run` on a full disk (a 1 MiB tmpfs, root): its report says which JVM's recording at
+    the run's collector stopped, when and why."""
+    jdk = int(jdk)
+    if os.geteuid() != 0:
+        skip("mounting a small tmpfs needs root")
+    d = tempdir("vtpin-run-disk-")
+    small = os.path.join(d, "small")
+    os.mkdir(small)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", small], capture_output=True, text=True)
+    if p.returncode != 0:
+        skip("cannot mount a tmpfs here: " + p.stderr.strip())
+    try:
+        run_dir = os.path.join(small, "run")
+        os.mkdir(run_dir)
+        print("tmpfs full: %d bytes free" % fill(small))
+        java = Run(jdk, "JniSleep", args=(20, 100), props=scheduler(2))  # its command line, not its agent
+        cmd = [c for c in java.cmd if not c.startswith("-agentpath:")]
+        p = subprocess.run([VTPIN, "run", "--dir", run_dir, "--"] + cmd, capture_output=True, text=True, timeout=180)
+        print(p.stdout[-1500:])
+        m = re.search(r"^vtpin run: warning: the collector's recording of JVM (\d+) stopped at (\S+): "
+                      r"No space left on device; (still stopped|resumed) after \S+, (\d+) frames .* not written \((\S+)\)$",
+                      p.stdout, re.M)
+        check(m, "the run's report says which JVM's recording stopped, when and why:\n%s\n%s" % (
+            p.stdout[-2000:], p.stderr[-2000:]))
+        check(int(m.group(4)) > 0 and os.path.basename(m.group(5)).startswith(m.group(1) + "-"),
+              "with what it lost and the recording's name: %s" % m.group(0))
+    finally:
+        subprocess.run(["umount", small])
+
+
 def coll_wait(coll, cond, what, timeout=60):
     deadline = time.monotonic() + timeout
     last = None
@@ -367,4 +398,5 @@ if __name__ == "__main__":
         "native_block": case_native_block,
         "running": case_running,
         "recording_disk_full": case_recording_disk_full,
+        "run_disk_full": case_run_disk_full,
     }))
