@@ -162,18 +162,19 @@ def case_second_agent(jdk):
 def case_attach_second(jdk):
     """jcmd JVMTI.agent_load of libvtpin into a JVM started with it: the load stands down (it says
     so on stderr and in the first agent's log), the JVM and the first agent run on, nothing else is
-    recorded."""
+    recorded. The JVM waits in ReproLoop until the load is done, then JniSleep pins 4 times."""
     home = jdk_home(int(jdk))
     d = tempdir("vtpin-second-attach-")
     extra = "," + EXTRA_AGENT_OPTS if EXTRA_AGENT_OPTS else ""
-    log, first = os.path.join(d, "first.log"), os.path.join(d, "first.vtp")
-    cmd = jni_sleep_cmd(home, ["record=%s,log=%s%s" % (first, log, extra)], 4, 8000)
+    log, first, stop = os.path.join(d, "first.log"), os.path.join(d, "first.vtp"), os.path.join(d, "stop")
+    cmd = jni_sleep_cmd(home, ["record=%s,log=%s%s" % (first, log, extra)], 4, 50)
+    cmd[-3:-3] = ["Chain", "ReproLoop", "600", stop, "1", "10", "--"]  # before JniSleep 4 50
     out, err = open(os.path.join(d, "stdout.txt"), "w+"), open(os.path.join(d, "stderr.txt"), "w+")
     proc = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
-        while "JniSleep: threads=" not in open(os.path.join(d, "stdout.txt")).read():
-            check(proc.poll() is None and time.monotonic() < deadline, "JniSleep did not start")
+        while "ReproLoop: ready pid=" not in open(os.path.join(d, "stdout.txt")).read():
+            check(proc.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
             time.sleep(0.05)
         j = subprocess.run([os.path.join(home, "bin", "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
                             "record:%s/second.vtp,tracefile:%s/trace2.txt" % (d, d)],
@@ -181,6 +182,7 @@ def case_attach_second(jdk):
         print("jcmd: %d\n%s%s" % (j.returncode, j.stdout, j.stderr))
         check(j.returncode == 0 and "return code: " in j.stdout, "jcmd got the JVM's reply: %s" % j.stdout)
         check(proc.poll() is None, "the JVM runs on after the second load")
+        open(stop, "w").close()  # ReproLoop ends, JniSleep runs
         rc = proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
