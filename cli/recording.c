@@ -114,6 +114,7 @@ static void session_free(struct recording_session *s)
     free(s->host);
     free(s->agent_version);
     free(s->options);
+    free(s->app);
     for (size_t i = 0; i < s->n_capabilities_missing; i++)
         free(s->capabilities_missing[i]);
     free(s->capabilities_missing);
@@ -213,7 +214,7 @@ static int apply_hello(struct recording *r, struct recording_session **cur, cons
     if ((rc = dup_str(h->java_version, &s->java_version)) || (rc = dup_str(h->vm_name, &s->vm_name)) ||
         (rc = dup_str(h->vm_version, &s->vm_version)) || (rc = dup_str(h->vm_vendor, &s->vm_vendor)) ||
         (rc = dup_str(h->host, &s->host)) || (rc = dup_str(h->agent_version, &s->agent_version)) ||
-        (rc = dup_str(h->options, &s->options)))
+        (rc = dup_str(h->options, &s->options)) || (rc = dup_str(h->app, &s->app)))
         return rc;
     s->mode = h->has_mode ? (int)h->mode : 0;
     if (h->has_start_unix_ns && h->has_start_mono_ns) {

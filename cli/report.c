@@ -10,7 +10,7 @@
 
 #include "wire.h"
 
-enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML, FORMAT_COLLAPSED, FORMAT_PERFETTO };
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML, FORMAT_COLLAPSED, FORMAT_PERFETTO, FORMAT_PPROF };
 
 static const struct {
     const char *name;
@@ -22,6 +22,7 @@ static const struct {
     {"html", FORMAT_HTML, report_html},
     {"collapsed", FORMAT_COLLAPSED, report_collapsed},
     {"perfetto", FORMAT_PERFETTO, report_perfetto},
+    {"pprof", FORMAT_PPROF, report_pprof},
 };
 
 static const char report_usage[] =
@@ -36,7 +37,10 @@ static const char report_usage[] =
     "                          html (one offline page: sites, flame graph of pinned time,\n"
     "                          per-carrier timeline); collapsed (folded stacks for\n"
     "                          flamegraph.pl/speedscope, weights in microseconds pinned);\n"
-    "                          perfetto (Chrome trace-event JSON for ui.perfetto.dev)\n"
+    "                          perfetto (Chrome trace-event JSON for ui.perfetto.dev);\n"
+    "                          pprof (gzipped, for go tool pprof and Pyroscope: pinned time\n"
+    "                          and pins by stack, labelled reason, origin, carrier, pid, app;\n"
+    "                          every session unless --session N)\n"
     "  -o, --output=FILE       write the report to FILE instead of standard output\n"
     "  -n, --top=N             show the N sites with the most pinned time\n"
     "                          (text default 10, json default all; 0: all)\n"
@@ -59,7 +63,8 @@ static const char report_usage[] =
     "  vtpin report --format json app.vtp | jq '.sites[0]'\n"
     "  vtpin report --format html -o pins.html app.vtp\n"
     "  vtpin report --format collapsed app.vtp | flamegraph.pl --countname us > pins.svg\n"
-    "  vtpin report --format perfetto -o pins.trace.json app.vtp   # open in ui.perfetto.dev\n";
+    "  vtpin report --format perfetto -o pins.trace.json app.vtp   # open in ui.perfetto.dev\n"
+    "  vtpin report --format pprof -o pins.pb.gz app.vtp && go tool pprof -top pins.pb.gz\n";
 
 /* A count from the command line: 0 or -EINVAL. */
 static int parse_count(const char *text, size_t *out)
@@ -154,7 +159,7 @@ int report_main(int argc, char **argv)
                 if (strcmp(optarg, formats[fmt].name) == 0)
                     break;
             if (fmt == sizeof(formats) / sizeof(formats[0]))
-                return cli_usage_error("report", "unknown format '%s' (text, json, html, collapsed or perfetto)",
+                return cli_usage_error("report", "unknown format '%s' (text, json, html, collapsed, perfetto or pprof)",
                                        optarg);
             format = formats[fmt].format;
             break;
@@ -209,7 +214,8 @@ int report_main(int argc, char **argv)
                 "vtpin report: warning: %s: written with wire schema %u, this vtpin reads schema %u: "
                 "some information may be missing\n",
                 r->path, (unsigned)s->schema_version, (unsigned)WIRE_SCHEMA_VERSION);
-    if (!session && r->n_sessions > 1)
+    o.all_sessions = format == FORMAT_PPROF && !session;
+    if (!session && r->n_sessions > 1 && !o.all_sessions)
         fprintf(stderr, "vtpin report: note: %s holds %zu sessions; reporting the last (--session N for another)\n",
                 r->path, r->n_sessions);
     if (output && strcmp(output, "-") != 0 && !(out = fopen(output, "w"))) {

@@ -13,9 +13,10 @@
 #define REPORT_TEXT_TOP_DEFAULT 10
 
 struct report_options {
-    size_t session;  /* index into recording->sessions */
-    size_t top;      /* sites shown; 0: all */
-    int full_stacks; /* text: never elide the bottom of a stack */
+    size_t session;   /* index into recording->sessions */
+    size_t top;       /* sites shown; 0: all */
+    int full_stacks;  /* text: never elide the bottom of a stack */
+    int all_sessions; /* pprof: every session of the file (no --session given) */
 };
 
 /* Both return 0, or -errno when writing failed. */
@@ -25,6 +26,8 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
 int report_html(FILE *out, const struct recording *r, const struct report_options *o);
 int report_collapsed(FILE *out, const struct recording *r, const struct report_options *o);
 int report_perfetto(FILE *out, const struct recording *r, const struct report_options *o);
+/* Gzipped pprof (report_pprof.c): o->all_sessions, or o->session. */
+int report_pprof(FILE *out, const struct recording *r, const struct report_options *o);
 
 /* "java.base/java.lang.Thread.sleep(Thread.java:507)", as the agent's trace
  * prints a frame (without markers). Returns out. */

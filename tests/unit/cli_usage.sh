@@ -50,7 +50,7 @@ usage top "--pid: '-3' is not a process id" --pid -3
 usage top "unknown option '-x'" -x
 usage top "unexpected argument 'extra'" --once extra
 usage report "which recording? (vtpin report FILE)"
-usage report "unknown format 'xml' (text, json, html, collapsed or perfetto)" -f xml a.vtp
+usage report "unknown format 'xml' (text, json, html, collapsed, perfetto or pprof)" -f xml a.vtp
 usage report "one recording at a time ('b.vtp' is one too many)" a.vtp b.vtp
 usage report "--top wants a count, not 'many'" --top many a.vtp
 usage attach "which JVM? give its PID"

@@ -1,0 +1,187 @@
+/* pprof (go tool pprof, Grafana Pyroscope): a gzipped Profile message
+ * (proto/pprof_build.h) with the pinned time and the number of pins of each
+ * distinct stack, reason, carrier and JVM. Every session of the file by
+ * default (each JVM named by its pid and app labels), or the one --session
+ * names.
+ *
+ * Functions are "Class.method" (as the flame graph labels frames), with the
+ * source file and line of each frame. The native code a pin is in (a JNI
+ * library, an FFM or JNA target) is a frame of its own, "[native: FFM
+ * downcall qsort, libc.so.6]", where the native code ran: right above the
+ * frame that called into it (the JNI method, the downcall stub), so below
+ * any Java code it called back. A stack the agent cut hangs under "[truncated]"; a pin
+ * without a stack is one "[no stack: REASON]" frame, as in the flame graph. */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/frames_kind.h"
+#include "pprof_build.h"
+#include "views.h"
+#include "wire.h"
+
+/* "[native: FFM downcall qsort, libc.so.6]", "[native: JNI libjnisleep.so]"
+ * into out, for a pin whose culprit is in native code; NULL when it is not. */
+static const char *native_frame(const struct recording_pin *p, char *out, size_t cap)
+{
+    if (!p->stack || !p->has_culprit)
+        return NULL;
+    char marker[512];
+    const struct recording_method *m = p->stack->frames[p->culprit].method;
+    if (p->has_downcall) {
+        /* " <== native (FFM downcall qsort, libc.so.6)": the text inside the parentheses */
+        frames_call_marker(p->downcall_api, p->downcall_symbol, p->downcall_library, marker, sizeof(marker));
+        const char *open = strchr(marker, '(');
+        size_t len = open ? strlen(open + 1) : 0;
+        if (!open || len == 0)
+            return NULL;
+        snprintf(out, cap, "[native: %.*s]", (int)(len - (open[len] == ')')), open + 1);
+        return out;
+    }
+    if (!m || !m->is_native)
+        return NULL;
+    const char *lib = m->library, *slash = lib ? strrchr(lib, '/') : NULL;
+    snprintf(out, cap, "[native: JNI %s]", lib ? (slash ? slash + 1 : lib) : "library unknown");
+    return out;
+}
+
+/* Where the native frame goes among the leaf-first locations: right above
+ * the frame that enters native code, the first from the culprit towards the
+ * leaf that is a native method (the JNI culprit itself, JNA's Native.invoke*)
+ * or an FFM downcall stub; frames above it are the native code's callbacks.
+ * Returns that frame's index (the native frame is put before it), 0 (the
+ * leaf) when there is none. */
+static uint32_t native_frame_at(const struct recording_pin *p)
+{
+    for (uint32_t i = p->culprit + 1; i-- > 0;) {
+        const struct recording_method *m = p->stack->frames[i].method;
+        if (m && (m->is_native || m->kind == FRAME_DOWNCALL_STUB))
+            return i;
+    }
+    return 0;
+}
+
+static int64_t add_location(struct pprof_builder *b, const struct recording_frame *f)
+{
+    char label[1024];
+    return pprof_builder_location(b, views_frame_label(f, label, sizeof(label)), f->method->source_file,
+                                  f->line > 0 ? f->line : 0);
+}
+
+static int add_pin(struct pprof_builder *b, const struct recording_session *s, const struct recording_pin *p,
+                   uint64_t *locs, struct pprof_label *labels, size_t n_labels)
+{
+    char text[640], carrier[160];
+    size_t n = 0;
+    int64_t id;
+    const struct recording_stack *st = p->stack;
+    if (!st || st->count == 0) {
+        snprintf(text, sizeof(text), "[no stack: %s]", wire_reason_name(p->reason));
+        if ((id = pprof_builder_location(b, text, NULL, 0)) < 0)
+            return (int)id;
+        locs[n++] = (uint64_t)id;
+    } else {
+        const char *native = native_frame(p, text, sizeof(text));
+        uint32_t native_at = native ? native_frame_at(p) : UINT32_MAX;
+        for (uint32_t k = 0; k < st->count; k++) {
+            if (k == native_at) {
+                if ((id = pprof_builder_location(b, native, NULL, 0)) < 0)
+                    return (int)id;
+                locs[n++] = (uint64_t)id;
+            }
+            if ((id = add_location(b, &st->frames[k])) < 0)
+                return (int)id;
+            locs[n++] = (uint64_t)id;
+        }
+        if (st->truncated) {
+            if ((id = pprof_builder_location(b, "[truncated]", NULL, 0)) < 0)
+                return (int)id;
+            locs[n++] = (uint64_t)id;
+        }
+    }
+    labels[0] = (struct pprof_label){.key = "reason", .str = wire_reason_name(p->reason)};
+    labels[1] = (struct pprof_label){.key = "origin", .str = frames_origin_name(p->origin)};
+    if (p->carrier_name)
+        snprintf(carrier, sizeof(carrier), "%s", p->carrier_name);
+    else if (p->has_carrier_tid)
+        snprintf(carrier, sizeof(carrier), "tid %" PRId32, p->carrier_tid);
+    else
+        snprintf(carrier, sizeof(carrier), "unknown");
+    labels[2] = (struct pprof_label){.key = "carrier", .str = carrier};
+    int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_PINNED_NS] = recording_pin_duration(s, p), [PPROF_VALUE_PINS] = 1};
+    return pprof_builder_sample(b, locs, n, values, labels, n_labels);
+}
+
+/* The session's pins into b, labelled with its JVM. */
+static int add_session(struct pprof_builder *b, const struct recording_session *s, uint64_t *locs)
+{
+    char pid[32];
+    struct pprof_label labels[5];
+    size_t n_labels = 3;
+    if (s->has_hello) {
+        snprintf(pid, sizeof(pid), "%" PRId64, s->pid);
+        labels[n_labels++] = (struct pprof_label){.key = "pid", .str = pid};
+    }
+    if (s->app && *s->app)
+        labels[n_labels++] = (struct pprof_label){.key = "app", .str = s->app};
+    for (size_t i = 0; i < s->n_pins; i++) {
+        int rc = add_pin(b, s, &s->pins[i], locs, labels, n_labels);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The span of the sessions reported, on the wall clock when they have one. */
+static void set_time(struct pprof_builder *b, const struct recording *r, size_t from, size_t to)
+{
+    int64_t first = 0, last = 0;
+    int any = 0;
+    for (size_t i = from; i < to; i++) {
+        const struct recording_session *s = r->sessions[i];
+        int64_t a, z;
+        if (!s->has_time || recording_unix_ns(s, s->first_ns, &a) || recording_unix_ns(s, s->last_ns, &z))
+            continue;
+        if (!any || a < first)
+            first = a;
+        if (!any || z > last)
+            last = z;
+        any = 1;
+    }
+    if (any)
+        pprof_builder_set_time(b, first, last - first);
+}
+
+int report_pprof(FILE *out, const struct recording *r, const struct report_options *o)
+{
+    struct pprof_builder *b = NULL;
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    size_t from = o->all_sessions ? 0 : o->session, to = o->all_sessions ? r->n_sessions : o->session + 1;
+    uint64_t *locs = calloc(RECORDING_MAX_FRAMES + 2, sizeof(*locs));
+    int rc = locs ? pprof_builder_new(&b, pprof_pinned_types, PPROF_PINNED_N) : -ENOMEM;
+    if (rc)
+        goto cleanup;
+    char comment[1024];
+    snprintf(comment, sizeof(comment), "vtpin report: %s", r->path);
+    if ((rc = pprof_builder_comment(b, comment)))
+        goto cleanup;
+    for (size_t i = from; i < to && !rc; i++)
+        rc = add_session(b, r->sessions[i], locs);
+    if (rc)
+        goto cleanup;
+    set_time(b, r, from, to);
+    if ((rc = pprof_builder_encode(b, &bytes, &len)))
+        goto cleanup;
+    if (fwrite(bytes, 1, len, out) != len || fflush(out) || ferror(out))
+        rc = -EIO;
+cleanup:
+    free(bytes);
+    free(locs);
+    pprof_builder_free(b);
+    return rc;
+}
