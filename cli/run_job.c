@@ -135,7 +135,7 @@ static void reap_group(pid_t pgid)
 static int watch_fd = -1; /* the pipe's write end: vtpin's alone (O_CLOEXEC) */
 static pid_t watchman;
 
-static void watchman_main(int fd)
+static void watchman_main(int fd, pid_t vtpin)
 {
     prctl(PR_SET_NAME, "vtpin-watchman");
     setpgid(0, 0); /* out of vtpin's group: a kill of that group leaves it to do its job */
@@ -171,7 +171,7 @@ static void watchman_main(int fd)
     /* EOF: vtpin is gone without saying done */
     if (pgid > 0 && kill(-pgid, 0) == 0) {
         fprintf(stderr, "vtpin run: vtpin run (pid %d) was killed: killing its command (process group %d)\n",
-                (int)getppid(), (int)pgid);
+                (int)vtpin, (int)pgid);
         for (int i = 0; i < 10 && kill(-pgid, SIGKILL) == 0; i++) /* again: a fork may race the first */
             sleep_ms(100);
     }
@@ -187,10 +187,10 @@ static void watchman_start(void)
                 strerror(errno));
         return;
     }
-    pid_t pid = fork();
+    pid_t vtpin = getpid(), pid = fork();
     if (pid == 0) {
         close(p[1]);
-        watchman_main(p[0]);
+        watchman_main(p[0], vtpin);
     }
     close(p[0]);
     if (pid < 0) {

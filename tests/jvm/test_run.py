@@ -385,6 +385,8 @@ def case_sigkill(jdk):
         left = wait_gone(pids.values(), 10)
         check(not left, "still running 10 s after SIGKILL of vtpin run: %s" % [
             n for n, x in pids.items() if x in left])
+        check(("vtpin run (pid %d) was killed: killing its command" % w.proc.pid) in w.stderr(),
+              "the watchman says what it did:\n" + w.stderr())
     finally:
         w.cleanup()
 
