@@ -12,14 +12,25 @@ and the real agent: JDK 21 Repro (MONITOR pins) and JDK 25 JniSleep (NATIVE pins
                    held count and the starvation alert, cleared when the JVM dies
   listen           (no JVM) loopback only unless --metrics-listen-any; bad
                    addresses are usage errors; a busy port fails to start
+  slow_clients     (no JVM) 40 clients trickling a header line every 4 s and 100
+                   idle ones, all reconnecting when cut, hold on for 16 s: every
+                   scrape (urllib, 3 s timeout) still answers 200 with the metrics,
+                   and no slow client is held longer than the request bound
+  slow_cutoff      (no JVM) a lone client trickling a header line every second,
+                   and an idle one, are cut off at the request bound (5 s after
+                   accept); a slow request finished within it is answered; a
+                   keep-alive connection gets the bound anew for each request
 """
+import http.client
 import json
 import os
 import re
+import selectors
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -418,6 +429,282 @@ def case_listen():
             coll.stop()
         shutil.rmtree(d, ignore_errors=True)
 
+# The metrics server's bound on each request (collector/metrics_http.c): 5 s from accept, or from the end of the
+# previous answer on a keep-alive connection, to the end of the answer. A broken bound holds a client for good.
+REQUEST_BOUND_S = 5
+CUT_SLACK_S = 3  # the collector's 100 ms tick, a loaded machine, ASan
+
+
+class Attackers(threading.Thread):
+    """Slow and idle clients of the metrics port that hold on: each one the server cuts reconnects after pause s.
+    A slow one sends `GET /metrics HTTP/1.1` and then one header line every trickle s; an idle one sends nothing.
+    Runs until stop(); records how long each connection lived before the server closed it."""
+
+    def __init__(self, port, slow, idle, trickle=4.0, pause=0.5):
+        super().__init__(daemon=True)
+        self.addr = ("127.0.0.1", port)
+        self.kinds = ["slow"] * slow + ["idle"] * idle
+        self.trickle, self.pause = trickle, pause
+        self.halt = threading.Event()
+        self.lock = threading.Lock()
+        self.connected = 0  # connections whose connect completed, ever
+        self.cut = {"slow": [], "idle": []}  # lifetimes (s) of the connections the server closed
+        self.answered = 0  # connections that received bytes (a slow request is never complete: none should)
+        self.open_ages = []  # at stop: the ages of the slow connections still open
+        self.error = None
+
+    def run(self):
+        try:
+            self._run()
+        except Exception as e:  # reported by stop(): a broken attacker must not pass for a good server
+            self.error = "%s: %s" % (type(e).__name__, e)
+
+    def _open(self, sel, kind, now):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(self.addr)
+        sel.register(s, selectors.EVENT_READ | selectors.EVENT_WRITE,
+                     {"kind": kind, "t0": None, "next": None, "n": 0, "got": 0, "opened": now})
+
+    def _close(self, sel, s, st, now, pending):
+        sel.unregister(s)
+        s.close()
+        if st["t0"] is not None:
+            with self.lock:
+                self.cut[st["kind"]].append(now - st["t0"])
+        pending.append((now + self.pause, st["kind"]))
+
+    def _run(self):
+        sel = selectors.DefaultSelector()
+        now = time.monotonic()
+        pending = [(now, k) for k in self.kinds]
+        while not self.halt.is_set():
+            now = time.monotonic()
+            due = [p for p in pending if p[0] <= now]
+            pending = [p for p in pending if p[0] > now]
+            for _, kind in due:
+                self._open(sel, kind, now)
+            for key, events in sel.select(timeout=0.05):
+                s, st = key.fileobj, key.data
+                now = time.monotonic()
+                if st["t0"] is None and events & selectors.EVENT_WRITE:
+                    if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                        self._close(sel, s, st, now, pending)
+                        continue
+                    st["t0"] = now
+                    with self.lock:
+                        self.connected += 1
+                    sel.modify(s, selectors.EVENT_READ, st)
+                    if st["kind"] == "slow":
+                        try:
+                            s.send(b"GET /metrics HTTP/1.1\r\n")
+                        except OSError:
+                            self._close(sel, s, st, now, pending)
+                            continue
+                        st["next"] = now + self.trickle
+                    continue
+                if events & selectors.EVENT_READ:
+                    try:
+                        data = s.recv(65536)
+                    except OSError:  # reset: closed too
+                        data = b""
+                    if data:
+                        if not st["got"]:
+                            with self.lock:
+                                self.answered += 1
+                        st["got"] += len(data)
+                    else:
+                        self._close(sel, s, st, now, pending)
+            now = time.monotonic()
+            for key in list(sel.get_map().values()):
+                s, st = key.fileobj, key.data
+                if st["kind"] == "slow" and st["next"] is not None and now >= st["next"]:
+                    st["n"] += 1
+                    st["next"] = now + self.trickle
+                    try:
+                        s.send(b"X-Hold-%d: on\r\n" % st["n"])
+                    except OSError:
+                        self._close(sel, s, st, now, pending)
+        now = time.monotonic()
+        for key in list(sel.get_map().values()):
+            s, st = key.fileobj, key.data
+            if st["kind"] == "slow" and st["t0"] is not None:
+                self.open_ages.append(now - st["t0"])
+            sel.unregister(s)
+            s.close()
+        sel.close()
+
+    def stop(self):
+        self.halt.set()
+        self.join(timeout=10)
+        check(not self.is_alive(), "the slow clients did not stop")
+        check(self.error is None, "the slow clients failed: %s" % self.error)
+
+
+def check_exposition(status, headers, body, where):
+    check(status == 200, "%s: %d %s" % (where, status, body[:300]))
+    check(headers.get("Content-Type", "").startswith("text/plain; version=0.0.4"),
+          "%s: exposition content type %s" % (where, headers.get("Content-Type")))
+    check(select(samples(body), "vtpin_collector_jvms") == [({}, 0.0)],
+          "%s: not the metrics of an empty collector: %s" % (where, body[:500]))
+
+
+def case_slow_clients():
+    d = tempdir(prefix="vtpin-metrics-slow-")
+    coll = MetricsCollector(d)
+    attackers = None
+    try:
+        coll.start()
+        check_exposition(*http_get(coll.url, timeout=3), "before the slow clients")
+        attackers = Attackers(coll.port, slow=40, idle=100)
+        attackers.start()
+        deadline = time.monotonic() + 5  # a full listen backlog drops connects: then some are still trying
+        while attackers.connected < 140 and time.monotonic() < deadline:
+            check(attackers.is_alive(), "the slow clients failed: %s" % attackers.error)
+            time.sleep(0.05)
+        print("%d of the 140 slow and idle clients connected" % attackers.connected)
+        # they hold on (reconnecting when cut) while a scraper with a 3 s timeout asks 8 times over 16 s:
+        # past the request bound, so the server has cut the first of them and every scrape had to get its turn
+        results, bodies = [], []
+        start = time.monotonic()
+        for i in range(8):
+            t = time.monotonic()
+            try:
+                status, headers, body = http_get(coll.url, timeout=3)
+                results.append((t - start, time.monotonic() - t, status, headers, body))
+                bodies.append(body)
+            except OSError as e:  # urllib.error.URLError and socket.timeout are OSErrors
+                results.append((t - start, time.monotonic() - t, None, None, "%s: %s" % (type(e).__name__, e)))
+            time.sleep(max(0.0, start + 2 * (i + 1) - time.monotonic()))
+        check(attackers.is_alive(), "the slow clients failed: %s" % attackers.error)
+        attackers.stop()
+        lines = ["  at %4.1f s: %s after %.2f s" % (at, status if status else body, took)
+                 for at, took, status, _, body in results]
+        failed = [r for r in results if r[2] != 200]
+        check(not failed, "%d of %d scrapes failed while 40 slow and 100 idle clients held on:\n%s" %
+              (len(failed), len(results), "\n".join(lines)))
+        for at, _, status, headers, body in results:
+            check_exposition(status, headers, body, "the scrape at %.1f s" % at)
+        if shutil.which("promtool"):
+            promtool_check(bodies[-1], "scraped among slow clients")
+        print("scrapes among slow clients:\n" + "\n".join(lines))
+        cut_slow, cut_idle = attackers.cut["slow"], attackers.cut["idle"]
+        print("slow clients cut: %d (longest held %.1f s), idle clients cut: %d (longest %.1f s), still open: %d" %
+              (len(cut_slow), max(cut_slow, default=0), len(cut_idle), max(cut_idle, default=0),
+               len(attackers.open_ages)))
+        held = max(cut_slow + attackers.open_ages, default=0)
+        check(held <= REQUEST_BOUND_S + CUT_SLACK_S,
+              "a slow client held its connection %.1f s, past the %d s request bound" % (held, REQUEST_BOUND_S))
+        check(attackers.answered == 0, "%d unfinished requests got bytes back" % attackers.answered)
+        check(coll.proc.poll() is None, "the collector died: %s" % coll.log_text()[-2000:])
+        check_exposition(*http_get(coll.url, timeout=3), "after the slow clients left")
+    finally:
+        if attackers and attackers.is_alive():
+            attackers.halt.set()
+            attackers.join(timeout=10)
+        coll.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def held_for(s, trickle, limit):
+    """Seconds until the server closes s, sending a header line every trickle s (None: nothing), at most limit s.
+    (seconds, bytes received); seconds is None if still open at limit."""
+    t0 = time.monotonic()
+    got = b""
+    n = 0
+    next_send = t0 + trickle if trickle else None
+    while time.monotonic() - t0 < limit:
+        s.settimeout(0.1)
+        try:
+            data = s.recv(65536)
+            if not data:
+                return time.monotonic() - t0, got
+            got += data
+        except socket.timeout:
+            pass
+        except OSError:  # reset
+            return time.monotonic() - t0, got
+        if next_send and time.monotonic() >= next_send:
+            n += 1
+            next_send += trickle
+            try:
+                s.send(b"X-Hold-%d: on\r\n" % n)
+            except OSError:
+                return time.monotonic() - t0, got
+    return None, got
+
+
+def case_slow_cutoff():
+    d = tempdir(prefix="vtpin-metrics-cutoff-")
+    coll = MetricsCollector(d)
+    socks = []
+    try:
+        coll.start()
+        limit = REQUEST_BOUND_S + CUT_SLACK_S + 4  # past the old 10 s idle timeout: it cuts an idle client too
+        # a slow request: a header line every second, so no idle timeout ever fires; only the total bound can cut it
+        slow = socket.create_connection(("127.0.0.1", coll.port), timeout=5)
+        socks.append(slow)
+        slow.sendall(b"GET /metrics HTTP/1.1\r\n")
+        took, got = held_for(slow, 1.0, limit)
+        check(took is not None, "a client trickling a header line every second still held on after %d s" % limit)
+        check(took <= REQUEST_BOUND_S + CUT_SLACK_S,
+              "the trickling client was cut after %.1f s, past the %d s bound" % (took, REQUEST_BOUND_S))
+        check(took >= REQUEST_BOUND_S - 1, "the trickling client was cut after %.1f s, before the %d s bound" %
+              (took, REQUEST_BOUND_S))
+        check(got == b"", "an unfinished request got an answer: %r" % got[:200])
+        print("a trickling client is cut after %.1f s" % took)
+        # an idle connection: cut at the same bound
+        idle = socket.create_connection(("127.0.0.1", coll.port), timeout=5)
+        socks.append(idle)
+        took, got = held_for(idle, None, limit)
+        check(took is not None and took <= REQUEST_BOUND_S + CUT_SLACK_S,
+              "an idle client held on %s s, past the %d s bound" % ("%.1f" % took if took else "> %d" % limit,
+                                                                    REQUEST_BOUND_S))
+        print("an idle client is cut after %.1f s" % took)
+        # a slow request that ends within the bound is answered
+        late = socket.create_connection(("127.0.0.1", coll.port), timeout=5)
+        socks.append(late)
+        late.sendall(b"GET /metrics HTTP/1.1\r\n")
+        time.sleep(2)
+        late.sendall(b"Host: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        got = b""
+        try:
+            while True:
+                data = late.recv(65536)
+                if not data:
+                    break
+                got += data
+        except OSError as e:
+            raise Failure("a request sent in 2 s: %s: %s after %r" % (type(e).__name__, e, got[:300]))
+        head, _, body = got.partition(b"\r\n\r\n")
+        check(head.startswith(b"HTTP/1.1 200"), "a request sent in 2 s: %r" % got[:300])
+        check(b"vtpin_collector_jvms 0" in body, "a request sent in 2 s: not the metrics: %r" % body[:300])
+        # keep-alive: each request has the bound anew, counted from the end of the previous answer
+        conn = http.client.HTTPConnection("127.0.0.1", coll.port, timeout=5)
+        first_sock = None
+        t0 = time.monotonic()
+        for i in range(3):
+            time.sleep(max(0.0, t0 + 3 * i - time.monotonic()))
+            try:
+                conn.request("GET", "/metrics")
+                r = conn.getresponse()
+                body = r.read().decode()
+            except (http.client.HTTPException, OSError) as e:
+                raise Failure("keep-alive request %d at %.1f s: %s: %s (cut before its own bound?)" %
+                              (i, time.monotonic() - t0, type(e).__name__, e))
+            check_exposition(r.status, r.headers, body, "keep-alive request %d at %.1f s" % (i, time.monotonic() - t0))
+            if first_sock is None:
+                first_sock = conn.sock
+            check(conn.sock is first_sock, "request %d at %.1f s needed a new connection: the bound is per "
+                  "connection, not per request" % (i, time.monotonic() - t0))
+        conn.close()
+        check(coll.proc.poll() is None, "the collector died: %s" % coll.log_text()[-2000:])
+    finally:
+        for s in socks:
+            s.close()
+        coll.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
 
 if __name__ == "__main__":
     raise SystemExit(main({
@@ -425,4 +712,6 @@ if __name__ == "__main__":
         "prometheus": case_prometheus,
         "listen": case_listen,
         "alert": case_alert,
+        "slow_clients": case_slow_clients,
+        "slow_cutoff": case_slow_cutoff,
     }))
