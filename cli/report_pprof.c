@@ -24,45 +24,23 @@
 #include "views.h"
 #include "wire.h"
 
-/* "[native: FFM downcall qsort, libc.so.6]", "[native: JNI libjnisleep.so]"
- * into out, for a pin whose culprit is in native code; NULL when it is not. */
+/* The native code the pin is in as a frame (frames_native_frame), when its culprit is in native code; NULL when not. */
 static const char *native_frame(const struct recording_pin *p, char *out, size_t cap)
 {
     if (!p->stack || !p->has_culprit)
         return NULL;
-    char marker[512];
     const struct recording_method *m = p->stack->frames[p->culprit].method;
-    if (p->has_downcall) {
-        /* " <== native (FFM downcall qsort, libc.so.6)": the text inside the parentheses */
-        frames_call_marker(p->downcall_api, p->downcall_symbol, p->downcall_library, marker, sizeof(marker));
-        const char *open = strchr(marker, '(');
-        size_t len = open ? strlen(open + 1) : 0;
-        if (!open || len == 0)
-            return NULL;
-        snprintf(out, cap, "[native: %.*s]", (int)(len - (open[len] == ')')), open + 1);
-        return out;
-    }
+    if (p->has_downcall)
+        return frames_native_frame(p->downcall_api, p->downcall_symbol, p->downcall_library, out, cap);
     if (!m || !m->is_native)
         return NULL;
-    const char *lib = m->library, *slash = lib ? strrchr(lib, '/') : NULL;
-    snprintf(out, cap, "[native: JNI %s]", lib ? (slash ? slash + 1 : lib) : "library unknown");
-    return out;
+    return frames_native_frame(-1, NULL, m->library, out, cap);
 }
 
-/* Where the native frame goes among the leaf-first locations: right above
- * the frame that enters native code, the first from the culprit towards the
- * leaf that is a native method (the JNI culprit itself, JNA's Native.invoke*)
- * or an FFM downcall stub; frames above it are the native code's callbacks.
- * Returns that frame's index (the native frame is put before it), 0 (the
- * leaf) when there is none. */
-static uint32_t native_frame_at(const struct recording_pin *p)
+static int kind_at(const void *ctx, uint32_t i)
 {
-    for (uint32_t i = p->culprit + 1; i-- > 0;) {
-        const struct recording_method *m = p->stack->frames[i].method;
-        if (m && (m->is_native || m->kind == FRAME_DOWNCALL_STUB))
-            return i;
-    }
-    return 0;
+    const struct recording_frame *f = &((const struct recording_stack *)ctx)->frames[i];
+    return f->method ? f->method->kind : FRAME_JAVA;
 }
 
 static int64_t add_location(struct pprof_builder *b, const struct recording_frame *f)
@@ -86,7 +64,7 @@ static int add_pin(struct pprof_builder *b, const struct recording_session *s, c
         locs[n++] = (uint64_t)id;
     } else {
         const char *native = native_frame(p, text, sizeof(text));
-        uint32_t native_at = native ? native_frame_at(p) : UINT32_MAX;
+        uint32_t native_at = native ? frames_native_entry(kind_at, st, p->culprit) : UINT32_MAX;
         for (uint32_t k = 0; k < st->count; k++) {
             if (k == native_at) {
                 if ((id = pprof_builder_location(b, native, NULL, 0)) < 0)

@@ -205,6 +205,38 @@ char *frames_call_marker(int api, const char *symbol, const char *library, char 
     return out;
 }
 
+char *frames_native_frame(int api, const char *symbol, const char *library, char *out, size_t cap)
+{
+    char marker[512];
+    if (!cap)
+        return out;
+    if (api < 0) {
+        if (library && *library)
+            snprintf(out, cap, "[native: JNI %s]", basename_of(library));
+        else
+            snprintf(out, cap, "[native: JNI, library unknown]");
+        return out;
+    }
+    /* " <== native (FFM downcall qsort, libc.so.6)": the words inside the parentheses */
+    frames_call_marker(api, symbol, library, marker, sizeof(marker));
+    const char *open = strchr(marker, '(');
+    size_t len = open ? strlen(open + 1) : 0;
+    if (len && open[len] == ')')
+        len--;
+    snprintf(out, cap, "[native: %.*s]", (int)len, open ? open + 1 : "");
+    return out;
+}
+
+uint32_t frames_native_entry(int (*kind_at)(const void *ctx, uint32_t i), const void *ctx, uint32_t culprit)
+{
+    for (uint32_t i = culprit + 1; i-- > 0;) {
+        int kind = kind_at(ctx, i);
+        if (kind == FRAME_NATIVE || kind == FRAME_DOWNCALL_STUB)
+            return i;
+    }
+    return 0;
+}
+
 const char *frames_api_name(int api)
 {
     return api == NATIVE_API_JNA ? "jna" : "ffm";

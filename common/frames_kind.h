@@ -65,6 +65,17 @@ enum native_api { NATIVE_API_FFM = 0, NATIVE_API_JNA = 1 }; /* values match vtpi
 char *frames_call_marker(int api, const char *symbol, const char *library, char *out, size_t cap);
 const char *frames_api_name(int api); /* "ffm", "jna" */
 
+/* The native code a pin is in as a frame of its own (the pprof profiles, flame graphs):
+ * "[native: FFM downcall qsort, libc.so.6]", "[native: JNA usleep, libc.so.6]" (frames_call_marker's
+ * words) for a call through FFM or JNA (api an enum native_api), or for a JNI method (api -1)
+ * "[native: JNI libfoo.so]" ("[native: JNI, library unknown]"); library may be a path. Returns out. */
+char *frames_native_frame(int api, const char *symbol, const char *library, char *out, size_t cap);
+/* Where that frame goes in a stack (top frame first): right above the frame that enters the
+ * native code, the first from culprit towards the top that is a native method (the JNI culprit,
+ * JNA's Native.invoke*) or an FFM downcall stub; frames above it are the native code's callbacks.
+ * kind_at(ctx, i) is frame i's enum frame_kind. Returns that frame's index, 0 when there is none. */
+uint32_t frames_native_entry(int (*kind_at)(const void *ctx, uint32_t i), const void *ctx, uint32_t culprit);
+
 /* The blocking operation (what JFR 24+ calls blockingOperation, as a frame):
  * the first application frame above culprit (never a dynamic proxy's); else,
  * below an upcall stub, the first Java frame above it. -1 when the culprit is
