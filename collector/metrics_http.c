@@ -1,31 +1,70 @@
 /* libmicrohttpd in "external epoll" mode (MHD_USE_EPOLL without an internal
  * thread): MHD keeps its own epoll set for its sockets, and that set's fd sits
  * in the collector's epoll loop; when it is readable, or at the collector's
- * tick (for MHD's connection timeouts), the loop calls MHD_run, which does
+ * tick (for the request bound below), the loop calls MHD_run, which does
  * what is ready without blocking. Why not MHD's own thread: the metrics read
  * the JVMs, occupancy and pin totals, which the loop changes with every
  * event; answering on the loop's thread sees them between two events, always
  * consistent, with no lock and no snapshot copy, and the loop is never
  * blocked by a slow scraper (MHD sends without blocking, a scrape costs one
- * render bounded by the JVM, carrier and site caps). */
+ * render bounded by the JVM, carrier and site caps).
+ *
+ * Slow and idle clients (issue 22): MHD alone has only an idle timeout, which
+ * each trickled header line resets, and a connection limit past which it
+ * stops accepting, so a few clients that hold their connections kept every
+ * scrape waiting in the listen backlog. So this file keeps its own account of
+ * the connections MHD holds (its connection notifications) and:
+ * - bounds each request: REQUEST_S from accept, or from the end of the
+ *   previous answer on a keep-alive connection, to the end of the answer;
+ *   past it the connection is shut down (MHD then closes it) without an
+ *   answer. Checked at every run, so within the collector's 100 ms tick.
+ * - never refuses a newcomer: MHD accepts up to MHD_LIMIT, and a connection
+ *   beyond PEER_SLOTS from one address, or beyond SLOTS in all, shuts down
+ *   the oldest request of that address (of the address holding the most,
+ *   for SLOTS). A scrape sends its request at once and is answered in the
+ *   MHD_run after its accept, while MHD accepts at most 10 connections a
+ *   run: under 20 newcomers can come before it, fewer than PEER_SLOTS, so
+ *   it is never the oldest. Every local client shares the one loopback
+ *   address, which is why there is no refusal per address (MHD's
+ *   MHD_OPTION_PER_IP_CONNECTION_LIMIT would turn the scraper away too).
+ * Why not MHD's thread per connection or thread pool: it would render off
+ * the loop's thread (locks or copies of the collector's state), and a slot
+ * for every slow client is still a slot, so it needs the same bound. */
 #include "metrics_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clog.h"
 
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
-#define MAX_CONNECTIONS 32
-#define CONNECTION_TIMEOUT_S 10
+#define REQUEST_S 5         /* a request's whole time, accept (or previous answer) to end of answer */
+#define SLOTS 64            /* connections in all */
+#define PEER_SLOTS 32       /* connections of one address (every local client is 127.0.0.1 or ::1) */
+#define MHD_LIMIT 128       /* MHD's own limit: SLOTS and the ones shut down that MHD has not closed yet */
+#define LISTEN_BACKLOG 1024 /* a full backlog drops SYNs: a scraper would wait a second for its retry */
 #define RUNS_WHEN_BUSY 4
+#define REPORT_NS (60 * 1000000000LL) /* at most one log line a minute about cut connections */
+
+/* A connection MHD holds (its socket context). */
+struct conn {
+    struct conn *prev, *next;
+    int64_t since_ns; /* accepted, or its previous answer sent: the current request's start */
+    int fd;
+    int cut;            /* shut down here: MHD closes it at its next run */
+    sa_family_t family; /* the peer's address: AF_INET (4 bytes of addr) or AF_INET6 */
+    uint8_t addr[16];
+};
 
 struct metrics_http {
     struct MHD_Daemon *daemon;
@@ -34,7 +73,18 @@ struct metrics_http {
     uint16_t port;
     metrics_http_render render;
     void *arg;
+    struct conn *conns;          /* every connection MHD holds, newest first */
+    unsigned live;               /* of them, not cut */
+    uint64_t cut_late, cut_slot; /* since the last report: past REQUEST_S, to make room */
+    int64_t reported_ns;
 };
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static int is_loopback(const struct sockaddr_storage *ss)
 {
@@ -107,6 +157,139 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     clog_debug("metrics http: %s", line);
 }
 
+static int same_peer(const struct conn *a, const struct conn *b)
+{
+    return a->family == b->family && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+static unsigned peer_count(const struct metrics_http *h, const struct conn *c)
+{
+    unsigned n = 0;
+    for (const struct conn *o = h->conns; o; o = o->next)
+        n += !o->cut && same_peer(o, c);
+    return n;
+}
+
+/* Shuts c down: the peer reads the end of the stream (or a reset if it keeps
+ * sending), and MHD sees the hang-up at its next run and closes it. */
+static void conn_cut(struct metrics_http *h, struct conn *c, uint64_t *counter)
+{
+    shutdown(c->fd, SHUT_RDWR);
+    c->cut = 1;
+    h->live--;
+    (*counter)++;
+}
+
+/* Room for newc: over PEER_SLOTS of its address, the oldest request of that
+ * address goes; over SLOTS in all, the oldest of the address holding the most. */
+static void make_room(struct metrics_http *h, const struct conn *newc)
+{
+    unsigned mine = peer_count(h, newc);
+    if (mine <= PEER_SLOTS && h->live <= SLOTS)
+        return;
+    struct conn *victim = NULL;
+    unsigned victim_peers = 0;
+    for (struct conn *c = h->conns; c; c = c->next) {
+        if (c->cut || c == newc)
+            continue;
+        unsigned peers = mine > PEER_SLOTS ? (same_peer(c, newc) ? mine : 0) : peer_count(h, c);
+        if (peers == 0 || peers < victim_peers)
+            continue;
+        if (!victim || peers > victim_peers || c->since_ns <= victim->since_ns) {
+            victim = c;
+            victim_peers = peers;
+        }
+    }
+    if (victim)
+        conn_cut(h, victim, &h->cut_slot);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct metrics_http *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        struct conn *c = *socket_context;
+        if (!c)
+            return;
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            h->conns = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        if (!c->cut)
+            h->live--;
+        free(c);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *peer = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    struct conn *c = calloc(1, sizeof(*c));
+    if (!c) {
+        /* not accounted, so not bounded: not served */
+        clog_warn("metrics http: %s: connection closed", strerror(ENOMEM));
+        if (fd)
+            shutdown(fd->connect_fd, SHUT_RDWR);
+        return;
+    }
+    c->since_ns = mono_ns();
+    c->fd = fd ? fd->connect_fd : -1;
+    if (peer && peer->client_addr && peer->client_addr->sa_family == AF_INET) {
+        c->family = AF_INET;
+        memcpy(c->addr, &((const struct sockaddr_in *)peer->client_addr)->sin_addr, 4);
+    } else if (peer && peer->client_addr && peer->client_addr->sa_family == AF_INET6) {
+        c->family = AF_INET6;
+        memcpy(c->addr, &((const struct sockaddr_in6 *)peer->client_addr)->sin6_addr, 16);
+    }
+    c->next = h->conns;
+    if (h->conns)
+        h->conns->prev = c;
+    h->conns = c;
+    h->live++;
+    *socket_context = c;
+    make_room(h, c);
+}
+
+/* A request ended (its answer sent, or it failed): the next one on this
+ * keep-alive connection has REQUEST_S from now. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)con_cls;
+    (void)toe;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn *c = info ? info->socket_context : NULL;
+    if (c)
+        c->since_ns = mono_ns();
+}
+
+/* Says how many connections were cut since the last such line. */
+static void report_cuts(struct metrics_http *h, int64_t now)
+{
+    if (!h->cut_late && !h->cut_slot)
+        return;
+    clog_warn("metrics http: closed %" PRIu64 " connection(s) without an answer %s: %" PRIu64
+              " not done within %d s, %" PRIu64 " the oldest when a newer one needed the slot (slow or idle "
+              "clients on the metrics port; the next such line in a minute at the earliest)",
+              h->cut_late + h->cut_slot, h->reported_ns ? "in the last minute" : "since start", h->cut_late, REQUEST_S,
+              h->cut_slot);
+    h->cut_late = h->cut_slot = 0;
+    h->reported_ns = now;
+}
+
+/* Cuts every request older than REQUEST_S; says now and then what was cut. */
+static void enforce_bound(struct metrics_http *h)
+{
+    int64_t now = mono_ns();
+    for (struct conn *c = h->conns; c; c = c->next)
+        if (!c->cut && now - c->since_ns >= REQUEST_S * 1000000000LL)
+            conn_cut(h, c, &h->cut_late);
+    if (h->reported_ns == 0 || now - h->reported_ns >= REPORT_NS)
+        report_cuts(h, now);
+}
+
 static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned status, const char *text)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
@@ -175,7 +358,7 @@ static int listen_on(const struct sockaddr *addr, socklen_t addrlen, char *err, 
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (addr->sa_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (bind(fd, addr, addrlen) != 0 || listen(fd, 64) != 0) {
+    if (bind(fd, addr, addrlen) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
         rc = -errno;
         snprintf(err, errlen, "metrics: cannot listen on %s: %s", where, strerror(-rc));
         close(fd);
@@ -210,10 +393,12 @@ int metrics_http_start(struct metrics_http **out, const struct sockaddr *addr, s
     socklen_t blen = sizeof(bound);
     if (getsockname(h->listen_fd, &bound.sa, &blen) == 0)
         h->port = ntohs(bound.sa.sa_family == AF_INET ? bound.in.sin_port : bound.in6.sin6_port);
-    h->daemon = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET,
-        (MHD_socket)h->listen_fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    /* MHD's idle timeout only backs up the request bound (enforce_bound) */
+    h->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
+                                 MHD_OPTION_LISTEN_SOCKET, (MHD_socket)h->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+                                 (unsigned)MHD_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REQUEST_S,
+                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_NOTIFY_COMPLETED,
+                                 on_completed, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     const union MHD_DaemonInfo *info = h->daemon ? MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
     if (!info) {
         snprintf(err, errlen, "metrics: libmicrohttpd did not start (epoll mode unavailable?)");
@@ -241,6 +426,8 @@ uint16_t metrics_http_port(const struct metrics_http *h)
 
 void metrics_http_run(struct metrics_http *h)
 {
+    /* before MHD_run: it sees the hang-ups of the requests cut now and closes them */
+    enforce_bound(h);
     /* MHD may hold data it read but did not process yet (its timeout is then 0):
      * run again a few times rather than wait for the next tick */
     for (unsigned i = 0; i < RUNS_WHEN_BUSY; i++) {
@@ -255,6 +442,7 @@ void metrics_http_stop(struct metrics_http *h)
 {
     if (!h)
         return;
-    MHD_stop_daemon(h->daemon); /* closes the listening socket it was given */
+    report_cuts(h, mono_ns());
+    MHD_stop_daemon(h->daemon); /* closes the listening socket it was given; frees every struct conn */
     free(h);
 }

@@ -2,7 +2,13 @@
  * epoll loop (see metrics_http.c for why this way).
  *
  * The body comes from a callback run on the loop's thread, so it reads the
- * collector's state without locks. */
+ * collector's state without locks.
+ *
+ * Limits: each request has 5 s from accept (or from the previous answer on a
+ * keep-alive connection) to the end of its answer, then the connection is
+ * closed without one; 32 connections per peer address, 64 in all, and a
+ * newcomer past either closes the oldest request (never the newcomer), so
+ * slow or idle clients cannot keep a scrape waiting. */
 #ifndef VTPIN_COLLECTOR_METRICS_HTTP_H
 #define VTPIN_COLLECTOR_METRICS_HTTP_H
 
@@ -31,7 +37,9 @@ int metrics_http_fd(const struct metrics_http *h);
 /* The port it listens on (useful with port 0). */
 uint16_t metrics_http_port(const struct metrics_http *h);
 /* Does the work that is ready (accepts, reads, answers, timeouts); never blocks.
- * Call when the fd is readable and now and then (the collector's tick). */
+ * Call when the fd is readable and now and then (the collector's tick): it
+ * also cuts the requests that are not answered 5 s after they began, so the
+ * tick is that bound's precision. */
 void metrics_http_run(struct metrics_http *h);
 void metrics_http_stop(struct metrics_http *h);
 
