@@ -62,6 +62,8 @@ static void lose(struct recorder *r, uint64_t frames, uint64_t bytes)
 /* Cuts the file back to its last whole frame (a frame half written would end it for a reader). */
 static void cut_back(struct recorder *r)
 {
+    if (r->fd < 0)
+        return; /* not created yet */
     if (ftruncate(r->fd, r->good) != 0 || lseek(r->fd, r->good, SEEK_SET) < 0)
         clog_warn("%s: cannot cut the recording back to its last whole frame (%s)", r->path, strerror(errno));
 }
@@ -79,9 +81,10 @@ static void stop(struct recorder *r, int rc, uint64_t frames, uint64_t bytes)
         r->st.stops++;
         r->gap_frames = r->gap_bytes = 0;
         r->next_try = r->st.stopped_mono_ns + RECORDER_RETRY_NS;
-        clog_error("%s: writing the recording failed: %s; it stops here: the collector goes on, counts the frames it "
+        clog_error("%s: %s the recording failed: %s; it stops here: the collector goes on, counts the frames it "
                    "cannot write and tries again every %llds",
-                   r->path, strerror(-rc), (long long)(RECORDER_RETRY_NS / NS_PER_SEC));
+                   r->path, r->fd < 0 ? "creating" : "writing", strerror(-rc),
+                   (long long)(RECORDER_RETRY_NS / NS_PER_SEC));
     }
     lose(r, frames, bytes);
 }
@@ -110,7 +113,10 @@ int recorder_open(struct recorder **out, const char *dir, int64_t pid, int64_t s
         if (r->fd >= 0 || errno != EEXIST)
             break;
     }
-    if (r->fd < 0) {
+    if (r->fd < 0 && (errno == ENOSPC || errno == EDQUOT || errno == EIO || errno == EMFILE || errno == ENFILE)) {
+        /* a full disk (or out of descriptors) now: a recording stopped from its start, created when it can be */
+        stop(r, -errno, 0, 0);
+    } else if (r->fd < 0) {
         rc = -errno;
         snprintf(err, errlen, "%s: cannot create the recording: %s", r->path, strerror(-rc));
         goto cleanup;
@@ -221,9 +227,17 @@ int recorder_retry(struct recorder *r)
         return 0;
     r->next_try = now + RECORDER_RETRY_NS;
     struct statvfs v;
-    if (r->st.error == -ENOSPC && fstatvfs(r->fd, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < 2 * RECORDER_BUF)
-        return 0; /* no room yet: a try would only stop it again */
-    /* buf is empty while stopped: the magic and the Hello when the file is empty, then the notice */
+    if (r->st.error == -ENOSPC && r->fd >= 0 && fstatvfs(r->fd, &v) == 0 &&
+        (uint64_t)v.f_bavail * v.f_frsize < 2 * RECORDER_BUF)
+        return 0;    /* no room yet: a try would only stop it again */
+    if (r->fd < 0) { /* it could not be created: now? */
+        r->fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (r->fd < 0)
+            return -errno;
+    }
+    /* what buf held was lost with the stop: the magic and the Hello when the file is empty, then the notice */
+    r->used = r->used_frames = 0;
+    r->buf_magic = 0;
     size_t n = 0;
     if (r->good == 0) {
         memcpy(r->buf, WIRE_MAGIC, WIRE_MAGIC_LEN);
@@ -261,7 +275,7 @@ int recorder_close(struct recorder *r)
     int rc = r->st.error;
     if (!rc && fdatasync(r->fd) != 0 && errno != EINVAL)
         stop(r, rc = -errno, 0, 0);
-    if (close(r->fd) != 0 && !rc)
+    if (r->fd >= 0 && close(r->fd) != 0 && !rc)
         rc = -errno;
     free(r->head);
     free(r->path);

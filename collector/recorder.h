@@ -14,7 +14,10 @@
  * when the write goes through, the recording resumes with a Notice
  * (collector.recording_gap) saying when it stopped, for how long, why, and
  * how many frames and bytes are missing there. A file left empty by the stop
- * starts again with WIRE_MAGIC and the connection's Hello (recorder_write_head). */
+ * starts again with WIRE_MAGIC and the connection's Hello (recorder_write_head).
+ * A file that cannot be created for want of space (ENOSPC, EDQUOT, EIO,
+ * EMFILE, ENFILE) is a recording stopped from its start: created by the
+ * first retry that can. */
 #ifndef VTPIN_COLLECTOR_RECORDER_H
 #define VTPIN_COLLECTOR_RECORDER_H
 
@@ -27,7 +30,8 @@
 
 struct recorder;
 
-/* Creates the file and writes the magic. 0 or -errno; err names the path. */
+/* Creates the file and writes the magic (or a recording stopped from its
+ * start, see above). 0 or -errno; err names the path. */
 int recorder_open(struct recorder **out, const char *dir, int64_t pid, int64_t start_unix_ns, uint32_t connection,
                   char *err, size_t errlen);
 /* Appends one whole frame (header included). 0, or the error that stopped the

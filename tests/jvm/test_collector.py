@@ -336,6 +336,75 @@ def case_recording_disk_full(jdk):
         subprocess.run(["umount", small])
 
 
+def case_recording_no_inode(jdk):
+    """No file can be created in the recording directory (a tmpfs out of inodes, root): the JVM's
+    recording is shown stopped from its start with the reason; once a file can be created it is,
+    starting with the JVM's Hello and the gap notice."""
+    from test_metrics import MetricsCollector, samples, select
+    jdk = int(jdk)
+    if os.geteuid() != 0:
+        skip("mounting a small tmpfs needs root")
+    d = tempdir("vtpin-coll-inode-")
+    small = os.path.join(d, "small")
+    os.mkdir(small)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,nr_inodes=16", "tmpfs", small], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        skip("cannot mount a tmpfs here: " + p.stderr.strip())
+    coll, r = None, None
+    try:
+        sessions = os.path.join(small, "sessions")
+        os.mkdir(sessions, 0o700)
+        fillers = []
+        try:
+            while len(fillers) < 64:
+                path = os.path.join(small, "f%d" % len(fillers))
+                open(path, "w").close()
+                fillers.append(path)
+        except OSError:
+            pass
+        check(0 < len(fillers) < 64, "the tmpfs ran out of inodes: %d files" % len(fillers))
+        coll = MetricsCollector(d)
+        coll.cmd[coll.cmd.index("--dir") + 1] = sessions
+        coll.start()
+        os.makedirs(os.path.join(d, "jvm"))
+        r = Run(jdk, "OccMix", args=(120, 2, 30, 10, 20), props=scheduler(2), agent_opts="collector=" + coll.socket,
+                workdir=os.path.join(d, "jvm")).start()
+        pid = r.proc.pid
+
+        def mine(s):
+            return [j for j in s["jvms"] if j["pid"] == pid]
+        st = coll_wait(coll, lambda s: mine(s) and (mine(s)[0].get("recording_error") or {}).get("active"),
+                       "the JVM's recording stopped from its start")
+        j = mine(st)[0]
+        print("stopped: %s %s" % (j["recording"], json.dumps(j["recording_error"])))
+        check(j["recording_error"]["error"] == "No space left on device", "why: %s" % j["recording_error"])
+        check(j["recording"] and not os.path.exists(j["recording"]), "named, not created: %s" % j["recording"])
+        check("creating the recording failed: No space left on device" in open(coll.log_path).read(), "logged")
+        s = samples(coll.scrape())
+        check([v for _, v in select(s, "vtpin_recording_stopped", jvm=pid)] == [1], "the stopped gauge is 1")
+        time.sleep(1.5)
+        os.unlink(fillers[-1])  # room for one file
+        st = coll_wait(coll, lambda s: mine(s) and not mine(s)[0]["recording_error"]["active"], "the recording resumed")
+        e = mine(st)[0]["recording_error"]
+        check(e["frames_lost"] > 0 and e["resumed_unix_ns"], "what was lost is counted: %s" % e)
+        path = mine(st)[0]["recording"]
+        time.sleep(1.0)
+        r.kill()
+        coll.stop()
+        coll = None
+        rep = report_json(path)
+        check(rep["jvm"]["pid"] == pid, "the created recording starts with the JVM's Hello: %s" % rep["jvm"])
+        gap = [n for n in rep["notices"] if n.get("code") == "collector.recording_gap"]
+        check(gap and "No space left on device" in gap[0]["text"], "and says what it lost: %s" % rep["notices"])
+    finally:
+        if r:
+            r.kill()
+        if coll:
+            coll.stop()
+        subprocess.run(["umount", small])
+
+
 def case_run_disk_full(jdk):
     """`vtpin run` on a full disk (a 1 MiB tmpfs, root): its report says which JVM's recording at
     the run's collector stopped, when and why."""
@@ -399,4 +468,5 @@ if __name__ == "__main__":
         "running": case_running,
         "recording_disk_full": case_recording_disk_full,
         "run_disk_full": case_run_disk_full,
+        "recording_no_inode": case_recording_no_inode,
     }))
