@@ -86,6 +86,7 @@ public class HostileNames {
         System.out.println("java.version = " + System.getProperty("java.version"));
         HexFormat hex = HexFormat.of();
         List<Thread> done = new ArrayList<>();
+        Class.forName("JniSleep"); // its library loaded here, not in the first virtual thread
         // longer than the others together: its stack is the example of the site in the text report
         var odd = oddFrame().getMethod("odd_\u001b_frame_\u0000_", long.class);
         System.out.println("odd frame: " + hex.formatHex(odd.getName().getBytes(StandardCharsets.UTF_8)));

@@ -13,6 +13,7 @@ import time
 
 from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, report_json, scheduler, skip, tempdir
 from test_collector import Collector, streaming
+from test_views import hostile_names, hostile_pins
 
 
 def report_text(path):
@@ -391,13 +392,13 @@ def case_control_names(jdk):
     try:
         r.run()
         hexes = {l.split(": ", 1)[0]: l.split(": ", 1)[1] for l in r.stdout().splitlines() if l.startswith("odd frame: ")}
-        names = [bytes.fromhex(l[len("name: "):]).decode() for l in r.stdout().splitlines() if l.startswith("name: ")]
+        names = hostile_names(r.stdout())
         check(any("\0" in n for n in names) and any("\x1b" in n for n in names), "the fixture's names: %r" % names)
         odd = bytes.fromhex(hexes["odd frame"]).decode()
         check(odd == "odd_\x1b_frame_\x00_", "the fixture's odd method: %r" % odd)
         names.append("odd-frame")
         rep = r.report()
-        ours = [p for p in rep["pins"] if any(f["class"] == "HostileNames" for f in p["stack"])]
+        ours = hostile_pins(rep)
         got = sorted(p["vthread"]["name"] for p in ours)
         check(got == sorted(names), "JSON: each name whole, one pin each:\n%r\n%r" % (got, sorted(names)))
         odd_pin = next(p for p in ours if p["vthread"]["name"] == "odd-frame")
