@@ -116,8 +116,9 @@ static size_t printable_at(const unsigned char *p, size_t n, size_t *used, char 
     *used = utf8_decode(p, n, &cp, &valid);
     if (valid && (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)))
         return (size_t)snprintf(buf, 8, "\\x%02x", (unsigned)cp);
-    if (valid && ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)))
-        return (size_t)snprintf(buf, 8, "\\u%04x", (unsigned)cp); /* bidirectional overrides reorder what follows */
+    /* line and paragraph separators end a line in some viewers; bidirectional overrides reorder what follows */
+    if (valid && (cp == 0x2028 || cp == 0x2029 || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)))
+        return (size_t)snprintf(buf, 8, "\\u%04x", (unsigned)cp);
     return utf8_encode(valid ? cp : UTF8_REPLACEMENT, buf);
 }
 

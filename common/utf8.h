@@ -22,9 +22,10 @@ size_t utf8_encode(uint32_t cp, char out[4]);
 
 /* The one escaping rule of every text output (the text and collapsed
  * reports, the agent's trace, status, top): valid UTF-8 as is, control
- * characters (C0 with NUL, i.e. modified UTF-8's C0 80, DEL, C1) as \xNN and
- * bidirectional overrides as \uNNNN, so a name cannot drive the terminal,
- * reorder the text or end a line; invalid sequences as U+FFFD. A backslash is
+ * characters (C0 with NUL, i.e. modified UTF-8's C0 80, DEL, C1) as \xNN,
+ * U+2028, U+2029 and the bidirectional overrides as \uNNNN, so a name cannot
+ * drive the terminal, reorder the text or end a line; invalid sequences as
+ * U+FFFD. A backslash is
  * left as it is (the JSON report is the exact form). */
 
 /* Writes s so escaped. */

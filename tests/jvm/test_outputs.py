@@ -362,13 +362,14 @@ def case_methods_overflow(jdk):
 
 def printable(text):
     """A name as the text formats print it (common/utf8.c, utf8_printable): control characters
-    (C0 with NUL, DEL, C1) as \\xNN, bidirectional overrides as \\uNNNN, the rest as is."""
+    (C0 with NUL, DEL, C1) as \\xNN, U+2028, U+2029 and bidirectional overrides as \\uNNNN, the
+    rest as is."""
     out = []
     for c in text:
         o = ord(c)
         if o < 0x20 or 0x7F <= o < 0xA0:
             out.append("\\x%02x" % o)
-        elif 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
+        elif o in (0x2028, 0x2029) or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
             out.append("\\u%04x" % o)
         else:
             out.append(c)

@@ -1170,6 +1170,20 @@ static void test_text_sanitized(void)
     fclose(out);
     CHECK_STR(text, "ok \\x1b[31mred\\x1b[0m \\x9b \\u202e \xef\xbf\xbd caf\xc3\xa9");
     free(text);
+
+    /* the bounded form (the agent's trace): the same rule, a NUL (C0 80) and the line separators
+     * escaped, cut only between characters */
+    char buf[64];
+    CHECK_STR(utf8_printable("a\xc0\x80"
+                             "b\ne\xe2\x80\xa8"
+                             "f\xe2\x80\xa9"
+                             "g\x1b",
+                             buf, sizeof(buf)),
+              "a\\x00b\\x0ae\\u2028f\\u2029g\\x1b");
+    CHECK_STR(utf8_printable("ab\x1b", buf, 6), "ab"); /* "\\x1b" does not fit whole */
+    CHECK_STR(utf8_printable("ab\x1b", buf, 7), "ab\\x1b");
+    CHECK_STR(utf8_printable("caf\xc3\xa9", buf, 5), "caf");
+    CHECK_STR(utf8_printable("", buf, 1), "");
 }
 
 /* A recording whose writes failed (the agent's notice and counters after the
