@@ -273,8 +273,8 @@ static void report_cuts(struct metrics_http *h, int64_t now)
     clog_warn("metrics http: closed %" PRIu64 " connection(s) without an answer %s: %" PRIu64
               " not done within %d s, %" PRIu64 " the oldest when a newer one needed the slot (slow or idle "
               "clients on the metrics port; the next such line in a minute at the earliest)",
-              h->cut_late + h->cut_slot, h->reported_ns ? "since the last such line" : "since start", h->cut_late, REQUEST_S,
-              h->cut_slot);
+              h->cut_late + h->cut_slot, h->reported_ns ? "since the last such line" : "since start", h->cut_late,
+              REQUEST_S, h->cut_slot);
     h->cut_late = h->cut_slot = 0;
     h->reported_ns = now;
 }
