@@ -86,9 +86,38 @@ static void test_top(void)
     refused("{\"window_ns\": \"1m\", \"jvms\": []}", ANSWER_TOP, "window_ns: a string");
 }
 
+/* The JVM's name fields and its recording's stop (issue 22): accepted as the collector writes
+ * them, refused when a field the views read is of another type. */
+static void test_ident_and_recording(void)
+{
+    const char *good =
+        "{\"pid\": 31435, \"ns_pid\": 1, \"pid_namespace\": 4026532001, \"pid_source\": \"peer\", "
+        "\"pid_note\": null, \"recording\": \"/d/31435-1-0.vtp\", \"recording_error\": {\"active\": true, "
+        "\"error\": \"No space left on device\", \"errno\": 28, \"since_unix_ns\": 1796177076129274291, "
+        "\"stopped_for_ns\": 67957816, \"resumed_unix_ns\": null, \"stops\": 1, \"frames_lost\": 74, "
+        "\"bytes_lost\": 3418}";
+    char text[1024];
+    snprintf(text, sizeof(text), "{\"collector\": {\"pid\": 1}, \"jvms\": [%s}]}", good);
+    accepted(text, ANSWER_STATUS);
+    snprintf(text, sizeof(text), "{\"window_ns\": 1, \"jvms\": [%s, \"carriers\": []}]}", good);
+    accepted(text, ANSWER_TOP);
+    accepted("{\"collector\": {\"pid\": 1}, \"jvms\": [{\"pid\": 4242, \"ns_pid\": 4242, \"pid_source\": \"hello\", "
+             "\"pid_note\": \"no peer pid\", \"recording_error\": null}]}",
+             ANSWER_STATUS);
+    refused("{\"collector\": {}, \"jvms\": [{\"pid\": 7, \"ns_pid\": \"1\"}]}", ANSWER_STATUS,
+            "jvms[0].ns_pid: a string where an integer or null belongs");
+    refused("{\"collector\": {}, \"jvms\": [{\"pid\": 7, \"recording_error\": \"disk full\"}]}", ANSWER_STATUS,
+            "jvms[0].recording_error: a string where an object or null belongs");
+    refused("{\"collector\": {}, \"jvms\": [{\"pid\": 7, \"recording_error\": {\"active\": 1}}]}", ANSWER_STATUS,
+            "jvms[0].recording_error.active: a number where a bool belongs");
+    refused("{\"window_ns\": 1, \"jvms\": [{\"pid\": 7, \"recording_error\": {\"frames_lost\": \"x\"}}]}", ANSWER_TOP,
+            "jvms[0].recording_error.frames_lost: a string where an integer belongs");
+}
+
 int main(void)
 {
     CHECK_RUN(test_status);
     CHECK_RUN(test_top);
+    CHECK_RUN(test_ident_and_recording);
     CHECK_MAIN_RETURN();
 }
