@@ -155,13 +155,13 @@ static void write_alert(struct client *owner, const char *line, const uint8_t *f
 }
 
 /* A Notice from the collector into c's recording, so `vtpin report` says it too. */
-static void record_notice(struct client *c, const char *code, const char *text)
+static void record_notice_as(struct client *c, Vtpin__V1__Severity severity, const char *code, const char *text)
 {
     if (!c->rec)
         return;
     Vtpin__V1__Notice n = VTPIN__V1__NOTICE__INIT;
     n.time_ns = mono_ns();
-    n.severity = VTPIN__V1__SEVERITY__WARNING;
+    n.severity = severity;
     n.code = (char *)code;
     n.text = (char *)text;
     WireEvent ev = VTPIN__V1__EVENT__INIT;
@@ -171,6 +171,11 @@ static void record_notice(struct client *c, const char *code, const char *text)
     ssize_t len = wire_pack(&ev, buf, sizeof(buf), sizeof(buf));
     if (len > 0)
         recorder_write(c->rec, buf, (size_t)len);
+}
+
+static void record_notice(struct client *c, const char *code, const char *text)
+{
+    record_notice_as(c, VTPIN__V1__SEVERITY__WARNING, code, text);
 }
 
 #define BUDGET_LOG_EVERY_NS (10 * NS_PER_SEC)
@@ -388,6 +393,14 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
     c->kind = CLIENT_AGENT;
     if (c->rec && recorder_write_head(c->rec, frame, len) == -ENOMEM)
         clog_warn("%s: out of memory: a recording emptied by a full disk will not start again", recorder_path(c->rec));
+    if (id.source == JVM_PID_PEER && id.pid != id.ns_pid) { /* the Hello's pid is its namespace's: say the host's */
+        char text[256];
+        snprintf(text, sizeof(text),
+                 "this JVM is pid %" PRId64 " on the collector's host (pid %" PRId64
+                 " in its own pid namespace, inode %" PRIu64 "), the pid the collector names it by",
+                 id.pid, id.ns_pid, id.pidns);
+        record_notice_as(c, VTPIN__V1__SEVERITY__INFO, "collector.jvm_host_pid", text);
+    }
     char vm[160], java[64], vendor[96], agent[64], name[160];
     clog_info(
         "JVM pid %s connected (%s): java %s, %s (%s), agent %s, %s, occupancy %s, connection %" PRIu32 "; recording %s",

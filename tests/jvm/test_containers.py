@@ -18,7 +18,7 @@ import signal
 import subprocess
 import time
 
-from harness import VTPIN, Failure, Run, check, main, scheduler, skip, tempdir
+from harness import VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir
 from test_metrics import MetricsCollector, samples, select, wait_for
 
 NPINS, PIN_MS = 40, 100  # JniSleep: one NATIVE pin per virtual thread, on every JDK
@@ -109,12 +109,20 @@ def case_namespaces(jdk):
             check(os.path.basename(j["recording"] or "").startswith("%d-" % j["pid"]),
                   "the recording is named by the host pid: %s" % j["recording"])
             check(os.path.exists(j["recording"]), "the recording exists: %s" % j["recording"])
+            rep = report_json(j["recording"])
+            said = [n["text"] for n in rep["notices"] if n.get("code") == "collector.jvm_host_pid"]
+            check(rep["jvm"]["pid"] == 1 and said and "pid %d on the collector's host" % j["pid"] in said[0],
+                  "the recording keeps the Hello's pid 1 and says the host's: %s" % rep["notices"])
         text = ask(coll, "status", text=True)
         for pid in hosts:
             check(re.search(r"^JVM %d \(pid 1 in its namespace\)" % pid, text, re.M),
                   "status text names JVM %d and its namespace's pid:\n%s" % (pid, text))
         top = ask(coll, "top", "--once")
         check(sorted(j["pid"] for j in top["jvms"]) == sorted(hosts), "top by host pids: %s" % top["jvms"])
+        text = ask(coll, "top", "--once", text=True)
+        for pid in hosts:
+            check(re.search(r"^JVM %d \(pid 1 in its namespace\)" % pid, text, re.M), "top text names JVM %d:\n%s" % (
+                pid, text))
         for pid in hosts:
             one = ask(coll, "status", "--pid", str(pid))
             check([j["pid"] for j in one["jvms"]] == [pid], "status --pid %d matches exactly it: %s" % (
