@@ -58,6 +58,7 @@ static void jvm_free(struct jvm *j)
     free(j->recording);
     occupancy_free(j->occ);
     pinstats_free(j->pinstats);
+    pinprofile_free(j->pinprofile);
     idmap_free(j->carrier_pins, free);
     free(j);
 }
@@ -201,7 +202,8 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
         j->occ = occupancy_new(r->cfg.max_carriers, r->cfg.window_ns, r->cfg.bucket_ns);
         j->carrier_pins = idmap_new();
         j->pinstats = pinstats_new();
-        if (!j->occ || !j->carrier_pins || !j->pinstats || hello_copy(&j->hello, h) != 0) {
+        j->pinprofile = pinprofile_new(r->cfg.window_ns);
+        if (!j->occ || !j->carrier_pins || !j->pinstats || !j->pinprofile || hello_copy(&j->hello, h) != 0) {
             jvm_free(j);
             return -ENOMEM;
         }
@@ -345,10 +347,12 @@ int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_PIN_START:
         apply_pin_start(j, s, ev->pin_start);
+        pinprofile_start(j->pinprofile, s, ev->pin_start, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_PIN_END:
         occupancy_pin_end(j->occ, ev->pin_end->pin_id, ev->pin_end->end_ns);
         pinstats_end(j->pinstats, ev->pin_end->pin_id, ev->pin_end->duration_ns);
+        pinprofile_end(j->pinprofile, ev->pin_end->pin_id, ev->pin_end->duration_ns, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_STATS:
         copy_stats(&j->stats, ev->stats);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "occupancy.h"
+#include "pinprofile.h"
 #include "pinstats.h"
 #include "recstate.h"
 #include "session.h"
@@ -90,6 +91,8 @@ struct jvm {
     int alert_active;         /* raised (logged, recorded) and not cleared yet */
     int64_t alert_since;      /* when it was raised */
     void *owner;              /* the newest connection (opaque to this module), NULL when none */
+    /* pinned time by stack over the window, for /debug/pprof/pinned */
+    struct pinprofile *pinprofile;
 };
 
 struct jvms;

@@ -10,7 +10,7 @@
 #include "common/idmap.h"
 
 struct method {
-    uint32_t class_sid, name_sid, source_sid, module_sid;
+    uint32_t class_sid, name_sid, source_sid, module_sid, library_sid;
     int is_native;
 };
 
@@ -21,6 +21,7 @@ struct frame {
 
 struct stack {
     uint32_t count;
+    int truncated; /* the agent cut it */
     struct frame frames[];
 };
 
@@ -207,6 +208,7 @@ static int define_method(struct session *s, const Vtpin__V1__MethodDef *d)
     m->name_sid = d->method_name;
     m->source_sid = d->has_source_file ? d->source_file : 0;
     m->module_sid = d->has_module ? d->module : 0;
+    m->library_sid = d->has_library ? d->library : 0;
     m->is_native = d->has_is_native && d->is_native;
     void *replaced = NULL;
     if (idmap_put(s->methods, d->id, m, &replaced) != 0) {
@@ -237,6 +239,7 @@ static int define_stack(struct session *s, const Vtpin__V1__StackDef *d)
         return -ENOMEM;
     }
     st->count = (uint32_t)d->n_frames;
+    st->truncated = d->has_truncated && d->truncated;
     for (size_t i = 0; i < d->n_frames; i++) {
         st->frames[i].method = d->frames[i]->method;
         st->frames[i].line = d->frames[i]->has_line ? d->frames[i]->line : -1;
@@ -287,4 +290,36 @@ const char *session_format_frame(const struct session *s, uint32_t stack, uint32
                                 .line = f->line,
                                 .is_native = m->is_native};
     return frame_text(&parts, out, cap);
+}
+
+uint32_t session_stack_depth(const struct session *s, uint32_t stack, int *truncated)
+{
+    const struct stack *st = stack ? idmap_get(s->stacks, stack) : NULL;
+    if (truncated)
+        *truncated = st && st->truncated;
+    return st ? st->count : 0;
+}
+
+int session_frame(const struct session *s, uint32_t stack, uint32_t index, struct frame_parts *parts,
+                  const char **library)
+{
+    const struct stack *st = stack ? idmap_get(s->stacks, stack) : NULL;
+    *parts = (struct frame_parts){.line = -1};
+    if (library)
+        *library = NULL;
+    if (!st || index >= st->count)
+        return -ENOENT;
+    const struct frame *f = &st->frames[index];
+    const struct method *m = idmap_get(s->methods, f->method);
+    if (!m)
+        return 0;
+    *parts = (struct frame_parts){.module = m->module_sid ? session_string(s, m->module_sid) : NULL,
+                                  .cls = session_string(s, m->class_sid),
+                                  .name = session_string(s, m->name_sid),
+                                  .source = m->source_sid ? session_string(s, m->source_sid) : NULL,
+                                  .line = f->line,
+                                  .is_native = m->is_native};
+    if (library)
+        *library = m->library_sid ? session_string(s, m->library_sid) : NULL;
+    return 0;
 }

@@ -75,6 +75,14 @@ const char *session_string(const struct session *s, uint32_t id);
  * (like the agent's trace) into out[cap]. Returns out, or NULL when the stack
  * or the index is unknown. */
 const char *session_format_frame(const struct session *s, uint32_t stack, uint32_t index, char *out, size_t cap);
+/* The frames of stack (0 when unknown); *truncated (may be NULL): the agent cut it. */
+uint32_t session_stack_depth(const struct session *s, uint32_t stack, int *truncated);
+/* Frame `index` of stack `stack` in parts (strings borrowed from s; all NULL, line -1, for a
+ * method never defined) and, for a native method, its library (*library, NULL when unknown or
+ * library NULL). 0, or -ENOENT when the stack or the index is unknown. */
+struct frame_parts;
+int session_frame(const struct session *s, uint32_t stack, uint32_t index, struct frame_parts *parts,
+                  const char **library);
 
 /* Definitions dropped because a table was full or the budget used up. */
 uint64_t session_defs_dropped(const struct session *s);

@@ -341,8 +341,8 @@ int pprof_builder_sample(struct pprof_builder *b, const uint64_t *locations, siz
         index_add(&b->sample_ix, h, b->n_samples))
         return -ENOMEM;
     struct sample *s = &b->samples[b->n_samples++];
-    *s = (struct sample){.loc_at = b->n_locs, .n_loc = n, .label_at = b->n_labels, .n_label = n_labels,
-                         .value_at = b->n_values};
+    *s = (struct sample){
+        .loc_at = b->n_locs, .n_loc = n, .label_at = b->n_labels, .n_label = n_labels, .value_at = b->n_values};
     if (n)
         memcpy(&b->locs[b->n_locs], locations, n * sizeof(*locations));
     if (n_labels)

@@ -17,7 +17,7 @@ import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
 # Headers a build generates (not in the source tree), by the directory that may include them.
-GENERATED = {"vtpin.pb-c.h": "proto", "offcpu.skel.h": "collector/kernel", "vmlinux.h": "collector/kernel",
+GENERATED = {"vtpin.pb-c.h": "proto", "pprof.pb-c.h": "proto", "offcpu.skel.h": "collector/kernel", "vmlinux.h": "collector/kernel",
              "syscall_names.inc": "collector/kernel"}
 BELOW = {
     "common": [],

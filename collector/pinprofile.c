@@ -1,0 +1,492 @@
+#include "pinprofile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/frame_text.h"
+#include "common/frames_kind.h"
+#include "common/idmap.h"
+#include "pprof_build.h"
+#include "wire_names.h"
+
+#define OTHER_STACK 0 /* the stack of pins whose own found no room */
+#define OTHER_FRAME "[other stacks: the collector's stack table is full]"
+#define MIN_BUCKET_NS 1000000000LL
+#define MAX_WINDOW_NS 86400000000000LL
+
+struct frame {
+    uint32_t function, file; /* string indices */
+    int32_t line;
+};
+
+struct stack {
+    uint32_t n;
+    int origin; /* enum pin_origin */
+    uint32_t frames[];
+};
+
+struct entry {
+    uint32_t stack, carrier; /* carrier: a string index */
+    uint32_t count;
+    uint16_t reason;
+    uint64_t ns;
+};
+
+struct bucket {
+    int64_t epoch; /* now / bucket_ns of the pins it holds; -1: empty */
+    uint32_t n;
+    struct entry *e; /* PINPROFILE_ENTRIES, allocated at first use */
+};
+
+struct open_pin {
+    uint64_t pin_id; /* 0: free */
+    uint32_t stack, carrier;
+    uint16_t reason;
+    int64_t since;
+};
+
+struct pinprofile {
+    int64_t window_ns, bucket_ns;
+    char **strings; /* index 0: "" */
+    size_t n_strings, strings_cap, string_bytes;
+    struct idmap *string_ix; /* content hash -> index + 1 */
+    struct frame *frames;
+    size_t n_frames, frames_cap;
+    struct idmap *frame_ix;
+    struct stack *stacks[PINPROFILE_STACKS];
+    size_t n_stacks;
+    struct idmap *stack_ix;
+    struct bucket ring[PINPROFILE_BUCKETS];
+    struct open_pin open[PINPROFILE_OPEN];
+    size_t n_open;
+    struct pinprofile_drops drops;
+    size_t bytes; /* malloc'ed beside the struct */
+};
+
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *c = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= c[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+#define FNV_START 14695981039346656037ULL
+
+/* fnv of a number's 8 bytes, little end first */
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8) {
+        h ^= v & 0xff;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void *index_value(size_t i)
+{
+    return (void *)(uintptr_t)(i + 1);
+}
+
+/* The string's index, added when new; -1 when the table is full. */
+static int64_t intern(struct pinprofile *p, const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    size_t len = strlen(s);
+    uint64_t h = fnv(FNV_START, s, len);
+    void *v = idmap_get(p->string_ix, h);
+    if (v) {
+        size_t i = (uintptr_t)v - 1;
+        return strcmp(p->strings[i], s) == 0 ? (int64_t)i : -1; /* a hash collision: no room for it */
+    }
+    if (p->string_bytes + len + 1 > PINPROFILE_STRING_BYTES || p->n_strings >= UINT32_MAX)
+        return -1;
+    if (p->n_strings == p->strings_cap) {
+        size_t ncap = p->strings_cap * 2;
+        char **n = realloc(p->strings, ncap * sizeof(*n));
+        if (!n)
+            return -1;
+        p->bytes += (ncap - p->strings_cap) * sizeof(*n);
+        p->strings = n;
+        p->strings_cap = ncap;
+    }
+    char *copy = strdup(s);
+    if (!copy || idmap_put(p->string_ix, h, index_value(p->n_strings), NULL)) {
+        free(copy);
+        return -1;
+    }
+    p->string_bytes += len + 1;
+    p->bytes += len + 1;
+    p->strings[p->n_strings] = copy;
+    return (int64_t)p->n_strings++;
+}
+
+/* The frame's index, added when new; -1 when a table is full. */
+static int64_t intern_frame(struct pinprofile *p, const char *function, const char *file, int32_t line)
+{
+    int64_t fn = intern(p, function), fl = intern(p, file);
+    if (fn < 0 || fl < 0)
+        return -1;
+    struct frame f = {.function = (uint32_t)fn, .file = (uint32_t)fl, .line = line > 0 ? line : 0};
+    uint64_t h = fnv_u64(fnv_u64(fnv_u64(FNV_START, f.function), f.file), (uint32_t)f.line);
+    void *v = idmap_get(p->frame_ix, h);
+    if (v) {
+        size_t i = (uintptr_t)v - 1;
+        const struct frame *g = &p->frames[i];
+        return g->function == f.function && g->file == f.file && g->line == f.line ? (int64_t)i : -1;
+    }
+    if (p->n_frames >= PINPROFILE_FRAMES)
+        return -1;
+    if (p->n_frames == p->frames_cap) {
+        size_t ncap = p->frames_cap ? p->frames_cap * 2 : 64;
+        struct frame *n = realloc(p->frames, ncap * sizeof(*n));
+        if (!n)
+            return -1;
+        p->bytes += (ncap - p->frames_cap) * sizeof(*n);
+        p->frames = n;
+        p->frames_cap = ncap;
+    }
+    if (idmap_put(p->frame_ix, h, index_value(p->n_frames), NULL))
+        return -1;
+    p->frames[p->n_frames] = f;
+    return (int64_t)p->n_frames++;
+}
+
+/* The stack of frames[n]'s index, added when new; -1 when the table is full. */
+static int64_t intern_stack(struct pinprofile *p, const uint32_t *frames, uint32_t n, int origin)
+{
+    uint64_t h = fnv_u64(FNV_START, (uint64_t)origin);
+    for (uint32_t i = 0; i < n; i++)
+        h = fnv_u64(h, frames[i]);
+    void *v = idmap_get(p->stack_ix, h);
+    if (v) {
+        size_t i = (uintptr_t)v - 1;
+        const struct stack *st = p->stacks[i];
+        return st->n == n && st->origin == origin && memcmp(st->frames, frames, n * sizeof(*frames)) == 0 ? (int64_t)i
+                                                                                                          : -1;
+    }
+    if (p->n_stacks >= PINPROFILE_STACKS)
+        return -1;
+    struct stack *st = malloc(sizeof(*st) + n * sizeof(*frames));
+    if (!st)
+        return -1;
+    if (idmap_put(p->stack_ix, h, index_value(p->n_stacks), NULL)) {
+        free(st);
+        return -1;
+    }
+    st->n = n;
+    st->origin = origin;
+    memcpy(st->frames, frames, n * sizeof(*frames));
+    p->bytes += sizeof(*st) + n * sizeof(*frames);
+    p->stacks[p->n_stacks] = st;
+    return (int64_t)p->n_stacks++;
+}
+
+struct pinprofile *pinprofile_new(int64_t window_ns)
+{
+    struct pinprofile *p = calloc(1, sizeof(*p));
+    if (!p)
+        goto fail;
+    if (window_ns < MIN_BUCKET_NS)
+        window_ns = MIN_BUCKET_NS;
+    if (window_ns > MAX_WINDOW_NS)
+        window_ns = MAX_WINDOW_NS;
+    p->window_ns = window_ns;
+    p->bucket_ns = window_ns / PINPROFILE_BUCKETS;
+    if (p->bucket_ns < MIN_BUCKET_NS)
+        p->bucket_ns = MIN_BUCKET_NS;
+    for (size_t i = 0; i < PINPROFILE_BUCKETS; i++)
+        p->ring[i].epoch = -1;
+    p->strings_cap = 64;
+    p->strings = calloc(p->strings_cap, sizeof(*p->strings));
+    p->string_ix = idmap_new();
+    p->frame_ix = idmap_new();
+    p->stack_ix = idmap_new();
+    if (!p->strings || !p->string_ix || !p->frame_ix || !p->stack_ix || !(p->strings[0] = strdup("")))
+        goto fail;
+    p->n_strings = 1;
+    p->bytes = p->strings_cap * sizeof(*p->strings) + 1;
+    /* stack 0: where pins go whose stack finds no room */
+    int64_t f = intern_frame(p, OTHER_FRAME, NULL, 0);
+    uint32_t frame = (uint32_t)f;
+    if (f < 0 || intern_stack(p, &frame, 1, PIN_ORIGIN_APP) != OTHER_STACK)
+        goto fail;
+    return p;
+fail:
+    pinprofile_free(p);
+    errno = ENOMEM;
+    return NULL;
+}
+
+void pinprofile_free(struct pinprofile *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_strings; i++)
+        free(p->strings[i]);
+    free(p->strings);
+    idmap_free(p->string_ix, NULL);
+    free(p->frames);
+    idmap_free(p->frame_ix, NULL);
+    for (size_t i = 0; i < p->n_stacks; i++)
+        free(p->stacks[i]);
+    idmap_free(p->stack_ix, NULL);
+    for (size_t i = 0; i < PINPROFILE_BUCKETS; i++)
+        free(p->ring[i].e);
+    free(p);
+}
+
+/* ---- pins in progress: open addressing, linear probing, deletion by backward shift ---- */
+
+static size_t open_slot(uint64_t pin_id)
+{
+    return (size_t)(pin_id * 0x9E3779B97F4A7C15ULL >> 32) & (PINPROFILE_OPEN - 1);
+}
+
+static struct open_pin *open_find(struct pinprofile *p, uint64_t pin_id)
+{
+    for (size_t i = open_slot(pin_id), k = 0; k < PINPROFILE_OPEN; i = (i + 1) & (PINPROFILE_OPEN - 1), k++) {
+        if (p->open[i].pin_id == pin_id)
+            return &p->open[i];
+        if (!p->open[i].pin_id)
+            return NULL;
+    }
+    return NULL;
+}
+
+static void open_remove(struct pinprofile *p, struct open_pin *o)
+{
+    size_t i = (size_t)(o - p->open);
+    p->open[i].pin_id = 0;
+    p->n_open--;
+    for (size_t j = (i + 1) & (PINPROFILE_OPEN - 1); p->open[j].pin_id; j = (j + 1) & (PINPROFILE_OPEN - 1)) {
+        size_t home = open_slot(p->open[j].pin_id);
+        /* move j back to i when its home is not in (i, j] (cyclically) */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            p->open[i] = p->open[j];
+            p->open[j].pin_id = 0;
+            i = j;
+        }
+    }
+}
+
+static void open_add(struct pinprofile *p, const struct open_pin *o)
+{
+    if (p->n_open >= PINPROFILE_OPEN * 3 / 4) { /* full: forget the oldest (its end was lost on the way) */
+        struct open_pin *oldest = NULL;
+        for (size_t i = 0; i < PINPROFILE_OPEN; i++)
+            if (p->open[i].pin_id && (!oldest || p->open[i].since < oldest->since))
+                oldest = &p->open[i];
+        open_remove(p, oldest);
+        p->drops.open++;
+    }
+    size_t i = open_slot(o->pin_id);
+    while (p->open[i].pin_id)
+        i = (i + 1) & (PINPROFILE_OPEN - 1);
+    p->open[i] = *o;
+    p->n_open++;
+}
+
+/* ---- a PinStart's stack, by content ---- */
+
+struct session_stack {
+    const struct session *s;
+    uint32_t stack;
+};
+
+static const char *class_at(const void *ctx, uint32_t i)
+{
+    const struct session_stack *ss = ctx;
+    struct frame_parts parts;
+    return session_frame(ss->s, ss->stack, i, &parts, NULL) == 0 ? parts.cls : NULL;
+}
+
+static int kind_at(const void *ctx, uint32_t i)
+{
+    const struct session_stack *ss = ctx;
+    struct frame_parts parts;
+    if (session_frame(ss->s, ss->stack, i, &parts, NULL) != 0)
+        return FRAME_JAVA;
+    return (int)frames_classify(parts.cls, parts.name, parts.is_native);
+}
+
+/* The native code the pin is in, as a frame, into out; NULL when its culprit is not in native code. */
+static const char *native_frame(const struct session *s, const Vtpin__V1__PinStart *ps, char *out, size_t cap)
+{
+    struct frame_parts parts;
+    const char *library = NULL;
+    if (!ps->has_culprit_frame || session_frame(s, ps->stack, ps->culprit_frame, &parts, &library) != 0)
+        return NULL;
+    if (ps->downcall) {
+        int api = ps->downcall->has_api && ps->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA ? NATIVE_API_JNA
+                                                                                                      : NATIVE_API_FFM;
+        return frames_native_frame(api, ps->downcall->symbol, ps->downcall->library, out, cap);
+    }
+    return parts.is_native ? frames_native_frame(-1, NULL, library, out, cap) : NULL;
+}
+
+static int64_t add_frame(struct pinprofile *p, uint32_t *frames, uint32_t *n, const char *function, const char *file,
+                         int32_t line)
+{
+    int64_t f = intern_frame(p, function, file, line);
+    if (f >= 0)
+        frames[(*n)++] = (uint32_t)f;
+    return f;
+}
+
+/* The index of the PinStart's stack (leaf first, as pprof wants it); OTHER_STACK when it finds no room. */
+static uint32_t stack_of(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps)
+{
+    uint32_t frames[PINPROFILE_DEPTH + 2], n = 0;
+    char text[640], native[512];
+    int truncated = 0;
+    uint32_t depth = ps->has_stack ? session_stack_depth(s, ps->stack, &truncated) : 0;
+    struct session_stack ss = {.s = s, .stack = ps->stack};
+    int origin = depth ? frames_pin_origin(class_at, &ss, depth, truncated) : PIN_ORIGIN_APP;
+    int64_t ok = 0;
+    if (depth == 0) {
+        snprintf(text, sizeof(text), "[no stack: %s]", wire_reason_name((int)ps->reason));
+        ok = add_frame(p, frames, &n, text, NULL, 0);
+    } else {
+        uint32_t keep = depth < PINPROFILE_DEPTH ? depth : PINPROFILE_DEPTH;
+        const char *nat = native_frame(s, ps, native, sizeof(native));
+        uint32_t nat_at = nat ? frames_native_entry(kind_at, &ss, ps->culprit_frame) : UINT32_MAX;
+        for (uint32_t k = 0; k < keep && ok >= 0; k++) {
+            struct frame_parts parts;
+            if (k == nat_at && (ok = add_frame(p, frames, &n, nat, NULL, 0)) < 0)
+                break;
+            session_frame(s, ps->stack, k, &parts, NULL);
+            snprintf(text, sizeof(text), "%s.%s", parts.cls ? parts.cls : FRAME_TEXT_UNKNOWN,
+                     parts.name ? parts.name : FRAME_TEXT_UNKNOWN);
+            ok = add_frame(p, frames, &n, text, parts.source, parts.line);
+        }
+        if (ok >= 0 && (truncated || keep < depth))
+            ok = add_frame(p, frames, &n, "[truncated]", NULL, 0);
+    }
+    int64_t st = ok >= 0 ? intern_stack(p, frames, n, origin) : -1;
+    if (st < 0) {
+        p->drops.stacks++;
+        return OTHER_STACK;
+    }
+    return (uint32_t)st;
+}
+
+void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps, int64_t now)
+{
+    if (!ps->pin_id || open_find(p, ps->pin_id))
+        return; /* re-sent after a reconnect: already open */
+    char carrier[64];
+    const char *name = ps->has_carrier_name ? session_string(s, ps->carrier_name) : NULL;
+    if (!name || !*name) {
+        if (ps->has_carrier_tid)
+            snprintf(carrier, sizeof(carrier), "tid %" PRId32, ps->carrier_tid);
+        else
+            snprintf(carrier, sizeof(carrier), "unknown");
+        name = carrier;
+    }
+    int64_t c = intern(p, name);
+    struct open_pin o = {.pin_id = ps->pin_id,
+                         .stack = stack_of(p, s, ps),
+                         .carrier = c > 0 ? (uint32_t)c : 0,
+                         .reason = (uint16_t)ps->reason,
+                         .since = now};
+    open_add(p, &o);
+}
+
+void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, int64_t now)
+{
+    struct open_pin *o = pin_id ? open_find(p, pin_id) : NULL;
+    if (!o)
+        return;
+    struct open_pin pin = *o;
+    open_remove(p, o);
+    int64_t epoch = now / p->bucket_ns;
+    struct bucket *b = &p->ring[epoch % PINPROFILE_BUCKETS];
+    if (b->epoch != epoch) {
+        b->epoch = epoch;
+        b->n = 0;
+    }
+    if (!b->e) {
+        if (!(b->e = calloc(PINPROFILE_ENTRIES, sizeof(*b->e)))) {
+            p->drops.entries++;
+            return;
+        }
+        p->bytes += PINPROFILE_ENTRIES * sizeof(*b->e);
+    }
+    uint64_t ns = duration_ns > 0 ? (uint64_t)duration_ns : 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        struct entry *e = &b->e[i];
+        if (e->stack == pin.stack && e->carrier == pin.carrier && e->reason == pin.reason) {
+            e->ns = e->ns + ns < e->ns ? UINT64_MAX : e->ns + ns;
+            e->count++;
+            return;
+        }
+    }
+    if (b->n == PINPROFILE_ENTRIES) {
+        p->drops.entries++;
+        return;
+    }
+    b->e[b->n++] =
+        (struct entry){.stack = pin.stack, .carrier = pin.carrier, .count = 1, .reason = pin.reason, .ns = ns};
+}
+
+int pinprofile_collect(const struct pinprofile *p, int64_t now, int64_t span_ns, struct pprof_builder *b,
+                       const struct pprof_label *jvm_labels, size_t n)
+{
+    uint64_t locs[PINPROFILE_DEPTH + 2];
+    struct pprof_label labels[PPROF_MAX_LABELS];
+    if (n > PPROF_MAX_LABELS - 3)
+        return -EINVAL;
+    memcpy(labels + 3, jvm_labels, n * sizeof(*labels));
+    int64_t last = now / p->bucket_ns, first = (now - span_ns) / p->bucket_ns;
+    if (first <= last - PINPROFILE_BUCKETS)
+        first = last - PINPROFILE_BUCKETS + 1;
+    for (size_t i = 0; i < PINPROFILE_BUCKETS; i++) {
+        const struct bucket *bk = &p->ring[i];
+        if (bk->epoch < first || bk->epoch > last)
+            continue;
+        for (uint32_t k = 0; k < bk->n; k++) {
+            const struct entry *e = &bk->e[k];
+            const struct stack *st = p->stacks[e->stack];
+            for (uint32_t f = 0; f < st->n; f++) {
+                const struct frame *fr = &p->frames[st->frames[f]];
+                int64_t id = pprof_builder_location(b, p->strings[fr->function], p->strings[fr->file], fr->line);
+                if (id < 0)
+                    return (int)id;
+                locs[f] = (uint64_t)id;
+            }
+            labels[0] = (struct pprof_label){.key = "reason", .str = wire_reason_name(e->reason)};
+            labels[1] = (struct pprof_label){.key = "origin", .str = frames_origin_name(st->origin)};
+            labels[2] = (struct pprof_label){.key = "carrier", .str = p->strings[e->carrier]};
+            int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_PINNED_NS] = e->ns > INT64_MAX ? INT64_MAX : (int64_t)e->ns,
+                                              [PPROF_VALUE_PINS] = e->count};
+            int rc = pprof_builder_sample(b, locs, st->n, values, labels, n + 3);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int64_t pinprofile_window(const struct pinprofile *p)
+{
+    return p->window_ns;
+}
+
+void pinprofile_drops(const struct pinprofile *p, struct pinprofile_drops *out)
+{
+    *out = p->drops;
+}
+
+size_t pinprofile_memory(const struct pinprofile *p)
+{
+    /* the id maps: about 16 bytes a slot at half load */
+    size_t maps = (idmap_count(p->string_ix) + idmap_count(p->frame_ix) + idmap_count(p->stack_ix)) * 32;
+    return sizeof(*p) + p->bytes + maps;
+}

@@ -1,0 +1,68 @@
+/* Pinned time of one JVM by stack, reason and carrier over the last
+ * window, for /debug/pprof/pinned (pinned_pprof.h): a ring of
+ * PINPROFILE_BUCKETS time buckets (each window / PINPROFILE_BUCKETS long,
+ * at least 1 s), each a table of (stack, reason, carrier) -> pinned ns and
+ * pins. A pin counts when it ends (PinEnd carries its duration), in the
+ * bucket of the time its end arrived; its stack and reason come from its
+ * PinStart. Stacks, frames and names are kept by content, so a reconnect's
+ * new ids land on the same stacks.
+ *
+ * Bounded, drop and count, never grown past: PINPROFILE_STACKS stacks of at
+ * most PINPROFILE_DEPTH frames (deeper ones keep their top frames, cut
+ * under "[truncated]"), PINPROFILE_FRAMES frames, PINPROFILE_STRING_BYTES of
+ * names; a pin whose stack finds no room counts under one "[other stacks:
+ * the collector's table is full]" stack. PINPROFILE_ENTRIES per bucket: a
+ * pin past it is dropped and counted. PINPROFILE_OPEN pins in progress: past
+ * it the oldest is forgotten and counted. Pure: no I/O, no clock (times are
+ * passed in, CLOCK_MONOTONIC ns). */
+#ifndef VTPIN_COLLECTOR_PINPROFILE_H
+#define VTPIN_COLLECTOR_PINPROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session.h"
+#include "wire.h"
+
+#define PINPROFILE_BUCKETS 60
+#define PINPROFILE_ENTRIES 128
+#define PINPROFILE_STACKS 512
+#define PINPROFILE_DEPTH 128
+#define PINPROFILE_FRAMES 8192
+#define PINPROFILE_STRING_BYTES (512u << 10)
+#define PINPROFILE_OPEN 1024
+
+struct pprof_builder;
+struct pprof_label;
+struct pinprofile;
+
+/* What did not fit, since it was made. */
+struct pinprofile_drops {
+    uint64_t stacks;  /* pins counted under the "[other stacks]" stack */
+    uint64_t entries; /* pins dropped: their bucket's table was full */
+    uint64_t open;    /* pins in progress forgotten: the table of open pins was full */
+};
+
+/* window_ns: the span kept (clamped to 1 s .. 24 h). NULL with errno ENOMEM. */
+struct pinprofile *pinprofile_new(int64_t window_ns);
+void pinprofile_free(struct pinprofile *p);
+
+/* A pin began (its PinStart, of session s). A PinStart re-sent after a
+ * reconnect (a pin still open) changes nothing. */
+void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps, int64_t now);
+/* A pin ended after duration_ns, its end seen at now: counted once. */
+void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, int64_t now);
+
+/* The pins that ended in the last span_ns up to now (whole buckets: from
+ * the bucket holding now - span_ns) as samples of b (types pprof_pinned_types),
+ * each with labels reason, origin, carrier and then jvm_labels[n]
+ * (n <= PPROF_MAX_LABELS - 3). 0 or -ENOMEM / -EINVAL. */
+int pinprofile_collect(const struct pinprofile *p, int64_t now, int64_t span_ns, struct pprof_builder *b,
+                       const struct pprof_label *jvm_labels, size_t n);
+
+int64_t pinprofile_window(const struct pinprofile *p);
+void pinprofile_drops(const struct pinprofile *p, struct pinprofile_drops *out);
+/* The bytes it holds now (its tables, names and buckets). */
+size_t pinprofile_memory(const struct pinprofile *p);
+
+#endif

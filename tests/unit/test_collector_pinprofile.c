@@ -1,0 +1,281 @@
+/* collector/pinprofile and pinned_pprof: pinned time by stack over the
+ * window, as the collector's /debug/pprof/pinned serves it, read back
+ * through pprof_build's gzip and protobuf-c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "collector_events.h"
+#include "pinned_pprof.h"
+#include "pinprofile.h"
+#include "pprof.pb-c.h"
+#include "pprof_build.h"
+#include "session.h"
+
+#define SEC 1000000000LL
+#define MS 1000000LL
+
+static struct session *session_of(int64_t pid, uint32_t connection)
+{
+    WireEvent *ev = ev_hello(pid, 1700000000LL * SEC, connection, WIRE_SCHEMA_VERSION);
+    struct session *s = NULL;
+    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    if (ev)
+        session_new(&s, ev->hello, &limits);
+    wire_event_free(ev);
+    return s;
+}
+
+static void define(struct session *s, WireEvent *ev)
+{
+    CHECK(ev && session_define(s, ev) == 1);
+    wire_event_free(ev);
+}
+
+/* JniSleep's stack: Thread.sleep <- JniSleep.sleepCallback <- JniSleep.sleepInNative (JNI) <- JniSleep.run,
+ * as stack `id` with ids from base (another connection: other ids, the same content). */
+static void define_jnisleep(struct session *s, uint32_t base, uint32_t id)
+{
+    define(s, ev_string(base + 1, "java.lang.Thread"));
+    define(s, ev_string(base + 2, "sleep"));
+    define(s, ev_string(base + 3, "JniSleep"));
+    define(s, ev_string(base + 4, "sleepCallback"));
+    define(s, ev_string(base + 5, "sleepInNative"));
+    define(s, ev_string(base + 6, "run"));
+    define(s, ev_string(base + 7, "JniSleep.java"));
+    define(s, ev_string(base + 8, "Thread.java"));
+    define(s, ev_method(base + 1, base + 1, base + 2, base + 8, 0, 0));
+    define(s, ev_method(base + 2, base + 3, base + 4, base + 7, 0, 0));
+    define(s, ev_method(base + 3, base + 3, base + 5, base + 7, 0, 1));
+    define(s, ev_method(base + 4, base + 3, base + 6, base + 7, 0, 0));
+    uint32_t methods[] = {base + 1, base + 2, base + 3, base + 4};
+    int32_t lines[] = {507, 23, -1, 35};
+    define(s, ev_stack(id, 4, methods, lines));
+}
+
+static void start(struct pinprofile *p, struct session *s, uint64_t pin, int reason, int32_t tid, uint32_t stack,
+                  uint32_t culprit, int64_t now)
+{
+    WireEvent *ev = ev_pin_start(pin, now, reason, 100 + (int64_t)pin, tid, stack, culprit);
+    if (CHECK(ev != NULL))
+        pinprofile_start(p, s, ev->pin_start, now);
+    wire_event_free(ev);
+}
+
+static const char *str(const Vtpin__Pprof__Profile *p, int64_t i)
+{
+    return i >= 0 && (size_t)i < p->n_string_table ? p->string_table[i] : "<out of table>";
+}
+
+static const char *function_at(const Vtpin__Pprof__Profile *p, uint64_t location_id)
+{
+    for (size_t i = 0; i < p->n_location; i++)
+        if (p->location[i]->id == location_id && p->location[i]->n_line == 1)
+            for (size_t k = 0; k < p->n_function; k++)
+                if (p->function[k]->id == p->location[i]->line[0]->function_id)
+                    return str(p, p->function[k]->name);
+    return "<no function>";
+}
+
+static const char *label(const Vtpin__Pprof__Profile *p, const Vtpin__Pprof__Sample *s, const char *key)
+{
+    for (size_t i = 0; i < s->n_label; i++)
+        if (strcmp(str(p, s->label[i]->key), key) == 0)
+            return str(p, s->label[i]->str);
+    return NULL;
+}
+
+/* p's samples of the span_ns up to now, with a pid label, unpacked. */
+static Vtpin__Pprof__Profile *collect(const struct pinprofile *p, int64_t now, int64_t span_ns)
+{
+    struct pprof_builder *b = NULL;
+    uint8_t *gz = NULL, *raw = NULL;
+    size_t gz_len = 0, raw_len = 0;
+    Vtpin__Pprof__Profile *out = NULL;
+    struct pprof_label jvm[] = {{.key = "pid", .str = "4242"}};
+    if (CHECK_INT(pprof_builder_new(&b, pprof_pinned_types, PPROF_PINNED_N), 0) &&
+        CHECK_INT(pinprofile_collect(p, now, span_ns, b, jvm, 1), 0) &&
+        CHECK_INT(pprof_builder_encode(b, &gz, &gz_len), 0) &&
+        CHECK_INT(pprof_gunzip(gz, gz_len, 1u << 26, &raw, &raw_len), 0))
+        out = vtpin__pprof__profile__unpack(NULL, raw_len, raw);
+    CHECK(out != NULL);
+    pprof_builder_free(b);
+    free(gz);
+    free(raw);
+    return out;
+}
+
+static void test_stack_labels_and_reconnect(void)
+{
+    struct pinprofile *p = pinprofile_new(60 * SEC);
+    struct session *s = session_of(4242, 1), *again = session_of(4242, 2);
+    if (!CHECK(p && s && again))
+        goto out;
+    define_jnisleep(s, 0, 1);
+    int64_t t = 1000 * SEC;
+    start(p, s, 1, VTPIN__V1__PIN_REASON__NATIVE, 17, 1, 2, t);
+    start(p, s, 1, VTPIN__V1__PIN_REASON__NATIVE, 17, 1, 2, t); /* re-sent: nothing changes */
+    pinprofile_end(p, 1, 150 * MS, t + 150 * MS);
+    pinprofile_end(p, 1, 150 * MS, t + 150 * MS);  /* ended twice: counted once */
+    pinprofile_end(p, 99, 150 * MS, t + 150 * MS); /* never started: ignored */
+    /* a reconnect: other ids for the same stack, the same carrier */
+    define_jnisleep(again, 50, 7);
+    start(p, again, 2, VTPIN__V1__PIN_REASON__NATIVE, 17, 7, 2, t + SEC);
+    pinprofile_end(p, 2, 100 * MS, t + SEC + 100 * MS);
+    /* no stack: its own sample, "[no stack: ...]" */
+    start(p, s, 3, VTPIN__V1__PIN_REASON__MONITOR, 18, 0, 0, t + SEC);
+    pinprofile_end(p, 3, 5 * MS, t + 2 * SEC);
+
+    Vtpin__Pprof__Profile *pr = collect(p, t + 3 * SEC, 60 * SEC);
+    if (!pr || !CHECK_UINT(pr->n_sample, 2))
+        goto free_profile;
+    const Vtpin__Pprof__Sample *a = pr->sample[0], *nost = pr->sample[1];
+    if (CHECK_UINT(a->n_value, 2)) {
+        CHECK_INT(a->value[0], 250 * MS);
+        CHECK_INT(a->value[1], 2);
+    }
+    const char *want[] = {"java.lang.Thread.sleep", "JniSleep.sleepCallback", "[native: JNI, library unknown]",
+                          "JniSleep.sleepInNative", "JniSleep.run"};
+    if (CHECK_UINT(a->n_location_id, 5))
+        for (size_t i = 0; i < 5; i++)
+            CHECK_STR(function_at(pr, a->location_id[i]), want[i]);
+    CHECK_STR(label(pr, a, "reason"), "NATIVE");
+    CHECK_STR(label(pr, a, "origin"), "app");
+    CHECK_STR(label(pr, a, "carrier"), "tid 17");
+    CHECK_STR(label(pr, a, "pid"), "4242");
+    if (CHECK_UINT(nost->n_location_id, 1))
+        CHECK_STR(function_at(pr, nost->location_id[0]), "[no stack: MONITOR]");
+    CHECK(nost->n_value == 2 && nost->value[0] == 5 * MS && nost->value[1] == 1);
+free_profile:
+    if (pr)
+        vtpin__pprof__profile__free_unpacked(pr, NULL);
+out:
+    session_free(s);
+    session_free(again);
+    pinprofile_free(p);
+}
+
+static void test_window(void)
+{
+    struct pinprofile *p = pinprofile_new(60 * SEC);
+    struct session *s = session_of(1, 1);
+    if (!CHECK(p && s))
+        goto out;
+    define_jnisleep(s, 0, 1);
+    int64_t t = 5000 * SEC;
+    start(p, s, 1, VTPIN__V1__PIN_REASON__NATIVE, 17, 1, 2, t);
+    pinprofile_end(p, 1, 10 * MS, t); /* at t */
+    start(p, s, 2, VTPIN__V1__PIN_REASON__NATIVE, 17, 1, 2, t + 30 * SEC);
+    pinprofile_end(p, 2, 20 * MS, t + 30 * SEC);                    /* at t + 30 s */
+    Vtpin__Pprof__Profile *pr = collect(p, t + 40 * SEC, 15 * SEC); /* the last 15 s: only the second */
+    if (pr && CHECK_UINT(pr->n_sample, 1))
+        CHECK_INT(pr->sample[0]->value[0], 20 * MS);
+    if (pr)
+        vtpin__pprof__profile__free_unpacked(pr, NULL);
+    pr = collect(p, t + 40 * SEC, 60 * SEC); /* the whole window: both */
+    if (pr && CHECK_UINT(pr->n_sample, 1))
+        CHECK_INT(pr->sample[0]->value[0], 30 * MS);
+    if (pr)
+        vtpin__pprof__profile__free_unpacked(pr, NULL);
+    pr = collect(p, t + 75 * SEC, 60 * SEC); /* 75 s later: the first is out of the window, its bucket stale */
+    if (pr && CHECK_UINT(pr->n_sample, 1))
+        CHECK_INT(pr->sample[0]->value[0], 20 * MS);
+    if (pr)
+        vtpin__pprof__profile__free_unpacked(pr, NULL);
+    pr = collect(p, t + 200 * SEC, 60 * SEC); /* long after: nothing */
+    if (pr)
+        CHECK_UINT(pr->n_sample, 0);
+    if (pr)
+        vtpin__pprof__profile__free_unpacked(pr, NULL);
+    CHECK_INT(pinprofile_window(p), 60 * SEC);
+out:
+    session_free(s);
+    pinprofile_free(p);
+}
+
+/* Past every bound: dropped and counted, memory bounded. */
+static void test_bounds(void)
+{
+    struct pinprofile *p = pinprofile_new(60 * SEC);
+    struct session *s = session_of(1, 1);
+    if (!CHECK(p && s))
+        goto out;
+    define(s, ev_string(1, "Cls"));
+    define(s, ev_string(2, "m"));
+    define(s, ev_method(1, 1, 2, 0, 0, 0));
+    int64_t t = 100 * SEC;
+    uint32_t n_stacks = PINPROFILE_STACKS + 10;
+    for (uint32_t i = 1; i <= n_stacks; i++) { /* distinct stacks: the same frame at other lines */
+        uint32_t methods[] = {1};
+        int32_t lines[] = {(int32_t)i};
+        define(s, ev_stack(i, 1, methods, lines));
+        start(p, s, i, VTPIN__V1__PIN_REASON__MONITOR, 17, i, 0, t);
+        pinprofile_end(p, i, 1 * MS, t + (int64_t)(i % 50) * SEC); /* over 50 buckets: no bucket is full */
+    }
+    struct pinprofile_drops d;
+    pinprofile_drops(p, &d);
+    CHECK_UINT(d.stacks, 11); /* stack 0 is the "other" stack: PINPROFILE_STACKS - 1 of the stacks fit */
+    CHECK_UINT(d.entries, 0);
+    Vtpin__Pprof__Profile *pr = collect(p, t + 55 * SEC, 60 * SEC);
+    if (pr) { /* every pin's time is there, the dropped stacks' under the other stack */
+        int64_t total = 0, other = 0;
+        for (size_t i = 0; i < pr->n_sample; i++) {
+            total += pr->sample[i]->value[0];
+            if (strstr(function_at(pr, pr->sample[i]->location_id[0]), "[other stacks"))
+                other += pr->sample[i]->value[0];
+        }
+        CHECK_INT(total, (int64_t)n_stacks * MS);
+        CHECK_INT(other, 11 * MS);
+        vtpin__pprof__profile__free_unpacked(pr, NULL);
+    }
+    /* one bucket, more (stack, carrier) pairs than it holds */
+    for (uint32_t i = 0; i < PINPROFILE_ENTRIES + 5; i++) {
+        uint64_t pin = 100000 + i;
+        start(p, s, pin, VTPIN__V1__PIN_REASON__MONITOR, (int32_t)(1000 + i), 1, 0, t);
+        pinprofile_end(p, pin, MS, t + 59 * SEC);
+    }
+    pinprofile_drops(p, &d);
+    CHECK_UINT(d.entries, 5);
+    /* pins that never end: the oldest forgotten */
+    for (uint32_t i = 0; i < PINPROFILE_OPEN; i++)
+        start(p, s, 200000 + i, VTPIN__V1__PIN_REASON__MONITOR, 17, 1, 0, t + i);
+    pinprofile_drops(p, &d);
+    CHECK(d.open > 0);
+    size_t bytes = pinprofile_memory(p);
+    printf("pinprofile: %zu bytes with %u stacks and a full bucket\n", bytes, (unsigned)PINPROFILE_STACKS);
+    CHECK(bytes < (2u << 20));
+out:
+    session_free(s);
+    pinprofile_free(p);
+    p = pinprofile_new(60 * SEC);
+    if (CHECK(p != NULL))
+        printf("pinprofile: %zu bytes empty\n", pinprofile_memory(p));
+    pinprofile_free(p);
+}
+
+static void test_span(void)
+{
+    int64_t span = 0;
+    char why[160];
+    CHECK_INT(pinned_pprof_span(NULL, 60 * SEC, &span, why, sizeof(why)), 0);
+    CHECK_INT(span, 60 * SEC);
+    CHECK_INT(pinned_pprof_span("30", 60 * SEC, &span, why, sizeof(why)), 0);
+    CHECK_INT(span, 30 * SEC);
+    CHECK_INT(pinned_pprof_span("60", 60 * SEC, &span, why, sizeof(why)), 0);
+    const char *bad[] = {"abc", "-1", "0", "", "5x", "1.5", " 5", "61", "99999999999999999999999", "+5"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        why[0] = '\0';
+        CHECK_INT(pinned_pprof_span(bad[i], 60 * SEC, &span, why, sizeof(why)), -EINVAL);
+        CHECK_CONTAINS(why, "seconds=");
+    }
+}
+
+int main(void)
+{
+    test_stack_labels_and_reconnect();
+    test_window();
+    test_bounds();
+    test_span();
+    CHECK_MAIN_RETURN();
+}
