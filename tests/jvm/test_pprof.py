@@ -8,7 +8,8 @@ JVMs and the real agent: JDK 21 Repro (MONITOR pins at Repro.settle), JDK 25 Jni
              time (within 2 %), `-sample_index=pins` its pins; `-raw` shows the labels
              reason, origin, carrier, pid and app of both JVMs; `-traces` shows the native
              code as a frame of its own ("[native: JNI libvtpinfixture.so]") right above
-             the JNI method, below the Java code it called back
+             the JNI method, below the Java code it called back; --session 1 has the first
+             JVM alone
   live JDK   a collector with --metrics, a JVM streaming to it: `go tool pprof -top
              http://.../debug/pprof/pinned?seconds=60` ranks the culprit with the pinned
              time of the collector's own recording of that JVM; the answer is gzip,
@@ -103,6 +104,7 @@ def case_file(jdk):
     if fixture == "JniSleep":  # the second JVM's pins are in the same functions
         more_ns, more_pins = json_pinned([runs[1].record], culprit)
         want_ns, want_pins = want_ns + more_ns, want_pins + more_pins
+    print("go tool pprof -top -sample_index=pinned:\n" + "\n".join(top.splitlines()[:12]))
     check_close(top_cum(top, culprit), want_ns, "%s's pinned time" % culprit)
     check("Type: pinned" in top, "the default sample type is pinned:\n" + top)
     pins = go_pprof(["-top", "-sample_index=pins", profile], home)
@@ -119,6 +121,15 @@ def case_file(jdk):
     check("reason:[%s]" % reason in raw and "reason:[NATIVE]" in raw, "-raw shows the reasons:\n" + raw[:3000])
     check("origin:[app]" in raw, "-raw shows the origin:\n" + raw[:3000])
     check(re.search(r"carrier:\[ForkJoinPool-\d+-worker-\d+\]", raw), "-raw shows the carriers:\n" + raw[:3000])
+
+    # --session N: that JVM alone
+    first = os.path.join(d, "first.pb.gz")
+    p = subprocess.run([VTPIN, "report", "--format", "pprof", "--session", "1", "-o", first, both],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "vtpin report --format pprof --session 1 exits 0, not %d: %s" % (p.returncode, p.stderr))
+    raw1 = go_pprof(["-raw", first], home)
+    check("pid:[%d]" % runs[0].proc.pid in raw1 and "pid:[%d]" % runs[1].proc.pid not in raw1,
+          "--session 1 is the first JVM alone:\n" + raw1[:2000])
 
     # where the native frame sits: between the JNI method and the Java code it called back
     traces = go_pprof(["-traces", profile], home)
@@ -184,6 +195,7 @@ def case_live(jdk):
             if abs(got - want_ns) <= 0.02 * want_ns or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
+        print("go tool pprof -top %s?seconds=60:\n%s" % (base, "\n".join(top.splitlines()[:12])))
         check_close(got, want_ns, "%s's pinned time at the collector" % culprit)
         raw = go_pprof(["-raw", base], home)  # no seconds=: the whole window
         check("pid:[%d]" % r.proc.pid in raw and "app:[%s]" % fixture in raw, "labels name the JVM:\n" + raw[:3000])

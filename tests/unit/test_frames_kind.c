@@ -412,8 +412,50 @@ static void test_origin(void)
     CHECK_STR(frames_origin_name(PIN_ORIGIN_APP), "app");
 }
 
+static int kind_of(const void *ctx, uint32_t i)
+{
+    return ((const struct frame_name *)ctx)[i].kind;
+}
+
+/* The native code as a frame of its own (the pprof profiles), and where it goes. */
+static void test_native_frame(void)
+{
+    char m[128];
+    CHECK_STR(frames_native_frame(NATIVE_API_FFM, "qsort", "/lib/x86_64-linux-gnu/libc.so.6", m, sizeof(m)),
+              "[native: FFM downcall qsort, libc.so.6]");
+    CHECK_STR(frames_native_frame(NATIVE_API_FFM, NULL, NULL, m, sizeof(m)), "[native: FFM downcall, target unknown]");
+    CHECK_STR(frames_native_frame(NATIVE_API_JNA, "usleep", "libc.so.6", m, sizeof(m)),
+              "[native: JNA usleep, libc.so.6]");
+    CHECK_STR(frames_native_frame(-1, NULL, "/opt/app/lib/libvtpinfixture.so", m, sizeof(m)),
+              "[native: JNI libvtpinfixture.so]");
+    CHECK_STR(frames_native_frame(-1, NULL, NULL, m, sizeof(m)), "[native: JNI, library unknown]");
+    char tiny[8];
+    CHECK_STR(frames_native_frame(NATIVE_API_FFM, "qsort", "libc.so.6", tiny, sizeof(tiny)), "[native");
+
+    /* JNI: the native method, below the Java code it called back */
+    struct frame_name jni[] = {
+        fr("jdk.internal.misc.Unsafe", "park", 1), fr("java.lang.Thread", "sleep", 0),
+        fr("JniSleep", "sleepCallback", 0),        fr("JniSleep", "sleepInNative", 1), /* 3: the culprit */
+        fr("JniSleep", "lambda$main$0", 0),
+    };
+    CHECK_UINT(frames_native_entry(kind_of, jni, 3), 3);
+    /* FFM: the downcall stub, above the culprit and its plumbing, below the upcall */
+    struct frame_name ffm[] = {
+        fr("QsortUpcall", "compare", 0),
+        fr("jdk.internal.foreign.abi.UpcallStub/0x1", "invoke", 0),
+        fr("jdk.internal.foreign.abi.DowncallStub/0x2", "invoke", 0), /* 2 */
+        fr("java.lang.invoke.LambdaForm$MH/0x3", "invoke", 0),
+        fr("QsortUpcall", "sort", 0), /* 4: the culprit */
+        fr("QsortUpcall", "main", 0),
+    };
+    CHECK_UINT(frames_native_entry(kind_of, ffm, 4), 2);
+    /* no frame enters native code: the top */
+    CHECK_UINT(frames_native_entry(kind_of, ffm + 3, 1), 0);
+}
+
 int main(void)
 {
+    CHECK_RUN(test_native_frame);
     CHECK_RUN(test_origin);
     CHECK_RUN(test_classify);
     CHECK_RUN(test_blocking_natives);
