@@ -55,8 +55,19 @@ int pinned_pprof_render(const struct jvms *r, int64_t now, int64_t now_unix_ns, 
         char pid[32];
         snprintf(pid, sizeof(pid), "%" PRId64, j->pid);
         struct pprof_label labels[2] = {{.key = "pid", .str = pid}, {.key = "app", .str = j->hello.app}};
-        if (j->pinprofile)
-            rc = pinprofile_collect(j->pinprofile, now, span_ns, b, labels, j->hello.app && *j->hello.app ? 2 : 1);
+        if (!j->pinprofile)
+            continue;
+        rc = pinprofile_collect(j->pinprofile, now, span_ns, b, labels, j->hello.app && *j->hello.app ? 2 : 1);
+        struct pinprofile_drops d;
+        pinprofile_drops(j->pinprofile, &d);
+        if (!rc && (d.stacks || d.entries || d.open)) { /* said, not hidden: what the bounds cost this JVM */
+            char text[256];
+            snprintf(text, sizeof(text),
+                     "pid %s: %" PRIu64 " pins counted under [other stacks] (stack table full), %" PRIu64
+                     " dropped (a second's table full), %" PRIu64 " pins in progress forgotten",
+                     pid, d.stacks, d.entries, d.open);
+            rc = pprof_builder_comment(b, text);
+        }
     }
     int64_t duration = span_ns;
     if (started_ns > 0 && now - started_ns < duration)

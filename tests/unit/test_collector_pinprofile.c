@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "collector_events.h"
+#include "jvms.h"
 #include "pinned_pprof.h"
 #include "pinprofile.h"
 #include "pprof.pb-c.h"
@@ -254,6 +255,72 @@ out:
     pinprofile_free(p);
 }
 
+/* The endpoint's body: the pins jvms.c fed each JVM's profile, labelled with its pid and app. */
+static void test_render(void)
+{
+    struct jvms_config cfg = {
+        .max_carriers = 16, .window_ns = 60 * SEC, .bucket_ns = SEC, .linger_ns = 60 * SEC, .max_jvms = 4};
+    struct jvms *r = NULL;
+    struct session *s = NULL;
+    struct jvm *j = NULL;
+    int owner = 0;
+    int64_t t = 3000 * SEC;
+    WireEvent *hello = ev_hello(4242, 1700000000LL * SEC, 1, WIRE_SCHEMA_VERSION);
+    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    if (!CHECK(hello) || !CHECK_INT(jvms_new(&r, &cfg), 0))
+        goto out;
+    char *app = hello->hello->app;
+    hello->hello->app = "JniSleep";
+    CHECK_INT(session_new(&s, hello->hello, &limits), 0);
+    hello->hello->app = app;
+    if (!CHECK(s) || !CHECK_INT(jvms_attach(r, s, NULL, &owner, t, &j), 0))
+        goto out;
+    define_jnisleep(s, 0, 1);
+    WireEvent *ev = ev_pin_start(1, t, VTPIN__V1__PIN_REASON__NATIVE, 101, 17, 1, 2);
+    if (CHECK(ev))
+        CHECK_INT(jvm_apply(j, s, ev, t), 0);
+    wire_event_free(ev);
+    Vtpin__V1__PinEnd end = VTPIN__V1__PIN_END__INIT;
+    end.pin_id = 1;
+    end.end_ns = t + 150 * MS;
+    end.duration_ns = 150 * MS;
+    WireEvent end_ev = VTPIN__V1__EVENT__INIT;
+    end_ev.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
+    end_ev.pin_end = &end;
+    CHECK_INT(jvm_apply(j, s, &end_ev, t + 150 * MS), 0);
+
+    int64_t span = 0;
+    char why[128];
+    CHECK_INT(pinned_pprof_span(NULL, cfg.window_ns, &span, why, sizeof(why)), 0);
+    uint8_t *gz = NULL, *raw = NULL;
+    size_t gz_len = 0, raw_len = 0;
+    /* a collector started 10 s before the JVM: the profile spans 11 s, not the whole window */
+    if (!CHECK_INT(pinned_pprof_render(r, t + SEC, 1700000000LL * SEC, t - 10 * SEC, span, &gz, &gz_len), 0) ||
+        !CHECK_INT(pprof_gunzip(gz, gz_len, 1u << 24, &raw, &raw_len), 0)) {
+        free(gz);
+        goto out;
+    }
+    Vtpin__Pprof__Profile *p = vtpin__pprof__profile__unpack(NULL, raw_len, raw);
+    if (CHECK(p) && CHECK_UINT(p->n_sample, 1)) {
+        const Vtpin__Pprof__Sample *sm = p->sample[0];
+        CHECK(sm->n_value == 2 && sm->value[0] == 150 * MS && sm->value[1] == 1);
+        CHECK_STR(label(p, sm, "pid"), "4242");
+        CHECK_STR(label(p, sm, "app"), "JniSleep");
+        CHECK_STR(label(p, sm, "reason"), "NATIVE");
+        CHECK_INT(p->duration_nanos, 11 * SEC);
+        CHECK_INT(p->time_nanos, 1700000000LL * SEC - 11 * SEC);
+    }
+    if (p)
+        vtpin__pprof__profile__free_unpacked(p, NULL);
+    free(gz);
+    free(raw);
+    jvms_detach(r, j, &owner, t + 2 * SEC);
+out:
+    wire_event_free(hello);
+    session_free(s);
+    jvms_free(r);
+}
+
 static void test_span(void)
 {
     int64_t span = 0;
@@ -276,6 +343,7 @@ int main(void)
     test_stack_labels_and_reconnect();
     test_window();
     test_bounds();
+    test_render();
     test_span();
     CHECK_MAIN_RETURN();
 }
