@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "clog.h"
 #include "common/frames_kind.h"
 #include "common/idmap.h"
+#include "common/strbuf.h"
 #include "common/units.h"
 
 struct jvms {
@@ -397,44 +397,6 @@ int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64
 
 /* ---- alerts ---------------------------------------------------------------- */
 
-/* A growing string. */
-struct text {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
-
-static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(struct text *t, const char *fmt, ...)
-{
-    if (t->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->oom = 1;
-            return;
-        }
-        if (t->s && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t ncap = t->cap ? t->cap : 256;
-        while (ncap <= t->len + (size_t)n)
-            ncap *= 2;
-        char *ns = realloc(t->s, ncap);
-        if (!ns) {
-            t->oom = 1;
-            return;
-        }
-        t->s = ns;
-        t->cap = ncap;
-    }
-}
-
 /* Name and culprit of carrier tid in views (NULL when not found). */
 static const struct carrier_view *view_of(const struct carrier_view *views, size_t n, int32_t tid)
 {
@@ -453,26 +415,26 @@ static int alert_emit(struct jvm *j, int64_t now, int active, const char *head, 
     struct carrier_view *views = calloc(ncar ? ncar : 1, sizeof(*views));
     int32_t *tids = calloc(st->tid_count ? st->tid_count : 1, sizeof(*tids));
     char **culprits = calloc(st->tid_count ? st->tid_count : 1, sizeof(*culprits));
-    struct text t = {0};
+    struct strbuf t = {0};
     uint8_t *buf = NULL;
     int rc = -ENOMEM;
     if (!views || !tids || !culprits)
         goto cleanup;
     occupancy_view(j->occ, views, ncar);
-    text_add(&t, "%s", head);
+    strbuf_printf(&t, "%s", head);
     for (unsigned i = 0; i < st->tid_count; i++) {
         const struct carrier_view *v = view_of(views, ncar, st->tids[i]);
         char name[128], culprit[JVMS_CULPRIT_CAP];
         tids[i] = st->tids[i];
         culprits[i] = (char *)(v && v->culprit ? v->culprit : "");
-        text_add(&t, "%s %s (tid %" PRId32 ")", i ? ";" : ":", clog_printable(v ? v->name : NULL, name, sizeof(name)),
-                 st->tids[i]);
+        strbuf_printf(&t, "%s %s (tid %" PRId32 ")", i ? ";" : ":",
+                      clog_printable(v ? v->name : NULL, name, sizeof(name)), st->tids[i]);
         if (v && v->culprit && *v->culprit)
-            text_add(&t, " %s at %s", wire_reason_name(v->reason),
-                     clog_printable(v->culprit, culprit, sizeof(culprit)));
+            strbuf_printf(&t, " %s at %s", wire_reason_name(v->reason),
+                          clog_printable(v->culprit, culprit, sizeof(culprit)));
     }
     if (st->held > st->tid_count)
-        text_add(&t, "; and %u more", st->held - st->tid_count);
+        strbuf_printf(&t, "; and %u more", st->held - st->tid_count);
     if (t.oom)
         goto cleanup;
 

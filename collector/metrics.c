@@ -2,52 +2,16 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "common/utf8.h"
 #include "wire.h"
 
 #define NS_PER_SEC UINT64_C(1000000000)
 #define LABEL_CAP 1024 /* an escaped label value: a site (255 bytes) escaped at worst */
-
-/* A growing string. */
-struct buf {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
-
-static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct buf *b, const char *fmt, ...)
-{
-    while (!b->oom) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t ncap = b->cap ? b->cap : 16384;
-        while (ncap <= b->len + (size_t)n)
-            ncap *= 2;
-        char *ns = realloc(b->s, ncap);
-        if (!ns) {
-            b->oom = 1;
-            return;
-        }
-        b->s = ns;
-        b->cap = ncap;
-    }
-}
 
 char *metrics_escape_label(const char *s, char *out, size_t cap)
 {
@@ -88,15 +52,15 @@ struct row {
     size_t nviews;
 };
 
-static void family(struct buf *b, const char *name, const char *type, const char *help)
+static void family(struct strbuf *b, const char *name, const char *type, const char *help)
 {
-    put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    strbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* ns as seconds, exactly (no binary fraction). */
-static void put_seconds(struct buf *b, uint64_t ns)
+static void put_seconds(struct strbuf *b, uint64_t ns)
 {
-    put(b, "%" PRIu64 ".%09" PRIu64 "\n", ns / NS_PER_SEC, ns % NS_PER_SEC);
+    strbuf_printf(b, "%" PRIu64 ".%09" PRIu64 "\n", ns / NS_PER_SEC, ns % NS_PER_SEC);
 }
 
 /* A later JVM of the list has the same pid: only the newest is shown. */
@@ -108,7 +72,7 @@ static int shadowed(const struct jvm *j)
     return 0;
 }
 
-static void pins(struct buf *b, const struct row *rows, size_t n)
+static void pins(struct strbuf *b, const struct row *rows, size_t n)
 {
     family(b, "jvm_threads_virtual_pinned_seconds", "summary",
            "Pinned virtual threads: count and total time of the pins that ended, by reason "
@@ -119,9 +83,9 @@ static void pins(struct buf *b, const struct row *rows, size_t n)
             if (!p->reasons[r].count)
                 continue;
             const char *reason = wire_reason_name(r); /* plain capitals: no escaping needed */
-            put(b, "jvm_threads_virtual_pinned_seconds_count{%s,reason=\"%s\"} %" PRIu64 "\n", rows[i].labels, reason,
-                p->reasons[r].count);
-            put(b, "jvm_threads_virtual_pinned_seconds_sum{%s,reason=\"%s\"} ", rows[i].labels, reason);
+            strbuf_printf(b, "jvm_threads_virtual_pinned_seconds_count{%s,reason=\"%s\"} %" PRIu64 "\n", rows[i].labels,
+                          reason, p->reasons[r].count);
+            strbuf_printf(b, "jvm_threads_virtual_pinned_seconds_sum{%s,reason=\"%s\"} ", rows[i].labels, reason);
             put_seconds(b, p->reasons[r].ns);
         }
     }
@@ -133,18 +97,18 @@ static void pins(struct buf *b, const struct row *rows, size_t n)
         for (unsigned s = 0; s < p->nsites; s++) {
             if (!p->sites[s].t.count)
                 continue; /* a site whose first pin is still in progress */
-            put(b, "vtpin_pin_site_seconds_total{%s,site=\"%s\"} ", rows[i].labels,
-                metrics_escape_label(p->sites[s].name, site, sizeof(site)));
+            strbuf_printf(b, "vtpin_pin_site_seconds_total{%s,site=\"%s\"} ", rows[i].labels,
+                          metrics_escape_label(p->sites[s].name, site, sizeof(site)));
             put_seconds(b, p->sites[s].t.ns);
         }
         if (p->other.count) {
-            put(b, "vtpin_pin_site_seconds_total{%s,site=\"other\"} ", rows[i].labels);
+            strbuf_printf(b, "vtpin_pin_site_seconds_total{%s,site=\"other\"} ", rows[i].labels);
             put_seconds(b, p->other.ns);
         }
     }
 }
 
-static void carriers(struct buf *b, const struct row *rows, size_t n)
+static void carriers(struct strbuf *b, const struct row *rows, size_t n)
 {
     static const char *const states[] = {"idle", "busy", "pinned", "native_blocked"}; /* enum carrier_state */
     family(b, "vtpin_carriers", "gauge",
@@ -156,7 +120,7 @@ static void carriers(struct buf *b, const struct row *rows, size_t n)
             if ((unsigned)rows[i].views[c].state < 4)
                 count[rows[i].views[c].state]++;
         for (unsigned s = 0; s < 4; s++)
-            put(b, "vtpin_carriers{%s,state=\"%s\"} %u\n", rows[i].labels, states[s], count[s]);
+            strbuf_printf(b, "vtpin_carriers{%s,state=\"%s\"} %u\n", rows[i].labels, states[s], count[s]);
     }
     /* per JVM: the mean over its carriers whose state over the window is known */
     static const struct {
@@ -182,7 +146,7 @@ static void carriers(struct buf *b, const struct row *rows, size_t n)
                 known++;
             }
             if (known)
-                put(b, "%s{%s} %.6f\n", ratios[k].name, rows[i].labels, sum / known / 100.0);
+                strbuf_printf(b, "%s{%s} %.6f\n", ratios[k].name, rows[i].labels, sum / known / 100.0);
         }
     }
     family(b, "vtpin_carrier_seconds_total", "counter",
@@ -195,28 +159,28 @@ static void carriers(struct buf *b, const struct row *rows, size_t n)
             held += (uint64_t)rows[i].views[c].pinned_ns;
             idle += (uint64_t)rows[i].views[c].idle_ns;
         }
-        put(b, "vtpin_carrier_seconds_total{%s,state=\"busy\"} ", rows[i].labels);
+        strbuf_printf(b, "vtpin_carrier_seconds_total{%s,state=\"busy\"} ", rows[i].labels);
         put_seconds(b, busy);
-        put(b, "vtpin_carrier_seconds_total{%s,state=\"held\"} ", rows[i].labels);
+        strbuf_printf(b, "vtpin_carrier_seconds_total{%s,state=\"held\"} ", rows[i].labels);
         put_seconds(b, held);
-        put(b, "vtpin_carrier_seconds_total{%s,state=\"idle\"} ", rows[i].labels);
+        strbuf_printf(b, "vtpin_carrier_seconds_total{%s,state=\"idle\"} ", rows[i].labels);
         put_seconds(b, idle);
     }
 }
 
-static void alerts(struct buf *b, const struct row *rows, size_t n)
+static void alerts(struct strbuf *b, const struct row *rows, size_t n)
 {
     family(b, "vtpin_starvation_alert", "gauge",
            "1 while the carrier starvation alert of the JVM is raised (--alert-k carriers pinned over --alert-after).");
     for (size_t i = 0; i < n; i++)
-        put(b, "vtpin_starvation_alert{%s} %d\n", rows[i].labels, rows[i].j->alert_active ? 1 : 0);
+        strbuf_printf(b, "vtpin_starvation_alert{%s} %d\n", rows[i].labels, rows[i].j->alert_active ? 1 : 0);
     family(b, "vtpin_carriers_held", "gauge",
            "Carriers pinned or native-blocked for longer than --alert-after, at the last alert check.");
     for (size_t i = 0; i < n; i++)
-        put(b, "vtpin_carriers_held{%s} %u\n", rows[i].labels, rows[i].j->live ? rows[i].j->alert.held : 0);
+        strbuf_printf(b, "vtpin_carriers_held{%s} %u\n", rows[i].labels, rows[i].j->live ? rows[i].j->alert.held : 0);
 }
 
-static void dropped(struct buf *b, const struct row *rows, size_t n)
+static void dropped(struct strbuf *b, const struct row *rows, size_t n)
 {
     family(b, "vtpin_events_dropped_total", "counter",
            "What was lost, by kind: events, stacks, transitions (agent buffers full), collector (while the "
@@ -238,37 +202,38 @@ static void dropped(struct buf *b, const struct row *rows, size_t n)
             {"recording", j->rec_frames_lost},
         };
         for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-            put(b, "vtpin_events_dropped_total{%s,kind=\"%s\"} %" PRIu64 "\n", rows[i].labels, kinds[k].kind,
-                kinds[k].v);
+            strbuf_printf(b, "vtpin_events_dropped_total{%s,kind=\"%s\"} %" PRIu64 "\n", rows[i].labels, kinds[k].kind,
+                          kinds[k].v);
     }
 }
 
-static void recordings(struct buf *b, const struct row *rows, size_t n)
+static void recordings(struct strbuf *b, const struct row *rows, size_t n)
 {
     family(b, "vtpin_recording_stopped", "gauge",
            "1 while the JVM's session recording is stopped by a write error (a full disk); the collector tries "
            "again every second.");
     for (size_t i = 0; i < n; i++)
-        put(b, "vtpin_recording_stopped{%s} %d\n", rows[i].labels, rows[i].j->rec.error ? 1 : 0);
+        strbuf_printf(b, "vtpin_recording_stopped{%s} %d\n", rows[i].labels, rows[i].j->rec.error ? 1 : 0);
     family(b, "vtpin_recording_errors_total", "counter",
            "Times a write error stopped one of the JVM's session recordings.");
     for (size_t i = 0; i < n; i++)
-        put(b, "vtpin_recording_errors_total{%s} %" PRIu64 "\n", rows[i].labels, rows[i].j->rec_stops);
+        strbuf_printf(b, "vtpin_recording_errors_total{%s} %" PRIu64 "\n", rows[i].labels, rows[i].j->rec_stops);
 }
 
-static void jvm_info(struct buf *b, const struct row *rows, size_t n)
+static void jvm_info(struct strbuf *b, const struct row *rows, size_t n)
 {
     family(b, "vtpin_jvm_connected", "gauge",
            "1 while the JVM's agent is connected; a disconnected JVM stays listed (0) for a minute.");
     for (size_t i = 0; i < n; i++)
-        put(b, "vtpin_jvm_connected{%s} %d\n", rows[i].labels, rows[i].j->live ? 1 : 0);
+        strbuf_printf(b, "vtpin_jvm_connected{%s} %d\n", rows[i].labels, rows[i].j->live ? 1 : 0);
     family(b, "vtpin_jvm_info", "gauge",
            "The JVM's Java version, vendor and occupancy source, and its pid in its own pid namespace (ns_pid; "
            "jvm is its pid on this host); always 1.");
     for (size_t i = 0; i < n; i++) {
         const struct session_hello *h = &rows[i].j->hello;
         char java[128], vendor[256];
-        put(b, "vtpin_jvm_info{%s,java_version=\"%s\",vendor=\"%s\",occupancy=\"%s\",ns_pid=\"%" PRId64 "\"} 1\n",
+        strbuf_printf(
+            b, "vtpin_jvm_info{%s,java_version=\"%s\",vendor=\"%s\",occupancy=\"%s\",ns_pid=\"%" PRId64 "\"} 1\n",
             rows[i].labels, metrics_escape_label(h->java_version, java, sizeof(java)),
             metrics_escape_label(h->vm_vendor, vendor, sizeof(vendor)), wire_occupancy_name(h->occupancy),
             rows[i].j->ident.ns_pid);
@@ -279,7 +244,7 @@ int metrics_render(struct jvms *r, const struct metrics_info *info, int64_t now,
 {
     size_t total = jvms_count(r), n = 0;
     struct row *rows = calloc(total ? total : 1, sizeof(*rows));
-    struct buf b = {0};
+    struct strbuf b = {0};
     int rc = -ENOMEM;
     if (!rows)
         return -ENOMEM;
@@ -301,11 +266,11 @@ int metrics_render(struct jvms *r, const struct metrics_info *info, int64_t now,
         }
     }
     family(&b, "vtpin_collector_jvms", "gauge", "JVMs the collector shows, connected or lingering.");
-    put(&b, "vtpin_collector_jvms %zu\n", n);
+    strbuf_printf(&b, "vtpin_collector_jvms %zu\n", n);
     family(&b, "vtpin_collector_connections", "gauge", "Connections open now (agents and queries).");
-    put(&b, "vtpin_collector_connections %u\n", info->clients);
+    strbuf_printf(&b, "vtpin_collector_connections %u\n", info->clients);
     family(&b, "vtpin_collector_uptime_seconds", "gauge", "Time since the collector started.");
-    put(&b, "vtpin_collector_uptime_seconds ");
+    strbuf_printf(&b, "vtpin_collector_uptime_seconds ");
     put_seconds(&b, now > info->started_ns ? (uint64_t)(now - info->started_ns) : 0);
     jvm_info(&b, rows, n);
     pins(&b, rows, n);

@@ -3,6 +3,7 @@
  * (io.c). */
 #include "common/frame_text.h"
 #include "common/io.h"
+#include "common/strbuf.h"
 #include "common/units.h"
 
 #include <errno.h>
@@ -111,11 +112,29 @@ static void test_write_all(void)
     }
 }
 
+/* Appends across growth keep every byte and the terminating NUL. */
+static void test_strbuf(void)
+{
+    struct strbuf b = {0};
+    CHECK(b.s == NULL);
+    strbuf_printf(&b, "%s", "");
+    CHECK(b.s && b.len == 0 && b.s[0] == '\0');
+    for (int i = 0; i < 1000; i++)
+        strbuf_printf(&b, "%03d,", i);
+    CHECK_UINT(b.len, 4000);
+    CHECK(!b.oom && strlen(b.s) == 4000 && b.cap > b.len);
+    CHECK(memcmp(b.s, "000,001,", 8) == 0 && memcmp(b.s + 3996, "999,", 4) == 0);
+    strbuf_fini(&b);
+    CHECK(b.s == NULL && b.len == 0 && b.cap == 0);
+    strbuf_fini(&b); /* twice is safe */
+}
+
 int main(void)
 {
     CHECK_RUN(test_durations);
     CHECK_RUN(test_sizes);
     CHECK_RUN(test_frame_text);
     CHECK_RUN(test_write_all);
+    CHECK_RUN(test_strbuf);
     CHECK_MAIN_RETURN();
 }
