@@ -8,7 +8,9 @@ JVMs and the real agent: JDK 21 Repro (MONITOR pins at Repro.settle), JDK 25 Jni
              time (within 2 %), `-sample_index=pins` its pins; `-raw` shows the labels
              reason, origin, carrier, pid and app of both JVMs; `-traces` shows the native
              code as a frame of its own ("[native: JNI libvtpinfixture.so]") right above
-             the JNI method, below the Java code it called back; --session 1 has the first
+             the JNI method, below the Java code it called back (on 25 a third JVM, FfmQsort:
+             "[native: FFM downcall qsort, libc.so.6]" above the downcall stub, below the
+             upcall that sleeps); --session 1 has the first
              JVM alone
   live JDK   a collector with --metrics, a JVM streaming to it: `go tool pprof -top
              http://.../debug/pprof/pinned?seconds=60` ranks the culprit with the pinned
@@ -33,6 +35,7 @@ FIXTURES = {
     25: ("JniSleep", (4, 150), 2, "JniSleep.sleepInNative", "NATIVE"),
 }
 NATIVE_FRAME = "[native: JNI libvtpinfixture.so]"
+FFM_FRAME = "[native: FFM downcall qsort, libc.so.6]"
 
 
 def go_pprof(args, home):
@@ -82,6 +85,8 @@ def case_file(jdk):
     d = tempdir(prefix="vtpin-pprof-test-")
     runs = [Run(jdk, fixture, args=args, props=scheduler(par), workdir=os.path.join(d, "a")),
             Run(jdk, "JniSleep", args=(2, 100), props=scheduler(2), workdir=os.path.join(d, "b"))]
+    if jdk >= 22:  # and an FFM downcall that calls back (qsort's comparator sleeps)
+        runs.append(Run(jdk, "FfmQsort", args=(2, 3, 50), props=scheduler(2), workdir=os.path.join(d, "c")))
     for r in runs:
         os.makedirs(r.dir, exist_ok=True)
         r.run()
@@ -133,7 +138,7 @@ def case_file(jdk):
 
     # where the native frame sits: between the JNI method and the Java code it called back
     traces = go_pprof(["-traces", profile], home)
-    found = False
+    found = ffm_found = False
     for block in traces.split("-----------+"):
         names = []
         for line in block.splitlines()[1:]:
@@ -147,7 +152,14 @@ def case_file(jdk):
                   names[i + 1] == "JniSleep.sleepInNative",
                   "the native frame is above the JNI method, below its callback: %s" % names)
             found = True
+        if FFM_FRAME in names:
+            i = names.index(FFM_FRAME)
+            check(0 < i < len(names) - 1 and names[i + 1].startswith("jdk.internal.foreign.abi.DowncallStub") and
+                  "FfmQsort.sortInC" in names[i + 1:] and "FfmQsort.compare" in names[:i],
+                  "the FFM frame is above the downcall stub, below the upcall: %s" % names)
+            ffm_found = True
     check(found, "a trace with the native frame:\n" + traces[:3000])
+    check(ffm_found or jdk < 22, "a trace with the FFM frame:\n" + traces[:6000])
 
 
 def fetch(url, timeout=10):
