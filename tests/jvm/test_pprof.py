@@ -12,7 +12,8 @@ JVMs and the real agent: JDK 21 Repro (MONITOR pins at Repro.settle), JDK 25 Jni
              "[native: FFM downcall qsort, libc.so.6]" above the downcall stub, below the
              upcall that sleeps); --session 1 has the first
              JVM alone
-  live JDK   a collector with --metrics, a JVM streaming to it: `go tool pprof -top
+  live JDK   a collector with --metrics, a JVM streaming to it (and on 25 an FFM qsort JVM
+             after it, its native frame above the downcall stub): `go tool pprof -top
              http://.../debug/pprof/pinned?seconds=60` ranks the culprit with the pinned
              time of the collector's own recording of that JVM; the answer is gzip,
              application/octet-stream; a bad seconds= (abc, -1, 0, huge, 5x, over the
@@ -187,13 +188,22 @@ def case_live(jdk):
         r = Run(jdk, fixture, args=args, props=scheduler(par), agent_opts="collector=" + coll.socket,
                 workdir=os.path.join(d, "jvm")).start()
         r.wait(120)
-        # the collector's recording of that JVM: the pinned time to expect
+        if jdk >= 22:  # a second JVM, an FFM downcall: its native frame from the PinStart's downcall
+            os.makedirs(os.path.join(d, "ffm"))
+            Run(jdk, "FfmQsort", args=(2, 3, 50), props=scheduler(2), agent_opts="collector=" + coll.socket,
+                workdir=os.path.join(d, "ffm")).run()
+        # once the collector has seen the JVM go, its recording is whole: the pinned time to expect
+        deadline = time.monotonic() + 30
+        gone = r'vtpin_jvm_connected\{jvm="%d"[^}]*\} 0' % r.proc.pid
+        while not re.search(gone, coll.scrape()):
+            check(time.monotonic() < deadline, "the collector did not see JVM %d go" % r.proc.pid)
+            time.sleep(0.2)
         recs = []
         deadline = time.monotonic() + 30
         while not recs and time.monotonic() < deadline:
             time.sleep(0.2)
             for root, _, files in os.walk(os.path.join(d, "sessions")):
-                recs += [os.path.join(root, f) for f in files if f.endswith(".vtp")]
+                recs += [os.path.join(root, f) for f in files if f.endswith(".vtp") and f.startswith(str(r.proc.pid))]
         check(recs, "the collector recorded the JVM")
         want_ns, _ = json_pinned(recs, culprit)
         # every pin has ended once the JVM is gone: wait until the profile has them all
@@ -211,6 +221,11 @@ def case_live(jdk):
         check_close(got, want_ns, "%s's pinned time at the collector" % culprit)
         raw = go_pprof(["-raw", base], home)  # no seconds=: the whole window
         check("pid:[%d]" % r.proc.pid in raw and "app:[%s]" % fixture in raw, "labels name the JVM:\n" + raw[:3000])
+        if jdk >= 22:
+            check("app:[FfmQsort]" in raw, "both JVMs in one profile:\n" + raw[:3000])
+            traces = go_pprof(["-traces", base], home)
+            check(re.search(re.escape(FFM_FRAME) + r"\n\s+jdk\.internal\.foreign\.abi\.DowncallStub", traces),
+                  "the FFM frame above the downcall stub:\n" + traces[:6000])
 
         status, headers, body = fetch(base + "?seconds=60")
         check(status == 200 and body[:2] == b"\x1f\x8b", "200 and gzip: %d %r" % (status, body[:20]))
