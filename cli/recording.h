@@ -157,7 +157,7 @@ struct recording_session {
     int64_t pid;
     char *java_version, *vm_name, *vm_version, *vm_vendor, *host, *agent_version, *options; /* NULL: absent */
     char *app; /* main class or jar (Hello.app); NULL: absent */
-    int mode; /* a Vtpin__V1__LoadMode value */
+    int mode;  /* a Vtpin__V1__LoadMode value */
     int has_clock;
     int64_t start_unix_ns, start_mono_ns;
     int has_threshold;
