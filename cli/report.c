@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "wire.h"
 
@@ -193,6 +194,9 @@ int report_main(int argc, char **argv)
         return cli_usage_error("report", "one recording at a time ('%s' is one too many)", argv[optind + 1]);
     if (!top_given)
         o.top = format == FORMAT_TEXT ? REPORT_TEXT_TOP_DEFAULT : 0;
+    if (format == FORMAT_PPROF && (!output || strcmp(output, "-") == 0) && isatty(STDOUT_FILENO))
+        return cli_usage_error("report", "--format pprof is gzipped binary, not for a terminal: give -o FILE or "
+                                         "redirect standard output");
 
     int rc = recording_load(argv[optind], &r, err, sizeof(err));
     if (rc) {

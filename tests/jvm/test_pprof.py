@@ -10,8 +10,8 @@ JVMs and the real agent: JDK 21 Repro (MONITOR pins at Repro.settle), JDK 25 Jni
              code as a frame of its own ("[native: JNI libvtpinfixture.so]") right above
              the JNI method, below the Java code it called back (on 25 a third JVM, FfmQsort:
              "[native: FFM downcall qsort, libc.so.6]" above the downcall stub, below the
-             upcall that sleeps); --session 1 has the first
-             JVM alone
+             upcall that sleeps); --session 1 has the first JVM alone; standard output
+             holds the same bytes, a terminal gets a usage error instead
   live JDK   a collector with --metrics, a JVM streaming to it (and on 25 an FFM qsort JVM
              after it, its native frame above the downcall stub): `go tool pprof -top
              http://.../debug/pprof/pinned?seconds=60` ranks the culprit with the pinned
@@ -20,6 +20,7 @@ JVMs and the real agent: JDK 21 Repro (MONITOR pins at Repro.settle), JDK 25 Jni
              window) gets 400 with the reason; /metrics still passes promtool
 """
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -136,6 +137,20 @@ def case_file(jdk):
     raw1 = go_pprof(["-raw", first], home)
     check("pid:[%d]" % runs[0].proc.pid in raw1 and "pid:[%d]" % runs[1].proc.pid not in raw1,
           "--session 1 is the first JVM alone:\n" + raw1[:2000])
+
+    # to standard output: the same bytes when it is a file or a pipe; refused on a terminal
+    p = subprocess.run([VTPIN, "report", "--format", "pprof", both], capture_output=True, timeout=60)
+    with open(profile, "rb") as f:
+        check(p.returncode == 0 and p.stdout == f.read(), "standard output holds the same profile as -o")
+    leader, follower = pty.openpty()
+    try:
+        p = subprocess.run([VTPIN, "report", "--format", "pprof", both], stdout=follower, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    check(p.returncode == 2 and "-o FILE" in p.stderr, "a terminal gets a usage error (2), not binary: %d %s" % (
+        p.returncode, p.stderr))
 
     # where the native frame sits: between the JNI method and the Java code it called back
     traces = go_pprof(["-traces", profile], home)
