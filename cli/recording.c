@@ -807,7 +807,7 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
             continue;
         }
         pos += frame_len;
-        if (rc == 0) { /* a newer schema's event: skipped */
+        if (!ev) { /* wire_decode's 0: a newer schema's event, skipped */
             r->bytes = pos;
             continue;
         }
