@@ -11,7 +11,7 @@
 
 #include "pins.h"
 #include "symbols.h"
-#include "writer.h"
+#include "writer_config.h"
 
 int active_pins_init(const struct writer_config *cfg, jvmtiEnv *jvmti, struct symbols *symbols); /* 0 or -ENOMEM */
 void active_pins_fini(void); /* forgets the table and the counts (a new session) */

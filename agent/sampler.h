@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "symbols.h"
-#include "writer.h"
+#include "writer_config.h"
 
 int sampler_init(const struct writer_config *cfg, struct symbols *symbols); /* 0 or -ENOMEM */
 /* Forgets the session: the carriers stay registered, but the new outputs

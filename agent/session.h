@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "symbols.h"
-#include "writer.h"
+#include "writer_config.h"
 
 void session_init(const struct writer_config *cfg, struct symbols *symbols);
 void session_fini(void); /* forgets the notices and the session's start time */

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "carriers.h"
-#include "writer.h"
+#include "writer_config.h"
 
 int watchdog_init(const struct writer_config *cfg, jvmtiEnv *jvmti); /* 0 or -ENOMEM */
 void watchdog_fini(void);

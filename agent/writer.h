@@ -11,23 +11,7 @@
 #include <stdint.h>
 
 #include "options.h"
-#include "queue.h"
-
-struct writer_config {
-    const struct options *options;
-    const char *option_text;
-    struct queue *queue;
-    int attach_mode;
-    unsigned jdk_feature;
-    int monitor_depths;   /* the JVM says which frame holds which monitor; else inferred from bytecode */
-    int park_breakpoints; /* pins are seen at parkOnCarrierThread; else the sampler finds them */
-    unsigned parallelism;
-    int64_t pid;
-    const char *java_version, *vm_name, *vm_version, *vm_vendor;
-    const char *app; /* main class or jar, NULL when unknown */
-    const char **capabilities_missing;
-    unsigned capabilities_missing_count;
-};
+#include "writer_config.h"
 
 /* Opens the outputs (errors are returned, naming the file, before the JVM
  * commits to running with the agent). Returns 0 or -errno. */
