@@ -6,23 +6,23 @@
 
 #include "carriers.h"
 #include "clock.h"
-#include "deferred_stack.h"
 #include "defs.h"
 #include "downcall.h"
 #include "jthread.h"
 #include "outputs.h"
+#include "pin_machine.h"
+#include "stack_read.h"
 #include "trace.h"
 #include "writer_thread.h"
 
-#define MAX_ACTIVE 4096
 #define MAX_COMPENSATION_NOTICES 10
 #define BLOCKED_IN_MAX 96
 
+/* What the writer holds of a pin in progress besides its state (pin_machine.h): by slot. */
 struct active_pin {
     uint64_t pin_id;
     int64_t start_ns;
     int reason;
-    int reported;
     int64_t vthread_id;
     int carrier_tid;
     char vthread_name[REC_NAME_MAX];
@@ -30,10 +30,8 @@ struct active_pin {
     const struct stack_info *stack;
     uint32_t culprit;
     char blocked_in[BLOCKED_IN_MAX];
-    int stack_deferred; /* the stack is taken when the pin crosses the threshold */
-    int monitors_later; /* the stack came without its monitors: taken again when reported in progress */
-    int blocking;       /* frame of the blocking operation when not the culprit, else -1 */
-    int has_downcall;   /* the culprit invoked an FFM downcall or called a JNA function; downcall names it */
+    int blocking;     /* frame of the blocking operation when not the culprit, else -1 */
+    int has_downcall; /* the culprit invoked an FFM downcall or called a JNA function; downcall names it */
     struct downcall_target downcall;
     int stack_dropped;      /* taken, but the stack table was full (stacks_dropped) */
     int op;                 /* enum pin_op: what the pinned thread blocks in */
@@ -44,8 +42,8 @@ static struct {
     const struct writer_config *cfg;
     jvmtiEnv *jvmti;
     struct symbols *symbols;
-    struct active_pin pins[MAX_ACTIVE];
-    unsigned count;
+    struct pin_machine machine;
+    struct active_pin pins[PM_MAX_PINS];
     struct active_pins_counts counts;
 } active;
 
@@ -54,12 +52,13 @@ int active_pins_init(const struct writer_config *cfg, jvmtiEnv *jvmti, struct sy
     active.cfg = cfg;
     active.jvmti = jvmti;
     active.symbols = symbols;
-    return deferred_stack_init(jvmti, cfg->options->depth);
+    pm_init(&active.machine, cfg->options->threshold_ns);
+    return stack_read_writer_init(cfg->options->depth);
 }
 
 void active_pins_fini(void)
 {
-    deferred_stack_fini();
+    stack_read_writer_fini();
     memset(&active, 0, sizeof(active));
 }
 
@@ -177,7 +176,6 @@ static void set_stack(struct active_pin *a, const struct rec *r)
     JNIEnv *jni = r->frame_count ? writer_thread_jni() : NULL; /* names need the JVM: never after VMDeath */
     a->stack = jni ? symbols_stack(active.symbols, jni, r, active.cfg->options->depth) : NULL;
     a->stack_dropped = jni && !a->stack;
-    a->stack_deferred = 0;
     if (a->reason == REASON_UNKNOWN)
         a->reason = symbols_infer_reason(active.symbols, a->stack, active.cfg->jdk_feature < 24);
     a->culprit = symbols_culprit(active.symbols, a->stack, a->reason);
@@ -190,54 +188,37 @@ static void set_stack(struct active_pin *a, const struct rec *r)
     }
 }
 
-/* A pin that lasted past the threshold is still in progress: its stack and
- * monitors are taken now, from the writer, instead of on every short pin in
- * the callback (deferred_stack.h). */
-static int take_deferred_stack(struct active_pin *a)
+/* A crossed pin's stack, read from the writer while the pin is in progress
+ * (stack_read.h): for a deferred start the whole stack, for a frames-only
+ * one the same frames again with their monitors. */
+static enum pm_read take_stack(struct active_pin *a, int monitors, const struct rec **taken)
 {
-    const struct rec *r = NULL;
     int through_park = a->op == PIN_OP_PARK && is_park_reason(a->reason);
-    int rc = deferred_stack_take(a->carrier_tid, a->vthread_id, through_park, &r);
+    if (stack_read_take(a->carrier_tid, a->vthread_id, through_park, pins_park_method(), taken) != 0)
+        return PM_READ_AGAIN;
     /* For the monitors of the callback's frames: a thread blocked elsewhere since (its entry won, its
      * end not read yet, and now it sleeps) would lend this pin the next one's stack. */
-    if (rc == 0 && a->monitors_later && !symbols_stack_same_frames(a->stack, r))
-        rc = -ESRCH;
-    if (rc == 0)
-        set_stack(a, r);
-    return rc;
+    if (monitors && !symbols_stack_same_frames(a->stack, *taken))
+        return PM_READ_OTHER;
+    return PM_READ_OK;
 }
 
-/* How long a pin in progress waits for its stack before it is reported without. */
-static int stack_may_come(const struct active_pin *a)
+/* 24+: a contended entry or Object.wait unmounts unless a native frame is below it (pins.c):
+ * decided before the stack is kept, so the many that unmount take no room in the tables. */
+static int is_pin(const struct rec *r)
 {
-    return clock_mono_ns() - a->start_ns < (int64_t)active.cfg->options->threshold_ns + 100000000LL;
+    JNIEnv *jni = r->frame_count ? writer_thread_jni() : NULL;
+    return jni && symbols_rec_has_native(active.symbols, jni, r) == 1;
 }
 
-/* Returns -EAGAIN when the pin's stack cannot be taken yet (try again next round). */
-static int report_start(struct active_pin *a, int still_pinned)
+static void report_start(struct active_pin *a)
 {
-    /* Not blocked yet (the JDK posts the entry before the thread blocks, and freezing first can
-     * take long under load), or blocked elsewhere: next round, unless its end, which then takes
-     * the stack, comes first. Late still: the frames it has, without monitors. */
-    if (a->monitors_later && still_pinned && take_deferred_stack(a) != 0 && stack_may_come(a))
-        return -EAGAIN;
-    if (a->monitors_later)
-        pins_settled(a->pin_id);
-    a->monitors_later = 0;
-    if (a->stack_deferred && (!still_pinned || take_deferred_stack(a) == -EAGAIN)) {
-        if (still_pinned && stack_may_come(a))
-            return -EAGAIN;
-        a->stack_deferred = 0; /* 100 ms past the threshold and still not blocked: report without it */
-        a->culprit = 0;
-    }
     if (!a->stack && !a->stack_dropped)
         active.counts.without_stack++; /* said, not silent: Stats.pins_without_stack */
-    a->reported = 1;
     active.counts.reported++;
     struct pin_view v = view_of(a, 0);
     trace_pin_start(outputs_trace(), active.symbols, &v);
     pin_start_to(outputs_all(), a);
-    return 0;
 }
 
 static void report_end(struct active_pin *a, int64_t end_ns)
@@ -256,77 +237,93 @@ static void report_end(struct active_pin *a, int64_t end_ns)
     outputs_put_all(&ev);
 }
 
+/* Carries out what the machine said (pin_machine.h, in the order of enum
+ * pm_act), feeding it the verdicts and stack reads it asks for. start, end:
+ * the records of this event, NULL when none. Returns when the pin wants its
+ * next tick (ns from now, PM_NOT_DUE). */
+static int64_t perform(struct pm_action act, const struct rec *start, const struct rec *end)
+{
+    struct pin_machine *m = &active.machine;
+    if (act.act & PM_ACT_DROPPED)
+        active.counts.dropped++;
+    if (act.slot < 0)
+        return act.due;
+    struct active_pin *a = &active.pins[act.slot];
+    if (act.act & PM_ACT_CHECK_PIN) {
+        int pin = is_pin(start);
+        if (pin)
+            a->reason = REASON_NATIVE;
+        act = pm_verdict(m, act.slot, pin);
+    }
+    if (act.act & PM_ACT_NAME_START)
+        set_stack(a, start);
+    if (act.act & (PM_ACT_TAKE_MONITORS | PM_ACT_TAKE_STACK)) {
+        const struct rec *taken = NULL;
+        enum pm_read got = take_stack(a, (act.act & PM_ACT_TAKE_MONITORS) != 0, &taken);
+        act = pm_result(m, act.slot, got, clock_mono_ns());
+        if (act.act & PM_ACT_NAME_TAKEN)
+            set_stack(a, taken);
+    }
+    if (act.act & PM_ACT_NAME_END)
+        set_stack(a, end);
+    if (act.act & PM_ACT_SETTLED)
+        pins_settled(a->pin_id);
+    if (act.act & PM_ACT_REPORT_START)
+        report_start(a);
+    if (act.act & PM_ACT_REPORT_END)
+        report_end(a, end->time_ns);
+    if (act.act & PM_ACT_BELOW)
+        active.counts.below_threshold++;
+    if (act.act & PM_ACT_NOT_PIN)
+        active.counts.not_pins++;
+    return act.due;
+}
+
 void active_pins_start(const struct rec *r, const char *blocked_in)
 {
-    if (active.count >= MAX_ACTIVE) {
-        active.counts.dropped++;
-        return;
+    struct pm_start s = {.pin_id = r->pin_id,
+                         .time_ns = r->time_ns,
+                         .maybe = r->op != PIN_OP_PARK && r->reason == REASON_UNKNOWN,
+                         .stack = r->stack_deferred   ? PM_STACK_NONE
+                                  : r->monitors_later ? PM_STACK_FRAMES
+                                                      : PM_STACK_FULL};
+    struct pm_action act = pm_start(&active.machine, &s);
+    if (act.slot >= 0) {
+        struct active_pin *a = &active.pins[act.slot];
+        memset(a, 0, sizeof(*a));
+        a->pin_id = r->pin_id;
+        a->start_ns = r->time_ns;
+        a->vthread_id = r->vthread_id;
+        a->carrier_tid = r->carrier_tid;
+        memcpy(a->vthread_name, r->vthread_name, REC_NAME_MAX);
+        memcpy(a->carrier_name, r->carrier_name, REC_NAME_MAX);
+        a->reason = r->reason;
+        a->op = r->op;
+        a->blocking = -1;
+        if (blocked_in)
+            snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
     }
-    struct active_pin *a = &active.pins[active.count++];
-    memset(a, 0, sizeof(*a));
-    a->pin_id = r->pin_id;
-    a->start_ns = r->time_ns;
-    a->vthread_id = r->vthread_id;
-    a->carrier_tid = r->carrier_tid;
-    memcpy(a->vthread_name, r->vthread_name, REC_NAME_MAX);
-    memcpy(a->carrier_name, r->carrier_name, REC_NAME_MAX);
-    a->reason = r->reason;
-    a->op = r->op;
-    a->blocking = -1;
-    a->stack_deferred = r->stack_deferred;
-    if (a->op != PIN_OP_PARK && a->reason == REASON_UNKNOWN) {
-        /* 24+: a contended entry or Object.wait unmounts unless a native frame is below it (pins.c):
-         * decided before the stack is kept, so the many that unmount take no room in the tables */
-        JNIEnv *jni = r->frame_count ? writer_thread_jni() : NULL;
-        if (!jni || symbols_rec_has_native(active.symbols, jni, r) != 1) {
-            if (r->monitors_later)
-                pins_settled(r->pin_id);
-            active.count--;
-            active.counts.not_pins++;
-            return;
-        }
-        a->reason = REASON_NATIVE;
-        a->monitors_later = r->monitors_later;
-    }
-    if (!a->stack_deferred)
-        set_stack(a, r);
-    if (blocked_in)
-        snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
-    if (active.cfg->options->threshold_ns == 0)
-        report_start(a, 1);
+    perform(act, r, NULL);
 }
 
 void active_pins_end(const struct rec *r)
 {
-    for (unsigned i = 0; i < active.count; i++) {
-        struct active_pin *a = &active.pins[i];
-        if (a->pin_id != r->pin_id)
-            continue;
-        int64_t end_ns = r->time_ns, duration = end_ns - a->start_ns;
-        if (!a->reported && (uint64_t)duration >= active.cfg->options->threshold_ns) {
-            /* Crossed and ended before the writer looked (or while it waited for
-             * the park): the ending callback took the stack for it. */
-            /* (a frames-only start: the monitors from the end, when it stood where the start did) */
-            if (r->frame_count && (a->stack_deferred || (a->monitors_later && symbols_stack_same_frames(a->stack, r))))
-                set_stack(a, r);
-            report_start(a, 0);
-        }
-        if (a->reported)
-            report_end(a, end_ns);
-        else
-            active.counts.below_threshold++;
-        active.pins[i] = active.pins[--active.count];
-        return;
-    }
+    int slot = pm_find(&active.machine, r->pin_id);
+    const struct active_pin *a = slot >= 0 ? &active.pins[slot] : NULL;
+    /* The ending callback took the stack when the pin crossed unseen; for a
+     * frames-only start it counts only when it stood where the start did. */
+    struct pm_end e = {.pin_id = r->pin_id,
+                       .time_ns = r->time_ns,
+                       .has_frames = r->frame_count != 0,
+                       .same_frames = a && r->frame_count && symbols_stack_same_frames(a->stack, r)};
+    perform(pm_end(&active.machine, slot, &e), NULL, r);
 }
 
 void active_pins_asleep(uint64_t pin_id, int64_t at)
 {
-    for (unsigned i = 0; i < active.count; i++)
-        if (active.pins[i].pin_id == pin_id) {
-            active.pins[i].last_asleep_ns = at;
-            return;
-        }
+    int slot = pm_find(&active.machine, pin_id);
+    if (slot >= 0)
+        active.pins[slot].last_asleep_ns = at;
 }
 
 void active_pins_carrier_started(const struct rec *r)
@@ -338,29 +335,24 @@ void active_pins_carrier_started(const struct rec *r)
     active.counts.compensations++;
     if (active.counts.compensations > MAX_COMPENSATION_NOTICES)
         return;
-    unsigned waits = 0;
-    for (unsigned i = 0; i < active.count; i++)
-        waits += active.pins[i].reason == REASON_OBJECT_WAIT;
+    unsigned waits = 0, count = pm_count(&active.machine);
+    for (unsigned i = 0; i < count; i++)
+        waits += active.pins[pm_slot_at(&active.machine, i)].reason == REASON_OBJECT_WAIT;
     char text[256];
     snprintf(text, sizeof(text),
              "the scheduler had to compensate: carrier %s (tid %d) is carrier #%llu, beyond parallelism %u, "
              "started while %u pins were in progress (%u in Object.wait)",
              r->carrier_name, r->carrier_tid, (unsigned long long)active.counts.carriers_started, cfg->parallelism,
-             active.count, waits);
+             count, waits);
     outputs_say(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__WARNING, "scheduler.compensation", text);
 }
 
 int64_t active_pins_report_crossings(int64_t now)
 {
     int64_t wait = 200 * 1000000LL;
-    int64_t threshold = (int64_t)active.cfg->options->threshold_ns;
-    for (unsigned i = 0; i < active.count; i++) {
-        struct active_pin *a = &active.pins[i];
-        if (a->reported)
-            continue;
-        int64_t due = a->start_ns + threshold - now;
-        if (due <= 0 && report_start(a, 1) == -EAGAIN)
-            due = 1000000; /* not parked yet: look again in 1 ms */
+    struct pin_machine *m = &active.machine;
+    for (unsigned i = 0; i < pm_count(m); i++) { /* a tick never frees a slot */
+        int64_t due = perform(pm_tick(m, pm_slot_at(m, i), now), NULL, NULL);
         if (due > 0 && due < wait)
             wait = due;
     }
@@ -369,22 +361,28 @@ int64_t active_pins_report_crossings(int64_t now)
 
 int active_pins_on_carrier(int carrier_tid, uint64_t except_id)
 {
-    for (unsigned i = 0; i < active.count; i++)
-        if (active.pins[i].carrier_tid == carrier_tid && active.pins[i].pin_id != except_id)
+    const struct pin_machine *m = &active.machine;
+    for (unsigned i = 0; i < pm_count(m); i++) {
+        const struct active_pin *a = &active.pins[pm_slot_at(m, i)];
+        if (a->carrier_tid == carrier_tid && a->pin_id != except_id)
             return 1;
+    }
     return 0;
 }
 
 unsigned active_pins_count(void)
 {
-    return active.count;
+    return pm_count(&active.machine);
 }
 
 void active_pins_resend(unsigned sinks)
 {
-    for (unsigned i = 0; i < active.count; i++)
-        if (active.pins[i].reported)
-            pin_start_to(sinks, &active.pins[i]);
+    const struct pin_machine *m = &active.machine;
+    for (unsigned i = 0; i < pm_count(m); i++) {
+        int slot = pm_slot_at(m, i);
+        if (pm_state_of(m, slot) == PM_REPORTED)
+            pin_start_to(sinks, &active.pins[slot]);
+    }
 }
 
 void active_pins_counts(struct active_pins_counts *out)

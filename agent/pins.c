@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "jthread.h"
 #include "log.h"
+#include "stack_read.h"
 
 enum pin_kind { KIND_NONE = 0, KIND_PARK, KIND_ENTER, KIND_WAIT };
 
@@ -22,7 +23,7 @@ struct carrier_local {
 };
 static __thread struct carrier_local on_carrier;
 
-/* monitors_later starts the writer is done with, by pin id modulo the size: a
+/* monitors_later starts the writer is done with (pin_machine.h, "Settled"), by pin id modulo the size: a
  * collision only costs an end a stack it did not need. */
 #define SETTLED_SLOTS 256
 static _Atomic uint64_t settled[SETTLED_SLOTS];
@@ -41,11 +42,6 @@ static struct {
 static _Atomic int stopped = 1;
 static _Atomic uint64_t next_pin_id;
 static _Atomic uint64_t started_count;
-
-size_t pins_record_size(unsigned depth)
-{
-    return sizeof(struct rec) + depth * (sizeof(jvmtiFrameInfo) + sizeof(uint16_t));
-}
 
 uint64_t pins_started(void)
 {
@@ -107,41 +103,6 @@ static int mounted_reason(JNIEnv *jni)
     }
 }
 
-/* The frames, every monitor count 0. */
-static jint capture_frames(jthread thread, struct rec *r)
-{
-    unsigned depth = detector.setup.depth;
-    jint count = 0;
-    if ((*detector.jvmti)->GetStackTrace(detector.jvmti, thread, 0, (jint)depth, r->frames, &count) != JVMTI_ERROR_NONE)
-        count = 0;
-    r->frame_count = (uint32_t)count;
-    memset(rec_monitors(r, depth), 0, (size_t)count * sizeof(uint16_t));
-    if (count == (jint)depth) {
-        jint total = 0;
-        if ((*detector.jvmti)->GetFrameCount(detector.jvmti, thread, &total) == JVMTI_ERROR_NONE && total > count)
-            r->truncated = 1;
-    }
-    return count;
-}
-
-void pins_capture_stack(jthread thread, struct rec *r)
-{
-    unsigned depth = detector.setup.depth;
-    uint16_t *monitors = rec_monitors(r, depth);
-    jint count = capture_frames(thread, r);
-    if (!detector.setup.have_monitor_depths || count == 0)
-        return;
-    jint n = 0;
-    jvmtiMonitorStackDepthInfo *info = NULL;
-    if ((*detector.jvmti)->GetOwnedMonitorStackDepthInfo(detector.jvmti, thread, &n, &info) != JVMTI_ERROR_NONE)
-        return;
-    for (jint i = 0; i < n; i++) {
-        if (info[i].stack_depth >= 0 && info[i].stack_depth < count && monitors[info[i].stack_depth] < UINT16_MAX)
-            monitors[info[i].stack_depth]++;
-    }
-    (*detector.jvmti)->Deallocate(detector.jvmti, (unsigned char *)info);
-}
-
 /* A pin end. thread (non-NULL when the pin outlasted the threshold with its
  * stack deferred): the writer may not have taken that stack yet, because it
  * looked late under CPU load or a record ahead in the queue held the start
@@ -160,7 +121,7 @@ static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind
     r->truncated = 0;
     r->frame_count = 0;
     if (thread) {
-        pins_capture_stack(thread, r);
+        stack_read_full(thread, r);
         /* At MonitorContendedEntered the thread owns the monitor it was blocked on. */
         uint16_t *monitors = rec_monitors(r, detector.setup.depth);
         if (kind == KIND_ENTER && r->frame_count > 0 && monitors[0] > 0)
@@ -203,9 +164,9 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     if (deferred)
         r->frame_count = 0;
     else if (r->monitors_later)
-        capture_frames(vthread, r);
+        stack_read_frames(vthread, r);
     else
-        pins_capture_stack(vthread, r);
+        stack_read_full(vthread, r);
     queue_commit(detector.setup.queue, ticket);
     on_carrier.pin_id = id;
     on_carrier.start_ns = now;
@@ -413,6 +374,7 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
 {
     detector.jvmti = jvmti;
     detector.setup = *setup;
+    stack_read_setup(jvmti, setup->depth, setup->have_monitor_depths);
     jclass vthread_class = jthread_vthread_class();
     if (!vthread_class)
         return -ENOENT; /* jthread_init said why */

@@ -8,6 +8,7 @@
 #include "active_pins.h"
 #include "jthread.h"
 #include "pins.h"
+#include "stack_read.h"
 #include "vmblock.h"
 #include "vmstructs.h"
 #include "writer_thread.h"
@@ -97,7 +98,7 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
     r->carrier_tid = c->tid;
     memcpy(r->carrier_name, c->name, REC_NAME_MAX);
     jthread_copy_name(writer_thread_jni(), vt, r->vthread_name);
-    pins_capture_stack(vt, r);
+    stack_read_full(vt, r);
     if (!stack_shows_block(c, r))
         return;
     r->pin_id = pins_next_id();
