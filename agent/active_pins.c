@@ -239,8 +239,9 @@ static void report_end(struct active_pin *a, int64_t end_ns)
 
 /* Carries out what the machine said (pin_machine.h, in the order of enum
  * pm_act), feeding it the verdicts and stack reads it asks for. start, end:
- * the records of this event, NULL when none. Returns when the pin wants its
- * next tick (ns from now, PM_NOT_DUE). */
+ * the records of this event, NULL when none (CHECK_PIN and NAME_START come
+ * only with a start, NAME_END and REPORT_END only with an end). Returns when
+ * the pin wants its next tick (ns from now, PM_NOT_DUE). */
 static int64_t perform(struct pm_action act, const struct rec *start, const struct rec *end)
 {
     struct pin_machine *m = &active.machine;
@@ -250,27 +251,27 @@ static int64_t perform(struct pm_action act, const struct rec *start, const stru
         return act.due;
     struct active_pin *a = &active.pins[act.slot];
     if (act.act & PM_ACT_CHECK_PIN) {
-        int pin = is_pin(start);
+        int pin = start && is_pin(start);
         if (pin)
             a->reason = REASON_NATIVE;
         act = pm_verdict(m, act.slot, pin);
     }
-    if (act.act & PM_ACT_NAME_START)
+    if ((act.act & PM_ACT_NAME_START) && start)
         set_stack(a, start);
     if (act.act & (PM_ACT_TAKE_MONITORS | PM_ACT_TAKE_STACK)) {
         const struct rec *taken = NULL;
         enum pm_read got = take_stack(a, (act.act & PM_ACT_TAKE_MONITORS) != 0, &taken);
         act = pm_result(m, act.slot, got, clock_mono_ns());
-        if (act.act & PM_ACT_NAME_TAKEN)
+        if ((act.act & PM_ACT_NAME_TAKEN) && taken)
             set_stack(a, taken);
     }
-    if (act.act & PM_ACT_NAME_END)
+    if ((act.act & PM_ACT_NAME_END) && end)
         set_stack(a, end);
     if (act.act & PM_ACT_SETTLED)
         pins_settled(a->pin_id);
     if (act.act & PM_ACT_REPORT_START)
         report_start(a);
-    if (act.act & PM_ACT_REPORT_END)
+    if ((act.act & PM_ACT_REPORT_END) && end)
         report_end(a, end->time_ns);
     if (act.act & PM_ACT_BELOW)
         active.counts.below_threshold++;
