@@ -2,7 +2,12 @@
  * the reports. A pin start (from the callbacks' queue, or from the watchdog)
  * enters the table; a pin that lasts past threshold= is reported (trace,
  * recording, collector) with its stack, culprit and native boundary; its end
- * reports the duration; a shorter pin is only counted. Writer thread only. */
+ * reports the duration; a shorter pin is only counted. Writer thread only.
+ *
+ * What happens when is decided by pin_machine.h (its state table); this
+ * module executes its actions: it feeds the machine the records, the
+ * writer's clock, the 24+ verdicts and the stack reads (stack_read.h), and
+ * names stacks (symbols.h) and reports the pins (outputs, trace). */
 #ifndef VTPIN_ACTIVE_PINS_H
 #define VTPIN_ACTIVE_PINS_H
 

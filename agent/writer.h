@@ -1,7 +1,8 @@
 /* The background thread: drains the callbacks' queue, names stacks, applies
  * the threshold and writes the trace and the recording. It is the only
  * place that does I/O, allocates freely or formats text. writer.c is its
- * loop; the work is in active_pins.c (the pin path), sampler.c and
+ * loop; the work is in active_pins.c (the pin path: pin_machine.c decides,
+ * active_pins.c executes, stack_read.c reads the stacks), sampler.c and
  * watchdog.c (occupancy, native and VM blocks), outputs.c, defs.c and
  * session.c (what goes out). */
 #ifndef VTPIN_WRITER_H
