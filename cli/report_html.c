@@ -251,6 +251,11 @@ static void put_flame(FILE *out, const struct flame *f)
             fputc(',', out);
         put_string(out, f->labels[i]);
     }
+    /* which labels ("class.method") are the JDK's, by common/frames_kind.h's one rule: the page
+     * colours them apart without a rule of its own */
+    fputs("],\"labels_jdk\":[", out);
+    for (size_t i = 0; i < f->n_labels; i++)
+        fprintf(out, "%s%d", i ? "," : "", frames_is_jdk_class(f->labels[i]) ? 1 : 0);
     fputs("],\"flame\":[", out);
     uint32_t node = 0;
     while (node != VIEWS_NO_NODE) {
