@@ -8,6 +8,7 @@
 
 #include "common/frame_text.h"
 #include "common/frames_kind.h"
+#include "common/hash.h"
 #include "common/idmap.h"
 #include "pprof_build.h"
 #include "wire_names.h"
@@ -66,28 +67,6 @@ struct pinprofile {
     size_t bytes; /* malloc'ed beside the struct */
 };
 
-static uint64_t fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *c = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= c[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-#define FNV_START 14695981039346656037ULL
-
-/* fnv of a number's 8 bytes, little end first */
-static uint64_t fnv_u64(uint64_t h, uint64_t v)
-{
-    for (int i = 0; i < 8; i++, v >>= 8) {
-        h ^= v & 0xff;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static void *index_value(size_t i)
 {
     return (void *)(uintptr_t)(i + 1);
@@ -99,7 +78,7 @@ static int64_t intern(struct pinprofile *p, const char *s)
     if (!s || !*s)
         return 0;
     size_t len = strlen(s);
-    uint64_t h = fnv(FNV_START, s, len);
+    uint64_t h = hash_string(s);
     void *v = idmap_get(p->string_ix, h);
     if (v) {
         size_t i = (uintptr_t)v - 1;
@@ -134,7 +113,7 @@ static int64_t intern_frame(struct pinprofile *p, const char *function, const ch
     if (fn < 0 || fl < 0)
         return -1;
     struct frame f = {.function = (uint32_t)fn, .file = (uint32_t)fl, .line = line > 0 ? line : 0};
-    uint64_t h = fnv_u64(fnv_u64(fnv_u64(FNV_START, f.function), f.file), (uint32_t)f.line);
+    uint64_t h = hash_combine(hash_combine(hash_u64(f.function), f.file), (uint32_t)f.line);
     void *v = idmap_get(p->frame_ix, h);
     if (v) {
         size_t i = (uintptr_t)v - 1;
@@ -161,9 +140,9 @@ static int64_t intern_frame(struct pinprofile *p, const char *function, const ch
 /* The stack of frames[n]'s index, added when new; -1 when the table is full. */
 static int64_t intern_stack(struct pinprofile *p, const uint32_t *frames, uint32_t n, int origin)
 {
-    uint64_t h = fnv_u64(FNV_START, (uint64_t)origin);
+    uint64_t h = hash_u64((uint64_t)origin);
     for (uint32_t i = 0; i < n; i++)
-        h = fnv_u64(h, frames[i]);
+        h = hash_combine(h, frames[i]);
     void *v = idmap_get(p->stack_ix, h);
     if (v) {
         size_t i = (uintptr_t)v - 1;
@@ -246,7 +225,7 @@ void pinprofile_free(struct pinprofile *p)
 
 static size_t open_slot(uint64_t pin_id)
 {
-    return (size_t)(pin_id * 0x9E3779B97F4A7C15ULL >> 32) & (PINPROFILE_OPEN - 1);
+    return (size_t)hash_u64(pin_id) & (PINPROFILE_OPEN - 1);
 }
 
 static struct open_pin *open_find(struct pinprofile *p, uint64_t pin_id)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/hash.h"
 #include "pprof.pb-c.h"
 
 const struct pprof_value_type pprof_pinned_types[3] = {
@@ -63,18 +64,6 @@ struct pprof_builder {
     int64_t *comments;
     size_t n_comments, comments_cap;
 };
-
-static uint64_t fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-#define FNV_START 14695981039346656037ULL
 
 /* Room for one more of size elements in *arr of *cap: 0 or -ENOMEM. */
 static int grow(void **arr, size_t *cap, size_t n, size_t size)
@@ -161,7 +150,7 @@ static int64_t intern(struct pprof_builder *b, const char *s)
 {
     if (!s || !*s)
         return 0;
-    uint64_t h = fnv(FNV_START, s, strlen(s));
+    uint64_t h = hash_string(s);
     int64_t at = index_find(b, &b->string_ix, h, string_eq, s);
     if (at >= 0)
         return at;
@@ -185,7 +174,7 @@ int pprof_builder_new(struct pprof_builder **out, const struct pprof_value_type 
         return -ENOMEM;
     /* entry 0 is "", as the format wants */
     if (grow((void **)&b->strings, &b->strings_cap, 0, sizeof(*b->strings)) || !(b->strings[0] = strdup("")) ||
-        index_add(&b->string_ix, fnv(FNV_START, "", 0), 0))
+        index_add(&b->string_ix, hash_string(""), 0))
         goto fail;
     b->n_strings = 1;
     b->n_types = n;
@@ -253,7 +242,7 @@ int64_t pprof_builder_location(struct pprof_builder *b, const char *function, co
     struct function f = {.name = intern(b, function ? function : "<unknown>"), .file = intern(b, file)};
     if (f.name < 0 || f.file < 0)
         return -ENOMEM;
-    uint64_t h = fnv(FNV_START, &f, sizeof(f));
+    uint64_t h = hash_combine(hash_u64((uint64_t)f.name), (uint64_t)f.file);
     int64_t fi = index_find(b, &b->function_ix, h, function_eq, &f);
     if (fi < 0) {
         if (grow((void **)&b->functions, &b->functions_cap, b->n_functions, sizeof(*b->functions)) ||
@@ -263,7 +252,7 @@ int64_t pprof_builder_location(struct pprof_builder *b, const char *function, co
         fi = (int64_t)b->n_functions++;
     }
     struct location l = {.function = (uint64_t)fi + 1, .line = line > 0 ? line : 0};
-    h = fnv(FNV_START, &l, sizeof(l));
+    h = hash_combine(hash_u64(l.function), (uint64_t)l.line);
     int64_t li = index_find(b, &b->location_ix, h, location_eq, &l);
     if (li < 0) {
         if (grow((void **)&b->locations, &b->locations_cap, b->n_locations, sizeof(*b->locations)) ||
@@ -320,7 +309,13 @@ int pprof_builder_sample(struct pprof_builder *b, const uint64_t *locations, siz
             return -ENOMEM;
     }
     struct sample_key k = {.locs = locations, .n_loc = n, .labels = lab, .n_label = n_labels};
-    uint64_t h = fnv(fnv(FNV_START, locations, n * sizeof(*locations)), lab, n_labels * sizeof(*lab));
+    uint64_t h = hash_u64(n);
+    for (size_t i = 0; i < n; i++)
+        h = hash_combine(h, locations[i]);
+    for (size_t i = 0; i < n_labels; i++)
+        h = hash_combine(hash_combine(hash_combine(hash_combine(h, (uint64_t)lab[i].key), (uint64_t)lab[i].str),
+                                      (uint64_t)lab[i].num),
+                         (uint64_t)lab[i].unit);
     int64_t at = index_find(b, &b->sample_ix, h, sample_eq, &k);
     if (at >= 0) {
         int64_t *v = &b->values[b->samples[at].value_at];
