@@ -483,7 +483,7 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n)
         struct stat sb;
         if (st->found_in && (stat(g.gl_pathv[i], &sb) || sb.st_mtim.tv_sec < st->started.tv_sec))
             continue; /* not this run's */
-        if (recording_load(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
+        if (report_open(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
             if (recs[*n]->damaged)
                 fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n", g.gl_pathv[i],
                         recs[*n]->damage, (unsigned long long)recs[*n]->events);

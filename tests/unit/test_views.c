@@ -28,6 +28,8 @@ static struct recording *load(const struct synth *b)
     }
     lseek(fileno(f), 0, SEEK_SET);
     int rc = recording_load_fd(fileno(f), "synth", &r, err, sizeof(err));
+    if (!rc)
+        rc = report_passes(r); /* as report_open */
     fclose(f);
     if (rc) {
         fprintf(stderr, "load: %s\n", err);
