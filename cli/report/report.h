@@ -41,8 +41,6 @@ char *report_frame_markers(const struct recording_frame *f, int is_culprit, char
  * libc.so.6)" (frames_call_marker), " <== upcall" on an upcall stub and
  * " <== blocking operation" on the frame that blocks. Returns out. */
 char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *out, size_t cap);
-/* "850 ns", "12.3 us", "201.3 ms", "19.95 s". Returns out. */
-char *report_format_duration(int64_t ns, char *out, size_t cap);
 
 /* The recording at path ("-": standard input) as every report reads it:
  * loaded (recording_load), then report_passes. 0 and *out, or -errno with a

@@ -519,7 +519,7 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
     char a[64];
     printf("\nvtpin run: %zu JVM(s), %" PRIu64 " pin(s) counted (%s pinned), %" PRIu64 " allowed, %" PRIu64
            " JDK-internal, %" PRIu64 " native block(s); command exited %d\n",
-           nrecs, result.pins, report_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
+           nrecs, result.pins, units_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
            result.jdk_internal, result.native_blocks, status);
     int stop_signal = run_job_stop_signal();
     if (stop_signal)

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "common/json.h"
+#include "common/units.h"
 #include "common/utf8.h"
 #include "recording.h"
 #include "report.h"
@@ -662,10 +663,10 @@ static void test_frame_format(void)
     CHECK_STR(report_frame_markers(&f4, 1, m, sizeof(m)), " <== monitors:2");
     jni.library = NULL;
     CHECK_STR(report_frame_markers(&f2, 1, m, sizeof(m)), " <== native (library unknown)");
-    CHECK_STR(report_format_duration(850, m, sizeof(m)), "850 ns");
-    CHECK_STR(report_format_duration(12345, m, sizeof(m)), "12.3 us");
-    CHECK_STR(report_format_duration(201300000, m, sizeof(m)), "201.3 ms");
-    CHECK_STR(report_format_duration(19950000000LL, m, sizeof(m)), "19.95 s");
+    CHECK_STR(units_format_duration(850, m, sizeof(m)), "850 ns");
+    CHECK_STR(units_format_duration(12345, m, sizeof(m)), "12.3 us");
+    CHECK_STR(units_format_duration(201300000, m, sizeof(m)), "201.3 ms");
+    CHECK_STR(units_format_duration(19950000000LL, m, sizeof(m)), "19.95 s");
 }
 
 static void test_json_report(void)
