@@ -92,7 +92,7 @@ struct recording_pin {
 };
 
 /* An off-CPU interval of a carrier, written by a collector with the kernel
- * view (KernelInterval); cli/kernel_pins.h matches them to pins. */
+ * view (KernelInterval); cli/report/kernel_pins.h matches them to pins. */
 struct recording_kinterval {
     int32_t carrier_tid;
     int64_t start_ns, end_ns; /* agent monotonic clock (the host's) */

@@ -11,7 +11,7 @@
  * The kernel view: the run's own collector runs with --kernel=auto, so as
  * root it records what the kernel saw of the carriers into its recordings
  * (RUNDIR/collector). At the end those kernel intervals and times are joined
- * to the agent's recording of the same JVM (cli/run_kernel.h): the pins and
+ * to the agent's recording of the same JVM (cli/run/run_kernel.h): the pins and
  * the verdict still come from the agents, the pins gain their `kernel`
  * objects. The start line says whether the kernel view is on, or why not.
  *
