@@ -325,7 +325,8 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
                                                                                                     : NATIVE_API_FFM;
         frames_call_marker(api, p->downcall->symbol, p->downcall->library, culprit + len, sizeof(culprit) - len);
     }
-    int opened = pinstats_start(j->pinstats, p->pin_id, (int)p->reason, text);
+    int origin = p->has_stack ? session_stack_origin(s, p->stack) : PIN_ORIGIN_APP;
+    int opened = pinstats_start(j->pinstats, p->pin_id, (int)p->reason, origin, text);
     /* Ids grow, but two carriers' PinStarts can arrive in either order (pin 2
      * before pin 1): an earlier id is new unless still open, a PinStart the
      * agent re-sent after a reconnect. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/frames_kind.h"
 #include "common/strbuf.h"
 #include "common/utf8.h"
 #include "wire.h"
@@ -75,18 +76,25 @@ static int shadowed(const struct jvm *j)
 static void pins(struct strbuf *b, const struct row *rows, size_t n)
 {
     family(b, "jvm_threads_virtual_pinned_seconds", "summary",
-           "Pinned virtual threads: count and total time of the pins that ended, by reason "
-           "(Micrometer's jvm.threads.virtual.pinned).");
+           "Pinned virtual threads: count and total time of the pins that ended, by reason and origin "
+           "(app, or jdk: every frame the JDK's own) (Micrometer's jvm.threads.virtual.pinned).");
     for (size_t i = 0; i < n; i++) {
         const struct pinstats *p = rows[i].j->pinstats;
         for (int r = 0; r < PINSTATS_REASONS; r++) {
-            if (!p->reasons[r].count)
-                continue;
             const char *reason = wire_reason_name(r); /* plain capitals: no escaping needed */
-            strbuf_printf(b, "jvm_threads_virtual_pinned_seconds_count{%s,reason=\"%s\"} %" PRIu64 "\n", rows[i].labels,
-                          reason, p->reasons[r].count);
-            strbuf_printf(b, "jvm_threads_virtual_pinned_seconds_sum{%s,reason=\"%s\"} ", rows[i].labels, reason);
-            put_seconds(b, p->reasons[r].ns);
+            struct pinstats_total by_origin[2] = {
+                {p->reasons[r].count - p->jdk[r].count, p->reasons[r].ns - p->jdk[r].ns}, p->jdk[r]};
+            for (int o = PIN_ORIGIN_APP; o <= PIN_ORIGIN_JDK; o++) {
+                if (!by_origin[o].count)
+                    continue;
+                const char *origin = frames_origin_name(o);
+                strbuf_printf(b,
+                              "jvm_threads_virtual_pinned_seconds_count{%s,reason=\"%s\",origin=\"%s\"} %" PRIu64 "\n",
+                              rows[i].labels, reason, origin, by_origin[o].count);
+                strbuf_printf(b, "jvm_threads_virtual_pinned_seconds_sum{%s,reason=\"%s\",origin=\"%s\"} ",
+                              rows[i].labels, reason, origin);
+                put_seconds(b, by_origin[o].ns);
+            }
         }
     }
     family(b, "vtpin_pin_site_seconds_total", "counter",

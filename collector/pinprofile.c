@@ -300,13 +300,6 @@ struct session_stack {
     uint32_t stack;
 };
 
-static const char *class_at(const void *ctx, uint32_t i)
-{
-    const struct session_stack *ss = ctx;
-    struct frame_parts parts;
-    return session_frame(ss->s, ss->stack, i, &parts, NULL) == 0 ? parts.cls : NULL;
-}
-
 static int kind_at(const void *ctx, uint32_t i)
 {
     const struct session_stack *ss = ctx;
@@ -348,7 +341,7 @@ static uint32_t stack_of(struct pinprofile *p, const struct session *s, const Vt
     int truncated = 0;
     uint32_t depth = ps->has_stack ? session_stack_depth(s, ps->stack, &truncated) : 0;
     struct session_stack ss = {.s = s, .stack = ps->stack};
-    int origin = depth ? frames_pin_origin(class_at, &ss, depth, truncated) : PIN_ORIGIN_APP;
+    int origin = depth ? session_stack_origin(s, ps->stack) : PIN_ORIGIN_APP; /* the reports' one rule */
     int64_t ok = 0;
     if (depth == 0) {
         snprintf(text, sizeof(text), "[no stack: %s]", wire_reason_name((int)ps->reason));

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/frames_kind.h"
+
 #define MASK (PINSTATS_OPEN - 1u)
 
 struct pinstats *pinstats_new(void)
@@ -81,7 +83,7 @@ static int16_t site_index(struct pinstats *p, const char *s)
     return (int16_t)p->nsites++;
 }
 
-int pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *site)
+int pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, int origin, const char *site)
 {
     if (pin_id == 0 || find(p, pin_id) >= 0)
         return 0;
@@ -100,6 +102,7 @@ int pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *
     p->open[i].pin_id = pin_id;
     p->open[i].reason = (int16_t)(reason >= 0 && reason < PINSTATS_REASONS ? reason : 0);
     p->open[i].site = site_index(p, site);
+    p->open[i].origin = (int8_t)(origin == PIN_ORIGIN_JDK ? PIN_ORIGIN_JDK : PIN_ORIGIN_APP);
     p->nopen++;
     return 1;
 }
@@ -117,6 +120,8 @@ void pinstats_end(struct pinstats *p, uint64_t pin_id, int64_t duration_ns)
         return;
     const struct pinstats_open *o = &p->open[i];
     add(&p->reasons[o->reason], duration_ns);
+    if (o->origin == PIN_ORIGIN_JDK)
+        add(&p->jdk[o->reason], duration_ns);
     add(o->site >= 0 ? &p->sites[o->site].t : &p->other, duration_ns);
     erase(p, (unsigned)i);
 }

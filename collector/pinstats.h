@@ -34,11 +34,13 @@ struct pinstats_site {
 struct pinstats_open {
     uint64_t pin_id; /* 0: free */
     int16_t reason;
-    int16_t site; /* index into sites, -1: other */
+    int16_t site;  /* index into sites, -1: other */
+    int8_t origin; /* enum pin_origin (common/frames_kind.h) */
 };
 
 struct pinstats {
-    struct pinstats_total reasons[PINSTATS_REASONS];
+    struct pinstats_total reasons[PINSTATS_REASONS]; /* every pin, by reason */
+    struct pinstats_total jdk[PINSTATS_REASONS];     /* of which the JDK's own (origin jdk), by reason */
     struct pinstats_site sites[PINSTATS_SITES];
     unsigned nsites;
     struct pinstats_total other; /* sites beyond the first PINSTATS_SITES */
@@ -51,10 +53,10 @@ struct pinstats {
 struct pinstats *pinstats_new(void);
 void pinstats_free(struct pinstats *p);
 
-/* A pin began: its reason and site (the culprit frame; NULL or "": "unknown").
- * A PinStart re-sent after a reconnect (same pin_id, still open) changes
- * nothing. 1 when the pin was not open before, else 0. */
-int pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, const char *site);
+/* A pin began: its reason, its origin (enum pin_origin) and site (the culprit frame;
+ * NULL or "": "unknown"). A PinStart re-sent after a reconnect (same pin_id, still
+ * open) changes nothing. 1 when the pin was not open before, else 0. */
+int pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, int origin, const char *site);
 /* A pin ended after duration_ns: counted under its reason and site, once.
  * Ends of pins never started (or forgotten) are ignored. */
 void pinstats_end(struct pinstats *p, uint64_t pin_id, int64_t duration_ns);

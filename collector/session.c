@@ -7,6 +7,7 @@
 
 #include "budget.h"
 #include "common/frame_text.h"
+#include "common/frames_kind.h"
 #include "common/idmap.h"
 
 struct method {
@@ -290,6 +291,27 @@ const char *session_format_frame(const struct session *s, uint32_t stack, uint32
                                 .line = f->line,
                                 .is_native = m->is_native};
     return frame_text(&parts, out, cap);
+}
+
+struct origin_ctx {
+    const struct session *s;
+    const struct stack *st;
+};
+
+static const char *frame_class(const void *ctx, uint32_t i)
+{
+    const struct origin_ctx *c = ctx;
+    const struct method *m = idmap_get(c->s->methods, c->st->frames[i].method);
+    return m ? session_string(c->s, m->class_sid) : NULL;
+}
+
+int session_stack_origin(const struct session *s, uint32_t stack)
+{
+    const struct stack *st = stack ? idmap_get(s->stacks, stack) : NULL;
+    if (!st)
+        return PIN_ORIGIN_APP;
+    struct origin_ctx c = {s, st};
+    return frames_pin_origin(frame_class, &c, st->count, st->truncated);
 }
 
 uint32_t session_stack_depth(const struct session *s, uint32_t stack, int *truncated)

@@ -75,6 +75,8 @@ const char *session_string(const struct session *s, uint32_t id);
  * (like the agent's trace) into out[cap]. Returns out, or NULL when the stack
  * or the index is unknown. */
 const char *session_format_frame(const struct session *s, uint32_t stack, uint32_t index, char *out, size_t cap);
+/* enum pin_origin of a pin with stack (0 or unknown: the application's), by common/frames_kind.h's rule. */
+int session_stack_origin(const struct session *s, uint32_t stack);
 /* The frames of stack (0 when unknown); *truncated (may be NULL): the agent cut it. */
 uint32_t session_stack_depth(const struct session *s, uint32_t stack, int *truncated);
 /* Frame `index` of stack `stack` in parts (strings borrowed from s; all NULL, line -1, for a

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/frames_kind.h"
 #include "common/json.h"
 #include "sites.h"
 #include "views.h"
@@ -162,7 +163,8 @@ static void put_sites(FILE *out, const struct sites *sites)
         by_reason_n[rk] += site->count;
         if (i >= HTML_SITES)
             continue;
-        fprintf(out, "%s\n{\"reason\":\"%s\"", i ? "," : "", wire_reason_name(site->reason));
+        fprintf(out, "%s\n{\"reason\":\"%s\",\"origin\":\"%s\"", i ? "," : "", wire_reason_name(site->reason),
+                frames_origin_name(site->origin));
         const struct recording_pin *ex = site->example;
         if (site->culprit) {
             char full[1600];

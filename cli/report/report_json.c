@@ -243,6 +243,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
 static void put_site(struct json *j, const struct site *site)
 {
     json_object_begin(j);
+    json_kv_string(j, "origin", frames_origin_name(site->origin));
     json_kv_string(j, "reason", wire_reason_name(site->reason));
     json_key(j, "culprit");
     if (site->culprit)

@@ -235,6 +235,22 @@ static void put_kernel(FILE *out, const struct recording_session *s, const struc
         fprintf(out, "      ... %zu more kernel frames\n", k.main->n_stack - 8);
 }
 
+/* The heading of the JDK's own sites: pins whose every frame is the JDK's (common/frames_kind.h). */
+static void put_jdk_heading(FILE *out, const struct sites *sites)
+{
+    uint64_t pins = 0;
+    int64_t ns = 0;
+    char a[64];
+    for (size_t i = sites->app_count; i < sites->count; i++) {
+        pins += sites->items[i].count;
+        ns = recording_sat_add(ns, sites->items[i].total_ns);
+    }
+    fprintf(out,
+            "the JDK's own pins (every frame the JDK's: class linking, its pollers, its internal waits; no change "
+            "to the application removes them): %" PRIu64 " pin%s, %s\n\n",
+            pins, pins == 1 ? "" : "s", units_format_duration(ns, a, sizeof(a)));
+}
+
 static void put_site(FILE *out, const struct recording_session *s, size_t rank, const struct site *site,
                      const struct report_options *o)
 {
@@ -412,6 +428,8 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
         size_t shown = o->top && o->top < sites.count ? o->top : sites.count;
         for (size_t i = 0; i < shown; i++) {
             fputc('\n', out);
+            if (i == sites.app_count) /* the JDK's own, after the application's (sites.h) */
+                put_jdk_heading(out, &sites);
             put_site(out, s, i + 1, &sites.items[i], o);
         }
         if (shown < sites.count)

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/frames_kind.h"
+
 struct entry {
     const struct recording_pin *pin;
     const struct recording_frame *culprit;
@@ -38,6 +40,8 @@ int sites_same_place(const struct recording_frame *a, const struct recording_fra
 static int cmp_entry(const void *pa, const void *pb)
 {
     const struct entry *a = pa, *b = pb;
+    if (a->pin->origin != b->pin->origin)
+        return a->pin->origin < b->pin->origin ? -1 : 1;
     if (a->pin->reason != b->pin->reason)
         return a->pin->reason < b->pin->reason ? -1 : 1;
     int c = cmp_place(a->culprit, b->culprit);
@@ -57,6 +61,8 @@ struct ranked {
 static int cmp_ranked(const void *pa, const void *pb)
 {
     const struct ranked *a = pa, *b = pb;
+    if (a->site.origin != b->site.origin) /* the application's sites first */
+        return a->site.origin < b->site.origin ? -1 : 1;
     if (a->site.total_ns != b->site.total_ns)
         return a->site.total_ns > b->site.total_ns ? -1 : 1;
     if (a->site.count != b->site.count)
@@ -92,13 +98,15 @@ int sites_build(const struct recording_session *s, struct sites *out)
     size_t n = 0;
     for (size_t i = 0; i < s->n_pins;) {
         struct ranked *site = &r[n++];
+        site->site.origin = e[i].pin->origin;
         site->site.reason = e[i].pin->reason;
         site->site.culprit = e[i].culprit;
         site->first = e[i].order;
         int64_t best_stack_ns = -1;
         size_t best_order = 0;
         size_t j = i;
-        while (j < s->n_pins && e[j].pin->reason == e[i].pin->reason && cmp_place(e[j].culprit, e[i].culprit) == 0) {
+        while (j < s->n_pins && e[j].pin->origin == e[i].pin->origin && e[j].pin->reason == e[i].pin->reason &&
+               cmp_place(e[j].culprit, e[i].culprit) == 0) {
             /* one run per stack inside the site */
             size_t k = j;
             int64_t stack_ns = 0;
@@ -136,8 +144,10 @@ int sites_build(const struct recording_session *s, struct sites *out)
         rc = -ENOMEM;
         goto cleanup;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         out->items[i] = r[i].site;
+        out->app_count += r[i].site.origin != PIN_ORIGIN_JDK;
+    }
     out->count = n;
 cleanup:
     free(e);

@@ -1,6 +1,8 @@
-/* Pin sites: the pins of a session grouped by where they are blamed (the
- * culprit frame's class, method, signature and line) and why (the reason),
- * ranked by total pinned time. Pins without a culprit frame (no stack) form
+/* Pin sites: the pins of a session grouped by whose they are (the pin's origin:
+ * the application's or the JDK's own, common/frames_kind.h), where they are
+ * blamed (the culprit frame's class, method, signature and line) and why (the
+ * reason); the application's sites first, then the JDK's, each ranked by total
+ * pinned time. Pins without a culprit frame (no stack) form
  * one site per reason. A pin still in progress at the end of the recording
  * counts with its duration so far. */
 #ifndef VTPIN_CLI_SITES_H
@@ -12,6 +14,7 @@
 #include "recording.h"
 
 struct site {
+    int origin; /* enum pin_origin: every pin of the site has it */
     int reason;
     const struct recording_frame *culprit; /* NULL: the pins had no stack */
     /* the stack shown for the site: of all its stacks, the one with the most pinned time */
@@ -24,8 +27,10 @@ struct site {
 };
 
 struct sites {
-    struct site *items; /* ranked: total_ns desc, then count desc, then first seen */
+    struct site *items; /* the application's first, then the JDK's own; each ranked: total_ns desc,
+                           then count desc, then first seen */
     size_t count;
+    size_t app_count; /* items[0 .. app_count) are the application's, the rest the JDK's own */
     uint64_t pins, ongoing;
     int64_t total_ns;
 };

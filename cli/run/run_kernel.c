@@ -45,11 +45,17 @@ int run_kernel_move(struct recording_session *dst, struct recording_session *src
     return 0;
 }
 
-/* The collector's recordings of pid into s: 1 when s got a kernel view. */
+/* The collector's recordings of s's JVM into s: 1 when s got a kernel view. The collector
+ * names them <host pid>-<start_unix_ns>-<connection>.vtp, and a JVM in a pid namespace of its
+ * own says another pid in its Hello (1, say): so by the start, when the Hello gives it, and
+ * run_kernel_same decides. */
 static int join_session(const char *dir, struct recording_session *s)
 {
-    char pattern[PATH_MAX + 32];
-    snprintf(pattern, sizeof(pattern), "%s/%" PRId64 "-*.vtp", dir, s->pid);
+    char pattern[PATH_MAX + 48];
+    if (s->has_clock)
+        snprintf(pattern, sizeof(pattern), "%s/*-%" PRId64 "-*.vtp", dir, s->start_unix_ns);
+    else
+        snprintf(pattern, sizeof(pattern), "%s/%" PRId64 "-*.vtp", dir, s->pid);
     glob_t g;
     memset(&g, 0, sizeof(g));
     if (glob(pattern, 0, NULL, &g) != 0) {

@@ -221,6 +221,24 @@ def pins_in(report, cls):
     return [p for p in report["pins"] if touches(p, cls)]
 
 
+def set_aside(pins, why, max_count=10, max_ms=250):
+    """Pins a test sets aside as not its subject (why: whose they are and how they arise), capped:
+    at most max_count of them and none longer than max_ms, so a regression that reports the
+    fixture's own pins so cannot hide among them. Printed, so every run shows what it set aside."""
+    if pins:
+        print("set aside (%s): %s" % (why, [(p["reason"], p["origin"], frame_name(culprit(p)), p["duration_ns"])
+                                             for p in pins]))
+    check(len(pins) <= max_count, "at most %d pins set aside (%s), got %d" % (max_count, why, len(pins)))
+    for p in pins:
+        check(p["duration_ns"] <= max_ms * 1e6, "a pin set aside (%s) lasts at most %d ms: %s %s %d ns" %
+              (why, max_ms, p["reason"], frame_name(culprit(p)), p["duration_ns"]))
+    return pins
+
+
+def frame_name(f):
+    return "%s.%s" % (f["class"], f["method"]) if f else None
+
+
 def jfr_pinned_events(home, jfr_file):
     p = subprocess.run([os.path.join(home, "bin", "jfr"), "print", "--json", "--stack-depth", "64", "--events",
                         "jdk.VirtualThreadPinned", jfr_file], capture_output=True, text=True, timeout=120)

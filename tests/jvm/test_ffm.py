@@ -17,7 +17,7 @@ import shutil
 import signal
 import subprocess
 
-from harness import (Run, VTPIN, attach_when_ready, check, classpath, culprit, jdk_home, jfr_duration_ns,
+from harness import (Run, VTPIN, attach_when_ready, check, classpath, culprit, jdk_home, jfr_duration_ns, set_aside,
                      jfr_pinned_events, jfr_touches, main, pins_in, report_json, scheduler, skip, tempdir)
 
 
@@ -99,9 +99,9 @@ def case_qsort(jdk):
     # The JDK's own linkage of the first upcalls can pin besides, under the same frames: a contended
     # entry or critical section (var handles, class loading) or a wait for another thread's class
     # initialization (VM_BLOCK); seen under load, 1 run in 3
-    others = [p["reason"] for p in mine if p["reason"] != "NATIVE"]
-    check(all(r in ("MONITOR_ENTER", "CRITICAL_SECTION", "VM_BLOCK") for r in others),
-          "only NATIVE pins besides the JDK's linkage: %s" % others)
+    others = set_aside([p for p in mine if p["reason"] != "NATIVE"], "the JDK's linkage of the first upcalls")
+    check(all(p["reason"] in ("MONITOR_ENTER", "CRITICAL_SECTION", "VM_BLOCK") for p in others),
+          "only NATIVE pins besides the JDK's linkage: %s" % [p["reason"] for p in others])
     for p in pins:
         check_qsort_pin(p)
     trace = r.trace_text()
@@ -128,9 +128,9 @@ def case_marked(jdk):
     pins = [p for p in mine if p["reason"] == "NATIVE"]
     check(len(pins) >= 2, "pins of both threads, got %d" % len(pins))
     # the JDK's own linkage of the first upcalls can pin besides, as in case_qsort
-    others = [p["reason"] for p in mine if p["reason"] != "NATIVE"]
-    check(all(r in ("MONITOR_ENTER", "CRITICAL_SECTION", "VM_BLOCK") for r in others),
-          "only NATIVE pins besides the JDK's linkage: %s" % others)
+    others = set_aside([p for p in mine if p["reason"] != "NATIVE"], "the JDK's linkage of the first upcalls")
+    check(all(p["reason"] in ("MONITOR_ENTER", "CRITICAL_SECTION", "VM_BLOCK") for p in others),
+          "only NATIVE pins besides the JDK's linkage: %s" % [p["reason"] for p in others])
     for p in pins:
         check_qsort_pin(p, target_known=False)
         check(culprit(p)["downcall"] == {"api": "ffm", "symbol": None, "library": None}, "target not read: %s" % culprit(p))
@@ -268,9 +268,9 @@ def case_attach(jdk):
     # class initialization (VM_BLOCK: seen under load); not this test's subject
     mine = pins_in(rep, "FfmQsort")
     pins = [p for p in mine if p["reason"] == "NATIVE"]
-    others = [p["reason"] for p in mine if p["reason"] != "NATIVE"]
-    check(all(r in ("MONITOR_ENTER", "CRITICAL_SECTION", "VM_BLOCK") for r in others),
-          "only NATIVE pins besides the JDK's linkage: %s" % others)
+    others = set_aside([p for p in mine if p["reason"] != "NATIVE"], "the JDK's linkage of the first upcalls")
+    check(all(p["reason"] in ("MONITOR_ENTER", "CRITICAL_SECTION", "VM_BLOCK") for p in others),
+          "only NATIVE pins besides the JDK's linkage: %s" % [p["reason"] for p in others])
     # 2 threads x at least 2 comparisons of 100 ms; comparisons back to back look like one pin to
     # the 10 ms sampler (the thread never leaves parkOnCarrierThread for a whole sample)
     check(len(pins) >= 2 and len({p["vthread"]["id"] for p in pins}) == 2,

@@ -172,7 +172,10 @@ def check_pins(s, pid, jdk, final):
     by_reason = {}
     for labels, v in counts:
         check(labels["app"] == fixture, "app label is the main class: %s" % labels)
-        by_reason[labels["reason"]] = v
+        check(labels.get("origin") in ("app", "jdk"), "an origin label, the reports' rule: %s" % labels)
+        by_reason[labels["reason"]] = by_reason.get(labels["reason"], 0) + v  # one series per origin
+    app_own = sum(v for l, v in counts if l["reason"] == reason and l["origin"] == "app")
+    check(app_own > 0, "the fixture's pins are the application's (origin app): %s" % counts)
     check(by_reason.get(reason, 0) > 0, "the pins of %s are %s: %s" % (fixture, reason, by_reason))
     count = sum(v for _, v in counts)
     total = sum(v for _, v in select(s, "jvm_threads_virtual_pinned_seconds_sum", jvm=pid))

@@ -6,7 +6,7 @@ Asserts on what the real agent recorded (read back with `vtpin report`)."""
 import os
 import time
 
-from harness import (Failure, Run, check, culprit, jdk_home, jfr_duration_ns, jfr_pinned_events, jfr_touches, main,
+from harness import (Failure, Run, check, culprit, jdk_home, jfr_duration_ns, jfr_pinned_events, jfr_touches, main, set_aside,
                      native_block_in, pins_in, report_json, scheduler, touches)
 
 PARK_REASONS = {"MONITOR", "NATIVE", "CRITICAL_SECTION"}
@@ -50,16 +50,13 @@ def case_repro(jdk):
     # The JDK's own contended entries under settle (e.g. class loading locks while 100 virtual threads
     # reach their first sleep at once: a 4 ms one seen under ASan) pin too, as MONITOR_ENTER at the
     # entering frame, with Repro's monitor held below: a few, never in place of a sleep's pin.
-    entries = [p for p in mine if p["reason"] == "MONITOR_ENTER"]
+    entries = set_aside([p for p in mine if p["reason"] == "MONITOR_ENTER"],
+                        "the JDK's own contended entries under Repro.settle", max_ms=150)
     pins = [p for p in mine if p["reason"] != "MONITOR_ENTER"]
-    check(len(entries) <= 10, "a few of the JDK's own entries, got %d" % len(entries))
     for p in entries:
         held = [f for f in p["stack"] if (f["class"], f["method"]) == ("Repro", "settle")]
         check(len(held) == 1 and held[0]["monitors"] == 1,
               "an entry pinned by Repro.settle's monitor: %s" % p["stack"][:12])
-    if entries:
-        print("note: %d of the JDK's own contended entries: %s" % (len(entries), [
-            ("%s.%s" % (p["stack"][0]["class"], p["stack"][0]["method"]), p["duration_ns"]) for p in entries]))
     # What Repro guarantees: each of its 100 virtual threads holds its monitor through a
     # Thread.sleep(200), which never returns early. Not that one pin lasts 200 ms: the pin is
     # the park on the carrier (parkOnCarrierThread), and JDK 21's parkNanos first tries to
@@ -289,13 +286,9 @@ def case_no_pins(jdk, fixture, *args):
     rep = Run(jdk, main_class, args=chain_args, props=props).run().report()
     no_pins_of(rep, fixture, jdk)
     # The JDK pins now and then in its own code (JDK 21: contended entry into method-handle
-    # linkage when many virtual threads link the same call site at once): shown, not failed.
-    for p in rep["pins"]:
-        if touches(p, "JniSleep"):
-            continue  # the control's
+    # linkage when many virtual threads link the same call site at once): shown, capped, not failed.
+    for p in set_aside([p for p in rep["pins"] if not touches(p, "JniSleep")], "the JDK's own pins"):
         top = p["stack"][p["culprit"]] if p["stack"] and p["culprit"] is not None else {}
-        print("JDK-internal pin: %s %s.%s (%s ns)" % (p["reason"], top.get("class"), top.get("method"),
-                                                     p["duration_ns"]))
         check(top.get("class", "").startswith(("java.", "jdk.", "sun.")), "only JDK-internal pins: %s" % top)
 
 

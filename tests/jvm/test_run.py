@@ -139,10 +139,11 @@ def json_reports(stdout):
         pos = end
 
 
-def run_native_block_nanosleep(jdk, d, prefix=()):
-    """vtpin run --format json over NativeBlock's 2 x 1 s nanosleep on 2 carriers."""
+def run_native_block_nanosleep(jdk, d, prefix=(), wrap=()):
+    """vtpin run --format json over NativeBlock's 2 x 1 s nanosleep on 2 carriers (its java
+    command after wrap, e.g. unshare)."""
     cmd = list(prefix) + [VTPIN, "run", "--dir", os.path.join(d, "run"), "--format", "json", "--"] + \
-        java(int(jdk), "NativeBlock", "nanosleep", 2, 1000, parallelism=2)
+        list(wrap) + java(int(jdk), "NativeBlock", "nanosleep", 2, 1000, parallelism=2)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     check(p.returncode == 0, "exit %d\n%s\n%s" % (p.returncode, p.stdout[-800:], p.stderr[-800:]))
     reports = json_reports(p.stdout)
@@ -153,14 +154,23 @@ def run_native_block_nanosleep(jdk, d, prefix=()):
     return p, blocks
 
 
-def case_kernel_view(jdk):
+def case_kernel_view(jdk, container=False):
     """As root, the run's collector has the kernel view: the start line says so and the run's
-    report gives each NATIVE_BLOCK pin what the kernel saw (the nanosleep, its off-CPU time)."""
+    report gives each NATIVE_BLOCK pin what the kernel saw (the nanosleep, its off-CPU time).
+    container: the JVM in a pid namespace of its own (pid 1 there), which the run's collector
+    names by its host pid: the kernel view is joined all the same."""
     if os.geteuid() != 0:
         skip("the kernel view needs root (CI runs as root)")
+    wrap = ()
+    if container:
+        if not shutil.which("unshare"):
+            skip("unshare (util-linux) not installed")
+        wrap = ("unshare", "-p", "-f", "--mount-proc")
     d = tempdir("vtpin-run-kernel-")
     try:
-        p, blocks = run_native_block_nanosleep(jdk, d)
+        p, blocks = run_native_block_nanosleep(jdk, d, wrap=wrap)
+        if container:
+            check(all(r["jvm"]["pid"] == 1 for r in json_reports(p.stdout)), "the JVM was pid 1 in its namespace")
         check(re.search(r"^vtpin run: kernel view on\b", p.stderr, re.M), "the start line:\n" + p.stderr[-800:])
         for b in blocks:
             k = b["kernel"]
@@ -175,6 +185,10 @@ def case_kernel_view(jdk):
                   "timed by the kernel's sleep: %s" % b)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def case_kernel_view_container(jdk):
+    case_kernel_view(jdk, container=True)
 
 
 def case_kernel_view_off(jdk):
@@ -489,4 +503,5 @@ if __name__ == "__main__":
         "agent_already": case_agent_already,
         "kernel_view": case_kernel_view,
         "kernel_view_off": case_kernel_view_off,
+        "kernel_view_container": case_kernel_view_container,
     }))

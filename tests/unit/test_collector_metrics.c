@@ -79,9 +79,9 @@ static void test_pinstats(void)
     struct pinstats *p = pinstats_new();
     if (!CHECK(p))
         return;
-    CHECK_INT(pinstats_start(p, 1, 1, "A.a(A.java:1)"), 1);
-    CHECK_INT(pinstats_start(p, 2, 2, NULL), 1);
-    CHECK_INT(pinstats_start(p, 1, 1, "A.a(A.java:1)"), 0); /* re-sent after a reconnect */
+    CHECK_INT(pinstats_start(p, 1, 1, 0, "A.a(A.java:1)"), 1);
+    CHECK_INT(pinstats_start(p, 2, 2, 0, NULL), 1);
+    CHECK_INT(pinstats_start(p, 1, 1, 0, "A.a(A.java:1)"), 0); /* re-sent after a reconnect */
     pinstats_end(p, 1, 300 * MS);
     pinstats_end(p, 1, 300 * MS); /* a second end of the same pin */
     pinstats_end(p, 7, 5 * SEC);  /* never started */
@@ -93,11 +93,11 @@ static void test_pinstats(void)
     CHECK_STR(p->sites[1].name, "unknown");
     CHECK_UINT(p->nopen, 0);
     /* an out-of-range reason counts as 0 (unknown) */
-    pinstats_start(p, 3, 99, "A.a(A.java:1)");
+    pinstats_start(p, 3, 99, 0, "A.a(A.java:1)");
     pinstats_end(p, 3, 1);
     CHECK_UINT(p->reasons[0].count, 1);
     /* the last reason of the schema has its own series (VM_BLOCK was folded into 0 once) */
-    pinstats_start(p, 4, WIRE_REASON_COUNT - 1, "A.a(A.java:1)");
+    pinstats_start(p, 4, WIRE_REASON_COUNT - 1, 0, "A.a(A.java:1)");
     pinstats_end(p, 4, 2 * MS);
     CHECK_UINT(p->reasons[WIRE_REASON_COUNT - 1].count, 1);
     CHECK_UINT(p->reasons[0].count, 1);
@@ -105,7 +105,7 @@ static void test_pinstats(void)
     char site[32];
     for (uint64_t i = 0; i < 30; i++) {
         snprintf(site, sizeof(site), "S.m%02u(S.java:1)", (unsigned)i);
-        pinstats_start(p, 100 + i, 1, site);
+        pinstats_start(p, 100 + i, 1, 0, site);
         pinstats_end(p, 100 + i, 1 * MS);
     }
     CHECK_UINT(p->nsites, PINSTATS_SITES);
@@ -123,7 +123,7 @@ static void test_pinstats_table(void)
         return;
     const unsigned n = PINSTATS_OPEN / 2;
     for (unsigned i = 1; i <= n; i++)
-        pinstats_start(p, (uint64_t)i * 7919, 1, "A.a(A.java:1)");
+        pinstats_start(p, (uint64_t)i * 7919, 1, 0, "A.a(A.java:1)");
     CHECK_UINT(p->nopen, n);
     for (unsigned k = 0; k < n; k++) {
         unsigned i = (k * 389u) % n + 1; /* 389 is prime to n: a permutation */
@@ -134,7 +134,7 @@ static void test_pinstats_table(void)
     CHECK_UINT(p->lost, 0);
     /* ends never come: the table stays bounded and forgets the oldest */
     for (uint64_t i = 1; i <= 2 * PINSTATS_OPEN; i++)
-        pinstats_start(p, 1000000 + i, 2, "B.b(B.java:2)");
+        pinstats_start(p, 1000000 + i, 2, 0, "B.b(B.java:2)");
     CHECK(p->nopen <= PINSTATS_OPEN * 3 / 4);
     CHECK_UINT(p->lost, 2 * PINSTATS_OPEN - p->nopen);
     pinstats_end(p, 1000000 + 1, 1); /* forgotten */
@@ -388,6 +388,15 @@ static void test_render(void)
     CHECK_INT(feed(j, s, pin_end(2, t + 400 * MS, 100 * MS), t), 0);
     CHECK_INT(feed(j, s, ev_pin_start(3, t + 500 * MS, 2, 22, 102, 2, 0), t), 0);
     CHECK_INT(feed(j, s, pin_end(3, t + 550 * MS, 50 * MS), t), 0);
+    /* the JDK's own MONITOR pin (every frame the JDK's): its own origin series */
+    CHECK_INT(feed(j, s, ev_string(60, "sun.nio.ch.Poller"), t), 0);
+    CHECK_INT(feed(j, s, ev_string(61, "poll"), t), 0);
+    CHECK_INT(feed(j, s, ev_method(60, 60, 61, 0, 0, 0), t), 0);
+    uint32_t mjdk[] = {60};
+    int32_t ljdk[] = {7};
+    CHECK_INT(feed(j, s, ev_stack(60, 1, mjdk, ljdk), t), 0);
+    CHECK_INT(feed(j, s, ev_pin_start(50, t + 550 * MS, 1, 22, 102, 60, 0), t), 0); /* 0 ns: no carrier time */
+    CHECK_INT(feed(j, s, pin_end(50, t + 550 * MS, 0), t), 0);
     CHECK_INT(feed(j, s, ev_pin_start(4, t + 600 * MS, 1, 19, 101, 1, 0), t), 0);
     CHECK_INT(feed(j, s, ev_stats(5, 2), t), 0);
 
@@ -396,9 +405,13 @@ static void test_render(void)
     if (!CHECK(m) || !render(r, t + 1 * SEC, &m[0], &text))
         goto cleanup;
     CHECK_CONTAINS(text, "# TYPE jvm_threads_virtual_pinned_seconds summary\n");
-    CHECK(value(&m[0], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"MONITOR\"}") == 2);
-    CHECK_CONTAINS(text, "jvm_threads_virtual_pinned_seconds_sum{" L ",reason=\"MONITOR\"} 0.300000000\n");
-    CHECK(value(&m[0], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"NATIVE\"}") == 1);
+    CHECK(value(&m[0], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"MONITOR\",origin=\"app\"}") == 2);
+    CHECK_CONTAINS(text,
+                   "jvm_threads_virtual_pinned_seconds_sum{" L ",reason=\"MONITOR\",origin=\"app\"} 0.300000000\n");
+    CHECK(value(&m[0], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"NATIVE\",origin=\"app\"}") == 1);
+    CHECK(value(&m[0], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"MONITOR\",origin=\"jdk\"}") == 1);
+    CHECK_CONTAINS(text,
+                   "jvm_threads_virtual_pinned_seconds_sum{" L ",reason=\"MONITOR\",origin=\"jdk\"} 0.000000000\n");
     CHECK(!find(&m[0], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"OBJECT_WAIT\"}"));
     CHECK(value(&m[0], "vtpin_pin_site_seconds_total{" L ",site=\"Repro.settle(Repro.java:20)\"}") == 0.3);
     CHECK(value(&m[0], "vtpin_pin_site_seconds_total{" L ",site=\"Odd\\\"Name\\\\.settle(Unknown Source)\"}") == 0.05);
@@ -438,8 +451,9 @@ static void test_render(void)
                 fprintf(stderr, "  %s went from %g to %g\n", k, m[0].samples[i].value, later ? later->value : -1);
         }
     }
-    CHECK(value(&m[1], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"MONITOR\"}") == 3);
-    CHECK(value(&m[1], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"CRITICAL_SECTION\"}") == 1);
+    CHECK(value(&m[1], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"MONITOR\",origin=\"app\"}") == 3);
+    CHECK(value(&m[1], "jvm_threads_virtual_pinned_seconds_count{" L ",reason=\"CRITICAL_SECTION\",origin=\"app\"}") ==
+          1);
     CHECK(value(&m[1], "vtpin_pin_site_seconds_total{" L ",site=\"Repro.settle(Repro.java:20)\"}") == 2.7);
     CHECK(value(&m[1], "vtpin_jvm_connected{" L "}") == 0);
 cleanup:

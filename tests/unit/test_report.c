@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "common/frames_kind.h"
 #include "common/json.h"
 #include "common/units.h"
 #include "common/utf8.h"
@@ -633,6 +634,54 @@ static void test_sites_ranking(void)
         CHECK(second->culprit && second->culprit->line == 42 && second->culprit->monitors == 1);
     }
     sites_fini(&sites);
+    recording_free(r);
+}
+
+/* The JDK's own pins (every frame the JDK's) make sites of their own, after the application's
+ * whatever their time: in the sites, the text report (under a heading) and the JSON. */
+static void test_jdk_sites(void)
+{
+    enum { S_POLLER = 40, S_POLL, M_POLL = 40, ST_JDK = 40 };
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 1);
+    ev_string(&b, S_POLLER, "sun.nio.ch.Poller");
+    ev_string(&b, S_POLL, "poll");
+    ev_method(&b, M_POLL, S_POLLER, S_POLL, 0, 0, 0, S_JAVA_BASE);
+    struct fspec jdk[] = {{M_SLEEP, 507, 53, 0}, {M_POLL, 99, 4, 0}};
+    ev_stack(&b, ST_JDK, jdk, 2);
+    ev_pin_start(&b, 9, 3 * SEC, VTPIN__V1__PIN_REASON__MONITOR_ENTER, ST_JDK, 1, 0, S_CARRIER);
+    ev_pin_end(&b, 9, 3 * SEC, 3 * SEC + 800 * MS); /* more than any application site */
+    struct recording *r = load_ok(write_file("jdk-sites.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    struct sites sites;
+    CHECK_INT(sites_build(r->sessions[0], &sites), 0);
+    CHECK_UINT(sites.count, 3);
+    CHECK_UINT(sites.app_count, 2);
+    if (sites.count == 3) {
+        CHECK_INT(sites.items[0].origin, PIN_ORIGIN_APP);
+        CHECK_INT(sites.items[1].origin, PIN_ORIGIN_APP);
+        CHECK_INT(sites.items[2].origin, PIN_ORIGIN_JDK);
+        CHECK_INT(sites.items[2].total_ns, 800 * MS);
+    }
+    sites_fini(&sites);
+    struct report_options o = {.top = 10};
+    char *t = render(report_text, r, &o, NULL);
+    if (CHECK(t != NULL)) {
+        const char *app = strstr(t, "#2  com.example.Db.query"), *heading = strstr(t, "the JDK's own pins ("),
+                   *poller = strstr(t, "#3  java.base/sun.nio.ch.Poller.poll");
+        CHECK(app && heading && poller && app < heading && heading < poller);
+        CHECK_CONTAINS(t, "no change to the application removes them): 1 pin, 800.0 ms\n");
+    }
+    free(t);
+    char *js = render(report_json, r, &o, NULL);
+    if (CHECK(js != NULL)) {
+        CHECK_CONTAINS(js, "\"origin\": \"jdk\"");
+        CHECK_CONTAINS(js, "\"origin\": \"app\"");
+    }
+    free(js);
     recording_free(r);
 }
 
@@ -1375,6 +1424,7 @@ int main(void)
     CHECK_RUN(test_lost_on_the_way_out);
     CHECK_RUN(test_disk_nearly_full);
     CHECK_RUN(test_damaged_report);
+    CHECK_RUN(test_jdk_sites);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
