@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 struct entry {
     _Atomic uintptr_t method;
     _Atomic uintptr_t address;
@@ -33,10 +35,7 @@ int natives_init(unsigned capacity)
 
 static size_t hash_ptr(uintptr_t p)
 {
-    p ^= p >> 33;
-    p *= 0xff51afd7ed558ccdULL;
-    p ^= p >> 33;
-    return (size_t)p;
+    return (size_t)hash_u64(p);
 }
 
 void natives_put(const void *method, void *address)

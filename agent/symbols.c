@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 #include "bytecode.h"
 #include "natives.h"
 
@@ -34,20 +36,6 @@ struct symbols {
     jmethodID module_get_name;
     int infer_monitors;
 };
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdULL;
-}
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-    return h;
-}
 
 static uint32_t pow2_at_least(uint32_t n)
 {
@@ -124,7 +112,7 @@ uint32_t symbols_string(struct symbols *s, const char *text)
 {
     if (!text)
         return 0;
-    uint64_t h = hash_str(text);
+    uint64_t h = hash_string(text);
     uint32_t i = (uint32_t)h & s->string_index_mask;
     for (;; i = (i + 1) & s->string_index_mask) {
         uint32_t id = s->string_index[i];
@@ -258,7 +246,7 @@ cleanup:
 
 static uint32_t method_id(struct symbols *s, JNIEnv *jni, jmethodID mid)
 {
-    uint32_t i = (uint32_t)mix(0, (uint64_t)(uintptr_t)mid) & s->method_index_mask;
+    uint32_t i = (uint32_t)hash_u64((uint64_t)(uintptr_t)mid) & s->method_index_mask;
     for (;; i = (i + 1) & s->method_index_mask) {
         uint32_t id = s->method_index[i];
         if (!id)
@@ -312,9 +300,11 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
     const jvmtiFrameInfo *frames = r->frames;
     const uint16_t *monitors = rec_monitors_const(r, depth);
     uint32_t n = r->frame_count;
-    uint64_t h = mix(0, n);
+    uint64_t h = hash_u64(n);
     for (uint32_t f = 0; f < n; f++)
-        h = mix(mix(mix(h, (uint64_t)(uintptr_t)frames[f].method), (uint64_t)frames[f].location), monitors[f]);
+        h = hash_combine(
+            hash_combine(hash_combine(h, (uint64_t)(uintptr_t)frames[f].method), (uint64_t)frames[f].location),
+            monitors[f]);
     uint32_t i = (uint32_t)h & s->stack_index_mask;
     for (;; i = (i + 1) & s->stack_index_mask) {
         uint32_t id = s->stack_index[i];

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 #define NAME_CAP 64
 #define CULPRIT_CAP 256
 #define PIN_REASON_NATIVE_BLOCK 6 /* vtpin.v1.PinReason */
@@ -135,7 +137,7 @@ static void note_time(struct occupancy *o, int64_t t)
 
 static struct tid_slot *table_find(struct occupancy *o, int32_t tid)
 {
-    uint32_t i = ((uint32_t)tid * 2654435761u) & o->table_mask;
+    uint32_t i = (uint32_t)hash_u64((uint32_t)tid) & o->table_mask;
     while (o->table[i].ref != 0 && o->table[i].tid != tid)
         i = (i + 1) & o->table_mask;
     return &o->table[i]; /* the tid's slot, or the empty slot where it goes */

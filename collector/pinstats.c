@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/frames_kind.h"
+#include "common/hash.h"
 
 #define MASK (PINSTATS_OPEN - 1u)
 
@@ -23,7 +24,7 @@ void pinstats_free(struct pinstats *p)
 
 static unsigned slot_of(uint64_t pin_id)
 {
-    return (unsigned)((pin_id * 0x9E3779B97F4A7C15ull) >> 40) & MASK;
+    return (unsigned)hash_u64(pin_id) & MASK;
 }
 
 /* The slot holding pin_id, or -1. */

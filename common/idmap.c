@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "hash.h"
+
 struct slot {
     uint64_t key;
     void *value; /* NULL: empty */
@@ -16,10 +18,7 @@ struct idmap {
 
 static size_t slot_of(uint64_t key, size_t mask)
 {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    return (size_t)key & mask;
+    return (size_t)hash_u64(key) & mask;
 }
 
 struct idmap *idmap_new(void)

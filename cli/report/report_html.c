@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/frames_kind.h"
+#include "common/hash.h"
 #include "common/json.h"
 #include "sites.h"
 #include "views.h"
@@ -39,21 +40,13 @@ struct strtab {
     size_t n_slots;  /* a power of two, kept over twice n */
 };
 
-static uint64_t strtab_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h ^ (h >> 29);
-}
-
 static int strtab_rehash(struct strtab *t, size_t n_slots)
 {
     uint32_t *slots = calloc(n_slots, sizeof(*slots));
     if (!slots)
         return -ENOMEM;
     for (size_t i = 0; i < t->n; i++) {
-        size_t k = strtab_hash(t->items[i]) & (n_slots - 1);
+        size_t k = hash_string(t->items[i]) & (n_slots - 1);
         while (slots[k])
             k = (k + 1) & (n_slots - 1);
         slots[k] = (uint32_t)i + 1;
@@ -71,7 +64,7 @@ static int64_t strtab_add(struct strtab *t, const char *s)
         return -1;
     if ((t->n + 1) * 2 >= t->n_slots && strtab_rehash(t, t->n_slots ? t->n_slots * 2 : 1024))
         return -ENOMEM;
-    size_t k = strtab_hash(s) & (t->n_slots - 1);
+    size_t k = hash_string(s) & (t->n_slots - 1);
     for (; t->slots[k]; k = (k + 1) & (t->n_slots - 1))
         if (strcmp(t->items[t->slots[k] - 1], s) == 0)
             return t->slots[k] - 1;
@@ -258,6 +251,11 @@ static void put_flame(FILE *out, const struct flame *f)
             fputc(',', out);
         put_string(out, f->labels[i]);
     }
+    /* which labels ("class.method") are the JDK's, by common/frames_kind.h's one rule: the page
+     * colours them apart without a rule of its own */
+    fputs("],\"labels_jdk\":[", out);
+    for (size_t i = 0; i < f->n_labels; i++)
+        fprintf(out, "%s%d", i ? "," : "", frames_is_jdk_class(f->labels[i]) ? 1 : 0);
     fputs("],\"flame\":[", out);
     uint32_t node = 0;
     while (node != VIEWS_NO_NODE) {

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 #include "wire.h"
 
 /* ---- a small open-addressing table: 64-bit hash -> candidate index ---- */
@@ -68,22 +70,10 @@ static int hash_grow(struct views_hash *h)
     return 0;
 }
 
-static uint64_t mix(uint64_t x)
+/* A key of common/hash.h's hash, never 0 (0 marks an empty slot). */
+static uint64_t nonzero(uint64_t x)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
     return x ? x : 1;
-}
-
-static uint64_t hash_string(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return mix(h);
 }
 
 /* Callers walk the probe sequence themselves (equal hashes need a real
@@ -122,7 +112,7 @@ char *views_frame_label(const struct recording_frame *f, char *out, size_t cap)
 /* The label's index, added when new; -ENOMEM. */
 static int64_t intern(struct flame *f, const char *text)
 {
-    uint64_t key = hash_string(text);
+    uint64_t key = nonzero(hash_string(text));
     for (size_t i = hash_slot(f->label_index, key); f->label_index->keys[i]; i = hash_step(f->label_index, i))
         if (f->label_index->keys[i] == key && strcmp(f->labels[f->label_index->values[i]], text) == 0)
             return f->label_index->values[i];
@@ -145,7 +135,7 @@ static int64_t intern(struct flame *f, const char *text)
 
 static uint64_t child_key(uint32_t parent, uint32_t label)
 {
-    return mix(((uint64_t)parent << 32 | label) + 0x9e3779b97f4a7c15ULL);
+    return nonzero(hash_combine(parent, label));
 }
 
 /* The child of parent with this label, added when new; -ENOMEM. */

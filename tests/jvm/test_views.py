@@ -425,7 +425,7 @@ def case_cli(work):
         with open(out, "rb") as f:
             check(f.read() == vtpin("--format", fmt, rec), "%s: -o FILE holds what stdout gets" % fmt)
     p = subprocess.run([VTPIN, "report", "--format", "svg", rec], capture_output=True, text=True, timeout=60)
-    check(p.returncode == 2 and "html, collapsed or perfetto" in p.stderr, "unknown format: %s" % p.stderr)
+    check(p.returncode == 2 and "html, collapsed, perfetto or pprof" in p.stderr, "unknown format: %s" % p.stderr)
     p = subprocess.run([VTPIN, "report", "-f", "html", "-o", os.path.join(work, "no", "such", "dir.html"), rec],
                        capture_output=True, text=True, timeout=60)
     check(p.returncode == 1 and "cannot write" in p.stderr and "No such file" in p.stderr,
