@@ -21,7 +21,7 @@ static const struct command commands[] = {
     {"top", top_main, "each JVM's carriers live: pinned or not, for how long, the culprit"},
     {"attach", attach_main, "load the agent into a running JVM (no JDK tools needed), or stop it"},
     {"run", run_main, "run a command (load test, test suite) with vtpin in its JVMs, gate on pins"},
-    /* more subcommands: add them here with their cli/<name>.c */
+    /* more subcommands: add them here, declared in commands.h */
 };
 
 static void usage(FILE *out)

@@ -72,7 +72,7 @@ struct server {
     struct jvms *jvms;
     struct metrics_http *metrics; /* NULL without --metrics */
     struct loop_watch metrics_watch;
-    struct kglue *kernel; /* the kernel view (kernel/kglue.h) */
+    struct kglue *kernel; /* the kernel view (kglue.h) */
     struct client *clients, *dead;
     unsigned nclients;
     int64_t started;

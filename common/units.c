@@ -121,20 +121,18 @@ int units_parse_count(const char *text, uint64_t min, uint64_t max, uint64_t *ou
     return 0;
 }
 
-char *units_format_duration(int64_t ns, char *out, unsigned cap)
+char *units_format_duration(int64_t ns, char *out, size_t cap)
 {
     if (ns < 0)
         ns = 0;
-    if (ns < 1000000)
-        snprintf(out, cap, "%.0fus", (double)ns / 1e3);
+    if (ns < 1000)
+        snprintf(out, cap, "%lld ns", (long long)ns);
+    else if (ns < 1000000)
+        snprintf(out, cap, "%.1f us", (double)ns / 1e3);
     else if (ns < 1000000000)
-        snprintf(out, cap, "%.0fms", (double)ns / 1e6);
-    else if (ns < 60000000000LL)
-        snprintf(out, cap, "%.1fs", (double)ns / 1e9);
-    else if (ns < 3600000000000LL)
-        snprintf(out, cap, "%lldm%02llds", (long long)(ns / 60000000000LL), (long long)(ns / 1000000000 % 60));
+        snprintf(out, cap, "%.1f ms", (double)ns / 1e6);
     else
-        snprintf(out, cap, "%lldh%02lldm", (long long)(ns / 3600000000000LL), (long long)(ns / 60000000000LL % 60));
+        snprintf(out, cap, "%.2f s", (double)ns / 1e9);
     return out;
 }
 

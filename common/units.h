@@ -3,6 +3,7 @@
 #ifndef VTPIN_COMMON_UNITS_H
 #define VTPIN_COMMON_UNITS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The one duration syntax of vtpin: a plain decimal number (digits, an
@@ -26,8 +27,10 @@ int units_parse_size(const char *text, uint64_t *bytes);
 /* An unsigned count in [min, max]: 0 or -EINVAL / -ERANGE. */
 int units_parse_count(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 
-/* "1.2s", "340ms", "1m05s", "2h03m" for a person, into out[cap]; returns out. */
-char *units_format_duration(int64_t ns, char *out, unsigned cap);
+/* The one duration vtpin shows a person (reports, status, top, run, the
+ * collector's log): "850 ns", "12.3 us", "201.3 ms", "19.95 s", "7380.00 s"
+ * (negative: 0). Into out[cap]; returns out. */
+char *units_format_duration(int64_t ns, char *out, size_t cap);
 /* "512 B", "64 KiB", "1.5 MiB", "256 MiB" for a person, into out[cap]; returns out. */
 char *units_format_size(uint64_t bytes, char *out, unsigned cap);
 

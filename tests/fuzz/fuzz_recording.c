@@ -1,4 +1,4 @@
-/* libFuzzer target: the recording reader (cli/recording.c) and both report
+/* libFuzzer target: the recording reader (cli/report/recording.c), the passes and two report
  * formatters over whatever it loads. The input is a recording file's bytes,
  * read once from a seekable file (memfd) and, when it fits in a pipe, once
  * more from a pipe, as `vtpin report -` reads standard input. */
@@ -34,6 +34,10 @@ static void load_and_report(int fd, const char *name)
     char err[512];
     if (recording_load_fd(fd, name, &r, err, sizeof(err)) != 0)
         return;
+    if (report_passes(r) != 0) { /* what report_open runs after the load */
+        recording_free(r);
+        return;
+    }
     for (size_t i = 0; i < r->n_sessions; i++) {
         struct report_options o = {
             .session = i, .top = i % 2 ? 0 : REPORT_TEXT_TOP_DEFAULT, .full_stacks = (int)(i % 2)};

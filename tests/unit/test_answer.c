@@ -1,4 +1,4 @@
-/* Unit tests for cli/answer.c: what `vtpin status` and `vtpin top` accept
+/* Unit tests for cli/live/answer.c: what `vtpin status` and `vtpin top` accept
  * from a collector before they print anything. */
 #include "answer.h"
 

@@ -1,4 +1,4 @@
-/* The I/O half of attach (cli/attach_listener.c, attach_proc.c,
+/* The I/O half of attach (cli/attach/attach_listener.c, attach_proc.c,
  * attach_creds.c) against real sockets and this process's own /proc, no JVM:
  * the request bytes that reach the listener, the reply read to EOF, a reply
  * that never ends or is too long, a listener that is gone, a socket path that

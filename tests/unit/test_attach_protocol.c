@@ -1,4 +1,4 @@
-/* The pure parts of the attach protocol (cli/attach_protocol.c): request
+/* The pure parts of the attach protocol (cli/attach/attach_protocol.c): request
  * bytes, reply parsing (well-formed and malformed), /proc/PID/status parsing
  * and where the agent library is looked for. */
 #include <errno.h>

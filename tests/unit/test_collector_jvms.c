@@ -329,7 +329,7 @@ static void test_alert(void)
     CHECK_INT(jvm_alert_check(j, &cfg.alert, t + 140 * MS, &line, &frame, &len), 0); /* 2nd held 90 ms */
     CHECK_INT(jvm_alert_check(j, &cfg.alert, t + 200 * MS, &line, &frame, &len), 1);
     if (CHECK(line && frame)) {
-        CHECK_CONTAINS(line, "JVM pid 4242: carrier starvation: 2 of 2 carriers pinned for over 100ms");
+        CHECK_CONTAINS(line, "JVM pid 4242: carrier starvation: 2 of 2 carriers pinned for over 100.0 ms");
         CHECK_CONTAINS(line, "ForkJoinPool-1-worker-1 (tid 101) MONITOR at Repro.settle(Repro.java:20)");
         CHECK_CONTAINS(line, "ForkJoinPool-1-worker-2 (tid 102)");
         WireEvent *ev = NULL;
@@ -366,7 +366,7 @@ static void test_alert(void)
     CHECK_INT(feed(j, s, ev_pin_end(3, t + 400 * MS), t), 0);
     CHECK_INT(jvm_alert_check(j, &cfg.alert, t + 500 * MS, &line, &frame, &len), 1);
     if (CHECK(line && frame)) {
-        CHECK_CONTAINS(line, "carrier starvation over after 300ms: 1 of 2 carriers pinned");
+        CHECK_CONTAINS(line, "carrier starvation over after 300.0 ms: 1 of 2 carriers pinned");
         WireEvent *ev = NULL;
         wire_decode(frame, len, &ev);
         if (CHECK(ev))
@@ -385,7 +385,7 @@ static void test_alert(void)
     free(frame);
     CHECK_INT(jvm_alert_reset(j, t + 2 * SEC, "the JVM disconnected", &line, &frame, &len), 1);
     if (CHECK(line))
-        CHECK_CONTAINS(line, "alert cleared after 1.0s: the JVM disconnected");
+        CHECK_CONTAINS(line, "alert cleared after 1.00 s: the JVM disconnected");
     CHECK(!j->alert_active);
     free(line);
     free(frame);

@@ -167,12 +167,12 @@ static void test_units(void)
     CHECK_INT(units_parse_count("-3", 0, 10, &n), -EINVAL);
 
     char out[32];
-    CHECK_STR(units_format_duration(999, out, sizeof(out)), "1us");
-    CHECK_STR(units_format_duration(340000000, out, sizeof(out)), "340ms");
-    CHECK_STR(units_format_duration(1200000000, out, sizeof(out)), "1.2s");
-    CHECK_STR(units_format_duration(65000000000LL, out, sizeof(out)), "1m05s");
-    CHECK_STR(units_format_duration(7380000000000LL, out, sizeof(out)), "2h03m");
-    CHECK_STR(units_format_duration(-5, out, sizeof(out)), "0us");
+    CHECK_STR(units_format_duration(999, out, sizeof(out)), "999 ns");
+    CHECK_STR(units_format_duration(340000000, out, sizeof(out)), "340.0 ms");
+    CHECK_STR(units_format_duration(1200000000, out, sizeof(out)), "1.20 s");
+    CHECK_STR(units_format_duration(65000000000LL, out, sizeof(out)), "65.00 s");
+    CHECK_STR(units_format_duration(7380000000000LL, out, sizeof(out)), "7380.00 s");
+    CHECK_STR(units_format_duration(-5, out, sizeof(out)), "0 ns");
 }
 
 int main(void)

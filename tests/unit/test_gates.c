@@ -1,4 +1,4 @@
-/* vtpin run's verdict (cli/gates.c) over pins built in memory: --allow, the
+/* vtpin run's verdict (cli/run/gates.c) over pins built in memory: --allow, the
  * JDK's own pins set aside unless --count-jdk-pins, the pin and time gates. */
 #include <string.h>
 

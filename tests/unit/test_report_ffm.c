@@ -228,7 +228,7 @@ static struct recording *build(void)
     fclose(file);
     struct recording *r = NULL;
     char err[256] = "";
-    if (!CHECK_INT(recording_load(path, &r, err, sizeof(err)), 0))
+    if (!CHECK_INT(report_open(path, &r, err, sizeof(err)), 0))
         fprintf(stderr, "    %s\n", err);
     return r;
 }

@@ -21,7 +21,7 @@ static struct recording *load(const struct synth *b)
 {
     struct recording *r = NULL;
     char err[256];
-    if (recording_load_buffer(b->data, b->len, "synth", &r, err, sizeof(err))) {
+    if (recording_load_buffer(b->data, b->len, "synth", &r, err, sizeof(err)) || report_passes(r)) {
         fprintf(stderr, "load: %s\n", err);
         exit(2);
     }

@@ -1,4 +1,4 @@
-/* Unit tests for cli/run_kernel.c: which collector session is an agent's
+/* Unit tests for cli/run/run_kernel.c: which collector session is an agent's
  * JVM session, and moving kernel intervals and times between sessions. */
 #include <stdlib.h>
 #include <string.h>

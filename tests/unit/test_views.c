@@ -28,6 +28,8 @@ static struct recording *load(const struct synth *b)
     }
     lseek(fileno(f), 0, SEEK_SET);
     int rc = recording_load_fd(fileno(f), "synth", &r, err, sizeof(err));
+    if (!rc)
+        rc = report_passes(r); /* as report_open */
     fclose(f);
     if (rc) {
         fprintf(stderr, "load: %s\n", err);
@@ -501,6 +503,48 @@ static void test_hostile_names(void)
     free(b.data);
 }
 
+/* recording_load loads only; report_open (and report_passes) then run the
+ * kernel passes: a NATIVE_BLOCK pin whose carrier the kernel saw asleep
+ * from before the watchdog's first sample starts when that sleep began. */
+static void test_open_runs_passes(void)
+{
+    struct synth b = {0};
+    base_recording(&b, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_OFF);
+    synth_pin_start(&b, 1, VTPIN__V1__PIN_REASON__NATIVE_BLOCK, MONO0 + 100 * MS, 1, 0, 7001, 11, 3, 0, "read");
+    synth_pin_end(&b, 1, MONO0 + 300 * MS, 200 * MS);
+    Vtpin__V1__KernelInterval k = VTPIN__V1__KERNEL_INTERVAL__INIT;
+    k.carrier_tid = 7001;
+    k.start_ns = MONO0 + 95 * MS;
+    k.end_ns = MONO0 + 290 * MS;
+    k.has_state = 1;
+    k.state = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING;
+    SYNTH_EVENT(&b, kernel_interval, VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL, &k);
+    char path[] = "/tmp/vtpin-test-views-XXXXXX";
+    int fd = mkstemp(path);
+    if (!CHECK(fd >= 0))
+        return;
+    close(fd);
+    CHECK_INT(synth_write(&b, path), 0);
+    struct recording *r = NULL;
+    char err[256] = "";
+    if (CHECK_INT(recording_load(path, &r, err, sizeof(err)), 0) && CHECK_UINT(r->sessions[0]->n_pins, 1)) {
+        CHECK_INT(r->sessions[0]->pins[0].start_ns, MONO0 + 100 * MS); /* as the agent wrote it */
+        CHECK_INT(r->sessions[0]->pins[0].timed_by_kernel, 0);
+        CHECK_INT(report_passes(r), 0);
+        CHECK_INT(r->sessions[0]->pins[0].start_ns, MONO0 + 95 * MS);
+        CHECK_INT(r->sessions[0]->pins[0].timed_by_kernel, 1);
+    }
+    recording_free(r);
+    r = NULL;
+    if (CHECK_INT(report_open(path, &r, err, sizeof(err)), 0) && CHECK_UINT(r->sessions[0]->n_pins, 1)) {
+        CHECK_INT(r->sessions[0]->pins[0].start_ns, MONO0 + 95 * MS);
+        CHECK_INT(r->sessions[0]->pins[0].timed_by_kernel, 1);
+    }
+    recording_free(r);
+    unlink(path);
+    free(b.data);
+}
+
 int main(void)
 {
     CHECK_RUN(test_empty);
@@ -511,5 +555,6 @@ int main(void)
     CHECK_RUN(test_html_busy_strip);
     CHECK_RUN(test_html_merged);
     CHECK_RUN(test_hostile_names);
+    CHECK_RUN(test_open_runs_passes);
     CHECK_MAIN_RETURN();
 }

@@ -41,8 +41,16 @@ char *report_frame_markers(const struct recording_frame *f, int is_culprit, char
  * libc.so.6)" (frames_call_marker), " <== upcall" on an upcall stub and
  * " <== blocking operation" on the frame that blocks. Returns out. */
 char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *out, size_t cap);
-/* "850 ns", "12.3 us", "201.3 ms", "19.95 s". Returns out. */
-char *report_format_duration(int64_t ns, char *out, size_t cap);
+
+/* The recording at path ("-": standard input) as every report reads it:
+ * loaded (recording_load), then report_passes. 0 and *out, or -errno with a
+ * one-line message naming the file in err (as recording_load). */
+int report_open(const char *path, struct recording **out, char *err, size_t errlen);
+/* The passes that follow a load, on every session: the kernel view's exact
+ * pins after attach (kernel_split_parks), then its timing of blocks
+ * (kernel_time_blocks); see kernel_pins.h. For a recording loaded otherwise
+ * (recording_load_fd, recording_load_buffer). 0 or -ENOMEM. */
+int report_passes(struct recording *r);
 
 /* The subcommand: argv[0] is "report". Returns the exit status. */
 int report_main(int argc, char **argv);

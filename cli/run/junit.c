@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/units.h"
 #include "report.h"
 #include "sites.h"
 #include "wire.h"
@@ -63,8 +64,8 @@ static void put_case(FILE *out, const struct gate_config *c, const struct gate_r
     fprintf(out, "\" time=\"%.3f\">\n", (double)site->total_ns / 1e9);
     char summary[256];
     snprintf(summary, sizeof(summary), "%" PRIu64 " %s pin(s), total %s, longest %s%s", site->count,
-             wire_reason_name(site->reason), report_format_duration(site->total_ns, a, sizeof(a)),
-             report_format_duration(site->max_ns, b, sizeof(b)), site->ongoing ? ", some still pinned at the end" : "");
+             wire_reason_name(site->reason), units_format_duration(site->total_ns, a, sizeof(a)),
+             units_format_duration(site->max_ns, b, sizeof(b)), site->ongoing ? ", some still pinned at the end" : "");
     if (allowed) {
         fputs("      <system-out>not counted (--allow, or only the JDK's own frames): ", out);
         put_escaped(out, summary);

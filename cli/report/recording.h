@@ -92,7 +92,7 @@ struct recording_pin {
 };
 
 /* An off-CPU interval of a carrier, written by a collector with the kernel
- * view (KernelInterval); cli/kernel_pins.h matches them to pins. */
+ * view (KernelInterval); cli/report/kernel_pins.h matches them to pins. */
 struct recording_kinterval {
     int32_t carrier_tid;
     int64_t start_ns, end_ns; /* agent monotonic clock (the host's) */
@@ -218,10 +218,11 @@ struct recording {
     char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
 };
 
-/* Loads the file at path ("-": standard input). Returns 0 and *out (a
- * damaged file too: see `damaged`), or -errno with a one-line message naming
- * the file in err: -EPROTO not a recording (bad magic), -ENOMEM, or the
- * error of open/read. */
+/* Loads the file at path ("-": standard input), as it was written: no pass
+ * of the report runs (report_open in report.h loads and runs them). Returns
+ * 0 and *out (a damaged file too: see `damaged`), or -errno with a one-line
+ * message naming the file in err: -EPROTO not a recording (bad magic),
+ * -ENOMEM, or the error of open/read. */
 int recording_load(const char *path, struct recording **out, char *err, size_t errlen);
 /* Same from an open descriptor; name is used in messages. */
 int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen);

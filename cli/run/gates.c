@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/frames_kind.h"
+#include "common/units.h"
 #include "report.h"
 #include "vtpin.pb-c.h"
 
@@ -71,8 +72,8 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
     }
     if (c->fail_pinned_ns >= 0 && out->pinned_ns >= c->fail_pinned_ns) {
         snprintf(line, sizeof(line), "--fail-on-pinned-time %s: %s pinned",
-                 report_format_duration(c->fail_pinned_ns, a, sizeof(a)),
-                 report_format_duration(out->pinned_ns, b, sizeof(b)));
+                 units_format_duration(c->fail_pinned_ns, a, sizeof(a)),
+                 units_format_duration(out->pinned_ns, b, sizeof(b)));
         add_reason(out, line);
     }
     if (c->fail_on_native_block && out->native_blocks > 0) {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "report.h"
+#include "common/units.h"
 
 #include "wire.h"
 
@@ -140,9 +140,9 @@ void kernel_times_text(FILE *out, const struct recording_session *s)
         char a[64], b[64], c[64];
         const char *name = carrier_name(s, k->carrier_tid);
         fprintf(out, "  %s (tid %" PRId32 "): on CPU %s, off CPU %s, run queue %s\n", name ? name : "carrier",
-                k->carrier_tid, report_format_duration((int64_t)k->on_cpu_ns, a, sizeof(a)),
-                report_format_duration((int64_t)k->off_cpu_ns, b, sizeof(b)),
-                report_format_duration((int64_t)k->runqueue_ns, c, sizeof(c)));
+                k->carrier_tid, units_format_duration((int64_t)k->on_cpu_ns, a, sizeof(a)),
+                units_format_duration((int64_t)k->off_cpu_ns, b, sizeof(b)),
+                units_format_duration((int64_t)k->runqueue_ns, c, sizeof(c)));
     }
 }
 

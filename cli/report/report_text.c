@@ -8,6 +8,7 @@
 
 #include "common/frame_text.h"
 #include "common/frames_kind.h"
+#include "common/units.h"
 #include "common/utf8.h"
 #include "kernel_pins.h"
 #include "sites.h"
@@ -17,21 +18,6 @@
  * stack is elided, and the fewest frames worth eliding. */
 #define STACK_CONTEXT 4
 #define STACK_ELIDE_MIN 6
-
-char *report_format_duration(int64_t ns, char *out, size_t cap)
-{
-    if (ns < 0)
-        ns = 0;
-    if (ns < 1000)
-        snprintf(out, cap, "%" PRId64 " ns", ns);
-    else if (ns < 1000000)
-        snprintf(out, cap, "%.1f us", (double)ns / 1e3);
-    else if (ns < 1000000000)
-        snprintf(out, cap, "%.1f ms", (double)ns / 1e6);
-    else
-        snprintf(out, cap, "%.2f s", (double)ns / 1e9);
-    return out;
-}
 
 char *report_format_frame(const struct recording_frame *f, char *out, size_t cap)
 {
@@ -147,7 +133,7 @@ static void put_header(FILE *out, const struct recording *r, const struct record
         if (s->has_threshold && s->threshold_ns == 0)
             fputs(", threshold 0 (every pin)", out);
         else if (s->has_threshold)
-            fprintf(out, ", threshold %s", report_format_duration((int64_t)s->threshold_ns, d, sizeof(d)));
+            fprintf(out, ", threshold %s", units_format_duration((int64_t)s->threshold_ns, d, sizeof(d)));
         if (s->options) {
             fputs(", options \"", out);
             put(out, s->options);
@@ -174,7 +160,7 @@ static void put_header(FILE *out, const struct recording *r, const struct record
         fputs(", ", out);
     }
     if (s->has_time)
-        fprintf(out, "%s", report_format_duration(recording_sat_sub(s->last_ns, s->first_ns), d, sizeof(d)));
+        fprintf(out, "%s", units_format_duration(recording_sat_sub(s->last_ns, s->first_ns), d, sizeof(d)));
     else
         fputs("no timestamps", out);
     const struct recording_stats *st = &s->stats;
@@ -238,8 +224,8 @@ static void put_kernel(FILE *out, const struct recording_session *s, const struc
         put(out, k.main->syscall_name);
     } else if (k.main->has_syscall)
         fprintf(out, " in syscall %" PRId32, k.main->syscall);
-    fprintf(out, ", %s off CPU in %u interval%s, %s runnable\n", report_format_duration(k.off_cpu_ns, a, sizeof(a)),
-            k.intervals, k.intervals == 1 ? "" : "s", report_format_duration(k.runqueue_ns, b, sizeof(b)));
+    fprintf(out, ", %s off CPU in %u interval%s, %s runnable\n", units_format_duration(k.off_cpu_ns, a, sizeof(a)),
+            k.intervals, k.intervals == 1 ? "" : "s", units_format_duration(k.runqueue_ns, b, sizeof(b)));
     for (size_t i = 0; i < k.main->n_stack && i < 8; i++) {
         fputs("      ", out);
         put(out, k.main->stack[i]);
@@ -262,7 +248,7 @@ static void put_jdk_heading(FILE *out, const struct sites *sites)
     fprintf(out,
             "the JDK's own pins (every frame the JDK's: class linking, its pollers, its internal waits; no change "
             "to the application removes them): %" PRIu64 " pin%s, %s\n\n",
-            pins, pins == 1 ? "" : "s", report_format_duration(ns, a, sizeof(a)));
+            pins, pins == 1 ? "" : "s", units_format_duration(ns, a, sizeof(a)));
 }
 
 static void put_site(FILE *out, const struct recording_session *s, size_t rank, const struct site *site,
@@ -282,8 +268,8 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
     }
     fputc('\n', out);
     fprintf(out, "    %s: %" PRIu64 " pin%s, total %s, longest %s", wire_reason_name(site->reason), site->count,
-            site->count == 1 ? "" : "s", report_format_duration(site->total_ns, a, sizeof(a)),
-            report_format_duration(site->max_ns, b, sizeof(b)));
+            site->count == 1 ? "" : "s", units_format_duration(site->total_ns, a, sizeof(a)),
+            units_format_duration(site->max_ns, b, sizeof(b)));
     if (site->ongoing)
         fprintf(out, ", %" PRIu64 " still pinned at the end (counted up to it)", site->ongoing);
     else
@@ -426,11 +412,11 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
         if (s->has_stats && s->stats.has_pins_below_threshold && s->stats.pins_below_threshold > 0)
             fprintf(out, " (%" PRIu64 " pin%s shorter than the threshold %s were counted only)",
                     s->stats.pins_below_threshold, s->stats.pins_below_threshold == 1 ? "" : "s",
-                    report_format_duration((int64_t)s->threshold_ns, a, sizeof(a)));
+                    units_format_duration((int64_t)s->threshold_ns, a, sizeof(a)));
         fputs("\n", out);
     } else {
         fprintf(out, "%" PRIu64 " pin%s at %zu site%s, %s pinned in total", sites.pins, sites.pins == 1 ? "" : "s",
-                sites.count, sites.count == 1 ? "" : "s", report_format_duration(sites.total_ns, a, sizeof(a)));
+                sites.count, sites.count == 1 ? "" : "s", units_format_duration(sites.total_ns, a, sizeof(a)));
         if (sites.ongoing)
             fprintf(out, ", %" PRIu64 " still pinned at the end", sites.ongoing);
         fputs("; sites by total pinned time:\n", out);

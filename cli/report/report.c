@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel_pins.h"
 #include "wire.h"
 
 enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML, FORMAT_COLLAPSED, FORMAT_PERFETTO, FORMAT_PPROF };
@@ -66,6 +67,33 @@ static const char report_usage[] =
     "  vtpin report --format collapsed app.vtp | flamegraph.pl --countname us > pins.svg\n"
     "  vtpin report --format perfetto -o pins.trace.json app.vtp   # open in ui.perfetto.dev\n"
     "  vtpin report --format pprof -o pins.pb.gz app.vtp && go tool pprof -top pins.pb.gz\n";
+
+int report_passes(struct recording *r)
+{
+    for (size_t i = 0; i < r->n_sessions; i++) {
+        int rc = kernel_split_parks(r->sessions[i]);
+        if (rc)
+            return rc;
+        kernel_time_blocks(r->sessions[i]);
+    }
+    return 0;
+}
+
+int report_open(const char *path, struct recording **out, char *err, size_t errlen)
+{
+    struct recording *r = NULL;
+    int rc = recording_load(path, &r, err, errlen);
+    if (rc)
+        return rc;
+    rc = report_passes(r);
+    if (rc) {
+        snprintf(err, errlen, "%s: out of memory", r->path);
+        recording_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
 
 /* A count from the command line: 0 or -EINVAL. */
 static int parse_count(const char *text, size_t *out)
@@ -198,7 +226,7 @@ int report_main(int argc, char **argv)
         return cli_usage_error("report", "--format pprof is gzipped binary, not for a terminal: give -o FILE or "
                                          "redirect standard output");
 
-    int rc = recording_load(argv[optind], &r, err, sizeof(err));
+    int rc = report_open(argv[optind], &r, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "vtpin report: %s\n", err);
         return CLI_EXIT_FAIL;

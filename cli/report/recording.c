@@ -12,7 +12,6 @@
 
 #include "common/frames_kind.h"
 #include "common/idmap.h"
-#include "kernel_pins.h"
 #include "wire.h"
 
 /* ---- small helpers ---- */
@@ -830,10 +829,6 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
     }
     for (size_t i = 0; i < r->n_sessions; i++) {
         rc = session_resolve(r->sessions[i]);
-        if (!rc)
-            rc = kernel_split_parks(r->sessions[i]);
-        if (!rc)
-            kernel_time_blocks(r->sessions[i]);
         if (rc) {
             snprintf(err, errlen, "%s: out of memory", name);
             goto cleanup;

@@ -11,7 +11,7 @@
  * The kernel view: the run's own collector runs with --kernel=auto, so as
  * root it records what the kernel saw of the carriers into its recordings
  * (RUNDIR/collector). At the end those kernel intervals and times are joined
- * to the agent's recording of the same JVM (cli/run_kernel.h): the pins and
+ * to the agent's recording of the same JVM (cli/run/run_kernel.h): the pins and
  * the verdict still come from the agents, the pins gain their `kernel`
  * objects. The start line says whether the kernel view is on, or why not.
  *
@@ -483,7 +483,7 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n)
         struct stat sb;
         if (st->found_in && (stat(g.gl_pathv[i], &sb) || sb.st_mtim.tv_sec < st->started.tv_sec))
             continue; /* not this run's */
-        if (recording_load(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
+        if (report_open(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
             if (recs[*n]->damaged)
                 fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n", g.gl_pathv[i],
                         recs[*n]->damage, (unsigned long long)recs[*n]->events);
@@ -519,7 +519,7 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
     char a[64];
     printf("\nvtpin run: %zu JVM(s), %" PRIu64 " pin(s) counted (%s pinned), %" PRIu64 " allowed, %" PRIu64
            " JDK-internal, %" PRIu64 " native block(s); command exited %d\n",
-           nrecs, result.pins, report_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
+           nrecs, result.pins, units_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
            result.jdk_internal, result.native_blocks, status);
     int stop_signal = run_job_stop_signal();
     if (stop_signal)

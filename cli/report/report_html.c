@@ -1,5 +1,5 @@
 /* The HTML report: one self-contained page (inline CSS and JS from
- * cli/report.html, nothing fetched) plus the session as compact JSON that
+ * cli/report/report.html, nothing fetched) plus the session as compact JSON that
  * the page's script renders: summary, ranked sites, a flame graph of
  * pinned time, a per-carrier timeline, notices and counters.
  *
@@ -29,7 +29,7 @@
 #define HTML_LANE_BUCKETS 2000
 #define HTML_BUSY_BUCKETS 1000
 
-extern const char report_html_template[]; /* generated from cli/report.html */
+extern const char report_html_template[]; /* generated from cli/report/report.html */
 
 /* ---- a string table for the lanes (virtual threads, culprits) ---- */
 
