@@ -131,8 +131,12 @@ char *units_format_duration(int64_t ns, char *out, size_t cap)
         snprintf(out, cap, "%.1f us", (double)ns / 1e3);
     else if (ns < 1000000000)
         snprintf(out, cap, "%.1f ms", (double)ns / 1e6);
-    else
+    else if (ns < 600 * 1000000000LL)
         snprintf(out, cap, "%.2f s", (double)ns / 1e9);
+    else if (ns < 3600 * 1000000000LL) /* a hang, an uptime: minutes read better than 2000.00 s */
+        snprintf(out, cap, "%lldm%02llds", (long long)(ns / 60000000000LL), (long long)(ns / 1000000000 % 60));
+    else
+        snprintf(out, cap, "%lldh%02lldm", (long long)(ns / 3600000000000LL), (long long)(ns / 60000000000LL % 60));
     return out;
 }
 

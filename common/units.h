@@ -28,7 +28,7 @@ int units_parse_size(const char *text, uint64_t *bytes);
 int units_parse_count(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 
 /* The one duration vtpin shows a person (reports, status, top, run, the
- * collector's log): "850 ns", "12.3 us", "201.3 ms", "19.95 s", "7380.00 s"
+ * collector's log): "850 ns", "12.3 us", "201.3 ms", "19.95 s", "10m00s", "2h03m"
  * (negative: 0). Into out[cap]; returns out. */
 char *units_format_duration(int64_t ns, char *out, size_t cap);
 /* "512 B", "64 KiB", "1.5 MiB", "256 MiB" for a person, into out[cap]; returns out. */

@@ -171,7 +171,10 @@ static void test_units(void)
     CHECK_STR(units_format_duration(340000000, out, sizeof(out)), "340.0 ms");
     CHECK_STR(units_format_duration(1200000000, out, sizeof(out)), "1.20 s");
     CHECK_STR(units_format_duration(65000000000LL, out, sizeof(out)), "65.00 s");
-    CHECK_STR(units_format_duration(7380000000000LL, out, sizeof(out)), "7380.00 s");
+    CHECK_STR(units_format_duration(599990000000LL, out, sizeof(out)), "599.99 s");
+    CHECK_STR(units_format_duration(600000000000LL, out, sizeof(out)), "10m00s");
+    CHECK_STR(units_format_duration(3599000000000LL, out, sizeof(out)), "59m59s");
+    CHECK_STR(units_format_duration(7380000000000LL, out, sizeof(out)), "2h03m");
     CHECK_STR(units_format_duration(-5, out, sizeof(out)), "0 ns");
 }
 
