@@ -426,7 +426,7 @@ def case_run_disk_full(jdk):
         p = subprocess.run([VTPIN, "run", "--dir", run_dir, "--"] + cmd, capture_output=True, text=True, timeout=180)
         print(p.stdout[-1500:])
         m = re.search(r"^vtpin run: warning: the collector's recording of JVM (\d+) stopped at (\S+): "
-                      r"No space left on device; (still stopped|resumed) after \S+, (\d+) frames .* not written \((\S+)\)$",
+                      r"No space left on device; (still stopped|resumed) after (?:[0-9.]+ [a-z]+|[0-9]+[mh][0-9]+[sm]), (\d+) frames .* not written \((\S+)\)$",
                       p.stdout, re.M)
         check(m, "the run's report says which JVM's recording stopped, when and why:\n%s\n%s" % (
             p.stdout[-2000:], p.stderr[-2000:]))
