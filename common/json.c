@@ -193,6 +193,16 @@ void json_uint(struct json *j, uint64_t v)
     fprintf(j->out, "%" PRIu64, v);
 }
 
+void json_milli(struct json *j, int64_t v)
+{
+    before_value(j, 0);
+    if (v < 0) {
+        fputc('-', j->out);
+        v = v == INT64_MIN ? INT64_MAX : -v;
+    }
+    fprintf(j->out, "%" PRId64 ".%03" PRId64, v / 1000, v % 1000);
+}
+
 void json_bool(struct json *j, int v)
 {
     before_value(j, 0);

@@ -38,6 +38,8 @@ void json_key(struct json *j, const char *key);
 void json_string(struct json *j, const char *s); /* NULL writes null */
 void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);
+/* v / 1000 with exactly three decimals, e.g. 1234567 as 1234.567 (microseconds from nanoseconds). */
+void json_milli(struct json *j, int64_t v);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);
 

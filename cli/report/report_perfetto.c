@@ -20,51 +20,54 @@
 #define PERFETTO_STACK_FRAMES 24
 #define PERFETTO_BELOW_CULPRIT 2
 
-/* Microseconds with three decimals from ns. */
-static void put_us(FILE *out, int64_t ns)
-{
-    if (ns < 0) {
-        fputc('-', out);
-        ns = ns == INT64_MIN ? INT64_MAX : -ns;
-    }
-    fprintf(out, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
-}
-
-static void put_kv_string(FILE *out, const char *key, const char *value)
-{
-    fprintf(out, ",\"%s\":", key);
-    json_write_string(out, value);
-}
-
 static int64_t lane_tid(const struct lane *l)
 {
     return l->has_tid ? l->tid : 0;
 }
 
-static void put_metadata(FILE *out, int64_t pid, const struct recording_session *s, const struct timeline *t)
+/* One trace event, on a line of its own: {"ph": ph, "name": name, "pid": pid, "tid": tid, ... */
+static void event_begin(struct json *j, const char *ph, const char *cat, const char *name, int64_t pid, int64_t tid)
+{
+    json_object_begin_inline(j);
+    json_kv_string(j, "ph", ph);
+    if (cat)
+        json_kv_string(j, "cat", cat);
+    json_kv_string(j, "name", name);
+    json_kv_int(j, "pid", pid);
+    json_kv_int(j, "tid", tid);
+}
+
+static void put_metadata(struct json *j, int64_t pid, const struct recording_session *s, const struct timeline *t)
 {
     char name[256];
     snprintf(name, sizeof(name), "JVM %" PRId64 "%s%s", pid, s->java_version ? " java " : "",
              s->java_version ? s->java_version : "");
-    fprintf(out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRId64 ",\"tid\":0,\"args\":{\"name\":", pid);
-    json_write_string(out, name);
-    fputs("}}", out);
+    event_begin(j, "M", NULL, "process_name", pid, 0);
+    json_key(j, "args");
+    json_object_begin_inline(j);
+    json_kv_string(j, "name", name);
+    json_object_end(j);
+    json_object_end(j);
     for (size_t i = 0; i < t->n_lanes; i++) {
         const struct lane *l = &t->lanes[i];
         char fallback[64];
         snprintf(fallback, sizeof(fallback), l->has_tid ? "carrier %" PRId32 : "unknown carrier", l->tid);
-        fprintf(out,
-                ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"args\":{\"name\":",
-                pid, lane_tid(l));
-        json_write_string(out, l->name ? l->name : fallback);
-        fprintf(out,
-                "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
-                ",\"args\":{\"sort_index\":%zu}}",
-                pid, lane_tid(l), i);
+        event_begin(j, "M", NULL, "thread_name", pid, lane_tid(l));
+        json_key(j, "args");
+        json_object_begin_inline(j);
+        json_kv_string(j, "name", l->name ? l->name : fallback);
+        json_object_end(j);
+        json_object_end(j);
+        event_begin(j, "M", NULL, "thread_sort_index", pid, lane_tid(l));
+        json_key(j, "args");
+        json_object_begin_inline(j);
+        json_kv_uint(j, "sort_index", i);
+        json_object_end(j);
+        json_object_end(j);
     }
 }
 
-static void put_pin(FILE *out, int64_t pid, const struct recording_session *s, const struct lane *l,
+static void put_pin(struct json *j, int64_t pid, const struct recording_session *s, const struct lane *l,
                     const struct recording_pin *p, int64_t origin)
 {
     char text[1024], name[1200];
@@ -74,55 +77,70 @@ static void put_pin(FILE *out, int64_t pid, const struct recording_session *s, c
                  views_frame_label(culprit, text, sizeof(text)));
     else
         snprintf(name, sizeof(name), "%s", wire_reason_name(p->reason));
-    fputs(",\n{\"ph\":\"X\",\"cat\":\"pin\",\"name\":", out);
-    json_write_string(out, name);
-    fprintf(out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", pid, lane_tid(l));
-    put_us(out, recording_sat_sub(p->start_ns, origin));
-    fputs(",\"dur\":", out);
-    put_us(out, recording_pin_duration(s, p));
-    fprintf(out, ",\"args\":{\"pin_id\":%" PRIu64 ",\"reason\":\"%s\"", p->id, wire_reason_name(p->reason));
+    event_begin(j, "X", "pin", name, pid, lane_tid(l));
+    json_key(j, "ts");
+    json_milli(j, recording_sat_sub(p->start_ns, origin));
+    json_key(j, "dur");
+    json_milli(j, recording_pin_duration(s, p));
+    json_key(j, "args");
+    json_object_begin_inline(j);
+    json_kv_uint(j, "pin_id", p->id);
+    json_kv_string(j, "reason", wire_reason_name(p->reason));
     if (p->has_vthread_id)
-        fprintf(out, ",\"vthread_id\":%" PRId64, p->vthread_id);
+        json_kv_int(j, "vthread_id", p->vthread_id);
     if (p->vthread_name)
-        put_kv_string(out, "vthread_name", p->vthread_name);
+        json_kv_string(j, "vthread_name", p->vthread_name);
     if (culprit)
-        put_kv_string(out, "culprit", report_format_frame(culprit, text, sizeof(text)));
+        json_kv_string(j, "culprit", report_format_frame(culprit, text, sizeof(text)));
     if (p->blocked_in)
-        put_kv_string(out, "blocked_in", p->blocked_in);
-    fprintf(out, ",\"ongoing\":%s", p->ended ? "false" : "true");
+        json_kv_string(j, "blocked_in", p->blocked_in);
+    json_kv_bool(j, "ongoing", !p->ended);
     /* the frames holding monitors, with how many each */
     uint64_t monitors = 0;
-    fputs(",\"monitor_frames\":[", out);
-    for (uint32_t i = 0, n = 0; p->stack && p->stack->frames && i < p->stack->count; i++) {
+    json_key(j, "monitor_frames");
+    json_array_begin_inline(j);
+    for (uint32_t i = 0; p->stack && p->stack->frames && i < p->stack->count; i++) {
         const struct recording_frame *f = &p->stack->frames[i];
         if (!f->monitors)
             continue;
         monitors += f->monitors;
         char held[1100];
         snprintf(held, sizeof(held), "%s x%" PRIu32, report_format_frame(f, text, sizeof(text)), f->monitors);
-        if (n++)
-            fputc(',', out);
-        json_write_string(out, held);
+        json_string(j, held);
     }
-    fprintf(out, "],\"monitors\":%" PRIu64 ",\"stack\":[", monitors);
+    json_array_end(j);
+    json_kv_uint(j, "monitors", monitors);
+    json_key(j, "stack");
+    json_array_begin_inline(j);
     uint32_t shown = p->stack ? p->stack->count : 0;
     if (p->has_culprit && p->culprit + 1 + PERFETTO_BELOW_CULPRIT < shown)
         shown = p->culprit + 1 + PERFETTO_BELOW_CULPRIT;
     if (shown > PERFETTO_STACK_FRAMES)
         shown = PERFETTO_STACK_FRAMES;
-    for (uint32_t i = 0; i < shown; i++) {
-        if (i)
-            fputc(',', out);
-        json_write_string(out, report_format_frame(&p->stack->frames[i], text, sizeof(text)));
-    }
+    for (uint32_t i = 0; i < shown; i++)
+        json_string(j, report_format_frame(&p->stack->frames[i], text, sizeof(text)));
     if (p->stack && (p->stack->count > shown || p->stack->truncated))
-        fputs(shown ? ",\"...\"" : "\"...\"", out);
-    fputs("]}}", out);
+        json_string(j, "...");
+    json_array_end(j);
+    json_object_end(j);
+    json_object_end(j);
+}
+
+static void put_busy(struct json *j, const char *name, int64_t pid, const struct lane *l, int64_t ts_ns, int busy)
+{
+    event_begin(j, "C", "occupancy", name, pid, lane_tid(l));
+    json_key(j, "ts");
+    json_milli(j, ts_ns);
+    json_key(j, "args");
+    json_object_begin_inline(j);
+    json_kv_int(j, "busy", busy);
+    json_object_end(j);
+    json_object_end(j);
 }
 
 /* A busy counter per carrier: 1 while it carries a virtual thread, 0 idle.
  * Only changes are written (sampled occupancy repeats the same state). */
-static void put_occupancy(FILE *out, int64_t pid, const struct recording_session *s, const struct timeline *t,
+static void put_occupancy(struct json *j, int64_t pid, const struct recording_session *s, const struct timeline *t,
                           const struct lane *l, int64_t origin)
 {
     char name[300];
@@ -136,19 +154,10 @@ static void put_occupancy(FILE *out, int64_t pid, const struct recording_session
         if (busy == last)
             continue;
         last = busy;
-        fputs(",\n{\"ph\":\"C\",\"cat\":\"occupancy\",\"name\":", out);
-        json_write_string(out, name);
-        fprintf(out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", pid, lane_tid(l));
-        put_us(out, recording_sat_sub(o->time_ns, origin));
-        fprintf(out, ",\"args\":{\"busy\":%d}}", busy);
+        put_busy(j, name, pid, l, recording_sat_sub(o->time_ns, origin), busy);
     }
-    if (l->n_occ) { /* close the last state where it stops being known */
-        fputs(",\n{\"ph\":\"C\",\"cat\":\"occupancy\",\"name\":", out);
-        json_write_string(out, name);
-        fprintf(out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", pid, lane_tid(l));
-        put_us(out, recording_sat_sub(timeline_occupancy_end(s, t, l, l->n_occ - 1), origin));
-        fprintf(out, ",\"args\":{\"busy\":%d}}", last);
-    }
+    if (l->n_occ) /* close the last state where it stops being known */
+        put_busy(j, name, pid, l, recording_sat_sub(timeline_occupancy_end(s, t, l, l->n_occ - 1), origin), last);
 }
 
 int report_perfetto(FILE *out, const struct recording *r, const struct report_options *o)
@@ -162,25 +171,38 @@ int report_perfetto(FILE *out, const struct recording *r, const struct report_op
     int64_t origin = s->has_time ? s->first_ns : 0;
     int64_t origin_unix = 0;
 
-    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", out);
-    put_metadata(out, pid, s, &t);
+    struct json j;
+    json_init(&j, out);
+    json_object_begin(&j);
+    json_kv_string(&j, "displayTimeUnit", "ms");
+    json_key(&j, "traceEvents");
+    json_array_begin(&j);
+    put_metadata(&j, pid, s, &t);
     for (size_t i = 0; i < t.n_lanes; i++) {
         const struct lane *l = &t.lanes[i];
         for (size_t k = 0; k < l->n_pins; k++)
-            put_pin(out, pid, s, l, &s->pins[l->pins[k]], origin);
-        put_occupancy(out, pid, s, &t, l, origin);
+            put_pin(&j, pid, s, l, &s->pins[l->pins[k]], origin);
+        put_occupancy(&j, pid, s, &t, l, origin);
     }
-    fputs("\n],\"otherData\":{\"generator\":\"vtpin report --format perfetto\"", out);
-    if (s->has_time && recording_unix_ns(s, origin, &origin_unix) == 0)
-        fprintf(out, ",\"time_origin_unix_ns\":\"%" PRId64 "\"", origin_unix);
-    fprintf(out, ",\"pid\":\"%" PRId64 "\"", pid);
+    json_array_end(&j);
+    json_key(&j, "otherData");
+    json_object_begin(&j);
+    json_kv_string(&j, "generator", "vtpin report --format perfetto");
+    if (s->has_time && recording_unix_ns(s, origin, &origin_unix) == 0) {
+        char unix_ns[32];
+        snprintf(unix_ns, sizeof(unix_ns), "%" PRId64, origin_unix);
+        json_kv_string(&j, "time_origin_unix_ns", unix_ns);
+    }
+    char pid_text[32];
+    snprintf(pid_text, sizeof(pid_text), "%" PRId64, pid);
+    json_kv_string(&j, "pid", pid_text);
     if (s->java_version)
-        put_kv_string(out, "java_version", s->java_version);
+        json_kv_string(&j, "java_version", s->java_version);
     if (s->host)
-        put_kv_string(out, "host", s->host);
-    fputs("}}\n", out);
+        json_kv_string(&j, "host", s->host);
+    json_object_end(&j);
+    json_object_end(&j);
+    rc = json_finish(&j);
     timeline_fini(&t);
-    if (fflush(out) || ferror(out))
-        return -EIO;
-    return 0;
+    return rc;
 }

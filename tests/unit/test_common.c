@@ -3,6 +3,7 @@
  * (io.c). */
 #include "common/frame_text.h"
 #include "common/io.h"
+#include "common/json.h"
 #include "common/strbuf.h"
 #include "common/units.h"
 
@@ -129,6 +130,29 @@ static void test_strbuf(void)
     strbuf_fini(&b); /* twice is safe */
 }
 
+/* json_milli: thousandths as a decimal with three places (the Perfetto trace's microseconds). */
+static void test_json_milli(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!CHECK(out))
+        return;
+    struct json j;
+    json_init(&j, out);
+    json_array_begin_inline(&j);
+    json_milli(&j, 1234567);
+    json_milli(&j, 5);
+    json_milli(&j, 0);
+    json_milli(&j, -1500);
+    json_milli(&j, INT64_MIN); /* saturates instead of overflowing */
+    json_array_end(&j);
+    CHECK_INT(json_finish(&j), 0);
+    fclose(out);
+    CHECK_STR(text, "[1234.567, 0.005, 0.000, -1.500, -9223372036854775.807]\n");
+    free(text);
+}
+
 int main(void)
 {
     CHECK_RUN(test_durations);
@@ -136,5 +160,6 @@ int main(void)
     CHECK_RUN(test_frame_text);
     CHECK_RUN(test_write_all);
     CHECK_RUN(test_strbuf);
+    CHECK_RUN(test_json_milli);
     CHECK_MAIN_RETURN();
 }
