@@ -282,9 +282,18 @@ def case_back_to_back_startup(jdk):
     if jdk >= 24:
         skip("synchronized + sleep does not pin on JDK 24+ (JEP 491)")
     coll = Collector(["--kernel=on"]).start()
+    d = tempdir(prefix="vtpin-b2b-start-")
+    go = os.path.join(d, "go")
     r = None
     try:
-        r = streaming(jdk, coll, "BackToBack", args=(2, 20, 15, "-"), props=scheduler(2)).start()
+        r = streaming(jdk, coll, "BackToBack", args=(2, 20, 15, go), props=scheduler(2)).start()
+        # the rounds begin once the collector tracks both (warmed-up) carriers: a pin that starts
+        # before its carrier's announcement reached the collector has no kernel view (a clean-clone
+        # run under ASan lost the first 13 ms pin so, its carrier tracked after it ended)
+        coll.wait_for(lambda: coll.ask("status"),
+                      lambda s: any(j["pid"] == r.proc.pid and j["connected"] and
+                                    sum(1 for c in j["kernel_carriers"] if c["kernel"]) >= 2 for j in s["jvms"]))
+        open(go, "w").close()
         rep = finish(coll, r)
         pins = [p for p in rep["pins"] if p["reason"] == "MONITOR"]
         # 40 sleeps; one the carrier woke from early is parked again for the rest (the JDK's
