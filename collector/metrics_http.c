@@ -73,6 +73,8 @@ struct metrics_http {
     uint16_t port;
     metrics_http_render render;
     void *arg;
+    metrics_http_profile profile; /* /debug/pprof/pinned; NULL: not served */
+    void *profile_arg;
     struct conn *conns;          /* every connection MHD holds, newest first */
     unsigned live;               /* of them, not cut */
     uint64_t cut_late, cut_slot; /* since the last report: past REQUEST_S, to make room */
@@ -303,6 +305,43 @@ static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned status,
     return rc;
 }
 
+/* GET /debug/pprof/pinned?seconds=N: gzipped pprof, or 400 with what is wrong with the query. */
+static enum MHD_Result answer_profile(struct metrics_http *h, struct MHD_Connection *conn, const char *method)
+{
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
+    const char *seconds = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds");
+    char why[256] = "";
+    uint8_t *body = NULL;
+    size_t len = 0;
+    int rc = h->profile(h->profile_arg, seconds, &body, &len, why, sizeof(why) - 1);
+    struct MHD_Response *r;
+    if (rc == -EINVAL) {
+        strcat(why, "\n");
+        r = MHD_create_response_from_buffer(strlen(why), why, MHD_RESPMEM_MUST_COPY);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+        enum MHD_Result q = MHD_queue_response(conn, MHD_HTTP_BAD_REQUEST, r);
+        MHD_destroy_response(r);
+        return q;
+    }
+    if (rc) {
+        clog_error("metrics: /debug/pprof/pinned: %s", strerror(-rc));
+        return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "vtpin collector: cannot render the profile\n");
+    }
+    if (!(r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE))) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+    MHD_add_response_header(r, "Content-Disposition", "attachment; filename=\"pinned\"");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    enum MHD_Result q = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return q;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
@@ -312,6 +351,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)upload_data_size;
     (void)con_cls;
     struct metrics_http *h = cls;
+    if (h->profile && strcmp(url, "/debug/pprof/pinned") == 0)
+        return answer_profile(h, conn, method);
     if (strcmp(url, "/metrics") != 0)
         return answer_text(conn, MHD_HTTP_NOT_FOUND, "vtpin collector: the metrics are at /metrics\n");
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -436,6 +477,12 @@ void metrics_http_run(struct metrics_http *h)
         if (MHD_get_timeout(h->daemon, &timeout) != MHD_YES || timeout > 0)
             return;
     }
+}
+
+void metrics_http_set_profile(struct metrics_http *h, metrics_http_profile profile, void *arg)
+{
+    h->profile = profile;
+    h->profile_arg = arg;
 }
 
 void metrics_http_stop(struct metrics_http *h)

@@ -20,6 +20,11 @@ struct metrics_http;
 
 /* Renders the exposition into *body (malloc'ed, the server frees it), *len bytes. 0 or -errno. */
 typedef int (*metrics_http_render)(void *arg, char **body, size_t *len);
+/* Renders GET /debug/pprof/pinned: seconds is the query's seconds= value (NULL when not given).
+ * 0 with *body (malloc'ed, the server frees it), *len bytes of gzipped pprof; -EINVAL for a bad
+ * query, why[] saying what is wrong (answered 400 with it); else -errno (500). */
+typedef int (*metrics_http_profile)(void *arg, const char *seconds, uint8_t **body, size_t *len, char *why,
+                                    size_t whylen);
 
 /* Parses "HOST:PORT" (HOST: an IPv4 address, [IPv6] or localhost; PORT 0-65535,
  * 0: any free port) into *addr, *addrlen. A HOST that is not a loopback
@@ -42,5 +47,8 @@ uint16_t metrics_http_port(const struct metrics_http *h);
  * tick is that bound's precision. */
 void metrics_http_run(struct metrics_http *h);
 void metrics_http_stop(struct metrics_http *h);
+/* Serves GET /debug/pprof/pinned from profile, as Go's net/http/pprof serves a profile
+ * (application/octet-stream), under the limits of /metrics. */
+void metrics_http_set_profile(struct metrics_http *h, metrics_http_profile profile, void *arg);
 
 #endif

@@ -27,6 +27,7 @@
 #include "metrics_http.h"
 #include "nspid.h"
 #include "paths.h"
+#include "pinned_pprof.h"
 #include "query.h"
 #include "recorder.h"
 #include "session.h"
@@ -749,6 +750,20 @@ static int render_metrics(void *arg, char **body, size_t *len)
     return metrics_render(s->jvms, &info, mono_ns(), body, len);
 }
 
+/* /debug/pprof/pinned, on the loop's thread too. */
+static int render_pinned(void *arg, const char *seconds, uint8_t **body, size_t *len, char *why, size_t whylen)
+{
+    struct server *s = arg;
+    int64_t span = 0;
+    int rc = pinned_pprof_span(seconds, s->cfg.window_ns, &span, why, whylen);
+    if (rc)
+        return rc;
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    return pinned_pprof_render(s->jvms, mono_ns(), (int64_t)wall.tv_sec * NS_PER_SEC + wall.tv_nsec, s->started, span,
+                               body, len);
+}
+
 static int start_metrics(struct server *s)
 {
     char err[512];
@@ -771,7 +786,9 @@ static int start_metrics(struct server *s)
         host[0] = '[';
         strcat(host, "]");
     }
+    metrics_http_set_profile(s->metrics, render_pinned, s);
     clog_info("metrics on http://%s:%u/metrics", host, metrics_http_port(s->metrics));
+    clog_info("pinned time as pprof on http://%s:%u/debug/pprof/pinned?seconds=N", host, metrics_http_port(s->metrics));
     return 0;
 }
 
