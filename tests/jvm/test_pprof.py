@@ -46,6 +46,7 @@ def go_pprof(args, home):
     if not go:
         skip("go not installed (Debian package golang-go; scripts/setup.sh installs it)")
     env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOCACHE=os.path.join(home, "gocache"), GOFLAGS="")
+    env.pop("LD_PRELOAD", None)  # the ASan runtime the harness preloads is for vtpin's programs, not Go's
     p = subprocess.run([go, "tool", "pprof"] + args, capture_output=True, text=True, timeout=120, env=env)
     check(p.returncode == 0, "go tool pprof %s exits 0, not %d: %s" % (" ".join(args), p.returncode, p.stderr))
     return p.stdout
