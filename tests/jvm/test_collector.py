@@ -245,11 +245,31 @@ def fill(path):
     return st.f_bavail * st.f_frsize
 
 
+def pinning_until_stopped(jdk, d, sessions, what):
+    """A collector recording into sessions (on a full tmpfs) and a JVM that pins all along on every
+    JDK (OccMix: a native frame, 2 carriers, rounds of 30 ms pins) streaming to it, until status
+    shows that JVM's recording stopped: (collector, run, pid, mine: a status answer's entries of that
+    JVM, the status answer's JVM)."""
+    from test_metrics import MetricsCollector
+    coll = MetricsCollector(d)
+    coll.cmd[coll.cmd.index("--dir") + 1] = sessions
+    coll.start()
+    os.makedirs(os.path.join(d, "jvm"))
+    r = Run(jdk, "OccMix", args=(120, 2, 30, 10, 20), props=scheduler(2), agent_opts="collector=" + coll.socket,
+            workdir=os.path.join(d, "jvm")).start()
+    pid = r.proc.pid
+
+    def mine(s):
+        return [j for j in s["jvms"] if j["pid"] == pid]
+    st = coll_wait(coll, lambda s: mine(s) and (mine(s)[0].get("recording_error") or {}).get("active"), what)
+    return coll, r, pid, mine, mine(st)[0]
+
+
 def case_recording_disk_full(jdk):
     """The collector's recording directory fills up (a 1 MiB tmpfs, root): status (text and JSON),
     top and /metrics say which JVM's recording stopped, when and why; once space is freed the
     recording resumes, says in a notice how much was lost, and holds new events again."""
-    from test_metrics import MetricsCollector, samples, select
+    from test_metrics import samples, select
     jdk = int(jdk)
     if os.geteuid() != 0:
         skip("mounting a small tmpfs needs root")
@@ -265,20 +285,7 @@ def case_recording_disk_full(jdk):
         os.mkdir(sessions, 0o700)
         left = fill(small)
         print("tmpfs full: %d bytes free" % left)
-        coll = MetricsCollector(d)
-        coll.cmd[coll.cmd.index("--dir") + 1] = sessions
-        coll.start()
-        os.makedirs(os.path.join(d, "jvm"))
-        # pins all along on every JDK (a native frame): 2 carriers, rounds of 30 ms pins
-        r = Run(jdk, "OccMix", args=(120, 2, 30, 10, 20), props=scheduler(2), agent_opts="collector=" + coll.socket,
-                workdir=os.path.join(d, "jvm")).start()
-        pid = r.proc.pid
-
-        def mine(s):
-            return [j for j in s["jvms"] if j["pid"] == pid]
-        st = coll_wait(coll, lambda s: mine(s) and (mine(s)[0].get("recording_error") or {}).get("active"),
-                       "the JVM's recording stopped")
-        j = mine(st)[0]
+        coll, r, pid, mine, j = pinning_until_stopped(jdk, d, sessions, "the JVM's recording stopped")
         e = j["recording_error"]
         print("stopped: %s" % json.dumps(e))
         check(e["error"] == "No space left on device" and e["errno"] == 28, "why: %s" % e)
@@ -340,7 +347,7 @@ def case_recording_no_inode(jdk):
     """No file can be created in the recording directory (a tmpfs out of inodes, root): the JVM's
     recording is shown stopped from its start with the reason; once a file can be created it is,
     starting with the JVM's Hello and the gap notice."""
-    from test_metrics import MetricsCollector, samples, select
+    from test_metrics import samples, select
     jdk = int(jdk)
     if os.geteuid() != 0:
         skip("mounting a small tmpfs needs root")
@@ -364,19 +371,7 @@ def case_recording_no_inode(jdk):
         except OSError:
             pass
         check(0 < len(fillers) < 64, "the tmpfs ran out of inodes: %d files" % len(fillers))
-        coll = MetricsCollector(d)
-        coll.cmd[coll.cmd.index("--dir") + 1] = sessions
-        coll.start()
-        os.makedirs(os.path.join(d, "jvm"))
-        r = Run(jdk, "OccMix", args=(120, 2, 30, 10, 20), props=scheduler(2), agent_opts="collector=" + coll.socket,
-                workdir=os.path.join(d, "jvm")).start()
-        pid = r.proc.pid
-
-        def mine(s):
-            return [j for j in s["jvms"] if j["pid"] == pid]
-        st = coll_wait(coll, lambda s: mine(s) and (mine(s)[0].get("recording_error") or {}).get("active"),
-                       "the JVM's recording stopped from its start")
-        j = mine(st)[0]
+        coll, r, pid, mine, j = pinning_until_stopped(jdk, d, sessions, "the JVM's recording stopped from its start")
         print("stopped: %s %s" % (j["recording"], json.dumps(j["recording_error"])))
         check(j["recording_error"]["error"] == "No space left on device", "why: %s" % j["recording_error"])
         check(j["recording"] and not os.path.exists(j["recording"]), "named, not created: %s" % j["recording"])
