@@ -44,6 +44,8 @@ APT_PACKAGES=(
   libjna-java libjna-jni
   # Go's pprof (go tool pprof) reads the pprof profiles in tests/jvm/test_pprof.py
   golang-go
+  # embedded Tomcat 10.1 (virtual-thread connector) for java-fixtures/srctomcat and tests/jvm/test_attach_exact.py
+  libtomcat10-java
 )
 # Trixie libraries the patched JDK runs against (its NEEDED set outside the JDK).
 TRIXIE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)

@@ -24,6 +24,7 @@ VTPIN = os.path.join(BUILD, "vtpin")
 CLASSES = os.path.join(BUILD, "java-fixtures", "classes")
 CLASSES25 = os.path.join(BUILD, "java-fixtures", "classes25")  # FFM fixtures (JDK 22+)
 CLASSES_JNA = os.path.join(BUILD, "java-fixtures", "classes-jna")  # JNA fixtures (with jna.jar)
+CLASSES_TOMCAT = os.path.join(BUILD, "java-fixtures", "classes-tomcat")  # embedded Tomcat fixtures
 FIXTURE_LIB = os.path.join(BUILD, "java-fixtures", "lib")
 JFC = os.path.join(os.path.dirname(__file__), "..", "..", "java-fixtures", "pin.jfc")
 EXTRA_AGENT_OPTS = os.environ.get("VTPIN_TEST_AGENT_OPTIONS", "")
@@ -87,6 +88,21 @@ def scheduler(parallelism, max_pool=None):
 def classpath(feature):
     """The fixtures, and from JDK 22 on the FFM fixtures too."""
     return CLASSES + (":" + CLASSES25 if feature >= 22 and os.path.isdir(CLASSES25) else "")
+
+
+def tomcat_classpath():
+    """The Tomcat fixtures and the Tomcat jars they were compiled against (java-fixtures/CMakeLists.txt
+    writes them down), as extra_cp entries; skips, saying why, when they were not built."""
+    listed = os.path.join(BUILD, "java-fixtures", "classes-tomcat.classpath")
+    if not os.path.isfile(listed) or not os.path.isdir(CLASSES_TOMCAT):
+        skip("the Tomcat fixtures are not built (%s): install libtomcat10-java (scripts/setup.sh) and re-run cmake"
+             % CLASSES_TOMCAT)
+    with open(listed) as f:
+        jars = [j for j in f.read().strip().split(":") if j]
+    missing = [j for j in jars if not os.path.isfile(j)]
+    if missing:
+        skip("Tomcat jars gone since cmake ran: %s" % missing)
+    return [CLASSES_TOMCAT] + jars
 
 
 class Run:
