@@ -80,6 +80,10 @@ static void announce_carrier(struct carrier_slot *c)
     OPT_U32(m, name, sid);
     m.has_start_ns = 1;
     m.start_ns = c->start_ns;
+    if (c->java_thread) {
+        m.has_java_thread = 1;
+        m.java_thread = (uint64_t)c->java_thread;
+    }
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_CARRIER;
     ev.carrier = &m;

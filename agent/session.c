@@ -10,6 +10,7 @@
 #include "outputs.h"
 #include "pins.h"
 #include "queue.h"
+#include "vmstructs.h"
 
 #define MAX_NOTICES 32
 
@@ -160,6 +161,19 @@ void session_hello(unsigned sinks, uint32_t connection)
     h.occupancy_sample_interval_ns = options_occupancy_interval_ns(c->options);
     h.has_connection = 1;
     h.connection = connection;
+    struct vm_thread_layout l;
+    Vtpin__V1__ThreadLayout tl = VTPIN__V1__THREAD_LAYOUT__INIT;
+    if (vmstructs_thread_layout(&l)) {
+        tl.thread_obj_offset = l.thread_obj;
+        tl.vthread_offset = l.vthread;
+        tl.pending_monitor_offset = l.pending_monitor;
+        tl.waiting_monitor_offset = l.waiting_monitor;
+        tl.thread_state_offset = l.thread_state;
+        tl.tid_offset = l.tid;
+        tl.state_blocked = l.state_blocked;
+        tl.state_in_native = l.state_in_native;
+        h.thread_layout = &tl;
+    }
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_HELLO;
     ev.hello = &h;

@@ -4,11 +4,16 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 static int resolved; /* 0 not tried, 1 usable, -1 unusable */
 static long osthread_offset = -1, thread_id_offset = -1, thread_state_offset = -1;
 static long state_in_native = -1, state_in_native_trans = -1, state_blocked = -1;
 static jfieldID eetop_field;
+static long thread_obj_offset = -1, vthread_offset = -1, pending_offset = -1, waiting_offset = -1;
+static struct vm_thread_layout layout;
+static int layout_ok;
 
 static uintptr_t exported(const char *name)
 {
@@ -48,6 +53,62 @@ static void resolve_states(void)
     }
 }
 
+/* Reads len bytes at addr of this process without faulting (an address that
+ * is not what it seems gives -1, not a crash). */
+static int safe_read(uintptr_t addr, void *out, size_t len)
+{
+    struct iovec local = {out, len}, remote = {(void *)addr, len};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* What the kernel view does at a context switch, done here on the calling
+ * thread: its thread object through _threadObj, the same through _vthread (no
+ * virtual thread mounted), and its tid where the layout says. */
+static int layout_reads_right(JNIEnv *jni, jobject self, jfieldID tid_field)
+{
+    uintptr_t jt = (uintptr_t)(*jni)->GetLongField(jni, self, eetop_field);
+    jlong want = (*jni)->GetLongField(jni, self, tid_field);
+    uintptr_t h_obj, h_vt, obj, vt;
+    int64_t tid;
+    if (!jt || safe_read(jt + (uintptr_t)thread_obj_offset, &h_obj, sizeof(h_obj)) ||
+        safe_read(jt + (uintptr_t)vthread_offset, &h_vt, sizeof(h_vt)) || !h_obj || !h_vt ||
+        safe_read(h_obj, &obj, sizeof(obj)) || safe_read(h_vt, &vt, sizeof(vt)) || !obj || obj != vt ||
+        safe_read(obj + layout.tid, &tid, sizeof(tid)))
+        return 0;
+    return tid == want;
+}
+
+static void resolve_layout(JNIEnv *jni, jclass thread_class)
+{
+    if (thread_obj_offset < 0 || vthread_offset < 0 || pending_offset < 0 || waiting_offset < 0 ||
+        thread_state_offset < 0 || state_blocked < 0 || state_in_native < 0)
+        return;
+    jfieldID tid_field = (*jni)->GetFieldID(jni, thread_class, "tid", "J");
+    jmethodID current = (*jni)->GetStaticMethodID(jni, thread_class, "currentThread", "()Ljava/lang/Thread;");
+    jobject self = tid_field && current ? (*jni)->CallStaticObjectMethod(jni, thread_class, current) : NULL;
+    if ((*jni)->ExceptionCheck(jni) || !self) {
+        (*jni)->ExceptionClear(jni);
+        return;
+    }
+    /* HotSpot encodes an instance field's offset in its jfieldID, shifted past two tag bits
+     * (jfieldIDWorkaround); the reads below check it, and everything else, on a live thread */
+    layout = (struct vm_thread_layout){
+        .thread_obj = (uint32_t)thread_obj_offset,
+        .vthread = (uint32_t)vthread_offset,
+        .pending_monitor = (uint32_t)pending_offset,
+        .waiting_monitor = (uint32_t)waiting_offset,
+        .thread_state = (uint32_t)thread_state_offset,
+        .tid = (uint32_t)((uintptr_t)tid_field & 1 ? ((uintptr_t)tid_field >> 2) & 0x7f /* checked: small offset */
+                                                   : ((uintptr_t)tid_field >> 2) & 0xfff),
+        .state_blocked = (int32_t)state_blocked,
+        .state_in_native = (int32_t)state_in_native,
+    };
+    /* a collection can move the object between two reads: a few tries */
+    for (int i = 0; i < 3 && !layout_ok; i++)
+        layout_ok = layout_reads_right(jni, self, tid_field);
+    (*jni)->DeleteLocalRef(jni, self);
+}
+
 static void resolve(JNIEnv *jni)
 {
     resolved = -1;
@@ -74,6 +135,14 @@ static void resolve(JNIEnv *jni)
             thread_id_offset = off;
         else if (strcmp(type, "JavaThread") == 0 && strcmp(field, "_thread_state") == 0)
             thread_state_offset = off;
+        else if (strcmp(type, "JavaThread") == 0 && strcmp(field, "_threadObj") == 0)
+            thread_obj_offset = off;
+        else if (strcmp(type, "JavaThread") == 0 && strcmp(field, "_vthread") == 0)
+            vthread_offset = off;
+        else if (strcmp(type, "JavaThread") == 0 && strcmp(field, "_current_pending_monitor") == 0)
+            pending_offset = off;
+        else if (strcmp(type, "JavaThread") == 0 && strcmp(field, "_current_waiting_monitor") == 0)
+            waiting_offset = off;
     }
     resolve_states();
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
@@ -82,6 +151,8 @@ static void resolve(JNIEnv *jni)
         (*jni)->ExceptionClear(jni);
     if (osthread_offset >= 0 && thread_id_offset >= 0 && eetop_field)
         resolved = 1;
+    if (resolved == 1 && thread_class)
+        resolve_layout(jni, thread_class);
 }
 
 int vmstructs_thread_tid(JNIEnv *jni, jobject thread)
@@ -122,4 +193,12 @@ enum vm_state vmstructs_thread_state(uintptr_t java_thread)
     if (st == state_in_native || st == state_in_native_trans)
         return VM_STATE_NATIVE;
     return st == state_blocked ? VM_STATE_BLOCKED : VM_STATE_OTHER;
+}
+
+int vmstructs_thread_layout(struct vm_thread_layout *out)
+{
+    if (!layout_ok)
+        return 0;
+    *out = layout;
+    return 1;
 }

@@ -25,4 +25,18 @@ uintptr_t vmstructs_java_thread(JNIEnv *jni, jobject thread);
 enum vm_state { VM_STATE_UNKNOWN = 0, VM_STATE_NATIVE, VM_STATE_BLOCKED, VM_STATE_OTHER };
 enum vm_state vmstructs_thread_state(uintptr_t java_thread);
 
+/* Where a JavaThread keeps what the collector's kernel view reads at each
+ * context switch of a carrier: which virtual thread is mounted (_vthread
+ * against _threadObj, then the thread object's tid field) and whether it
+ * waits for a monitor. Offsets in bytes; the wire's ThreadLayout. */
+struct vm_thread_layout {
+    uint32_t thread_obj, vthread, pending_monitor, waiting_monitor, thread_state; /* in JavaThread */
+    uint32_t tid;                                                                 /* in java.lang.Thread */
+    int32_t state_blocked, state_in_native;
+};
+/* 1 with *out when HotSpot exports all of it and it read right on a live
+ * thread (the calling one, at vmstructs_init); else 0 (e.g. ZGC's coloured
+ * pointers, a layout that changed). */
+int vmstructs_thread_layout(struct vm_thread_layout *out);
+
 #endif
