@@ -10,6 +10,7 @@
 
 #include "clog.h"
 #include "kjoin.h"
+#include "kstate.h"
 #include "ksyms.h"
 #include "kview.h"
 #include "nspid.h"
@@ -19,8 +20,16 @@
 #define KGLUE_SCAN_NS (10 * 1000000LL)
 #define KGLUE_STACK_MAX 32
 
+/* An agent's ThreadLayout (its Hello): how to read its carriers' JavaThreads. */
+struct owner_layout {
+    struct owner_layout *next;
+    const void *owner;
+    struct kview_java_layout layout;
+};
+
 struct kglue {
     struct kglue_config cfg;
+    struct owner_layout *layouts; /* one per connected agent that sent one */
     kglue_write write;
     struct kview *kv;
     struct kjoin *join;
@@ -119,12 +128,25 @@ void kglue_close(struct kglue *k)
     kjoin_free(k->join);
     kview_close(k->kv);
     ksyms_free(k->syms);
+    while (k->layouts) {
+        struct owner_layout *l = k->layouts;
+        k->layouts = l->next;
+        free(l);
+    }
     free(k);
 }
 
 /* ---- intervals to KernelInterval frames ---- */
 
 /* enum kernel_state is the wire's enum, value for value. */
+_Static_assert((int)JAVA_WAIT_UNKNOWN == (int)VTPIN__V1__JAVA_WAIT__JAVA_WAIT_UNKNOWN &&
+                   (int)JAVA_WAIT_BLOCKED == (int)VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED &&
+                   (int)JAVA_WAIT_MONITOR_ENTER == (int)VTPIN__V1__JAVA_WAIT__JAVA_MONITOR_ENTER &&
+                   (int)JAVA_WAIT_MONITOR_WAIT == (int)VTPIN__V1__JAVA_WAIT__JAVA_MONITOR_WAIT &&
+                   (int)JAVA_WAIT_IN_NATIVE == (int)VTPIN__V1__JAVA_WAIT__JAVA_IN_NATIVE &&
+                   (int)JAVA_WAIT_OTHER == (int)VTPIN__V1__JAVA_WAIT__JAVA_OTHER,
+               "collector/kernel/offcpu.h and vtpin.v1.JavaWait differ");
+
 _Static_assert((int)KSTATE_UNKNOWN == (int)VTPIN__V1__KERNEL_STATE__KERNEL_STATE_UNKNOWN &&
                    (int)KSTATE_RUNNABLE == (int)VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE &&
                    (int)KSTATE_SLEEPING == (int)VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING &&
@@ -175,6 +197,11 @@ static void emit(void *arg, const struct kjoin_carrier *c, const struct kview_in
     m.runqueue_ns = iv->rq_ns;
     m.has_host_tid = 1;
     m.host_tid = c->host_tid;
+    if (iv->vthread_id >= 0 && iv->java_wait > JAVA_WAIT_UNKNOWN && iv->java_wait <= JAVA_WAIT_OTHER) {
+        m.has_vthread_id = m.has_java_wait = 1;
+        m.vthread_id = iv->vthread_id;
+        m.java_wait = (Vtpin__V1__JavaWait)iv->java_wait;
+    }
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL;
     ev.kernel_interval = &m;
@@ -314,14 +341,67 @@ static struct kjoin_carrier *track(struct kglue *k, void *owner, pid_t peer_pid,
     return kjoin_by_host(k->join, host);
 }
 
+static const struct kview_java_layout *layout_of(const struct kglue *k, const void *owner)
+{
+    for (const struct owner_layout *l = k->layouts; l; l = l->next)
+        if (l->owner == owner)
+            return &l->layout;
+    return NULL;
+}
+
+void kglue_agent_hello(struct kglue *k, const void *owner, const Vtpin__V1__Hello *h)
+{
+    const Vtpin__V1__ThreadLayout *t = h->thread_layout;
+    if (!kglue_enabled(k) || !t || layout_of(k, owner))
+        return;
+    /* each offset is read as 8 bytes at most from a JavaThread or an object: a layout
+     * beyond a few pages is not HotSpot's (the reads could not harm, but say nothing) */
+    const uint32_t limit = 1u << 16;
+    if (t->thread_obj_offset >= limit || t->vthread_offset >= limit || t->pending_monitor_offset >= limit ||
+        t->waiting_monitor_offset >= limit || t->thread_state_offset >= limit || t->tid_offset >= limit)
+        return;
+    struct owner_layout *l = calloc(1, sizeof(*l));
+    if (!l)
+        return; /* its intervals say nothing of the JavaThread, as without a layout */
+    l->owner = owner;
+    l->layout = (struct kview_java_layout){
+        .thread_obj = t->thread_obj_offset,
+        .vthread = t->vthread_offset,
+        .pending_monitor = t->pending_monitor_offset,
+        .waiting_monitor = t->waiting_monitor_offset,
+        .thread_state = t->thread_state_offset,
+        .tid = t->tid_offset,
+        .state_blocked = t->state_blocked,
+        .state_in_native = t->state_in_native,
+    };
+    l->next = k->layouts;
+    k->layouts = l;
+}
+
+static void forget_layout(struct kglue *k, const void *owner)
+{
+    for (struct owner_layout **p = &k->layouts; *p; p = &(*p)->next)
+        if ((*p)->owner == owner) {
+            struct owner_layout *l = *p;
+            *p = l->next;
+            free(l);
+            return;
+        }
+}
+
 void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireEvent *ev)
 {
     if (!kglue_enabled(k))
         return;
     switch (ev->body_case) {
-    case VTPIN__V1__EVENT__BODY_CARRIER:
-        track(k, owner, peer_pid, ev->carrier->tid);
+    case VTPIN__V1__EVENT__BODY_CARRIER: {
+        struct kjoin_carrier *c = track(k, owner, peer_pid, ev->carrier->tid);
+        const struct kview_java_layout *l = layout_of(k, owner);
+        if (c && l && ev->carrier->has_java_thread && ev->carrier->java_thread &&
+            kview_java(k->kv, c->host_tid, ev->carrier->java_thread, l) != 0 && k->refused++ == 0)
+            clog_warn("kernel view: cannot follow carrier tid %" PRId32 "'s JavaThread (said once)", ev->carrier->tid);
         break;
+    }
     case VTPIN__V1__EVENT__BODY_PIN_START: {
         const Vtpin__V1__PinStart *p = ev->pin_start;
         if (!p->has_carrier_tid)
@@ -357,6 +437,7 @@ void kglue_owner_gone(struct kglue *k, void *owner, int64_t now)
         return;
     /* the intervals still in the ring buffer first */
     kview_consume(k->kv, on_interval, k);
+    forget_layout(k, owner);
     size_t n = 0, pos = 0;
     struct kjoin_carrier *c;
     while ((c = kjoin_next(k->join, &pos)))

@@ -47,6 +47,8 @@ void kglue_unwatch(struct kglue *k, struct loop *loop);
 
 /* An agent event of connection owner, whose process is peer_pid (SO_PEERCRED):
  * Carrier and PinStart track the carrier; PinStart/PinEnd delimit pins. */
+/* An agent's Hello (connection owner): the layout its carriers' JavaThreads are read with. */
+void kglue_agent_hello(struct kglue *k, const void *owner, const Vtpin__V1__Hello *h);
 void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireEvent *ev);
 /* Connection owner ended: its carriers' KernelTimes are written, then untracked. */
 void kglue_owner_gone(struct kglue *k, void *owner, int64_t now);

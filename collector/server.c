@@ -370,6 +370,7 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
         return rc;
     }
     const struct session_hello *h = session_hello(c->session);
+    kglue_agent_hello(s->kernel, c, ev->hello);
     int64_t now = mono_ns();
     /* named by its pid on this host: in a container its Hello says pid 1 */
     struct jvm_ident id;

@@ -50,6 +50,24 @@ const char *wire_severity_name(int severity)
     }
 }
 
+const char *wire_java_wait_name(int wait)
+{
+    switch (wait) {
+    case VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED:
+        return "blocked";
+    case VTPIN__V1__JAVA_WAIT__JAVA_MONITOR_ENTER:
+        return "monitor_enter";
+    case VTPIN__V1__JAVA_WAIT__JAVA_MONITOR_WAIT:
+        return "monitor_wait";
+    case VTPIN__V1__JAVA_WAIT__JAVA_IN_NATIVE:
+        return "in_native";
+    case VTPIN__V1__JAVA_WAIT__JAVA_OTHER:
+        return "other";
+    default:
+        return "unknown";
+    }
+}
+
 const char *wire_kernel_state_name(int state)
 {
     switch (state) {

@@ -1,4 +1,4 @@
-/* The one enum of why a carrier is off CPU, shared by the BPF program (offcpu.bpf.c), its
+/* The enums of why a carrier is off CPU, shared by the BPF program (offcpu.bpf.c), its
  * loader (kview.c) and the wire: its values are vtpin.v1.KernelState's (proto/vtpin.proto),
  * so a state goes from the kernel to a recording without a table, and its name comes from
  * wire_kernel_state_name (proto/wire_names.h). No types here: the BPF side includes it too. */
@@ -10,6 +10,17 @@ enum kernel_state {
     KSTATE_RUNNABLE = 1, /* preempted or woken: waits on a run queue */
     KSTATE_SLEEPING = 2, /* TASK_INTERRUPTIBLE (S) */
     KSTATE_DISK = 3,     /* TASK_UNINTERRUPTIBLE (D) */
+};
+
+/* What the carrier's JavaThread was doing at switch out, as the kernel view
+ * read it: vtpin.v1.JavaWait's values (kglue.c checks), the same way. */
+enum java_wait {
+    JAVA_WAIT_UNKNOWN = 0,
+    JAVA_WAIT_BLOCKED = 1, /* _thread_blocked, no monitor: parked or a VM wait */
+    JAVA_WAIT_MONITOR_ENTER = 2,
+    JAVA_WAIT_MONITOR_WAIT = 3,
+    JAVA_WAIT_IN_NATIVE = 4,
+    JAVA_WAIT_OTHER = 5,
 };
 
 #endif

@@ -16,7 +16,7 @@
 struct kview {
     struct offcpu *skel;
     struct ring_buffer *rb;
-    int tracked_fd, stacks_fd;
+    int tracked_fd, stacks_fd, java_fd;
     kview_cb cb;
     void *cb_arg;
 };
@@ -74,6 +74,8 @@ static int on_event(void *ctx, void *data, size_t size)
         .rq_ns = (int64_t)e->rq_ns,
         .syscall = e->syscall,
         .stack_id = e->stack_id,
+        .vthread_id = e->vthread_id,
+        .java_wait = (int)e->java_wait,
     };
     kv->cb(kv->cb_arg, &iv);
     return 0;
@@ -111,6 +113,7 @@ int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t why
     }
     kv->tracked_fd = bpf_map__fd(kv->skel->maps.tracked);
     kv->stacks_fd = bpf_map__fd(kv->skel->maps.stacks);
+    kv->java_fd = bpf_map__fd(kv->skel->maps.java);
     kv->rb = ring_buffer__new(bpf_map__fd(kv->skel->maps.events), on_event, kv, NULL);
     if (!kv->rb) {
         rc = -errno;
@@ -141,7 +144,7 @@ int kview_fd(const struct kview *kv)
 int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall)
 {
     __u32 key = (__u32)tid;
-    struct offcpu_carrier zero = {.syscall = -1, .stack_id = -1};
+    struct offcpu_carrier zero = {.syscall = -1, .stack_id = -1, .vthread_id = -1};
     if (off_since > 0) {
         zero.off_since = (__u64)off_since;
         zero.state = (__u32)state;
@@ -156,7 +159,25 @@ int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int
 int kview_untrack(struct kview *kv, int32_t tid)
 {
     __u32 key = (__u32)tid;
+    bpf_map_delete_elem(kv->java_fd, &key); /* ENOENT when the agent gave none */
     return bpf_map_delete_elem(kv->tracked_fd, &key) == 0 ? 0 : -errno;
+}
+
+int kview_java(struct kview *kv, int32_t tid, uint64_t java_thread, const struct kview_java_layout *l)
+{
+    __u32 key = (__u32)tid;
+    struct offcpu_java j = {
+        .java_thread = java_thread,
+        .thread_obj = l->thread_obj,
+        .vthread = l->vthread,
+        .pending_monitor = l->pending_monitor,
+        .waiting_monitor = l->waiting_monitor,
+        .thread_state = l->thread_state,
+        .tid = l->tid,
+        .state_blocked = l->state_blocked,
+        .state_in_native = l->state_in_native,
+    };
+    return bpf_map_update_elem(kv->java_fd, &key, &j, BPF_ANY) == 0 ? 0 : -errno;
 }
 
 int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *out)

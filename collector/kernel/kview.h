@@ -16,6 +16,9 @@ struct kview_interval {
     int64_t start_ns, end_ns, rq_ns;
     int32_t syscall; /* -1: none */
     int stack_id;    /* < 0: none */
+    /* the carrier's JavaThread at switch out (kview_java): */
+    int64_t vthread_id; /* the virtual thread mounted, 0: none, -1: not known */
+    int java_wait;      /* enum java_wait (offcpu.h), 0: not known */
 };
 
 struct kview_times {
@@ -41,6 +44,14 @@ int kview_fd(const struct kview *kv);
 #define KVIEW_STACK_PROC (-2)
 int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall);
 int kview_untrack(struct kview *kv, int32_t tid);
+/* Where tid's JavaThread keeps what is read at each switch out (the agent's
+ * ThreadLayout, offsets in bytes): from then on its intervals say which virtual
+ * thread was mounted and what it waited for. 0 or -errno. */
+struct kview_java_layout {
+    uint32_t thread_obj, vthread, pending_monitor, waiting_monitor, thread_state, tid;
+    int32_t state_blocked, state_in_native;
+};
+int kview_java(struct kview *kv, int32_t tid, uint64_t java_thread, const struct kview_java_layout *l);
 /* Times of a tracked thread at now (CLOCK_MONOTONIC). 0 or -ENOENT. */
 int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *out);
 /* Calls cb for every finished interval waiting. Returns how many, or -errno. */

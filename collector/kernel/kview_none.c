@@ -36,6 +36,14 @@ int kview_untrack(struct kview *kv, int32_t tid)
     (void)tid;
     return -ENOTSUP;
 }
+int kview_java(struct kview *kv, int32_t tid, uint64_t java_thread, const struct kview_java_layout *l)
+{
+    (void)kv;
+    (void)tid;
+    (void)java_thread;
+    (void)l;
+    return -ENOTSUP;
+}
 int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *out)
 {
     (void)kv;

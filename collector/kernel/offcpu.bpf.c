@@ -26,6 +26,14 @@ struct {
     __type(value, struct offcpu_carrier);
 } tracked SEC(".maps");
 
+/* The tracked carriers' JavaThreads, where the agent gave them (host tid). */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, OFFCPU_MAX_TRACKED);
+    __type(key, __u32);
+    __type(value, struct offcpu_java);
+} java SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_STACK_TRACE);
     __uint(max_entries, OFFCPU_STACKS);
@@ -62,6 +70,41 @@ static __always_inline __u32 task_state(struct task_struct *t)
     return KSTATE_UNKNOWN;
 }
 
+static __always_inline int read_u64(__u64 addr, __u64 *out)
+{
+    return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+/* What the JavaThread of a carrier that leaves the CPU asleep is doing, read
+ * from the JVM's memory (prev's: this runs in its context) per the agent's
+ * layout. A read that fails leaves it unknown; nothing is written. */
+static __always_inline void read_java(const struct offcpu_java *j, struct offcpu_carrier *c)
+{
+    __u64 jt = j->java_thread, pending, waiting, h_obj, h_vt, obj, vt;
+    __s32 st;
+    __s64 tid;
+    if (bpf_probe_read_user(&st, sizeof(st), (const void *)(jt + j->thread_state)) ||
+        read_u64(jt + j->pending_monitor, &pending) || read_u64(jt + j->waiting_monitor, &waiting) ||
+        read_u64(jt + j->thread_obj, &h_obj) || read_u64(jt + j->vthread, &h_vt) || read_u64(h_obj, &obj) ||
+        read_u64(h_vt, &vt))
+        return;
+    if (vt == obj)
+        tid = 0; /* the carrier runs itself */
+    else if (bpf_probe_read_user(&tid, sizeof(tid), (const void *)(vt + j->tid)))
+        return;
+    c->vthread_id = tid;
+    if (pending)
+        c->java_wait = JAVA_WAIT_MONITOR_ENTER;
+    else if (waiting)
+        c->java_wait = JAVA_WAIT_MONITOR_WAIT;
+    else if (st == j->state_blocked)
+        c->java_wait = JAVA_WAIT_BLOCKED;
+    else if (st == j->state_in_native)
+        c->java_wait = JAVA_WAIT_IN_NATIVE;
+    else
+        c->java_wait = JAVA_WAIT_OTHER;
+}
+
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, struct offcpu_carrier *c,
                                        __u64 now)
 {
@@ -74,12 +117,18 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
     c->state = preempt ? KSTATE_RUNNABLE : task_state(prev);
     c->syscall = -1;
     c->stack_id = -1;
+    c->vthread_id = -1;
+    c->java_wait = JAVA_WAIT_UNKNOWN;
     if (c->state == KSTATE_RUNNABLE)
         return; /* preempted: no stack or syscall wanted, and cheaper */
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
     if (regs)
         c->syscall = (__s32)BPF_CORE_READ(regs, orig_ax);
     c->stack_id = bpf_get_stackid(ctx, &stacks, 0);
+    __u32 tid = prev->pid;
+    struct offcpu_java *j = bpf_map_lookup_elem(&java, &tid);
+    if (j)
+        read_java(j, c);
 }
 
 static __always_inline void switch_in(struct offcpu_carrier *c, __u32 tid, __u64 now)
@@ -113,6 +162,9 @@ static __always_inline void switch_in(struct offcpu_carrier *c, __u32 tid, __u64
     e->state = c->state;
     e->syscall = c->syscall;
     e->stack_id = c->stack_id;
+    e->vthread_id = c->vthread_id;
+    e->java_wait = c->java_wait;
+    e->pad = 0;
     bpf_ringbuf_submit(e, 0);
 }
 

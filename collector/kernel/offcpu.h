@@ -8,7 +8,7 @@
 #define OFFCPU_STACK_DEPTH 32
 #define OFFCPU_STACKS 4096
 
-#include "kstate.h" /* why a carrier is off CPU: enum kernel_state */
+#include "kstate.h" /* why a carrier is off CPU: enum kernel_state; enum java_wait */
 
 /* Value of the tracked map, one per carrier (host tid). The collector puts a
  * zeroed one in to track a thread; the program keeps it up to date. */
@@ -22,7 +22,16 @@ struct offcpu_carrier {
     __u32 state;                /* enum kernel_state of the interval in progress */
     __s32 syscall;              /* in progress at switch out, -1 if none */
     __s32 stack_id;             /* kernel stack at switch out, < 0 if none */
-    __u32 pad;
+    __u32 java_wait;            /* enum java_wait at switch out (JAVA_WAIT_UNKNOWN: not read) */
+    __s64 vthread_id;           /* mounted at switch out: 0 none, -1 not read */
+};
+
+/* Value of the java map, one per carrier whose JavaThread the agent gave
+ * (host tid): where to read it at switch out (the wire's ThreadLayout). */
+struct offcpu_java {
+    __u64 java_thread;
+    __u32 thread_obj, vthread, pending_monitor, waiting_monitor, thread_state, tid; /* offsets */
+    __s32 state_blocked, state_in_native;
 };
 
 /* Ring buffer record: one finished off-CPU interval of at least kernel_min. */
@@ -33,6 +42,9 @@ struct offcpu_event {
     __u32 state;            /* enum kernel_state */
     __s32 syscall;
     __s32 stack_id;
+    __s64 vthread_id; /* as in offcpu_carrier */
+    __u32 java_wait;
+    __u32 pad;
 };
 
 #endif
