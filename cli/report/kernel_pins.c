@@ -8,6 +8,7 @@
 #include "common/json.h"
 #include "common/units.h"
 
+#include "attach_bounds.h"
 #include "wire.h"
 
 /* Overlap of k with p (the session's end for a pin in progress), 0 when none. */
@@ -64,6 +65,10 @@ void kernel_parks_json(struct json *j, const struct recording_session *s, const 
             json_null(j);
         json_kv_int(j, "duration_ns", k->end_ns - k->start_ns);
         json_kv_string(j, "state", wire_kernel_state_name(k->state));
+        if (k->has_java) {
+            json_kv_int(j, "vthread_id", k->vthread_id);
+            json_kv_string(j, "java_wait", wire_java_wait_name(k->java_wait));
+        }
         json_object_end(j);
     }
     json_array_end(j);
@@ -278,18 +283,14 @@ size_t kernel_time_blocks(struct recording_session *s)
 
 /* ---- exact pins after attach ---- */
 
-/* A pin the attached agent's sampler found parked: its stack runs through
- * VirtualThread.parkOnCarrierThread (MONITOR, NATIVE or CRITICAL_SECTION). */
-static int sampled_park(const struct recording_pin *p)
+/* Whether sleep k can be a park of p. When the kernel view read the carrier's JavaThread as
+ * it fell asleep, only when p's virtual thread was mounted and the carrier waited for no
+ * monitor: a contended entry or Object.wait is a pin of its own (the monitor events time it),
+ * an idle carrier parks with no virtual thread mounted, and another virtual thread's turn on
+ * the carrier is not p's. Without that read, any sleep inside p can be (the sampled bounds). */
+static int can_be_park_of(const struct recording_kinterval *k, const struct recording_pin *p)
 {
-    if (!p->ended || !p->has_carrier_tid || !p->has_vthread_id || !p->stack)
-        return 0;
-    for (uint32_t i = 0; i < p->stack->count; i++) {
-        const struct recording_method *m = p->stack->frames[i].method;
-        if (strcmp(m->name, "parkOnCarrierThread") == 0 && strcmp(m->class_name, "java.lang.VirtualThread") == 0)
-            return 1;
-    }
-    return 0;
+    return !k->has_java || (k->vthread_id == p->vthread_id && k->java_wait == VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED);
 }
 
 /* Pins by carrier, then start. */
@@ -324,7 +325,7 @@ int kernel_split_parks(struct recording_session *s)
     if (!owner || !cand || !chain || !loop_parks || sleeps_by_carrier(s, &ks, &nk, NULL))
         goto done;
     for (size_t i = 0; i < s->n_pins; i++)
-        if (sampled_park(&s->pins[i]))
+        if (attach_sampled_park(&s->pins[i]))
             cand[nc++] = i;
     sort_session = s;
     qsort(cand, nc, sizeof(*cand), pins_by_carrier_start);
@@ -355,7 +356,7 @@ int kernel_split_parks(struct recording_session *s)
             const struct recording_kinterval *k = &s->kintervals[ks[i]];
             if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
                 break;
-            if (owner[ks[i]])
+            if (owner[ks[i]] || !can_be_park_of(k, p))
                 continue;
             if (s->has_threshold && (uint64_t)recording_sat_sub(k->end_ns, k->start_ns) < s->threshold_ns) {
                 owner[ks[i]] = SIZE_MAX; /* a park too short to report, as at startup */

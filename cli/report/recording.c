@@ -428,6 +428,11 @@ static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelI
     k->has_syscall = d->has_syscall;
     k->syscall = d->syscall;
     k->runqueue_ns = d->has_runqueue_ns ? d->runqueue_ns : 0;
+    if (d->has_vthread_id && d->has_java_wait && d->vthread_id >= 0) {
+        k->has_java = 1;
+        k->vthread_id = d->vthread_id;
+        k->java_wait = (int)d->java_wait;
+    }
     s->n_kintervals++; /* owned from here on: freed with the session */
     if (d->syscall_name && *d->syscall_name && !(k->syscall_name = strdup(d->syscall_name)))
         return -ENOMEM;

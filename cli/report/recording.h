@@ -103,6 +103,10 @@ struct recording_kinterval {
     char **stack;       /* innermost first */
     size_t n_stack;
     int64_t runqueue_ns;
+    /* the carrier's JavaThread at switch out, when the kernel view read it */
+    int has_java;
+    int64_t vthread_id; /* mounted: 0 none */
+    int java_wait;      /* a Vtpin__V1__JavaWait value */
 };
 
 /* One carrier's kernel times (KernelTimes, written by a collector when the connection ended). */
@@ -197,6 +201,8 @@ struct recording_session {
     uint64_t unmatched_ends; /* PinEnd without its PinStart */
     uint64_t duplicates;     /* a pin started or ended twice */
     uint64_t pins_split;     /* sampled pins replaced by the kernel's parks (kernel_split_parks) */
+    uint64_t pins_sampled;   /* after attach: park pins timed by the sampler, not the kernel (attach_bounds.h) */
+    uint64_t pins_bounded;   /* of those, the ones whose bounds the monitor events or other carriers moved */
 
     /* id tables (private) */
     struct idmap *strings, *methods, *stacks, *pin_index;

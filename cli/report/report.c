@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach_bounds.h"
 #include "kernel_pins.h"
 #include "wire.h"
 
@@ -72,6 +73,8 @@ int report_passes(struct recording *r)
 {
     for (size_t i = 0; i < r->n_sessions; i++) {
         int rc = kernel_split_parks(r->sessions[i]);
+        if (!rc)
+            rc = attach_bound_samples(r->sessions[i]);
         if (rc)
             return rc;
         kernel_time_blocks(r->sessions[i]);

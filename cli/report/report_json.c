@@ -152,6 +152,8 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_kv_uint(j, "unmatched_pin_ends", s->unmatched_ends);
     json_kv_uint(j, "duplicate_pin_events", s->duplicates);
     json_kv_uint(j, "pins_split", s->pins_split);
+    json_kv_uint(j, "pins_sampled", s->pins_sampled);
+    json_kv_uint(j, "pins_bounded", s->pins_bounded);
     json_object_end(j);
 }
 

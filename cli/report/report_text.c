@@ -425,6 +425,16 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
                     "(after attach: %" PRIu64 " sampled pin%s split into the parks the kernel view saw, "
                     "each timed by the kernel)\n",
                     s->pins_split, s->pins_split == 1 ? "" : "s");
+        if (s->pins_sampled) {
+            char period[32];
+            fprintf(out,
+                    "(after attach: %" PRIu64 " park pin%s timed by sampling every %s, start and end each to one "
+                    "period%s; a collector with the kernel view times them exactly)\n",
+                    s->pins_sampled, s->pins_sampled == 1 ? "" : "s",
+                    units_format_duration((int64_t)s->sample_interval_ns, period, sizeof(period)),
+                    s->pins_bounded ? ", cut where the monitor events or another carrier's samples prove them over"
+                                    : "");
+        }
         size_t shown = o->top && o->top < sites.count ? o->top : sites.count;
         for (size_t i = 0; i < shown; i++) {
             fputc('\n', out);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attach_bounds.h"
 #include "check.h"
 #include "common/json.h"
 #include "kernel_pins.h"
@@ -471,6 +472,135 @@ static void test_split_parks(void)
     CHECK(st.pins == &one);
 }
 
+/* With the carrier's JavaThread read at each switch out, a sampled park takes only its own
+ * virtual thread's parks: not an idle carrier's park, another thread's turn, or a wait to
+ * enter a monitor (the monitor events time those). */
+static void test_split_parks_java(void)
+{
+    struct recording_method park = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
+    struct recording_frame frames[] = {{.method = &park}};
+    struct recording_stack parked = {.count = 1, .frames = frames};
+    const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING;
+    const int BLOCKED = VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED, ENTER = VTPIN__V1__JAVA_WAIT__JAVA_MONITOR_ENTER;
+    struct recording_kinterval ks[] = {
+        {.carrier_tid = 5,
+         .start_ns = 90,
+         .end_ns = 120,
+         .state = S,
+         .has_java = 1,
+         .vthread_id = 9,
+         .java_wait = ENTER},
+        {.carrier_tid = 5,
+         .start_ns = 121,
+         .end_ns = 160,
+         .state = S,
+         .has_java = 1,
+         .vthread_id = 9,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 5,
+         .start_ns = 161,
+         .end_ns = 180,
+         .state = S,
+         .has_java = 1,
+         .vthread_id = 0,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 5,
+         .start_ns = 181,
+         .end_ns = 195,
+         .state = S,
+         .has_java = 1,
+         .vthread_id = 4,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 5, .start_ns = 196, .end_ns = 199, .state = S}, /* not read: may be its park */
+    };
+    struct recording_pin *pins = calloc(1, sizeof(*pins));
+    pins[0] = (struct recording_pin){.id = 1,
+                                     .reason = VTPIN__V1__PIN_REASON__MONITOR,
+                                     .ended = 1,
+                                     .has_vthread_id = 1,
+                                     .vthread_id = 9,
+                                     .has_carrier_tid = 1,
+                                     .carrier_tid = 5,
+                                     .stack = &parked,
+                                     .start_ns = 100,
+                                     .end_ns = 200};
+    struct recording_session s = {.mode = VTPIN__V1__LOAD_MODE__ATTACH,
+                                  .pins = pins,
+                                  .n_pins = 1,
+                                  .kintervals = ks,
+                                  .n_kintervals = 5,
+                                  .sample_interval_ns = 30};
+    CHECK_INT(kernel_split_parks(&s), 0);
+    if (CHECK_INT(s.n_pins, 2)) {
+        CHECK_INT(s.pins[0].start_ns, 121);
+        CHECK_INT(s.pins[0].end_ns, 160);
+        CHECK_INT(s.pins[1].start_ns, 196);
+    }
+    free(s.pins);
+}
+
+/* A sampled park after attach without the kernel: cut at its own thread's waits, and
+ * ended where another carrier's park began after its last sample (attach_bound_samples). */
+static void test_attach_bounds(void)
+{
+    struct recording_method park = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
+    struct recording_method work = {.class_name = "App", .name = "work"};
+    struct recording_frame parked_frames[] = {{.method = &park}, {.method = &work}};
+    struct recording_frame entry_frames[] = {{.method = &work}};
+    struct recording_stack parked = {.count = 2, .frames = parked_frames};
+    struct recording_stack entry = {.count = 1, .frames = entry_frames};
+    struct recording_pin base = {.reason = VTPIN__V1__PIN_REASON__MONITOR,
+                                 .ended = 1,
+                                 .has_vthread_id = 1,
+                                 .has_carrier_tid = 1,
+                                 .carrier_tid = 5,
+                                 .stack = &parked};
+    struct recording_pin pins[9];
+    for (int i = 0; i < 9; i++)
+        pins[i] = base;
+    /* 0: runs into its own contended entry at 190 */
+    pins[0].vthread_id = 9, pins[0].start_ns = 100, pins[0].end_ns = 200, pins[0].last_asleep_ns = 180;
+    pins[1].vthread_id = 9, pins[1].reason = VTPIN__V1__PIN_REASON__MONITOR_ENTER, pins[1].stack = &entry;
+    pins[1].start_ns = 190, pins[1].end_ns = 250;
+    /* 2: begins inside its own Object.wait, which ended at 310 */
+    pins[2].vthread_id = 9, pins[2].start_ns = 300, pins[2].end_ns = 400, pins[2].last_asleep_ns = 390;
+    pins[3].vthread_id = 9, pins[3].reason = VTPIN__V1__PIN_REASON__OBJECT_WAIT, pins[3].stack = &entry;
+    pins[3].start_ns = 280, pins[3].end_ns = 310;
+    /* 4: another carrier's park (5) began after 4's last sample: 4 ends there */
+    pins[4].vthread_id = 10, pins[4].start_ns = 500, pins[4].end_ns = 600, pins[4].last_asleep_ns = 550;
+    pins[5].vthread_id = 11, pins[5].carrier_tid = 6, pins[5].start_ns = 560, pins[5].end_ns = 700;
+    pins[5].last_asleep_ns = 690;
+    /* 6: another carrier's park (7) began before 6's last sample: both stand (two monitors) */
+    pins[6].vthread_id = 12, pins[6].start_ns = 800, pins[6].end_ns = 900, pins[6].last_asleep_ns = 890;
+    pins[7].vthread_id = 13, pins[7].carrier_tid = 6, pins[7].start_ns = 850, pins[7].end_ns = 950;
+    pins[7].last_asleep_ns = 940;
+    /* 8: timed by the kernel: exact, left alone even with a wait of its thread inside */
+    pins[8].vthread_id = 9, pins[8].start_ns = 200, pins[8].end_ns = 260, pins[8].timed_by_kernel = 1;
+    for (int i = 0; i < 9; i++)
+        pins[i].duration_ns = pins[i].end_ns - pins[i].start_ns;
+    struct recording_session s = {.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = 9};
+    CHECK_INT(attach_bound_samples(&s), 0);
+    CHECK_INT(pins[0].end_ns, 190);
+    CHECK_INT(pins[0].duration_ns, 90);
+    CHECK_INT(pins[2].start_ns, 310);
+    CHECK_INT(pins[2].duration_ns, 90);
+    CHECK_INT(pins[4].end_ns, 560);
+    CHECK_INT(pins[5].end_ns, 700);
+    CHECK_INT(pins[6].end_ns, 900);
+    CHECK_INT(pins[7].end_ns, 950);
+    CHECK_INT(pins[8].start_ns, 200);
+    CHECK_INT(pins[8].end_ns, 260);
+    CHECK_INT(pins[1].end_ns, 250); /* the waits are exact */
+    CHECK_INT(s.pins_sampled, 6);
+    CHECK_INT(s.pins_bounded, 3);
+    /* at startup every park is exact */
+    pins[0].end_ns = 200;
+    s.mode = VTPIN__V1__LOAD_MODE__STARTUP;
+    CHECK_INT(attach_bound_samples(&s), 0);
+    CHECK_INT(pins[0].end_ns, 200);
+    CHECK_INT(s.pins_sampled, 0);
+}
+
 /* Watchdog blocks timed by the kernel (kernel_time_blocks). */
 static void test_time_blocks(void)
 {
@@ -674,6 +804,8 @@ int main(void)
     test_kjoin_window();
     test_kernel_pins();
     test_split_parks();
+    test_split_parks_java();
+    test_attach_bounds();
     test_time_blocks();
     test_time_blocks_unordered();
     CHECK_MAIN_RETURN();
