@@ -199,6 +199,11 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t no
         c->watch_since = now;
         c->has_switches = has_sw;
         c->switches = sw;
+        /* Parked in parkOnCarrierThread while mounted is a pin from the first sample that sees
+         * it (a short native call or VM wait needs a second): a park seen once still lasted
+         * about a period on average, and the kernel view times it exactly. */
+        if (kind == WATCH_PARKED)
+            start_block(c, vt, vid, REASON_UNKNOWN, now);
         return;
     }
     int reason = kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : kind == WATCH_VM ? REASON_VM_BLOCK : REASON_UNKNOWN;
