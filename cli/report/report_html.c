@@ -120,9 +120,8 @@ static void put_jvm(struct json *j, const struct recording *r, const struct reco
     json_kv_int(j, "duration_ns", s->has_time ? recording_sat_sub(s->last_ns, s->first_ns) : 0);
     json_kv_bool(j, "truncated", r->truncated);
     json_kv_bool(j, "complete", s->has_goodbye && !r->truncated);
-    json_kv_string(j, "occupancy",
-                   s->occupancy_source >= 0 && s->occupancy_source <= 2 && s->has_hello ? occ[s->occupancy_source]
-                                                                                         : NULL);
+    int known_occ = s->occupancy_source >= 0 && s->occupancy_source <= 2 && s->has_hello;
+    json_kv_string(j, "occupancy", known_occ ? occ[s->occupancy_source] : NULL);
     json_kv_int(j, "threshold_ns", s->has_threshold ? (int64_t)s->threshold_ns : -1);
     json_object_end(j);
 }
@@ -348,8 +347,7 @@ static int64_t busy_edge(int64_t span, size_t k)
 
 /* The busy percentage of a lane per 1/HTML_BUSY_BUCKETS of the recording,
  * -1 where less than half the bucket's occupancy is known. */
-static void put_busy(struct json *j, const struct recording_session *s, const struct timeline *t,
-                     const struct lane *l)
+static void put_busy(struct json *j, const struct recording_session *s, const struct timeline *t, const struct lane *l)
 {
     int64_t span = t->last_ns - t->first_ns;
     json_array_begin(j);
