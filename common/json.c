@@ -9,14 +9,21 @@
 
 void json_init(struct json *j, FILE *out)
 {
+    json_init_opt(j, out, 0);
+}
+
+void json_init_opt(struct json *j, FILE *out, unsigned opts)
+{
     memset(j, 0, sizeof(*j));
     j->out = out;
+    j->opts = opts;
 }
 
 int json_finish(struct json *j)
 {
     assert(j->depth == 0 && !j->after_key);
-    fputc('\n', j->out);
+    if (!(j->opts & JSON_COMPACT))
+        fputc('\n', j->out);
     if (fflush(j->out) != 0 || ferror(j->out))
         return errno ? -errno : -EIO;
     return 0;
@@ -44,7 +51,9 @@ static void before_value(struct json *j, int is_key)
     (void)is_key;
     if (j->nonempty[d])
         fputc(',', j->out);
-    if (j->is_inline[d]) {
+    if (j->opts & JSON_COMPACT) {
+        /* nothing between values */
+    } else if (j->is_inline[d]) {
         if (j->nonempty[d])
             fputc(' ', j->out);
     } else {
@@ -69,7 +78,7 @@ static void close_container(struct json *j, char kind)
 {
     assert(j->depth > 0 && j->kind[j->depth - 1] == kind && !j->after_key);
     j->depth--;
-    if (j->nonempty[j->depth] && !j->is_inline[j->depth])
+    if (j->nonempty[j->depth] && !j->is_inline[j->depth] && !(j->opts & JSON_COMPACT))
         newline_indent(j, j->depth);
     fputc(kind == '{' ? '}' : ']', j->out);
 }
@@ -167,8 +176,8 @@ void json_write_string_opt(FILE *out, const char *s, unsigned opts)
 void json_key(struct json *j, const char *key)
 {
     before_value(j, 1);
-    json_write_string(j->out, key);
-    fputs(": ", j->out);
+    json_write_string_opt(j->out, key, j->opts & JSON_EMBED_HTML);
+    fputs(j->opts & JSON_COMPACT ? ":" : ": ", j->out);
     j->after_key = 1;
 }
 
@@ -176,7 +185,7 @@ void json_string(struct json *j, const char *s)
 {
     before_value(j, 0);
     if (s)
-        json_write_string(j->out, s);
+        json_write_string_opt(j->out, s, j->opts & JSON_EMBED_HTML);
     else
         fputs("null", j->out);
 }

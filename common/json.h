@@ -16,6 +16,7 @@
 
 struct json {
     FILE *out;
+    unsigned opts; /* JSON_COMPACT, JSON_EMBED_HTML (json_init_opt) */
     int depth;
     int after_key;
     unsigned char is_inline[JSON_MAX_DEPTH];
@@ -24,7 +25,9 @@ struct json {
 };
 
 void json_init(struct json *j, FILE *out);
-/* Ends the document with a newline and flushes; returns 0 or -errno if a write failed. */
+/* json_init with options: JSON_COMPACT, and JSON_EMBED_HTML for every key and string (both defined below). */
+void json_init_opt(struct json *j, FILE *out, unsigned opts);
+/* Ends the document with a newline (none when JSON_COMPACT) and flushes; returns 0 or -errno if a write failed. */
 int json_finish(struct json *j);
 
 void json_object_begin(struct json *j);
@@ -56,6 +59,9 @@ void json_write_string(FILE *out, const char *s);
 /* An option of json_write_string_opt: also '<', '>' and '&' as \u003c, \u003e, \u0026: JSON inside an HTML <script>
  * element then cannot end it, open a comment or be parsed as markup. */
 #define JSON_EMBED_HTML 1u
+/* An option of json_init_opt: no space or newline anywhere (not even at the end), e.g. {"a":[1,2]}: for data
+ * embedded in a page, whose size matters more than its looks. */
+#define JSON_COMPACT 2u
 
 /* json_write_string with options (JSON_EMBED_HTML). U+2028 and U+2029 are always
  * escaped (\u2028, \u2029): JavaScript before ES2019 ends a line there. */

@@ -90,65 +90,56 @@ static void strtab_fini(struct strtab *t)
     free(t->slots);
 }
 
-/* ---- small JSON helpers (compact, written straight to the stream) ---- */
+/* ---- the page's data, through common/json.c ----
+ *
+ * Compact (no whitespace) and with JSON_EMBED_HTML on every key and string:
+ * no '<', '>' or '&' is left in the data, so no name can end the data's
+ * <script> element (or open a comment that hides its end). */
 
-/* Every string of the page's data: JSON_EMBED_HTML leaves no '<', '>' or '&'
- * in it, so no name can end the data's <script> element (or open a comment
- * that hides its end); the keys and enum names written by hand hold none. */
-static void put_string(FILE *out, const char *s)
-{
-    json_write_string_opt(out, s, JSON_EMBED_HTML);
-}
-
-static void kstr(FILE *out, const char *key, const char *value, int comma)
-{
-    fprintf(out, "%s\"%s\":", comma ? "," : "", key);
-    if (value)
-        put_string(out, value);
-    else
-        fputs("null", out);
-}
-
-static void kint(FILE *out, const char *key, int64_t v)
-{
-    fprintf(out, ",\"%s\":%" PRId64, key, v);
-}
-
-static void put_jvm(FILE *out, const struct recording *r, const struct recording_session *s)
+static void put_jvm(struct json *j, const struct recording *r, const struct recording_session *s)
 {
     const char *occ[] = {"off", "exact", "sampled"};
     int64_t unix_ns = 0;
-    fputs("\"jvm\":{", out);
-    fprintf(out, "\"pid\":%" PRId64, s->has_hello ? s->pid : 0);
-    kstr(out, "java", s->java_version, 1);
-    kstr(out, "vm", s->vm_name, 1);
-    kstr(out, "vendor", s->vm_vendor, 1);
-    kstr(out, "host", s->host, 1);
-    kstr(out, "mode", wire_mode_name(s->mode), 1);
-    kstr(out, "agent", s->agent_version, 1);
-    kstr(out, "options", s->options, 1);
-    kint(out, "parallelism", s->parallelism);
-    fputs("},\"recording\":{", out);
-    kstr(out, "file", r->path, 0);
+    json_key(j, "jvm");
+    json_object_begin(j);
+    json_kv_int(j, "pid", s->has_hello ? s->pid : 0);
+    json_kv_string(j, "java", s->java_version);
+    json_kv_string(j, "vm", s->vm_name);
+    json_kv_string(j, "vendor", s->vm_vendor);
+    json_kv_string(j, "host", s->host);
+    json_kv_string(j, "mode", wire_mode_name(s->mode));
+    json_kv_string(j, "agent", s->agent_version);
+    json_kv_string(j, "options", s->options);
+    json_kv_int(j, "parallelism", s->parallelism);
+    json_object_end(j);
+    json_key(j, "recording");
+    json_object_begin(j);
+    json_kv_string(j, "file", r->path);
     if (s->has_clock && s->has_time && recording_unix_ns(s, s->first_ns, &unix_ns) == 0)
-        kint(out, "start_unix_ms", unix_ns / 1000000);
-    kint(out, "duration_ns", s->has_time ? recording_sat_sub(s->last_ns, s->first_ns) : 0);
-    fprintf(out, ",\"truncated\":%s,\"complete\":%s", r->truncated ? "true" : "false",
-            s->has_goodbye && !r->truncated ? "true" : "false");
-    kstr(out, "occupancy",
-         s->occupancy_source >= 0 && s->occupancy_source <= 2 && s->has_hello ? occ[s->occupancy_source] : NULL, 1);
-    kint(out, "threshold_ns", s->has_threshold ? (int64_t)s->threshold_ns : -1);
-    fputs("}", out);
+        json_kv_int(j, "start_unix_ms", unix_ns / 1000000);
+    json_kv_int(j, "duration_ns", s->has_time ? recording_sat_sub(s->last_ns, s->first_ns) : 0);
+    json_kv_bool(j, "truncated", r->truncated);
+    json_kv_bool(j, "complete", s->has_goodbye && !r->truncated);
+    int known_occ = s->occupancy_source >= 0 && s->occupancy_source <= 2 && s->has_hello;
+    json_kv_string(j, "occupancy", known_occ ? occ[s->occupancy_source] : NULL);
+    json_kv_int(j, "threshold_ns", s->has_threshold ? (int64_t)s->threshold_ns : -1);
+    json_object_end(j);
 }
 
-static void put_sites(FILE *out, const struct sites *sites)
+static void put_sites(struct json *j, const struct sites *sites)
 {
     char frame[1200], marks[300];
     int64_t by_reason_ns[WIRE_REASON_COUNT] = {0};
     uint64_t by_reason_n[WIRE_REASON_COUNT] = {0};
-    fprintf(out, ",\"summary\":{\"pins\":%" PRIu64 ",\"ongoing\":%" PRIu64 ",\"pinned_ns\":%" PRId64 ",\"sites\":%zu}",
-            sites->pins, sites->ongoing, sites->total_ns, sites->count);
-    fputs(",\"sites\":[", out);
+    json_key(j, "summary");
+    json_object_begin(j);
+    json_kv_uint(j, "pins", sites->pins);
+    json_kv_uint(j, "ongoing", sites->ongoing);
+    json_kv_int(j, "pinned_ns", sites->total_ns);
+    json_kv_uint(j, "sites", sites->count);
+    json_object_end(j);
+    json_key(j, "sites");
+    json_array_begin(j);
     for (size_t i = 0; i < sites->count; i++) {
         const struct site *site = &sites->items[i];
         int rk = site->reason >= 0 && site->reason < WIRE_REASON_COUNT ? site->reason : 0;
@@ -156,8 +147,9 @@ static void put_sites(FILE *out, const struct sites *sites)
         by_reason_n[rk] += site->count;
         if (i >= HTML_SITES)
             continue;
-        fprintf(out, "%s\n{\"reason\":\"%s\",\"origin\":\"%s\"", i ? "," : "", wire_reason_name(site->reason),
-                frames_origin_name(site->origin));
+        json_object_begin(j);
+        json_kv_string(j, "reason", wire_reason_name(site->reason));
+        json_kv_string(j, "origin", frames_origin_name(site->origin));
         const struct recording_pin *ex = site->example;
         if (site->culprit) {
             char full[1600];
@@ -165,14 +157,17 @@ static void put_sites(FILE *out, const struct sites *sites)
             snprintf(full, sizeof(full), "%s%s", report_format_frame(site->culprit, frame, sizeof(frame)),
                      ex->stack && ex->has_culprit ? report_pin_frame_markers(ex, ex->culprit, marks, sizeof(marks))
                                                   : report_frame_markers(site->culprit, 1, marks, sizeof(marks)));
-            kstr(out, "culprit", full, 1);
+            json_kv_string(j, "culprit", full);
         } else {
-            kstr(out, "culprit", NULL, 1);
+            json_kv_null(j, "culprit");
         }
-        fprintf(out,
-                ",\"count\":%" PRIu64 ",\"total_ns\":%" PRId64 ",\"max_ns\":%" PRId64 ",\"ongoing\":%" PRIu64
-                ",\"stacks\":%zu,\"stack\":[",
-                site->count, site->total_ns, site->max_ns, site->ongoing, site->distinct_stacks);
+        json_kv_uint(j, "count", site->count);
+        json_kv_int(j, "total_ns", site->total_ns);
+        json_kv_int(j, "max_ns", site->max_ns);
+        json_kv_uint(j, "ongoing", site->ongoing);
+        json_kv_uint(j, "stacks", site->distinct_stacks);
+        json_key(j, "stack");
+        json_array_begin(j);
         for (uint32_t k = 0; ex->stack && k < ex->stack->count; k++) {
             const struct recording_frame *f = &ex->stack->frames[k];
             int is_culprit = ex->has_culprit && ex->culprit == k;
@@ -180,39 +175,42 @@ static void put_sites(FILE *out, const struct sites *sites)
             snprintf(line, sizeof(line), "%s%s%s", is_culprit ? "> " : "  ",
                      report_format_frame(f, frame, sizeof(frame)),
                      report_pin_frame_markers(ex, k, marks, sizeof(marks)));
-            if (k)
-                fputc(',', out);
-            put_string(out, line);
+            json_string(j, line);
         }
-        fprintf(out, "],\"stack_truncated\":%s", ex->stack && ex->stack->truncated ? "true" : "false");
-        kstr(out, "blocked_in", ex->blocked_in, 1);
-        fputc('}', out);
+        json_array_end(j);
+        json_kv_bool(j, "stack_truncated", ex->stack && ex->stack->truncated);
+        json_kv_string(j, "blocked_in", ex->blocked_in);
+        json_object_end(j);
     }
-    fputs("],\"by_reason\":[", out);
-    int first = 1;
+    json_array_end(j);
+    json_key(j, "by_reason"); /* [reason, pins, pinned ns] for each reason that pinned */
+    json_array_begin(j);
     for (int k = 0; k < WIRE_REASON_COUNT; k++) {
         if (!by_reason_n[k])
             continue;
-        fprintf(out, "%s[\"%s\",%" PRIu64 ",%" PRId64 "]", first ? "" : ",", wire_reason_name(k), by_reason_n[k],
-                by_reason_ns[k]);
-        first = 0;
+        json_array_begin(j);
+        json_string(j, wire_reason_name(k));
+        json_uint(j, by_reason_n[k]);
+        json_int(j, by_reason_ns[k]);
+        json_array_end(j);
     }
-    fputc(']', out);
+    json_array_end(j);
 }
 
-static void put_counters(FILE *out, const struct recording_session *s)
+static void put_counters(struct json *j, const struct recording_session *s)
 {
     const struct recording_stats *st = &s->stats;
-    fputs(",\"notices\":[", out);
+    json_key(j, "notices"); /* [severity, code, text] */
+    json_array_begin(j);
     for (size_t i = 0; i < s->n_notices; i++) {
         const struct recording_notice *n = &s->notices[i];
-        fprintf(out, "%s[\"%s\",", i ? "," : "", wire_severity_name(n->severity));
-        put_string(out, n->code);
-        fputc(',', out);
-        put_string(out, n->text);
-        fputc(']', out);
+        json_array_begin(j);
+        json_string(j, wire_severity_name(n->severity));
+        json_string(j, n->code);
+        json_string(j, n->text);
+        json_array_end(j);
     }
-    fputs("],\"counters\":[", out);
+    json_array_end(j);
     struct {
         const char *name;
         int has;
@@ -230,39 +228,47 @@ static void put_counters(FILE *out, const struct recording_session *s)
         {"duplicate pin events", 1, s->duplicates},
         {"occupancy points lost", 1, s->occupancy_dropped},
     };
-    int first = 1;
+    json_key(j, "counters"); /* [name, value] */
+    json_array_begin(j);
     for (size_t i = 0; s->has_stats && i < sizeof(c) / sizeof(c[0]); i++) {
         if (!c[i].has)
             continue;
-        fprintf(out, "%s[\"%s\",%" PRIu64 "]", first ? "" : ",", c[i].name, c[i].v);
-        first = 0;
+        json_array_begin(j);
+        json_string(j, c[i].name);
+        json_uint(j, c[i].v);
+        json_array_end(j);
     }
-    fprintf(out, "],\"counters_final\":%s", s->has_goodbye ? "true" : "false");
+    json_array_end(j);
+    json_kv_bool(j, "counters_final", s->has_goodbye);
 }
 
 /* Preorder, nodes flattened as label, depth, total_ns; small subtrees left off. */
-static void put_flame(FILE *out, const struct flame *f)
+static void put_flame(struct json *j, const struct flame *f)
 {
     int64_t min = f->nodes[0].total_ns / HTML_FLAME_MIN;
     size_t emitted = 0, elided = 0;
-    fputs(",\"labels\":[", out);
-    for (size_t i = 0; i < f->n_labels; i++) {
-        if (i)
-            fputc(',', out);
-        put_string(out, f->labels[i]);
-    }
+    json_key(j, "labels");
+    json_array_begin(j);
+    for (size_t i = 0; i < f->n_labels; i++)
+        json_string(j, f->labels[i]);
+    json_array_end(j);
     /* which labels ("class.method") are the JDK's, by common/frames_kind.h's one rule: the page
      * colours them apart without a rule of its own */
-    fputs("],\"labels_jdk\":[", out);
+    json_key(j, "labels_jdk");
+    json_array_begin(j);
     for (size_t i = 0; i < f->n_labels; i++)
-        fprintf(out, "%s%d", i ? "," : "", frames_is_jdk_class(f->labels[i]) ? 1 : 0);
-    fputs("],\"flame\":[", out);
+        json_int(j, frames_is_jdk_class(f->labels[i]) ? 1 : 0);
+    json_array_end(j);
+    json_key(j, "flame");
+    json_array_begin(j);
     uint32_t node = 0;
     while (node != VIEWS_NO_NODE) {
         const struct flame_node *n = &f->nodes[node];
         int keep = node == 0 || (n->total_ns > min && emitted < HTML_FLAME_NODES);
         if (keep) {
-            fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRId64, emitted ? "," : "", n->label, n->depth, n->total_ns);
+            json_uint(j, n->label);
+            json_uint(j, n->depth);
+            json_int(j, n->total_ns);
             emitted++;
         } else {
             elided++;
@@ -276,7 +282,8 @@ static void put_flame(FILE *out, const struct flame *f)
         if (node != VIEWS_NO_NODE)
             node = f->nodes[node].next_sibling;
     }
-    fprintf(out, "],\"flame_elided\":%zu", elided);
+    json_array_end(j);
+    json_kv_uint(j, "flame_elided", elided);
 }
 
 /* One merged or single pin of a lane: start, duration (us from the
@@ -295,7 +302,7 @@ struct lane_item {
     const char *blocked_in; /* NATIVE_BLOCK: where the kernel said the carrier slept */
 };
 
-static int put_item(FILE *out, struct strtab *st, const struct lane_item *it, int64_t origin, int *first)
+static int put_item(struct json *j, struct strtab *st, const struct lane_item *it, int64_t origin)
 {
     char label[1200];
     int64_t culprit = -1, vt, blocked;
@@ -305,10 +312,15 @@ static int put_item(FILE *out, struct strtab *st, const struct lane_item *it, in
         return (int)vt;
     if ((blocked = strtab_add(st, it->blocked_in)) < -1)
         return (int)blocked;
-    fprintf(out, "%s%" PRId64 ",%" PRId64 ",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64,
-            *first ? "" : ",", (it->start - origin) / 1000, (it->end - it->start) / 1000, it->reason, it->count, vt,
-            culprit, it->id, it->vthread_id, blocked);
-    *first = 0;
+    json_int(j, (it->start - origin) / 1000);
+    json_int(j, (it->end - it->start) / 1000);
+    json_int(j, it->reason);
+    json_uint(j, it->count);
+    json_int(j, vt);
+    json_int(j, culprit);
+    json_uint(j, it->id);
+    json_int(j, it->vthread_id);
+    json_int(j, blocked);
     return 0;
 }
 
@@ -335,11 +347,12 @@ static int64_t busy_edge(int64_t span, size_t k)
 
 /* The busy percentage of a lane per 1/HTML_BUSY_BUCKETS of the recording,
  * -1 where less than half the bucket's occupancy is known. */
-static void put_busy(FILE *out, const struct recording_session *s, const struct timeline *t, const struct lane *l)
+static void put_busy(struct json *j, const struct recording_session *s, const struct timeline *t, const struct lane *l)
 {
     int64_t span = t->last_ns - t->first_ns;
+    json_array_begin(j);
     if (!l->n_occ || span <= 0) {
-        fputs("[]", out);
+        json_array_end(j);
         return;
     }
     int64_t busy[HTML_BUSY_BUCKETS], known[HTML_BUSY_BUCKETS]; /* 16 KB */
@@ -370,16 +383,14 @@ static void put_busy(FILE *out, const struct recording_session *s, const struct 
             a += part;
         }
     }
-    fputc('[', out);
     for (size_t k = 0; k < HTML_BUSY_BUCKETS; k++) {
         int64_t width = busy_edge(span, k + 1) - busy_edge(span, k);
-        fprintf(out, "%s%d", k ? "," : "",
-                known[k] == 0 || known[k] * 2 < width ? -1 : (int)((busy[k] * 100 + known[k] / 2) / known[k]));
+        json_int(j, known[k] == 0 || known[k] * 2 < width ? -1 : (busy[k] * 100 + known[k] / 2) / known[k]);
     }
-    fputc(']', out);
+    json_array_end(j);
 }
 
-static int put_lanes(FILE *out, const struct recording_session *s, const struct timeline *t)
+static int put_lanes(struct json *j, const struct recording_session *s, const struct timeline *t)
 {
     struct strtab st = {0};
     int rc = 0;
@@ -387,27 +398,32 @@ static int put_lanes(FILE *out, const struct recording_session *s, const struct 
     int64_t span = t->last_ns - t->first_ns;
     int64_t bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
 
-    fprintf(out, ",\"span_ns\":%" PRId64 ",\"merged\":%s,\"occupancy_lost\":%" PRIu64 ",\"lanes\":[",
-            span > 0 ? span : 0, merge ? "true" : "false", s->occupancy_dropped);
+    json_kv_int(j, "span_ns", span > 0 ? span : 0);
+    json_kv_bool(j, "merged", merge);
+    json_kv_uint(j, "occupancy_lost", s->occupancy_dropped);
+    json_key(j, "lanes");
+    json_array_begin(j);
     for (size_t li = 0; li < t->n_lanes; li++) {
         const struct lane *l = &t->lanes[li];
         int64_t pinned = 0;
         for (size_t k = 0; k < l->n_pins; k++)
             pinned = recording_sat_add(pinned, recording_pin_duration(s, &s->pins[l->pins[k]]));
-        fprintf(out, "%s\n{", li ? "," : "");
-        kstr(out, "name", l->name, 0);
-        fprintf(out, ",\"tid\":");
+        json_object_begin(j);
+        json_kv_string(j, "name", l->name);
         if (l->has_tid)
-            fprintf(out, "%" PRId32, l->tid);
+            json_kv_int(j, "tid", l->tid);
         else
-            fputs("null", out);
-        fprintf(out, ",\"pins\":%zu,\"pinned_ns\":%" PRId64 ",\"p\":[", l->n_pins, pinned);
+            json_kv_null(j, "tid");
+        json_kv_uint(j, "pins", l->n_pins);
+        json_kv_int(j, "pinned_ns", pinned);
+        json_key(j, "p"); /* the lane's items, nine numbers each (put_item) */
+        json_array_begin(j);
         struct lane_item group = {0}, it;
-        int have_group = 0, first = 1;
+        int have_group = 0;
         for (size_t k = 0; k < l->n_pins; k++) {
             lane_item_of(s, &s->pins[l->pins[k]], &it);
             if (!merge || it.end - it.start >= bucket) {
-                if ((rc = put_item(out, &st, &it, t->first_ns, &first)))
+                if ((rc = put_item(j, &st, &it, t->first_ns)))
                     goto done;
                 continue;
             }
@@ -426,24 +442,24 @@ static int put_lanes(FILE *out, const struct recording_session *s, const struct 
                 }
                 continue;
             }
-            if (have_group && (rc = put_item(out, &st, &group, t->first_ns, &first)))
+            if (have_group && (rc = put_item(j, &st, &group, t->first_ns)))
                 goto done;
             group = it;
             have_group = 1;
         }
-        if (have_group && (rc = put_item(out, &st, &group, t->first_ns, &first)))
+        if (have_group && (rc = put_item(j, &st, &group, t->first_ns)))
             goto done;
-        fputs("],\"busy\":", out);
-        put_busy(out, s, t, l);
-        fputc('}', out);
+        json_array_end(j);
+        json_key(j, "busy");
+        put_busy(j, s, t, l);
+        json_object_end(j);
     }
-    fputs("],\"strings\":[", out);
-    for (size_t i = 0; i < st.n; i++) {
-        if (i)
-            fputc(',', out);
-        put_string(out, st.items[i]);
-    }
-    fputc(']', out);
+    json_array_end(j);
+    json_key(j, "strings");
+    json_array_begin(j);
+    for (size_t i = 0; i < st.n; i++)
+        json_string(j, st.items[i]);
+    json_array_end(j);
 done:
     strtab_fini(&st);
     return rc;
@@ -464,16 +480,24 @@ static int html_data(const struct recording *r, const struct recording_session *
     if (!rc)
         rc = timeline_build(s, &t);
     if (!rc) {
-        fputs("{\"schema\":\"vtpin.html/1\",\"reasons\":[", out);
+        struct json j;
+        json_init_opt(&j, out, JSON_COMPACT | JSON_EMBED_HTML);
+        json_object_begin(&j);
+        json_kv_string(&j, "schema", "vtpin.html/1");
+        json_key(&j, "reasons");
+        json_array_begin(&j);
         for (int k = 0; k < WIRE_REASON_COUNT; k++)
-            fprintf(out, "%s\"%s\"", k ? "," : "", wire_reason_name(k));
-        fputs("],", out);
-        put_jvm(out, r, s);
-        put_sites(out, &sites);
-        put_counters(out, s);
-        put_flame(out, &f);
-        rc = put_lanes(out, s, &t);
-        fputs("}", out);
+            json_string(&j, wire_reason_name(k));
+        json_array_end(&j);
+        put_jvm(&j, r, s);
+        put_sites(&j, &sites);
+        put_counters(&j, s);
+        put_flame(&j, &f);
+        rc = put_lanes(&j, s, &t);
+        if (!rc) {
+            json_object_end(&j);
+            rc = json_finish(&j);
+        }
     }
     sites_fini(&sites);
     if (f.nodes)
@@ -526,7 +550,7 @@ int report_html(FILE *out, const struct recording *r, const struct report_option
             put_html_text(out, heading);
             tpl = next + strlen(TITLE_MARKER);
         } else {
-            fwrite(data, 1, len, out); /* its strings escaped for HTML (put_string) */
+            fwrite(data, 1, len, out); /* its keys and strings escaped for HTML (JSON_EMBED_HTML) */
             tpl = next + strlen(DATA_MARKER);
         }
     }

@@ -153,6 +153,77 @@ static void test_json_milli(void)
     free(text);
 }
 
+/* One small document of every kind of value, nested, with a name that would end a <script> element. */
+static char *json_sample(unsigned opts)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!CHECK(out))
+        return NULL;
+    struct json j;
+    json_init_opt(&j, out, opts);
+    json_object_begin(&j);
+    json_kv_string(&j, "name", "</script><!--&");
+    json_kv_string(&j, "<k>", NULL);
+    json_key(&j, "n");
+    json_array_begin(&j);
+    json_int(&j, -1);
+    json_uint(&j, UINT64_MAX);
+    json_array_begin_inline(&j);
+    json_bool(&j, 1);
+    json_null(&j);
+    json_array_end(&j);
+    json_object_begin(&j);
+    json_object_end(&j);
+    json_array_end(&j);
+    json_key(&j, "e");
+    json_array_begin(&j);
+    json_array_end(&j);
+    json_key(&j, "o");
+    json_object_begin_inline(&j);
+    json_kv_bool(&j, "f", 0);
+    json_kv_int(&j, "i", 7);
+    json_object_end(&j);
+    json_object_end(&j);
+    CHECK_INT(json_finish(&j), 0);
+    fclose(out);
+    return text;
+}
+
+/* JSON_COMPACT: no space or newline anywhere, nested containers and inline ones alike, and none at the end;
+ * JSON_EMBED_HTML escapes keys and strings through the writer; json_init's layout is unchanged. */
+static void test_json_opts(void)
+{
+    char *t = json_sample(JSON_COMPACT | JSON_EMBED_HTML);
+    CHECK_STR(t, "{\"name\":\"\\u003c/script\\u003e\\u003c!--\\u0026\",\"\\u003ck\\u003e\":null,"
+                 "\"n\":[-1,18446744073709551615,[true,null],{}],\"e\":[],\"o\":{\"f\":false,\"i\":7}}");
+    free(t);
+    t = json_sample(JSON_COMPACT);
+    CHECK_STR(t, "{\"name\":\"</script><!--&\",\"<k>\":null,\"n\":[-1,18446744073709551615,[true,null],{}],"
+                 "\"e\":[],\"o\":{\"f\":false,\"i\":7}}");
+    free(t);
+    const char *pretty = "{\n"
+                         "  \"name\": %s,\n"
+                         "  %s: null,\n"
+                         "  \"n\": [\n"
+                         "    -1,\n"
+                         "    18446744073709551615,\n"
+                         "    [true, null],\n"
+                         "    {}\n"
+                         "  ],\n"
+                         "  \"e\": [],\n"
+                         "  \"o\": {\"f\": false, \"i\": 7}\n"
+                         "}\n";
+    char want[512];
+    snprintf(want, sizeof(want), pretty, "\"</script><!--&\"", "\"<k>\"");
+    CHECK_STR(t = json_sample(0), want);
+    free(t);
+    snprintf(want, sizeof(want), pretty, "\"\\u003c/script\\u003e\\u003c!--\\u0026\"", "\"\\u003ck\\u003e\"");
+    CHECK_STR(t = json_sample(JSON_EMBED_HTML), want);
+    free(t);
+}
+
 int main(void)
 {
     CHECK_RUN(test_durations);
@@ -161,5 +232,6 @@ int main(void)
     CHECK_RUN(test_write_all);
     CHECK_RUN(test_strbuf);
     CHECK_RUN(test_json_milli);
+    CHECK_RUN(test_json_opts);
     CHECK_MAIN_RETURN();
 }
