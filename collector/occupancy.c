@@ -74,9 +74,9 @@ struct occupancy {
     uint64_t dropped;
     unsigned refused; /* refused tids remembered in the table (at most max) */
     struct carrier *carriers;
-    unsigned *order; /* carrier indexes sorted by name, then tid */
+    unsigned *order;       /* carrier indexes sorted by name, then tid */
     int32_t *refused_tids; /* [refused] */
-    struct table by_tid; /* item i < max: carriers[i]; max + k: refused_tids[k]; never removed */
+    struct table by_tid;   /* item i < max: carriers[i]; max + k: refused_tids[k]; never removed */
     struct bucket *buckets;
 };
 
