@@ -244,17 +244,17 @@ static int open_eq(const void *ctx, uint32_t item, const void *key)
     return p->open[item].pin_id == *(const uint64_t *)key;
 }
 
-static struct open_pin *open_find(struct pinprofile *p, uint64_t pin_id)
+/* The index of the open pin pin_id, or -1. */
+static int64_t open_find(const struct pinprofile *p, uint64_t pin_id)
 {
-    int64_t i = table_find(&p->open_ix, hash_u64(pin_id), open_eq, p, &pin_id);
-    return i >= 0 ? &p->open[i] : NULL;
+    return table_find(&p->open_ix, hash_u64(pin_id), open_eq, p, &pin_id);
 }
 
-/* Forgets o: the last open pin takes its place. */
-static void open_remove(struct pinprofile *p, struct open_pin *o)
+/* Forgets open pin i: the last one takes its place. */
+static void open_remove(struct pinprofile *p, uint32_t i)
 {
-    uint32_t i = (uint32_t)(o - p->open), last = (uint32_t)p->n_open - 1;
-    table_remove(&p->open_ix, hash_u64(o->pin_id), i);
+    uint32_t last = (uint32_t)p->n_open - 1;
+    table_remove(&p->open_ix, hash_u64(p->open[i].pin_id), i);
     if (i != last) {
         table_move(&p->open_ix, hash_u64(p->open[last].pin_id), last, i);
         p->open[i] = p->open[last];
@@ -265,10 +265,10 @@ static void open_remove(struct pinprofile *p, struct open_pin *o)
 static void open_add(struct pinprofile *p, const struct open_pin *o)
 {
     if (p->n_open >= OPEN_MAX) { /* full: forget the oldest (its end was lost on the way) */
-        struct open_pin *oldest = &p->open[0];
-        for (size_t i = 1; i < p->n_open; i++)
-            if (p->open[i].since < oldest->since)
-                oldest = &p->open[i];
+        uint32_t oldest = 0;
+        for (uint32_t i = 1; i < p->n_open; i++)
+            if (p->open[i].since < p->open[oldest].since)
+                oldest = i;
         open_remove(p, oldest);
         p->drops.open++;
     }
@@ -356,7 +356,7 @@ static uint32_t stack_of(struct pinprofile *p, const struct session *s, const Vt
 
 void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps, int64_t now)
 {
-    if (!ps->pin_id || open_find(p, ps->pin_id))
+    if (!ps->pin_id || open_find(p, ps->pin_id) >= 0)
         return; /* re-sent after a reconnect: already open */
     char carrier[64];
     const char *name = ps->has_carrier_name ? session_string(s, ps->carrier_name) : NULL;
@@ -378,11 +378,11 @@ void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin
 
 void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, int64_t now)
 {
-    struct open_pin *o = pin_id ? open_find(p, pin_id) : NULL;
-    if (!o)
+    int64_t at = pin_id ? open_find(p, pin_id) : -1;
+    if (at < 0)
         return;
-    struct open_pin pin = *o;
-    open_remove(p, o);
+    struct open_pin pin = p->open[at];
+    open_remove(p, (uint32_t)at);
     int64_t epoch = now / p->bucket_ns;
     struct bucket *b = &p->ring[epoch % PINPROFILE_BUCKETS];
     if (b->epoch != epoch) {
