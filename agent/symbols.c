@@ -5,45 +5,35 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/table.h"
 
 #include "bytecode.h"
 #include "natives.h"
 
 struct string_entry {
     char *text;
-    uint64_t hash;
     unsigned sent;
 };
 
 struct symbols {
     jvmtiEnv *jvmti;
     unsigned max_methods, max_stacks, max_strings;
-    /* ids are 1-based indexes into these arrays */
+    /* ids are 1-based indexes into these arrays; each has a fixed index, allocated in
+     * symbols_new for its max entries (common/table.h: item = id - 1) */
     struct method_info **methods;
     uint32_t method_count, method_cap;
-    uint32_t *method_index; /* open addressing on jmethodID -> id */
-    uint32_t method_index_mask;
+    struct table method_ix; /* by jmethodID */
     struct stack_info **stacks;
     uint32_t stack_count, stack_cap;
-    uint32_t *stack_index;
-    uint32_t stack_index_mask;
+    struct table stack_ix; /* by frames and monitors */
     struct string_entry *strings;
     uint32_t string_count, string_cap;
-    uint32_t *string_index;
-    uint32_t string_index_mask;
+    struct table string_ix; /* by text */
     uint64_t stacks_dropped;
     uint64_t methods_dropped; /* frames left unnamed: the method table was full */
     jmethodID module_get_name;
     int infer_monitors;
 };
-
-static uint32_t pow2_at_least(uint32_t n)
-{
-    uint32_t p = 16;
-    while (p < n)
-        p <<= 1;
-    return p;
-}
 
 struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_stacks, int infer_monitors)
 {
@@ -55,13 +45,8 @@ struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_
     s->max_methods = max_methods;
     s->max_stacks = max_stacks;
     s->max_strings = max_methods * 4 + max_stacks;
-    s->method_index_mask = pow2_at_least(max_methods * 2) - 1;
-    s->stack_index_mask = pow2_at_least(max_stacks * 2) - 1;
-    s->string_index_mask = pow2_at_least(s->max_strings * 2) - 1;
-    s->method_index = calloc((size_t)s->method_index_mask + 1, sizeof(uint32_t));
-    s->stack_index = calloc((size_t)s->stack_index_mask + 1, sizeof(uint32_t));
-    s->string_index = calloc((size_t)s->string_index_mask + 1, sizeof(uint32_t));
-    if (!s->method_index || !s->stack_index || !s->string_index) {
+    if (table_init(&s->method_ix, max_methods, TABLE_FIXED) || table_init(&s->stack_ix, max_stacks, TABLE_FIXED) ||
+        table_init(&s->string_ix, s->max_strings, TABLE_FIXED)) {
         symbols_free(s);
         return NULL;
     }
@@ -90,9 +75,9 @@ void symbols_free(struct symbols *s)
     free(s->methods);
     free(s->stacks);
     free(s->strings);
-    free(s->method_index);
-    free(s->stack_index);
-    free(s->string_index);
+    table_fini(&s->method_ix);
+    table_fini(&s->stack_ix);
+    table_fini(&s->string_ix);
     free(s);
 }
 
@@ -108,20 +93,20 @@ static int grow(void **arr, uint32_t *cap, size_t elem)
     return 0;
 }
 
+static int string_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct symbols *s = ctx;
+    return strcmp(s->strings[item].text, key) == 0;
+}
+
 uint32_t symbols_string(struct symbols *s, const char *text)
 {
     if (!text)
         return 0;
     uint64_t h = hash_string(text);
-    uint32_t i = (uint32_t)h & s->string_index_mask;
-    for (;; i = (i + 1) & s->string_index_mask) {
-        uint32_t id = s->string_index[i];
-        if (!id)
-            break;
-        struct string_entry *e = &s->strings[id - 1];
-        if (e->hash == h && strcmp(e->text, text) == 0)
-            return id;
-    }
+    int64_t at = table_find(&s->string_ix, h, string_eq, s, text);
+    if (at >= 0)
+        return (uint32_t)at + 1;
     if (s->string_count >= s->max_strings)
         return 0;
     if (s->string_count == s->string_cap && grow((void **)&s->strings, &s->string_cap, sizeof(*s->strings)))
@@ -129,9 +114,9 @@ uint32_t symbols_string(struct symbols *s, const char *text)
     char *copy = strdup(text);
     if (!copy)
         return 0;
-    s->strings[s->string_count] = (struct string_entry){copy, h, 0};
-    s->string_index[i] = ++s->string_count;
-    return s->string_count;
+    s->strings[s->string_count] = (struct string_entry){copy, 0};
+    (void)table_add(&s->string_ix, h, s->string_count); /* room: string_count < max_strings */
+    return ++s->string_count;
 }
 
 const char *symbols_string_text(const struct symbols *s, uint32_t id)
@@ -244,16 +229,18 @@ cleanup:
     return m;
 }
 
+static int method_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct symbols *s = ctx;
+    return s->methods[item]->mid == *(const jmethodID *)key;
+}
+
 static uint32_t method_id(struct symbols *s, JNIEnv *jni, jmethodID mid)
 {
-    uint32_t i = (uint32_t)hash_u64((uint64_t)(uintptr_t)mid) & s->method_index_mask;
-    for (;; i = (i + 1) & s->method_index_mask) {
-        uint32_t id = s->method_index[i];
-        if (!id)
-            break;
-        if (s->methods[id - 1]->mid == mid)
-            return id;
-    }
+    uint64_t h = hash_u64((uint64_t)(uintptr_t)mid);
+    int64_t at = table_find(&s->method_ix, h, method_eq, s, &mid);
+    if (at >= 0)
+        return (uint32_t)at + 1;
     if (s->method_count >= s->max_methods)
         return 0;
     if (s->method_count == s->method_cap && grow((void **)&s->methods, &s->method_cap, sizeof(*s->methods)))
@@ -263,7 +250,7 @@ static uint32_t method_id(struct symbols *s, JNIEnv *jni, jmethodID mid)
         return 0;
     m->id = s->method_count + 1;
     s->methods[s->method_count++] = m;
-    s->method_index[i] = m->id;
+    (void)table_add(&s->method_ix, h, m->id - 1); /* room: method_count <= max_methods */
     return m->id;
 }
 
@@ -295,6 +282,20 @@ int symbols_stack_same_frames(const struct stack_info *st, const struct rec *r)
     return 1;
 }
 
+struct stack_key {
+    const struct rec *r;
+    const uint16_t *monitors;
+    uint64_t hash;
+};
+
+static int stack_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct stack_info *st = ((const struct symbols *)ctx)->stacks[item];
+    const struct stack_key *k = key;
+    return st->hash == k->hash && symbols_stack_same_frames(st, k->r) &&
+           memcmp(st->raw_monitors, k->monitors, k->r->frame_count * sizeof(*k->monitors)) == 0;
+}
+
 const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct rec *r, unsigned depth)
 {
     const jvmtiFrameInfo *frames = r->frames;
@@ -305,16 +306,10 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
         h = hash_combine(
             hash_combine(hash_combine(h, (uint64_t)(uintptr_t)frames[f].method), (uint64_t)frames[f].location),
             monitors[f]);
-    uint32_t i = (uint32_t)h & s->stack_index_mask;
-    for (;; i = (i + 1) & s->stack_index_mask) {
-        uint32_t id = s->stack_index[i];
-        if (!id)
-            break;
-        struct stack_info *st = s->stacks[id - 1];
-        if (st->hash == h && symbols_stack_same_frames(st, r) &&
-            memcmp(st->raw_monitors, monitors, n * sizeof(*monitors)) == 0)
-            return st;
-    }
+    struct stack_key key = {r, monitors, h};
+    int64_t at = table_find(&s->stack_ix, h, stack_eq, s, &key);
+    if (at >= 0)
+        return s->stacks[at];
     if (s->stack_count >= s->max_stacks ||
         (s->stack_count == s->stack_cap && grow((void **)&s->stacks, &s->stack_cap, sizeof(*s->stacks)))) {
         s->stacks_dropped++;
@@ -359,7 +354,7 @@ const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const str
     }
     st->id = s->stack_count + 1;
     s->stacks[s->stack_count++] = st;
-    s->stack_index[i] = st->id;
+    (void)table_add(&s->stack_ix, h, st->id - 1); /* room: stack_count <= max_stacks */
     return st;
 }
 

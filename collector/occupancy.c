@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/table.h"
 
 #define NAME_CAP 64
 #define CULPRIT_CAP 256
@@ -65,12 +66,6 @@ struct carrier {
     char name[NAME_CAP];
 };
 
-/* tid -> carrier: open addressing, linear probing, never deleted. */
-struct tid_slot {
-    int32_t tid;
-    int32_t ref; /* 0 empty, -1 refused carrier, i + 1 for carriers[i] */
-};
-
 struct occupancy {
     unsigned max, count;
     unsigned nbuckets;
@@ -79,9 +74,9 @@ struct occupancy {
     uint64_t dropped;
     unsigned refused; /* refused tids remembered in the table (at most max) */
     struct carrier *carriers;
-    unsigned *order; /* carrier indexes sorted by name, then tid */
-    struct tid_slot *table;
-    uint32_t table_mask;
+    unsigned *order;       /* carrier indexes sorted by name, then tid */
+    int32_t *refused_tids; /* [refused] */
+    struct table by_tid;   /* item i < max: carriers[i]; max + k: refused_tids[k]; never removed */
     struct bucket *buckets;
 };
 
@@ -135,12 +130,16 @@ static void note_time(struct occupancy *o, int64_t t)
 
 /* ---- carriers ------------------------------------------------------------ */
 
-static struct tid_slot *table_find(struct occupancy *o, int32_t tid)
+static uint64_t tid_hash(int32_t tid)
 {
-    uint32_t i = (uint32_t)hash_u64((uint32_t)tid) & o->table_mask;
-    while (o->table[i].ref != 0 && o->table[i].tid != tid)
-        i = (i + 1) & o->table_mask;
-    return &o->table[i]; /* the tid's slot, or the empty slot where it goes */
+    return hash_u64((uint32_t)tid);
+}
+
+static int tid_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct occupancy *o = ctx;
+    int32_t tid = item < o->max ? o->carriers[item].tid : o->refused_tids[item - o->max];
+    return tid == *(const int32_t *)key;
 }
 
 static int carrier_before(const struct carrier *a, const struct carrier *b)
@@ -170,28 +169,27 @@ static void order_remove(struct occupancy *o, unsigned idx)
  * NULL and differs; NULL when refused because max carriers are tracked. */
 static struct carrier *carrier_get(struct occupancy *o, int32_t tid, const char *name)
 {
-    struct tid_slot *s = table_find(o, tid);
-    if (s->ref > 0) {
-        struct carrier *c = &o->carriers[s->ref - 1];
+    int64_t at = table_find(&o->by_tid, tid_hash(tid), tid_eq, o, &tid);
+    if (at >= 0 && at < o->max) {
+        struct carrier *c = &o->carriers[at];
         if (name && strcmp(c->name, name) != 0) {
-            unsigned idx = (unsigned)(s->ref - 1);
+            unsigned idx = (unsigned)at;
             order_remove(o, idx);
             copy_text(c->name, sizeof(c->name), name);
             order_insert(o, idx, o->count - 1);
         }
         return c;
     }
-    if (s->ref < 0)
+    if (at >= 0)
         return NULL; /* refused before, already counted */
     if (o->count == o->max) {
         o->dropped++;
-        if (o->refused < o->max) { /* remember it so it is counted once */
-            s->tid = tid;
-            s->ref = -1;
-            o->refused++;
-        }
+        if (o->refused < o->max && table_add(&o->by_tid, tid_hash(tid), o->max + o->refused) == 0)
+            o->refused_tids[o->refused++] = tid; /* remembered, so it is counted once */
         return NULL;
     }
+    if (table_add(&o->by_tid, tid_hash(tid), o->count) != 0)
+        return NULL; /* cannot happen: room for max carriers and max refused tids */
     unsigned idx = o->count;
     struct carrier *c = &o->carriers[idx];
     struct bucket *ring = c->ring;
@@ -201,8 +199,6 @@ static struct carrier *carrier_get(struct occupancy *o, int32_t tid, const char 
     copy_text(c->name, sizeof(c->name), name);
     for (unsigned i = 0; i < o->nbuckets; i++)
         c->ring[i] = (struct bucket){.id = INT64_MIN};
-    s->tid = tid;
-    s->ref = (int32_t)idx + 1;
     order_insert(o, idx, o->count);
     o->count++;
     return c;
@@ -348,15 +344,12 @@ struct occupancy *occupancy_new(unsigned max_carriers, int64_t window_ns, int64_
     o->bucket_ns = bucket_ns;
     o->nbuckets = (unsigned)((window_ns + bucket_ns - 1) / bucket_ns);
     o->now = INT64_MIN;
-    uint32_t table_size = 16;
-    while (table_size < 4u * max_carriers) /* carriers + refused tids <= 2 * max: load <= 1/2 */
-        table_size <<= 1;
-    o->table_mask = table_size - 1;
     o->carriers = calloc(max_carriers, sizeof(*o->carriers));
     o->order = calloc(max_carriers, sizeof(*o->order));
-    o->table = calloc(table_size, sizeof(*o->table));
+    o->refused_tids = calloc(max_carriers, sizeof(*o->refused_tids));
     o->buckets = calloc((size_t)max_carriers * o->nbuckets, sizeof(*o->buckets));
-    if (!o->carriers || !o->order || !o->table || !o->buckets) {
+    int rc = table_init(&o->by_tid, 2 * (size_t)max_carriers, TABLE_FIXED); /* carriers and refused tids */
+    if (!o->carriers || !o->order || !o->refused_tids || !o->buckets || rc) {
         occupancy_free(o);
         errno = ENOMEM;
         return NULL;
@@ -372,7 +365,8 @@ void occupancy_free(struct occupancy *o)
         return;
     free(o->carriers);
     free(o->order);
-    free(o->table);
+    free(o->refused_tids);
+    table_fini(&o->by_tid);
     free(o->buckets);
     free(o);
 }

@@ -9,7 +9,7 @@
 #include "common/frame_text.h"
 #include "common/frames_kind.h"
 #include "common/hash.h"
-#include "common/idmap.h"
+#include "common/table.h"
 #include "pprof_build.h"
 #include "wire_names.h"
 
@@ -42,8 +42,10 @@ struct bucket {
     struct entry *e; /* PINPROFILE_ENTRIES, allocated at first use */
 };
 
+#define OPEN_MAX (PINPROFILE_OPEN * 3 / 4)
+
 struct open_pin {
-    uint64_t pin_id; /* 0: free */
+    uint64_t pin_id;
     uint32_t stack, carrier;
     uint16_t reason;
     int64_t since;
@@ -53,23 +55,44 @@ struct pinprofile {
     int64_t window_ns, bucket_ns;
     char **strings; /* index 0: "" */
     size_t n_strings, strings_cap, string_bytes;
-    struct idmap *string_ix; /* content hash -> index + 1 */
+    struct table string_ix; /* each index: entries by content (common/table.h) */
     struct frame *frames;
     size_t n_frames, frames_cap;
-    struct idmap *frame_ix;
+    struct table frame_ix;
     struct stack *stacks[PINPROFILE_STACKS];
     size_t n_stacks;
-    struct idmap *stack_ix;
+    struct table stack_ix;
     struct bucket ring[PINPROFILE_BUCKETS];
-    struct open_pin open[PINPROFILE_OPEN];
+    struct open_pin open[OPEN_MAX]; /* the first n_open, by pin_id in open_ix */
     size_t n_open;
+    struct table open_ix;
     struct pinprofile_drops drops;
     size_t bytes; /* malloc'ed beside the struct */
 };
 
-static void *index_value(size_t i)
+static int string_eq(const void *ctx, uint32_t item, const void *key)
 {
-    return (void *)(uintptr_t)(i + 1);
+    const struct pinprofile *p = ctx;
+    return strcmp(p->strings[item], key) == 0;
+}
+
+static int frame_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct frame *g = &((const struct pinprofile *)ctx)->frames[item], *f = key;
+    return g->function == f->function && g->file == f->file && g->line == f->line;
+}
+
+struct stack_key {
+    const uint32_t *frames;
+    uint32_t n;
+    int origin;
+};
+
+static int stack_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct stack *st = ((const struct pinprofile *)ctx)->stacks[item];
+    const struct stack_key *k = key;
+    return st->n == k->n && st->origin == k->origin && memcmp(st->frames, k->frames, k->n * sizeof(*k->frames)) == 0;
 }
 
 /* The string's index, added when new; -1 when the table is full. */
@@ -79,12 +102,10 @@ static int64_t intern(struct pinprofile *p, const char *s)
         return 0;
     size_t len = strlen(s);
     uint64_t h = hash_string(s);
-    void *v = idmap_get(p->string_ix, h);
-    if (v) {
-        size_t i = (uintptr_t)v - 1;
-        return strcmp(p->strings[i], s) == 0 ? (int64_t)i : -1; /* a hash collision: no room for it */
-    }
-    if (p->string_bytes + len + 1 > PINPROFILE_STRING_BYTES || p->n_strings >= UINT32_MAX)
+    int64_t at = table_find(&p->string_ix, h, string_eq, p, s);
+    if (at >= 0)
+        return at;
+    if (p->string_bytes + len + 1 > PINPROFILE_STRING_BYTES || p->n_strings > TABLE_MAX_ITEM)
         return -1;
     if (p->n_strings == p->strings_cap) {
         size_t ncap = p->strings_cap * 2;
@@ -96,7 +117,7 @@ static int64_t intern(struct pinprofile *p, const char *s)
         p->strings_cap = ncap;
     }
     char *copy = strdup(s);
-    if (!copy || idmap_put(p->string_ix, h, index_value(p->n_strings), NULL)) {
+    if (!copy || table_add(&p->string_ix, h, (uint32_t)p->n_strings)) {
         free(copy);
         return -1;
     }
@@ -114,12 +135,9 @@ static int64_t intern_frame(struct pinprofile *p, const char *function, const ch
         return -1;
     struct frame f = {.function = (uint32_t)fn, .file = (uint32_t)fl, .line = line > 0 ? line : 0};
     uint64_t h = hash_combine(hash_combine(hash_u64(f.function), f.file), (uint32_t)f.line);
-    void *v = idmap_get(p->frame_ix, h);
-    if (v) {
-        size_t i = (uintptr_t)v - 1;
-        const struct frame *g = &p->frames[i];
-        return g->function == f.function && g->file == f.file && g->line == f.line ? (int64_t)i : -1;
-    }
+    int64_t at = table_find(&p->frame_ix, h, frame_eq, p, &f);
+    if (at >= 0)
+        return at;
     if (p->n_frames >= PINPROFILE_FRAMES)
         return -1;
     if (p->n_frames == p->frames_cap) {
@@ -131,7 +149,7 @@ static int64_t intern_frame(struct pinprofile *p, const char *function, const ch
         p->frames = n;
         p->frames_cap = ncap;
     }
-    if (idmap_put(p->frame_ix, h, index_value(p->n_frames), NULL))
+    if (table_add(&p->frame_ix, h, (uint32_t)p->n_frames))
         return -1;
     p->frames[p->n_frames] = f;
     return (int64_t)p->n_frames++;
@@ -143,19 +161,16 @@ static int64_t intern_stack(struct pinprofile *p, const uint32_t *frames, uint32
     uint64_t h = hash_u64((uint64_t)origin);
     for (uint32_t i = 0; i < n; i++)
         h = hash_combine(h, frames[i]);
-    void *v = idmap_get(p->stack_ix, h);
-    if (v) {
-        size_t i = (uintptr_t)v - 1;
-        const struct stack *st = p->stacks[i];
-        return st->n == n && st->origin == origin && memcmp(st->frames, frames, n * sizeof(*frames)) == 0 ? (int64_t)i
-                                                                                                          : -1;
-    }
+    struct stack_key k = {frames, n, origin};
+    int64_t at = table_find(&p->stack_ix, h, stack_eq, p, &k);
+    if (at >= 0)
+        return at;
     if (p->n_stacks >= PINPROFILE_STACKS)
         return -1;
     struct stack *st = malloc(sizeof(*st) + n * sizeof(*frames));
     if (!st)
         return -1;
-    if (idmap_put(p->stack_ix, h, index_value(p->n_stacks), NULL)) {
+    if (table_add(&p->stack_ix, h, (uint32_t)p->n_stacks)) {
         free(st);
         return -1;
     }
@@ -184,10 +199,9 @@ struct pinprofile *pinprofile_new(int64_t window_ns)
         p->ring[i].epoch = -1;
     p->strings_cap = 64;
     p->strings = calloc(p->strings_cap, sizeof(*p->strings));
-    p->string_ix = idmap_new();
-    p->frame_ix = idmap_new();
-    p->stack_ix = idmap_new();
-    if (!p->strings || !p->string_ix || !p->frame_ix || !p->stack_ix || !(p->strings[0] = strdup("")))
+    if (!p->strings || table_init(&p->string_ix, 64, TABLE_GROWING) || table_init(&p->frame_ix, 64, TABLE_GROWING) ||
+        table_init(&p->stack_ix, 64, TABLE_GROWING) || table_init(&p->open_ix, OPEN_MAX, TABLE_FIXED) ||
+        !(p->strings[0] = strdup("")))
         goto fail;
     p->n_strings = 1;
     p->bytes = p->strings_cap * sizeof(*p->strings) + 1;
@@ -210,66 +224,57 @@ void pinprofile_free(struct pinprofile *p)
     for (size_t i = 0; i < p->n_strings; i++)
         free(p->strings[i]);
     free(p->strings);
-    idmap_free(p->string_ix, NULL);
+    table_fini(&p->string_ix);
     free(p->frames);
-    idmap_free(p->frame_ix, NULL);
+    table_fini(&p->frame_ix);
     for (size_t i = 0; i < p->n_stacks; i++)
         free(p->stacks[i]);
-    idmap_free(p->stack_ix, NULL);
+    table_fini(&p->stack_ix);
+    table_fini(&p->open_ix);
     for (size_t i = 0; i < PINPROFILE_BUCKETS; i++)
         free(p->ring[i].e);
     free(p);
 }
 
-/* ---- pins in progress: open addressing, linear probing, deletion by backward shift ---- */
+/* ---- pins in progress: the first n_open of open[], by pin_id in open_ix ---- */
 
-static size_t open_slot(uint64_t pin_id)
+static int open_eq(const void *ctx, uint32_t item, const void *key)
 {
-    return (size_t)hash_u64(pin_id) & (PINPROFILE_OPEN - 1);
+    const struct pinprofile *p = ctx;
+    return p->open[item].pin_id == *(const uint64_t *)key;
 }
 
-static struct open_pin *open_find(struct pinprofile *p, uint64_t pin_id)
+/* The index of the open pin pin_id, or -1. */
+static int64_t open_find(const struct pinprofile *p, uint64_t pin_id)
 {
-    for (size_t i = open_slot(pin_id), k = 0; k < PINPROFILE_OPEN; i = (i + 1) & (PINPROFILE_OPEN - 1), k++) {
-        if (p->open[i].pin_id == pin_id)
-            return &p->open[i];
-        if (!p->open[i].pin_id)
-            return NULL;
+    return table_find(&p->open_ix, hash_u64(pin_id), open_eq, p, &pin_id);
+}
+
+/* Forgets open pin i: the last one takes its place. */
+static void open_remove(struct pinprofile *p, uint32_t i)
+{
+    uint32_t last = (uint32_t)p->n_open - 1;
+    table_remove(&p->open_ix, hash_u64(p->open[i].pin_id), i);
+    if (i != last) {
+        table_move(&p->open_ix, hash_u64(p->open[last].pin_id), last, i);
+        p->open[i] = p->open[last];
     }
-    return NULL;
-}
-
-static void open_remove(struct pinprofile *p, struct open_pin *o)
-{
-    size_t i = (size_t)(o - p->open);
-    p->open[i].pin_id = 0;
     p->n_open--;
-    for (size_t j = (i + 1) & (PINPROFILE_OPEN - 1); p->open[j].pin_id; j = (j + 1) & (PINPROFILE_OPEN - 1)) {
-        size_t home = open_slot(p->open[j].pin_id);
-        /* move j back to i when its home is not in (i, j] (cyclically) */
-        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-            p->open[i] = p->open[j];
-            p->open[j].pin_id = 0;
-            i = j;
-        }
-    }
 }
 
 static void open_add(struct pinprofile *p, const struct open_pin *o)
 {
-    if (p->n_open >= PINPROFILE_OPEN * 3 / 4) { /* full: forget the oldest (its end was lost on the way) */
-        struct open_pin *oldest = NULL;
-        for (size_t i = 0; i < PINPROFILE_OPEN; i++)
-            if (p->open[i].pin_id && (!oldest || p->open[i].since < oldest->since))
-                oldest = &p->open[i];
+    if (p->n_open >= OPEN_MAX) { /* full: forget the oldest (its end was lost on the way) */
+        uint32_t oldest = 0;
+        for (uint32_t i = 1; i < p->n_open; i++)
+            if (p->open[i].since < p->open[oldest].since)
+                oldest = i;
         open_remove(p, oldest);
         p->drops.open++;
     }
-    size_t i = open_slot(o->pin_id);
-    while (p->open[i].pin_id)
-        i = (i + 1) & (PINPROFILE_OPEN - 1);
-    p->open[i] = *o;
-    p->n_open++;
+    if (table_add(&p->open_ix, hash_u64(o->pin_id), (uint32_t)p->n_open))
+        return; /* cannot happen: room was made above */
+    p->open[p->n_open++] = *o;
 }
 
 /* ---- a PinStart's stack, by content ---- */
@@ -351,7 +356,7 @@ static uint32_t stack_of(struct pinprofile *p, const struct session *s, const Vt
 
 void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps, int64_t now)
 {
-    if (!ps->pin_id || open_find(p, ps->pin_id))
+    if (!ps->pin_id || open_find(p, ps->pin_id) >= 0)
         return; /* re-sent after a reconnect: already open */
     char carrier[64];
     const char *name = ps->has_carrier_name ? session_string(s, ps->carrier_name) : NULL;
@@ -373,11 +378,11 @@ void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin
 
 void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, int64_t now)
 {
-    struct open_pin *o = pin_id ? open_find(p, pin_id) : NULL;
-    if (!o)
+    int64_t at = pin_id ? open_find(p, pin_id) : -1;
+    if (at < 0)
         return;
-    struct open_pin pin = *o;
-    open_remove(p, o);
+    struct open_pin pin = p->open[at];
+    open_remove(p, (uint32_t)at);
     int64_t epoch = now / p->bucket_ns;
     struct bucket *b = &p->ring[epoch % PINPROFILE_BUCKETS];
     if (b->epoch != epoch) {
@@ -458,7 +463,6 @@ void pinprofile_drops(const struct pinprofile *p, struct pinprofile_drops *out)
 
 size_t pinprofile_memory(const struct pinprofile *p)
 {
-    /* the id maps: about 16 bytes a slot at half load */
-    size_t maps = (idmap_count(p->string_ix) + idmap_count(p->frame_ix) + idmap_count(p->stack_ix)) * 32;
-    return sizeof(*p) + p->bytes + maps;
+    return sizeof(*p) + p->bytes + table_bytes(&p->string_ix) + table_bytes(&p->frame_ix) + table_bytes(&p->stack_ix) +
+           table_bytes(&p->open_ix);
 }

@@ -7,58 +7,49 @@
 #include "common/frames_kind.h"
 #include "common/hash.h"
 
-#define MASK (PINSTATS_OPEN - 1u)
+#define OPEN_MAX (PINSTATS_OPEN * 3 / 4)
 
 struct pinstats *pinstats_new(void)
 {
     struct pinstats *p = calloc(1, sizeof(*p));
-    if (!p)
+    if (!p || table_init(&p->open_ix, OPEN_MAX, TABLE_FIXED)) {
+        free(p);
         errno = ENOMEM;
+        return NULL;
+    }
     return p;
 }
 
 void pinstats_free(struct pinstats *p)
 {
+    if (!p)
+        return;
+    table_fini(&p->open_ix);
     free(p);
 }
 
-static unsigned slot_of(uint64_t pin_id)
+static int open_eq(const void *ctx, uint32_t item, const void *key)
 {
-    return (unsigned)hash_u64(pin_id) & MASK;
+    const struct pinstats *p = ctx;
+    return p->open[item].pin_id == *(const uint64_t *)key;
 }
 
-/* The slot holding pin_id, or -1. */
+/* The index of the open pin pin_id, or -1. */
 static int find(const struct pinstats *p, uint64_t pin_id)
 {
-    for (unsigned i = slot_of(pin_id), n = 0; n < PINSTATS_OPEN; i = (i + 1) & MASK, n++) {
-        if (p->open[i].pin_id == pin_id)
-            return (int)i;
-        if (p->open[i].pin_id == 0)
-            return -1;
-    }
-    return -1;
+    return (int)table_find(&p->open_ix, hash_u64(pin_id), open_eq, p, &pin_id);
 }
 
-/* Frees slot i, moving back the entries of its probe run so lookups still find them. */
+/* Forgets open pin i: the last one takes its place. */
 static void erase(struct pinstats *p, unsigned i)
 {
-    unsigned j = i;
-    for (;;) {
-        p->open[i].pin_id = 0;
-        for (;;) {
-            j = (j + 1) & MASK;
-            if (p->open[j].pin_id == 0) {
-                p->nopen--;
-                return;
-            }
-            unsigned home = slot_of(p->open[j].pin_id);
-            /* j's entry may move to i unless its home lies cyclically in (i, j] */
-            if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
-                break;
-        }
-        p->open[i] = p->open[j];
-        i = j;
+    unsigned last = p->nopen - 1;
+    table_remove(&p->open_ix, hash_u64(p->open[i].pin_id), i);
+    if (i != last) {
+        table_move(&p->open_ix, hash_u64(p->open[last].pin_id), last, i);
+        p->open[i] = p->open[last];
     }
+    p->nopen--;
 }
 
 /* Index of site s among the sites (added while there is room), -1 for other. */
@@ -88,18 +79,18 @@ int pinstats_start(struct pinstats *p, uint64_t pin_id, int reason, int origin, 
 {
     if (pin_id == 0 || find(p, pin_id) >= 0)
         return 0;
-    if (p->nopen >= PINSTATS_OPEN * 3 / 4) {
+    if (p->nopen >= OPEN_MAX) {
         /* ends were lost (dropped events, a reconnect): forget the oldest pin */
-        unsigned oldest = PINSTATS_OPEN;
-        for (unsigned i = 0; i < PINSTATS_OPEN; i++)
-            if (p->open[i].pin_id && (oldest == PINSTATS_OPEN || p->open[i].pin_id < p->open[oldest].pin_id))
+        unsigned oldest = 0;
+        for (unsigned i = 1; i < p->nopen; i++)
+            if (p->open[i].pin_id < p->open[oldest].pin_id)
                 oldest = i;
         erase(p, oldest);
         p->lost++;
     }
-    unsigned i = slot_of(pin_id);
-    while (p->open[i].pin_id)
-        i = (i + 1) & MASK;
+    unsigned i = p->nopen;
+    if (table_add(&p->open_ix, hash_u64(pin_id), i))
+        return 0; /* cannot happen: room was made above */
     p->open[i].pin_id = pin_id;
     p->open[i].reason = (int16_t)(reason >= 0 && reason < PINSTATS_REASONS ? reason : 0);
     p->open[i].site = site_index(p, site);

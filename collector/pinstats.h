@@ -14,12 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/table.h"
+
 #include "wire_names.h"
 
 #define PINSTATS_REASONS WIRE_REASON_COUNT /* vtpin.v1.PinReason; other values count as 0 */
 #define PINSTATS_SITES 20
 #define PINSTATS_SITE_CAP 256 /* bytes of a site name, NUL included (longer ones are cut) */
-#define PINSTATS_OPEN 1024    /* a power of two */
+#define PINSTATS_OPEN 1024    /* 3/4 of it are remembered */
 
 struct pinstats_total {
     uint64_t count;
@@ -32,7 +34,7 @@ struct pinstats_site {
 };
 
 struct pinstats_open {
-    uint64_t pin_id; /* 0: free */
+    uint64_t pin_id;
     int16_t reason;
     int16_t site;  /* index into sites, -1: other */
     int8_t origin; /* enum pin_origin (common/frames_kind.h) */
@@ -46,7 +48,8 @@ struct pinstats {
     struct pinstats_total other; /* sites beyond the first PINSTATS_SITES */
     uint64_t lost;               /* pins in progress forgotten: the table was full */
     unsigned nopen;
-    struct pinstats_open open[PINSTATS_OPEN]; /* open addressing, linear probing */
+    struct pinstats_open open[PINSTATS_OPEN * 3 / 4]; /* the first nopen, by pin_id in open_ix */
+    struct table open_ix;
 };
 
 /* NULL with errno ENOMEM. */

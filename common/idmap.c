@@ -4,31 +4,29 @@
 #include <stdlib.h>
 
 #include "hash.h"
+#include "table.h"
 
-struct slot {
+struct item {
     uint64_t key;
-    void *value; /* NULL: empty */
+    void *value;
 };
 
+/* The items in the order first put, indexed by common/table.h. */
 struct idmap {
-    struct slot *slots;
-    size_t mask; /* capacity - 1, a power of two */
-    size_t count;
+    struct table index;
+    struct item *items;
+    size_t count, cap;
 };
-
-static size_t slot_of(uint64_t key, size_t mask)
-{
-    return (size_t)hash_u64(key) & mask;
-}
 
 struct idmap *idmap_new(void)
 {
     struct idmap *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
-    m->mask = 15;
-    m->slots = calloc(m->mask + 1, sizeof(*m->slots));
-    if (!m->slots) {
+    m->cap = 8;
+    m->items = calloc(m->cap, sizeof(*m->items));
+    if (!m->items || table_init(&m->index, m->cap, TABLE_GROWING)) {
+        free(m->items);
         free(m);
         return NULL;
     }
@@ -40,63 +38,53 @@ void idmap_free(struct idmap *m, void (*free_value)(void *))
     if (!m)
         return;
     if (free_value)
-        for (size_t i = 0; i <= m->mask; i++)
-            if (m->slots[i].value)
-                free_value(m->slots[i].value);
-    free(m->slots);
+        for (size_t i = 0; i < m->count; i++)
+            free_value(m->items[i].value);
+    table_fini(&m->index);
+    free(m->items);
     free(m);
+}
+
+static int key_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct idmap *m = ctx;
+    return m->items[item].key == *(const uint64_t *)key;
+}
+
+static int64_t find(const struct idmap *m, uint64_t key)
+{
+    return table_find(&m->index, hash_u64(key), key_eq, m, &key);
 }
 
 void *idmap_get(const struct idmap *m, uint64_t key)
 {
-    for (size_t i = slot_of(key, m->mask);; i = (i + 1) & m->mask) {
-        if (!m->slots[i].value)
-            return NULL;
-        if (m->slots[i].key == key)
-            return m->slots[i].value;
-    }
-}
-
-static int grow(struct idmap *m)
-{
-    size_t nmask = m->mask * 2 + 1;
-    struct slot *n = calloc(nmask + 1, sizeof(*n));
-    if (!n)
-        return -ENOMEM;
-    for (size_t i = 0; i <= m->mask; i++) {
-        if (!m->slots[i].value)
-            continue;
-        size_t j = slot_of(m->slots[i].key, nmask);
-        while (n[j].value)
-            j = (j + 1) & nmask;
-        n[j] = m->slots[i];
-    }
-    free(m->slots);
-    m->slots = n;
-    m->mask = nmask;
-    return 0;
+    int64_t i = find(m, key);
+    return i >= 0 ? m->items[i].value : NULL;
 }
 
 int idmap_put(struct idmap *m, uint64_t key, void *value, void **old)
 {
     if (old)
         *old = NULL;
-    if ((m->count + 1) * 4 > (m->mask + 1) * 3) { /* keep the load under 3/4 */
-        int rc = grow(m);
-        if (rc)
-            return rc;
-    }
-    size_t i = slot_of(key, m->mask);
-    while (m->slots[i].value && m->slots[i].key != key)
-        i = (i + 1) & m->mask;
-    if (m->slots[i].value) {
+    int64_t i = find(m, key);
+    if (i >= 0) {
         if (old)
-            *old = m->slots[i].value;
-    } else {
-        m->count++;
+            *old = m->items[i].value;
+        m->items[i].value = value;
+        return 0;
     }
-    m->slots[i].key = key;
-    m->slots[i].value = value;
+    if (m->count == m->cap) {
+        size_t ncap = m->cap * 2;
+        struct item *n = ncap > TABLE_MAX_ITEM ? NULL : realloc(m->items, ncap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        m->items = n;
+        m->cap = ncap;
+    }
+    int rc = table_add(&m->index, hash_u64(key), (uint32_t)m->count);
+    if (rc)
+        return rc;
+    m->items[m->count++] = (struct item){key, value};
     return 0;
 }
 
@@ -107,16 +95,14 @@ size_t idmap_count(const struct idmap *m)
 
 int idmap_next(const struct idmap *m, size_t *pos, uint64_t *key, void **value)
 {
-    for (size_t i = *pos; i <= m->mask; i++) {
-        if (m->slots[i].value) {
-            *pos = i + 1;
-            if (key)
-                *key = m->slots[i].key;
-            if (value)
-                *value = m->slots[i].value;
-            return 1;
-        }
+    if (*pos >= m->count) {
+        *pos = m->count;
+        return 0;
     }
-    *pos = m->mask + 1;
-    return 0;
+    if (key)
+        *key = m->items[*pos].key;
+    if (value)
+        *value = m->items[*pos].value;
+    (*pos)++;
+    return 1;
 }

@@ -1,6 +1,6 @@
 /* A hash map from 64-bit ids to pointers: the id tables of a recording
  * (strings, methods, stacks, pins), whose ids come from the file and so can
- * be anything. Open addressing, grows by doubling. */
+ * be anything. Its items in the order first put, indexed by common/table.h. */
 #ifndef VTPIN_COMMON_IDMAP_H
 #define VTPIN_COMMON_IDMAP_H
 
@@ -18,7 +18,7 @@ void *idmap_get(const struct idmap *m, uint64_t key);
  * (which may be NULL when the caller knows there is none). 0 or -ENOMEM. */
 int idmap_put(struct idmap *m, uint64_t key, void *value, void **old);
 size_t idmap_count(const struct idmap *m);
-/* Iteration in no particular order: start with *pos = 0; returns 0 at the end. */
+/* Iteration in the order keys were first put: start with *pos = 0; returns 0 at the end. */
 int idmap_next(const struct idmap *m, size_t *pos, uint64_t *key, void **value);
 
 #endif

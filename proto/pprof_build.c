@@ -6,20 +6,13 @@
 #include <zlib.h>
 
 #include "common/hash.h"
+#include "common/table.h"
 #include "pprof.pb-c.h"
 
 const struct pprof_value_type pprof_pinned_types[3] = {
     [PPROF_VALUE_PINNED_NS] = {"pinned", "nanoseconds"},
     [PPROF_VALUE_PINS] = {"pins", "count"},
     [PPROF_VALUE_HOGGED_NS] = {"hogged", "nanoseconds"},
-};
-
-/* An index of entries by a 64-bit hash of their content: open addressing,
- * slots hold entry index + 1 (0: free); equal hashes are compared by content. */
-struct index {
-    uint32_t *slot;
-    uint64_t *hash;
-    size_t cap, n;
 };
 
 struct function {
@@ -45,16 +38,16 @@ struct pprof_builder {
     int64_t time_nanos, duration_nanos;
     char **strings;
     size_t n_strings, strings_cap;
-    struct index string_ix;
+    struct table string_ix; /* each index: entries by content (common/table.h), grown at first use */
     struct function *functions;
     size_t n_functions, functions_cap;
-    struct index function_ix;
+    struct table function_ix;
     struct location *locations;
     size_t n_locations, locations_cap;
-    struct index location_ix;
+    struct table location_ix;
     struct sample *samples;
     size_t n_samples, samples_cap;
-    struct index sample_ix;
+    struct table sample_ix;
     uint64_t *locs; /* every sample's locations, one after another */
     size_t n_locs, locs_cap;
     struct label *labels;
@@ -81,67 +74,15 @@ static int grow(void **arr, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-typedef int (*index_eq)(const struct pprof_builder *b, size_t entry, const void *key);
-
-/* The entry with hash h equal to key, or -1. */
-static int64_t index_find(const struct pprof_builder *b, const struct index *ix, uint64_t h, index_eq eq,
-                          const void *key)
+/* Adds entry to an index of entries by content; 0 or -ENOMEM. */
+static int index_add(struct table *ix, uint64_t h, size_t entry)
 {
-    if (!ix->cap)
-        return -1;
-    for (size_t i = h & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
-        if (!ix->slot[i])
-            return -1;
-        if (ix->hash[i] == h && eq(b, ix->slot[i] - 1, key))
-            return (int64_t)ix->slot[i] - 1;
-    }
+    return entry > TABLE_MAX_ITEM || table_add(ix, h, (uint32_t)entry) ? -ENOMEM : 0;
 }
 
-static int index_add(struct index *ix, uint64_t h, size_t entry)
+static int string_eq(const void *ctx, uint32_t entry, const void *key)
 {
-    if ((ix->n + 1) * 2 > ix->cap) {
-        size_t ncap = ix->cap ? ix->cap * 2 : 128;
-        uint32_t *slot = calloc(ncap, sizeof(*slot));
-        uint64_t *hash = calloc(ncap, sizeof(*hash));
-        if (!slot || !hash) {
-            free(slot);
-            free(hash);
-            return -ENOMEM;
-        }
-        for (size_t i = 0; i < ix->cap; i++) {
-            if (!ix->slot[i])
-                continue;
-            size_t j = ix->hash[i] & (ncap - 1);
-            while (slot[j])
-                j = (j + 1) & (ncap - 1);
-            slot[j] = ix->slot[i];
-            hash[j] = ix->hash[i];
-        }
-        free(ix->slot);
-        free(ix->hash);
-        ix->slot = slot;
-        ix->hash = hash;
-        ix->cap = ncap;
-    }
-    if (entry >= UINT32_MAX)
-        return -ENOMEM;
-    size_t i = h & (ix->cap - 1);
-    while (ix->slot[i])
-        i = (i + 1) & (ix->cap - 1);
-    ix->slot[i] = (uint32_t)entry + 1;
-    ix->hash[i] = h;
-    ix->n++;
-    return 0;
-}
-
-static void index_fini(struct index *ix)
-{
-    free(ix->slot);
-    free(ix->hash);
-}
-
-static int string_eq(const struct pprof_builder *b, size_t entry, const void *key)
-{
+    const struct pprof_builder *b = ctx;
     return strcmp(b->strings[entry], key) == 0;
 }
 
@@ -151,7 +92,7 @@ static int64_t intern(struct pprof_builder *b, const char *s)
     if (!s || !*s)
         return 0;
     uint64_t h = hash_string(s);
-    int64_t at = index_find(b, &b->string_ix, h, string_eq, s);
+    int64_t at = table_find(&b->string_ix, h, string_eq, b, s);
     if (at >= 0)
         return at;
     char *copy = strdup(s);
@@ -196,13 +137,13 @@ void pprof_builder_free(struct pprof_builder *b)
     for (size_t i = 0; i < b->n_strings; i++)
         free(b->strings[i]);
     free(b->strings);
-    index_fini(&b->string_ix);
+    table_fini(&b->string_ix);
     free(b->functions);
-    index_fini(&b->function_ix);
+    table_fini(&b->function_ix);
     free(b->locations);
-    index_fini(&b->location_ix);
+    table_fini(&b->location_ix);
     free(b->samples);
-    index_fini(&b->sample_ix);
+    table_fini(&b->sample_ix);
     free(b->locs);
     free(b->labels);
     free(b->values);
@@ -225,14 +166,16 @@ int pprof_builder_comment(struct pprof_builder *b, const char *text)
     return 0;
 }
 
-static int function_eq(const struct pprof_builder *b, size_t entry, const void *key)
+static int function_eq(const void *ctx, uint32_t entry, const void *key)
 {
+    const struct pprof_builder *b = ctx;
     const struct function *k = key;
     return b->functions[entry].name == k->name && b->functions[entry].file == k->file;
 }
 
-static int location_eq(const struct pprof_builder *b, size_t entry, const void *key)
+static int location_eq(const void *ctx, uint32_t entry, const void *key)
 {
+    const struct pprof_builder *b = ctx;
     const struct location *k = key;
     return b->locations[entry].function == k->function && b->locations[entry].line == k->line;
 }
@@ -243,7 +186,7 @@ int64_t pprof_builder_location(struct pprof_builder *b, const char *function, co
     if (f.name < 0 || f.file < 0)
         return -ENOMEM;
     uint64_t h = hash_combine(hash_u64((uint64_t)f.name), (uint64_t)f.file);
-    int64_t fi = index_find(b, &b->function_ix, h, function_eq, &f);
+    int64_t fi = table_find(&b->function_ix, h, function_eq, b, &f);
     if (fi < 0) {
         if (grow((void **)&b->functions, &b->functions_cap, b->n_functions, sizeof(*b->functions)) ||
             index_add(&b->function_ix, h, b->n_functions))
@@ -253,7 +196,7 @@ int64_t pprof_builder_location(struct pprof_builder *b, const char *function, co
     }
     struct location l = {.function = (uint64_t)fi + 1, .line = line > 0 ? line : 0};
     h = hash_combine(hash_u64(l.function), (uint64_t)l.line);
-    int64_t li = index_find(b, &b->location_ix, h, location_eq, &l);
+    int64_t li = table_find(&b->location_ix, h, location_eq, b, &l);
     if (li < 0) {
         if (grow((void **)&b->locations, &b->locations_cap, b->n_locations, sizeof(*b->locations)) ||
             index_add(&b->location_ix, h, b->n_locations))
@@ -272,8 +215,9 @@ struct sample_key {
     size_t n_label;
 };
 
-static int sample_eq(const struct pprof_builder *b, size_t entry, const void *key)
+static int sample_eq(const void *ctx, uint32_t entry, const void *key)
 {
+    const struct pprof_builder *b = ctx;
     const struct sample_key *k = key;
     const struct sample *s = &b->samples[entry];
     return s->n_loc == k->n_loc && s->n_label == k->n_label &&
@@ -316,7 +260,7 @@ int pprof_builder_sample(struct pprof_builder *b, const uint64_t *locations, siz
         h = hash_combine(hash_combine(hash_combine(hash_combine(h, (uint64_t)lab[i].key), (uint64_t)lab[i].str),
                                       (uint64_t)lab[i].num),
                          (uint64_t)lab[i].unit);
-    int64_t at = index_find(b, &b->sample_ix, h, sample_eq, &k);
+    int64_t at = table_find(&b->sample_ix, h, sample_eq, b, &k);
     if (at >= 0) {
         int64_t *v = &b->values[b->samples[at].value_at];
         for (size_t i = 0; i < b->n_types; i++)

@@ -9,98 +9,6 @@
 
 #include "wire.h"
 
-/* ---- a small open-addressing table: 64-bit hash -> candidate index ---- */
-
-struct views_hash {
-    uint64_t *keys; /* 0: empty (hashes are forced non-zero) */
-    uint32_t *values;
-    size_t cap, used; /* cap a power of two */
-};
-
-static struct views_hash *hash_new(void)
-{
-    struct views_hash *h = calloc(1, sizeof(*h));
-    if (!h)
-        return NULL;
-    h->cap = 1024;
-    h->keys = calloc(h->cap, sizeof(*h->keys));
-    h->values = calloc(h->cap, sizeof(*h->values));
-    if (!h->keys || !h->values) {
-        free(h->keys);
-        free(h->values);
-        free(h);
-        return NULL;
-    }
-    return h;
-}
-
-static void hash_free(struct views_hash *h)
-{
-    if (!h)
-        return;
-    free(h->keys);
-    free(h->values);
-    free(h);
-}
-
-static int hash_grow(struct views_hash *h)
-{
-    size_t ncap = h->cap * 2;
-    uint64_t *keys = calloc(ncap, sizeof(*keys));
-    uint32_t *values = calloc(ncap, sizeof(*values));
-    if (!keys || !values) {
-        free(keys);
-        free(values);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < h->cap; i++) {
-        if (!h->keys[i])
-            continue;
-        size_t j = h->keys[i] & (ncap - 1);
-        while (keys[j])
-            j = (j + 1) & (ncap - 1);
-        keys[j] = h->keys[i];
-        values[j] = h->values[i];
-    }
-    free(h->keys);
-    free(h->values);
-    h->keys = keys;
-    h->values = values;
-    h->cap = ncap;
-    return 0;
-}
-
-/* A key of common/hash.h's hash, never 0 (0 marks an empty slot). */
-static uint64_t nonzero(uint64_t x)
-{
-    return x ? x : 1;
-}
-
-/* Callers walk the probe sequence themselves (equal hashes need a real
- * comparison): slot i, then hash_step. */
-static size_t hash_slot(const struct views_hash *h, uint64_t key)
-{
-    return key & (h->cap - 1);
-}
-
-static size_t hash_step(const struct views_hash *h, size_t i)
-{
-    return (i + 1) & (h->cap - 1);
-}
-
-static int hash_insert(struct views_hash *h, uint64_t key, uint32_t value)
-{
-    if ((h->used + 1) * 2 > h->cap && hash_grow(h))
-        return -ENOMEM;
-    size_t i = hash_slot(h, key);
-    while (h->keys[i])
-        i = hash_step(h, i);
-    h->keys[i] = key;
-    h->values[i] = value;
-    h->used++;
-    return 0;
-}
-
 /* ---- stack tree ---- */
 
 char *views_frame_label(const struct recording_frame *f, char *out, size_t cap)
@@ -109,13 +17,19 @@ char *views_frame_label(const struct recording_frame *f, char *out, size_t cap)
     return out;
 }
 
+static int label_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct flame *f = ctx;
+    return strcmp(f->labels[item], key) == 0;
+}
+
 /* The label's index, added when new; -ENOMEM. */
 static int64_t intern(struct flame *f, const char *text)
 {
-    uint64_t key = nonzero(hash_string(text));
-    for (size_t i = hash_slot(f->label_index, key); f->label_index->keys[i]; i = hash_step(f->label_index, i))
-        if (f->label_index->keys[i] == key && strcmp(f->labels[f->label_index->values[i]], text) == 0)
-            return f->label_index->values[i];
+    uint64_t key = hash_string(text);
+    int64_t at = table_find(&f->label_index, key, label_eq, f, text);
+    if (at >= 0)
+        return at;
     if (f->n_labels == f->labels_cap) {
         size_t ncap = f->labels_cap ? f->labels_cap * 2 : 256;
         char **n = realloc(f->labels, ncap * sizeof(*n));
@@ -125,7 +39,7 @@ static int64_t intern(struct flame *f, const char *text)
         f->labels_cap = ncap;
     }
     char *copy = strdup(text);
-    if (!copy || hash_insert(f->label_index, key, (uint32_t)f->n_labels)) {
+    if (!copy || f->n_labels > TABLE_MAX_ITEM || table_add(&f->label_index, key, (uint32_t)f->n_labels)) {
         free(copy);
         return -ENOMEM;
     }
@@ -133,21 +47,25 @@ static int64_t intern(struct flame *f, const char *text)
     return (int64_t)f->n_labels++;
 }
 
-static uint64_t child_key(uint32_t parent, uint32_t label)
+struct child {
+    uint32_t parent, label;
+};
+
+static int child_eq(const void *ctx, uint32_t item, const void *key)
 {
-    return nonzero(hash_combine(parent, label));
+    const struct flame_node *n = &((const struct flame *)ctx)->nodes[item];
+    const struct child *c = key;
+    return n->parent == c->parent && n->label == c->label;
 }
 
 /* The child of parent with this label, added when new; -ENOMEM. */
 static int64_t child_of(struct flame *f, uint32_t parent, uint32_t label)
 {
-    uint64_t key = child_key(parent, label);
-    struct views_hash *h = f->child_index;
-    for (size_t i = hash_slot(h, key); h->keys[i]; i = hash_step(h, i)) {
-        const struct flame_node *n = &f->nodes[h->values[i]];
-        if (h->keys[i] == key && n->parent == parent && n->label == label)
-            return h->values[i];
-    }
+    uint64_t key = hash_combine(parent, label);
+    struct child c = {parent, label};
+    int64_t at = table_find(&f->child_index, key, child_eq, f, &c);
+    if (at >= 0)
+        return at;
     if (f->n_nodes >= UINT32_MAX - 1)
         return -ENOMEM;
     if (f->n_nodes == f->nodes_cap) {
@@ -159,7 +77,7 @@ static int64_t child_of(struct flame *f, uint32_t parent, uint32_t label)
         f->nodes_cap = ncap;
     }
     uint32_t idx = (uint32_t)f->n_nodes;
-    if (hash_insert(h, key, idx))
+    if (table_add(&f->child_index, key, idx))
         return -ENOMEM;
     struct flame_node *p = &f->nodes[parent];
     f->nodes[idx] = (struct flame_node){.label = label,
@@ -231,8 +149,8 @@ void flame_fini(struct flame *f)
         free(f->labels[i]);
     free(f->labels);
     free(f->nodes);
-    hash_free(f->label_index);
-    hash_free(f->child_index);
+    table_fini(&f->label_index);
+    table_fini(&f->child_index);
     memset(f, 0, sizeof(*f));
 }
 
@@ -245,10 +163,9 @@ int flame_build(const struct recording_session *s, struct flame *out)
     char label[1024];
 
     memset(out, 0, sizeof(*out));
-    out->label_index = hash_new();
-    out->child_index = hash_new();
     out->nodes = calloc(1024, sizeof(*out->nodes));
-    if (!out->label_index || !out->child_index || !out->nodes)
+    if (table_init(&out->label_index, 512, TABLE_GROWING) || table_init(&out->child_index, 512, TABLE_GROWING) ||
+        !out->nodes)
         goto fail;
     out->nodes_cap = 1024;
     out->n_nodes = 1;

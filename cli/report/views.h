@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/table.h"
+
 #include "recording.h"
 
 /* ---- stack tree ---- */
@@ -39,7 +41,7 @@ struct flame {
     size_t n_labels;
     /* private */
     size_t nodes_cap, labels_cap;
-    struct views_hash *label_index, *child_index;
+    struct table label_index, child_index; /* labels by text, nodes by (parent, label) */
 };
 
 /* 0 or -ENOMEM (out is then empty; flame_fini is still safe). */
