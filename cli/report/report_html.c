@@ -18,6 +18,7 @@
 #include "common/frames_kind.h"
 #include "common/hash.h"
 #include "common/json.h"
+#include "common/table.h"
 #include "sites.h"
 #include "views.h"
 #include "wire.h"
@@ -36,25 +37,13 @@ extern const char report_html_template[]; /* generated from cli/report/report.ht
 struct strtab {
     char **items; /* copies */
     size_t n, cap;
-    uint32_t *slots; /* open addressing: index + 1, 0 empty */
-    size_t n_slots;  /* a power of two, kept over twice n */
+    struct table index; /* items by content */
 };
 
-static int strtab_rehash(struct strtab *t, size_t n_slots)
+static int item_is(const void *ctx, uint32_t item, const void *key)
 {
-    uint32_t *slots = calloc(n_slots, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t k = hash_string(t->items[i]) & (n_slots - 1);
-        while (slots[k])
-            k = (k + 1) & (n_slots - 1);
-        slots[k] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->n_slots = n_slots;
-    return 0;
+    const struct strtab *t = ctx;
+    return strcmp(t->items[item], key) == 0;
 }
 
 /* Index of a copy of s, or -1 for NULL, or -ENOMEM. */
@@ -62,12 +51,10 @@ static int64_t strtab_add(struct strtab *t, const char *s)
 {
     if (!s)
         return -1;
-    if ((t->n + 1) * 2 >= t->n_slots && strtab_rehash(t, t->n_slots ? t->n_slots * 2 : 1024))
-        return -ENOMEM;
-    size_t k = hash_string(s) & (t->n_slots - 1);
-    for (; t->slots[k]; k = (k + 1) & (t->n_slots - 1))
-        if (strcmp(t->items[t->slots[k] - 1], s) == 0)
-            return t->slots[k] - 1;
+    uint64_t h = hash_string(s);
+    int64_t found = table_find(&t->index, h, item_is, t, s);
+    if (found >= 0)
+        return found;
     if (t->n == t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 256;
         char **n = realloc(t->items, ncap * sizeof(*n));
@@ -76,9 +63,12 @@ static int64_t strtab_add(struct strtab *t, const char *s)
         t->items = n;
         t->cap = ncap;
     }
-    if (!(t->items[t->n] = strdup(s)))
+    if (t->n > TABLE_MAX_ITEM || !(t->items[t->n] = strdup(s)))
         return -ENOMEM;
-    t->slots[k] = (uint32_t)t->n + 1;
+    if (table_add(&t->index, h, (uint32_t)t->n) != 0) {
+        free(t->items[t->n]);
+        return -ENOMEM;
+    }
     return (int64_t)t->n++;
 }
 
@@ -87,7 +77,7 @@ static void strtab_fini(struct strtab *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->items[i]);
     free(t->items);
-    free(t->slots);
+    table_fini(&t->index);
 }
 
 /* ---- the page's data, through common/json.c ----
