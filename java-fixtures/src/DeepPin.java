@@ -1,3 +1,4 @@
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -7,6 +8,11 @@ import java.util.List;
  * method table (methods=16).
  *
  * usage: DeepPin [threads=4] [sleepMs=100]
+ * prints, per thread, the wall clock (Unix ns) just before its sleep began:
+ * "deeppin-N sleep_from_unix_ns=T". The JDK's park ends at T + sleepMs or
+ * later; it starts later than T by whatever the JDK did first (parkNanos takes
+ * its deadline before scheduleUnpark, which can block), so the pin's end, not
+ * its length, is what the sleep fixes.
  * needs -Djava.library.path=<dir containing libvtpinfixture.so>
  */
 public class DeepPin {
@@ -33,14 +39,28 @@ public class DeepPin {
     static void d19(long ms) { d20(ms); }
     static void d20(long ms) { JniSleep.sleepInNative(ms); }
 
+    static long unixNanos() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
     public static void main(String[] args) throws Exception {
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         long sleepMs = args.length > 1 ? Long.parseLong(args[1]) : 100;
         List<Thread> vts = new ArrayList<>();
+        long[] from = new long[threads];
+        unixNanos(); // loads Instant here, not in the virtual threads
         for (int t = 0; t < threads; t++) {
-            vts.add(Thread.ofVirtual().name("deeppin-" + t).start(() -> d0(sleepMs)));
+            final int i = t;
+            vts.add(Thread.ofVirtual().name("deeppin-" + t).start(() -> {
+                from[i] = unixNanos();
+                d0(sleepMs);
+            }));
         }
         for (Thread vt : vts) vt.join();
+        for (int t = 0; t < threads; t++) {
+            System.out.println("deeppin-" + t + " sleep_from_unix_ns=" + from[t]);
+        }
         System.out.println("fixture DeepPin done");
     }
 }
