@@ -138,7 +138,7 @@ def case_nested(jdk):
             # 5 ms: the report's wall clock and Java's are the same clock up to its slew; the
             # bug's pins ended ~100 ms early.
             late_enough = all(
-                len(ps) == 1 and ps[0]["duration_ns"] is not None and
+                name in sleep_from and len(ps) == 1 and ps[0]["duration_ns"] is not None and
                 ps[0]["start_ns"] + ps[0]["duration_ns"] >= int(sleep_from[name]) + 100e6 - 5e6
                 for name, ps in by_thread.items())
             check(set(by_thread) == set(sleep_from) and late_enough,
