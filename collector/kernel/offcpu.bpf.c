@@ -88,10 +88,16 @@ static __always_inline void read_java(const struct offcpu_java *j, struct offcpu
         read_u64(jt + j->thread_obj, &h_obj) || read_u64(jt + j->vthread, &h_vt) || read_u64(h_obj, &obj) ||
         read_u64(h_vt, &vt))
         return;
+    /* the same thread object, or the same thread's (a collector that colours its pointers can
+     * hold one object under two values): the carrier runs itself */
+    __s64 own;
     if (vt == obj)
-        tid = 0; /* the carrier runs itself */
-    else if (bpf_probe_read_user(&tid, sizeof(tid), (const void *)(vt + j->tid)))
+        tid = 0;
+    else if (bpf_probe_read_user(&tid, sizeof(tid), (const void *)(vt + j->tid)) ||
+             bpf_probe_read_user(&own, sizeof(own), (const void *)(obj + j->tid)))
         return;
+    else if (tid == own)
+        tid = 0;
     c->vthread_id = tid;
     if (pending)
         c->java_wait = JAVA_WAIT_MONITOR_ENTER;
