@@ -217,10 +217,11 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
     vmstructs_init(jni);
     struct vm_thread_layout layout;
     if (!vmstructs_thread_layout(&layout))
-        session_add_notice(VTPIN__V1__SEVERITY__INFO, "carriers.layout_unknown",
-                           "HotSpot's thread layout is not one vtpin can read safely (ZGC, or unknown): the kernel view cannot "
-                           "tell which virtual thread a carrier ran when it slept; after attach a park is split at "
-                           "every sleep");
+        session_add_notice(
+            VTPIN__V1__SEVERITY__INFO, "carriers.layout_unknown",
+            "HotSpot's thread layout is not one vtpin can read safely (ZGC, or unknown): the kernel view cannot "
+            "tell which virtual thread a carrier ran when it slept; after attach a park is split at "
+            "every sleep");
     if (!jthread_can_see_mounted(jni))
         log_warn("neither Thread.cont's known fields nor the GetVirtualThread extension: no sampled occupancy, "
                  "no native-block watchdog");
