@@ -224,21 +224,39 @@ static int sleeps_by_carrier(const struct recording_session *s, size_t **ks, siz
 
 /* ---- blocks timed by the kernel ---- */
 
-/* The sleep of tid in progress at a sample taken at t (the sample reads the
- * carrier's state just after t): of those that end after t and began by
- * t + period, the first to begin (the first in the file of those that began
- * together). NULL when the kernel kept none (e.g. sleeps below --kernel-min).
- * ks[0..n) from sleeps_by_carrier(); without ends_sorted the search starts at
- * ks[0] and skips what ended by t. */
-static const struct recording_kinterval *sleep_at(const struct recording_session *s, const size_t *ks, size_t n,
-                                                  int ends_sorted, int32_t tid, int64_t t, int64_t period)
+/* Whether sleep k is known to be native block p's own: the kernel view read the carrier's
+ * JavaThread as it fell asleep, with p's virtual thread mounted, in a native method. */
+static int is_own_native_sleep(const struct recording_kinterval *k, const struct recording_pin *p)
 {
+    return p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK && p->has_vthread_id && k->has_java &&
+           k->vthread_id == p->vthread_id && k->java_wait == VTPIN__V1__JAVA_WAIT__JAVA_IN_NATIVE;
+}
+
+/* The sleep of p's carrier in progress at a sample of p taken at t (the sample reads the
+ * carrier's state just after t): of those that end after t and began by t + period, the
+ * first to begin (the first in the file of those that began together). A native block's
+ * own sleep (is_own_native_sleep) may begin later, up to own_by: the sample saw the thread
+ * in native, and under load it can wait for the CPU long before its syscall puts it to
+ * sleep. A sleep the kernel view read as someone else's (another virtual thread, or not in
+ * native) is not a native block's. NULL when the kernel kept none (e.g. sleeps below
+ * --kernel-min). ks[0..n) from sleeps_by_carrier(); without ends_sorted the search starts
+ * at ks[0] and skips what ended by t. */
+static const struct recording_kinterval *sleep_at(const struct recording_session *s, const size_t *ks, size_t n,
+                                                  int ends_sorted, const struct recording_pin *p, int64_t t,
+                                                  int64_t period, int64_t own_by)
+{
+    int32_t tid = p->carrier_tid;
+    int native = p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK && p->has_vthread_id;
     for (size_t i = ends_sorted ? first_ending_after(s, ks, n, tid, t) : 0; i < n; i++) {
         const struct recording_kinterval *k = &s->kintervals[ks[i]];
         if (k->carrier_tid < tid || (k->carrier_tid == tid && k->end_ns <= t))
             continue;
-        if (k->carrier_tid > tid || k->start_ns > t + period)
+        if (k->carrier_tid > tid || k->start_ns > (t + period > own_by ? t + period : own_by))
             break;
+        if (native && k->has_java && !is_own_native_sleep(k, p))
+            continue;
+        if (k->start_ns > t + period && !is_own_native_sleep(k, p))
+            continue;
         return k;
     }
     return NULL;
@@ -258,7 +276,12 @@ size_t kernel_time_blocks(struct recording_session *s)
             continue;
         if (!ks && sleeps_by_carrier(s, &ks, &nk, &ends_sorted))
             break; /* out of memory: the agent's times stay, as without a kernel view */
-        const struct recording_kinterval *first = sleep_at(s, ks, nk, ends_sorted, p->carrier_tid, p->start_ns, period);
+        /* its own sleep began by its last sample that saw it asleep (the sample reads the
+         * carrier just after its timestamp) and before it ended */
+        int64_t own_by = p->last_asleep_ns ? p->last_asleep_ns + period : p->start_ns + period;
+        if (p->ended && p->end_ns < own_by)
+            own_by = p->end_ns;
+        const struct recording_kinterval *first = sleep_at(s, ks, nk, ends_sorted, p, p->start_ns, period, own_by);
         if (!first)
             continue; /* the kernel kept no sleep there: the agent's times stay */
         /* the first sample that saw it asleep: it began when that sleep did (the sample
@@ -268,7 +291,7 @@ size_t kernel_time_blocks(struct recording_session *s)
             /* the last sample that saw it asleep: it ended when that sleep did (not at the next sample,
              * which reads the carrier just after its timestamp: the sleep can end after that too) */
             const struct recording_kinterval *last =
-                sleep_at(s, ks, nk, ends_sorted, p->carrier_tid, p->last_asleep_ns, period);
+                sleep_at(s, ks, nk, ends_sorted, p, p->last_asleep_ns, period, p->last_asleep_ns + period);
             if (last && last->end_ns <= p->end_ns + period)
                 p->end_ns = last->end_ns;
         }

@@ -686,6 +686,67 @@ static void test_time_blocks(void)
     CHECK_INT(pins[5].duration_ns, 114);
 }
 
+/* A native block's own sleep, as the kernel view read it (its virtual thread mounted, in a
+ * native method): under load the thread the sample saw in native waits for the CPU before its
+ * syscall, and its sleep begins more than a period after that sample (seen: 10.7 ms, 8 ms of it
+ * in the run queue). That sleep is the block's, up to its last sample; a sleep read as another
+ * virtual thread's, or not in native, is not, even within the period. */
+static void test_time_blocks_java(void)
+{
+    const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING, R = VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
+    const int NATIVE = VTPIN__V1__JAVA_WAIT__JAVA_IN_NATIVE, BLOCKED = VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED;
+    struct recording_kinterval ks[] = {
+        /* carrier 30: runnable from the sample (100) until its own sleep at 127, period 10 */
+        {.carrier_tid = 30, .start_ns = 101, .end_ns = 126, .state = R, .has_java = 1, .vthread_id = 7,
+         .java_wait = NATIVE},
+        {.carrier_tid = 30, .start_ns = 127, .end_ns = 300, .state = S, .has_java = 1, .vthread_id = 7,
+         .java_wait = NATIVE},
+        /* carrier 31: another virtual thread's park at 105, then its own sleep at 140 */
+        {.carrier_tid = 31, .start_ns = 105, .end_ns = 110, .state = S, .has_java = 1, .vthread_id = 8,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 31, .start_ns = 140, .end_ns = 290, .state = S, .has_java = 1, .vthread_id = 9,
+         .java_wait = NATIVE},
+        /* carrier 32: its own sleep, but only after the block ended */
+        {.carrier_tid = 32, .start_ns = 260, .end_ns = 400, .state = S, .has_java = 1, .vthread_id = 10,
+         .java_wait = NATIVE},
+        /* carrier 33: a sleep the view could not read, late: not known to be its own */
+        {.carrier_tid = 33, .start_ns = 127, .end_ns = 300, .state = S},
+    };
+    struct recording_pin pins[] = {
+        {.id = 1, .reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK, .has_carrier_tid = 1, .carrier_tid = 30,
+         .has_vthread_id = 1, .vthread_id = 7, .start_ns = 100, .ended = 1, .end_ns = 310, .duration_ns = 210,
+         .last_asleep_ns = 290},
+        {.id = 2, .reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK, .has_carrier_tid = 1, .carrier_tid = 31,
+         .has_vthread_id = 1, .vthread_id = 9, .start_ns = 100, .ended = 1, .end_ns = 300, .duration_ns = 200,
+         .last_asleep_ns = 280},
+        {.id = 3, .reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK, .has_carrier_tid = 1, .carrier_tid = 32,
+         .has_vthread_id = 1, .vthread_id = 10, .start_ns = 100, .ended = 1, .end_ns = 250, .duration_ns = 150,
+         .last_asleep_ns = 240},
+        {.id = 4, .reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK, .has_carrier_tid = 1, .carrier_tid = 33,
+         .has_vthread_id = 1, .vthread_id = 11, .start_ns = 100, .ended = 1, .end_ns = 310, .duration_ns = 210,
+         .last_asleep_ns = 290},
+    };
+    struct recording_session s = {
+        .pins = pins, .n_pins = 4, .kintervals = ks, .n_kintervals = 6, .sample_interval_ns = 10};
+    CHECK_UINT(kernel_time_blocks(&s), 2);
+    /* its own sleep, 27 after the sample, to the sleep's end */
+    CHECK_INT(pins[0].timed_by_kernel, 1);
+    CHECK_INT(pins[0].start_ns, 127);
+    CHECK_INT(pins[0].end_ns, 300);
+    CHECK_INT(pins[0].duration_ns, 173);
+    /* not the other virtual thread's park within the period: its own, later */
+    CHECK_INT(pins[1].timed_by_kernel, 1);
+    CHECK_INT(pins[1].start_ns, 140);
+    CHECK_INT(pins[1].end_ns, 290);
+    /* no sleep of its own before it ended: the agent's times */
+    CHECK_INT(pins[2].timed_by_kernel, 0);
+    CHECK_INT(pins[2].start_ns, 100);
+    CHECK_INT(pins[2].end_ns, 250);
+    /* an unread sleep counts only within the period, as before */
+    CHECK_INT(pins[3].timed_by_kernel, 0);
+    CHECK_INT(pins[3].start_ns, 100);
+}
+
 /* kernel_time_blocks on a view in no order: carriers interleaved, each with several sleeps. */
 static void test_time_blocks_unordered(void)
 {
@@ -808,5 +869,6 @@ int main(void)
     test_attach_bounds();
     test_time_blocks();
     test_time_blocks_unordered();
+    test_time_blocks_java();
     CHECK_MAIN_RETURN();
 }
