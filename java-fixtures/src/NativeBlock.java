@@ -1,3 +1,5 @@
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -9,8 +11,11 @@ import java.util.concurrent.CountDownLatch;
  * After "NativeBlock: started" a probe virtual thread is started; with parallelism equal
  * to the number of blocked threads it only gets a carrier when they return.
  *
- * usage: NativeBlock [nanosleep|read|burn] [threads=2] [ms=1500]
+ * usage: NativeBlock [nanosleep|read|burn] [threads=2] [ms=1500] [goFile]
  * (burn: CPU-bound C code, which is not a block)
+ * goFile (when given): first the carriers are started (threads virtual threads that
+ * spin), "NativeBlock: ready" is printed, and the blocks begin once goFile exists, so a
+ * test can wait until the collector tracks the carriers.
  * needs -Djava.library.path=<dir containing libvtpinfixture.so>
  */
 public class NativeBlock {
@@ -28,6 +33,13 @@ public class NativeBlock {
     /** Burns CPU in C for ms without sleeping: holds the carrier like CPU-bound Java, never a block. */
     static native void burnCpu(long ms);
 
+    /** Spins in Java for about ms (a carrier busy, then free). */
+    static long spin(long ms) {
+        long end = System.nanoTime() + ms * 1_000_000L, x = 0;
+        while (System.nanoTime() < end) x++;
+        return x;
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "nanosleep";
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
@@ -38,6 +50,15 @@ public class NativeBlock {
         }
         System.out.println("java.version = " + System.getProperty("java.version"));
         System.out.println("NativeBlock: mode=" + mode + " threads=" + threads + " ms=" + blockMs);
+        Path go = args.length > 3 ? Path.of(args[3]) : null;
+        if (go != null) {
+            List<Thread> warm = new ArrayList<>();
+            for (int t = 0; t < threads; t++) warm.add(Thread.ofVirtual().start(() -> spin(20)));
+            for (Thread vt : warm) vt.join();
+            System.out.println("NativeBlock: ready");
+            System.out.flush();
+            while (!Files.exists(go)) Thread.sleep(20);
+        }
 
         long start = System.nanoTime();
         CountDownLatch running = new CountDownLatch(threads);

@@ -95,6 +95,13 @@ def streaming(jdk, coll, fixture, args=(), props=()):
     return Run(jdk, fixture, args=args, props=props, agent_opts="collector=%s" % coll.socket)
 
 
+def wait_tracked(coll, r, n):
+    """Until the collector tracks n carriers of r's JVM in the kernel view."""
+    coll.wait_for(lambda: coll.ask("status"),
+                  lambda s: any(j["pid"] == r.proc.pid and j["connected"] and
+                                sum(1 for c in j["kernel_carriers"] if c["kernel"]) >= n for j in s["jvms"]))
+
+
 def names_nanosleep(k):
     return "nanosleep" in (k.get("syscall") or "") or any("nanosleep" in f for f in k["stack"])
 
@@ -116,6 +123,8 @@ def case_native_block(jdk):
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(["--kernel=on"]).start()
+    d = tempdir(prefix="vtpin-native-block-")
+    go = os.path.join(d, "go")
     r = None
     try:
         st = coll.ask("status")
@@ -123,7 +132,11 @@ def case_native_block(jdk):
         check(kv["enabled"] is True, "kernel view on: %s" % kv)
         # read before any agent came: loading them at the first interval stalled the loop as pins came in
         check(kv["kernel_symbols"] > 1000, "kernel symbols loaded at start: %s" % kv)
-        r = streaming(jdk, coll, "NativeBlock", args=("nanosleep", 2, 3000), props=scheduler(2)).start()
+        r = streaming(jdk, coll, "NativeBlock", args=("nanosleep", 2, 3000, go), props=scheduler(2)).start()
+        # the blocks begin once the collector tracks both (warmed-up) carriers: a carrier tracked
+        # after its block began has only /proc's word that it sleeps, from then on (no start)
+        wait_tracked(coll, r, 2)
+        open(go, "w").close()
 
         def sleeping(top):
             cs = [c for jv in top["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]]
@@ -176,6 +189,7 @@ def case_native_block(jdk):
         if r:
             r.kill()
             shutil.rmtree(r.dir, ignore_errors=True)
+        shutil.rmtree(d, ignore_errors=True)
         coll.cleanup()
 
 

@@ -139,12 +139,37 @@ def json_reports(stdout):
         pos = end
 
 
-def run_native_block_nanosleep(jdk, d, prefix=(), wrap=()):
+def run_native_block_nanosleep(jdk, d, prefix=(), wrap=(), tracked=False):
     """vtpin run --format json over NativeBlock's 2 x 1 s nanosleep on 2 carriers (its java
-    command after wrap, e.g. unshare)."""
-    cmd = list(prefix) + [VTPIN, "run", "--dir", os.path.join(d, "run"), "--format", "json", "--"] + \
-        list(wrap) + java(int(jdk), "NativeBlock", "nanosleep", 2, 1000, parallelism=2)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    command after wrap, e.g. unshare). tracked: the blocks begin once the run's collector
+    tracks both carriers in its kernel view (a carrier tracked after its block began has only
+    /proc's word that it sleeps, from then on: no start to time the pin by)."""
+    run_dir = os.path.join(d, "run")
+    go = os.path.join(d, "go")
+    cmd = list(prefix) + [VTPIN, "run", "--dir", run_dir, "--format", "json", "--"] + \
+        list(wrap) + java(int(jdk), "NativeBlock", "nanosleep", 2, 1000, *((go,) if tracked else ()), parallelism=2)
+    if tracked:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            sock, status, deadline = os.path.join(run_dir, "collector.sock"), None, time.monotonic() + 120
+            while time.monotonic() < deadline and p.poll() is None:
+                q = subprocess.run([VTPIN, "status", "--json", "--socket", sock], capture_output=True, text=True)
+                if q.returncode == 0:
+                    status = json.loads(q.stdout)
+                    if any(sum(1 for c in j.get("kernel_carriers") or [] if c["kernel"]) >= 2 for j in status["jvms"]):
+                        break
+                time.sleep(0.1)
+            check(p.poll() is None, "vtpin run ended before its collector tracked the carriers: %s" % status)
+            check(time.monotonic() < deadline, "the run's collector did not track 2 carriers: %s" % status)
+            open(go, "w").close()
+            out, err = p.communicate(timeout=240)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        p = subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     check(p.returncode == 0, "exit %d\n%s\n%s" % (p.returncode, p.stdout[-800:], p.stderr[-800:]))
     reports = json_reports(p.stdout)
     check(len(reports) == 1, "one JVM, one report: %d\n%s" % (len(reports), p.stdout[-800:]))
@@ -168,7 +193,7 @@ def case_kernel_view(jdk, container=False):
         wrap = ("unshare", "-p", "-f", "--mount-proc")
     d = tempdir("vtpin-run-kernel-")
     try:
-        p, blocks = run_native_block_nanosleep(jdk, d, wrap=wrap)
+        p, blocks = run_native_block_nanosleep(jdk, d, wrap=wrap, tracked=True)
         if container:
             check(all(r["jvm"]["pid"] == 1 for r in json_reports(p.stdout)), "the JVM was pid 1 in its namespace")
         check(re.search(r"^vtpin run: kernel view on\b", p.stderr, re.M), "the start line:\n" + p.stderr[-800:])
