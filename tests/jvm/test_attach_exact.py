@@ -18,9 +18,11 @@ makes its holds of the one monitor and exits; then `vtpin report --format json` 
 The holders: MONITOR pins whose culprit (the frame holding the monitor) is the fixture's
 synchronized method (PinnedBackend$Client.call, AlternatingMonitor.round); JFR's events at it are
 those whose stack has that method. On JDK 21 (monitors pin, JEP 491 is 24+):
-  a. count and total duration of the holders within 5 % of JFR's (startup: the count equal), and
-     JFR has at least the fixture's own number of holds (each hold parks at least once; one event
-     short, seen once under ASan, is taken as lost and counted back at JFR's median duration);
+  a. kernel: count and total duration of the holders within 5 % of JFR's; startup: the count
+     equal and every JFR event within a holder of its thread (the breakpoints sit just outside
+     JFR's begin and commit, and the agent's callbacks, slower under ASan, widen them: startup's
+     totals are not compared); every mode: JFR has at least the fixture's holds but one (a hold
+     whose reply was already there does not park);
   b. no two holders of the one monitor overlap in time;
   c. no holder of a virtual thread overlaps a MONITOR_ENTER pin of the same virtual thread (a
      wait to enter is never a hold);
@@ -29,7 +31,8 @@ those whose stack has that method. On JDK 21 (monitors pin, JEP 491 is 24+):
      carrier's park or of another thread's turn lies outside every one. (Not wholly within: at
      startup vtpin's breakpoints sit around JFR's begin and commit, measured 0.03-3.7 ms before
      the begin and 0.04-0.5 ms after the commit.)
-  kernel: a-d; sampled: b and c (a sampler's count is printed, not checked); startup: a-d.
+  kernel: a-d; startup: a-c (a's containment is d's converse, and a short holder under ASan lies mostly
+  in the breakpoint's own time); sampled: b and c (a sampler's count is printed, not checked).
 Times: JFR prints wall-clock instants, vtpin converts its monotonic stamps with one clock pair;
 TOLERANCE_NS (0.2 ms) covers the clocks' granularity in b and c. A piece of a wait or an idle park
 is a whole park off (15-20 ms), far beyond it.
@@ -232,29 +235,34 @@ def exact_case(fixture, mode):
               (fixture, mode, jdk, holds, len(events), jfr_total / 1e6, len(holders), total / 1e6,
                sum(1 for p in holders if p["split_from"] is not None), len(enters), len(overlaps),
                len(waits_as_holds), len(outside)))
-        # Each hold parks at least once, so JFR has at least the fixture's holds; it was once seen one
-        # short (23 events for 24 holds, HttpServer attached, under ASan): a lost event. At most one is
-        # taken as lost, and compared as a hold of JFR's median duration, its holder unwitnessed in d.
-        lost = max(0, holds - len(events))
-        check(lost <= 1, "JFR saw every hold park: %d events for %d holds" % (len(events), holds))
-        if lost:
-            print("JFR lost %d event(s): %d events for %d holds" % (lost, len(events), holds))
-        ref_count = len(events) + lost
-        ref_total = jfr_total + lost * sorted(jfr_duration_ns(e) for e in events)[len(events) // 2]
+        # JFR of the same run is the reference. A hold whose reply was already there when it read does
+        # not park, so JFR can have a hold fewer than the fixture made (once: 23 events for 24 holds,
+        # HttpServer attached, under ASan); more than one fewer means the fixture did not pin.
+        check(len(events) >= holds - 1, "JFR saw the holds park: %d events for %d holds" % (len(events), holds))
         if mode == "startup":
-            check(len(holders) == ref_count, "startup: as many holders as JFR events: %d vs %d" %
-                  (len(holders), ref_count))
-        if mode in ("startup", "kernel"):
-            check(abs(len(holders) - ref_count) <= SHARE * ref_count,
-                  "holder count within 5 %% of JFR's: vtpin %d, JFR %d" % (len(holders), ref_count))
-            check(abs(total - ref_total) <= SHARE * ref_total,
-                  "holder time within 5 %% of JFR's: vtpin %.1f ms, JFR %.1f ms" % (total / 1e6, ref_total / 1e6))
+            # Exact: every JFR event lies within a holder of its virtual thread (the breakpoints sit
+            # just outside JFR's begin and commit; the agent's callbacks, slower under ASan, widen
+            # them, so the totals are not compared here).
+            check(len(holders) == len(events), "startup: as many holders as JFR events: %d vs %d" %
+                  (len(holders), len(events)))
+            inside = [e for e in events if any(
+                p["vthread"]["id"] == e["values"]["eventThread"]["javaThreadId"] and
+                p["start_ns"] <= jfr_instant_ns(e["values"]["startTime"]) + TOLERANCE_NS and
+                end_ns(p) + TOLERANCE_NS >= jfr_instant_ns(e["values"]["startTime"]) + jfr_duration_ns(e)
+                for p in holders)]
+            check(len(inside) == len(events), "startup: every JFR event within a holder of its thread: %d of %d" %
+                  (len(inside), len(events)))
+        if mode == "kernel":
+            check(abs(len(holders) - len(events)) <= SHARE * len(events),
+                  "holder count within 5 %% of JFR's: vtpin %d, JFR %d" % (len(holders), len(events)))
+            check(abs(total - jfr_total) <= SHARE * jfr_total,
+                  "holder time within 5 %% of JFR's: vtpin %.1f ms, JFR %.1f ms" % (total / 1e6, jfr_total / 1e6))
         check(not overlaps, "no two holders of the one monitor overlap: %d pairs, e.g. %s" %
               (len(overlaps), overlaps[:3]))
         check(not waits_as_holds, "no wait to enter is a hold: %d, e.g. %s" % (len(waits_as_holds), waits_as_holds[:3]))
-        if mode in ("startup", "kernel"):
-            check(len(outside) <= lost, "every holder lies within a JFR event of its virtual thread: %d outside "
-                  "(%d JFR events lost), e.g. %s" % (len(outside), lost, outside[:3]))
+        if mode == "kernel":  # startup: a above (each JFR event within a holder, one to one)
+            check(not outside, "every holder lies within a JFR event of its virtual thread: %d outside, e.g. %s" %
+                  (len(outside), outside[:3]))
     return case
 
 
