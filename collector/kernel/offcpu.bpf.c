@@ -111,9 +111,47 @@ static __always_inline void read_java(const struct offcpu_java *j, struct offcpu
         c->java_wait = JAVA_WAIT_OTHER;
 }
 
+/* Closes the off-CPU interval from c->off_since to end: its times, and the ring buffer when it
+ * lasted kernel_min. rq: its run-queue part, for a sleep (a preempted interval is all of it). */
+static __always_inline void close_interval(struct offcpu_carrier *c, __u32 tid, __u64 end, __u64 rq)
+{
+    __u64 since = c->off_since;
+    __u64 off = end - since;
+    if (c->state == KSTATE_RUNNABLE) {
+        rq = off;
+        c->preempt_ns += off;
+    }
+    c->off_ns += off;
+    c->rq_ns += rq;
+    if (off < kernel_min)
+        return;
+    struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+    if (!e) {
+        __sync_fetch_and_add(&events_lost, 1);
+        return;
+    }
+    e->start_ns = since;
+    e->end_ns = end;
+    e->rq_ns = rq;
+    e->tid = tid;
+    e->state = c->state;
+    e->syscall = c->syscall;
+    e->stack_id = c->stack_id;
+    e->vthread_id = c->vthread_id;
+    e->java_wait = c->java_wait;
+    e->pad = 0;
+    bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev, struct offcpu_carrier *c,
                                        __u64 now)
 {
+    /* Off CPU still: no sched_switch named it next since it went to sleep, yet it runs. Seen on
+     * 6.18 under load (ftrace's sched_switch agrees: a carrier's 15 ms park, then its next
+     * switch out, no switch in between). Its sleep ended when it was woken; the run-queue part
+     * after that is not known. Without this the switch out below overwrote the sleep unsent. */
+    if (c->off_since && c->woken_at > c->off_since && c->woken_at <= now)
+        close_interval(c, prev->pid, c->woken_at, 0);
     if (c->on_since)
         c->on_ns += now - c->on_since;
     c->on_since = 0;
@@ -141,37 +179,10 @@ static __always_inline void switch_in(struct offcpu_carrier *c, __u32 tid, __u64
 {
     __u64 since = c->off_since;
     c->on_since = now;
-    c->off_since = 0;
     if (!since)
         return; /* first switch in since tracked */
-    __u64 off = now - since;
-    __u64 rq = 0;
-    if (c->state == KSTATE_RUNNABLE) {
-        rq = off;
-        c->preempt_ns += off;
-    }
-    else if (c->woken_at && c->woken_at <= now)
-        rq = now - c->woken_at;
-    c->off_ns += off;
-    c->rq_ns += rq;
-    if (off < kernel_min)
-        return;
-    struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-    if (!e) {
-        __sync_fetch_and_add(&events_lost, 1);
-        return;
-    }
-    e->start_ns = since;
-    e->end_ns = now;
-    e->rq_ns = rq;
-    e->tid = tid;
-    e->state = c->state;
-    e->syscall = c->syscall;
-    e->stack_id = c->stack_id;
-    e->vthread_id = c->vthread_id;
-    e->java_wait = c->java_wait;
-    e->pad = 0;
-    bpf_ringbuf_submit(e, 0);
+    close_interval(c, tid, now, c->woken_at && c->woken_at <= now ? now - c->woken_at : 0);
+    c->off_since = 0;
 }
 
 SEC("tp_btf/sched_switch")
