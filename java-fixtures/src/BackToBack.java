@@ -1,3 +1,4 @@
+import java.time.Instant;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,6 +12,10 @@ import java.util.List;
  * goFile (when given) before the rounds, so an agent can be attached first.
  *
  * usage: BackToBack [threads=2] [rounds=20] [sleepMs=15] [goFile|-]
+ * prints, per thread, the wall clock (Unix ns) just before each round's sleep:
+ * "backtoback-N sleeps_from_unix_ns=T1,T2,...". A round's park ends at its T + sleepMs or
+ * later, and starts later than T by whatever the JDK did first (parkNanos takes its
+ * deadline before scheduleUnpark, which can block), so a pin of round r lies after its T.
  */
 public class BackToBack {
 
@@ -38,6 +43,7 @@ public class BackToBack {
         System.out.flush();
         while (go != null && !Files.exists(go)) Thread.sleep(20);
         long[] sink = new long[threads];
+        long[][] from = new long[threads][rounds];
         List<Thread> vts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             final int i = t;
@@ -47,6 +53,8 @@ public class BackToBack {
                 try {
                     for (int r = 0; r < rounds; r++) {
                         synchronized (lock) {
+                            Instant now = Instant.now();
+                            from[i][r] = now.getEpochSecond() * 1_000_000_000L + now.getNano();
                             Thread.sleep(sleepMs);
                         }
                     }
@@ -57,6 +65,11 @@ public class BackToBack {
             }));
         }
         for (Thread vt : vts) vt.join();
+        for (int t = 0; t < threads; t++) {
+            StringBuilder b = new StringBuilder("backtoback-" + t + " sleeps_from_unix_ns=");
+            for (int r = 0; r < rounds; r++) b.append(r == 0 ? "" : ",").append(from[t][r]);
+            System.out.println(b);
+        }
         System.out.println("BackToBack: threads=" + threads + " rounds=" + rounds + " sleepMs=" + sleepMs + " done");
     }
 }
