@@ -144,7 +144,8 @@ _Static_assert((int)JAVA_WAIT_UNKNOWN == (int)VTPIN__V1__JAVA_WAIT__JAVA_WAIT_UN
                    (int)JAVA_WAIT_MONITOR_ENTER == (int)VTPIN__V1__JAVA_WAIT__JAVA_MONITOR_ENTER &&
                    (int)JAVA_WAIT_MONITOR_WAIT == (int)VTPIN__V1__JAVA_WAIT__JAVA_MONITOR_WAIT &&
                    (int)JAVA_WAIT_IN_NATIVE == (int)VTPIN__V1__JAVA_WAIT__JAVA_IN_NATIVE &&
-                   (int)JAVA_WAIT_OTHER == (int)VTPIN__V1__JAVA_WAIT__JAVA_OTHER,
+                   (int)JAVA_WAIT_OTHER == (int)VTPIN__V1__JAVA_WAIT__JAVA_OTHER &&
+                   (int)JAVA_WAIT_VM == (int)VTPIN__V1__JAVA_WAIT__JAVA_VM_WAIT,
                "collector/kernel/offcpu.h and vtpin.v1.JavaWait differ");
 
 _Static_assert((int)KSTATE_UNKNOWN == (int)VTPIN__V1__KERNEL_STATE__KERNEL_STATE_UNKNOWN &&
@@ -197,7 +198,7 @@ static void emit(void *arg, const struct kjoin_carrier *c, const struct kview_in
     m.runqueue_ns = iv->rq_ns;
     m.has_host_tid = 1;
     m.host_tid = c->host_tid;
-    if (iv->vthread_id >= 0 && iv->java_wait > JAVA_WAIT_UNKNOWN && iv->java_wait <= JAVA_WAIT_OTHER) {
+    if (iv->vthread_id >= 0 && iv->java_wait > JAVA_WAIT_UNKNOWN && iv->java_wait <= JAVA_WAIT_VM) {
         m.has_vthread_id = m.has_java_wait = 1;
         m.vthread_id = iv->vthread_id;
         m.java_wait = (Vtpin__V1__JavaWait)iv->java_wait;

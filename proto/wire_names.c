@@ -63,6 +63,8 @@ const char *wire_java_wait_name(int wait)
         return "in_native";
     case VTPIN__V1__JAVA_WAIT__JAVA_OTHER:
         return "other";
+    case VTPIN__V1__JAVA_WAIT__JAVA_VM_WAIT:
+        return "vm";
     default:
         return "unknown";
     }

@@ -15,7 +15,7 @@ const char *wire_mode_name(int mode);
 const char *wire_severity_name(int severity);
 /* Vtpin__V1__KernelState: "sleeping", "disk", "runnable"; "unknown" otherwise. */
 const char *wire_kernel_state_name(int state);
-/* Vtpin__V1__JavaWait: "blocked", "monitor_enter", "monitor_wait", "in_native", "other"; "unknown" otherwise. */
+/* Vtpin__V1__JavaWait: "blocked", "monitor_enter", "monitor_wait", "in_native", "other", "vm"; "unknown" otherwise. */
 const char *wire_java_wait_name(int wait);
 /* Vtpin__V1__OccupancySource: "exact", "sampled"; "off" otherwise. */
 const char *wire_occupancy_name(int source);

@@ -16,11 +16,12 @@ enum kernel_state {
  * read it: vtpin.v1.JavaWait's values (kglue.c checks), the same way. */
 enum java_wait {
     JAVA_WAIT_UNKNOWN = 0,
-    JAVA_WAIT_BLOCKED = 1, /* _thread_blocked, no monitor: parked or a VM wait */
+    JAVA_WAIT_BLOCKED = 1, /* _thread_blocked, no monitor, waiting on a condition: parked (or a VM monitor) */
     JAVA_WAIT_MONITOR_ENTER = 2,
     JAVA_WAIT_MONITOR_WAIT = 3,
     JAVA_WAIT_IN_NATIVE = 4,
     JAVA_WAIT_OTHER = 5,
+    JAVA_WAIT_VM = 6, /* _thread_blocked on the VM (a safepoint, a VM lock): not a park */
 };
 
 #endif

@@ -70,6 +70,12 @@ static __always_inline __u32 task_state(struct task_struct *t)
     return KSTATE_UNKNOWN;
 }
 
+/* A parked JavaThread waits in pthread_cond_(timed)wait, which glibc makes a FUTEX_WAIT_BITSET;
+ * HotSpot's safepoint barrier waits with a plain FUTEX_WAIT, its locks too (pthread_mutex_lock). */
+#define FUTEX_WAIT_BITSET_CMD 9
+#define FUTEX_FLAGS (128 | 256) /* FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
+#define SYS_FUTEX 202           /* x86-64 */
+
 static __always_inline int read_u64(__u64 addr, __u64 *out)
 {
     return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
@@ -78,7 +84,7 @@ static __always_inline int read_u64(__u64 addr, __u64 *out)
 /* What the JavaThread of a carrier that leaves the CPU asleep is doing, read
  * from the JVM's memory (prev's: this runs in its context) per the agent's
  * layout. A read that fails leaves it unknown; nothing is written. */
-static __always_inline void read_java(const struct offcpu_java *j, struct offcpu_carrier *c)
+static __always_inline void read_java(const struct offcpu_java *j, struct offcpu_carrier *c, __s64 futex_op)
 {
     __u64 jt = j->java_thread, pending, waiting, h_obj, h_vt, obj, vt;
     __s32 st;
@@ -103,6 +109,8 @@ static __always_inline void read_java(const struct offcpu_java *j, struct offcpu
         c->java_wait = JAVA_WAIT_MONITOR_ENTER;
     else if (waiting)
         c->java_wait = JAVA_WAIT_MONITOR_WAIT;
+    else if (st == j->state_blocked && futex_op >= 0 && (futex_op & ~FUTEX_FLAGS) != FUTEX_WAIT_BITSET_CMD)
+        c->java_wait = JAVA_WAIT_VM; /* a safepoint's barrier, a VM lock, a VM sleep: not a park */
     else if (st == j->state_blocked)
         c->java_wait = JAVA_WAIT_BLOCKED;
     else if (st == j->state_in_native)
@@ -166,13 +174,17 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
     if (c->state == KSTATE_RUNNABLE)
         return; /* preempted: no stack or syscall wanted, and cheaper */
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-    if (regs)
+    __s64 futex_op = -1; /* not in futex, or not known */
+    if (regs) {
         c->syscall = (__s32)BPF_CORE_READ(regs, orig_ax);
+        if (c->syscall == SYS_FUTEX)
+            futex_op = (__s64)(BPF_CORE_READ(regs, si) & 0xffffffff);
+    }
     c->stack_id = bpf_get_stackid(ctx, &stacks, 0);
     __u32 tid = prev->pid;
     struct offcpu_java *j = bpf_map_lookup_elem(&java, &tid);
     if (j)
-        read_java(j, c);
+        read_java(j, c, futex_op);
 }
 
 static __always_inline void switch_in(struct offcpu_carrier *c, __u32 tid, __u64 now)
