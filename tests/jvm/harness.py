@@ -8,6 +8,7 @@ Used by the CTest entries in tests/CMakeLists.txt. Environment:
   VTPIN_PRELOAD  the ASan runtime of a sanitized build (VTPIN_SANITIZE=ON): preloaded
                  into every process the tests start, so java can load the ASan agent
 """
+import datetime
 import json
 import os
 import shutil
@@ -275,6 +276,58 @@ def jfr_duration_ns(event):
         m, body = body.split("M", 1)
         minutes = float(m)
     return int((minutes * 60 + float(body or 0)) * 1e9)
+
+
+def jfr_instant_ns(text):
+    """JFR's startTime ("2026-12-02T04:58:00.953963131Z") as Unix epoch ns."""
+    check(text.endswith("Z"), "JFR instant in UTC: %r" % text)
+    whole, _, frac = text[:-1].partition(".")
+    t = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return int(t.timestamp()) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+# vtpin's Unix times and JFR's come from two clock pairs: they agree to a few microseconds here
+CLOCKS_AGREE_NS = 200_000
+
+
+def check_timed_like_jfr(pins, events, median_ns=1e6):
+    """vtpin's pins and JFR's jdk.VirtualThreadPinned events of one run are the same pins: per virtual
+    thread as many, the k-th pin overlapping the k-th event and no other event of its thread (a pin
+    merged with the next, cut at the wrong end, or of another thread fails). The two are stamped at
+    different instructions of one method (JFR at its begin and commit, vtpin at the breakpoints or
+    monitor callbacks around them), so a carrier that loses the CPU or stops at a safepoint between
+    the two stamps makes that one pin differ (JDK 25 FFM: up to 1.7 ms with six busy loops, 4.5 ms
+    in a CI run): the durations are compared by their median difference, which a wrong timing rule
+    moves and one late stamp does not."""
+    def span(start, duration):
+        return start, start + duration
+
+    mine, theirs = {}, {}
+    for p in pins:
+        check(p["start_ns"] is not None and p["duration_ns"] is not None, "a timed pin: %s" % p)
+        mine.setdefault(p["vthread"]["id"], []).append(span(p["start_ns"], p["duration_ns"]))
+    for e in events:
+        theirs.setdefault(e["values"]["eventThread"]["javaThreadId"], []).append(
+            span(jfr_instant_ns(e["values"]["startTime"]), jfr_duration_ns(e)))
+    differences = []
+    for tid in sorted(set(mine) | set(theirs)):
+        a, b = sorted(mine.get(tid, [])), sorted(theirs.get(tid, []))
+        check(len(a) == len(b), "virtual thread %d: vtpin %d pins, JFR %d events" % (tid, len(a), len(b)))
+        for k, pin in enumerate(a):
+            for j, event in enumerate(b):
+                shared = min(pin[1], event[1]) - max(pin[0], event[0])
+                if j == k:
+                    check(shared > 0, "virtual thread %d: pin %d (%s) overlaps JFR's event %d (%s)" % (tid, k, pin, j, event))
+                else:
+                    check(shared <= CLOCKS_AGREE_NS, "virtual thread %d: pin %d (%s) overlaps JFR's event %d (%s) "
+                          "by %d ns" % (tid, k, pin, j, event, shared))
+            differences.append((pin[1] - pin[0]) - (b[k][1] - b[k][0]))
+    if differences:
+        differences.sort()
+        median = differences[len(differences) // 2]
+        print("vtpin - JFR per pin: median %d ns, from %d to %d ns" % (median, differences[0], differences[-1]))
+        check(abs(median) <= median_ns, "durations differ: median vtpin - JFR %d ns over %d pins" %
+              (median, len(differences)))
 
 
 def jfr_touches(event, cls):

@@ -38,14 +38,13 @@ TOLERANCE_NS (0.2 ms) covers the clocks' granularity in b and c. A piece of a wa
 is a whole park off (15-20 ms), far beyond it.
 On JDK 25 nothing pins on monitors: neither JFR nor vtpin has a holder, and the fixture made its
 holds."""
-import datetime
 import os
 import signal
 import subprocess
 
 from harness import (AGENT, EXTRA_AGENT_OPTS, JFC, VTPIN, Failure, check, classpath, culprit, jdk_home,
-                     jfr_duration_ns, jfr_pinned_events, main, report_json, scheduler, tempdir, tomcat_classpath,
-                     wait_ready)
+                     jfr_duration_ns, jfr_instant_ns, jfr_pinned_events, main, report_json, scheduler, tempdir,
+                     tomcat_classpath, wait_ready)
 from test_kernel import Collector, need_kernel_view
 
 TOLERANCE_NS = 200_000
@@ -61,14 +60,6 @@ FIXTURES = {
 
 def end_ns(p):
     return p["start_ns"] + p["duration_ns"]
-
-
-def jfr_instant_ns(text):
-    """JFR's startTime ("2026-12-02T04:58:00.953963131Z") as Unix epoch ns."""
-    check(text.endswith("Z"), "JFR instant in UTC: %r" % text)
-    whole, _, frac = text[:-1].partition(".")
-    t = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
-    return int(t.timestamp()) * 1_000_000_000 + int((frac + "000000000")[:9])
 
 
 def jfr_at(event, site):
