@@ -243,8 +243,7 @@ def set_aside(pins, why, max_count=10, max_ms=250):
     at most max_count of them and none longer than max_ms, so a regression that reports the
     fixture's own pins so cannot hide among them. Printed, so every run shows what it set aside."""
     if pins:
-        print("set aside (%s): %s" % (why, [(p["reason"], p["origin"], frame_name(culprit(p)), p["duration_ns"])
-                                             for p in pins]))
+        print("set aside (%s):\n  %s" % (why, "\n  ".join(describe(p, 6) for p in pins)))
     check(len(pins) <= max_count, "at most %d pins set aside (%s), got %d" % (max_count, why, len(pins)))
     for p in pins:
         check(p["duration_ns"] <= max_ms * 1e6, "a pin set aside (%s) lasts at most %d ms: %s %s %d ns" %
@@ -254,6 +253,13 @@ def set_aside(pins, why, max_count=10, max_ms=250):
 
 def frame_name(f):
     return "%s.%s" % (f["class"], f["method"]) if f else None
+
+
+def describe(p, frames=10):
+    """One pin in a line, enough to tell whose it is when a check fails."""
+    return "%s/%s %s ns on %s, blocked in %s, culprit %s, stack %s" % (
+        p["reason"], p["origin"], p["duration_ns"], (p.get("vthread") or {}).get("name"), p["blocked_in"],
+        frame_name(culprit(p)), [frame_name(f) for f in (p["stack"] or [])[:frames]])
 
 
 def jfr_pinned_events(home, jfr_file):
