@@ -158,8 +158,17 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
      * 6.18 under load (ftrace's sched_switch agrees: a carrier's 15 ms park, then its next
      * switch out, no switch in between). Its sleep ended when it was woken; the run-queue part
      * after that is not known. Without this the switch out below overwrote the sleep unsent. */
-    if (c->off_since && c->woken_at > c->off_since && c->woken_at <= now)
+    if (c->off_since && c->woken_at > c->off_since && c->woken_at <= now) {
         close_interval(c, prev->pid, c->woken_at, 0);
+    } else if (c->off_since) {
+        /* Neither its switch in nor its wakeup seen (about 1 sleep in 500 beside a CI run): it has
+         * run since its scheduler entity was last picked, for the CPU time summed since then. */
+        __u64 ran = BPF_CORE_READ(prev, se.sum_exec_runtime) - BPF_CORE_READ(prev, se.prev_sum_exec_runtime);
+        if (ran < now - c->off_since) {
+            close_interval(c, prev->pid, now - ran, 0);
+            c->on_ns += ran;
+        }
+    }
     if (c->on_since)
         c->on_ns += now - c->on_since;
     c->on_since = 0;
