@@ -296,7 +296,7 @@ def jfr_instant_ns(text):
 CLOCKS_AGREE_NS = 200_000
 
 
-def check_timed_like_jfr(pins, events, median_ns=1e6):
+def check_timed_like_jfr(pins, events, median_ns=2e6):
     """vtpin's pins and JFR's jdk.VirtualThreadPinned events of one run are the same pins: per virtual
     thread as many, the k-th pin overlapping the k-th event and no other event of its thread (a pin
     merged with the next, cut at the wrong end, or of another thread fails). The two are stamped at
@@ -304,7 +304,8 @@ def check_timed_like_jfr(pins, events, median_ns=1e6):
     monitor callbacks around them), so a carrier that loses the CPU or stops at a safepoint between
     the two stamps makes that one pin differ (JDK 25 FFM: up to 1.7 ms with six busy loops, 4.5 ms
     in a CI run): the durations are compared by their median difference, which a wrong timing rule
-    moves and one late stamp does not."""
+    moves and one late stamp does not. Its bound is the 2 ms each pin had: on 21 vtpin's own
+    breakpoint callbacks lie inside its pins and outside JFR's events (median 0.64 ms under ASan)."""
     def span(start, duration):
         return start, start + duration
 
