@@ -29,6 +29,10 @@ public class JniSleep {
         System.out.println("java.version = " + System.getProperty("java.version"));
         System.out.println("JniSleep: threads=" + threads + " sleepMs=" + sleepMs);
 
+        // main (a platform thread: no pin) links the native method and its callback first, so the
+        // virtual threads' pins are the sleeps, not the JDK's one-time linkage racing between them
+        sleepInNative(0);
+
         long start = System.nanoTime();
         List<Thread> vts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
