@@ -40,6 +40,12 @@ public class NativeBlock {
         return x;
     }
 
+    static void block(String mode, long ms) {
+        if (mode.equals("read")) blockInRead(ms);
+        else if (mode.equals("burn")) burnCpu(ms);
+        else blockInNanosleep(ms);
+    }
+
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "nanosleep";
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
@@ -50,6 +56,9 @@ public class NativeBlock {
         }
         System.out.println("java.version = " + System.getProperty("java.version"));
         System.out.println("NativeBlock: mode=" + mode + " threads=" + threads + " ms=" + blockMs);
+        // main (a platform thread: no pin) links the native method first, so the JDK's one-time
+        // linkage does not race between the virtual threads
+        block(mode, 0);
         Path go = args.length > 3 ? Path.of(args[3]) : null;
         if (go != null) {
             List<Thread> warm = new ArrayList<>();
@@ -66,9 +75,7 @@ public class NativeBlock {
         for (int t = 0; t < threads; t++) {
             vts.add(Thread.ofVirtual().name("nativeblock-" + t).start(() -> {
                 running.countDown();
-                if (mode.equals("read")) blockInRead(blockMs);
-                else if (mode.equals("burn")) burnCpu(blockMs);
-                else blockInNanosleep(blockMs);
+                block(mode, blockMs);
             }));
         }
         running.await();          // main is a platform thread: not starved
