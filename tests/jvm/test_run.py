@@ -10,8 +10,8 @@ import subprocess
 import time
 import xml.dom.minidom
 
-from harness import (AGENT, CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, native_block_in,
-                     report_json, skip, tempdir)
+from harness import (AGENT, CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, Failure, check, describe, jdk_home, main,
+                     native_block_in, report_json, skip, tempdir)
 
 GATE_FAILED = 3
 
@@ -299,7 +299,8 @@ def case_signal(name):
         report, _ = json.JSONDecoder().raw_decode(stdout[start:])
         check(report["jvm"]["pid"] == jvm, "the report is the JVM's: %s" % report["jvm"])
         check(len(report["pins"]) >= 2 and all(p_["reason"] == "NATIVE" for p_ in report["pins"]),
-              "the pins seen before the signal are reported: %d" % len(report["pins"]))
+              "the pins seen before the signal are reported, all NATIVE: %d\n  %s" %
+              (len(report["pins"]), "\n  ".join(describe(p_) for p_ in report["pins"] if p_["reason"] != "NATIVE")))
     finally:
         for pid in (jvm, collector):  # what a failing vtpin left behind
             if pid and alive(pid):
