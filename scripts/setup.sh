@@ -1,29 +1,37 @@
 #!/usr/bin/env bash
 # Prepare a Debian 12 (bookworm) machine, as root, to build and test vtpin:
-# build dependencies from apt, plus full JDK 21 and JDK 25 installations.
+# build dependencies from apt, plus full JDK 21, 25, 26 and 27 installations.
 #
 # Usage: scripts/setup.sh [--env-file PATH]
 #
 # Environment:
-#   JAVA21_HOME, JAVA25_HOME  preferred JDKs, used when they report the right major
+#   JAVA21_HOME ... JAVA27_HOME  preferred JDKs, used when they report the right major
 #   VTPIN_CACHE               cache dir (default ${XDG_CACHE_HOME:-$HOME/.cache}/vtpin)
 #   VTPIN_SKIP_APT=1          do not install Debian packages
 #   VTPIN_FORCE_TRIXIE=1      ignore JAVA*_HOME and /usr/lib/jvm; always use the
-#                             trixie-package recipe (to test the recipe itself)
+#                             Debian-package recipe (to test the recipe itself)
 #
 # The JDKs found are written as `export JAVAnn_HOME=...` lines to the env file
 # (default $VTPIN_CACHE/jdks.env) and printed on stdout, so both
 # `. "$VTPIN_CACHE/jdks.env"` and `eval "$(scripts/setup.sh)"` work.
 # All logging goes to stderr.
 #
-# JDKs that bookworm lacks come from Debian 13 (trixie) .debs, unpacked (never
-# installed) into the cache. Trixie's JDK needs glibc >= 2.38 while bookworm has
-# 2.36, so its executables are patched to use trixie's dynamic loader and libc
-# from a private runtime directory; the rest of the system is untouched.
+# JDKs that bookworm lacks come from newer Debian .debs, unpacked (never
+# installed) into the cache: 21 and 25 from Debian 13 (trixie), 26 and 27 from
+# sid. Those JDKs need a newer glibc than bookworm's 2.36, so their executables
+# are patched to use their own suite's dynamic loader and libc from a private
+# runtime directory; the rest of the system is untouched.
+#
+# 21 and 25 are required. 26 and 27 are provided when sid has them: sid drops a
+# JDK once it is out of support, and then setup says so and goes on without it
+# (its tests skip, saying why).
 
 set -euo pipefail
 
-JDK_VERSIONS=(21 25)
+JDK_VERSIONS=(21 25 26 27)
+# The Debian suite each JDK comes from, and whether setup fails without it.
+declare -A JDK_SUITE=([21]=trixie [25]=trixie [26]=sid [27]=sid)
+declare -A JDK_REQUIRED=([21]=1 [25]=1 [26]=0 [27]=0)
 APT_PACKAGES=(
   build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev
   libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev patchelf python3
@@ -34,7 +42,7 @@ APT_PACKAGES=(
   chromium
   # libFuzzer and clang's sanitizer runtimes (tests/fuzz)
   libclang-rt-14-dev
-  # for the trixie JDK recipe
+  # for the Debian-package JDK recipe
   debian-archive-keyring
   # the install tests (tests/jvm/test_install.py): the man page rendered, man -w
   groff-base man-db
@@ -47,10 +55,10 @@ APT_PACKAGES=(
   # embedded Tomcat 10.1 (virtual-thread connector) for java-fixtures/srctomcat and tests/jvm/test_attach_exact.py
   libtomcat10-java
 )
-# Trixie libraries the patched JDK runs against (its NEEDED set outside the JDK).
-TRIXIE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)
-TRIXIE_SOURCE=/etc/apt/sources.list.d/vtpin-trixie.sources
-TRIXIE_PREFS=/etc/apt/preferences.d/vtpin-trixie
+# The suite's libraries the patched JDK runs against (its NEEDED set outside the JDK).
+SUITE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)
+SUITE_SOURCE=/etc/apt/sources.list.d/vtpin-jdk-suite.sources
+SUITE_PREFS=/etc/apt/preferences.d/vtpin-jdk-suite
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 MARKER=.vtpin-complete
 
@@ -81,12 +89,12 @@ exec 9>"$CACHE/.lock"
 flock 9
 
 TMP_DIRS=()
-TRIXIE_ADDED=0
+SUITE_ADDED=0
 cleanup() {
   local d
   for d in "${TMP_DIRS[@]}"; do rm -rf -- "$d"; done
-  if ((TRIXIE_ADDED)); then
-    rm -f "$TRIXIE_SOURCE" "$TRIXIE_PREFS"
+  if ((SUITE_ADDED)); then
+    rm -f "$SUITE_SOURCE" "$SUITE_PREFS"
   fi
 }
 trap cleanup EXIT
@@ -172,60 +180,66 @@ find_system_jdk() {
   done
 }
 
-# Trixie recipe layout: $CACHE/jdk/openjdk-N/{root,runtime,.vtpin-complete};
+# Debian-package recipe layout: $CACHE/jdk/openjdk-N/{root,runtime,.vtpin-complete};
 # JAVA_HOME is root/usr/lib/jvm/java-N-openjdk-amd64.
-trixie_dir() { printf '%s/jdk/openjdk-%s' "$CACHE" "$1"; }
-trixie_home() { printf '%s/root/usr/lib/jvm/java-%s-openjdk-amd64' "$(trixie_dir "$1")" "$1"; }
+deb_jdk_dir() { printf '%s/jdk/openjdk-%s' "$CACHE" "$1"; }
+deb_jdk_home() { printf '%s/root/usr/lib/jvm/java-%s-openjdk-amd64' "$(deb_jdk_dir "$1")" "$1"; }
 
-cached_trixie_jdk() {
+cached_deb_jdk() {
   local n=$1 dir home
-  dir=$(trixie_dir "$n"); home=$(trixie_home "$n")
+  dir=$(deb_jdk_dir "$n"); home=$(deb_jdk_home "$n")
   [[ -f $dir/$MARKER ]] && jdk_matches "$n" "$home" && printf '%s' "$home"
 }
 
-DEB_DIR=
-# Download all needed trixie .debs in one go (one apt-get update).
-trixie_download() {
-  local pkgs=() n
-  ((EUID == 0)) || die "must run as root to fetch JDK ${*} from trixie"
+# Each suite's .debs in a directory of their own: two suites ship different libc6 versions.
+declare -A DEB_DIR=()
+# JDKs the suite's archive does not have (set by suite_download).
+MISSING=()
+# Download the JDK .debs of one suite and its runtime libraries (one apt-get update).
+suite_download() {
+  local suite=$1 pkgs=() n dir have=()
+  shift
+  ((EUID == 0)) || die "must run as root to fetch JDK ${*} from Debian $suite"
   [[ -r $KEYRING ]] || die "$KEYRING missing (install debian-archive-keyring)"
   # bookworm's debian-archive-keyring (2023.3+deb12u1 and later) carries
-  # trixie's keys; without them apt-get update below fails on the signature.
+  # trixie's keys, which also sign sid; without them apt-get update fails on the signature.
   [[ -e /usr/share/keyrings/debian-archive-trixie-automatic.gpg ]] \
     || die "debian-archive-keyring lacks trixie's keys; upgrade it (apt-get install debian-archive-keyring)"
-  command -v patchelf >/dev/null || die "patchelf is not installed (needed to run trixie's JDK)"
+  command -v patchelf >/dev/null || die "patchelf is not installed (needed to run $suite's JDK)"
 
-  log "adding Debian trixie apt source (pin priority 100, removed afterwards)"
-  TRIXIE_ADDED=1
-  cat >"$TRIXIE_SOURCE" <<EOF
-# Temporary, added by vtpin scripts/setup.sh to download JDK packages.
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: trixie
-Components: main
-Signed-By: $KEYRING
-EOF
-  # Priority 100 < 500: apt never upgrades bookworm packages from trixie.
-  cat >"$TRIXIE_PREFS" <<'EOF'
-Package: *
-Pin: release n=trixie
-Pin-Priority: 100
-EOF
-  apt-get update >&2 || die "apt-get update with the trixie source failed"
+  log "adding Debian $suite apt source (pin priority 100, removed afterwards)"
+  SUITE_ADDED=1
+  printf '%s\n' "# Temporary, added by vtpin scripts/setup.sh to download JDK packages." \
+    "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: $suite" "Components: main" \
+    "Signed-By: $KEYRING" >"$SUITE_SOURCE"
+  # Priority 100 < 500: apt never upgrades bookworm packages from this suite.
+  printf '%s\n' "Package: *" "Pin: release n=$suite" "Pin-Priority: 100" >"$SUITE_PREFS"
+  apt-get update >&2 || die "apt-get update with the Debian $suite source failed"
 
-  for n in "$@"; do pkgs+=("openjdk-$n-jdk-headless" "openjdk-$n-jre-headless"); done
-  pkgs+=("${TRIXIE_LIBS[@]}")
-  DEB_DIR=$(mktemp -d "${TMPDIR:-/tmp}/vtpin-debs.XXXXXX")
-  TMP_DIRS+=("$DEB_DIR")
-  # Let apt's unprivileged download user write here (avoids the sandbox warning).
-  if id _apt >/dev/null 2>&1; then chown _apt "$DEB_DIR"; fi
-  log "downloading from trixie: ${pkgs[*]}"
-  (cd "$DEB_DIR" && apt-get download "${pkgs[@]/%//trixie}" >&2) \
-    || die "apt-get download from trixie failed for: ${pkgs[*]}"
+  for n in "$@"; do
+    if [[ -n $(apt-cache madison "openjdk-$n-jdk-headless" 2>/dev/null | grep " $suite/") ]]; then
+      have+=("$n")
+      pkgs+=("openjdk-$n-jdk-headless" "openjdk-$n-jre-headless")
+    else
+      MISSING+=("$n")
+      log "JDK $n: Debian $suite has no openjdk-$n-jdk-headless (dropped from the archive?)"
+    fi
+  done
+  if ((${#have[@]})); then
+    pkgs+=("${SUITE_LIBS[@]}")
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/vtpin-debs-$suite.XXXXXX")
+    TMP_DIRS+=("$dir")
+    DEB_DIR[$suite]=$dir
+    # Let apt's unprivileged download user write here (avoids the sandbox warning).
+    if id _apt >/dev/null 2>&1; then chown _apt "$dir"; fi
+    log "downloading from $suite: ${pkgs[*]}"
+    (cd "$dir" && apt-get download "${pkgs[@]/%//$suite}" >&2) \
+      || die "apt-get download from $suite failed for: ${pkgs[*]}"
+  fi
 
-  rm -f "$TRIXIE_SOURCE" "$TRIXIE_PREFS"
-  TRIXIE_ADDED=0
-  log "removed trixie apt source"
+  rm -f "$SUITE_SOURCE" "$SUITE_PREFS"
+  SUITE_ADDED=0
+  log "removed Debian $suite apt source"
 }
 
 # Replace the JDK's dangling absolute symlinks (into /etc/java-N-openjdk, /usr,
@@ -251,30 +265,30 @@ fix_symlinks() {
 
 is_elf() { [[ $(head -c4 "$1" 2>/dev/null) == $'\177ELF' ]]; }
 
-build_trixie_jdk() {
-  local n=$1 dir tmp root rt home interp f p deb count=0
-  dir=$(trixie_dir "$n")
+build_deb_jdk() {
+  local n=$1 suite=${JDK_SUITE[$1]} dir tmp root rt home interp f p deb count=0
+  dir=$(deb_jdk_dir "$n")
   # Leftovers of a run killed before its EXIT trap (safe: we hold the lock).
   rm -rf "$CACHE/jdk/.openjdk-$n".*
   tmp=$(mktemp -d "$CACHE/jdk/.openjdk-$n.XXXXXX")
   chmod 755 "$tmp"  # mktemp makes it 0700; other users may run the JDK
   TMP_DIRS+=("$tmp")
   root=$tmp/root
-  log "unpacking trixie JDK $n into $tmp"
-  for p in "openjdk-$n-jdk-headless" "openjdk-$n-jre-headless" "${TRIXIE_LIBS[@]}"; do
-    deb=("$DEB_DIR/${p}"_*.deb)
-    [[ -f ${deb[0]} ]] || die "download of trixie package $p is missing"
+  log "unpacking $suite JDK $n into $tmp"
+  for p in "openjdk-$n-jdk-headless" "openjdk-$n-jre-headless" "${SUITE_LIBS[@]}"; do
+    deb=("${DEB_DIR[$suite]}/${p}"_*.deb)
+    [[ -f ${deb[0]} ]] || die "download of $suite package $p is missing"
     dpkg -x "${deb[0]}" "$root"
   done
 
-  # Private runtime: trixie's ld.so, libc, libstdc++, libgcc_s, libz.
+  # Private runtime: the suite's ld.so, libc, libstdc++, libgcc_s, libz.
   mkdir -p "$tmp/runtime"
   cp -a "$root/usr/lib/x86_64-linux-gnu/." "$tmp/runtime/"
   [[ -f $tmp/runtime/ld-linux-x86-64.so.2 ]] \
-    || die "trixie libc6 did not provide usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+    || die "$suite libc6 did not provide usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 
   home=$tmp/root/usr/lib/jvm/java-$n-openjdk-amd64
-  [[ -x $home/bin/java ]] || die "trixie JDK $n has no bin/java"
+  [[ -x $home/bin/java ]] || die "$suite JDK $n has no bin/java"
   fix_symlinks "$root" "$home"
 
   # Paths are baked in as they will be after the rename below.
@@ -291,20 +305,20 @@ build_trixie_jdk() {
       --set-rpath "$rt:\$ORIGIN/../lib:\$ORIGIN" "$f"
     count=$((count + 1))
   done < <(find "$home" -type f -perm -u+x -print0)
-  ((count > 0)) || die "no executables patched in trixie JDK $n"
+  ((count > 0)) || die "no executables patched in $suite JDK $n"
   log "patched $count executables of JDK $n to use $interp"
 
   rm -rf "$dir"
   mv "$tmp" "$dir"
-  home=$(trixie_home "$n")
+  home=$(deb_jdk_home "$n")
   if ! jdk_matches "$n" "$home" || ! jdk_verify "$home"; then
-    die "trixie JDK $n was unpacked to $dir but does not run (see above)"
+    die "$suite JDK $n was unpacked to $dir but does not run (see above)"
   fi
   "$home/bin/java" -version 2>&1 | grep -m1 ' version "' >"$dir/$MARKER"
 }
 
 declare -A FOUND=()
-need_trixie=()
+declare -A NEED=() # suite -> the JDKs to fetch from it
 for n in "${JDK_VERSIONS[@]}"; do
   home=
   if [[ ${VTPIN_FORCE_TRIXIE:-0} == 1 ]]; then
@@ -312,27 +326,35 @@ for n in "${JDK_VERSIONS[@]}"; do
   else
     home=$(find_system_jdk "$n")
   fi
-  [[ -n $home ]] || home=$(cached_trixie_jdk "$n") || true
+  [[ -n $home ]] || home=$(cached_deb_jdk "$n") || true
   if [[ -n $home ]]; then
     log "JDK $n: using $home"
     FOUND[$n]=$home
   else
-    log "JDK $n: not found, will fetch it from Debian trixie"
-    need_trixie+=("$n")
+    log "JDK $n: not found, will fetch it from Debian ${JDK_SUITE[$n]}"
+    NEED[${JDK_SUITE[$n]}]+=" $n"
   fi
 done
 
-if ((${#need_trixie[@]})); then
-  trixie_download "${need_trixie[@]}"
-  for n in "${need_trixie[@]}"; do
-    build_trixie_jdk "$n"
-    FOUND[$n]=$(trixie_home "$n")
-    log "JDK $n: provisioned $(cat "$(trixie_dir "$n")/$MARKER")"
+for suite in "${!NEED[@]}"; do
+  # shellcheck disable=SC2086  # a list of versions
+  suite_download "$suite" ${NEED[$suite]}
+  for n in ${NEED[$suite]}; do
+    [[ " ${MISSING[*]} " != *" $n "* ]] || continue
+    build_deb_jdk "$n"
+    FOUND[$n]=$(deb_jdk_home "$n")
+    log "JDK $n: provisioned $(cat "$(deb_jdk_dir "$n")/$MARKER")"
   done
-fi
+done
+for n in "${MISSING[@]}"; do
+  if ((JDK_REQUIRED[$n])); then
+    die "JDK $n is required and Debian ${JDK_SUITE[$n]} does not have it: set JAVA${n}_HOME to a JDK $n"
+  fi
+  log "WARNING: no JDK $n (Debian ${JDK_SUITE[$n]} lacks it, JAVA${n}_HOME unset): its tests will skip"
+done
 
 failed=()
-for n in "${JDK_VERSIONS[@]}"; do
+for n in "${!FOUND[@]}"; do
   log "JDK $n: verifying java, javac, jcmd, jfr in ${FOUND[$n]}"
   jdk_verify "${FOUND[$n]}" || failed+=("$n")
 done
@@ -342,6 +364,7 @@ done
 
 env_text=
 for n in "${JDK_VERSIONS[@]}"; do
+  [[ -n ${FOUND[$n]:-} ]] || continue
   env_text+="export JAVA${n}_HOME=$(printf '%q' "${FOUND[$n]}")"$'\n'
 done
 mkdir -p "$(dirname -- "$ENV_FILE")"
