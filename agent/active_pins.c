@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "defs.h"
 #include "downcall.h"
+#include "jdk_words.h"
 #include "jthread.h"
 #include "outputs.h"
 #include "pin_machine.h"
@@ -33,9 +34,12 @@ struct active_pin {
     int blocking;     /* frame of the blocking operation when not the culprit, else -1 */
     int has_downcall; /* the culprit invoked an FFM downcall or called a JNA function; downcall names it */
     struct downcall_target downcall;
-    int stack_dropped;      /* taken, but the stack table was full (stacks_dropped) */
-    int op;                 /* enum pin_op: what the pinned thread blocks in */
-    int64_t last_asleep_ns; /* watchdog pins: the last sample that saw the carrier asleep in it; 0: none */
+    int stack_dropped;               /* taken, but the stack table was full (stacks_dropped) */
+    int op;                          /* enum pin_op: what the pinned thread blocks in */
+    int64_t last_asleep_ns;          /* watchdog pins: the last sample that saw the carrier asleep in it; 0: none */
+    int jdk_code;                    /* the JDK's freeze result at the start, -1: not asked */
+    char waits_for[JDK_CLASS_MAX];   /* VM_BLOCK: the class another thread initializes, "" unknown */
+    char jdk_reason[JDK_REASON_MAX]; /* the JDK's own words (jdk_words.h) */
 };
 
 static struct {
@@ -76,6 +80,7 @@ static struct pin_view view_of(const struct active_pin *a, int64_t end_ns)
                          .culprit = a->culprit,
                          .blocked_in = a->blocked_in,
                          .blocking = a->blocking,
+                         .jdk_reason = a->jdk_reason,
                          .downcall = a->has_downcall ? &a->downcall : NULL};
     return v;
 }
@@ -85,8 +90,10 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
     defs_send_stack(active.symbols, a->stack);
     uint32_t vname = symbols_string(active.symbols, a->vthread_name);
     uint32_t cname = symbols_string(active.symbols, a->carrier_name);
+    uint32_t words = a->jdk_reason[0] ? symbols_string(active.symbols, a->jdk_reason) : 0;
     defs_send_string(active.symbols, vname);
     defs_send_string(active.symbols, cname);
+    defs_send_string(active.symbols, words);
     Vtpin__V1__PinStart p = VTPIN__V1__PIN_START__INIT;
     p.pin_id = a->pin_id;
     p.start_ns = a->start_ns;
@@ -97,6 +104,7 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
     p.has_carrier_tid = 1;
     p.carrier_tid = a->carrier_tid;
     OPT_U32(p, carrier_name, cname);
+    OPT_U32(p, jdk_reason, words);
     if (a->stack) {
         p.has_stack = 1;
         p.stack = a->stack->id;
@@ -170,6 +178,18 @@ static int is_park_reason(int reason)
            reason == REASON_UNKNOWN;
 }
 
+/* The JDK's own words for a, from its reason, the JDK's code and its stack (jdk_words.h). */
+static void set_words(struct active_pin *a)
+{
+    struct jdk_words_pin w = {.jdk_feature = (int)active.cfg->jdk_feature,
+                              .reason = a->reason,
+                              .op = a->op,
+                              .code = a->jdk_code,
+                              .clinit_class = symbols_innermost_clinit(active.symbols, a->stack),
+                              .waits_for_class = a->waits_for};
+    jdk_words_format(&w, a->jdk_reason, sizeof(a->jdk_reason));
+}
+
 /* The stack in r (a callback's record) names a's stack, reason and culprit. */
 static void set_stack(struct active_pin *a, const struct rec *r)
 {
@@ -178,6 +198,11 @@ static void set_stack(struct active_pin *a, const struct rec *r)
     a->stack_dropped = jni && !a->stack;
     if (a->reason == REASON_UNKNOWN)
         a->reason = symbols_infer_reason(active.symbols, a->stack, active.cfg->jdk_feature < 24);
+    /* A park under a <clinit> the VM called: a VM frame pins it. 21-25 call that NATIVE, 26+ a
+     * critical section; vtpin's reason stays NATIVE on every JDK (the words name the class). */
+    if (a->op == PIN_OP_PARK && a->reason == REASON_CRITICAL_SECTION &&
+        symbols_innermost_clinit(active.symbols, a->stack))
+        a->reason = REASON_NATIVE;
     a->culprit = symbols_culprit(active.symbols, a->stack, a->reason);
     describe_native(a, jni);
     if (a->stack && a->op != PIN_OP_PARK && (a->reason == REASON_NATIVE || a->reason == REASON_CRITICAL_SECTION)) {
@@ -186,6 +211,7 @@ static void set_stack(struct active_pin *a, const struct rec *r)
                                       a->op == PIN_OP_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT);
         a->blocking = at != a->culprit ? (int)at : -1;
     }
+    set_words(a);
 }
 
 /* A crossed pin's stack, read from the writer while the pin is in progress
@@ -280,7 +306,7 @@ static int64_t perform(struct pm_action act, const struct rec *start, const stru
     return act.due;
 }
 
-void active_pins_start(const struct rec *r, const char *blocked_in)
+void active_pins_start(const struct rec *r, const char *blocked_in, const char *waits_for)
 {
     struct pm_start s = {.pin_id = r->pin_id,
                          .time_ns = r->time_ns,
@@ -303,6 +329,10 @@ void active_pins_start(const struct rec *r, const char *blocked_in)
         a->blocking = -1;
         if (blocked_in)
             snprintf(a->blocked_in, sizeof(a->blocked_in), "%s", blocked_in);
+        a->jdk_code = r->jdk_code;
+        if (waits_for)
+            snprintf(a->waits_for, sizeof(a->waits_for), "%s", waits_for);
+        set_words(a); /* from the reason alone until a stack names more */
     }
     perform(act, r, NULL);
 }

@@ -21,8 +21,9 @@
 int active_pins_init(const struct writer_config *cfg, jvmtiEnv *jvmti, struct symbols *symbols); /* 0 or -ENOMEM */
 void active_pins_fini(void); /* forgets the table and the counts (a new session) */
 
-/* blocked_in: where the kernel or the JVM says the carrier sleeps (watchdog pins), or NULL. */
-void active_pins_start(const struct rec *r, const char *blocked_in);
+/* blocked_in: where the kernel or the JVM says the carrier sleeps (watchdog pins), or NULL;
+ * waits_for: the class whose initialization by another thread it waits for (VM_BLOCK), or NULL. */
+void active_pins_start(const struct rec *r, const char *blocked_in, const char *waits_for);
 void active_pins_end(const struct rec *r);
 /* A pin the watchdog found is still asleep at this sample (PinEnd.last_asleep_ns). */
 void active_pins_asleep(uint64_t pin_id, int64_t at);

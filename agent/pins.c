@@ -6,6 +6,7 @@
 
 #include "bytecode.h"
 #include "clock.h"
+#include "jdk_words.h"
 #include "jthread.h"
 #include "log.h"
 #include "stack_read.h"
@@ -36,7 +37,8 @@ static struct {
     jmethodID is_pinned0;
     jobject vthread_scope;
     jmethodID park_method;
-    int resolved; /* the JDK's classes and methods: looked up at the first init */
+    struct jdk_words words; /* the freeze results of this JDK, by code */
+    int resolved;           /* the JDK's classes and methods: looked up at the first init */
 } detector;
 
 static _Atomic int stopped = 1;
@@ -53,8 +55,8 @@ void pins_stop(void)
     atomic_store(&stopped, 1);
 }
 
-/* Continuation.isPinned0 on the current thread: 0 it could yield, 2 critical
- * section, 3 native, 4 monitor (21-23 only); -1 when the JDK cannot be asked. */
+/* Continuation.isPinned0 on the current thread: 0 it could yield, else the
+ * JDK's freeze result (detector.words names it); -1 when the JDK cannot be asked. */
 static jint is_pinned0(JNIEnv *jni)
 {
     if (!detector.is_pinned0)
@@ -67,21 +69,6 @@ static jint is_pinned0(JNIEnv *jni)
     return r;
 }
 
-/* The exact reason the continuation cannot yield, from the JDK itself. */
-static enum pin_reason park_reason(JNIEnv *jni)
-{
-    switch (is_pinned0(jni)) {
-    case 2:
-        return REASON_CRITICAL_SECTION;
-    case 3:
-        return REASON_NATIVE;
-    case 4:
-        return REASON_MONITOR;
-    default:
-        return REASON_UNKNOWN;
-    }
-}
-
 /* JDK 24+ (JEP 491): a virtual thread blocked in a contended entry or in
  * Object.wait unmounts, unless a native frame or a critical section keeps it
  * on its carrier; then it blocks the carrier like a park does. Asked through
@@ -91,16 +78,12 @@ static enum pin_reason park_reason(JNIEnv *jni)
  * when the stack has a native frame below the monitor (frames_native_site:
  * a JNI method, or an FFM downcall under its upcall), as the JDK's own walk
  * would. -1: not a pin (the JDK cannot be asked). */
-static int mounted_reason(JNIEnv *jni)
+static int mounted_reason(jint code)
 {
-    switch (is_pinned0(jni)) {
-    case -1:
+    if (code < 0)
         return -1;
-    case 2:
-        return REASON_CRITICAL_SECTION;
-    default:
-        return REASON_UNKNOWN;
-    }
+    return jdk_words_reason(&detector.words, code) == REASON_CRITICAL_SECTION ? REASON_CRITICAL_SECTION
+                                                                              : REASON_UNKNOWN;
 }
 
 /* A pin end. thread (non-NULL when the pin outlasted the threshold with its
@@ -132,7 +115,8 @@ static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind
 }
 
 /* stack_now: the writer needs the stack to decide whether this is a pin at all. */
-static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason, int stack_now)
+static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason, jint code,
+                      int stack_now)
 {
     int64_t now = clock_mono_ns();
     if (on_carrier.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
@@ -150,7 +134,12 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     r->time_ns = now;
     r->truncated = 0;
     r->carrier_tid = jthread_self_tid();
-    r->reason = (uint8_t)(kind == KIND_PARK ? park_reason(jni) : reason);
+    if (kind == KIND_PARK) { /* the exact reason the continuation cannot yield, from the JDK itself */
+        code = is_pinned0(jni);
+        reason = jdk_words_reason(&detector.words, code);
+    }
+    r->reason = (uint8_t)reason;
+    r->jdk_code = (int8_t)(code >= 0 && code < JDK_WORDS_CODES ? code : -1);
     r->op = (uint8_t)(kind == KIND_ENTER ? PIN_OP_ENTER : kind == KIND_WAIT ? PIN_OP_WAIT : PIN_OP_PARK);
     r->vthread_id = jthread_id(jni, vthread);
     jthread_copy_name(jni, vthread, r->vthread_name);
@@ -212,7 +201,7 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
     if (!is_virtual(jni, thread)) /* JDK 21 runs this code on main in Continuation.<clinit> */
         return;
     if (location == 0)
-        pin_begin(jni, thread, KIND_PARK, REASON_UNKNOWN, 0);
+        pin_begin(jni, thread, KIND_PARK, REASON_UNKNOWN, -1, 0);
     else
         pin_end(thread, KIND_PARK);
 }
@@ -233,12 +222,13 @@ static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
     if (on_carrier.pin_id && on_carrier.kind == KIND_PARK)
         return;
     if (detector.setup.monitor_pins) {
-        pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, 0);
+        pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, -1, 0);
         return;
     }
-    int reason = mounted_reason(jni);
+    jint code = is_pinned0(jni);
+    int reason = mounted_reason(code);
     if (reason >= 0)
-        pin_begin(jni, thread, kind, (enum pin_reason)reason, reason == REASON_UNKNOWN);
+        pin_begin(jni, thread, kind, (enum pin_reason)reason, code, reason == REASON_UNKNOWN);
 }
 
 void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
@@ -303,6 +293,46 @@ uint64_t pins_next_id(void)
 {
     atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
     return atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
+}
+
+const struct jdk_words *pins_jdk_words(void)
+{
+    return &detector.words;
+}
+
+/* The freeze results this JDK names, from Continuation.pinnedReason(int)
+ * (private, static; its default throws an AssertionError for an unnamed code). */
+static int read_pinned_reasons(JNIEnv *jni)
+{
+    memset(&detector.words, 0, sizeof(detector.words));
+    jmethodID named = (*jni)->GetStaticMethodID(jni, detector.continuation_class, "pinnedReason",
+                                                "(I)Ljdk/internal/vm/Continuation$Pinned;");
+    jclass enum_class = (*jni)->FindClass(jni, "java/lang/Enum");
+    jmethodID name = enum_class ? (*jni)->GetMethodID(jni, enum_class, "name", "()Ljava/lang/String;") : NULL;
+    (*jni)->ExceptionClear(jni);
+    int found = 0;
+    for (jint code = 1; named && name && code < JDK_WORDS_CODES; code++) {
+        jobject pinned = (*jni)->CallStaticObjectMethod(jni, detector.continuation_class, named, code);
+        if ((*jni)->ExceptionCheck(jni) || !pinned) {
+            (*jni)->ExceptionClear(jni);
+            continue;
+        }
+        jstring text = (jstring)(*jni)->CallObjectMethod(jni, pinned, name);
+        const char *chars = text && !(*jni)->ExceptionCheck(jni) ? (*jni)->GetStringUTFChars(jni, text, NULL) : NULL;
+        (*jni)->ExceptionClear(jni);
+        if (chars) {
+            jdk_words_learn(&detector.words, code, chars);
+            found++;
+            (*jni)->ReleaseStringUTFChars(jni, text, chars);
+        }
+        if (text)
+            (*jni)->DeleteLocalRef(jni, text);
+        (*jni)->DeleteLocalRef(jni, pinned);
+    }
+    if (enum_class)
+        (*jni)->DeleteLocalRef(jni, enum_class);
+    detector.words.read_from_jdk = found > 0;
+    return found;
 }
 
 jmethodID pins_park_method(void)
@@ -395,6 +425,10 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
         if (!detector.is_pinned0) {
             (*jni)->ExceptionClear(jni);
             log_warn("Continuation.isPinned0 not found: pin reasons are inferred from the stack");
+        } else if (read_pinned_reasons(jni) == 0) {
+            jdk_words_assume(&detector.words);
+            log_warn("Continuation.pinnedReason(int) not found or names nothing: JDK 21-25's freeze results "
+                     "assumed (2 critical section, 3 native, 4 monitor); a reason may be wrong on this JDK");
         }
     }
     int rc = 0;

@@ -9,6 +9,7 @@
 #include <jvmti.h>
 #include <stdint.h>
 
+#include "jdk_words.h"
 #include "pin_rec.h"
 #include "queue.h"
 
@@ -44,6 +45,8 @@ uint64_t pins_started(void);
 /* For the writer's own pins (the native-block watchdog): a fresh pin id, counted as started. */
 uint64_t pins_next_id(void);
 jmethodID pins_park_method(void); /* VirtualThread.parkOnCarrierThread, NULL if not found */
+/* The running JDK's freeze results by code (read at pins_init). */
+const struct jdk_words *pins_jdk_words(void);
 /* The writer is done with this monitors_later start (not a pin, or reported
  * with its monitors read): its end need not take the stack. */
 void pins_settled(uint64_t pin_id);

@@ -490,3 +490,14 @@ int symbols_infer_reason(struct symbols *s, const struct stack_info *st, int mon
     }
     return REASON_UNKNOWN;
 }
+
+const char *symbols_innermost_clinit(struct symbols *s, const struct stack_info *st)
+{
+    for (uint32_t f = 0; st && f < st->count; f++) {
+        struct method_info *m = symbols_method_by_id(s, st->frames[f].method);
+        const char *name = m ? symbols_string_text(s, m->name_sid) : NULL;
+        if (name && strcmp(name, "<clinit>") == 0)
+            return symbols_string_text(s, m->class_sid);
+    }
+    return NULL;
+}

@@ -44,6 +44,10 @@ struct stack_info {
     struct stack_frame *frames;
 };
 
+/* The dotted name of the class whose <clinit> is the innermost on st (the VM
+ * called it: a VM frame lies below everything above it), or NULL. */
+const char *symbols_innermost_clinit(struct symbols *s, const struct stack_info *st);
+
 /* infer_monitors: the JVM cannot say which frame holds which monitor (after
  * attach), so count them from each frame's bytecode. */
 struct symbols *symbols_new(jvmtiEnv *jvmti, unsigned max_methods, unsigned max_stacks, int infer_monitors);

@@ -203,6 +203,10 @@ void trace_pin_start(struct trace *t, struct symbols *s, const struct pin_view *
         char text[PRINTABLE_FRAME_MAX];
         put(t, " blocked in %s", printable(p->blocked_in, text, sizeof(text)));
     }
+    if (p->jdk_reason && *p->jdk_reason) {
+        char text[PRINTABLE_FRAME_MAX];
+        put(t, " (JDK: %s)", printable(p->jdk_reason, text, sizeof(text)));
+    }
     put(t, "\n");
     const struct stack_info *st = p->stack;
     if (!st) {

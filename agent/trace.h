@@ -22,6 +22,7 @@ struct pin_view {
     uint32_t culprit;
     const char *blocked_in;                 /* NATIVE_BLOCK: where the kernel says it sleeps */
     int blocking;                           /* frame of the blocking operation when not the culprit, else -1 */
+    const char *jdk_reason;                 /* the JDK's own words, "" none */
     const struct downcall_target *downcall; /* the culprit invoked an FFM downcall or a JNA function; else NULL */
 };
 

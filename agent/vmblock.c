@@ -140,11 +140,60 @@ void vmblock_blocked_in(int tid, char *out, size_t cap)
              has_wchan ? wchan : "", has_wchan && what ? ")" : "");
 }
 
-void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap)
+/* A class signature ("Lcom/example/Slow;") as its dotted name. */
+static void dotted(const char *sig, char *out, size_t cap)
+{
+    size_t n = strlen(sig);
+    if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') {
+        sig++;
+        n -= 2;
+    }
+    size_t i = 0;
+    for (; i < n && i + 1 < cap; i++)
+        out[i] = sig[i] == '/' ? '.' : sig[i];
+    if (cap)
+        out[i] = '\0';
+}
+
+static void method_owner(jvmtiEnv *jvmti, jmethodID method, char *cls, size_t cap, char *name, size_t name_cap)
+{
+    jclass klass = NULL;
+    char *sig = NULL, *mname = NULL;
+    cls[0] = name[0] = '\0';
+    if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) == JVMTI_ERROR_NONE &&
+        (*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE) {
+        dotted(sig, cls, cap);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    }
+    if ((*jvmti)->GetMethodName(jvmti, method, &mname, NULL, NULL) == JVMTI_ERROR_NONE) {
+        snprintf(name, name_cap, "%s", mname);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
+    }
+}
+
+int vmblock_is_object_method(jvmtiEnv *jvmti, jmethodID method)
+{
+    char owner[64], name[16];
+    method_owner(jvmti, method, owner, sizeof(owner), name, sizeof(name));
+    return strcmp(owner, "java.lang.Object") == 0;
+}
+
+void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap, char *cls,
+                      size_t cls_cap)
 {
     out[0] = '\0';
-    if (!method || bci < 0)
+    cls[0] = '\0';
+    if (!method)
         return;
+    if (bci < 0) { /* a native method that called into the JVM, which blocks there */
+        char owner[256], name[128];
+        method_owner(jvmti, method, owner, sizeof(owner), name, sizeof(name));
+        if (strcmp(owner, "java.lang.Class") == 0 && strcmp(name, "forName0") == 0)
+            snprintf(out, cap, "Class.forName (class initialization)");
+        else
+            snprintf(out, cap, "inside the JVM under native %s.%s", owner, name);
+        return;
+    }
     jint code_len = 0, cp_count = 0, cp_bytes = 0;
     unsigned char *code = NULL, *cp = NULL;
     jclass klass = NULL;
@@ -160,9 +209,64 @@ void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *ou
                            : op == BC_PUTSTATIC    ? "putstatic"
                            : op == BC_INVOKESTATIC ? "invokestatic"
                                                    : NULL;
-        if (what)
+        if (what) {
             snprintf(out, cap, "%s of %s (class initialization)", what, name);
+            snprintf(cls, cls_cap, "%s", name);
+        }
         (*jvmti)->Deallocate(jvmti, cp);
     }
     (*jvmti)->Deallocate(jvmti, code);
+}
+
+/* The innermost <clinit> among a thread's top frames into cls: 1, else 0. */
+static int innermost_clinit(jvmtiEnv *jvmti, jthread t, char *cls, size_t cap)
+{
+    jvmtiFrameInfo frames[64];
+    jint count = 0;
+    if ((*jvmti)->GetStackTrace(jvmti, t, 0, 64, frames, &count) != JVMTI_ERROR_NONE)
+        return 0;
+    for (jint f = 0; f < count; f++) {
+        char *name = NULL;
+        if ((*jvmti)->GetMethodName(jvmti, frames[f].method, &name, NULL, NULL) != JVMTI_ERROR_NONE)
+            continue;
+        int clinit = strcmp(name, "<clinit>") == 0;
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+        if (clinit) {
+            char method[16];
+            method_owner(jvmti, frames[f].method, cls, cap, method, sizeof(method));
+            return cls[0] != '\0';
+        }
+    }
+    return 0;
+}
+
+int vmblock_initializing_class(jvmtiEnv *jvmti, JNIEnv *jni, jthread except, int64_t now_ns, char *cls, size_t cap)
+{
+    static int64_t window_ns;
+    static unsigned looks;
+    cls[0] = '\0';
+    if (now_ns - window_ns >= 1000000000LL) {
+        window_ns = now_ns;
+        looks = 0;
+    }
+    if (++looks > VMBLOCK_LOOKS_PER_SECOND)
+        return -EAGAIN;
+    jint n = 0;
+    jthread *threads = NULL;
+    if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+        return -EINVAL;
+    int found = 0;
+    char one[256];
+    for (jint i = 0; i < n; i++) {
+        if (i < VMBLOCK_LOOK_THREADS && found < 2 && !(*jni)->IsSameObject(jni, threads[i], except) &&
+            innermost_clinit(jvmti, threads[i], one, sizeof(one)) && strcmp(one, cls) != 0) {
+            if (found++ == 0)
+                snprintf(cls, cap, "%s", one);
+        }
+        (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+    if (found != 1)
+        cls[0] = '\0';
+    return found == 1;
 }

@@ -92,6 +92,7 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
     unsigned depth = watchdog.cfg->options->depth;
     memset(r, 0, pins_record_size(depth));
     r->kind = REC_PIN_START;
+    r->jdk_code = -1;
     r->reason = (uint8_t)reason;
     r->time_ns = c->watch_since;
     r->vthread_id = vid;
@@ -102,12 +103,17 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
     if (!stack_shows_block(c, r))
         return;
     r->pin_id = pins_next_id();
-    char blocked_in[BLOCKED_IN_MAX] = "";
+    char blocked_in[BLOCKED_IN_MAX] = "", waits_for[JDK_CLASS_MAX] = "";
     if (reason == REASON_NATIVE_BLOCK)
         vmblock_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
-    else if (reason == REASON_VM_BLOCK)
-        vmblock_describe(watchdog.jvmti, c->native_method, c->watch_bci, blocked_in, sizeof(blocked_in));
-    active_pins_start(r, blocked_in);
+    else if (reason == REASON_VM_BLOCK) {
+        vmblock_describe(watchdog.jvmti, c->native_method, c->watch_bci, blocked_in, sizeof(blocked_in), waits_for,
+                         sizeof(waits_for));
+        /* a native caller (Class.forName0, JNI): the class is not in its bytecode; a look at who initializes one */
+        if (c->watch_bci < 0 && strstr(blocked_in, "class initialization"))
+            vmblock_initializing_class(watchdog.jvmti, writer_thread_jni(), vt, now, waits_for, sizeof(waits_for));
+    }
+    active_pins_start(r, blocked_in, waits_for);
     c->block_pin = r->pin_id;
     active_pins_asleep(r->pin_id, now); /* the sample that started it saw it asleep */
 }
@@ -165,9 +171,13 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
                 *top = park;
                 kind = WATCH_PARKED;
             }
-        } else if ((*jvmti)->IsMethodNative(jvmti, frames[0].method, &native) == JVMTI_ERROR_NONE && !native) {
+        } else if ((*jvmti)->IsMethodNative(jvmti, frames[0].method, &native) == JVMTI_ERROR_NONE &&
+                   (!native || !vmblock_is_object_method(jvmti, frames[0].method))) {
+            /* blocked in the JVM at a Java frame's instruction (new, getstatic: a class initialization),
+             * or under a native method that called into the JVM (Class.forName0, a JNI FindClass); not
+             * Object.wait's native method: a wait, which the monitor events see */
             *top = frames[0].method;
-            *bci = frames[0].location;
+            *bci = native ? -1 : frames[0].location;
             kind = WATCH_VM;
         }
     }

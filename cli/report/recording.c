@@ -340,6 +340,7 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     p->has_carrier_tid = d->has_carrier_tid;
     p->carrier_tid = d->carrier_tid;
     p->carrier_sid = d->has_carrier_name ? d->carrier_name : 0;
+    p->jdk_reason_sid = d->has_jdk_reason ? d->jdk_reason : 0;
     p->stack_id = d->has_stack ? d->stack : 0;
     p->has_culprit_raw = d->has_culprit_frame;
     p->culprit_raw = d->culprit_frame;
@@ -686,6 +687,7 @@ static int session_resolve(struct recording_session *s)
             s->unknown_refs++;
         p->vthread_name = optional_of(s, p->vthread_sid);
         p->carrier_name = optional_of(s, p->carrier_sid);
+        p->jdk_reason = optional_of(s, p->jdk_reason_sid);
         p->has_culprit = p->has_culprit_raw && p->stack && p->culprit_raw < p->stack->count;
         p->culprit = p->has_culprit ? p->culprit_raw : 0;
         if (p->has_culprit_raw && p->stack && !p->has_culprit)

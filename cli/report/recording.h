@@ -71,6 +71,7 @@ struct recording_pin {
     int has_carrier_tid;
     int32_t carrier_tid;
     const char *carrier_name;            /* NULL when not recorded */
+    const char *jdk_reason;              /* the JDK's own words (PinStart.jdk_reason); NULL when not recorded */
     const struct recording_stack *stack; /* NULL when not taken or unknown */
     int has_culprit;                     /* culprit is a valid index into stack */
     uint32_t culprit;
@@ -87,7 +88,7 @@ struct recording_pin {
     uint32_t blocking;         /* the blocking operation, when not the culprit frame */
     int origin;                /* enum pin_origin (common/frames_kind.h): the JDK's own or the application's */
     /* raw ids as read */
-    uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw, blocking_raw;
+    uint32_t stack_id, vthread_sid, carrier_sid, jdk_reason_sid, culprit_raw, blocking_raw;
     int has_culprit_raw, has_blocking_raw;
 };
 

@@ -170,6 +170,7 @@ static void put_sites(struct json *j, const struct sites *sites)
         json_array_end(j);
         json_kv_bool(j, "stack_truncated", ex->stack && ex->stack->truncated);
         json_kv_string(j, "blocked_in", ex->blocked_in);
+        json_kv_string(j, "jdk_reason", ex->jdk_reason);
         json_object_end(j);
     }
     json_array_end(j);

@@ -191,6 +191,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
     json_object_begin(j);
     json_kv_uint(j, "id", p->id);
     json_kv_string(j, "reason", wire_reason_name(p->reason));
+    json_kv_string(j, "jdk_reason", p->jdk_reason);
     json_kv_string(j, "origin", frames_origin_name(p->origin));
     json_key(j, "split_from");
     if (p->split_from)

@@ -276,6 +276,11 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
         fputs(", 0 ongoing at the end", out);
     fputc('\n', out);
 
+    if (p->jdk_reason) {
+        fputs("    the JDK says: ", out);
+        put(out, p->jdk_reason);
+        fputc('\n', out);
+    }
     if (p->stack && p->has_blocking) {
         fputs("    blocking operation: ", out);
         put(out, report_format_frame(&p->stack->frames[p->blocking], frame, sizeof(frame)));

@@ -1,0 +1,95 @@
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The ways a virtual thread meets a slow static initializer, one per mode:
+ * - runs: each virtual thread initializes a class of its own whose {@code <clinit>} sleeps.
+ *   The VM calls {@code <clinit>}, so a VM frame lies under the sleep: a pin on every JDK
+ *   (JFR on 24+: "VM call to ClassInitPaths$RunsN.<clinit> on stack").
+ * - forname: a platform thread runs a {@code <clinit>} that sleeps while virtual threads call
+ *   {@code Class.forName} on that class and wait inside the native forName0: a pin on every JDK.
+ * - getstatic: as forname, but the virtual threads touch the class with getstatic. A pin on
+ *   21-25 (the wait happens in the VM); from 26 (JDK-8369238) the waiter unmounts instead.
+ *
+ * usage: ClassInitPaths MODE [threads=2] [init_ms=300]
+ */
+public class ClassInitPaths {
+
+    static long initMs = 300;
+
+    static void sleepInInit() {
+        try {
+            Thread.sleep(initMs);
+        } catch (InterruptedException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
+    static class Runs0 { static final long V; static { sleepInInit(); V = System.nanoTime(); } }
+    static class Runs1 { static final long V; static { sleepInInit(); V = System.nanoTime(); } }
+    static class Runs2 { static final long V; static { sleepInInit(); V = System.nanoTime(); } }
+    static class Runs3 { static final long V; static { sleepInInit(); V = System.nanoTime(); } }
+
+    static class Slow { static final long V; static { sleepInInit(); V = System.nanoTime(); } }
+
+    static long runOwn(int i) {
+        switch (i) {
+            case 0: return Runs0.V;
+            case 1: return Runs1.V;
+            case 2: return Runs2.V;
+            default: return Runs3.V;
+        }
+    }
+
+    static long touch() {
+        return Slow.V;
+    }
+
+    static long forName() {
+        try {
+            Class.forName("ClassInitPaths$Slow", true, ClassInitPaths.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new RuntimeException(e);
+        }
+        return 1;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "runs";
+        int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+        initMs = args.length > 2 ? Long.parseLong(args[2]) : 300;
+        if (threads > 4 && mode.equals("runs"))
+            throw new IllegalArgumentException("runs: at most 4 threads");
+        System.out.println("java.version = " + System.getProperty("java.version"));
+        // the JDK's one-time setup (timed park, first sleep, Class.forName's own linkage) on main,
+        // so the virtual threads' pins are the initializers' alone
+        Thread.sleep(1);
+        Class.forName("java.lang.String");
+        Thread init = null;
+        if (!mode.equals("runs")) {
+            CountDownLatch started = new CountDownLatch(1);
+            // a platform thread initializes, so only the waiters hold carriers
+            init = Thread.ofPlatform().name("initializer").start(() -> {
+                started.countDown();
+                touch();
+            });
+            started.await();
+            Thread.sleep(50); // the initializer is inside <clinit> by now
+        }
+        List<Thread> vts = new ArrayList<>();
+        long[] sum = new long[1];
+        for (int t = 0; t < threads; t++) {
+            final int i = t;
+            vts.add(Thread.ofVirtual().name(mode + "-" + t).start(() -> {
+                long v = mode.equals("runs") ? runOwn(i) : mode.equals("forname") ? forName() : touch();
+                synchronized (sum) {
+                    sum[0] += v;
+                }
+            }));
+        }
+        for (Thread vt : vts) vt.join();
+        if (init != null) init.join();
+        System.out.println("ClassInitPaths: mode=" + mode + " threads=" + threads + " init_ms=" + initMs + " done");
+    }
+}
