@@ -84,6 +84,60 @@ static void missing(const char *what, const char *cost)
     writer_notice(VTPIN__V1__SEVERITY__WARNING, code, text);
 }
 
+/* The newest JDK the tests run on (tests/CMakeLists.txt): a newer one runs with the same checks. */
+#define NEWEST_TESTED_JDK 27
+
+static void internal_missing(const char *code, const char *what, const char *instead)
+{
+    char text[400];
+    snprintf(text, sizeof(text), "JDK %u: %s not found: %s", agent.jdk_feature, what, instead);
+    log_warn("%s", text);
+    writer_notice(VTPIN__V1__SEVERITY__WARNING, code, text);
+}
+
+/* The JDK internals detection reads, checked once at start (pins_init looked them up; the thread
+ * layout and Thread's continuation fields are checked by the writer): say which are missing,
+ * what vtpin does instead and what that costs, and run on. */
+static void check_internals(void)
+{
+    struct pins_found f;
+    pins_found(&f);
+    if (!f.park_method)
+        internal_missing("internals.park_method", "java.lang.VirtualThread.parkOnCarrierThread(ZJ)V",
+                         "parks that pin are found by sampling carriers instead, one sample period late, "
+                         "their reason inferred from the stack");
+    else if (f.park_breakpoints < 0)
+        internal_missing("internals.park_bytecode",
+                         "the bytecode parkOnCarrierThread's breakpoints need (an entry, "
+                         "exits a length walk finds)",
+                         "parks that pin are found by sampling carriers instead, one sample period late, "
+                         "their reason inferred from the stack");
+    if (!f.is_pinned0)
+        internal_missing("internals.is_pinned0",
+                         "jdk.internal.vm.Continuation.isPinned0 or VirtualThread.VTHREAD_SCOPE",
+                         "pin reasons are inferred from the stack; on 24+ a contended entry or Object.wait "
+                         "under a critical section is not seen");
+    else if (!f.pinned_reason)
+        internal_missing("internals.pinned_reason", "jdk.internal.vm.Continuation.pinnedReason(int)",
+                         "JDK 21-25's freeze results are assumed (2 critical section, 3 native, 4 monitor): "
+                         "a reason or the JDK's words may be wrong");
+    /* VTPIN_NEWEST_TESTED_JDK lowers the bound, for the test of this notice (tests/jvm/test_jdks.py) */
+    const char *bound = getenv("VTPIN_NEWEST_TESTED_JDK");
+    unsigned newest = bound && atoi(bound) > 0 ? (unsigned)atoi(bound) : NEWEST_TESTED_JDK;
+    if (agent.jdk_feature > newest) {
+        char text[300];
+        snprintf(text, sizeof(text),
+                 "JDK %u is newer than any vtpin was tested on (21-%u): it runs with the same checks of the JDK "
+                 "internals it reads%s",
+                 agent.jdk_feature, newest,
+                 f.park_method && f.park_breakpoints >= 0 && f.is_pinned0 && f.pinned_reason
+                     ? ", all present"
+                     : " (missing ones said above)");
+        log_warn("%s", text);
+        writer_notice(VTPIN__V1__SEVERITY__WARNING, "jdk.untested", text);
+    }
+}
+
 /* Returns 0 or -errno (-ENOTSUP: no virtual threads in JVMTI). */
 static int request_capabilities(jvmtiEnv *jvmti)
 {
@@ -254,9 +308,11 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .threshold_ns = agent.options.threshold_ns,
         .wake_writer = writer_wake,
     };
-    if (jthread_init(jvmti, jni) == 0)
+    if (jthread_init(jvmti, jni) == 0) {
         pins_init(jvmti, jni, &setup, agent.breakpoints); /* failures logged; detection runs on with what it has */
-    if (agent.attach_mode)                                /* carriers started before us fire no ThreadStart */
+        check_internals();
+    }
+    if (agent.attach_mode) /* carriers started before us fire no ThreadStart */
         carriers_register_existing(jvmti, jni, jthread_carrier_class());
     struct writer_config wc = {
         .options = &agent.options,

@@ -38,6 +38,7 @@ static struct {
     jobject vthread_scope;
     jmethodID park_method;
     struct jdk_words words; /* the freeze results of this JDK, by code */
+    int park_breakpoints;   /* 1 set, -1 its bytecode is not the shape they need, 0 not tried (attach) */
     int resolved;           /* the JDK's classes and methods: looked up at the first init */
 } detector;
 
@@ -300,6 +301,14 @@ const struct jdk_words *pins_jdk_words(void)
     return &detector.words;
 }
 
+void pins_found(struct pins_found *out)
+{
+    out->park_method = detector.park_method != NULL;
+    out->is_pinned0 = detector.is_pinned0 != NULL;
+    out->pinned_reason = detector.words.read_from_jdk;
+    out->park_breakpoints = detector.park_breakpoints;
+}
+
 /* The freeze results this JDK names, from Continuation.pinnedReason(int)
  * (private, static; its default throws an AssertionError for an unnamed code). */
 static int read_pinned_reasons(JNIEnv *jni)
@@ -361,19 +370,16 @@ static jmethodID find_method(jvmtiEnv *jvmti, jclass cls, const char *name, cons
 }
 
 /* Breakpoints at the entry of VirtualThread.parkOnCarrierThread (a pin
- * starts) and on every instruction that leaves it (the pin ends). */
+ * starts) and on every instruction that leaves it (the pin ends). 0, or
+ * -errno when its bytecode is not the shape they need (said by the caller). */
 static int set_park_breakpoints(jvmtiEnv *jvmti)
 {
-    if (!detector.park_method) {
-        log_warn("java.lang.VirtualThread.parkOnCarrierThread(ZJ)V not found: park-based pins not detected");
+    if (!detector.park_method)
         return -ENOENT;
-    }
     jint len = 0;
     unsigned char *code = NULL;
-    if ((*jvmti)->GetBytecodes(jvmti, detector.park_method, &len, &code) != JVMTI_ERROR_NONE) {
-        log_warn("cannot read the bytecodes of parkOnCarrierThread: park-based pins not detected");
+    if ((*jvmti)->GetBytecodes(jvmti, detector.park_method, &len, &code) != JVMTI_ERROR_NONE)
         return -EINVAL;
-    }
     int exits = 0, rc = 0;
     jvmtiError err = (*jvmti)->SetBreakpoint(jvmti, detector.park_method, 0);
     if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_DUPLICATE)
@@ -393,11 +399,7 @@ static int set_park_breakpoints(jvmtiEnv *jvmti)
         pc += (size_t)n;
     }
     (*jvmti)->Deallocate(jvmti, code);
-    if (rc || exits == 0) {
-        log_warn("could not set the pin breakpoints in parkOnCarrierThread: park-based pins not detected");
-        return rc ? rc : -EINVAL;
-    }
-    return 0;
+    return rc ? rc : exits == 0 ? -EINVAL : 0;
 }
 
 int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int breakpoints)
@@ -422,20 +424,17 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
             if (!detector.vthread_scope)
                 detector.is_pinned0 = NULL;
         }
-        if (!detector.is_pinned0) {
-            (*jni)->ExceptionClear(jni);
-            log_warn("Continuation.isPinned0 not found: pin reasons are inferred from the stack");
-        } else if (read_pinned_reasons(jni) == 0) {
-            jdk_words_assume(&detector.words);
-            log_warn("Continuation.pinnedReason(int) not found or names nothing: JDK 21-25's freeze results "
-                     "assumed (2 critical section, 3 native, 4 monitor); a reason may be wrong on this JDK");
-        }
+        (*jni)->ExceptionClear(jni);
+        if (detector.is_pinned0 && read_pinned_reasons(jni) == 0)
+            jdk_words_assume(&detector.words); /* said by the caller (pins_found) */
     }
     int rc = 0;
     if (!detector.park_method) {
         detector.park_method = find_method(jvmti, vthread_class, "parkOnCarrierThread", "(ZJ)V");
-        if (breakpoints)
+        if (breakpoints) {
             rc = set_park_breakpoints(jvmti);
+            detector.park_breakpoints = rc == 0 ? 1 : -1;
+        }
     }
     atomic_store(&stopped, 0);
     return rc;

@@ -47,6 +47,14 @@ uint64_t pins_next_id(void);
 jmethodID pins_park_method(void); /* VirtualThread.parkOnCarrierThread, NULL if not found */
 /* The running JDK's freeze results by code (read at pins_init). */
 const struct jdk_words *pins_jdk_words(void);
+/* Which of the JDK internals detection reads pins_init found (the caller says what is missing). */
+struct pins_found {
+    int park_method;      /* VirtualThread.parkOnCarrierThread(ZJ)V */
+    int is_pinned0;       /* Continuation.isPinned0(ContinuationScope) and VirtualThread.VTHREAD_SCOPE */
+    int pinned_reason;    /* Continuation.pinnedReason(int) named the freeze results */
+    int park_breakpoints; /* 1: set at its entry and exits; -1: its bytecode is not the shape they need; 0: not tried */
+};
+void pins_found(struct pins_found *out);
 /* The writer is done with this monitors_later start (not a pin, or reported
  * with its monitors read): its end need not take the stack. */
 void pins_settled(uint64_t pin_id);

@@ -427,6 +427,13 @@ int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct rec *r)
     return site.culprit >= 0;
 }
 
+static int top_is_jdk(struct symbols *s, const struct stack_info *st)
+{
+    struct method_info *m = symbols_method_by_id(s, st->frames[0].method);
+    const char *cls = m ? symbols_string_text(s, m->class_sid) : NULL;
+    return cls && frames_is_jdk_class(cls);
+}
+
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason)
 {
     if (!st || st->count == 0)
@@ -455,8 +462,11 @@ uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int rea
         pick = site.culprit; /* the JNI method, or the frame that invoked the FFM downcall or JNA function */
         break;
     case REASON_MONITOR_ENTER:
+        pick = 0; /* the frame entering the monitor */
+        break;
     case REASON_VM_BLOCK:
-        pick = 0; /* the frame entering the monitor; the frame the JVM blocked in */
+        /* the frame the JVM blocked in (getstatic), or the application's below the JDK's (Class.forName) */
+        pick = first_app > 0 && top_is_jdk(s, st) ? first_app : 0;
         break;
     case REASON_OBJECT_WAIT:
         pick = first_outside_object;

@@ -8,7 +8,8 @@ build=${VTPIN_BUILD_DIR:-$root/build}
 jdks=$("$root/scripts/setup.sh")
 eval "$jdks"
 {
-  cmake -S "$root" -B "$build" -DJAVA21_HOME="$JAVA21_HOME" -DJAVA25_HOME="$JAVA25_HOME"
+  cmake -S "$root" -B "$build" -DJAVA21_HOME="$JAVA21_HOME" -DJAVA25_HOME="$JAVA25_HOME" \
+    -DJAVA26_HOME="${JAVA26_HOME:-}" -DJAVA27_HOME="${JAVA27_HOME:-}"
   cmake --build "$build" -j"$(nproc)"
 } >&2
 printf '%s\n' "$jdks"

@@ -54,7 +54,8 @@ failures() {
 configure_build() { # C compiler, dir, cmake options...
   local cc=$1 dir=$2
   shift 2
-  { CC=$cc cmake -S "$root" -B "$dir" -DJAVA21_HOME="$JAVA21_HOME" -DJAVA25_HOME="$JAVA25_HOME" "$@" &&
+  { CC=$cc cmake -S "$root" -B "$dir" -DJAVA21_HOME="$JAVA21_HOME" -DJAVA25_HOME="$JAVA25_HOME" \
+    -DJAVA26_HOME="${JAVA26_HOME:-}" -DJAVA27_HOME="${JAVA27_HOME:-}" "$@" &&
     cmake --build "$dir" -j"$(nproc)"; } >&2
 }
 

@@ -1,6 +1,7 @@
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The ways a virtual thread meets a slow static initializer, one per mode:
@@ -78,14 +79,12 @@ public class ClassInitPaths {
             Thread.sleep(50); // the initializer is inside <clinit> by now
         }
         List<Thread> vts = new ArrayList<>();
-        long[] sum = new long[1];
+        AtomicLong sum = new AtomicLong(); // no monitor: on 21 a contended one would pin too
         for (int t = 0; t < threads; t++) {
             final int i = t;
             vts.add(Thread.ofVirtual().name(mode + "-" + t).start(() -> {
                 long v = mode.equals("runs") ? runOwn(i) : mode.equals("forname") ? forName() : touch();
-                synchronized (sum) {
-                    sum[0] += v;
-                }
+                sum.addAndGet(v);
             }));
         }
         for (Thread vt : vts) vt.join();

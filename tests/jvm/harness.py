@@ -2,7 +2,7 @@
 
 Used by the CTest entries in tests/CMakeLists.txt. Environment:
   VTPIN_BUILD    the build directory (libvtpin.so, vtpin, java-fixtures/)
-  JAVA21_HOME / JAVA25_HOME   the JDKs; a missing one skips its tests (exit 77)
+  JAVA21_HOME, JAVA25_HOME, JAVA26_HOME, JAVA27_HOME   the JDKs; a missing one skips its tests (exit 77)
   VTPIN_TEST_AGENT_OPTIONS  more agent options for every run (a mutation check: e.g.
                  threshold=600s, an agent that reports nothing, must fail the absence tests)
   VTPIN_PRELOAD  the ASan runtime of a sanitized build (VTPIN_SANITIZE=ON): preloaded
@@ -84,6 +84,21 @@ def scheduler(parallelism, max_pool=None):
     if max_pool:
         props.append("-Djdk.virtualThreadScheduler.maxPoolSize=%d" % max_pool)
     return props
+
+
+def for_jdk(table, feature):
+    """A per-JDK table's entry: the JDK's own, else 21's for 21-23 and 25's for 24+ (what pins is
+    the same within each)."""
+    return table.get(feature) or table[21 if feature < 24 else 25]
+
+
+def class_init_wait(feature):
+    """A wait for another thread's <clinit> that pins on this JDK, as (fixture, args, the waiting
+    frame's method, blocked_in's text, the waiters' name prefix): getstatic on 21-25; from 26
+    (JDK-8369238) a getstatic waiter unmounts and Class.forName is what still pins."""
+    if feature < 26:
+        return "ClassInitWait", (2, 400), "touch", "getstatic of ClassInitWait$Slow", "toucher-"
+    return "ClassInitPaths", ("forname", 2, 400), "forName", "Class.forName (class initialization)", "forname-"
 
 
 def classpath(feature):

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import time
 
-from harness import (CLASSES, CLOCKS_AGREE_NS, VTPIN, Failure, Run, check, main, native_block_in, report_json, scheduler,
+from harness import (CLASSES, CLOCKS_AGREE_NS, VTPIN, Failure, Run, check, class_init_wait, main, native_block_in, report_json, scheduler,
                      set_aside, skip, tempdir, wait_ready)
 
 BTF = "/sys/kernel/btf/vmlinux"
@@ -240,14 +240,16 @@ def case_cpu_jni(jdk):
 
 
 def case_class_init(jdk):
-    """ClassInitWait through the collector: each VM_BLOCK pin carries the kernel's view of
+    """A class-initialization wait (harness.class_init_wait) through the collector: each VM_BLOCK pin carries the kernel's view of
     the wait (sleeping in futex, inside the JVM)."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(["--kernel=on"]).start()
     r = None
     try:
-        r = streaming(jdk, coll, "ClassInitWait", args=(2, 1000), props=scheduler(4)).start()
+        fixture, args, _, _, _ = class_init_wait(jdk)
+        args = args[:-1] + (1000,)
+        r = streaming(jdk, coll, fixture, args=args, props=scheduler(4)).start()
         rep = finish(coll, r)
         blocks = [p for p in rep["pins"] if p["reason"] == "VM_BLOCK"]
         check(len(blocks) == 2, "2 VM_BLOCK pins: %s" % [p["reason"] for p in rep["pins"]])

@@ -36,7 +36,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from harness import VTPIN, Failure, Run, check, main, scheduler, skip, tempdir
+from harness import VTPIN, Failure, Run, check, main, scheduler, skip, tempdir, for_jdk
 
 # fixture, args, parallelism, pins it makes, reason, site substring, least ms per pin
 FIXTURES = {
@@ -148,7 +148,7 @@ def promtool_check(body, where):
 
 
 def start_fixture(jdk, coll, workdir):
-    fixture, args, par, _, _, _, _ = FIXTURES[jdk]
+    fixture, args, par, _, _, _, _ = for_jdk(FIXTURES, jdk)
     os.makedirs(workdir, exist_ok=True)
     return Run(jdk, fixture, args=args, props=scheduler(par), agent_opts="collector=" + coll.socket,
                workdir=workdir).start()
@@ -166,7 +166,7 @@ def wait_for(what, cond, timeout, describe):
 
 
 def check_pins(s, pid, jdk, final):
-    fixture, _, _, npins, reason, site, least_ms = FIXTURES[jdk]
+    fixture, _, _, npins, reason, site, least_ms = for_jdk(FIXTURES, jdk)
     counts = select(s, "jvm_threads_virtual_pinned_seconds_count", jvm=pid)
     check(counts, "no pinned count for jvm %d" % pid)
     by_reason = {}
@@ -219,9 +219,9 @@ def case_promtool(jdk):
         pid = r.proc.pid
         # scraped while the JVM runs: pins already counted
         # its site and its reason: a JDK pin at the fixture's site (a CRITICAL_SECTION on 25, seen under ASan) may come first
-        body = wait_for(coll.scrape, lambda b: any(FIXTURES[jdk][5] in l["site"] and v > 0 for l, v in select(
+        body = wait_for(coll.scrape, lambda b: any(for_jdk(FIXTURES, jdk)[5] in l["site"] and v > 0 for l, v in select(
             samples(b), "vtpin_pin_site_seconds_total", jvm=pid)) and any(
-            l["reason"] == FIXTURES[jdk][4] and v > 0 for l, v in select(
+            l["reason"] == for_jdk(FIXTURES, jdk)[4] and v > 0 for l, v in select(
                 samples(b), "jvm_threads_virtual_pinned_seconds_count", jvm=pid)),
             90, "the first pins of jvm %d at its site" % pid)
         running = r.proc.poll() is None
@@ -233,7 +233,7 @@ def case_promtool(jdk):
         st = subprocess.run([VTPIN, "status", "--socket", coll.socket, "--json"], capture_output=True, text=True,
                             timeout=30)
         apps = [j.get("app") for j in json.loads(st.stdout)["jvms"] if j["pid"] == pid]
-        check(apps == [FIXTURES[jdk][0]], "vtpin status names the app: %s" % apps)
+        check(apps == [for_jdk(FIXTURES, jdk)[0]], "vtpin status names the app: %s" % apps)
         r.wait(120)
         # after it ended: lingering, every pin counted once, counters never went down
         body = wait_for(coll.scrape, lambda b: select(samples(b), "vtpin_jvm_connected", jvm=pid) and
@@ -309,7 +309,7 @@ def prom_query(port, query):
 def case_prometheus(jdk):
     jdk = int(jdk)
     prometheus = need("prometheus")
-    fixture, _, _, _, reason, _, _ = FIXTURES[jdk]
+    fixture, _, _, _, reason, _, _ = for_jdk(FIXTURES, jdk)
     d = tempdir(prefix="vtpin-prometheus-test-")
     coll = MetricsCollector(d)
     r = prom = None

@@ -28,7 +28,7 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir
+from harness import VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir, for_jdk
 from test_metrics import MetricsCollector, need, promtool_check
 
 # fixture, args, parallelism, the culprit ("Class.method" as pprof names it), its reason
@@ -84,7 +84,7 @@ def check_close(got, want, what):
 
 def case_file(jdk):
     jdk = int(jdk)
-    fixture, args, par, culprit, reason = FIXTURES[jdk]
+    fixture, args, par, culprit, reason = for_jdk(FIXTURES, jdk)
     d = tempdir(prefix="vtpin-pprof-test-")
     runs = [Run(jdk, fixture, args=args, props=scheduler(par), workdir=os.path.join(d, "a")),
             Run(jdk, "JniSleep", args=(2, 100), props=scheduler(2), workdir=os.path.join(d, "b"))]
@@ -190,7 +190,7 @@ def fetch(url, timeout=10):
 
 def case_live(jdk):
     jdk = int(jdk)
-    fixture, args, par, culprit, _ = FIXTURES[jdk]
+    fixture, args, par, culprit, _ = for_jdk(FIXTURES, jdk)
     need("promtool")
     d = tempdir(prefix="vtpin-pprof-live-")
     home = os.path.join(d, "home")

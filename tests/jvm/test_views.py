@@ -236,6 +236,9 @@ def case_html(work, jdk, fixture):
         check(dom.by_class("occ", "rect"), "occupancy (sampled by default) drawn as busy/idle")
     if fixture == "ClassInitWait":
         check(any(p["reason"] == "VM_BLOCK" for p in rep["pins"]), "the class-initialization wait is a VM_BLOCK")
+        words = "the JDK says: Waited for initialization of ClassInitWait$Slow by another thread"
+        check(any(words in e["text"] for e in dom.elements if e["tag"] == "pre"), "the site's stack shows %r" % words)
+        check(any(e["attrs"].get("title") == words for e in dom.by_class("badge")), "its reason badge's title too")
     if fixture == "Showcase":
         reasons = {p["reason"] for p in rep["pins"]}
         check({"NATIVE", "NATIVE_BLOCK"} <= reasons, "Showcase pins natively: %s" % reasons)

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import time
 
-from harness import (CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, describe, jdk_home, main, pins_in, report_json,
+from harness import (CLASSES, FIXTURE_LIB, VTPIN, Run, check, class_init_wait, culprit, describe, jdk_home, main, pins_in, report_json,
                      scheduler, set_aside, skip, tempdir, wait_ready)
 
 
@@ -32,24 +32,27 @@ def case_cpu_jni(jdk):
 
 
 def case_class_init(jdk):
-    """ClassInitWait: a platform thread runs a static initializer that sleeps 400 ms;
-    two virtual threads touch the class meanwhile and wait inside the JVM."""
+    """A platform thread runs a static initializer that sleeps 400 ms; two virtual threads wait for
+    it inside the JVM (harness.class_init_wait: getstatic on 21-25, Class.forName from 26)."""
     jdk = int(jdk)
-    r = Run(jdk, "ClassInitWait", args=(2, 400), props=scheduler(4)).run()
-    check("ClassInitWait: touchers=2" in r.stdout(), "the fixture ran:\n" + r.stdout())
+    fixture, args, method, where, prefix = class_init_wait(jdk)
+    r = Run(jdk, fixture, args=args, props=scheduler(4)).run()
+    check("%s: " % fixture in r.stdout(), "the fixture ran:\n" + r.stdout())
     rep = r.report()
     shutil.rmtree(r.dir, ignore_errors=True)
     blocks = [p for p in rep["pins"] if p["reason"] == "VM_BLOCK"]
-    check(len(blocks) == 2, "2 VM_BLOCK pins (one per toucher): %s" % [p["reason"] for p in rep["pins"]])
-    check(len(pins_in(rep, "ClassInitWait")) == len(rep["pins"]), "no other pins: %s" % rep["pins"])
+    check(len(blocks) == 2, "2 VM_BLOCK pins (one per waiter): %s" % [describe(p) for p in rep["pins"]])
+    check(len(pins_in(rep, fixture)) == len(rep["pins"]), "no other pins: %s" % rep["pins"])
     for p in blocks:
         c = culprit(p)
-        check(c and c["class"] == "ClassInitWait" and c["method"] == "touch" and not c["native"],
-              "culprit is the touching frame: %s" % c)
-        check(p["stack"][0] == c, "... which is the top frame: %s" % p["stack"][:2])
-        check(p["blocked_in"] and "getstatic of ClassInitWait$Slow" in p["blocked_in"],
-              "the class is named: %s" % p["blocked_in"])
-        check(p["vthread"]["name"].startswith("toucher-"), "a toucher: %s" % p["vthread"])
+        check(c and c["class"] == fixture and c["method"] == method and not c["native"],
+              "culprit is the waiting frame: %s" % c)
+        if method == "touch":
+            check(p["stack"][0] == c, "... which is the top frame: %s" % p["stack"][:2])
+        check(p["blocked_in"] and where in p["blocked_in"], "blocked in %s: %s" % (where, p["blocked_in"]))
+        check(p["jdk_reason"].startswith("Waited for initialization of %s$Slow" % fixture),
+              "the class named: %s" % p["jdk_reason"])
+        check(p["vthread"]["name"].startswith(prefix), "a waiter: %s" % p["vthread"])
         check(p["duration_ns"] is not None and p["duration_ns"] > 0, "ended: %s" % p)
 
 
