@@ -44,7 +44,7 @@ struct rec {
     uint8_t stack_deferred; /* the writer takes the stack if the pin outlasts the threshold */
     uint8_t op;             /* enum pin_op */
     uint8_t monitors_later; /* frames only: the writer reads the monitors if it reports the pin in progress */
-    int8_t jdk_code;        /* the JDK's freeze result (Continuation.isPinned0) at the start, -1: not asked */
+    int16_t jdk_code;       /* the JDK's freeze result (Continuation.isPinned0) at the start, -1: not asked */
     int32_t carrier_tid;
     uint64_t pin_id;
     int64_t time_ns;

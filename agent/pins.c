@@ -140,7 +140,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
         reason = jdk_words_reason(&detector.words, code);
     }
     r->reason = (uint8_t)reason;
-    r->jdk_code = (int8_t)(code >= 0 && code < JDK_WORDS_CODES ? code : -1);
+    r->jdk_code = (int16_t)(code >= 0 && code < JDK_WORDS_CODES ? code : -1);
     r->op = (uint8_t)(kind == KIND_ENTER ? PIN_OP_ENTER : kind == KIND_WAIT ? PIN_OP_WAIT : PIN_OP_PARK);
     r->vthread_id = jthread_id(jni, vthread);
     jthread_copy_name(jni, vthread, r->vthread_name);
