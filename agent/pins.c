@@ -296,11 +296,6 @@ uint64_t pins_next_id(void)
     return atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
 }
 
-const struct jdk_words *pins_jdk_words(void)
-{
-    return &detector.words;
-}
-
 void pins_found(struct pins_found *out)
 {
     out->park_method = detector.park_method != NULL;

@@ -9,7 +9,6 @@
 #include <jvmti.h>
 #include <stdint.h>
 
-#include "jdk_words.h"
 #include "pin_rec.h"
 #include "queue.h"
 
@@ -45,8 +44,6 @@ uint64_t pins_started(void);
 /* For the writer's own pins (the native-block watchdog): a fresh pin id, counted as started. */
 uint64_t pins_next_id(void);
 jmethodID pins_park_method(void); /* VirtualThread.parkOnCarrierThread, NULL if not found */
-/* The running JDK's freeze results by code (read at pins_init). */
-const struct jdk_words *pins_jdk_words(void);
 /* Which of the JDK internals detection reads pins_init found (the caller says what is missing). */
 struct pins_found {
     int park_method;      /* VirtualThread.parkOnCarrierThread(ZJ)V */

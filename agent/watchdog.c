@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "active_pins.h"
+#include "jdk_words.h"
 #include "jthread.h"
 #include "pins.h"
 #include "stack_read.h"

@@ -42,12 +42,12 @@ import os
 import signal
 import subprocess
 
-from harness import (AGENT, EXTRA_AGENT_OPTS, JFC, VTPIN, Failure, check, classpath, culprit, jdk_home,
+from harness import (AGENT, CLOCKS_AGREE_NS, EXTRA_AGENT_OPTS, JFC, VTPIN, Failure, check, classpath, culprit, jdk_home,
                      jfr_duration_ns, jfr_instant_ns, jfr_pinned_events, main, report_json, scheduler, tempdir,
                      tomcat_classpath, wait_ready)
 from test_kernel import Collector, need_kernel_view
 
-TOLERANCE_NS = 200_000
+TOLERANCE_NS = CLOCKS_AGREE_NS
 SHARE = 0.05
 
 FIXTURES = {
