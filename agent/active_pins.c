@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blocker.h"
 #include "carriers.h"
 #include "clock.h"
 #include "defs.h"
@@ -40,6 +41,15 @@ struct active_pin {
     int jdk_code;                    /* the JDK's freeze result at the start, -1: not asked */
     char waits_for[JDK_CLASS_MAX];   /* VM_BLOCK: the class another thread initializes, "" unknown */
     char jdk_reason[JDK_REASON_MAX]; /* the JDK's own words (jdk_words.h) */
+    /* what it waits for (blocker.h), looked up when it crossed the threshold */
+    int blocker_what; /* enum blocker_what; BLOCKER_NONE: not looked up, or nothing known */
+    char blocker_class[BLOCKER_CLASS_MAX];
+    int blocker_has_thread, blocker_virtual;
+    char blocker_name[REC_NAME_MAX], blocker_carrier[REC_NAME_MAX];
+    int64_t blocker_id;
+    const char *blocker_state;
+    const struct stack_info *blocker_stack;
+    uint64_t blocker_pin; /* the owner's own pin in progress, 0: none */
 };
 
 static struct {
@@ -57,11 +67,13 @@ int active_pins_init(const struct writer_config *cfg, jvmtiEnv *jvmti, struct sy
     active.jvmti = jvmti;
     active.symbols = symbols;
     pm_init(&active.machine, cfg->options->threshold_ns);
-    return stack_read_writer_init(cfg->options->depth);
+    int rc = blocker_init(jvmti, cfg->options->depth);
+    return rc ? rc : stack_read_writer_init(cfg->options->depth);
 }
 
 void active_pins_fini(void)
 {
+    blocker_fini();
     stack_read_writer_fini();
     memset(&active, 0, sizeof(active));
 }
@@ -124,6 +136,35 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
     if (a->stack && a->blocking >= 0) {
         p.has_blocking_frame = 1;
         p.blocking_frame = (uint32_t)a->blocking;
+    }
+    Vtpin__V1__Blocker bl = VTPIN__V1__BLOCKER__INIT;
+    if (a->blocker_what != BLOCKER_NONE) {
+        defs_send_stack(active.symbols, a->blocker_stack);
+        uint32_t cls = a->blocker_class[0] ? symbols_string(active.symbols, a->blocker_class) : 0;
+        uint32_t bname = a->blocker_has_thread ? symbols_string(active.symbols, a->blocker_name) : 0;
+        uint32_t bcarrier = a->blocker_carrier[0] ? symbols_string(active.symbols, a->blocker_carrier) : 0;
+        defs_send_string(active.symbols, cls);
+        defs_send_string(active.symbols, bname);
+        defs_send_string(active.symbols, bcarrier);
+        bl.has_what = 1;
+        bl.what = (Vtpin__V1__BlockerKind)a->blocker_what;
+        OPT_U32(bl, object_class, cls);
+        OPT_U32(bl, thread_name, bname);
+        OPT_U32(bl, carrier_name, bcarrier);
+        if (a->blocker_has_thread) {
+            bl.has_thread_id = 1;
+            bl.thread_id = a->blocker_id;
+            bl.has_virtual_ = 1;
+            bl.virtual_ = a->blocker_virtual;
+            bl.state = (char *)a->blocker_state;
+        }
+        if (a->blocker_stack) {
+            bl.has_stack = 1;
+            bl.stack = a->blocker_stack->id;
+        }
+        bl.has_pin = a->blocker_pin != 0;
+        bl.pin = a->blocker_pin;
+        p.blocker = &bl;
     }
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     if (a->blocked_in[0])
@@ -237,8 +278,48 @@ static int is_pin(const struct rec *r)
     return jni && symbols_rec_has_native(active.symbols, jni, r) == 1;
 }
 
+/* The pin in progress of virtual thread vid, other than except: its id, or 0. */
+static uint64_t pin_of_vthread(int64_t vid, uint64_t except)
+{
+    const struct pin_machine *m = &active.machine;
+    for (unsigned i = 0; i < pm_count(m); i++) {
+        const struct active_pin *a = &active.pins[pm_slot_at(m, i)];
+        if (a->vthread_id == vid && a->pin_id != except && pm_state_of(m, pm_slot_at(m, i)) == PM_REPORTED)
+            return a->pin_id;
+    }
+    return 0;
+}
+
+/* What a pin blocked in a contended entry or Object.wait waits for (blocker.h), while the pin is
+ * in progress on its carrier. */
+static void find_blocker(struct active_pin *a)
+{
+    int waits = a->op != PIN_OP_PARK || a->reason == REASON_MONITOR_ENTER || a->reason == REASON_OBJECT_WAIT;
+    JNIEnv *jni = waits && active.cfg->blockers ? writer_thread_jni() : NULL;
+    struct carrier_slot *c = jni ? carriers_by_tid(a->carrier_tid) : NULL;
+    jthread vt = NULL;
+    if (!c || jthread_mounted(jni, c->thread, &vt) != 0 || !vt)
+        return;
+    struct blocker b;
+    if (jthread_id(jni, vt) == a->vthread_id && blocker_find(jni, vt, clock_mono_ns(), &b) == 1) {
+        a->blocker_what = b.what;
+        snprintf(a->blocker_class, sizeof(a->blocker_class), "%s", b.object_class);
+        a->blocker_has_thread = b.has_thread;
+        a->blocker_virtual = b.is_virtual;
+        memcpy(a->blocker_name, b.name, REC_NAME_MAX);
+        memcpy(a->blocker_carrier, b.carrier, REC_NAME_MAX);
+        a->blocker_id = b.id;
+        a->blocker_state = b.state;
+        a->blocker_stack =
+            b.stack->frame_count ? symbols_stack(active.symbols, jni, b.stack, active.cfg->options->depth) : NULL;
+        a->blocker_pin = b.has_thread && b.is_virtual ? pin_of_vthread(b.id, a->pin_id) : 0;
+    }
+    (*jni)->DeleteLocalRef(jni, vt);
+}
+
 static void report_start(struct active_pin *a)
 {
+    find_blocker(a);
     if (!a->stack && !a->stack_dropped)
         active.counts.without_stack++; /* said, not silent: Stats.pins_without_stack */
     active.counts.reported++;

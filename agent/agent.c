@@ -32,7 +32,7 @@ static struct {
     char option_text[1024];
     struct queue *queue;
     int attach_mode;
-    int breakpoints, monitor_events, monitor_depths, native_binds, downcall_names, constant_pool;
+    int breakpoints, monitor_events, monitor_depths, native_binds, downcall_names, constant_pool, blockers;
     unsigned jdk_feature;
     unsigned parallelism;
     char *java_version, *vm_name, *vm_version, *vm_vendor;
@@ -155,6 +155,9 @@ static int request_capabilities(jvmtiEnv *jvmti)
     want.can_generate_monitor_events = potential.can_generate_monitor_events;
     want.can_get_owned_monitor_stack_depth_info = potential.can_get_owned_monitor_stack_depth_info;
     want.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;
+    /* a contended entry's blocker: the monitor (GetCurrentContendedMonitor) and its owner (GetObjectMonitorUsage) */
+    want.can_get_current_contended_monitor = potential.can_get_current_contended_monitor;
+    want.can_get_monitor_info = potential.can_get_monitor_info;
     want.can_generate_native_method_bind_events = potential.can_generate_native_method_bind_events;
     want.can_get_line_numbers = potential.can_get_line_numbers;
     want.can_get_source_file_name = potential.can_get_source_file_name;
@@ -170,6 +173,7 @@ static int request_capabilities(jvmtiEnv *jvmti)
     agent.native_binds = want.can_generate_native_method_bind_events;
     agent.downcall_names = want.can_access_local_variables;
     agent.constant_pool = want.can_get_constant_pool;
+    agent.blockers = want.can_get_current_contended_monitor && want.can_get_monitor_info;
     downcall_configure(agent.downcall_names);
     return 0;
 }
@@ -187,6 +191,8 @@ static void tell_missing_capabilities(void)
         missing("access_local_variables", "FFM downcalls are found, but the C function they call is not named");
     if (!agent.constant_pool)
         missing("constant_pool", "VM_BLOCK pins do not name the class the JVM waits to initialize");
+    if (!agent.blockers)
+        missing("monitor_info", "a contended entry's pin does not name the monitor's owner");
     if (!agent.native_binds)
         missing("native_method_bind_events", "native frames are not named with their library");
 }
@@ -321,6 +327,7 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .attach_mode = agent.attach_mode,
         .jdk_feature = agent.jdk_feature,
         .monitor_depths = agent.monitor_depths,
+        .blockers = agent.blockers,
         .park_breakpoints = agent.breakpoints,
         .parallelism = agent.parallelism,
         .pid = getpid(),

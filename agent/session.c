@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "active_pins.h"
+#include "blocker.h"
 #include "carriers.h"
 #include "clock.h"
 #include "outputs.h"
@@ -95,6 +96,8 @@ static void fill_stats(Vtpin__V1__Stats *s)
     s->methods_dropped = symbols_methods_dropped(session.symbols);
     s->has_pins_without_stack = 1;
     s->pins_without_stack = pins.without_stack;
+    s->has_blockers_skipped = 1;
+    s->blockers_skipped = blocker_skipped();
 }
 
 void session_stats(unsigned sinks)

@@ -348,6 +348,20 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
         return -ENOMEM;
     p->has_blocking_raw = d->has_blocking_frame;
     p->blocking_raw = d->blocking_frame;
+    if (d->blocker && d->blocker->has_what && d->blocker->what) {
+        const Vtpin__V1__Blocker *b = d->blocker;
+        struct recording_blocker *x = &p->blocker;
+        x->what = (int)b->what;
+        x->class_sid = b->has_object_class ? b->object_class : 0;
+        x->name_sid = b->has_thread_name ? b->thread_name : 0;
+        x->carrier_sid = b->has_carrier_name ? b->carrier_name : 0;
+        x->stack_id = b->has_stack ? b->stack : 0;
+        x->has_thread = b->has_thread_id;
+        x->thread_id = b->thread_id;
+        x->is_virtual = b->has_virtual_ && b->virtual_;
+        x->pin = b->has_pin ? b->pin : 0;
+        snprintf(x->state, sizeof(x->state), "%s", b->state ? b->state : "");
+    }
     if (d->downcall) {
         p->has_downcall = 1;
         p->downcall_api = d->downcall->has_api && d->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA
@@ -411,6 +425,7 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(events_unwritten);
     COPY(methods_dropped);
     COPY(pins_without_stack);
+    COPY(blockers_skipped);
 #undef COPY
 }
 
@@ -688,6 +703,11 @@ static int session_resolve(struct recording_session *s)
         p->vthread_name = optional_of(s, p->vthread_sid);
         p->carrier_name = optional_of(s, p->carrier_sid);
         p->jdk_reason = optional_of(s, p->jdk_reason_sid);
+        struct recording_blocker *b = &p->blocker;
+        b->object_class = optional_of(s, b->class_sid);
+        b->thread_name = optional_of(s, b->name_sid);
+        b->carrier_name = optional_of(s, b->carrier_sid);
+        b->stack = b->stack_id ? idmap_get(s->stacks, b->stack_id) : NULL;
         p->has_culprit = p->has_culprit_raw && p->stack && p->culprit_raw < p->stack->count;
         p->culprit = p->has_culprit ? p->culprit_raw : 0;
         if (p->has_culprit_raw && p->stack && !p->has_culprit)

@@ -87,6 +87,19 @@ struct recording_pin {
     int64_t last_asleep_ns;    /* watchdog pins: the last sample that saw it asleep (PinEnd); 0 when not said */
     uint32_t blocking;         /* the blocking operation, when not the culprit frame */
     int origin;                /* enum pin_origin (common/frames_kind.h): the JDK's own or the application's */
+    struct recording_blocker {
+        int what;                 /* a Vtpin__V1__BlockerKind value; 0: none recorded */
+        const char *object_class; /* the monitor's class, NULL when not recorded */
+        int has_thread;           /* the owner is known */
+        const char *thread_name;  /* NULL when not recorded */
+        int64_t thread_id;
+        int is_virtual;
+        const char *carrier_name;            /* a virtual owner's carrier when mounted, else NULL */
+        char state[16];                      /* "" when not recorded (a copy: pins are copied whole) */
+        const struct recording_stack *stack; /* the owner's stack at the look, NULL when none */
+        uint64_t pin;                        /* the owner's own pin in progress, 0: none */
+        uint32_t class_sid, name_sid, carrier_sid, stack_id;
+    } blocker;
     /* raw ids as read */
     uint32_t stack_id, vthread_sid, carrier_sid, jdk_reason_sid, culprit_raw, blocking_raw;
     int has_culprit_raw, has_blocking_raw;
@@ -154,6 +167,8 @@ struct recording_stats {
     uint64_t collector_dropped, reconnects, write_failures, events_unwritten, methods_dropped;
     int has_pins_without_stack;
     uint64_t pins_without_stack; /* reported without a stack that could not be taken */
+    int has_blockers_skipped;
+    uint64_t blockers_skipped; /* pins whose blocker was not looked up (the looks a second were spent) */
 };
 
 struct recording_session {

@@ -171,6 +171,8 @@ static void put_sites(struct json *j, const struct sites *sites)
         json_kv_bool(j, "stack_truncated", ex->stack && ex->stack->truncated);
         json_kv_string(j, "blocked_in", ex->blocked_in);
         json_kv_string(j, "jdk_reason", ex->jdk_reason);
+        char line[1400];
+        json_kv_string(j, "blocker", ex->blocker.what ? report_blocker_line(ex, line, sizeof(line)) : NULL);
         json_object_end(j);
     }
     json_array_end(j);

@@ -186,6 +186,43 @@ static void put_kernel(struct json *j, const struct recording_session *s, const 
     json_object_end(j);
 }
 
+/* What the pin waits for (PinStart.blocker): {what, object_class, thread, state, stack, pin}, or null. */
+static void put_blocker(struct json *j, const struct recording_pin *p)
+{
+    const struct recording_blocker *b = &p->blocker;
+    json_key(j, "blocker");
+    if (!b->what) {
+        json_null(j);
+        return;
+    }
+    json_object_begin(j);
+    json_kv_string(j, "what", b->what == VTPIN__V1__BLOCKER_KIND__BLOCKER_NOTIFY ? "notify" : "monitor");
+    json_kv_string(j, "object_class", b->object_class);
+    json_key(j, "thread");
+    if (b->has_thread) {
+        json_object_begin_inline(j);
+        json_kv_string(j, "name", b->thread_name);
+        json_kv_int(j, "id", b->thread_id);
+        json_kv_bool(j, "virtual", b->is_virtual);
+        json_kv_string(j, "carrier", b->carrier_name);
+        json_object_end(j);
+    } else {
+        json_null(j);
+    }
+    json_kv_string(j, "state", b->state[0] ? b->state : NULL);
+    json_key(j, "pin");
+    if (b->pin)
+        json_uint(j, b->pin);
+    else
+        json_null(j);
+    json_key(j, "stack");
+    json_array_begin(j);
+    for (uint32_t i = 0; b->stack && i < b->stack->count; i++)
+        put_frame(j, &b->stack->frames[i], NULL);
+    json_array_end(j);
+    json_object_end(j);
+}
+
 static void put_pin(struct json *j, const struct recording_session *s, const struct recording_pin *p)
 {
     json_object_begin(j);
@@ -238,6 +275,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
     else
         json_null(j);
     json_kv_bool(j, "stack_truncated", p->stack && p->stack->truncated);
+    put_blocker(j, p);
     json_key(j, "stack");
     put_stack(j, p);
     json_object_end(j);
@@ -297,6 +335,7 @@ static void put_stats(struct json *j, const struct recording_session *s)
     kv_counter(j, "write_failures", st->has_write_failures, st->write_failures);
     kv_counter(j, "events_unwritten", st->has_events_unwritten, st->events_unwritten);
     kv_counter(j, "methods_dropped", st->has_methods_dropped, st->methods_dropped);
+    kv_counter(j, "blockers_skipped", st->has_blockers_skipped, st->blockers_skipped);
     kv_counter(j, "pins_without_stack", st->has_pins_without_stack, st->pins_without_stack);
     json_object_end(j);
 }

@@ -19,6 +19,43 @@
 #define STACK_CONTEXT 4
 #define STACK_ELIDE_MIN 6
 
+char *report_blocker_line(const struct recording_pin *p, char *out, size_t cap)
+{
+    const struct recording_blocker *b = &p->blocker;
+    const char *cls = b->object_class ? b->object_class : "?";
+    out[0] = '\0';
+    if (b->what == VTPIN__V1__BLOCKER_KIND__BLOCKER_NOTIFY) {
+        if (b->object_class)
+            snprintf(out, cap, "waits for notify on a %s", cls);
+        else
+            snprintf(out, cap, "waits for notify (JVMTI does not say on what)");
+        return out;
+    }
+    if (!b->what)
+        return out;
+    if (!b->has_thread) {
+        snprintf(out, cap, "blocked entering a %s monitor (its owner not known)", cls);
+        return out;
+    }
+    const struct recording_frame *at = NULL;
+    for (uint32_t i = 0; b->stack && i < b->stack->count && !at; i++)
+        if (b->stack->frames[i].method && !frames_is_jdk_class(b->stack->frames[i].method->class_name))
+            at = &b->stack->frames[i];
+    if (!at && b->stack && b->stack->count)
+        at = &b->stack->frames[0];
+    char frame[1024] = "", carrier[160] = "", pin[48] = "";
+    if (at)
+        report_format_frame(at, frame, sizeof(frame));
+    if (b->is_virtual && b->carrier_name)
+        snprintf(carrier, sizeof(carrier), " on %s", b->carrier_name);
+    if (b->pin)
+        snprintf(pin, sizeof(pin), ", itself pinned: pin #%llu", (unsigned long long)b->pin);
+    snprintf(out, cap, "blocked by \"%s\" (%s%s, %s%s)%s%s", b->thread_name ? b->thread_name : "",
+             b->is_virtual ? "virtual" : "platform", carrier, b->state[0] ? b->state : "state unknown", pin,
+             at ? " at " : "", frame);
+    return out;
+}
+
 char *report_format_frame(const struct recording_frame *f, char *out, size_t cap)
 {
     const struct recording_method *m = f->method;
@@ -281,6 +318,12 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
         put(out, p->jdk_reason);
         fputc('\n', out);
     }
+    if (p->blocker.what) {
+        char line[1400];
+        fputs("    ", out);
+        put(out, report_blocker_line(p, line, sizeof(line)));
+        fputc('\n', out);
+    }
     if (p->stack && p->has_blocking) {
         fputs("    blocking operation: ", out);
         put(out, report_format_frame(&p->stack->frames[p->blocking], frame, sizeof(frame)));
@@ -359,6 +402,11 @@ static void put_counters(FILE *out, const struct recording_session *s)
         put_counter(out, "writes failed", st->has_write_failures, st->write_failures);
         put_counter(out, ", events unwritten", st->has_events_unwritten, st->events_unwritten);
         fputc('\n', out);
+    }
+    if (st->has_blockers_skipped && st->blockers_skipped) {
+        fputs("  ", out);
+        put_counter(out, "blockers not looked up", 1, st->blockers_skipped);
+        fprintf(out, " (at most %d looks a second: each stops the JVM at a safepoint)\n", 20);
     }
     if (st->has_methods_dropped) {
         fputs("  ", out);

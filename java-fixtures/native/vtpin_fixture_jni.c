@@ -8,6 +8,10 @@
  *                                          synchronized block): pinned on every JDK.
  *   JniLocked.waitInNative(long ms)     -> calls back JniLocked.waitCallback(ms) (Object.wait):
  *                                          pinned on every JDK.
+ *   LockOwner.enterInNative()           -> calls back LockOwner.enter() (a contended synchronized
+ *                                          block whose owner the tests name).
+ *   LockOwner.holdInNative()            -> calls back LockOwner.holdCallback() (holds the monitor,
+ *                                          sleeping, pinned by this native frame).
  *   StressPins.parkInNative()           -> calls back StressPins.parkCallback() (LockSupport.park
  *                                          until released): pinned on every JDK.
  *   NativeBlock.blockInNanosleep(long)  -> nanosleep() in C, never returns to Java meanwhile.
@@ -40,6 +44,24 @@ JNIEXPORT void JNICALL Java_StressPins_parkInNative(JNIEnv *env, jclass cls)
 JNIEXPORT void JNICALL Java_JniLocked_enterInNative(JNIEnv *env, jclass cls)
 {
     jmethodID cb = (*env)->GetStaticMethodID(env, cls, "enterCallback", "()V");
+    if (cb == NULL) {
+        return; /* NoSuchMethodError pending */
+    }
+    (*env)->CallStaticVoidMethod(env, cls, cb);
+}
+
+JNIEXPORT void JNICALL Java_LockOwner_enterInNative(JNIEnv *env, jclass cls)
+{
+    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "enter", "()V");
+    if (cb == NULL) {
+        return; /* NoSuchMethodError pending */
+    }
+    (*env)->CallStaticVoidMethod(env, cls, cb);
+}
+
+JNIEXPORT void JNICALL Java_LockOwner_holdInNative(JNIEnv *env, jclass cls)
+{
+    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "holdCallback", "()V");
     if (cb == NULL) {
         return; /* NoSuchMethodError pending */
     }

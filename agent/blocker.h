@@ -1,0 +1,46 @@
+/* Who a pin waits for: the owner of the monitor a pinned virtual thread is
+ * blocked entering, with its state and stack, or the object an Object.wait
+ * waits to be notified on. Looked up by the writer only, when a pin crosses
+ * the threshold, never in a callback; at most BLOCKER_LOOKS_PER_SECOND looks
+ * a second (the rest are counted), because JVMTI's GetObjectMonitorUsage
+ * stops the JVM at a safepoint. */
+#ifndef VTPIN_BLOCKER_H
+#define VTPIN_BLOCKER_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+#include "pin_rec.h"
+
+#define BLOCKER_LOOKS_PER_SECOND 20
+#define BLOCKER_CLASS_MAX 160
+
+enum blocker_what {
+    BLOCKER_NONE = 0,
+    BLOCKER_MONITOR = 1, /* the owner of the monitor it is blocked entering */
+    BLOCKER_NOTIFY = 2,  /* Object.wait: a notify on the object, which no thread owes */
+};
+
+struct blocker {
+    int what;                             /* enum blocker_what */
+    char object_class[BLOCKER_CLASS_MAX]; /* the monitor's class, dotted */
+    int has_thread;                       /* BLOCKER_MONITOR: the owner is known */
+    char name[REC_NAME_MAX];
+    int64_t id;
+    int is_virtual;
+    char carrier[REC_NAME_MAX]; /* a virtual owner's carrier when mounted, "" otherwise */
+    int carrier_tid;            /* 0 unless mounted */
+    const char *state;          /* "running", "sleeping", "parked", "waiting", "blocked", "in native" */
+    struct rec *stack;          /* the owner's frames (frame_count 0: none); the module's own buffer */
+};
+
+int blocker_init(jvmtiEnv *jvmti, unsigned depth); /* 0 or -ENOMEM */
+void blocker_fini(void);
+
+/* Looks at what the virtual thread waiter (mounted, pinned) waits for. 1 and *out filled, 0
+ * nothing known (no contended monitor: the entry won meanwhile), -EAGAIN over this second's
+ * budget (counted in blocker_skipped). */
+int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out);
+uint64_t blocker_skipped(void);
+
+#endif
