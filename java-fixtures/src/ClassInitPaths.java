@@ -82,6 +82,10 @@ public class ClassInitPaths {
         AtomicLong sum = new AtomicLong(); // no monitor: on 21 a contended one would pin too
         for (int t = 0; t < threads; t++) {
             final int i = t;
+            // waiters one after another: on 21 the JVM takes the class's init lock (a Java object) to
+            // wait, and two waiters arriving at once contend for it, a MONITOR_ENTER pin of its own
+            if (t > 0 && !mode.equals("runs"))
+                Thread.sleep(30);
             vts.add(Thread.ofVirtual().name(mode + "-" + t).start(() -> {
                 long v = mode.equals("runs") ? runOwn(i) : mode.equals("forname") ? forName() : touch();
                 sum.addAndGet(v);
