@@ -66,10 +66,13 @@ def case_notify(jdk):
     rep = r.report()
     check(waits, "Object.wait pinned: %s" % [describe(p) for p in rep["pins"]])
     # WaitPin's 50 waiters cross the threshold at once: past the looks a second, counted, not looked up
+    # (the count is of every pin not looked up: a JDK-internal contended entry among them on 21)
     looked = [p for p in waits if p["blocker"]]
-    check(looked and len(looked) + rep["stats"]["blockers_skipped"] == len(waits),
-          "each waiter looked up or counted: %d looked up, %d skipped, %d pins" %
-          (len(looked), rep["stats"]["blockers_skipped"], len(waits)))
+    skipped = rep["stats"]["blockers_skipped"]
+    blockable = [p for p in rep["pins"] if p["reason"] in ("MONITOR_ENTER", "OBJECT_WAIT", "NATIVE", "CRITICAL_SECTION")]
+    check(looked and len(looked) + skipped >= len(waits) and skipped <= len(blockable) - len(looked),
+          "each waiter looked up or counted: %d looked up, %d skipped, %d waits, %d pins that could be" %
+          (len(looked), skipped, len(waits), len(blockable)))
     for p in looked:
         b = p["blocker"]
         check(b and b["what"] == "notify" and b["thread"] is None, "waits for a notify: %s" % b)
