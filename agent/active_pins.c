@@ -41,13 +41,9 @@ struct active_pin {
     int jdk_code;                    /* the JDK's freeze result at the start, -1: not asked */
     char waits_for[JDK_CLASS_MAX];   /* VM_BLOCK: the class another thread initializes, "" unknown */
     char jdk_reason[JDK_REASON_MAX]; /* the JDK's own words (jdk_words.h) */
-    /* what it waits for (blocker.h), looked up when it crossed the threshold */
-    int blocker_what; /* enum blocker_what; BLOCKER_NONE: not looked up, or nothing known */
-    char blocker_class[BLOCKER_CLASS_MAX];
-    int blocker_has_thread, blocker_virtual;
-    char blocker_name[REC_NAME_MAX], blocker_carrier[REC_NAME_MAX];
-    int64_t blocker_id;
-    const char *blocker_state;
+    /* what it waits for (blocker.h), looked up when it crossed the threshold; what BLOCKER_NONE:
+     * not looked up, or nothing known. Its stack record is the module's: named in blocker_stack */
+    struct blocker blocker;
     const struct stack_info *blocker_stack;
     uint64_t blocker_pin; /* the owner's own pin in progress, 0: none */
 };
@@ -138,25 +134,26 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
         p.blocking_frame = (uint32_t)a->blocking;
     }
     Vtpin__V1__Blocker bl = VTPIN__V1__BLOCKER__INIT;
-    if (a->blocker_what != BLOCKER_NONE) {
+    const struct blocker *b = &a->blocker;
+    if (b->what != BLOCKER_NONE) {
         defs_send_stack(active.symbols, a->blocker_stack);
-        uint32_t cls = a->blocker_class[0] ? symbols_string(active.symbols, a->blocker_class) : 0;
-        uint32_t bname = a->blocker_has_thread ? symbols_string(active.symbols, a->blocker_name) : 0;
-        uint32_t bcarrier = a->blocker_carrier[0] ? symbols_string(active.symbols, a->blocker_carrier) : 0;
+        uint32_t cls = b->object_class[0] ? symbols_string(active.symbols, b->object_class) : 0;
+        uint32_t bname = b->has_thread ? symbols_string(active.symbols, b->name) : 0;
+        uint32_t bcarrier = b->carrier[0] ? symbols_string(active.symbols, b->carrier) : 0;
         defs_send_string(active.symbols, cls);
         defs_send_string(active.symbols, bname);
         defs_send_string(active.symbols, bcarrier);
         bl.has_what = 1;
-        bl.what = (Vtpin__V1__BlockerKind)a->blocker_what;
+        bl.what = (Vtpin__V1__BlockerKind)b->what;
         OPT_U32(bl, object_class, cls);
         OPT_U32(bl, thread_name, bname);
         OPT_U32(bl, carrier_name, bcarrier);
-        if (a->blocker_has_thread) {
+        if (b->has_thread) {
             bl.has_thread_id = 1;
-            bl.thread_id = a->blocker_id;
+            bl.thread_id = b->id;
             bl.has_virtual_ = 1;
-            bl.virtual_ = a->blocker_virtual;
-            bl.state = (char *)a->blocker_state;
+            bl.virtual_ = b->is_virtual;
+            bl.state = (char *)b->state;
         }
         if (a->blocker_stack) {
             bl.has_stack = 1;
@@ -224,7 +221,6 @@ static void set_words(struct active_pin *a)
 {
     struct jdk_words_pin w = {.jdk_feature = (int)active.cfg->jdk_feature,
                               .reason = a->reason,
-                              .op = a->op,
                               .code = a->jdk_code,
                               .clinit_class = symbols_innermost_clinit(active.symbols, a->stack),
                               .waits_for_class = a->waits_for};
@@ -302,17 +298,11 @@ static void find_blocker(struct active_pin *a)
         return;
     struct blocker b;
     if (jthread_id(jni, vt) == a->vthread_id && blocker_find(jni, vt, clock_mono_ns(), &b) == 1) {
-        a->blocker_what = b.what;
-        snprintf(a->blocker_class, sizeof(a->blocker_class), "%s", b.object_class);
-        a->blocker_has_thread = b.has_thread;
-        a->blocker_virtual = b.is_virtual;
-        memcpy(a->blocker_name, b.name, REC_NAME_MAX);
-        memcpy(a->blocker_carrier, b.carrier, REC_NAME_MAX);
-        a->blocker_id = b.id;
-        a->blocker_state = b.state;
         a->blocker_stack =
             b.stack->frame_count ? symbols_stack(active.symbols, jni, b.stack, active.cfg->options->depth) : NULL;
         a->blocker_pin = b.has_thread && b.is_virtual ? pin_of_vthread(b.id, a->pin_id) : 0;
+        a->blocker = b;
+        a->blocker.stack = NULL; /* the module's buffer, reused by the next look */
     }
     (*jni)->DeleteLocalRef(jni, vt);
 }

@@ -5,15 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytecode.h"
 #include "carriers.h"
+#include "clock.h"
 #include "jthread.h"
 
 static struct {
     jvmtiEnv *jvmti;
     unsigned depth;
     struct rec *stack;
-    int64_t window_ns;
-    unsigned looks;
+    struct per_second budget;
     uint64_t skipped;
 } blk;
 
@@ -42,16 +43,7 @@ static void class_of(JNIEnv *jni, jobject obj, char *out, size_t cap)
     jclass cls = (*jni)->GetObjectClass(jni, obj);
     char *sig = NULL;
     if (cls && (*blk.jvmti)->GetClassSignature(blk.jvmti, cls, &sig, NULL) == JVMTI_ERROR_NONE) {
-        const char *s = sig;
-        size_t n = strlen(s);
-        if (n >= 2 && s[0] == 'L' && s[n - 1] == ';') {
-            s++;
-            n -= 2;
-        }
-        size_t i = 0;
-        for (; i < n && i + 1 < cap; i++)
-            out[i] = s[i] == '/' ? '.' : s[i];
-        out[i] = '\0';
+        bytecode_class_name(sig, out, cap);
         (*blk.jvmti)->Deallocate(blk.jvmti, (unsigned char *)sig);
     }
     if (cls)
@@ -129,11 +121,7 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
     blk.stack->frame_count = 0;
     if (!jvmti || !blk.stack)
         return 0;
-    if (now_ns - blk.window_ns >= 1000000000LL) {
-        blk.window_ns = now_ns;
-        blk.looks = 0;
-    }
-    if (++blk.looks > BLOCKER_LOOKS_PER_SECOND) {
+    if (!per_second_take(&blk.budget, now_ns, BLOCKER_LOOKS_PER_SECOND)) {
         blk.skipped++;
         return -EAGAIN;
     }

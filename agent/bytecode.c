@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int32_t read_s4(const unsigned char *p)
 {
@@ -237,4 +238,19 @@ static int class_at(unsigned char op, const unsigned char *insn, const unsigned 
         out[i] = e[3 + i] == '/' ? '.' : (char)e[3 + i];
     out[n] = '\0';
     return op;
+}
+
+void bytecode_class_name(const char *sig, char *out, size_t cap)
+{
+    size_t len = strlen(sig);
+    if (len >= 2 && sig[0] == 'L' && sig[len - 1] == ';') {
+        sig++;
+        len -= 2;
+    }
+    if (len >= cap)
+        len = cap - 1;
+    /* Hidden classes ("LFoo$$Lambda.0x1234;") print as Foo$$Lambda/0x1234 in Java. */
+    for (size_t i = 0; i < len; i++)
+        out[i] = sig[i] == '/' ? '.' : sig[i] == '.' ? '/' : sig[i];
+    out[len] = '\0';
 }

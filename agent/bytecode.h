@@ -32,4 +32,7 @@ int bytecode_class_at(const unsigned char *code, size_t len, size_t bci, const u
 #define BC_MONITORENTER 0xc2
 #define BC_MONITOREXIT 0xc3
 
+/* A class signature ("Lcom/example/Slow;") as the name Java prints ("com.example.Slow") into out[cap]. */
+void bytecode_class_name(const char *sig, char *out, size_t cap);
+
 #endif

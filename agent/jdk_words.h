@@ -36,7 +36,6 @@ enum pin_reason jdk_words_reason(const struct jdk_words *w, int code);
 struct jdk_words_pin {
     int jdk_feature;             /* 21, 25, ... */
     int reason;                  /* enum pin_reason, vtpin's */
-    int op;                      /* enum pin_op */
     int code;                    /* the isPinned0 result, -1 when not asked */
     const char *clinit_class;    /* the innermost X.<clinit> on the stack (dotted name), or NULL */
     const char *waits_for_class; /* waits for another thread's initialization of this class, or NULL */

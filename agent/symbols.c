@@ -129,22 +129,6 @@ unsigned *symbols_string_sent(struct symbols *s, uint32_t id)
     return id && id <= s->string_count ? &s->strings[id - 1].sent : NULL;
 }
 
-/* "Ljava/lang/Thread;" -> "java.lang.Thread" */
-static void dotted_class_name(const char *sig, char *out, size_t cap)
-{
-    size_t len = strlen(sig);
-    if (len >= 2 && sig[0] == 'L' && sig[len - 1] == ';') {
-        sig++;
-        len -= 2;
-    }
-    if (len >= cap)
-        len = cap - 1;
-    /* Hidden classes ("LFoo$$Lambda.0x1234;") print as Foo$$Lambda/0x1234 in Java. */
-    for (size_t i = 0; i < len; i++)
-        out[i] = sig[i] == '/' ? '.' : sig[i] == '.' ? '/' : sig[i];
-    out[len] = '\0';
-}
-
 static uint32_t module_name(struct symbols *s, JNIEnv *jni, jclass cls)
 {
     if (!jni)
@@ -191,7 +175,7 @@ static struct method_info *method_load(struct symbols *s, JNIEnv *jni, jmethodID
         goto cleanup;
     m->mid = mid;
     char dotted[512];
-    dotted_class_name(csig, dotted, sizeof(dotted));
+    bytecode_class_name(csig, dotted, sizeof(dotted));
     m->class_sid = symbols_string(s, dotted);
     m->name_sid = symbols_string(s, name);
     m->sig_sid = symbols_string(s, sig);

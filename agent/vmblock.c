@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bytecode.h"
+#include "clock.h"
 
 /* /proc/self/task/TID/<file> into buf (NUL-terminated): its length, or -errno.
  * The file stays open (*fd1 = fd + 1) and is read again with pread. */
@@ -140,21 +141,6 @@ void vmblock_blocked_in(int tid, char *out, size_t cap)
              has_wchan ? wchan : "", has_wchan && what ? ")" : "");
 }
 
-/* A class signature ("Lcom/example/Slow;") as its dotted name. */
-static void dotted(const char *sig, char *out, size_t cap)
-{
-    size_t n = strlen(sig);
-    if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') {
-        sig++;
-        n -= 2;
-    }
-    size_t i = 0;
-    for (; i < n && i + 1 < cap; i++)
-        out[i] = sig[i] == '/' ? '.' : sig[i];
-    if (cap)
-        out[i] = '\0';
-}
-
 static void method_owner(jvmtiEnv *jvmti, jmethodID method, char *cls, size_t cap, char *name, size_t name_cap)
 {
     jclass klass = NULL;
@@ -162,7 +148,7 @@ static void method_owner(jvmtiEnv *jvmti, jmethodID method, char *cls, size_t ca
     cls[0] = name[0] = '\0';
     if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) == JVMTI_ERROR_NONE &&
         (*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE) {
-        dotted(sig, cls, cap);
+        bytecode_class_name(sig, cls, cap);
         (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
     }
     if ((*jvmti)->GetMethodName(jvmti, method, &mname, NULL, NULL) == JVMTI_ERROR_NONE) {
@@ -178,27 +164,28 @@ int vmblock_is_object_method(jvmtiEnv *jvmti, jmethodID method)
     return strcmp(owner, "java.lang.Object") == 0;
 }
 
-void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap, char *cls,
-                      size_t cls_cap)
+int vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap, char *cls, size_t cls_cap)
 {
     out[0] = '\0';
     cls[0] = '\0';
     if (!method)
-        return;
+        return 0;
     if (bci < 0) { /* a native method that called into the JVM, which blocks there */
         char owner[256], name[128];
         method_owner(jvmti, method, owner, sizeof(owner), name, sizeof(name));
-        if (strcmp(owner, "java.lang.Class") == 0 && strcmp(name, "forName0") == 0)
+        if (strcmp(owner, "java.lang.Class") == 0 && strcmp(name, "forName0") == 0) {
             snprintf(out, cap, "Class.forName (class initialization)");
-        else
-            snprintf(out, cap, "inside the JVM under native %s.%s", owner, name);
-        return;
+            return 1;
+        }
+        snprintf(out, cap, "inside the JVM under native %s.%s", owner, name);
+        return 0;
     }
     jint code_len = 0, cp_count = 0, cp_bytes = 0;
     unsigned char *code = NULL, *cp = NULL;
     jclass klass = NULL;
+    int class_init = 0;
     if ((*jvmti)->GetBytecodes(jvmti, method, &code_len, &code) != JVMTI_ERROR_NONE)
-        return;
+        return 0;
     if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) == JVMTI_ERROR_NONE &&
         (*jvmti)->GetConstantPool(jvmti, klass, &cp_count, &cp_bytes, &cp) == JVMTI_ERROR_NONE) {
         char name[256];
@@ -212,10 +199,12 @@ void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *ou
         if (what) {
             snprintf(out, cap, "%s of %s (class initialization)", what, name);
             snprintf(cls, cls_cap, "%s", name);
+            class_init = 1;
         }
         (*jvmti)->Deallocate(jvmti, cp);
     }
     (*jvmti)->Deallocate(jvmti, code);
+    return class_init;
 }
 
 /* The innermost <clinit> among a thread's top frames into cls: 1, else 0. */
@@ -242,14 +231,9 @@ static int innermost_clinit(jvmtiEnv *jvmti, jthread t, char *cls, size_t cap)
 
 int vmblock_initializing_class(jvmtiEnv *jvmti, JNIEnv *jni, jthread except, int64_t now_ns, char *cls, size_t cap)
 {
-    static int64_t window_ns;
-    static unsigned looks;
+    static struct per_second budget;
     cls[0] = '\0';
-    if (now_ns - window_ns >= 1000000000LL) {
-        window_ns = now_ns;
-        looks = 0;
-    }
-    if (++looks > VMBLOCK_LOOKS_PER_SECOND)
+    if (!per_second_take(&budget, now_ns, VMBLOCK_LOOKS_PER_SECOND))
         return -EAGAIN;
     jint n = 0;
     jthread *threads = NULL;

@@ -32,9 +32,10 @@ void vmblock_blocked_in(int tid, char *out, size_t cap);
  * JVM initializes there), and that class into cls[cls_cap]; "" otherwise, or
  * without can_get_bytecodes / can_get_constant_pool. A native method (bci -1)
  * blocked inside the JVM: "Class.forName (class initialization)" for
- * Class.forName0, else "inside the JVM under native X.m". */
-void vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap, char *cls,
-                      size_t cls_cap);
+ * Class.forName0, else "inside the JVM under native X.m". Returns 1 when it is a class
+ * initialization (cls then names the class when the bytecode does), else 0. */
+int vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap, char *cls,
+                     size_t cls_cap);
 
 /* method is declared by java.lang.Object (its native wait). */
 int vmblock_is_object_method(jvmtiEnv *jvmti, jmethodID method);

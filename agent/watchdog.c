@@ -108,10 +108,10 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
     if (reason == REASON_NATIVE_BLOCK)
         vmblock_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
     else if (reason == REASON_VM_BLOCK) {
-        vmblock_describe(watchdog.jvmti, c->native_method, c->watch_bci, blocked_in, sizeof(blocked_in), waits_for,
-                         sizeof(waits_for));
-        /* a native caller (Class.forName0, JNI): the class is not in its bytecode; a look at who initializes one */
-        if (c->watch_bci < 0 && strstr(blocked_in, "class initialization"))
+        int class_init = vmblock_describe(watchdog.jvmti, c->native_method, c->watch_bci, blocked_in,
+                                          sizeof(blocked_in), waits_for, sizeof(waits_for));
+        /* under Class.forName0 the class is not in the bytecode: a look at who initializes one */
+        if (class_init && !waits_for[0])
             vmblock_initializing_class(watchdog.jvmti, writer_thread_jni(), vt, now, waits_for, sizeof(waits_for));
     }
     active_pins_start(r, blocked_in, waits_for);

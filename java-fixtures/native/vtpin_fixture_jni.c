@@ -32,40 +32,34 @@
 #include <time.h>
 #include <unistd.h>
 
-JNIEXPORT void JNICALL Java_StressPins_parkInNative(JNIEnv *env, jclass cls)
+/* The native frame under a callback: calls cls.name()V back. */
+static void call_back(JNIEnv *env, jclass cls, const char *name)
 {
-    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "parkCallback", "()V");
+    jmethodID cb = (*env)->GetStaticMethodID(env, cls, name, "()V");
     if (cb == NULL) {
         return; /* NoSuchMethodError pending */
     }
     (*env)->CallStaticVoidMethod(env, cls, cb);
+}
+
+JNIEXPORT void JNICALL Java_StressPins_parkInNative(JNIEnv *env, jclass cls)
+{
+    call_back(env, cls, "parkCallback");
 }
 
 JNIEXPORT void JNICALL Java_JniLocked_enterInNative(JNIEnv *env, jclass cls)
 {
-    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "enterCallback", "()V");
-    if (cb == NULL) {
-        return; /* NoSuchMethodError pending */
-    }
-    (*env)->CallStaticVoidMethod(env, cls, cb);
+    call_back(env, cls, "enterCallback");
 }
 
 JNIEXPORT void JNICALL Java_LockOwner_enterInNative(JNIEnv *env, jclass cls)
 {
-    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "enter", "()V");
-    if (cb == NULL) {
-        return; /* NoSuchMethodError pending */
-    }
-    (*env)->CallStaticVoidMethod(env, cls, cb);
+    call_back(env, cls, "enter");
 }
 
 JNIEXPORT void JNICALL Java_LockOwner_holdInNative(JNIEnv *env, jclass cls)
 {
-    jmethodID cb = (*env)->GetStaticMethodID(env, cls, "holdCallback", "()V");
-    if (cb == NULL) {
-        return; /* NoSuchMethodError pending */
-    }
-    (*env)->CallStaticVoidMethod(env, cls, cb);
+    call_back(env, cls, "holdCallback");
 }
 
 JNIEXPORT void JNICALL Java_JniLocked_waitInNative(JNIEnv *env, jclass cls, jlong ms)

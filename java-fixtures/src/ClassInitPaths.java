@@ -67,17 +67,9 @@ public class ClassInitPaths {
         // so the virtual threads' pins are the initializers' alone
         Thread.sleep(1);
         Class.forName("java.lang.String");
-        // and a first virtual thread, joined: the JDK's one-time start-up of virtual threads (its
-        // event classes' <clinit>, where a second starter contends for a monitor: a MONITOR_ENTER on
-        // 21 in a CI run under ASan) is done before the fixture's
-        Thread warm = Thread.ofVirtual().start(() -> {
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                throw new RuntimeException(e);
-            }
-        });
-        warm.join();
+        // and a first virtual thread (a CI run under ASan on 21 had a MONITOR_ENTER in
+        // VirtualThreadStartEvent.<clinit> among the fixture's pins)
+        WarmUp.virtualThreads();
         Thread init = null;
         if (!mode.equals("runs")) {
             CountDownLatch started = new CountDownLatch(1);

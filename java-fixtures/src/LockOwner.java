@@ -66,14 +66,7 @@ public class LockOwner {
         enter();
         if (viaNative)
             enterInNative();
-        Thread warm = Thread.ofVirtual().start(() -> {
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                throw new RuntimeException(e);
-            }
-        });
-        warm.join();
+        WarmUp.virtualThreads();
         CountDownLatch held = new CountDownLatch(1);
         heldLatch = held;
         heldMs = holdMs;

@@ -38,12 +38,8 @@ static void test_tables(void)
 static const char *words(int jdk, int reason, int code, const char *clinit, const char *waits)
 {
     static char out[JDK_REASON_MAX];
-    struct jdk_words_pin p = {.jdk_feature = jdk,
-                              .reason = reason,
-                              .op = PIN_OP_PARK,
-                              .code = code,
-                              .clinit_class = clinit,
-                              .waits_for_class = waits};
+    struct jdk_words_pin p = {
+        .jdk_feature = jdk, .reason = reason, .code = code, .clinit_class = clinit, .waits_for_class = waits};
     jdk_words_format(&p, out, sizeof(out));
     return out;
 }
