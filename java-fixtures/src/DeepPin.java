@@ -50,6 +50,13 @@ public class DeepPin {
         List<Thread> vts = new ArrayList<>();
         long[] from = new long[threads];
         unixNanos(); // loads Instant here, not in the virtual threads
+        // and on main (a platform thread: no pin) what comes before the park: JniSleep's loading and
+        // linkage, Thread.sleep's own start-up (beforeSleep's event class). Four threads racing through
+        // them contend there first (a NATIVE pin in beforeSleep of 0.03 ms before the sleep's own on 27,
+        // 1 run in ~40). The virtual threads' timer start-up is left to them: the nested blocks inside
+        // the park pin are what this fixture is for.
+        JniSleep.sleepInNative(0);
+        Thread.sleep(1);
         for (int t = 0; t < threads; t++) {
             final int i = t;
             vts.add(Thread.ofVirtual().name("deeppin-" + t).start(() -> {
