@@ -286,10 +286,23 @@ static uint64_t pin_of_vthread(int64_t vid, uint64_t except)
     return 0;
 }
 
+/* b (blocker.h) as a's: its stack named now, the module's buffer reused by the next look. */
+static void keep_blocker(struct active_pin *a, JNIEnv *jni, const struct blocker *b)
+{
+    a->blocker_stack = b->stack && b->stack->frame_count
+                           ? symbols_stack(active.symbols, jni, b->stack, active.cfg->options->depth)
+                           : NULL;
+    a->blocker_pin = b->has_thread && b->is_virtual ? pin_of_vthread(b->id, a->pin_id) : 0;
+    a->blocker = *b;
+    a->blocker.stack = NULL;
+}
+
 /* What a pin blocked in a contended entry or Object.wait waits for (blocker.h), while the pin is
- * in progress on its carrier. */
+ * in progress on its carrier (a watchdog pin came with its own). */
 static void find_blocker(struct active_pin *a)
 {
+    if (a->blocker.what != BLOCKER_NONE)
+        return;
     int waits = a->op != PIN_OP_PARK || a->reason == REASON_MONITOR_ENTER || a->reason == REASON_OBJECT_WAIT;
     JNIEnv *jni = waits && active.cfg->blockers ? writer_thread_jni() : NULL;
     struct carrier_slot *c = jni ? carriers_by_tid(a->carrier_tid) : NULL;
@@ -297,13 +310,8 @@ static void find_blocker(struct active_pin *a)
     if (!c || jthread_mounted(jni, c->thread, &vt) != 0 || !vt)
         return;
     struct blocker b;
-    if (jthread_id(jni, vt) == a->vthread_id && blocker_find(jni, vt, clock_mono_ns(), &b) == 1) {
-        a->blocker_stack =
-            b.stack->frame_count ? symbols_stack(active.symbols, jni, b.stack, active.cfg->options->depth) : NULL;
-        a->blocker_pin = b.has_thread && b.is_virtual ? pin_of_vthread(b.id, a->pin_id) : 0;
-        a->blocker = b;
-        a->blocker.stack = NULL; /* the module's buffer, reused by the next look */
-    }
+    if (jthread_id(jni, vt) == a->vthread_id && blocker_find(jni, vt, clock_mono_ns(), &b) == 1)
+        keep_blocker(a, jni, &b);
     (*jni)->DeleteLocalRef(jni, vt);
 }
 
@@ -377,7 +385,8 @@ static int64_t perform(struct pm_action act, const struct rec *start, const stru
     return act.due;
 }
 
-void active_pins_start(const struct rec *r, const char *blocked_in, const char *waits_for)
+void active_pins_start(const struct rec *r, const char *blocked_in, const char *waits_for,
+                       const struct blocker *blocker)
 {
     struct pm_start s = {.pin_id = r->pin_id,
                          .time_ns = r->time_ns,
@@ -403,6 +412,8 @@ void active_pins_start(const struct rec *r, const char *blocked_in, const char *
         a->jdk_code = r->jdk_code;
         if (waits_for)
             snprintf(a->waits_for, sizeof(a->waits_for), "%s", waits_for);
+        if (blocker && blocker->what != BLOCKER_NONE)
+            keep_blocker(a, writer_thread_jni(), blocker);
         set_words(a); /* from the reason alone until a stack names more */
     }
     perform(act, r, NULL);

@@ -22,8 +22,11 @@ int active_pins_init(const struct writer_config *cfg, jvmtiEnv *jvmti, struct sy
 void active_pins_fini(void); /* forgets the table and the counts (a new session) */
 
 /* blocked_in: where the kernel or the JVM says the carrier sleeps (watchdog pins), or NULL;
- * waits_for: the class whose initialization by another thread it waits for (VM_BLOCK), or NULL. */
-void active_pins_start(const struct rec *r, const char *blocked_in, const char *waits_for);
+ * waits_for: the class whose initialization by another thread it waits for (VM_BLOCK), or NULL;
+ * blocker: who it waits for, looked up by the watchdog (its initializer), or NULL. */
+struct blocker;
+void active_pins_start(const struct rec *r, const char *blocked_in, const char *waits_for,
+                       const struct blocker *blocker);
 void active_pins_end(const struct rec *r);
 /* A pin the watchdog found is still asleep at this sample (PinEnd.last_asleep_ns). */
 void active_pins_asleep(uint64_t pin_id, int64_t at);

@@ -14,7 +14,7 @@ static struct {
     jvmtiEnv *jvmti;
     unsigned depth;
     struct rec *stack;
-    struct per_second budget;
+    struct per_second budget, init_budget;
     uint64_t skipped;
 } blk;
 
@@ -67,13 +67,24 @@ static const char *state_name(jint st)
     return "running";
 }
 
+/* The virtual thread mounted on carrier slot i (a new local ref, *slot its slot), or NULL. */
+static jthread mounted_on(JNIEnv *jni, unsigned i, struct carrier_slot **slot)
+{
+    struct carrier_slot *c = carriers_slot(i);
+    jthread vt = NULL;
+    if (!c || atomic_load(&c->state) != SLOT_LIVE || jthread_mounted(jni, c->thread, &vt) != 0)
+        return NULL;
+    *slot = c;
+    return vt;
+}
+
 /* A virtual owner's carrier, when it is mounted: the carriers' mounted virtual threads by id. */
 static void carrier_of(JNIEnv *jni, int64_t vid, struct blocker *out)
 {
     for (unsigned i = 0; i < carriers_capacity(); i++) {
-        struct carrier_slot *c = carriers_slot(i);
-        jthread vt = NULL;
-        if (!c || atomic_load(&c->state) != SLOT_LIVE || jthread_mounted(jni, c->thread, &vt) != 0 || !vt)
+        struct carrier_slot *c = NULL;
+        jthread vt = mounted_on(jni, i, &c);
+        if (!vt)
             continue;
         int same = jthread_id(jni, vt) == vid;
         (*jni)->DeleteLocalRef(jni, vt);
@@ -91,9 +102,9 @@ static jthread mounted_owner(JNIEnv *jni, jobject monitor, jthread waiter)
 {
     jvmtiEnv *jvmti = blk.jvmti;
     for (unsigned i = 0; i < carriers_capacity(); i++) {
-        struct carrier_slot *c = carriers_slot(i);
-        jthread vt = NULL;
-        if (!c || atomic_load(&c->state) != SLOT_LIVE || jthread_mounted(jni, c->thread, &vt) != 0 || !vt)
+        struct carrier_slot *c = NULL;
+        jthread vt = mounted_on(jni, i, &c);
+        if (!vt)
             continue;
         jint n = 0;
         jobject *owned = NULL;
@@ -111,6 +122,26 @@ static jthread mounted_owner(JNIEnv *jni, jobject monitor, jthread waiter)
         (*jni)->DeleteLocalRef(jni, vt);
     }
     return NULL;
+}
+
+/* The thread t in out: its name, id, virtual or not, carrier, state and stack (into blk.stack). */
+static void describe_thread(JNIEnv *jni, jthread t, struct blocker *out)
+{
+    jvmtiEnv *jvmti = blk.jvmti;
+    out->has_thread = 1;
+    jthread_copy_name(jni, t, out->name);
+    out->id = jthread_id(jni, t);
+    out->is_virtual = (*jni)->IsVirtualThread(jni, t);
+    jint st = 0;
+    out->state = (*jvmti)->GetThreadState(jvmti, t, &st) == JVMTI_ERROR_NONE ? state_name(st) : NULL;
+    jint count = 0;
+    if ((*jvmti)->GetStackTrace(jvmti, t, 0, (jint)blk.depth, blk.stack->frames, &count) == JVMTI_ERROR_NONE) {
+        blk.stack->frame_count = (uint32_t)count;
+        blk.stack->truncated = count == (jint)blk.depth;
+        memset(rec_monitors(blk.stack, blk.depth), 0, blk.depth * sizeof(uint16_t));
+    }
+    if (out->is_virtual)
+        carrier_of(jni, out->id, out);
 }
 
 int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out)
@@ -145,23 +176,8 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
     memset(&usage, 0, sizeof(usage));
     if ((*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage) == JVMTI_ERROR_NONE) {
         jthread owner = usage.owner ? usage.owner : mounted_owner(jni, monitor, waiter);
-        if (owner && !(*jni)->IsSameObject(jni, owner, waiter)) {
-            out->has_thread = 1;
-            jthread_copy_name(jni, owner, out->name);
-            out->id = jthread_id(jni, owner);
-            out->is_virtual = (*jni)->IsVirtualThread(jni, owner);
-            jint ost = 0;
-            out->state = (*jvmti)->GetThreadState(jvmti, owner, &ost) == JVMTI_ERROR_NONE ? state_name(ost) : NULL;
-            jint count = 0;
-            if ((*jvmti)->GetStackTrace(jvmti, owner, 0, (jint)blk.depth, blk.stack->frames, &count) ==
-                JVMTI_ERROR_NONE) {
-                blk.stack->frame_count = (uint32_t)count;
-                blk.stack->truncated = count == (jint)blk.depth;
-                memset(rec_monitors(blk.stack, blk.depth), 0, blk.depth * sizeof(uint16_t));
-            }
-            if (out->is_virtual)
-                carrier_of(jni, out->id, out);
-        }
+        if (owner && !(*jni)->IsSameObject(jni, owner, waiter))
+            describe_thread(jni, owner, out);
         if (owner)
             (*jni)->DeleteLocalRef(jni, owner);
         for (jint i = 0; i < usage.waiter_count; i++)
@@ -173,4 +189,103 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
     }
     (*jni)->DeleteLocalRef(jni, monitor);
     return 1;
+}
+
+/* The classes whose <clinit> runs on t's top frames (innermost first), into cls[max][BLOCKER_CLASS_MAX]:
+ * how many. */
+static int clinits_of(jthread t, char (*cls)[BLOCKER_CLASS_MAX], int max)
+{
+    jvmtiEnv *jvmti = blk.jvmti;
+    jvmtiFrameInfo frames[64];
+    jint count = 0;
+    int n = 0;
+    if ((*jvmti)->GetStackTrace(jvmti, t, 0, 64, frames, &count) != JVMTI_ERROR_NONE)
+        return 0;
+    for (jint f = 0; f < count && n < max; f++) {
+        char *name = NULL, *sig = NULL;
+        jclass klass = NULL;
+        if ((*jvmti)->GetMethodName(jvmti, frames[f].method, &name, NULL, NULL) != JVMTI_ERROR_NONE)
+            continue;
+        int clinit = strcmp(name, "<clinit>") == 0;
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+        if (clinit && (*jvmti)->GetMethodDeclaringClass(jvmti, frames[f].method, &klass) == JVMTI_ERROR_NONE &&
+            (*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE) {
+            bytecode_class_name(sig, cls[n], BLOCKER_CLASS_MAX);
+            n += cls[n][0] != '\0';
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+        }
+    }
+    return n;
+}
+
+/* t initializes cls (any <clinit> of it on its stack), or, cls "", exactly one class (innermost
+ * <clinit>) written into found: 1, else 0. */
+static int initializes(jthread t, const char *cls, char *found)
+{
+    char on[8][BLOCKER_CLASS_MAX];
+    int n = clinits_of(t, on, 8);
+    for (int i = 0; i < n; i++)
+        if (cls[0] ? strcmp(on[i], cls) == 0 : i == 0) {
+            memcpy(found, on[i], BLOCKER_CLASS_MAX);
+            return 1;
+        }
+    return 0;
+}
+
+int blocker_find_initializer(JNIEnv *jni, jthread waiter, const char *cls, int64_t now_ns, struct blocker *out)
+{
+    jvmtiEnv *jvmti = blk.jvmti;
+    memset(out, 0, sizeof(*out));
+    out->stack = blk.stack;
+    if (!jvmti || !blk.stack)
+        return 0;
+    blk.stack->frame_count = 0;
+    if (!per_second_take(&blk.init_budget, now_ns, BLOCKER_INIT_LOOKS_PER_SECOND)) {
+        blk.skipped++;
+        return -EAGAIN;
+    }
+    /* the platform threads, then the carriers' mounted virtual threads */
+    jint n = 0;
+    jthread *threads = NULL;
+    if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+        return 0;
+    jthread initializer = NULL;
+    int seen = 0; /* threads initializing, when the class is not known: exactly one may be named */
+    char found[BLOCKER_CLASS_MAX], one[BLOCKER_CLASS_MAX] = "";
+    for (jint i = 0; i < n; i++) {
+        if (i < BLOCKER_LOOK_THREADS && seen < 2 && !(*jni)->IsSameObject(jni, threads[i], waiter) &&
+            initializes(threads[i], cls, found) && (seen == 0 || strcmp(found, one) != 0)) {
+            seen++;
+            memcpy(one, found, sizeof(one));
+            if (!initializer)
+                initializer = (*jni)->NewLocalRef(jni, threads[i]);
+        }
+        (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+    for (unsigned i = 0; i < carriers_capacity() && seen < 2; i++) {
+        struct carrier_slot *c = NULL;
+        jthread vt = mounted_on(jni, i, &c);
+        if (!vt)
+            continue;
+        if (!(*jni)->IsSameObject(jni, vt, waiter) && initializes(vt, cls, found) &&
+            (seen == 0 || strcmp(found, one) != 0)) {
+            seen++;
+            memcpy(one, found, sizeof(one));
+            if (!initializer) {
+                initializer = vt;
+                continue;
+            }
+        }
+        (*jni)->DeleteLocalRef(jni, vt);
+    }
+    int named = initializer && (cls[0] || seen == 1);
+    if (named) {
+        out->what = BLOCKER_CLASS_INIT;
+        memcpy(out->object_class, one, sizeof(out->object_class));
+        describe_thread(jni, initializer, out);
+    }
+    if (initializer)
+        (*jni)->DeleteLocalRef(jni, initializer);
+    return named;
 }

@@ -1,6 +1,7 @@
 /* Who a pin waits for: the owner of the monitor a pinned virtual thread is
  * blocked entering, with its state and stack, or the object an Object.wait
- * waits to be notified on. Looked up by the writer only, when a pin crosses
+ * waits to be notified on, or the thread running the static initializer a
+ * class-initialization wait waits for. Looked up by the writer only, when a pin crosses
  * the threshold, never in a callback; at most BLOCKER_LOOKS_PER_SECOND looks
  * a second (the rest are counted), because JVMTI's GetObjectMonitorUsage
  * stops the JVM at a safepoint. */
@@ -17,14 +18,15 @@
 
 enum blocker_what {
     BLOCKER_NONE = 0,
-    BLOCKER_MONITOR = 1, /* the owner of the monitor it is blocked entering */
-    BLOCKER_NOTIFY = 2,  /* Object.wait: a notify on the object, which no thread owes */
+    BLOCKER_MONITOR = 1,    /* the owner of the monitor it is blocked entering */
+    BLOCKER_NOTIFY = 2,     /* Object.wait: a notify on the object, which no thread owes */
+    BLOCKER_CLASS_INIT = 3, /* the thread running the <clinit> of the class waited for */
 };
 
 struct blocker {
     int what;                             /* enum blocker_what */
-    char object_class[BLOCKER_CLASS_MAX]; /* the monitor's class, dotted */
-    int has_thread;                       /* BLOCKER_MONITOR: the owner is known */
+    char object_class[BLOCKER_CLASS_MAX]; /* the monitor's class, dotted; BLOCKER_CLASS_INIT: the class */
+    int has_thread;                       /* the owner (the initializer) is known */
     char name[REC_NAME_MAX];
     int64_t id;
     int is_virtual;
@@ -41,6 +43,17 @@ void blocker_fini(void);
  * nothing known (no contended monitor: the entry won meanwhile), -EAGAIN over this second's
  * budget (counted in blocker_skipped). */
 int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out);
+
+/* Looks for the thread initializing the class a virtual thread waiter waits for (VM_BLOCK):
+ * among the first BLOCKER_LOOK_THREADS platform threads and the carriers' mounted virtual
+ * threads, one with a <clinit> of cls on its stack; cls "" (Class.forName: the bytecode does not
+ * say), the one thread initializing a class when exactly one class is being initialized. 1 and
+ * *out filled (object_class the class), 0 none found, -EAGAIN over BLOCKER_INIT_LOOKS_PER_SECOND
+ * (counted in blocker_skipped). From the watchdog, on the writer thread, as the pin starts. */
+#define BLOCKER_LOOK_THREADS 256
+#define BLOCKER_INIT_LOOKS_PER_SECOND 10
+int blocker_find_initializer(JNIEnv *jni, jthread waiter, const char *cls, int64_t now_ns, struct blocker *out);
+
 uint64_t blocker_skipped(void);
 
 #endif

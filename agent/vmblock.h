@@ -40,14 +40,4 @@ int vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out
 /* method is declared by java.lang.Object (its native wait). */
 int vmblock_is_object_method(jvmtiEnv *jvmti, jmethodID method);
 
-/* The class a thread other than `except` is initializing now (the innermost
- * <clinit> on its stack), looking at no more than VMBLOCK_LOOK_THREADS platform
- * threads: 1 and its dotted name in cls[cap] when exactly one class is being
- * initialized, 0 when none or several (it cannot tell which one is waited
- * for), -errno when the look failed. At most VMBLOCK_LOOKS_PER_SECOND looks a
- * second; beyond that -EAGAIN. */
-#define VMBLOCK_LOOK_THREADS 256
-#define VMBLOCK_LOOKS_PER_SECOND 10
-int vmblock_initializing_class(jvmtiEnv *jvmti, JNIEnv *jni, jthread except, int64_t now_ns, char *cls, size_t cap);
-
 #endif

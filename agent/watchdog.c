@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "active_pins.h"
+#include "blocker.h"
 #include "jdk_words.h"
 #include "jthread.h"
 #include "pins.h"
@@ -105,16 +106,19 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
         return;
     r->pin_id = pins_next_id();
     char blocked_in[BLOCKED_IN_MAX] = "", waits_for[JDK_CLASS_MAX] = "";
+    struct blocker initializer = {0};
     if (reason == REASON_NATIVE_BLOCK)
         vmblock_blocked_in(c->tid, blocked_in, sizeof(blocked_in));
     else if (reason == REASON_VM_BLOCK) {
         int class_init = vmblock_describe(watchdog.jvmti, c->native_method, c->watch_bci, blocked_in,
                                           sizeof(blocked_in), waits_for, sizeof(waits_for));
-        /* under Class.forName0 the class is not in the bytecode: a look at who initializes one */
-        if (class_init && !waits_for[0])
-            vmblock_initializing_class(watchdog.jvmti, writer_thread_jni(), vt, now, waits_for, sizeof(waits_for));
+        /* who runs that <clinit> (under Class.forName0, where the bytecode does not name the
+         * class, the one class being initialized) */
+        if (class_init && blocker_find_initializer(writer_thread_jni(), vt, waits_for, now, &initializer) == 1 &&
+            !waits_for[0])
+            snprintf(waits_for, sizeof(waits_for), "%s", initializer.object_class);
     }
-    active_pins_start(r, blocked_in, waits_for);
+    active_pins_start(r, blocked_in, waits_for, &initializer);
     c->block_pin = r->pin_id;
     active_pins_asleep(r->pin_id, now); /* the sample that started it saw it asleep */
 }

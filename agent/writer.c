@@ -97,7 +97,7 @@ static void drain(void)
     while ((r = queue_peek(writer.cfg.queue)) != NULL) {
         switch (r->kind) {
         case REC_PIN_START:
-            active_pins_start(r, NULL, NULL);
+            active_pins_start(r, NULL, NULL, NULL);
             break;
         case REC_PIN_END:
             active_pins_end(r);

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "clog.h"
+#include "common/blocker_text.h"
+#include "common/frame_text.h"
 #include "common/frames_kind.h"
 #include "common/idmap.h"
 #include "common/strbuf.h"
@@ -313,6 +315,34 @@ static void note_carrier_pin(struct jvm *j, int32_t tid, uint64_t pin_id, unsign
         free(id);
 }
 
+/* What the pin waits for as the reports say it (common/blocker_text.h), the owner at its first
+ * application frame; NULL when the agent sent none. */
+static const char *blocker_line(const struct session *s, const Vtpin__V1__Blocker *b, char *out, size_t cap)
+{
+    if (!b || !b->has_what || !blocker_kind_name((int)b->what))
+        return NULL;
+    char frame[JVMS_CULPRIT_CAP];
+    const char *at = NULL;
+    uint32_t depth = b->has_stack ? session_stack_depth(s, b->stack, NULL) : 0;
+    for (uint32_t i = 0; i < depth && !at; i++) {
+        struct frame_parts parts;
+        if (session_frame(s, b->stack, i, &parts, NULL) == 0 && parts.cls && !frames_is_jdk_class(parts.cls))
+            at = session_format_frame(s, b->stack, i, frame, sizeof(frame));
+    }
+    if (!at && depth)
+        at = session_format_frame(s, b->stack, 0, frame, sizeof(frame));
+    struct blocker_parts parts = {.what = (int)b->what,
+                                  .object_class = b->has_object_class ? session_string(s, b->object_class) : NULL,
+                                  .has_thread = b->has_thread_id,
+                                  .thread_name = b->has_thread_name ? session_string(s, b->thread_name) : NULL,
+                                  .is_virtual = b->has_virtual_ && b->virtual_,
+                                  .carrier = b->has_carrier_name ? session_string(s, b->carrier_name) : NULL,
+                                  .state = b->state,
+                                  .pin = b->has_pin ? b->pin : 0,
+                                  .at = at};
+    return blocker_text(&parts, out, cap);
+}
+
 static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin__V1__PinStart *p)
 {
     char culprit[JVMS_CULPRIT_CAP];
@@ -341,6 +371,10 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
     note_carrier_pin(j, p->carrier_tid, p->pin_id, j->max_carriers);
     occupancy_pin_start(j->occ, p->carrier_tid, p->pin_id, (int)p->reason, text, p->has_vthread_id ? p->vthread_id : 0,
                         p->start_ns);
+    char blocker[JVMS_CULPRIT_CAP];
+    const char *waits = blocker_line(s, p->blocker, blocker, sizeof(blocker));
+    if (waits)
+        occupancy_pin_blocker(j->occ, p->pin_id, waits);
 }
 
 int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now)

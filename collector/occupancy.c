@@ -51,6 +51,7 @@ struct pin {
     int64_t vthread_id;
     int reason;
     char culprit[CULPRIT_CAP];
+    char blocker[CULPRIT_CAP]; /* what it waits for (common/blocker_text.h), "" when not known */
 };
 
 struct carrier {
@@ -325,6 +326,7 @@ static void pin_clear(struct pin *p)
     p->vthread_id = 0;
     p->reason = 0;
     p->culprit[0] = '\0';
+    p->blocker[0] = '\0';
 }
 
 /* ---- API ------------------------------------------------------------------ */
@@ -437,8 +439,20 @@ void occupancy_pin_start(struct occupancy *o, int32_t tid, uint64_t pin_id, int 
     c->pin.vthread_id = vthread_id;
     c->pin.reason = reason;
     copy_text(c->pin.culprit, sizeof(c->pin.culprit), culprit);
+    c->pin.blocker[0] = '\0';
     if (vthread_id) /* the pinned thread is the mounted one */
         c->vthread_id = vthread_id;
+}
+
+void occupancy_pin_blocker(struct occupancy *o, uint64_t pin_id, const char *blocker)
+{
+    for (unsigned i = 0; i < o->count; i++) {
+        struct carrier *c = &o->carriers[i];
+        if (c->pin.active && c->pin.id == pin_id) {
+            copy_text(c->pin.blocker, sizeof(c->pin.blocker), blocker);
+            return;
+        }
+    }
 }
 
 void occupancy_pin_end(struct occupancy *o, uint64_t pin_id, int64_t t)
@@ -484,6 +498,7 @@ size_t occupancy_view(struct occupancy *o, struct carrier_view *out, size_t cap)
             v->pinned_since = c->pin.start;
             v->reason = c->pin.reason;
             v->culprit = c->pin.culprit;
+            v->blocker = c->pin.blocker[0] ? c->pin.blocker : NULL;
         } else {
             v->state = c->vthread_id ? CARRIER_RUNNING : CARRIER_IDLE;
             v->vthread_id = c->vthread_id;

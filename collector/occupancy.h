@@ -66,6 +66,8 @@ void occupancy_sample(struct occupancy *o, int32_t tid, int64_t vthread_id, int6
  * alerts) but counted from the accounted time. Pin ends of unknown ids are ignored. */
 void occupancy_pin_start(struct occupancy *o, int32_t tid, uint64_t pin_id, int reason, const char *culprit,
                          int64_t vthread_id, int64_t start);
+/* What pin pin_id waits for, as text (copied, cut as culprit is); unknown ids are ignored. */
+void occupancy_pin_blocker(struct occupancy *o, uint64_t pin_id, const char *blocker);
 void occupancy_pin_end(struct occupancy *o, uint64_t pin_id, int64_t t);
 
 /* Accounts time up to now for every carrier, each in its current state (call
@@ -80,6 +82,7 @@ struct carrier_view {
     int64_t pinned_since;                  /* start of the pin in progress, 0 if none */
     int reason;                            /* of the pin in progress, 0 if none */
     const char *culprit;                   /* of the pin in progress, NULL if none */
+    const char *blocker;                   /* what the pin in progress waits for, NULL if not known */
     uint64_t mounts;                       /* mounts seen (exact source) */
     int64_t seen_at;                       /* time of the mount or sample that said what vthread_id is (0: none) */
     int64_t busy_ns, pinned_ns, idle_ns;   /* totals since the carrier was first seen */

@@ -283,6 +283,7 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
             json_kv_null(js, "pinned_for_ns");
         json_kv_string(js, "reason", pinned ? wire_reason_name(c->reason) : NULL);
         json_kv_string(js, "culprit", pinned && c->culprit && *c->culprit ? c->culprit : NULL);
+        json_kv_string(js, "blocker", pinned ? c->blocker : NULL);
         kv_pct(js, "busy_pct", c->busy_pct);
         kv_pct(js, "pinned_pct", c->pinned_pct);
         kv_pct(js, "idle_pct", c->idle_pct);

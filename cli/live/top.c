@@ -19,13 +19,15 @@
 #include "wire.h"
 
 #define NAME_WIDTH_MAX 40
+#define BLOCKER_WIDTH_MAX 72 /* without a terminal's width */
 
 static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--json] [--interval DUR] [--pid PID]\n"
                                 "                 [--timeout DUR]\n"
                                 "\n"
                                 "Shows every JVM's carrier threads as the collector sees them: the state of\n"
                                 "each (idle, running, pinned, native_block), the virtual thread it carries, how\n"
-                                "long it has been pinned and the culprit frame, and how its time split into\n"
+                                "long it has been pinned, who it waits for (BLOCKER: a monitor's owner, a\n"
+                                "class's initializer, a notify) and the culprit frame, and how its time split into\n"
                                 "busy / pinned / idle over the collector's window (the agent's occupancy\n"
                                 "source). With the collector's kernel view, each JVM and carrier also shows\n"
                                 "the kernel's occupancy over the same window: busy (on CPU), held (off CPU in a\n"
@@ -160,11 +162,21 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
     }
     if (name_w > NAME_WIDTH_MAX)
         name_w = NAME_WIDTH_MAX;
-    fprintf(out, "%-*s %8s %-12s %8s %10s %6s %7s %6s  %s\n", (int)name_w, "CARRIER", "TID", "STATE", "VTHREAD",
-            "PINNED-FOR", "BUSY%", "PINNED%", "IDLE%", "CULPRIT");
-    /* the culprit gets what is left of the line */
+    /* the blocker gets up to half of what is left of the line, as wide as its longest; the culprit the rest */
     size_t used = name_w + 1 + 8 + 1 + 12 + 1 + 8 + 1 + 10 + 1 + 6 + 1 + 7 + 1 + 6 + 2;
+    size_t blocker_w = 7;
+    for (size_t i = 0; i < jsonread_len(carriers); i++) {
+        size_t w = width_of(jsonread_str(jsonread_get(jsonread_at(carriers, i), "blocker"), ""));
+        if (w > blocker_w)
+            blocker_w = w;
+    }
+    size_t blocker_max = cols > used + 20 ? (cols - used) / 2 : (cols ? 10 : BLOCKER_WIDTH_MAX);
+    if (blocker_w > blocker_max)
+        blocker_w = blocker_max < 7 ? 7 : blocker_max;
+    used += blocker_w + 2;
     size_t culprit_w = cols > used + 10 ? cols - used : (cols ? 10 : SIZE_MAX);
+    fprintf(out, "%-*s %8s %-12s %8s %10s %6s %7s %6s  %-*s  %s\n", (int)name_w, "CARRIER", "TID", "STATE", "VTHREAD",
+            "PINNED-FOR", "BUSY%", "PINNED%", "IDLE%", (int)blocker_w, "BLOCKER", "CULPRIT");
     if (jsonread_len(carriers) == 0)
         fputs("  (no carriers seen yet)\n", out);
     for (size_t i = 0; i < jsonread_len(carriers); i++) {
@@ -182,6 +194,11 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
                 jsonread_str(jsonread_get(c, "state"), "?"), vthread, pinned,
                 jsonread_num(jsonread_get(c, "busy_pct"), 0), jsonread_num(jsonread_get(c, "pinned_pct"), 0),
                 jsonread_num(jsonread_get(c, "idle_pct"), 0));
+        char blocker[4 * BLOCKER_WIDTH_MAX + 1];
+        cut(jsonread_str(jsonread_get(c, "blocker"), "-"), blocker_w, blocker, sizeof(blocker));
+        put(out, blocker);
+        for (size_t w = width_of(blocker); w < blocker_w + 2; w++)
+            fputc(' ', out);
         const char *text = jsonread_str(jsonread_get(c, "culprit"), NULL);
         const char *reason = jsonread_str(jsonread_get(c, "reason"), NULL);
         const struct jsonread *blocked = jsonread_get(c, "blocked");

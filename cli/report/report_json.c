@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "common/blocker_text.h"
 #include "common/frames_kind.h"
 #include "common/json.h"
 #include "kernel_pins.h"
@@ -196,7 +197,7 @@ static void put_blocker(struct json *j, const struct recording_pin *p)
         return;
     }
     json_object_begin(j);
-    json_kv_string(j, "what", b->what == VTPIN__V1__BLOCKER_KIND__BLOCKER_NOTIFY ? "notify" : "monitor");
+    json_kv_string(j, "what", blocker_kind_name(b->what));
     json_kv_string(j, "object_class", b->object_class);
     json_key(j, "thread");
     if (b->has_thread) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/blocker_text.h"
 #include "common/frame_text.h"
 #include "common/frames_kind.h"
 #include "common/units.h"
@@ -19,41 +20,31 @@
 #define STACK_CONTEXT 4
 #define STACK_ELIDE_MIN 6
 
+_Static_assert((int)BLOCKER_KIND_CLASS_INIT == (int)VTPIN__V1__BLOCKER_KIND__BLOCKER_CLASS_INIT,
+               "common's blocker kinds");
+
 char *report_blocker_line(const struct recording_pin *p, char *out, size_t cap)
 {
     const struct recording_blocker *b = &p->blocker;
-    const char *cls = b->object_class ? b->object_class : "?";
-    out[0] = '\0';
-    if (b->what == VTPIN__V1__BLOCKER_KIND__BLOCKER_NOTIFY) {
-        if (b->object_class)
-            snprintf(out, cap, "waits for notify on a %s", cls);
-        else
-            snprintf(out, cap, "waits for notify (JVMTI does not say on what)");
-        return out;
-    }
-    if (!b->what)
-        return out;
-    if (!b->has_thread) {
-        snprintf(out, cap, "blocked entering a %s monitor (its owner not known)", cls);
-        return out;
-    }
     const struct recording_frame *at = NULL;
-    for (uint32_t i = 0; b->stack && i < b->stack->count && !at; i++)
+    for (uint32_t i = 0; b->has_thread && b->stack && i < b->stack->count && !at; i++)
         if (b->stack->frames[i].method && !frames_is_jdk_class(b->stack->frames[i].method->class_name))
             at = &b->stack->frames[i];
-    if (!at && b->stack && b->stack->count)
+    if (!at && b->has_thread && b->stack && b->stack->count)
         at = &b->stack->frames[0];
-    char frame[1024] = "", carrier[160] = "", pin[48] = "";
+    char frame[1024] = "";
     if (at)
         report_format_frame(at, frame, sizeof(frame));
-    if (b->is_virtual && b->carrier_name)
-        snprintf(carrier, sizeof(carrier), " on %s", b->carrier_name);
-    if (b->pin)
-        snprintf(pin, sizeof(pin), ", itself pinned: pin #%llu", (unsigned long long)b->pin);
-    snprintf(out, cap, "blocked by \"%s\" (%s%s, %s%s)%s%s", b->thread_name ? b->thread_name : "",
-             b->is_virtual ? "virtual" : "platform", carrier, b->state[0] ? b->state : "state unknown", pin,
-             at ? " at " : "", frame);
-    return out;
+    struct blocker_parts parts = {.what = b->what,
+                                  .object_class = b->object_class,
+                                  .has_thread = b->has_thread,
+                                  .thread_name = b->thread_name,
+                                  .is_virtual = b->is_virtual,
+                                  .carrier = b->carrier_name,
+                                  .state = b->state,
+                                  .pin = b->pin,
+                                  .at = at ? frame : NULL};
+    return blocker_text(&parts, out, cap);
 }
 
 char *report_format_frame(const struct recording_frame *f, char *out, size_t cap)

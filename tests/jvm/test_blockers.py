@@ -5,6 +5,7 @@ pinned itself); a pin in Object.wait says it waits for a notify. Real JVMs, JDK 
 the waiters pin only under a native frame)."""
 import os
 import shutil
+import signal
 import subprocess
 
 from harness import VTPIN, Run, check, describe, main, scheduler
@@ -83,5 +84,33 @@ def case_notify(jdk):
     shutil.rmtree(r.dir, ignore_errors=True)
 
 
+def case_live(jdk):
+    """While the waiters are pinned, the collector's live view names their blocker: `vtpin top`'s
+    BLOCKER column and the carriers of `top --json` / `status --json`."""
+    from test_collector import Collector, streaming
+    jdk = int(jdk)
+    coll = Collector().start()
+    r = streaming(jdk, coll, "LockOwner", args=("platform", 2, 4000), props=scheduler(4)).start()
+    want = 'blocked by "lock-owner" (platform, sleeping) at LockOwner.holdLong(LockOwner.java:'
+    try:
+        def waiting(t):
+            return [c for jv in t["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]
+                    if c["state"] == "pinned" and "LockOwner.enter" in (c["culprit"] or "")]
+        pinned = waiting(coll.wait_for(coll.top, lambda t: len(waiting(t)) == 2, timeout=60))
+        for c in pinned:
+            check(c["blocker"] and c["blocker"].startswith(want), "top --json names the blocker: %s" % c)
+        text = subprocess.run([VTPIN, "top", "--once", "--socket", coll.socket], capture_output=True, text=True,
+                              timeout=30).stdout
+        check(any(l.startswith("CARRIER ") and " BLOCKER " in l for l in text.splitlines()),
+              "top has a BLOCKER column:\n" + text)
+        rows = [l for l in text.splitlines() if "LockOwner.enter" in l]
+        check(len(rows) == 2 and all('blocked by "lock-owner" (platform, sleeping)' in l for l in rows),
+              "each pinned carrier's row shows its blocker:\n" + text)
+        r.wait(60)
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main({"owner": case_owner, "notify": case_notify}))
+    raise SystemExit(main({"owner": case_owner, "notify": case_notify, "live": case_live}))

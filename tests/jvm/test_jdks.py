@@ -108,10 +108,23 @@ def case_class_init(jdk, mode):
             method = "forName" if mode == "forname" else "touch"
             check(c and c["class"] == "ClassInitPaths" and c["method"] == method,
                   "the culprit is the application's frame: %s" % c)
+            # who it waits for: the platform thread running Slow's <clinit>, asleep in it
+            b = p["blocker"]
+            check(b and b["what"] == "class_init" and b["object_class"] == SLOW, "waits for Slow's initializer: %s" % b)
+            t = b["thread"]
+            check(t and t["name"] == "initializer" and t["virtual"] is False and t["id"] > 0 and t["carrier"] is None,
+                  "the initializing thread named: %s" % b)
+            check(b["state"] == "sleeping", "which sleeps in <clinit>: %s" % b["state"])
+            owner = ["%s.%s" % (f["class"], f["method"]) for f in b["stack"]]
+            check("%s.<clinit>" % SLOW in owner and "ClassInitPaths.sleepInInit" in owner,
+                  "its stack, in Slow's <clinit>: %s" % owner)
         check(p["duration_ns"] and p["duration_ns"] >= 150e6, "held ~250-300 ms: %s" % describe(p))
     text = subprocess.run([VTPIN, "report", r.record], capture_output=True, text=True, timeout=60).stdout
     # the text report shows a site's example pin; the trace every pin
     check(any("the JDK says: " + p["jdk_reason"] in text for p in pins), "the text report says the JDK's words:\n" + text)
+    if mode != "runs":
+        line = 'waits for "initializer" (platform, sleeping) to initialize %s at ClassInitPaths.sleepInInit(' % SLOW
+        check(line in text, "the text report names the initializer (%r):\n%s" % (line, text))
     for p in pins:
         check("(JDK: %s)" % p["jdk_reason"] in r.trace_text(), "so does the trace:\n" + r.trace_text()[:2000])
     shutil.rmtree(r.dir, ignore_errors=True)

@@ -1,6 +1,7 @@
 /* Unit tests for common/: the one duration syntax (units.c, with and without
- * bare milliseconds), the one frame formatter (frame_text.c) and write_all
- * (io.c). */
+ * bare milliseconds), the one frame formatter (frame_text.c), the one blocker
+ * line (blocker_text.c) and write_all (io.c). */
+#include "common/blocker_text.h"
 #include "common/frame_text.h"
 #include "common/io.h"
 #include "common/json.h"
@@ -84,6 +85,53 @@ static void test_frame_text(void)
     char small[8];
     struct frame_parts app = {.cls = "Repro", .name = "settle", .source = "Repro.java", .line = 20};
     CHECK_STR(frame_text(&app, small, sizeof(small)), "Repro.s"); /* cut, terminated */
+}
+
+static void test_blocker_text(void)
+{
+    char out[256];
+    struct blocker_parts none = {0};
+    CHECK_STR(blocker_text(&none, out, sizeof(out)), "");
+    struct blocker_parts owner = {.what = BLOCKER_KIND_MONITOR,
+                                  .object_class = "java.lang.Object",
+                                  .has_thread = 1,
+                                  .thread_name = "lock-owner",
+                                  .state = "sleeping",
+                                  .at = "Owner.holdLong(Owner.java:9)"};
+    CHECK_STR(blocker_text(&owner, out, sizeof(out)),
+              "blocked by \"lock-owner\" (platform, sleeping) at Owner.holdLong(Owner.java:9)");
+    struct blocker_parts pinned = owner;
+    pinned.is_virtual = 1;
+    pinned.carrier = "ForkJoinPool-1-worker-2";
+    pinned.state = NULL;
+    pinned.pin = 7;
+    pinned.at = NULL;
+    CHECK_STR(blocker_text(&pinned, out, sizeof(out)),
+              "blocked by \"lock-owner\" (virtual on ForkJoinPool-1-worker-2, state unknown, itself pinned: pin #7)");
+    pinned.carrier = "ignored"; /* a platform owner has no carrier */
+    pinned.is_virtual = 0;
+    pinned.pin = 0;
+    CHECK_STR(blocker_text(&pinned, out, sizeof(out)), "blocked by \"lock-owner\" (platform, state unknown)");
+    struct blocker_parts unowned = {.what = BLOCKER_KIND_MONITOR, .object_class = "A"};
+    CHECK_STR(blocker_text(&unowned, out, sizeof(out)), "blocked entering a A monitor (its owner not known)");
+    struct blocker_parts wait = {.what = BLOCKER_KIND_NOTIFY, .object_class = "java.lang.Object"};
+    CHECK_STR(blocker_text(&wait, out, sizeof(out)), "waits for notify on a java.lang.Object");
+    wait.object_class = NULL;
+    CHECK_STR(blocker_text(&wait, out, sizeof(out)), "waits for notify (JVMTI does not say on what)");
+    struct blocker_parts init = {.what = BLOCKER_KIND_CLASS_INIT,
+                                 .object_class = "A$Slow",
+                                 .has_thread = 1,
+                                 .thread_name = "initializer",
+                                 .state = "sleeping",
+                                 .at = "A.sleepInInit(A.java:24)"};
+    CHECK_STR(blocker_text(&init, out, sizeof(out)),
+              "waits for \"initializer\" (platform, sleeping) to initialize A$Slow at A.sleepInInit(A.java:24)");
+    init.has_thread = 0;
+    CHECK_STR(blocker_text(&init, out, sizeof(out)), "waits for the initialization of A$Slow (its thread not found)");
+    char small[12];
+    CHECK_STR(blocker_text(&owner, small, sizeof(small)), "blocked by "); /* cut, terminated */
+    CHECK_STR(blocker_kind_name(BLOCKER_KIND_CLASS_INIT), "class_init");
+    CHECK(blocker_kind_name(BLOCKER_KIND_NONE) == NULL && blocker_kind_name(99) == NULL);
 }
 
 static void test_write_all(void)
@@ -229,6 +277,7 @@ int main(void)
     CHECK_RUN(test_durations);
     CHECK_RUN(test_sizes);
     CHECK_RUN(test_frame_text);
+    CHECK_RUN(test_blocker_text);
     CHECK_RUN(test_write_all);
     CHECK_RUN(test_strbuf);
     CHECK_RUN(test_json_milli);

@@ -222,8 +222,8 @@ static void test_pinned_without_mount(void)
     occupancy_free(o);
 }
 
-/* The pin in progress: since, reason, culprit (copied, truncated), cleared
- * at its end; a new pin replaces the old; unknown pin ends are ignored. */
+/* The pin in progress: since, reason, culprit and blocker (copied, truncated),
+ * cleared at its end; a new pin replaces the old; unknown pin ends are ignored. */
 static void test_pin_in_progress(void)
 {
     struct occupancy *o = occupancy_new(4, 10000, 1000);
@@ -240,6 +240,12 @@ static void test_pin_in_progress(void)
     CHECK_INT(v.reason, REASON_MONITOR);
     CHECK_STR(v.culprit, "com.example.Dao.query(Dao.java:42)");
     CHECK_INT(v.vthread_id, 40);
+    CHECK(v.blocker == NULL); /* not known until the agent says */
+    snprintf(culprit, sizeof(culprit), "%s", "blocked by \"owner\" (platform, sleeping)");
+    occupancy_pin_blocker(o, 100, culprit);
+    occupancy_pin_blocker(o, 999, "of no pin: ignored");
+    memset(culprit, 'x', sizeof(culprit) - 1);
+    CHECK_STR(view_of(o, 1).blocker, "blocked by \"owner\" (platform, sleeping)");
 
     occupancy_pin_end(o, 999, 1500); /* unknown pin: ignored */
     v = view_of(o, 1);
@@ -253,6 +259,9 @@ static void test_pin_in_progress(void)
     CHECK_INT(v.pinned_since, 3000);
     CHECK_INT(v.reason, REASON_NATIVE);
     CHECK_STR(v.culprit, "B.c(Native Method)");
+    CHECK(v.blocker == NULL); /* the old pin's blocker went with it */
+    occupancy_pin_blocker(o, 100, "of the replaced pin: ignored");
+    CHECK(view_of(o, 1).blocker == NULL);
     occupancy_pin_end(o, 100, 3500); /* the replaced pin is unknown now */
     CHECK_INT(view_of(o, 1).state, CARRIER_PINNED);
 
@@ -263,6 +272,7 @@ static void test_pin_in_progress(void)
     CHECK_INT(v.pinned_since, 0);
     CHECK_INT(v.reason, 0);
     CHECK(v.culprit == NULL);
+    CHECK(v.blocker == NULL);
     CHECK_TOTALS(v, 4000, 3000, 0);
 
     /* a long culprit is cut (on a UTF-8 boundary), never overflows */

@@ -1,0 +1,35 @@
+/* What a pin waits for, as one line: "blocked by \"lock-owner\" (platform,
+ * sleeping) at Owner.holdLong(Owner.java:9)". The one formatter of the
+ * reports and the collector's live view (top, status). Pure. */
+#ifndef VTPIN_COMMON_BLOCKER_TEXT_H
+#define VTPIN_COMMON_BLOCKER_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* vtpin.v1.BlockerKind's values (proto/vtpin.proto). */
+enum blocker_kind {
+    BLOCKER_KIND_NONE = 0,
+    BLOCKER_KIND_MONITOR = 1,    /* the monitor's owner holds it */
+    BLOCKER_KIND_NOTIFY = 2,     /* Object.wait: a notify, which no thread owes */
+    BLOCKER_KIND_CLASS_INIT = 3, /* the thread running the class's <clinit> */
+};
+
+struct blocker_parts {
+    int what;                 /* enum blocker_kind */
+    const char *object_class; /* the monitor's class, or the class initialized; NULL: unknown */
+    int has_thread;           /* the owner (initializer) is known: the fields below */
+    const char *thread_name;
+    int is_virtual;
+    const char *carrier; /* a virtual owner's carrier when mounted, else NULL */
+    const char *state;   /* "sleeping", ...; NULL or "": unknown */
+    uint64_t pin;        /* the owner's own pin in progress, 0: none */
+    const char *at;      /* the owner's frame to show (its first application frame), NULL: none */
+};
+
+/* The line into out[cap] ("" for BLOCKER_KIND_NONE); returns out. */
+char *blocker_text(const struct blocker_parts *b, char *out, size_t cap);
+/* "monitor", "notify", "class_init"; NULL for none or an unknown kind. */
+const char *blocker_kind_name(int what);
+
+#endif
