@@ -11,6 +11,7 @@
 #include <jvmti.h>
 #include <stdint.h>
 
+#include "hog_track.h"
 #include "jthread.h"
 
 enum slot_state { SLOT_FREE = 0, SLOT_CLAIMED, SLOT_LIVE, SLOT_DEAD };
@@ -41,6 +42,10 @@ struct carrier_slot {
     int has_switches;
     uint64_t switches; /* voluntary context switches at the last sample that saw it parked */
     uint64_t block_pin;
+    uint64_t mounts_taken; /* mounts read from the ring (exact occupancy) */
+    struct hog_track hog;  /* hogs.c: the thread holding it, and whether it is a hog */
+    uint64_t hog_id;       /* of the hog in progress, reported */
+    uint32_t hog_stack, hog_culprit, hog_vname;
 };
 
 int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact); /* 0 or -ENOMEM */

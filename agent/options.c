@@ -28,6 +28,8 @@ const char options_usage[] =
     "  sample=DUR      sampling period of the carrier watchdog: native and VM blocks, parks\n"
     "                  after attach (default 10ms)\n"
     "  occupancy_sample=DUR  period of sampled occupancy (default 40ms; at least sample=)\n"
+    "  hog=DUR         report a virtual thread that runs this long on its carrier without\n"
+    "                  unmounting, a carrier hog (default 200ms, at least 2 samples; 0: off)\n"
     "  carriers=N      carriers tracked (default 256); ring=N mount records per carrier (default 65536)\n"
     "  depth=N         frames kept per stack (default 128, 1..2048)\n"
     "  queue=N         pin events buffered before dropping (default 1024)\n"
@@ -44,6 +46,10 @@ void options_defaults(struct options *o)
 {
     memset(o, 0, sizeof(*o));
     o->threshold_ns = 1000000;
+    /* 20 watchdog samples: two virtual threads taking turns through Thread.yield on one carrier
+     * look like one running throughout only once in 2^19 such windows (sampled occupancy sees no
+     * mounts), and a carrier held 200 ms is a stall every service notices (docs/agent.md, "Carrier hogs") */
+    o->hog_ns = 200000000ull;
     o->trace = TRACE_OFF;
     o->depth = 128;
     o->queue_slots = 1024;
@@ -59,6 +65,12 @@ void options_defaults(struct options *o)
     o->occupancy_interval_ns = 40000000ull;
     o->max_carriers = 256;
     o->ring_entries = 65536;
+}
+
+uint64_t options_hog_ns(const struct options *o)
+{
+    uint64_t least = 2 * o->sample_interval_ns; /* a hog is seen running by two samples at least */
+    return o->hog_ns == 0 ? 0 : o->hog_ns > least ? o->hog_ns : least;
 }
 
 uint64_t options_occupancy_interval_ns(const struct options *o)
@@ -105,6 +117,9 @@ static int parse_one(struct options *o, const char *key, const char *value, char
     if (strcmp(key, "threshold") == 0) {
         rc = options_parse_duration(value, &o->threshold_ns);
         expect = "a duration such as 1ms, 500us or 0";
+    } else if (strcmp(key, "hog") == 0) {
+        rc = options_parse_duration(value, &o->hog_ns);
+        expect = "a duration such as 200ms, 1s or 0 (off)";
     } else if (strcmp(key, "trace") == 0) {
         if (!value || strcmp(value, "full") == 0)
             o->trace = TRACE_FULL;
@@ -203,7 +218,7 @@ static int parse_one(struct options *o, const char *key, const char *value, char
             o->help = 1;
     } else {
         snprintf(err, errlen,
-                 "unknown option '%s' (valid: threshold, trace, tracefile, record, log, collector, buffer, "
+                 "unknown option '%s' (valid: threshold, hog, trace, tracefile, record, log, collector, buffer, "
                  "occupancy, sample, occupancy_sample, carriers, ring, depth, queue, stacks, methods, stats, "
                  "downcalls, quiet, stop, "
                  "help)",

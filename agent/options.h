@@ -15,6 +15,7 @@ enum occupancy_mode { OCCUPANCY_OFF = 0, OCCUPANCY_EXACT, OCCUPANCY_SAMPLED, OCC
 
 struct options {
     uint64_t threshold_ns; /* pins shorter than this are counted, not reported */
+    uint64_t hog_ns;       /* a virtual thread running this long without unmounting is a hog; 0: off */
     enum trace_mode trace;
     char trace_file[OPTIONS_PATH_MAX];     /* empty: stderr */
     char record_file[OPTIONS_PATH_MAX];    /* empty: no recording */
@@ -59,6 +60,8 @@ unsigned options_fixed_conflicts(const struct options *first, struct options *ag
 
 /* The period of sampled occupancy: occupancy_sample=, never shorter than sample=. */
 uint64_t options_occupancy_interval_ns(const struct options *o);
+/* hog=, at least two watchdog samples; 0: off. */
+uint64_t options_hog_ns(const struct options *o);
 
 extern const char options_usage[];
 

@@ -8,8 +8,10 @@
 
 #include "carriers.h"
 #include "defs.h"
+#include "hogs.h"
 #include "jthread.h"
 #include "outputs.h"
+#include "vmstructs.h"
 #include "watchdog.h"
 #include "writer_thread.h"
 
@@ -32,18 +34,23 @@ int sampler_init(const struct writer_config *cfg, struct symbols *symbols)
     sampler.cfg = cfg;
     sampler.symbols = symbols;
     sampler.mounts = calloc(TRANSITIONS_BATCH, sizeof(*sampler.mounts));
-    return sampler.mounts ? 0 : -ENOMEM;
+    if (!sampler.mounts)
+        return -ENOMEM;
+    return hogs_init(cfg, symbols);
 }
 
 void sampler_fini(void)
 {
     free(sampler.mounts);
     memset(&sampler, 0, sizeof(sampler));
+    hogs_fini();
     for (unsigned i = 0; i < carriers_capacity(); i++) {
         struct carrier_slot *c = carriers_slot(i);
         if (!c)
             continue;
         c->announced = 0;
+        memset(&c->hog, 0, sizeof(c->hog)); /* a hog going on is one of the next session's */
+        c->hog_id = 0;
         watchdog_forget(c);
     }
 }
@@ -98,6 +105,7 @@ static void send_transitions(struct carrier_slot *c)
         for (unsigned i = 0; i < n; i++) {
             times[i] = sampler.mounts[i].time_ns;
             vts[i] = sampler.mounts[i].vthread_id;
+            c->mounts_taken += vts[i] != 0; /* a hog spans no mount (hogs.c) */
         }
         Vtpin__V1__Transitions t = VTPIN__V1__TRANSITIONS__INIT;
         t.carrier_tid = c->tid;
@@ -123,7 +131,11 @@ static void sample_carriers(int64_t now, int sampled)
         if (!c || atomic_load(&c->state) != SLOT_LIVE)
             continue;
         int look = watchdog_must_look(c);
-        JNIEnv *jni = look || sampled ? writer_thread_jni() : NULL;
+        /* a hog runs: a carrier blocked in the JVM (idle in its pool, parked) holds none, and one
+         * that held none before is not asked */
+        int hog_look =
+            hogs_enabled() && (c->hog.state != HOG_NONE || vmstructs_thread_state(c->java_thread) != VM_STATE_BLOCKED);
+        JNIEnv *jni = look || sampled || hog_look ? writer_thread_jni() : NULL;
         if (!jni)
             continue;
         /* Read without JVMTI (jthread_mounted): an idle carrier (parked in its pool, so looked
@@ -132,6 +144,7 @@ static void sample_carriers(int64_t now, int sampled)
         jthread_mounted(jni, c->thread, &vt);
         int64_t vid = vt ? jthread_id(jni, vt) : 0;
         watchdog_sample(c, look ? vt : NULL, vid, now); /* NULL: nothing to classify, as the watchdog would say */
+        hogs_sample(jni, c, vt, vid, now);              /* after the watchdog: a block it just found is no hog */
         if (vt)
             (*jni)->DeleteLocalRef(jni, vt);
         if (sampled && n < MAX_SAMPLED) {
@@ -178,6 +191,7 @@ void sampler_round(int64_t now)
         announce_carrier(c);
         send_transitions(c);
         if (atomic_load(&c->state) == SLOT_DEAD) {
+            hogs_carrier_gone(c, now);
             watchdog_end(c, now);
             carriers_release(writer_thread_jni(), c);
         }

@@ -8,6 +8,7 @@
 #include "blocker.h"
 #include "carriers.h"
 #include "clock.h"
+#include "hogs.h"
 #include "outputs.h"
 #include "pins.h"
 #include "queue.h"
@@ -98,6 +99,8 @@ static void fill_stats(Vtpin__V1__Stats *s)
     s->pins_without_stack = pins.without_stack;
     s->has_blockers_skipped = 1;
     s->blockers_skipped = blocker_skipped();
+    s->has_hogs = 1;
+    s->hogs = hogs_reported();
 }
 
 void session_stats(unsigned sinks)

@@ -418,6 +418,17 @@ static int top_is_jdk(struct symbols *s, const struct stack_info *st)
     return cls && frames_is_jdk_class(cls);
 }
 
+uint32_t symbols_first_app_frame(struct symbols *s, const struct stack_info *st)
+{
+    for (uint32_t f = 0; st && f < st->count; f++) {
+        struct method_info *m = symbols_method_by_id(s, st->frames[f].method);
+        const char *cls = m ? symbols_string_text(s, m->class_sid) : NULL;
+        if (cls && !frames_is_jdk_class(cls))
+            return f;
+    }
+    return 0;
+}
+
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason)
 {
     if (!st || st->count == 0)

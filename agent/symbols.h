@@ -76,6 +76,9 @@ void symbols_forget_sink(struct symbols *s, unsigned sink_bit);
  * or an FFM downcall), without keeping the stack: 1, 0, or -ENOMEM. */
 int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct rec *r);
 
+/* Index of st's top application frame (outside the JDK), 0 when it has none. */
+uint32_t symbols_first_app_frame(struct symbols *s, const struct stack_info *st);
+
 /* Index of the frame to blame for a pin of this reason. */
 uint32_t symbols_culprit(struct symbols *s, const struct stack_info *st, int reason);
 

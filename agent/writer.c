@@ -17,6 +17,7 @@
 
 #include "active_pins.h"
 #include "clock.h"
+#include "hogs.h"
 #include "jthread.h"
 #include "log.h"
 #include "outputs.h"
@@ -121,6 +122,7 @@ static void on_connected(void)
     session_hello(SINK_LINK, outputs_connections() - 1);
     session_notices(SINK_LINK);
     active_pins_resend(SINK_LINK);
+    hogs_resend(SINK_LINK);
     session_stats(SINK_LINK);
 }
 

@@ -48,9 +48,9 @@ char *blocker_text(const struct blocker_parts *b, char *out, size_t cap)
         snprintf(carrier, sizeof(carrier), " on %s", b->carrier);
     if (b->pin)
         snprintf(pin, sizeof(pin), ", itself pinned: pin #%" PRIu64, b->pin);
-    snprintf(out, cap, "%s \"%s\" (%s%s, %s%s)%s%s%s%s", b->what == BLOCKER_KIND_CLASS_INIT ? "waits for" : "blocked by",
-             b->thread_name ? b->thread_name : "", b->is_virtual ? "virtual" : "platform", carrier,
-             b->state && b->state[0] ? b->state : "state unknown", pin,
+    snprintf(out, cap, "%s \"%s\" (%s%s, %s%s)%s%s%s%s",
+             b->what == BLOCKER_KIND_CLASS_INIT ? "waits for" : "blocked by", b->thread_name ? b->thread_name : "",
+             b->is_virtual ? "virtual" : "platform", carrier, b->state && b->state[0] ? b->state : "state unknown", pin,
              b->what == BLOCKER_KIND_CLASS_INIT ? " to initialize " : "", b->what == BLOCKER_KIND_CLASS_INIT ? cls : "",
              b->at ? " at " : "", b->at ? b->at : "");
     return out;

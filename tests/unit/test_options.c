@@ -480,9 +480,28 @@ static void test_fixed_at_first_load(void)
     CHECK_UINT(refit("occupancy=exact", "occupancy=exact", &a), 0);
 }
 
+/* hog=: a duration, 0 off; in effect at least two watchdog samples. */
+static void test_hog(void)
+{
+    struct options o;
+    char err[256];
+    options_defaults(&o);
+    CHECK_UINT(o.hog_ns, 200 * NS_PER_MS);
+    CHECK_UINT(options_hog_ns(&o), 200 * NS_PER_MS);
+    CHECK_INT(parse(&o, "hog=50ms", err, sizeof(err)), 0);
+    CHECK_UINT(options_hog_ns(&o), 50 * NS_PER_MS);
+    CHECK_INT(parse(&o, "hog=0", err, sizeof(err)), 0);
+    CHECK_UINT(options_hog_ns(&o), 0);
+    CHECK_INT(parse(&o, "hog=5ms,sample=10ms", err, sizeof(err)), 0);
+    CHECK_UINT(options_hog_ns(&o), 20 * NS_PER_MS);
+    CHECK_INT(parse(&o, "hog=soon", err, sizeof(err)), -EINVAL);
+    CHECK(strstr(err, "hog") != NULL);
+}
+
 int main(void)
 {
     CHECK_RUN(test_defaults);
+    CHECK_RUN(test_hog);
     CHECK_RUN(test_empty_input);
     CHECK_RUN(test_every_option_equals);
     CHECK_RUN(test_every_option_colon);

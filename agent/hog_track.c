@@ -1,0 +1,34 @@
+#include "hog_track.h"
+
+enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, int64_t hog_ns,
+                               struct hog_ended *ended)
+{
+    int holds = s->vthread_id != 0 && s->running && !s->pinned;
+    int same_thread = t->state != HOG_NONE && t->vthread_id == s->vthread_id && t->mounts == s->mounts;
+    int same = holds && same_thread;
+    if (same_thread && !s->running && !s->pinned && !t->asleep_at) {
+        t->asleep_at = s->now; /* a pause, unless the next sample finds it asleep too */
+        return HOG_NOTHING;
+    }
+    if (same) {
+        t->asleep_at = 0;
+        t->last_running = s->now;
+        if (t->state == HOG_WATCHED && s->now - t->since >= hog_ns) {
+            t->state = HOG_RUNNING;
+            return HOG_STARTS;
+        }
+        return HOG_NOTHING;
+    }
+    enum hog_step step = t->state == HOG_RUNNING ? HOG_ENDS : HOG_NOTHING;
+    if (step == HOG_ENDS && ended)
+        *ended = (struct hog_ended){.vthread_id = t->vthread_id,
+                                    .since = t->since,
+                                    .last_running = t->last_running,
+                                    .end = t->asleep_at ? t->asleep_at : s->now}; /* first seen gone */
+    *t = (struct hog_track){.state = holds ? HOG_WATCHED : HOG_NONE,
+                            .vthread_id = holds ? s->vthread_id : 0,
+                            .mounts = s->mounts,
+                            .since = holds ? s->now : 0,
+                            .last_running = holds ? s->now : 0};
+    return step;
+}

@@ -1,0 +1,59 @@
+/* One carrier's hog, decided from the writer's samples alone (pure, no JVMTI):
+ * a virtual thread that every sample for at least hog= sees mounted on the
+ * carrier, running (not asleep) and not pinned, with no mount in between, is
+ * a hog. It is reported once it has lasted hog=, from the first sample that
+ * saw it, and ends at the first sample that sees it gone: unmounted, another
+ * thread mounted, asleep, or pinned.
+ *
+ *   state     sample                                   -> state     step
+ *   NONE      holds (mounted, running, not pinned)    -> WATCHED   -
+ *   WATCHED   the same thread holds, < hog            -> WATCHED   -
+ *   WATCHED   the same thread holds, >= hog           -> HOG       HOG_STARTS
+ *   WATCHED   anything else                           -> NONE or WATCHED (a new thread holds)
+ *   HOG       the same thread holds                   -> HOG       -
+ *   HOG       anything else                           -> NONE or WATCHED   HOG_ENDS
+ *
+ * "The same thread" also needs the carrier's mount count unchanged: with exact
+ * occupancy every mount is counted, so a thread that yields and mounts again
+ * starts over; sampled occupancy counts none (mounts stays 0).
+ *
+ * One sample that finds the same thread asleep, and nothing else changed, is
+ * a pause, not an end: a GC or safepoint stops a running carrier too, and a
+ * pause is no carrier-held time. Asleep in two samples in a row ends it (at
+ * the first of them, as a change does at its sample). */
+#ifndef VTPIN_HOG_TRACK_H
+#define VTPIN_HOG_TRACK_H
+
+#include <stdint.h>
+
+enum hog_state { HOG_NONE = 0, HOG_WATCHED, HOG_RUNNING };
+enum hog_step { HOG_NOTHING = 0, HOG_STARTS, HOG_ENDS };
+
+struct hog_track {
+    enum hog_state state;
+    int64_t vthread_id;
+    uint64_t mounts;
+    int64_t since;        /* the first sample that saw it hold the carrier */
+    int64_t last_running; /* the last sample that did */
+    int64_t asleep_at;    /* a sample found it asleep after that one (a pause so far); 0: none */
+};
+
+struct hog_sample {
+    int64_t now;
+    int64_t vthread_id; /* mounted; 0: none */
+    int running;        /* the carrier's OS thread is on CPU or runnable, not asleep */
+    int pinned;         /* a pin is in progress on the carrier */
+    uint64_t mounts;    /* mounts counted on the carrier so far (exact occupancy; else 0) */
+};
+
+struct hog_ended {
+    int64_t vthread_id, since, last_running;
+    int64_t end; /* the first sample that found it gone (or asleep, then gone) */
+};
+
+/* Feeds one sample; hog_ns > 0. HOG_STARTS: the hog is t->vthread_id since t->since; HOG_ENDS:
+ * the hog that was ended, as *ended says (ended may be NULL). */
+enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, int64_t hog_ns,
+                               struct hog_ended *ended);
+
+#endif

@@ -1,0 +1,61 @@
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Virtual threads that hold their carriers by computing, with nothing pinned:
+ * - spin: each computes for runMs without unmounting (a carrier hog; in spin()).
+ * - yield: each computes in short slices with Thread.yield between them for runMs, more
+ *   threads than carriers: they take turns on the carriers, and none is a hog.
+ * - sleep: each computes in short slices with a 1 ms sleep between them: it unmounts each
+ *   time, and none is a hog.
+ *
+ * usage: CarrierHog spin|yield|sleep [threads=1] [runMs=600]
+ */
+public class CarrierHog {
+
+    static volatile long sink;
+
+    /** Computes for about ms without a call that could unmount. */
+    static long spin(long ms) {
+        long end = System.nanoTime() + ms * 1_000_000L, x = 1;
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 1000; i++)
+                x = x * 6364136223846793005L + 1442695040888963407L; // <== the hog computes here
+        }
+        return x;
+    }
+
+    static void slices(long ms, boolean yield) throws InterruptedException {
+        long end = System.nanoTime() + ms * 1_000_000L;
+        while (System.nanoTime() < end) {
+            sink += spin(0);
+            if (yield)
+                Thread.yield();
+            else
+                Thread.sleep(1);
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "spin";
+        int threads = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+        long runMs = args.length > 2 ? Long.parseLong(args[2]) : 600;
+        System.out.println("java.version = " + System.getProperty("java.version"));
+        WarmUp.virtualThreads();
+        List<Thread> vts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            vts.add(Thread.ofVirtual().name(mode + "-" + t).start(() -> {
+                try {
+                    if (mode.equals("spin"))
+                        sink += spin(runMs);
+                    else
+                        slices(runMs, mode.equals("yield"));
+                } catch (InterruptedException e) {
+                    throw new RuntimeException(e);
+                }
+            }));
+        }
+        for (Thread vt : vts) vt.join();
+        System.out.println("CarrierHog: mode=" + mode + " threads=" + threads + " run_ms=" + runMs + " done");
+    }
+}

@@ -1,0 +1,131 @@
+/* Unit tests for agent/hog_track.c: a carrier's hog decided from samples, each
+ * row of the table in hog_track.h. Times in ms for reading; hog= is 200 ms. */
+#include "hog_track.h"
+
+#include "check.h"
+
+#define MS 1000000LL
+#define HOG (200 * MS)
+
+static enum hog_step feed(struct hog_track *t, int64_t at_ms, int64_t vid, int running, int pinned, uint64_t mounts,
+                          struct hog_ended *ended)
+{
+    struct hog_sample s = {.now = at_ms * MS, .vthread_id = vid, .running = running, .pinned = pinned, .mounts = mounts};
+    return hog_track_sample(t, &s, HOG, ended);
+}
+
+/* The same thread running at every sample: a hog once it lasted hog=, from its first sample. */
+static void test_hog_starts_and_ends(void)
+{
+    struct hog_track t = {0};
+    struct hog_ended e = {0};
+    CHECK_INT(feed(&t, 0, 0, 0, 0, 0, &e), HOG_NOTHING); /* idle */
+    CHECK_INT(t.state, HOG_NONE);
+    CHECK_INT(feed(&t, 10, 7, 1, 0, 0, &e), HOG_NOTHING);
+    CHECK_INT(t.state, HOG_WATCHED);
+    for (int ms = 20; ms < 210; ms += 10)
+        CHECK_INT(feed(&t, ms, 7, 1, 0, 0, &e), HOG_NOTHING);
+    CHECK_INT(feed(&t, 210, 7, 1, 0, 0, &e), HOG_STARTS); /* 200 ms since the first sample */
+    CHECK_INT(t.state, HOG_RUNNING);
+    CHECK_INT(t.since, 10 * MS);
+    CHECK_INT(t.vthread_id, 7);
+    CHECK_INT(feed(&t, 220, 7, 1, 0, 0, &e), HOG_NOTHING); /* reported once */
+    CHECK_INT(feed(&t, 230, 0, 0, 0, 0, &e), HOG_ENDS);    /* unmounted */
+    CHECK_INT(e.vthread_id, 7);
+    CHECK_INT(e.since, 10 * MS);
+    CHECK_INT(e.last_running, 220 * MS);
+    CHECK_INT(e.end, 230 * MS);
+    CHECK_INT(t.state, HOG_NONE);
+}
+
+/* Another thread mounted ends the hog and is watched from that sample on. */
+static void test_other_thread(void)
+{
+    struct hog_track t = {0};
+    struct hog_ended e = {0};
+    for (int ms = 0; ms <= 200; ms += 10)
+        feed(&t, ms, 7, 1, 0, 0, &e);
+    CHECK_INT(t.state, HOG_RUNNING);
+    CHECK_INT(feed(&t, 210, 8, 1, 0, 0, &e), HOG_ENDS);
+    CHECK_INT(e.end, 210 * MS);
+    CHECK_INT(t.state, HOG_WATCHED);
+    CHECK_INT(t.vthread_id, 8);
+    CHECK_INT(t.since, 210 * MS);
+    /* shorter than hog=, then gone: nothing reported */
+    CHECK_INT(feed(&t, 300, 8, 1, 0, 0, &e), HOG_NOTHING);
+    CHECK_INT(feed(&t, 310, 9, 1, 0, 0, &e), HOG_NOTHING);
+    CHECK_INT(t.vthread_id, 9);
+}
+
+/* Pinned is no hog (a pin reports it): a pin ends a hog, and a thread pinned throughout is never one. */
+static void test_pinned(void)
+{
+    struct hog_track t = {0};
+    struct hog_ended e = {0};
+    for (int ms = 0; ms <= 300; ms += 10)
+        CHECK_INT(feed(&t, ms, 7, 1, 1, 0, &e), HOG_NOTHING);
+    CHECK_INT(t.state, HOG_NONE);
+    for (int ms = 310; ms <= 510; ms += 10)
+        feed(&t, ms, 7, 1, 0, 0, &e);
+    CHECK_INT(t.state, HOG_RUNNING);
+    CHECK_INT(feed(&t, 520, 7, 1, 1, 0, &e), HOG_ENDS);
+    CHECK_INT(e.end, 520 * MS);
+    CHECK_INT(t.state, HOG_NONE);
+}
+
+/* A mount in between (exact occupancy counts them): a yield and a mount again start over. */
+static void test_mounts(void)
+{
+    struct hog_track t = {0};
+    struct hog_ended e = {0};
+    for (int ms = 0; ms <= 400; ms += 10)
+        CHECK_INT(feed(&t, ms, 7, 1, 0, (uint64_t)ms / 10, &e), HOG_NOTHING); /* mounted again each time */
+    CHECK_INT(t.state, HOG_WATCHED);
+    CHECK_INT(t.since, 400 * MS);
+    for (int ms = 410; ms <= 600; ms += 10)
+        feed(&t, ms, 7, 1, 0, 40, &e);
+    CHECK_INT(t.state, HOG_RUNNING);
+    CHECK_INT(feed(&t, 610, 7, 1, 0, 41, &e), HOG_ENDS);
+    CHECK_INT(t.state, HOG_WATCHED); /* the new mount is watched afresh */
+}
+
+/* Asleep once is a pause (GC, a safepoint); asleep twice ends it at the first. */
+static void test_pause(void)
+{
+    struct hog_track t = {0};
+    struct hog_ended e = {0};
+    feed(&t, 0, 7, 1, 0, 0, &e);
+    CHECK_INT(feed(&t, 100, 7, 0, 0, 0, &e), HOG_NOTHING); /* paused */
+    CHECK_INT(t.state, HOG_WATCHED);
+    CHECK_INT(feed(&t, 110, 7, 1, 0, 0, &e), HOG_NOTHING); /* runs on */
+    CHECK_INT(t.since, 0);
+    CHECK_INT(feed(&t, 200, 7, 1, 0, 0, &e), HOG_STARTS);
+    CHECK_INT(feed(&t, 250, 7, 0, 0, 0, &e), HOG_NOTHING);
+    CHECK_INT(feed(&t, 260, 7, 0, 0, 0, &e), HOG_ENDS); /* asleep: it blocked */
+    CHECK_INT(e.end, 250 * MS);
+    CHECK_INT(e.last_running, 200 * MS);
+    CHECK_INT(t.state, HOG_NONE);
+    /* a pause, then another thread: ended at the pause */
+    for (int ms = 300; ms <= 500; ms += 10)
+        feed(&t, ms, 7, 1, 0, 0, &e);
+    CHECK_INT(t.state, HOG_RUNNING);
+    CHECK_INT(feed(&t, 510, 7, 0, 0, 0, &e), HOG_NOTHING);
+    CHECK_INT(feed(&t, 520, 8, 1, 0, 0, &e), HOG_ENDS);
+    CHECK_INT(e.end, 510 * MS);
+    CHECK_INT(t.vthread_id, 8);
+    /* a sleeping thread never becomes one */
+    struct hog_track s = {0};
+    for (int ms = 0; ms <= 400; ms += 10)
+        CHECK_INT(feed(&s, ms, 7, 0, 0, 0, NULL), HOG_NOTHING);
+    CHECK_INT(s.state, HOG_NONE);
+}
+
+int main(void)
+{
+    CHECK_RUN(test_hog_starts_and_ends);
+    CHECK_RUN(test_other_thread);
+    CHECK_RUN(test_pinned);
+    CHECK_RUN(test_mounts);
+    CHECK_RUN(test_pause);
+    CHECK_MAIN_RETURN();
+}
