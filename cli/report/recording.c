@@ -44,10 +44,10 @@ int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_
     return 0;
 }
 
-int64_t recording_pin_duration(const struct recording_session *s, const struct recording_pin *p)
+/* From start to the end of what the session says: its last timestamp, or
+ * the agent's failed write when it could not write the rest. */
+static int64_t duration_so_far(const struct recording_session *s, int64_t start_ns)
 {
-    if (p->ended)
-        return p->duration_ns;
     int64_t end = s->last_ns;
     /* After a failed write the ends were not written: count up to the failure, not to the Goodbye. */
     for (size_t i = 0; i < s->n_notices; i++)
@@ -56,8 +56,18 @@ int64_t recording_pin_duration(const struct recording_session *s, const struct r
             end = s->notices[i].time_ns;
             break;
         }
-    int64_t d = recording_sat_sub(end, p->start_ns);
+    int64_t d = recording_sat_sub(end, start_ns);
     return d > 0 ? d : 0;
+}
+
+int64_t recording_pin_duration(const struct recording_session *s, const struct recording_pin *p)
+{
+    return p->ended ? p->duration_ns : duration_so_far(s, p->start_ns);
+}
+
+int64_t recording_hog_duration(const struct recording_session *s, const struct recording_hog *h)
+{
+    return h->ended ? h->duration_ns : duration_so_far(s, h->start_ns);
 }
 
 /* strdup that keeps NULL; returns 0 or -ENOMEM. */
@@ -92,7 +102,7 @@ static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 
 struct session_private {
     struct recording_session pub;
-    size_t pins_cap, notices_cap, carriers_cap, occupancy_cap;
+    size_t pins_cap, hogs_cap, notices_cap, carriers_cap, occupancy_cap;
 };
 
 static void stack_free(void *p)
@@ -131,6 +141,7 @@ static void session_free(struct recording_session *s)
     free(s->kintervals);
     free(s->ktimes);
     free(s->pins);
+    free(s->hogs);
     for (size_t i = 0; i < s->n_notices; i++) {
         free(s->notices[i].code);
         free(s->notices[i].text);
@@ -146,6 +157,8 @@ static void session_free(struct recording_session *s)
         idmap_free(s->stacks, stack_free);
     if (s->pin_index)
         idmap_free(s->pin_index, NULL);
+    if (s->hog_index)
+        idmap_free(s->hog_index, NULL);
     free(s);
 }
 
@@ -159,7 +172,8 @@ static struct recording_session *session_new(void)
     s->methods = idmap_new();
     s->stacks = idmap_new();
     s->pin_index = idmap_new();
-    if (!s->strings || !s->methods || !s->stacks || !s->pin_index) {
+    s->hog_index = idmap_new();
+    if (!s->strings || !s->methods || !s->stacks || !s->pin_index || !s->hog_index) {
         session_free(s);
         return NULL;
     }
@@ -401,6 +415,60 @@ static void apply_pin_end(struct recording_session *s, const Vtpin__V1__PinEnd *
                             : 0;
 }
 
+/* A hog is loaded as a pin is: its ids resolved once everything is read, a
+ * second start or end of the same id counted and ignored. */
+static int apply_hog_start(struct recording_session *s, const Vtpin__V1__HogStart *d)
+{
+    struct session_private *sp = (struct session_private *)s;
+    note_time(s, d->start_ns);
+    if (idmap_get(s->hog_index, d->hog_id)) {
+        s->duplicate_hogs++;
+        return 0;
+    }
+    int rc = grow_array((void **)&s->hogs, &sp->hogs_cap, s->n_hogs + 1, sizeof(*s->hogs));
+    if (rc)
+        return rc;
+    struct recording_hog *h = &s->hogs[s->n_hogs];
+    memset(h, 0, sizeof(*h));
+    h->id = d->hog_id;
+    h->start_ns = d->start_ns;
+    h->has_vthread_id = d->has_vthread_id;
+    h->vthread_id = d->vthread_id;
+    h->vthread_sid = d->has_vthread_name ? d->vthread_name : 0;
+    h->has_carrier_tid = d->has_carrier_tid;
+    h->carrier_tid = d->carrier_tid;
+    h->carrier_sid = d->has_carrier_name ? d->carrier_name : 0;
+    h->stack_id = d->has_stack ? d->stack : 0;
+    h->has_culprit_raw = d->has_culprit_frame;
+    h->culprit_raw = d->culprit_frame;
+    rc = idmap_put(s->hog_index, d->hog_id, (void *)(uintptr_t)(s->n_hogs + 1), NULL);
+    if (rc)
+        return rc;
+    s->n_hogs++;
+    return 0;
+}
+
+static void apply_hog_end(struct recording_session *s, const Vtpin__V1__HogEnd *d)
+{
+    note_time(s, d->end_ns);
+    uintptr_t idx = (uintptr_t)idmap_get(s->hog_index, d->hog_id);
+    if (!idx) {
+        s->unmatched_hog_ends++;
+        return;
+    }
+    struct recording_hog *h = &s->hogs[idx - 1];
+    if (h->ended) {
+        s->duplicate_hogs++;
+        return;
+    }
+    h->ended = 1;
+    h->end_ns = d->end_ns;
+    h->duration_ns = d->duration_ns > 0 ? d->duration_ns : 0;
+    h->last_running_ns = d->has_last_running_ns && d->last_running_ns >= h->start_ns && d->last_running_ns <= d->end_ns
+                             ? d->last_running_ns
+                             : 0;
+}
+
 static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
 {
     struct recording_stats *st = &s->stats;
@@ -426,6 +494,7 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(methods_dropped);
     COPY(pins_without_stack);
     COPY(blockers_skipped);
+    COPY(hogs);
 #undef COPY
 }
 
@@ -600,6 +669,11 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
     case VTPIN__V1__EVENT__BODY_PIN_END:
         apply_pin_end(s, ev->pin_end);
         return 0;
+    case VTPIN__V1__EVENT__BODY_HOG_START:
+        return apply_hog_start(s, ev->hog_start);
+    case VTPIN__V1__EVENT__BODY_HOG_END:
+        apply_hog_end(s, ev->hog_end);
+        return 0;
     case VTPIN__V1__EVENT__BODY_STATS:
         copy_stats(s, ev->stats);
         return 0;
@@ -717,6 +791,18 @@ static int session_resolve(struct recording_session *s)
         p->blocking = p->has_blocking ? p->blocking_raw : 0;
         if (p->has_blocking_raw && p->stack && !p->has_blocking)
             s->unknown_refs++;
+    }
+    for (size_t i = 0; i < s->n_hogs; i++) {
+        struct recording_hog *h = &s->hogs[i];
+        h->stack = h->stack_id ? idmap_get(s->stacks, h->stack_id) : NULL;
+        if (h->stack_id && !h->stack)
+            s->unknown_refs++;
+        h->vthread_name = optional_of(s, h->vthread_sid);
+        h->carrier_name = optional_of(s, h->carrier_sid);
+        h->has_culprit = h->has_culprit_raw && h->stack && h->culprit_raw < h->stack->count;
+        h->culprit = h->has_culprit ? h->culprit_raw : 0;
+        if (h->has_culprit_raw && h->stack && !h->has_culprit)
+            s->unknown_refs++; /* an index outside the stack */
     }
     return 0;
 }

@@ -105,6 +105,32 @@ struct recording_pin {
     int has_culprit_raw, has_blocking_raw;
 };
 
+/* A carrier hog (HogStart, HogEnd): a virtual thread that stayed mounted and
+ * on CPU for at least the agent's hog= without unmounting, nothing pinned, so
+ * its carrier was gone as if pinned. The agent finds hogs by sampling the
+ * carriers: start_ns is the first sample that saw it running, so a hog's
+ * times are accurate to the sample interval. */
+struct recording_hog {
+    uint64_t id;
+    int64_t start_ns; /* agent monotonic clock */
+    int ended;
+    int64_t end_ns;          /* when ended: the first sample that saw it end */
+    int64_t duration_ns;     /* when ended; never negative */
+    int64_t last_running_ns; /* when ended: the last sample that saw it running; 0 when not said */
+    int has_vthread_id;
+    int64_t vthread_id;
+    const char *vthread_name; /* NULL when not recorded */
+    int has_carrier_tid;
+    int32_t carrier_tid;
+    const char *carrier_name;            /* NULL when not recorded */
+    const struct recording_stack *stack; /* taken while it ran; NULL when not taken or unknown */
+    int has_culprit;                     /* culprit is a valid index into stack */
+    uint32_t culprit;                    /* its top application frame */
+    /* raw ids as read */
+    uint32_t stack_id, vthread_sid, carrier_sid, culprit_raw;
+    int has_culprit_raw;
+};
+
 /* An off-CPU interval of a carrier, written by a collector with the kernel
  * view (KernelInterval); cli/report/kernel_pins.h matches them to pins. */
 struct recording_kinterval {
@@ -169,6 +195,8 @@ struct recording_stats {
     uint64_t pins_without_stack; /* reported without a stack that could not be taken */
     int has_blockers_skipped;
     uint64_t blockers_skipped; /* pins whose blocker was not looked up (the looks a second were spent) */
+    int has_hogs;
+    uint64_t hogs; /* carrier hogs reported (HogStart) */
 };
 
 struct recording_session {
@@ -188,6 +216,8 @@ struct recording_session {
 
     struct recording_pin *pins; /* in the order they started in the file */
     size_t n_pins;
+    struct recording_hog *hogs; /* in the order they started in the file */
+    size_t n_hogs;
     struct recording_notice *notices;
     size_t n_notices;
     int has_stats; /* the last Stats, or the Goodbye's */
@@ -213,15 +243,17 @@ struct recording_session {
     int64_t first_ns, last_ns; /* earliest and latest timestamps seen (monotonic) */
     uint64_t events;
     /* what did not add up */
-    uint64_t unknown_refs;   /* references to ids never defined */
-    uint64_t unmatched_ends; /* PinEnd without its PinStart */
-    uint64_t duplicates;     /* a pin started or ended twice */
-    uint64_t pins_split;     /* sampled pins replaced by the kernel's parks (kernel_split_parks) */
-    uint64_t pins_sampled;   /* after attach: park pins timed by the sampler, not the kernel (attach_bounds.h) */
-    uint64_t pins_bounded;   /* of those, the ones whose bounds the monitor events or other carriers moved */
+    uint64_t unknown_refs;       /* references to ids never defined */
+    uint64_t unmatched_ends;     /* PinEnd without its PinStart */
+    uint64_t duplicates;         /* a pin started or ended twice */
+    uint64_t unmatched_hog_ends; /* HogEnd without its HogStart */
+    uint64_t duplicate_hogs;     /* a hog started or ended twice */
+    uint64_t pins_split;         /* sampled pins replaced by the kernel's parks (kernel_split_parks) */
+    uint64_t pins_sampled;       /* after attach: park pins timed by the sampler, not the kernel (attach_bounds.h) */
+    uint64_t pins_bounded;       /* of those, the ones whose bounds the monitor events or other carriers moved */
 
     /* id tables (private) */
-    struct idmap *strings, *methods, *stacks, *pin_index;
+    struct idmap *strings, *methods, *stacks, *pin_index, *hog_index;
 };
 
 struct recording {
@@ -260,6 +292,8 @@ int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_
  * recording, its duration so far (up to the session's last timestamp, or
  * up to the agent's failed write when it could not write the rest). */
 int64_t recording_pin_duration(const struct recording_session *s, const struct recording_pin *p);
+/* The same for a hog. */
+int64_t recording_hog_duration(const struct recording_session *s, const struct recording_hog *h);
 
 /* Saturating helpers for timestamps from the file. */
 int64_t recording_sat_add(int64_t a, int64_t b);

@@ -219,6 +219,9 @@ static void put_counters(struct json *j, const struct recording_session *s)
         {"references to undefined ids", 1, s->unknown_refs},
         {"pin ends without a start", 1, s->unmatched_ends},
         {"duplicate pin events", 1, s->duplicates},
+        {"carrier hogs reported", st->has_hogs, st->hogs},
+        {"hog ends without a start", s->unmatched_hog_ends != 0, s->unmatched_hog_ends}, /* only when some */
+        {"duplicate hog events", s->duplicate_hogs != 0, s->duplicate_hogs},
         {"occupancy points lost", 1, s->occupancy_dropped},
     };
     json_key(j, "counters"); /* [name, value] */
@@ -279,11 +282,11 @@ static void put_flame(struct json *j, const struct flame *f)
     json_kv_uint(j, "flame_elided", elided);
 }
 
-/* One merged or single pin of a lane: start, duration (us from the
- * session's start), reason, pins merged, virtual thread name and culprit
- * (string table indices, -1 none), pin id (0 for a merged group), virtual
- * thread id (0 unknown), where a NATIVE_BLOCK slept (string index, -1).
- * Strings are interned only for what is written. */
+/* One merged or single pin (or hog) of a lane: start, duration (us from
+ * the session's start), reason (-1 for a hog), pins merged, virtual thread
+ * name and culprit (string table indices, -1 none), pin id (hog id; 0 for a
+ * merged group), virtual thread id (0 unknown), where a NATIVE_BLOCK slept
+ * (string index, -1). Strings are interned only for what is written. */
 struct lane_item {
     int64_t start, end, longest;
     int reason;
@@ -330,6 +333,64 @@ static void lane_item_of(const struct recording_session *s, const struct recordi
                              .id = p->id,
                              .vthread_id = p->has_vthread_id ? p->vthread_id : 0,
                              .blocked_in = p->blocked_in};
+}
+
+static void hog_item_of(const struct recording_session *s, const struct recording_hog *h, struct lane_item *it)
+{
+    int64_t d = recording_hog_duration(s, h);
+    *it = (struct lane_item){.start = h->start_ns,
+                             .end = recording_sat_add(h->start_ns, d),
+                             .longest = d,
+                             .reason = -1,
+                             .count = 1,
+                             .vthread = h->vthread_name,
+                             .culprit = h->has_culprit ? &h->stack->frames[h->culprit] : NULL,
+                             .id = h->id,
+                             .vthread_id = h->has_vthread_id ? h->vthread_id : 0};
+}
+
+/* Writes a lane's items in start order: one by one, or when merging, the
+ * short ones (under a bucket) merged per bucket of the time axis, each group
+ * shown as its longest item. */
+struct lane_writer {
+    struct json *j;
+    struct strtab *st;
+    int64_t origin, bucket;
+    int merge, have_group;
+    struct lane_item group;
+};
+
+static int lane_writer_add(struct lane_writer *w, const struct lane_item *it)
+{
+    if (!w->merge || it->end - it->start >= w->bucket)
+        return put_item(w->j, w->st, it, w->origin);
+    if (w->have_group && (w->group.start - w->origin) / w->bucket == (it->start - w->origin) / w->bucket) {
+        struct lane_item *g = &w->group;
+        g->count++;
+        g->id = 0;
+        if (it->end > g->end)
+            g->end = it->end;
+        if (it->longest > g->longest) { /* the group shows its longest item's reason and culprit */
+            g->longest = it->longest;
+            g->reason = it->reason;
+            g->culprit = it->culprit;
+            g->vthread = it->vthread;
+            g->vthread_id = it->vthread_id;
+            g->blocked_in = it->blocked_in;
+        }
+        return 0;
+    }
+    int rc = w->have_group ? put_item(w->j, w->st, &w->group, w->origin) : 0;
+    w->group = *it;
+    w->have_group = 1;
+    return rc;
+}
+
+static int lane_writer_flush(struct lane_writer *w)
+{
+    int rc = w->have_group ? put_item(w->j, w->st, &w->group, w->origin) : 0;
+    w->have_group = 0;
+    return rc;
 }
 
 /* Bucket k of the busy strip covers [busy_edge(k), busy_edge(k + 1)) ns from the start. */
@@ -387,20 +448,26 @@ static int put_lanes(struct json *j, const struct recording_session *s, const st
 {
     struct strtab st = {0};
     int rc = 0;
-    int merge = s->n_pins > HTML_LANE_DETAIL;
     int64_t span = t->last_ns - t->first_ns;
     int64_t bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
+    struct lane_writer pins = {
+        .j = j, .st = &st, .origin = t->first_ns, .bucket = bucket, .merge = s->n_pins > HTML_LANE_DETAIL};
+    struct lane_writer hogs = pins;
+    hogs.merge = s->n_hogs > HTML_LANE_DETAIL;
+    struct lane_item it;
 
     json_kv_int(j, "span_ns", span > 0 ? span : 0);
-    json_kv_bool(j, "merged", merge);
+    json_kv_bool(j, "merged", pins.merge || hogs.merge);
     json_kv_uint(j, "occupancy_lost", s->occupancy_dropped);
     json_key(j, "lanes");
     json_array_begin(j);
     for (size_t li = 0; li < t->n_lanes; li++) {
         const struct lane *l = &t->lanes[li];
-        int64_t pinned = 0;
+        int64_t pinned = 0, hogged = 0;
         for (size_t k = 0; k < l->n_pins; k++)
             pinned = recording_sat_add(pinned, recording_pin_duration(s, &s->pins[l->pins[k]]));
+        for (size_t k = 0; k < l->n_hogs; k++)
+            hogged = recording_sat_add(hogged, recording_hog_duration(s, &s->hogs[l->hogs[k]]));
         json_object_begin(j);
         json_kv_string(j, "name", l->name);
         if (l->has_tid)
@@ -409,38 +476,26 @@ static int put_lanes(struct json *j, const struct recording_session *s, const st
             json_kv_null(j, "tid");
         json_kv_uint(j, "pins", l->n_pins);
         json_kv_int(j, "pinned_ns", pinned);
-        json_key(j, "p"); /* the lane's items, nine numbers each (put_item) */
+        json_kv_uint(j, "hogs", l->n_hogs);
+        json_kv_int(j, "hogged_ns", hogged);
+        json_key(j, "p"); /* the lane's pins, nine numbers each (put_item) */
         json_array_begin(j);
-        struct lane_item group = {0}, it;
-        int have_group = 0;
         for (size_t k = 0; k < l->n_pins; k++) {
             lane_item_of(s, &s->pins[l->pins[k]], &it);
-            if (!merge || it.end - it.start >= bucket) {
-                if ((rc = put_item(j, &st, &it, t->first_ns)))
-                    goto done;
-                continue;
-            }
-            if (have_group && (group.start - t->first_ns) / bucket == (it.start - t->first_ns) / bucket) {
-                group.count++;
-                group.id = 0;
-                if (it.end > group.end)
-                    group.end = it.end;
-                if (it.longest > group.longest) { /* the group shows its longest pin's reason and culprit */
-                    group.longest = it.longest;
-                    group.reason = it.reason;
-                    group.culprit = it.culprit;
-                    group.vthread = it.vthread;
-                    group.vthread_id = it.vthread_id;
-                    group.blocked_in = it.blocked_in;
-                }
-                continue;
-            }
-            if (have_group && (rc = put_item(j, &st, &group, t->first_ns)))
+            if ((rc = lane_writer_add(&pins, &it)))
                 goto done;
-            group = it;
-            have_group = 1;
         }
-        if (have_group && (rc = put_item(j, &st, &group, t->first_ns)))
+        if ((rc = lane_writer_flush(&pins)))
+            goto done;
+        json_array_end(j);
+        json_key(j, "h"); /* its carrier hogs, as "p" */
+        json_array_begin(j);
+        for (size_t k = 0; k < l->n_hogs; k++) {
+            hog_item_of(s, &s->hogs[l->hogs[k]], &it);
+            if ((rc = lane_writer_add(&hogs, &it)))
+                goto done;
+        }
+        if ((rc = lane_writer_flush(&hogs)))
             goto done;
         json_array_end(j);
         json_key(j, "busy");
@@ -456,6 +511,27 @@ static int put_lanes(struct json *j, const struct recording_session *s, const st
 done:
     strtab_fini(&st);
     return rc;
+}
+
+/* The hogs' totals, for the page's summary. */
+static void put_hog_summary(struct json *j, const struct recording_session *s)
+{
+    uint64_t ongoing = 0;
+    int64_t held = 0, longest = 0;
+    for (size_t i = 0; i < s->n_hogs; i++) {
+        int64_t d = recording_hog_duration(s, &s->hogs[i]);
+        ongoing += !s->hogs[i].ended;
+        held = recording_sat_add(held, d);
+        if (d > longest)
+            longest = d;
+    }
+    json_key(j, "hogs");
+    json_object_begin(j);
+    json_kv_uint(j, "count", s->n_hogs);
+    json_kv_uint(j, "ongoing", ongoing);
+    json_kv_int(j, "held_ns", held);
+    json_kv_int(j, "longest_ns", longest);
+    json_object_end(j);
 }
 
 /* The data for the page, as JSON in memory. */
@@ -484,6 +560,7 @@ static int html_data(const struct recording *r, const struct recording_session *
         json_array_end(&j);
         put_jvm(&j, r, s);
         put_sites(&j, &sites);
+        put_hog_summary(&j, s);
         put_counters(&j, s);
         put_flame(&j, &f);
         rc = put_lanes(&j, s, &t);

@@ -62,13 +62,18 @@ static const struct recording_pin *downcall_of(const struct recording_pin *p)
     return p && p->stack && p->has_culprit && p->has_downcall ? p : NULL;
 }
 
-static void put_stack(struct json *j, const struct recording_pin *p)
+/* st's frames; p: the pin whose stack it is (its culprit's downcall), or NULL. */
+static void put_frames(struct json *j, const struct recording_stack *st, const struct recording_pin *p)
 {
-    const struct recording_stack *st = p ? p->stack : NULL;
     json_array_begin(j);
     for (uint32_t i = 0; st && i < st->count; i++)
-        put_frame(j, &st->frames[i], i == p->culprit ? downcall_of(p) : NULL);
+        put_frame(j, &st->frames[i], p && i == p->culprit ? downcall_of(p) : NULL);
     json_array_end(j);
+}
+
+static void put_stack(struct json *j, const struct recording_pin *p)
+{
+    put_frames(j, p ? p->stack : NULL, p);
 }
 
 static void kv_index(struct json *j, const char *key, int has, uint32_t v)
@@ -152,6 +157,8 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_kv_uint(j, "unknown_refs", s->unknown_refs);
     json_kv_uint(j, "unmatched_pin_ends", s->unmatched_ends);
     json_kv_uint(j, "duplicate_pin_events", s->duplicates);
+    json_kv_uint(j, "unmatched_hog_ends", s->unmatched_hog_ends);
+    json_kv_uint(j, "duplicate_hog_events", s->duplicate_hogs);
     json_kv_uint(j, "pins_split", s->pins_split);
     json_kv_uint(j, "pins_sampled", s->pins_sampled);
     json_kv_uint(j, "pins_bounded", s->pins_bounded);
@@ -217,10 +224,7 @@ static void put_blocker(struct json *j, const struct recording_pin *p)
     else
         json_null(j);
     json_key(j, "stack");
-    json_array_begin(j);
-    for (uint32_t i = 0; b->stack && i < b->stack->count; i++)
-        put_frame(j, &b->stack->frames[i], NULL);
-    json_array_end(j);
+    put_frames(j, b->stack, NULL);
     json_object_end(j);
 }
 
@@ -282,6 +286,48 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
     json_object_end(j);
 }
 
+/* A carrier hog: its fields written as a pin's are (times, thread, carrier, frames). */
+static void put_hog(struct json *j, const struct recording_session *s, const struct recording_hog *h)
+{
+    json_object_begin(j);
+    json_kv_uint(j, "id", h->id);
+    json_key(j, "vthread");
+    json_object_begin_inline(j);
+    json_key(j, "id");
+    if (h->has_vthread_id)
+        json_int(j, h->vthread_id);
+    else
+        json_null(j);
+    json_kv_string(j, "name", h->vthread_name);
+    json_object_end(j);
+    json_key(j, "carrier");
+    json_object_begin_inline(j);
+    json_kv_string(j, "name", h->carrier_name);
+    json_key(j, "tid");
+    if (h->has_carrier_tid)
+        json_int(j, h->carrier_tid);
+    else
+        json_null(j);
+    json_object_end(j);
+    kv_unix_ns(j, "start_ns", s, 1, h->start_ns);
+    kv_unix_ns(j, "end_ns", s, h->ended, h->end_ns);
+    json_key(j, "duration_ns");
+    if (h->ended)
+        json_int(j, h->duration_ns);
+    else
+        json_null(j);
+    json_kv_bool(j, "ongoing", !h->ended);
+    kv_unix_ns(j, "last_running_ns", s, h->ended && h->last_running_ns, h->last_running_ns);
+    json_key(j, "culprit");
+    if (h->has_culprit)
+        put_frame(j, &h->stack->frames[h->culprit], NULL);
+    else
+        json_null(j);
+    json_key(j, "stack");
+    put_frames(j, h->stack, NULL);
+    json_object_end(j);
+}
+
 static void put_site(struct json *j, const struct site *site)
 {
     json_object_begin(j);
@@ -338,6 +384,7 @@ static void put_stats(struct json *j, const struct recording_session *s)
     kv_counter(j, "methods_dropped", st->has_methods_dropped, st->methods_dropped);
     kv_counter(j, "blockers_skipped", st->has_blockers_skipped, st->blockers_skipped);
     kv_counter(j, "pins_without_stack", st->has_pins_without_stack, st->pins_without_stack);
+    kv_counter(j, "hogs", st->has_hogs, st->hogs);
     json_object_end(j);
 }
 
@@ -364,6 +411,12 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
     json_array_begin(&j);
     for (size_t i = 0; i < s->n_pins; i++)
         put_pin(&j, s, &s->pins[i]);
+    json_array_end(&j);
+
+    json_key(&j, "hogs");
+    json_array_begin(&j);
+    for (size_t i = 0; i < s->n_hogs; i++)
+        put_hog(&j, s, &s->hogs[i]);
     json_array_end(&j);
 
     json_key(&j, "sites");

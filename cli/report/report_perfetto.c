@@ -1,6 +1,7 @@
 /* Chrome trace-event JSON, for ui.perfetto.dev and chrome://tracing: one
  * process (the JVM), one thread track per carrier, each pin a complete
- * event ("ph":"X") named "REASON Class.method", occupancy as a 0/1 busy
+ * event ("ph":"X") named "REASON Class.method", each carrier hog one named
+ * "HOG Class.method" (category "hog"), occupancy as a 0/1 busy
  * counter per carrier. Times are microseconds from the session's first
  * timestamp (small numbers keep nanosecond precision in a double);
  * otherData.time_origin_unix_ns says when that was. */
@@ -67,6 +68,24 @@ static void put_metadata(struct json *j, int64_t pid, const struct recording_ses
     }
 }
 
+/* "stack": from the top through the culprit and a few frames below it. */
+static void put_stack(struct json *j, const struct recording_stack *st, int has_culprit, uint32_t culprit)
+{
+    char text[1024];
+    json_key(j, "stack");
+    json_array_begin_inline(j);
+    uint32_t shown = st ? st->count : 0;
+    if (has_culprit && culprit + 1 + PERFETTO_BELOW_CULPRIT < shown)
+        shown = culprit + 1 + PERFETTO_BELOW_CULPRIT;
+    if (shown > PERFETTO_STACK_FRAMES)
+        shown = PERFETTO_STACK_FRAMES;
+    for (uint32_t i = 0; i < shown; i++)
+        json_string(j, report_format_frame(&st->frames[i], text, sizeof(text)));
+    if (st && (st->count > shown || st->truncated))
+        json_string(j, "...");
+    json_array_end(j);
+}
+
 static void put_pin(struct json *j, int64_t pid, const struct recording_session *s, const struct lane *l,
                     const struct recording_pin *p, int64_t origin)
 {
@@ -110,18 +129,34 @@ static void put_pin(struct json *j, int64_t pid, const struct recording_session 
     }
     json_array_end(j);
     json_kv_uint(j, "monitors", monitors);
-    json_key(j, "stack");
-    json_array_begin_inline(j);
-    uint32_t shown = p->stack ? p->stack->count : 0;
-    if (p->has_culprit && p->culprit + 1 + PERFETTO_BELOW_CULPRIT < shown)
-        shown = p->culprit + 1 + PERFETTO_BELOW_CULPRIT;
-    if (shown > PERFETTO_STACK_FRAMES)
-        shown = PERFETTO_STACK_FRAMES;
-    for (uint32_t i = 0; i < shown; i++)
-        json_string(j, report_format_frame(&p->stack->frames[i], text, sizeof(text)));
-    if (p->stack && (p->stack->count > shown || p->stack->truncated))
-        json_string(j, "...");
-    json_array_end(j);
+    put_stack(j, p->stack, p->has_culprit, p->culprit);
+    json_object_end(j);
+    json_object_end(j);
+}
+
+static void put_hog(struct json *j, int64_t pid, const struct recording_session *s, const struct lane *l,
+                    const struct recording_hog *h, int64_t origin)
+{
+    char text[1024], name[1200];
+    const struct recording_frame *culprit = h->has_culprit ? &h->stack->frames[h->culprit] : NULL;
+    snprintf(name, sizeof(name), "HOG%s%s", culprit ? " " : "",
+             culprit ? views_frame_label(culprit, text, sizeof(text)) : "");
+    event_begin(j, "X", "hog", name, pid, lane_tid(l));
+    json_key(j, "ts");
+    json_milli(j, recording_sat_sub(h->start_ns, origin));
+    json_key(j, "dur");
+    json_milli(j, recording_hog_duration(s, h));
+    json_key(j, "args");
+    json_object_begin_inline(j);
+    json_kv_uint(j, "hog_id", h->id);
+    if (h->has_vthread_id)
+        json_kv_int(j, "vthread_id", h->vthread_id);
+    if (h->vthread_name)
+        json_kv_string(j, "vthread_name", h->vthread_name);
+    if (culprit)
+        json_kv_string(j, "culprit", report_format_frame(culprit, text, sizeof(text)));
+    json_kv_bool(j, "ongoing", !h->ended);
+    put_stack(j, h->stack, h->has_culprit, h->culprit);
     json_object_end(j);
     json_object_end(j);
 }
@@ -182,6 +217,8 @@ int report_perfetto(FILE *out, const struct recording *r, const struct report_op
         const struct lane *l = &t.lanes[i];
         for (size_t k = 0; k < l->n_pins; k++)
             put_pin(&j, pid, s, l, &s->pins[l->pins[k]], origin);
+        for (size_t k = 0; k < l->n_hogs; k++)
+            put_hog(&j, pid, s, l, &s->hogs[l->hogs[k]], origin);
         put_occupancy(&j, pid, s, &t, l, origin);
     }
     json_array_end(&j);

@@ -342,6 +342,67 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
         fputs("      ... (the stack was cut at the agent's depth limit)\n", out);
 }
 
+/* "virtual thread #31 "name" on ForkJoinPool-1-worker-2 (tid 4001)" */
+static void put_hog_threads(FILE *out, const struct recording_hog *h)
+{
+    fputs("virtual thread ", out);
+    if (h->has_vthread_id)
+        fprintf(out, "#%" PRId64, h->vthread_id);
+    else
+        fputs("#?", out);
+    if (h->vthread_name && h->vthread_name[0]) {
+        fputs(" \"", out);
+        put(out, h->vthread_name);
+        fputc('"', out);
+    }
+    fputs(" on ", out);
+    put(out, h->carrier_name ? h->carrier_name : "carrier ?");
+    if (h->has_carrier_tid)
+        fprintf(out, " (tid %" PRId32 ")", h->carrier_tid);
+}
+
+/* Carrier hogs, by culprit frame; only when the recording has some. */
+static int put_hogs(FILE *out, const struct recording_session *s, const struct report_options *o)
+{
+    struct hog_sites hogs;
+    char frame[2048], markers[512], a[64], b[64];
+    int rc = hog_sites_build(s, &hogs);
+    if (rc || hogs.count == 0)
+        return rc;
+    fprintf(out, "\ncarrier hogs: %" PRIu64 ", longest %s", hogs.hogs,
+            units_format_duration(hogs.max_ns, a, sizeof(a)));
+    if (hogs.ongoing)
+        fprintf(out, ", %" PRIu64 " still running at the end", hogs.ongoing);
+    fputs(" (virtual threads that kept their carrier on CPU without unmounting, nothing pinned", out);
+    if (s->sample_interval_ns)
+        fprintf(out, "; timed by samples every %s",
+                units_format_duration((int64_t)s->sample_interval_ns, b, sizeof(b)));
+    fputs(")\n", out);
+    size_t shown = o->top && o->top < hogs.count ? o->top : hogs.count;
+    for (size_t i = 0; i < shown; i++) {
+        const struct hog_site *g = &hogs.items[i];
+        fprintf(out, "\n#%-3zu", i + 1);
+        if (g->culprit) {
+            put(out, report_format_frame(g->culprit, frame, sizeof(frame)));
+            put(out, report_frame_markers(g->culprit, 0, markers, sizeof(markers)));
+        } else {
+            fputs("<stack not available>", out);
+        }
+        fprintf(out, "\n    %" PRIu64 " hog%s, total %s, longest %s", g->count, g->count == 1 ? "" : "s",
+                units_format_duration(g->total_ns, a, sizeof(a)), units_format_duration(g->max_ns, b, sizeof(b)));
+        if (g->ongoing)
+            fprintf(out, ", %" PRIu64 " still running at the end (counted up to it)", g->ongoing);
+        fputs("\n    longest: ", out);
+        put_hog_threads(out, g->example);
+        fputc('\n', out);
+    }
+    if (shown < hogs.count)
+        fprintf(out, "\n... %zu more hog culprit%s (--top 0 shows all)\n", hogs.count - shown,
+                hogs.count - shown == 1 ? "" : "s");
+    hog_sites_fini(&hogs);
+    return 0;
+}
+
 static void put_counter(FILE *out, const char *name, int has, uint64_t v)
 {
     if (has)
@@ -399,6 +460,11 @@ static void put_counters(FILE *out, const struct recording_session *s)
         put_counter(out, "blockers not looked up", 1, st->blockers_skipped);
         fprintf(out, " (at most %d looks a second: each stops the JVM at a safepoint)\n", 20);
     }
+    if (st->has_hogs) { /* agents before hogs do not write it */
+        fputs("  ", out);
+        put_counter(out, "carrier hogs reported", 1, st->hogs);
+        fputc('\n', out);
+    }
     if (st->has_methods_dropped) {
         fputs("  ", out);
         put_counter(out, "methods dropped", st->has_methods_dropped, st->methods_dropped);
@@ -433,12 +499,16 @@ static void put_notices(FILE *out, const struct recording_session *s)
 
 static void put_problems(FILE *out, const struct recording_session *s)
 {
-    if (!s->unknown_refs && !s->unmatched_ends && !s->duplicates)
+    if (!s->unknown_refs && !s->unmatched_ends && !s->duplicates && !s->unmatched_hog_ends && !s->duplicate_hogs)
         return;
     fprintf(out,
             "problems in the recording: %" PRIu64 " reference(s) to undefined ids (shown as %s), %" PRIu64
-            " pin end(s) without a start, %" PRIu64 " duplicate pin event(s)\n",
+            " pin end(s) without a start, %" PRIu64 " duplicate pin event(s)",
             s->unknown_refs, RECORDING_UNKNOWN, s->unmatched_ends, s->duplicates);
+    if (s->unmatched_hog_ends || s->duplicate_hogs)
+        fprintf(out, ", %" PRIu64 " hog end(s) without a start, %" PRIu64 " duplicate hog event(s)",
+                s->unmatched_hog_ends, s->duplicate_hogs);
+    fputc('\n', out);
 }
 
 int report_text(FILE *out, const struct recording *r, const struct report_options *o)
@@ -489,6 +559,11 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
         if (shown < sites.count)
             fprintf(out, "\n... %zu more site%s (--top 0 shows all)\n", sites.count - shown,
                     sites.count - shown == 1 ? "" : "s");
+    }
+    rc = put_hogs(out, s, o);
+    if (rc) {
+        sites_fini(&sites);
+        return rc;
     }
     fputc('\n', out);
     put_notices(out, s);

@@ -164,3 +164,108 @@ void sites_fini(struct sites *sites)
     free(sites->items);
     memset(sites, 0, sizeof(*sites));
 }
+
+/* ---- carrier hogs ---- */
+
+struct hog_entry {
+    const struct recording_hog *hog;
+    const struct recording_frame *culprit;
+    size_t order;
+    int64_t duration;
+};
+
+static int cmp_hog_entry(const void *pa, const void *pb)
+{
+    const struct hog_entry *a = pa, *b = pb;
+    int c = cmp_place(a->culprit, b->culprit);
+    if (c)
+        return c;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+struct hog_ranked {
+    struct hog_site site;
+    size_t first;
+};
+
+static int cmp_hog_ranked(const void *pa, const void *pb)
+{
+    const struct hog_ranked *a = pa, *b = pb;
+    if (a->site.total_ns != b->site.total_ns)
+        return a->site.total_ns > b->site.total_ns ? -1 : 1;
+    if (a->site.count != b->site.count)
+        return a->site.count > b->site.count ? -1 : 1;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+int hog_sites_build(const struct recording_session *s, struct hog_sites *out)
+{
+    struct hog_entry *e = NULL;
+    struct hog_ranked *r = NULL;
+    int rc = 0;
+    memset(out, 0, sizeof(*out));
+    if (s->n_hogs == 0)
+        return 0;
+    e = calloc(s->n_hogs, sizeof(*e));
+    r = calloc(s->n_hogs, sizeof(*r));
+    if (!e || !r) {
+        rc = -ENOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < s->n_hogs; i++) {
+        const struct recording_hog *h = &s->hogs[i];
+        e[i] = (struct hog_entry){.hog = h,
+                                  .culprit = h->has_culprit ? &h->stack->frames[h->culprit] : NULL,
+                                  .order = i,
+                                  .duration = recording_hog_duration(s, h)};
+        out->hogs++;
+        out->ongoing += !h->ended;
+        out->total_ns = recording_sat_add(out->total_ns, e[i].duration);
+        if (e[i].duration > out->max_ns)
+            out->max_ns = e[i].duration;
+    }
+    qsort(e, s->n_hogs, sizeof(*e), cmp_hog_entry);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_hogs;) {
+        struct hog_ranked *g = &r[n++];
+        g->site.culprit = e[i].culprit;
+        g->site.example = e[i].hog;
+        g->first = e[i].order; /* entries of a group are in file order: the first is the earliest */
+        g->site.max_ns = -1;
+        size_t j = i;
+        for (; j < s->n_hogs && cmp_place(e[j].culprit, e[i].culprit) == 0; j++) {
+            g->site.count++;
+            g->site.ongoing += !e[j].hog->ended;
+            g->site.total_ns = recording_sat_add(g->site.total_ns, e[j].duration);
+            if (e[j].duration > g->site.max_ns) {
+                g->site.max_ns = e[j].duration;
+                g->site.example = e[j].hog;
+                g->site.culprit = e[j].culprit; /* as it appears in the example's stack */
+            }
+        }
+        i = j;
+    }
+    qsort(r, n, sizeof(*r), cmp_hog_ranked);
+    out->items = calloc(n, sizeof(*out->items));
+    if (!out->items) {
+        rc = -ENOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++)
+        out->items[i] = r[i].site;
+    out->count = n;
+cleanup:
+    free(e);
+    free(r);
+    if (rc)
+        hog_sites_fini(out);
+    return rc;
+}
+
+void hog_sites_fini(struct hog_sites *h)
+{
+    if (!h)
+        return;
+    free(h->items);
+    memset(h, 0, sizeof(*h));
+}

@@ -42,4 +42,25 @@ void sites_fini(struct sites *sites);
 /* 1 when two frames are the same place: class, method, signature and line. */
 int sites_same_place(const struct recording_frame *a, const struct recording_frame *b);
 
+/* Carrier hogs grouped the same way: by culprit frame (their top application
+ * frame; hogs without one form one group), ranked by total time held, then
+ * count, then first seen. An ongoing hog counts with its duration so far. */
+struct hog_site {
+    const struct recording_frame *culprit; /* NULL: the hogs had no culprit frame */
+    const struct recording_hog *example;   /* the longest (the earliest of equals) */
+    uint64_t count, ongoing;
+    int64_t total_ns, max_ns;
+};
+
+struct hog_sites {
+    struct hog_site *items;
+    size_t count;
+    uint64_t hogs, ongoing;
+    int64_t total_ns, max_ns;
+};
+
+/* 0 or -ENOMEM. Borrows from s, as sites_build. */
+int hog_sites_build(const struct recording_session *s, struct hog_sites *out);
+void hog_sites_fini(struct hog_sites *h);
+
 #endif

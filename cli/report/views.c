@@ -244,6 +244,15 @@ static int cmp_pin_start(const void *pa, const void *pb)
     return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
 }
 
+static int cmp_hog_start(const void *pa, const void *pb)
+{
+    const struct recording_hog *a = &sort_session->hogs[*(const size_t *)pa];
+    const struct recording_hog *b = &sort_session->hogs[*(const size_t *)pb];
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
+}
+
 static int cmp_occ(const void *pa, const void *pb)
 {
     const struct recording_occupancy *a = &sort_session->occupancy[*(const size_t *)pa];
@@ -263,10 +272,41 @@ static struct lane *lane_for(struct timeline *t, int has_tid, int32_t tid)
     return NULL;
 }
 
+/* The lane of a carrier a pin or hog names, added when new: 0 and *out
+ * (NULL when there are already more lanes than any JVM has carriers: the
+ * input is hostile, the event is left off the timeline), or -ENOMEM. The
+ * last lane found is tried first: events on one carrier keep it cheap. */
+static int lane_named(struct timeline *t, size_t *cap, struct lane **last, int has_tid, int32_t tid, const char *name,
+                      struct lane **out)
+{
+    struct lane *l =
+        *last && (*last)->has_tid == has_tid && (!has_tid || (*last)->tid == tid) ? *last : lane_for(t, has_tid, tid);
+    if (!l) {
+        *out = NULL;
+        if (t->n_lanes == *cap) {
+            if (*cap >= RECORDING_MAX_CARRIERS * 2)
+                return 0;
+            struct lane *n = realloc(t->lanes, *cap * 2 * sizeof(*n));
+            if (!n)
+                return -ENOMEM;
+            t->lanes = n;
+            *cap *= 2;
+        }
+        l = &t->lanes[t->n_lanes++];
+        *l = (struct lane){.has_tid = has_tid, .tid = tid};
+    }
+    if (!l->name && name)
+        l->name = name;
+    *last = l;
+    *out = l;
+    return 0;
+}
+
 void timeline_fini(struct timeline *t)
 {
     for (size_t i = 0; i < t->n_lanes; i++) {
         free(t->lanes[i].pins);
+        free(t->lanes[i].hogs);
         free(t->lanes[i].occ);
     }
     free(t->lanes);
@@ -277,6 +317,7 @@ int timeline_build(const struct recording_session *s, struct timeline *out)
 {
     size_t *order = NULL;
     size_t cap = s->n_carriers + 1;
+    struct lane *l, *last = NULL;
     memset(out, 0, sizeof(*out));
     if (s->has_time) {
         out->first_ns = s->first_ns;
@@ -289,32 +330,20 @@ int timeline_build(const struct recording_session *s, struct timeline *out)
         out->lanes[out->n_lanes++] =
             (struct lane){.has_tid = 1, .tid = s->carriers[i].tid, .name = s->carriers[i].name};
 
-    /* lanes for carriers only pins name; a tid lookup per pin is fine for
-     * real carrier counts, and pins naming the lane before keep it cheap */
-    struct lane *last = NULL;
+    /* lanes for carriers only pins or hogs name */
     for (size_t i = 0; i < s->n_pins; i++) {
         const struct recording_pin *p = &s->pins[i];
-        struct lane *l =
-            last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
-                ? last
-                : lane_for(out, p->has_carrier_tid, p->carrier_tid);
-        if (!l) {
-            if (out->n_lanes == cap) {
-                if (cap >= RECORDING_MAX_CARRIERS * 2)
-                    continue; /* hostile: pins on more carriers than any JVM has; left off the timeline */
-                struct lane *n = realloc(out->lanes, cap * 2 * sizeof(*n));
-                if (!n)
-                    goto fail;
-                out->lanes = n;
-                cap *= 2;
-            }
-            l = &out->lanes[out->n_lanes++];
-            *l = (struct lane){.has_tid = p->has_carrier_tid, .tid = p->carrier_tid};
-        }
-        if (!l->name && p->carrier_name)
-            l->name = p->carrier_name;
-        l->n_pins++;
-        last = l;
+        if (lane_named(out, &cap, &last, p->has_carrier_tid, p->carrier_tid, p->carrier_name, &l))
+            goto fail;
+        if (l)
+            l->n_pins++;
+    }
+    for (size_t i = 0; i < s->n_hogs; i++) {
+        const struct recording_hog *h = &s->hogs[i];
+        if (lane_named(out, &cap, &last, h->has_carrier_tid, h->carrier_tid, h->carrier_name, &l))
+            goto fail;
+        if (l)
+            l->n_hogs++;
     }
     /* the lane without a tid goes last */
     for (size_t i = 0; i + 1 < out->n_lanes; i++)
@@ -325,29 +354,39 @@ int timeline_build(const struct recording_session *s, struct timeline *out)
             break;
         }
 
-    order = malloc((s->n_pins > s->n_occupancy ? s->n_pins : s->n_occupancy) * sizeof(*order) + 1);
+    size_t most = s->n_pins > s->n_occupancy ? s->n_pins : s->n_occupancy;
+    order = malloc((most > s->n_hogs ? most : s->n_hogs) * sizeof(*order) + 1);
     if (!order)
         goto fail;
     sort_session = s;
+    for (size_t i = 0; i < out->n_lanes; i++) {
+        l = &out->lanes[i];
+        if ((l->n_pins && !(l->pins = malloc(l->n_pins * sizeof(*l->pins)))) ||
+            (l->n_hogs && !(l->hogs = malloc(l->n_hogs * sizeof(*l->hogs)))))
+            goto fail;
+        l->n_pins = l->n_hogs = 0;
+    }
     for (size_t i = 0; i < s->n_pins; i++)
         order[i] = i;
     qsort(order, s->n_pins, sizeof(*order), cmp_pin_start);
-    for (size_t i = 0; i < out->n_lanes; i++) {
-        struct lane *l = &out->lanes[i];
-        if (l->n_pins && !(l->pins = malloc(l->n_pins * sizeof(*l->pins))))
-            goto fail;
-        l->n_pins = 0;
-    }
     last = NULL;
     for (size_t i = 0; i < s->n_pins; i++) {
         const struct recording_pin *p = &s->pins[order[i]];
-        struct lane *l =
-            last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
+        l = last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
                 ? last
                 : lane_for(out, p->has_carrier_tid, p->carrier_tid);
         if (l && l->pins)
             l->pins[l->n_pins++] = order[i];
         last = l;
+    }
+    for (size_t i = 0; i < s->n_hogs; i++)
+        order[i] = i;
+    qsort(order, s->n_hogs, sizeof(*order), cmp_hog_start);
+    for (size_t i = 0; i < s->n_hogs; i++) {
+        const struct recording_hog *h = &s->hogs[order[i]];
+        l = lane_for(out, h->has_carrier_tid, h->carrier_tid);
+        if (l && l->hogs)
+            l->hogs[l->n_hogs++] = order[i];
     }
 
     /* occupancy: the points of each carrier in time order */
@@ -358,7 +397,7 @@ int timeline_build(const struct recording_session *s, struct timeline *out)
         size_t j = i;
         while (j < s->n_occupancy && s->occupancy[order[j]].tid == s->occupancy[order[i]].tid)
             j++;
-        struct lane *l = lane_for(out, 1, s->occupancy[order[i]].tid);
+        l = lane_for(out, 1, s->occupancy[order[i]].tid);
         if (!l && out->n_lanes < cap) { /* a carrier sampled but never announced */
             l = &out->lanes[out->n_lanes++];
             *l = (struct lane){.has_tid = 1, .tid = s->occupancy[order[i]].tid};

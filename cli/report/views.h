@@ -56,13 +56,15 @@ struct lane {
     const char *name; /* "ForkJoinPool-1-worker-1", or NULL when never named */
     size_t *pins;     /* indices into session->pins, by start time */
     size_t n_pins;
+    size_t *hogs; /* indices into session->hogs, by start time */
+    size_t n_hogs;
     size_t *occ; /* indices into session->occupancy of this carrier, by time */
     size_t n_occ;
 };
 
 /* One lane per carrier: the carriers the agent announced, in that order,
- * then carriers only pins named, then (when some pin named no carrier) a
- * lane without a tid. */
+ * then carriers only pins or hogs named, then (when some pin or hog named
+ * no carrier) a lane without a tid. */
 struct timeline {
     struct lane *lanes;
     size_t n_lanes;

@@ -180,6 +180,42 @@ static void synth_pin_end(struct synth *b, uint64_t id, int64_t end, int64_t dur
     SYNTH_EVENT(b, pin_end, VTPIN__V1__EVENT__BODY_PIN_END, &e);
 }
 
+/* A carrier hog's start; stack 0 = none, culprit < 0 = none, vthread_sid 0 = no name. */
+__attribute__((unused)) static void synth_hog_start(struct synth *b, uint64_t id, int64_t start, int64_t vthread_id,
+                                                    uint32_t vthread_sid, int32_t tid, uint32_t carrier_sid,
+                                                    uint32_t stack, int culprit)
+{
+    Vtpin__V1__HogStart h = VTPIN__V1__HOG_START__INIT;
+    h.hog_id = id;
+    h.start_ns = start;
+    h.has_vthread_id = 1;
+    h.vthread_id = vthread_id;
+    h.has_vthread_name = vthread_sid != 0;
+    h.vthread_name = vthread_sid;
+    h.has_carrier_tid = tid != 0;
+    h.carrier_tid = tid;
+    h.has_carrier_name = carrier_sid != 0;
+    h.carrier_name = carrier_sid;
+    h.has_stack = stack != 0;
+    h.stack = stack;
+    h.has_culprit_frame = culprit >= 0;
+    h.culprit_frame = culprit >= 0 ? (uint32_t)culprit : 0;
+    SYNTH_EVENT(b, hog_start, VTPIN__V1__EVENT__BODY_HOG_START, &h);
+}
+
+/* Its end; last_running 0 = not said. */
+__attribute__((unused)) static void synth_hog_end(struct synth *b, uint64_t id, int64_t end, int64_t duration,
+                                                  int64_t last_running)
+{
+    Vtpin__V1__HogEnd e = VTPIN__V1__HOG_END__INIT;
+    e.hog_id = id;
+    e.end_ns = end;
+    e.duration_ns = duration;
+    e.has_last_running_ns = last_running != 0;
+    e.last_running_ns = last_running;
+    SYNTH_EVENT(b, hog_end, VTPIN__V1__EVENT__BODY_HOG_END, &e);
+}
+
 /* What each carrier carried at t (0 = idle). */
 static void synth_sample(struct synth *b, int64_t t, int32_t *tids, int64_t *vthreads, size_t n)
 {

@@ -1,7 +1,8 @@
-/* synth_recording PATH PINS CARRIERS [exact]: writes a recording like the
- * agent's, with PINS pins spread over CARRIERS carriers (varied reasons,
+/* synth_recording PATH PINS CARRIERS [exact] [hogs]: writes a recording like
+ * the agent's, with PINS pins spread over CARRIERS carriers (varied reasons,
  * a few hundred distinct stacks, NATIVE_BLOCK pins with blocked_in, named
- * virtual threads, occupancy sampled every 10 ms or exact transitions). For
+ * virtual threads, occupancy sampled every 10 ms or exact transitions) and
+ * with hogs, after every 1000th pin, a carrier hog of 200-400 ms. For
  * the tests of the report formats on a large recording; deterministic. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,11 +34,15 @@ static const char *methods[] = {"handle", "load", "save", "query", "get", "put",
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact]\n");
+        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact] [hogs]\n");
         return 2;
     }
     long n_pins = strtol(argv[2], NULL, 10), n_carriers = strtol(argv[3], NULL, 10);
-    int exact = argc > 4 && strcmp(argv[4], "exact") == 0;
+    int exact = 0, hogs = 0;
+    for (int i = 4; i < argc; i++) {
+        exact |= strcmp(argv[i], "exact") == 0;
+        hogs |= strcmp(argv[i], "hogs") == 0;
+    }
     if (n_pins < 0 || n_carriers < 1 || n_carriers > 1024)
         return 2;
     struct synth b = {0};
@@ -117,8 +122,16 @@ int main(int argc, char **argv)
                         7000 + (int32_t)c, 100 + (uint32_t)c, stack, culprit_of[stack], blocked);
         synth_pin_end(&b, (uint64_t)i + 1, start + dur, dur);
         cursor[c] = start + dur - mono0;
-        if (start + dur > end)
-            end = start + dur;
+        if (hogs && i % 1000 == 999) { /* a hog after it, on the same carrier: it runs where the pin had slept */
+            int64_t hog_start = start + dur + MS, held = (int64_t)(200 + next_rand() % 200) * MS;
+            uint64_t hog = (uint64_t)(i / 1000) + 1;
+            synth_hog_start(&b, hog, hog_start, 200000 + i, 2000 + (uint32_t)(i % N_NAMES), 7000 + (int32_t)c,
+                            100 + (uint32_t)c, stack, culprit_of[stack]);
+            synth_hog_end(&b, hog, hog_start + held, held, hog_start + held - 10 * MS);
+            cursor[c] = hog_start + held - mono0;
+        }
+        if (mono0 + cursor[c] > end)
+            end = mono0 + cursor[c];
     }
 
     /* occupancy over the whole span: busy in a pin and in 2 of every 3 slots between */

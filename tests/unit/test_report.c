@@ -14,6 +14,7 @@
 #include "check.h"
 #include "common/frames_kind.h"
 #include "common/json.h"
+#include "common/jsonread.h"
 #include "common/units.h"
 #include "common/utf8.h"
 #include "recording.h"
@@ -202,6 +203,46 @@ static size_t ev_pin_end(struct buf *b, uint64_t id, int64_t start, int64_t end)
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
     ev.pin_end = &p;
+    return put_event(b, &ev);
+}
+
+/* A carrier hog's start on carrier 4001 (named cname); stack 0 = none (and no culprit). */
+static size_t ev_hog_start(struct buf *b, uint64_t id, int64_t start, int64_t vthread_id, uint32_t vname,
+                           uint32_t cname, uint32_t stack, uint32_t culprit)
+{
+    Vtpin__V1__HogStart h = VTPIN__V1__HOG_START__INIT;
+    h.hog_id = id;
+    h.start_ns = start;
+    h.has_vthread_id = 1;
+    h.vthread_id = vthread_id;
+    h.has_vthread_name = vname != 0;
+    h.vthread_name = vname;
+    h.has_carrier_tid = 1;
+    h.carrier_tid = 4001;
+    h.has_carrier_name = cname != 0;
+    h.carrier_name = cname;
+    h.has_stack = stack != 0;
+    h.stack = stack;
+    h.has_culprit_frame = stack != 0;
+    h.culprit_frame = culprit;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_HOG_START;
+    ev.hog_start = &h;
+    return put_event(b, &ev);
+}
+
+/* Its end; last_running 0 = not said. */
+static size_t ev_hog_end(struct buf *b, uint64_t id, int64_t start, int64_t end, int64_t last_running)
+{
+    Vtpin__V1__HogEnd h = VTPIN__V1__HOG_END__INIT;
+    h.hog_id = id;
+    h.end_ns = end;
+    h.duration_ns = end - start;
+    h.has_last_running_ns = last_running != 0;
+    h.last_running_ns = last_running;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_HOG_END;
+    ev.hog_end = &h;
     return put_event(b, &ev);
 }
 
@@ -1074,6 +1115,152 @@ static void test_unknown_ids(void)
     recording_free(r);
 }
 
+/* Carrier hogs: loaded as pins are (an end without its start and a second
+ * start counted), in the JSON's hogs[] and stats.hogs, and in the text's
+ * section grouped by culprit frame. Hogs 1 (400 ms) and 2 (ongoing: 800 ms
+ * to the last timestamp) blame App.other; hog 3 (50 ms) has no stack. */
+static void test_hogs(void)
+{
+    enum { S_CRUNCH = 50, ST_H = 50 };
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 0);
+    ev_string(&b, S_CRUNCH, "crunch");
+    struct fspec hs[] = {{M_OTHER, 20, 5, 0}, {M_MAIN, 10, 3, 0}};
+    ev_stack(&b, ST_H, hs, 2);
+    ev_hog_start(&b, 3, 2 * SEC + 550 * MS, 203, 0, S_CARRIER, 0, 0);
+    ev_hog_end(&b, 3, 2 * SEC + 550 * MS, 2 * SEC + 600 * MS, 0);
+    ev_hog_start(&b, 1, 2 * SEC + 600 * MS, 201, S_CRUNCH, S_CARRIER, ST_H, 0);
+    ev_hog_start(&b, 1, 2 * SEC + 700 * MS, 999, 0, 0, 0, 0); /* hog 1 again: counted, the first kept */
+    ev_hog_end(&b, 1, 2 * SEC + 600 * MS, 3 * SEC, 3 * SEC - 10 * MS);
+    ev_hog_end(&b, 1, 2 * SEC + 600 * MS, 3 * SEC, 0); /* ended again */
+    ev_hog_end(&b, 77, 2 * SEC, 3 * SEC, 0);           /* never started */
+    ev_hog_start(&b, 2, 3 * SEC + 200 * MS, 202, S_CRUNCH, S_CARRIER, ST_H, 0);
+    Vtpin__V1__Stats st = VTPIN__V1__STATS__INIT;
+    fill_stats(&st, 4 * SEC);
+    st.has_hogs = 1;
+    st.hogs = 3;
+    Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
+    g.time_ns = 4 * SEC;
+    g.stats = &st;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
+    ev.goodbye = &g;
+    put_event(&b, &ev);
+    struct recording *r = load_ok(write_file("hogs.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    const struct recording_session *s = r->sessions[0];
+    CHECK_UINT(s->n_hogs, 3);
+    CHECK_UINT(s->unmatched_hog_ends, 1);
+    CHECK_UINT(s->duplicate_hogs, 2);
+    CHECK_UINT(s->unmatched_ends, 0); /* the pins' counters stay the pins' */
+    CHECK_UINT(s->duplicates, 0);
+    CHECK_UINT(s->unknown_refs, 0);
+    CHECK(s->stats.has_hogs && s->stats.hogs == 3);
+    if (s->n_hogs == 3) {
+        const struct recording_hog *h = &s->hogs[1];
+        CHECK_UINT(h->id, 1);
+        CHECK(h->ended);
+        CHECK_INT(h->duration_ns, 400 * MS);
+        CHECK_INT(h->vthread_id, 201);
+        CHECK_STR(h->vthread_name, "crunch");
+        CHECK(h->has_culprit && h->culprit == 0);
+        CHECK_INT(recording_hog_duration(s, &s->hogs[2]), 800 * MS);
+    }
+    struct report_options o = {.top = 10};
+    size_t n = 0;
+    char *j = render(report_json, r, &o, &n);
+    struct jsonread *doc = NULL;
+    char err[200];
+    if (CHECK(j && json_valid(j, n)) && CHECK_INT(jsonread_parse(j, n, &doc, err, sizeof(err)), 0)) {
+        const char *pins = strstr(j, "\"pins\": ["), *hogs_at = strstr(j, "\"hogs\": [\n"),
+                   *sites = strstr(j, "\"sites\": [");
+        CHECK(pins && hogs_at && sites && pins < hogs_at && hogs_at < sites); /* after pins */
+        const struct jsonread *hogs = jsonread_get(doc, "hogs");
+        CHECK_UINT(jsonread_len(hogs), 3);
+        const struct jsonread *h = jsonread_at(hogs, 1);
+        CHECK_INT(jsonread_int(jsonread_get(h, "id"), 0), 1);
+        CHECK_INT(jsonread_int(jsonread_get(jsonread_get(h, "vthread"), "id"), 0), 201);
+        CHECK_STR(jsonread_str(jsonread_get(jsonread_get(h, "vthread"), "name"), ""), "crunch");
+        CHECK_INT(jsonread_int(jsonread_get(jsonread_get(h, "carrier"), "tid"), 0), 4001);
+        CHECK_STR(jsonread_str(jsonread_get(jsonread_get(h, "carrier"), "name"), ""), "ForkJoinPool-1-worker-1");
+        /* Unix epoch ns, as the pins' times */
+        CHECK_INT(jsonread_int(jsonread_get(h, "start_ns"), 0), START_UNIX + 1 * SEC + 600 * MS);
+        CHECK_INT(jsonread_int(jsonread_get(h, "end_ns"), 0), START_UNIX + 2 * SEC);
+        CHECK_INT(jsonread_int(jsonread_get(h, "duration_ns"), 0), 400 * MS);
+        CHECK(!jsonread_bool(jsonread_get(h, "ongoing"), 1));
+        CHECK_INT(jsonread_int(jsonread_get(h, "last_running_ns"), 0), START_UNIX + 2 * SEC - 10 * MS);
+        const struct jsonread *culprit = jsonread_get(h, "culprit");
+        CHECK_STR(jsonread_str(jsonread_get(culprit, "class"), ""), "com.example.App");
+        CHECK_STR(jsonread_str(jsonread_get(culprit, "method"), ""), "other");
+        CHECK_INT(jsonread_int(jsonread_get(culprit, "line"), 0), 20);
+        CHECK_STR(jsonread_str(jsonread_get(culprit, "kind"), ""), "java");
+        CHECK_UINT(jsonread_len(jsonread_get(h, "stack")), 2);
+        CHECK_STR(jsonread_str(jsonread_get(jsonread_at(jsonread_get(h, "stack"), 1), "method"), ""), "main");
+        const struct jsonread *ongoing = jsonread_at(hogs, 2);
+        CHECK(jsonread_bool(jsonread_get(ongoing, "ongoing"), 0));
+        CHECK(jsonread_is_null(jsonread_get(ongoing, "duration_ns")) && jsonread_get(ongoing, "duration_ns"));
+        CHECK(jsonread_is_null(jsonread_get(ongoing, "end_ns")) && jsonread_get(ongoing, "end_ns"));
+        CHECK(jsonread_is_null(jsonread_get(ongoing, "last_running_ns")) && jsonread_get(ongoing, "last_running_ns"));
+        const struct jsonread *stackless = jsonread_at(hogs, 0);
+        CHECK(jsonread_is_null(jsonread_get(stackless, "culprit")) && jsonread_get(stackless, "culprit"));
+        CHECK_UINT(jsonread_len(jsonread_get(stackless, "stack")), 0);
+        CHECK(jsonread_is_null(jsonread_get(stackless, "vthread_name")));
+        CHECK(jsonread_is_null(jsonread_get(jsonread_get(stackless, "vthread"), "name")));
+        CHECK(jsonread_is_null(jsonread_get(stackless, "last_running_ns"))); /* not said */
+        CHECK_INT(jsonread_int(jsonread_get(jsonread_get(doc, "stats"), "hogs"), 0), 3);
+        const struct jsonread *rec = jsonread_get(doc, "recording");
+        CHECK_INT(jsonread_int(jsonread_get(rec, "unmatched_hog_ends"), 0), 1);
+        CHECK_INT(jsonread_int(jsonread_get(rec, "duplicate_hog_events"), 0), 2);
+    } else {
+        fprintf(stderr, "    %s\n", err);
+    }
+    jsonread_free(doc);
+    free(j);
+    char *t = render(report_text, r, &o, NULL);
+    if (CHECK(t != NULL)) {
+        const char *section = strstr(t, "\ncarrier hogs: 3, longest 800.0 ms, 1 still running at the end ("),
+                   *notices = strstr(t, "\nnotices");
+        CHECK(section && notices && strstr(t, "#2  com.example.Db.query") < section && section < notices);
+        CHECK_CONTAINS(section, "\n\n#1  com.example.App.other(App.java:20)\n"
+                                "    2 hogs, total 1.20 s, longest 800.0 ms, 1 still running at the end (counted up "
+                                "to it)\n"
+                                "    longest: virtual thread #202 \"crunch\" on ForkJoinPool-1-worker-1 (tid 4001)\n"
+                                "\n#2  <stack not available>\n"
+                                "    1 hog, total 50.0 ms, longest 50.0 ms\n"
+                                "    longest: virtual thread #203 on ForkJoinPool-1-worker-1 (tid 4001)\n");
+        CHECK_CONTAINS(t, "  carrier hogs reported 3\n");
+        CHECK_CONTAINS(t, ", 1 hog end(s) without a start, 2 duplicate hog event(s)\n");
+    }
+    free(t);
+    /* --top 1: one culprit, and how many more */
+    o.top = 1;
+    t = render(report_text, r, &o, NULL);
+    CHECK_CONTAINS(t, "\n... 1 more hog culprit (--top 0 shows all)\n");
+    free(t);
+    recording_free(r);
+
+    /* no hogs, no section */
+    b = (struct buf){0};
+    buf_magic(&b);
+    sample_events(&b, 1);
+    r = load_ok(write_file("nohogs.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    o.top = 10;
+    t = render(report_text, r, &o, NULL);
+    CHECK(t && strstr(t, "carrier hogs") == NULL);
+    free(t);
+    j = render(report_json, r, &o, NULL);
+    CHECK_CONTAINS(j, "\"hogs\": []");
+    CHECK_CONTAINS(j, "\"hogs\": null"); /* stats.hogs: not written by this agent */
+    free(j);
+    recording_free(r);
+}
+
 static void test_sessions(void)
 {
     struct buf b = {0};
@@ -1425,6 +1612,7 @@ int main(void)
     CHECK_RUN(test_disk_nearly_full);
     CHECK_RUN(test_damaged_report);
     CHECK_RUN(test_jdk_sites);
+    CHECK_RUN(test_hogs);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

@@ -328,6 +328,73 @@ static void test_html(void)
     free(b.data);
 }
 
+/* Carrier hogs in the page: in their carrier's lane ("h", as pins' "p"), on a
+ * lane of its own for a carrier only a hog names, in the summary and the
+ * page's legend and tooltip code; and in the Perfetto trace. */
+static void test_html_hogs(void)
+{
+    struct synth b = {0};
+    base_recording(&b, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_OFF);
+    synth_pin_start(&b, 1, VTPIN__V1__PIN_REASON__MONITOR, MONO0 + 2 * MS, 41, 14, 7001, 11, 1, 1, NULL);
+    synth_pin_end(&b, 1, MONO0 + 5 * MS, 3 * MS);
+    synth_hog_start(&b, 1, MONO0 + 10 * MS, 42, 14, 7001, 11, 2, 0);
+    synth_hog_end(&b, 1, MONO0 + 30 * MS, 20 * MS, MONO0 + 25 * MS);
+    synth_hog_start(&b, 2, MONO0 + 40 * MS, 43, 0, 7004, 13, 0, -1); /* still running at the end */
+    synth_goodbye(&b, MONO0 + 100 * MS, 1);
+    struct recording *r = load(&b);
+    size_t len, dlen;
+    char *html = render(report_html, r, &len);
+    CHECK_CONTAINS(html, "carrier hog (on CPU without unmounting, nothing pinned)"); /* the legend */
+    CHECK_CONTAINS(html, "classList.contains('hog')");                               /* the tooltip */
+    const char *data = data_of(html, &dlen);
+    if (CHECK(data)) {
+        char *copy = strndup(data, dlen);
+        struct jsonread *doc = NULL;
+        char err[200];
+        if (CHECK_INT(jsonread_parse(copy, strlen(copy), &doc, err, sizeof(err)), 0)) {
+            const struct jsonread *lanes = jsonread_get(doc, "lanes");
+            CHECK_UINT(jsonread_len(lanes), 3); /* 7001, 7002 announced; 7004 only a hog names */
+            const struct jsonread *l0 = jsonread_at(lanes, 0), *h = jsonread_get(l0, "h");
+            CHECK_UINT(jsonread_int(jsonread_get(l0, "hogs"), 0), 1);
+            CHECK_INT(jsonread_int(jsonread_get(l0, "hogged_ns"), 0), 20 * MS);
+            CHECK_UINT(jsonread_len(jsonread_get(l0, "p")), 9);
+            CHECK_UINT(jsonread_len(h), 9);
+            CHECK_INT(jsonread_int(jsonread_at(h, 0), -1), 10000); /* us from the first timestamp */
+            CHECK_INT(jsonread_int(jsonread_at(h, 1), -1), 20000);
+            CHECK_INT(jsonread_int(jsonread_at(h, 2), 0), -1); /* no reason: a hog */
+            CHECK_INT(jsonread_int(jsonread_at(h, 6), 0), 1);  /* hog id */
+            CHECK_INT(jsonread_int(jsonread_at(h, 7), 0), 42);
+            const struct jsonread *strings = jsonread_get(doc, "strings");
+            CHECK_STR(jsonread_str(jsonread_at(strings, (size_t)jsonread_int(jsonread_at(h, 5), 0)), ""),
+                      "Repro.settle(Unknown Source)");
+            const struct jsonread *l2 = jsonread_at(lanes, 2), *h2 = jsonread_get(l2, "h");
+            CHECK_INT(jsonread_int(jsonread_get(l2, "tid"), 0), 7004);
+            CHECK_STR(jsonread_str(jsonread_get(l2, "name"), ""), "worker-3");
+            CHECK_UINT(jsonread_len(h2), 9);
+            CHECK_INT(jsonread_int(jsonread_at(h2, 1), -1), 60000); /* ongoing: up to the last timestamp */
+            CHECK_INT(jsonread_int(jsonread_at(h2, 5), 0), -1);     /* no stack, no culprit */
+            const struct jsonread *hogs = jsonread_get(doc, "hogs");
+            CHECK_INT(jsonread_int(jsonread_get(hogs, "count"), 0), 2);
+            CHECK_INT(jsonread_int(jsonread_get(hogs, "ongoing"), 0), 1);
+            CHECK_INT(jsonread_int(jsonread_get(hogs, "longest_ns"), 0), 60 * MS);
+            CHECK_INT(jsonread_int(jsonread_get(hogs, "held_ns"), 0), 80 * MS);
+            jsonread_free(doc);
+        } else {
+            fprintf(stderr, "%s\n", err);
+        }
+        free(copy);
+    }
+    free(html);
+    char *trace = render(report_perfetto, r, NULL); /* and in the Perfetto trace, on their carrier's track */
+    CHECK_CONTAINS(trace,
+                   "{\"ph\": \"X\", \"cat\": \"hog\", \"name\": \"HOG Repro.settle\", \"pid\": 99, \"tid\": 7001, "
+                   "\"ts\": 10000.000, \"dur\": 20000.000, \"args\": {\"hog_id\": 1, \"vthread_id\": 42");
+    CHECK_CONTAINS(trace, "\"name\": \"HOG\", \"pid\": 99, \"tid\": 7004");
+    free(trace);
+    recording_free(r);
+    free(b.data);
+}
+
 /* Sampled occupancy on a span that does not divide into the strip's buckets:
  * every bucket is known, and the busy share follows the samples. */
 static void test_html_busy_strip(void)
@@ -553,6 +620,7 @@ int main(void)
     CHECK_RUN(test_perfetto);
     CHECK_RUN(test_html);
     CHECK_RUN(test_html_busy_strip);
+    CHECK_RUN(test_html_hogs);
     CHECK_RUN(test_html_merged);
     CHECK_RUN(test_hostile_names);
     CHECK_RUN(test_open_runs_passes);
