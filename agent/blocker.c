@@ -9,6 +9,7 @@
 #include "carriers.h"
 #include "clock.h"
 #include "jthread.h"
+#include "self_cost.h"
 
 static struct {
     jvmtiEnv *jvmti;
@@ -110,7 +111,8 @@ static jthread mounted_owner(JNIEnv *jni, jobject monitor, jthread waiter)
         jobject *owned = NULL;
         int owns = 0;
         if (!(*jni)->IsSameObject(jni, vt, waiter) &&
-            (*jvmti)->GetOwnedMonitorInfo(jvmti, vt, &n, &owned) == JVMTI_ERROR_NONE) {
+            COUNTED(CALL_GET_OWNED_MONITOR_INFO, (*jvmti)->GetOwnedMonitorInfo(jvmti, vt, &n, &owned)) ==
+                JVMTI_ERROR_NONE) {
             for (jint k = 0; k < n; k++) {
                 owns |= (*jni)->IsSameObject(jni, owned[k], monitor);
                 (*jni)->DeleteLocalRef(jni, owned[k]);
@@ -133,9 +135,12 @@ static void describe_thread(JNIEnv *jni, jthread t, struct blocker *out)
     out->id = jthread_id(jni, t);
     out->is_virtual = (*jni)->IsVirtualThread(jni, t);
     jint st = 0;
-    out->state = (*jvmti)->GetThreadState(jvmti, t, &st) == JVMTI_ERROR_NONE ? state_name(st) : NULL;
+    out->state = COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, t, &st)) == JVMTI_ERROR_NONE
+                     ? state_name(st)
+                     : NULL;
     jint count = 0;
-    if ((*jvmti)->GetStackTrace(jvmti, t, 0, (jint)blk.depth, blk.stack->frames, &count) == JVMTI_ERROR_NONE) {
+    if (COUNTED(CALL_GET_STACK_TRACE,
+                (*jvmti)->GetStackTrace(jvmti, t, 0, (jint)blk.depth, blk.stack->frames, &count)) == JVMTI_ERROR_NONE) {
         blk.stack->frame_count = (uint32_t)count;
         blk.stack->truncated = count == (jint)blk.depth;
         memset(rec_monitors(blk.stack, blk.depth), 0, blk.depth * sizeof(uint16_t));
@@ -158,9 +163,11 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
     }
     jobject monitor = NULL;
     jint st = 0;
-    if ((*jvmti)->GetThreadState(jvmti, waiter, &st) != JVMTI_ERROR_NONE)
+    if (COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, waiter, &st)) != JVMTI_ERROR_NONE)
         return 0;
-    if ((*jvmti)->GetCurrentContendedMonitor(jvmti, waiter, &monitor) != JVMTI_ERROR_NONE || !monitor) {
+    if (COUNTED(CALL_GET_CURRENT_CONTENDED_MONITOR, (*jvmti)->GetCurrentContendedMonitor(jvmti, waiter, &monitor)) !=
+            JVMTI_ERROR_NONE ||
+        !monitor) {
         /* 24+: a virtual thread in Object.wait under a native frame has no contended monitor for JVMTI */
         out->what = st & JVMTI_THREAD_STATE_IN_OBJECT_WAIT ? BLOCKER_NOTIFY : BLOCKER_NONE;
         return out->what != BLOCKER_NONE;
@@ -174,7 +181,8 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
     out->what = BLOCKER_MONITOR;
     jvmtiMonitorUsage usage;
     memset(&usage, 0, sizeof(usage));
-    if ((*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage) == JVMTI_ERROR_NONE) {
+    if (COUNTED(CALL_GET_OBJECT_MONITOR_USAGE, (*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage)) ==
+        JVMTI_ERROR_NONE) {
         jthread owner = usage.owner ? usage.owner : mounted_owner(jni, monitor, waiter);
         if (owner && !(*jni)->IsSameObject(jni, owner, waiter))
             describe_thread(jni, owner, out);
@@ -199,7 +207,7 @@ static int clinits_of(jthread t, char (*cls)[BLOCKER_CLASS_MAX], int max)
     jvmtiFrameInfo frames[64];
     jint count = 0;
     int n = 0;
-    if ((*jvmti)->GetStackTrace(jvmti, t, 0, 64, frames, &count) != JVMTI_ERROR_NONE)
+    if (COUNTED(CALL_GET_STACK_TRACE, (*jvmti)->GetStackTrace(jvmti, t, 0, 64, frames, &count)) != JVMTI_ERROR_NONE)
         return 0;
     for (jint f = 0; f < count && n < max; f++) {
         char *name = NULL, *sig = NULL;
@@ -247,7 +255,7 @@ int blocker_find_initializer(JNIEnv *jni, jthread waiter, const char *cls, int64
     /* the platform threads, then the carriers' mounted virtual threads */
     jint n = 0;
     jthread *threads = NULL;
-    if ((*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+    if (COUNTED(CALL_GET_ALL_THREADS, (*jvmti)->GetAllThreads(jvmti, &n, &threads)) != JVMTI_ERROR_NONE)
         return 0;
     jthread initializer = NULL;
     int seen = 0; /* threads initializing, when the class is not known: exactly one may be named */

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "jthread.h"
+#include "self_cost.h"
 #include "vmstructs.h"
 
 struct mount_ring {
@@ -105,7 +106,8 @@ void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_cla
 {
     jint n = 0;
     jthread *threads = NULL;
-    if (!slots || !carrier_class || (*jvmti)->GetAllThreads(jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+    if (!slots || !carrier_class ||
+        COUNTED(CALL_GET_ALL_THREADS, (*jvmti)->GetAllThreads(jvmti, &n, &threads)) != JVMTI_ERROR_NONE)
         return;
     /* Registered by an earlier session (attach, stop, attach): a carrier that
      * ended meanwhile (no ThreadEnd while stopped) is let go, a live one kept. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/frames_kind.h"
+#include "self_cost.h"
 
 #define STUB_TARGET_SLOT 1 /* invoke(SegmentAllocator, MemorySegment target, args...), static */
 
@@ -139,9 +140,13 @@ int downcall_resolve(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jint depth, j
     jlocation location = 0;
     jobject segment = NULL;
     int rc = -EIO;
-    if ((*jvmti)->GetFrameLocation(jvmti, thread, depth, &method, &location) != JVMTI_ERROR_NONE || method != stub)
+    if (COUNTED(CALL_GET_FRAME_LOCATION, (*jvmti)->GetFrameLocation(jvmti, thread, depth, &method, &location)) !=
+            JVMTI_ERROR_NONE ||
+        method != stub)
         rc = -ESTALE;
-    else if ((*jvmti)->GetLocalObject(jvmti, thread, depth, STUB_TARGET_SLOT, &segment) == JVMTI_ERROR_NONE && segment)
+    else if (COUNTED(CALL_GET_LOCAL_OBJECT,
+                     (*jvmti)->GetLocalObject(jvmti, thread, depth, STUB_TARGET_SLOT, &segment)) == JVMTI_ERROR_NONE &&
+             segment)
         rc = 0;
     (*jvmti)->ResumeThread(jvmti, thread);
     if (rc)

@@ -1,7 +1,6 @@
 #include "hog_track.h"
 
-enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, int64_t hog_ns,
-                               struct hog_ended *ended)
+enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, int64_t hog_ns, struct hog_ended *ended)
 {
     int holds = s->vthread_id != 0 && s->running && !s->pinned;
     int same_thread = t->state != HOG_NONE && t->vthread_id == s->vthread_id && t->mounts == s->mounts;

@@ -92,7 +92,8 @@ static void report_start(JNIEnv *jni, struct carrier_slot *c, jthread vt)
         char frame[1024] = "", line[1400];
         if (st)
             trace_format_frame(hogs.symbols, st, c->hog_culprit, frame, sizeof(frame));
-        snprintf(line, sizeof(line), "hog #%llu started: VirtualThread[#%lld,%s] has run on %s (tid %d) for %lld ms without unmounting%s%s",
+        snprintf(line, sizeof(line),
+                 "hog #%llu started: VirtualThread[#%lld,%s] has run on %s (tid %d) for %lld ms without unmounting%s%s",
                  (unsigned long long)c->hog_id, (long long)c->hog.vthread_id, name, c->name, c->tid,
                  (long long)((c->hog.last_running - c->hog.since) / 1000000), frame[0] ? " at " : "", frame);
         trace_line(outputs_trace(), line);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "self_cost.h"
 
 static struct {
     jvmtiEnv *jvmti;
@@ -182,7 +183,8 @@ static int mounted_by_extension(jthread carrier, jthread *vt)
     *vt = NULL;
     if (!jthreads.get_virtual_thread)
         return -ENOSYS;
-    if (jthreads.get_virtual_thread(jthreads.jvmti, carrier, vt) != JVMTI_ERROR_NONE) {
+    if (COUNTED(CALL_GET_VIRTUAL_THREAD, jthreads.get_virtual_thread(jthreads.jvmti, carrier, vt)) !=
+        JVMTI_ERROR_NONE) {
         *vt = NULL;
         return -EINVAL;
     }

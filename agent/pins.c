@@ -9,6 +9,7 @@
 #include "jdk_words.h"
 #include "jthread.h"
 #include "log.h"
+#include "self_cost.h"
 #include "stack_read.h"
 
 enum pin_kind { KIND_NONE = 0, KIND_PARK, KIND_ENTER, KIND_WAIT };
@@ -221,7 +222,8 @@ static int enters_under_native(jthread thread)
     jlocation location = 0;
     jboolean native = JNI_FALSE;
     jint modifiers = 0;
-    if ((*jvmti)->GetFrameLocation(jvmti, thread, 0, &method, &location) != JVMTI_ERROR_NONE ||
+    if (COUNTED(CALL_GET_FRAME_LOCATION, (*jvmti)->GetFrameLocation(jvmti, thread, 0, &method, &location)) !=
+            JVMTI_ERROR_NONE ||
         (*jvmti)->IsMethodNative(jvmti, method, &native) != JVMTI_ERROR_NONE || !native)
         return 0;
     if ((*jvmti)->GetMethodModifiers(jvmti, method, &modifiers) != JVMTI_ERROR_NONE)

@@ -12,6 +12,7 @@
 #include "outputs.h"
 #include "pins.h"
 #include "queue.h"
+#include "self_cost.h"
 #include "vmstructs.h"
 
 #define MAX_NOTICES 32
@@ -36,6 +37,7 @@ void session_init(const struct writer_config *cfg, struct symbols *symbols)
 {
     session.cfg = cfg;
     session.symbols = symbols;
+    self_cost_reset(); /* a session's stats count from its start */
 }
 
 void session_fini(void)
@@ -101,12 +103,30 @@ static void fill_stats(Vtpin__V1__Stats *s)
     s->blockers_skipped = blocker_skipped();
     s->has_hogs = 1;
     s->hogs = hogs_reported();
+    int64_t cpu = self_cost_writer_cpu_ns();
+    s->has_agent_cpu_ns = cpu >= 0;
+    s->agent_cpu_ns = cpu >= 0 ? (uint64_t)cpu : 0;
+}
+
+/* Stats with the JVMTI calls by function: calls[]/ptrs[] are the caller's, CALL_KINDS long. */
+static void fill_calls(Vtpin__V1__Stats *s, Vtpin__V1__JvmtiCalls *calls, Vtpin__V1__JvmtiCalls **ptrs)
+{
+    for (unsigned i = 0; i < CALL_KINDS; i++) {
+        vtpin__v1__jvmti_calls__init(&calls[i]);
+        calls[i].function = (char *)self_cost_call_name((enum jvmti_call)i);
+        calls[i].calls = self_cost_calls((enum jvmti_call)i);
+        ptrs[i] = &calls[i];
+    }
+    s->n_jvmti_calls = CALL_KINDS;
+    s->jvmti_calls = ptrs;
 }
 
 void session_stats(unsigned sinks)
 {
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
+    Vtpin__V1__JvmtiCalls calls[CALL_KINDS], *ptrs[CALL_KINDS];
     fill_stats(&s);
+    fill_calls(&s, calls, ptrs);
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_STATS;
     ev.stats = &s;
@@ -116,7 +136,9 @@ void session_stats(unsigned sinks)
 void session_goodbye(void)
 {
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
+    Vtpin__V1__JvmtiCalls calls[CALL_KINDS], *ptrs[CALL_KINDS];
     fill_stats(&s);
+    fill_calls(&s, calls, ptrs);
     Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
     g.time_ns = s.time_ns;
     g.stats = &s;

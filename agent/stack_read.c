@@ -6,6 +6,7 @@
 
 #include "carriers.h"
 #include "jthread.h"
+#include "self_cost.h"
 #include "writer_thread.h"
 
 static struct {
@@ -30,7 +31,9 @@ static jint capture_frames(jthread thread, struct rec *r)
 {
     unsigned depth = reader.depth;
     jint count = 0;
-    if ((*reader.jvmti)->GetStackTrace(reader.jvmti, thread, 0, (jint)depth, r->frames, &count) != JVMTI_ERROR_NONE)
+    if (COUNTED(CALL_GET_STACK_TRACE,
+                (*reader.jvmti)->GetStackTrace(reader.jvmti, thread, 0, (jint)depth, r->frames, &count)) !=
+        JVMTI_ERROR_NONE)
         count = 0;
     r->frame_count = (uint32_t)count;
     memset(rec_monitors(r, depth), 0, (size_t)count * sizeof(uint16_t));
@@ -56,7 +59,8 @@ void stack_read_full(jthread thread, struct rec *r)
         return;
     jint n = 0;
     jvmtiMonitorStackDepthInfo *info = NULL;
-    if ((*reader.jvmti)->GetOwnedMonitorStackDepthInfo(reader.jvmti, thread, &n, &info) != JVMTI_ERROR_NONE)
+    if (COUNTED(CALL_GET_OWNED_MONITOR_STACK_DEPTH_INFO,
+                (*reader.jvmti)->GetOwnedMonitorStackDepthInfo(reader.jvmti, thread, &n, &info)) != JVMTI_ERROR_NONE)
         return;
     for (jint i = 0; i < n; i++) {
         if (info[i].stack_depth >= 0 && info[i].stack_depth < count && monitors[info[i].stack_depth] < UINT16_MAX)
@@ -80,7 +84,7 @@ void stack_read_writer_fini(void)
 static int is_blocked(jthread vt)
 {
     jint state = 0;
-    if ((*reader.jvmti)->GetThreadState(reader.jvmti, vt, &state) != JVMTI_ERROR_NONE)
+    if (COUNTED(CALL_GET_THREAD_STATE, (*reader.jvmti)->GetThreadState(reader.jvmti, vt, &state)) != JVMTI_ERROR_NONE)
         return 0;
     return (state & (JVMTI_THREAD_STATE_WAITING | JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)) != 0;
 }

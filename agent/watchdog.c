@@ -10,6 +10,7 @@
 #include "jdk_words.h"
 #include "jthread.h"
 #include "pins.h"
+#include "self_cost.h"
 #include "stack_read.h"
 #include "vmblock.h"
 #include "vmstructs.h"
@@ -148,7 +149,7 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
      * whose calls disable the thread's mount transitions (a CPU-bound JNI carrier stays cheap). */
     if (park_breakpoints && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE;
-    if ((*jvmti)->GetThreadState(jvmti, vt, &state) != JVMTI_ERROR_NONE)
+    if (COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, vt, &state)) != JVMTI_ERROR_NONE)
         return WATCH_NONE;
     /* parked: the JDK's own state says so (its carrier may be runnable, woken by the timer) */
     int parked_state = !park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING);
@@ -159,12 +160,16 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
     jint count = 0;
     if (state & JVMTI_THREAD_STATE_IN_NATIVE) {
         /* In C: under a JNI method, or an FFM downcall (its stub and LambdaForm frames on top). */
-        if ((*jvmti)->GetStackTrace(jvmti, vt, 0, 1, frames, &count) == JVMTI_ERROR_NONE && count == 1) {
+        if (COUNTED(CALL_GET_STACK_TRACE, (*jvmti)->GetStackTrace(jvmti, vt, 0, 1, frames, &count)) ==
+                JVMTI_ERROR_NONE &&
+            count == 1) {
             *top = frames[0].method;
             kind = WATCH_NATIVE;
         }
     } else if (!active_pins_on_carrier(c->tid, c->block_pin) &&
-               (*jvmti)->GetStackTrace(jvmti, vt, 0, 8, frames, &count) == JVMTI_ERROR_NONE && count > 0) {
+               COUNTED(CALL_GET_STACK_TRACE, (*jvmti)->GetStackTrace(jvmti, vt, 0, 8, frames, &count)) ==
+                   JVMTI_ERROR_NONE &&
+               count > 0) {
         jmethodID park = pins_park_method();
         int parked = 0;
         for (jint i = 0; i < count; i++)

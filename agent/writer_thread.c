@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "clock.h"
+#include "self_cost.h"
 
 enum { FREE = 0, JOINED = 1, FORBIDDEN = 2 };
 
@@ -24,6 +25,7 @@ static struct {
 static void *run(void *arg)
 {
     (void)arg;
+    self_cost_writer_started(); /* its CPU time is vtpin's own */
     thread_main(thread_arg);
     writer_thread_leave();
     return NULL;

@@ -411,6 +411,11 @@ def overhead_table(jdk, workload, configs, rounds, args):
                 notes.append("transitions recorded %s, dropped %s" % (human(te), human(td)))
             if pins is not None and int(pins):
                 notes.append("pins seen %s, reported %s" % (pins, last.get("pins_reported")))
+            cpu = [int(x["agent_cpu_ns"]) for x in recs if x.get("agent_cpu_ns")]
+            calls = [int(x["jvmti_calls"]) for x in recs if x.get("jvmti_calls")]
+            if cpu:  # the agent's own figures: deterministic beside the noisy ratios
+                notes.append("agent's writer CPU %.1f ms, JVMTI calls %s (medians, from the recording)" %
+                             (statistics.median(cpu) / 1e6, human(int(statistics.median(calls))) if calls else 0))
             for k in ("events_dropped", "collector_dropped"):
                 if int(last.get(k, 0) or 0):
                     notes.append("%s %s" % (k.replace("_", " "), last[k]))

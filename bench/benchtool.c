@@ -137,6 +137,7 @@ static int cmd_stats(int argc, char **argv)
     uint64_t counts[32] = {0}, entries = 0, samples = 0, frames = 0;
     Vtpin__V1__Stats last = VTPIN__V1__STATS__INIT;
     int have_stats = 0, goodbye = 0, rc;
+    uint64_t jvmti_calls = 0; /* the last stats' JVMTI calls, every function (summed before the event is freed) */
     WireEvent *ev = NULL;
     while ((rc = wire_reader_next(r, &ev)) == 1) {
         frames++;
@@ -155,6 +156,11 @@ static int cmd_stats(int argc, char **argv)
         }
         if (st) {
             last = *st;
+            last.n_jvmti_calls = 0;
+            last.jvmti_calls = NULL; /* freed with ev */
+            jvmti_calls = 0;
+            for (size_t i = 0; i < st->n_jvmti_calls; i++)
+                jvmti_calls += st->jvmti_calls[i]->calls;
             have_stats = 1;
         }
         wire_event_free(ev);
@@ -171,6 +177,8 @@ static int cmd_stats(int argc, char **argv)
                " carriers_started=%" PRIu64,
                last.pins, last.pins_reported, last.pins_below_threshold, last.events_dropped, last.stacks_dropped,
                last.transitions_dropped, last.collector_dropped, last.carriers_started);
+    if (have_stats && last.has_agent_cpu_ns)
+        printf(" agent_cpu_ns=%" PRIu64 " jvmti_calls=%" PRIu64, last.agent_cpu_ns, jvmti_calls);
     printf("\n");
     wire_reader_free(r);
     close(fd);

@@ -495,7 +495,16 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(pins_without_stack);
     COPY(blockers_skipped);
     COPY(hogs);
+    COPY(agent_cpu_ns);
 #undef COPY
+    st->n_jvmti_calls = 0;
+    for (size_t i = 0; i < d->n_jvmti_calls && st->n_jvmti_calls < RECORDING_JVMTI_CALLS_MAX; i++) {
+        const Vtpin__V1__JvmtiCalls *c = d->jvmti_calls[i];
+        if (!c || !c->function)
+            continue;
+        snprintf(st->jvmti_calls[st->n_jvmti_calls].function, sizeof(st->jvmti_calls[0].function), "%s", c->function);
+        st->jvmti_calls[st->n_jvmti_calls++].calls = c->calls;
+    }
 }
 
 /* A kernel view interval (collector recordings); stacks capped at 128 frames. */

@@ -183,6 +183,8 @@ struct recording_occupancy {
 #define RECORDING_MAX_CARRIERS 4096
 #define RECORDING_MAX_OCCUPANCY (8u << 20) /* points kept per session (192 MiB); the rest counted */
 
+#define RECORDING_JVMTI_CALLS_MAX 16
+
 struct recording_stats {
     int64_t time_ns;
     int has_pins, has_pins_reported, has_pins_below_threshold, has_events_dropped, has_stacks_dropped,
@@ -197,6 +199,14 @@ struct recording_stats {
     uint64_t blockers_skipped; /* pins whose blocker was not looked up (the looks a second were spent) */
     int has_hogs;
     uint64_t hogs; /* carrier hogs reported (HogStart) */
+    /* what vtpin cost, from itself: its writer thread's CPU, its JVMTI calls that stop a thread */
+    int has_agent_cpu_ns;
+    uint64_t agent_cpu_ns;
+    struct {
+        char function[48];
+        uint64_t calls;
+    } jvmti_calls[RECORDING_JVMTI_CALLS_MAX];
+    size_t n_jvmti_calls; /* 0: not written (agents before it) */
 };
 
 struct recording_session {

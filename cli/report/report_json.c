@@ -385,6 +385,16 @@ static void put_stats(struct json *j, const struct recording_session *s)
     kv_counter(j, "blockers_skipped", st->has_blockers_skipped, st->blockers_skipped);
     kv_counter(j, "pins_without_stack", st->has_pins_without_stack, st->pins_without_stack);
     kv_counter(j, "hogs", st->has_hogs, st->hogs);
+    kv_counter(j, "agent_cpu_ns", st->has_agent_cpu_ns, st->agent_cpu_ns);
+    json_key(j, "jvmti_calls");
+    if (st->n_jvmti_calls) {
+        json_object_begin_inline(j);
+        for (size_t i = 0; i < st->n_jvmti_calls; i++)
+            json_kv_uint(j, st->jvmti_calls[i].function, st->jvmti_calls[i].calls);
+        json_object_end(j);
+    } else {
+        json_null(j);
+    }
     json_object_end(j);
 }
 

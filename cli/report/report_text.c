@@ -411,6 +411,33 @@ static void put_counter(FILE *out, const char *name, int has, uint64_t v)
         fprintf(out, "%s ?", name);
 }
 
+/* What the agent cost, from itself: "the agent's own cost: writer thread CPU 12.0 ms (1.9 % of
+ * 646.6 ms recorded); JVMTI calls that stop a thread: GetStackTrace 12, ...". */
+static void put_self_cost(FILE *out, const struct recording_session *s)
+{
+    const struct recording_stats *st = &s->stats;
+    if (!st->has_agent_cpu_ns && !st->n_jvmti_calls)
+        return;
+    char cpu[32], span[32];
+    fputs("  the agent's own cost:", out);
+    if (st->has_agent_cpu_ns) {
+        int64_t recorded = st->time_ns - s->start_mono_ns;
+        fprintf(out, " writer thread CPU %s", units_format_duration((int64_t)st->agent_cpu_ns, cpu, sizeof(cpu)));
+        if (s->has_clock && recorded > 0)
+            fprintf(out, " (%.1f %% of %s recorded)", 100.0 * (double)st->agent_cpu_ns / (double)recorded,
+                    units_format_duration(recorded, span, sizeof(span)));
+        fputc(';', out);
+    }
+    fputs(" JVMTI calls that stop a thread:", out);
+    int any = 0;
+    for (size_t i = 0; i < st->n_jvmti_calls; i++)
+        if (st->jvmti_calls[i].calls) {
+            fprintf(out, "%s %s %" PRIu64, any ? "," : "", st->jvmti_calls[i].function, st->jvmti_calls[i].calls);
+            any = 1;
+        }
+    fputs(any ? "\n" : " none\n", out);
+}
+
 static void put_counters(FILE *out, const struct recording_session *s)
 {
     const struct recording_stats *st = &s->stats;
@@ -460,6 +487,7 @@ static void put_counters(FILE *out, const struct recording_session *s)
         put_counter(out, "blockers not looked up", 1, st->blockers_skipped);
         fprintf(out, " (at most %d looks a second: each stops the JVM at a safepoint)\n", 20);
     }
+    put_self_cost(out, s);
     if (st->has_hogs) { /* agents before hogs do not write it */
         fputs("  ", out);
         put_counter(out, "carrier hogs reported", 1, st->hogs);

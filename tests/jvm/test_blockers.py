@@ -44,7 +44,15 @@ def case_owner(jdk, kind):
                   (b["pin"], [describe(q) for q in owner_pins]))
         else:
             check(t["carrier"] is None and b["pin"] is None, "a platform owner: no carrier, no pin: %s" % b)
+    # the agent's own cost: one GetObjectMonitorUsage (a safepoint) per monitor blocker looked up, no more
+    calls = rep["stats"]["jvmti_calls"]
+    looked = [p for p in rep["pins"] if p["blocker"] and p["blocker"]["what"] == "monitor"]
+    check(calls and calls["GetObjectMonitorUsage"] == len(looked) and calls["GetCurrentContendedMonitor"] >= len(looked),
+          "JVMTI calls counted, one monitor usage per blocker: %s, %d blockers" % (calls, len(looked)))
+    check(rep["stats"]["agent_cpu_ns"] > 0, "the writer's CPU: %s" % rep["stats"]["agent_cpu_ns"])
     text = subprocess.run([VTPIN, "report", r.record], capture_output=True, text=True, timeout=60).stdout
+    check("the agent's own cost: writer thread CPU " in text and "GetObjectMonitorUsage %d" % len(looked) in text,
+          "the text report says what the agent cost:\n" + text)
     line = 'blocked by "%s" (%s' % (name, "virtual on " if virtual else "platform, %s) at " % state)
     check(line in text and "LockOwner.holdLong(LockOwner.java:" in text, "the text report says %r:\n%s" %
           (line, text))
