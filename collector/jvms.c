@@ -62,6 +62,7 @@ static void jvm_free(struct jvm *j)
     pinstats_free(j->pinstats);
     pinprofile_free(j->pinprofile);
     idmap_free(j->carrier_pins, free);
+    idmap_free(j->carrier_hogs, free);
     free(j);
 }
 
@@ -129,12 +130,15 @@ static int make_room(struct jvms *r)
     return 0;
 }
 
-/* Ends every pin in progress at t (a reconnect: the agent re-sends the live ones). */
+/* Ends every pin and hog in progress at t (a reconnect: the agent re-sends the live ones). */
 static int end_pins(struct jvm *j, int64_t t)
 {
     size_t pos = 0;
     uint64_t tid;
     void *value;
+    while (idmap_next(j->carrier_hogs, &pos, &tid, &value)) /* the ids stay: a re-sent hog counts once */
+        occupancy_hog_end(j->occ, *(uint64_t *)value, t);
+    pos = 0;
     while (idmap_next(j->carrier_pins, &pos, &tid, &value))
         occupancy_pin_end(j->occ, *(uint64_t *)value, t);
     struct idmap *fresh = idmap_new();
@@ -203,9 +207,11 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
         j->max_carriers = r->cfg.max_carriers;
         j->occ = occupancy_new(r->cfg.max_carriers, r->cfg.window_ns, r->cfg.bucket_ns);
         j->carrier_pins = idmap_new();
+        j->carrier_hogs = idmap_new();
         j->pinstats = pinstats_new();
         j->pinprofile = pinprofile_new(r->cfg.window_ns);
-        if (!j->occ || !j->carrier_pins || !j->pinstats || !j->pinprofile || hello_copy(&j->hello, h) != 0) {
+        if (!j->occ || !j->carrier_pins || !j->carrier_hogs || !j->pinstats || !j->pinprofile ||
+            hello_copy(&j->hello, h) != 0) {
             jvm_free(j);
             return -ENOMEM;
         }
@@ -298,20 +304,25 @@ static void copy_stats(struct jvm_stats *d, const Vtpin__V1__Stats *s)
     d->collector_dropped = s->has_collector_dropped ? s->collector_dropped : 0;
     d->transitions_dropped = s->has_transitions_dropped ? s->transitions_dropped : 0;
     d->reconnects = s->has_reconnects ? s->reconnects : 0;
+    d->has_agent_cost = s->has_agent_cpu_ns;
+    d->agent_cpu_ns = s->has_agent_cpu_ns ? s->agent_cpu_ns : 0;
+    d->jvmti_calls = 0;
+    for (size_t i = 0; i < s->n_jvmti_calls; i++)
+        d->jvmti_calls += s->jvmti_calls[i] ? s->jvmti_calls[i]->calls : 0;
 }
 
-/* Remembers pin_id as carrier tid's latest pin (bounded by the carrier cap). */
-static void note_carrier_pin(struct jvm *j, int32_t tid, uint64_t pin_id, unsigned max)
+/* Remembers latest as carrier tid's latest pin or hog in by_carrier (bounded by the carrier cap). */
+static void note_carrier_id(struct idmap *by_carrier, int32_t tid, uint64_t latest, unsigned max)
 {
-    uint64_t *id = idmap_get(j->carrier_pins, (uint32_t)tid);
+    uint64_t *id = idmap_get(by_carrier, (uint32_t)tid);
     if (id) {
-        *id = pin_id;
+        *id = latest;
         return;
     }
-    if (idmap_count(j->carrier_pins) >= 2u * max || !(id = malloc(sizeof(*id))))
+    if (idmap_count(by_carrier) >= 2u * max || !(id = malloc(sizeof(*id))))
         return;
-    *id = pin_id;
-    if (idmap_put(j->carrier_pins, (uint32_t)tid, id, NULL) != 0)
+    *id = latest;
+    if (idmap_put(by_carrier, (uint32_t)tid, id, NULL) != 0)
         free(id);
 }
 
@@ -368,13 +379,33 @@ static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin_
     }
     if (!p->has_carrier_tid)
         return; /* no carrier to account it to */
-    note_carrier_pin(j, p->carrier_tid, p->pin_id, j->max_carriers);
+    note_carrier_id(j->carrier_pins, p->carrier_tid, p->pin_id, j->max_carriers);
     occupancy_pin_start(j->occ, p->carrier_tid, p->pin_id, (int)p->reason, text, p->has_vthread_id ? p->vthread_id : 0,
                         p->start_ns);
     char blocker[JVMS_CULPRIT_CAP];
     const char *waits = blocker_line(s, p->blocker, blocker, sizeof(blocker));
     if (waits)
         occupancy_pin_blocker(j->occ, p->pin_id, waits);
+}
+
+/* A hog's culprit is formatted as a pin's. One hog per carrier at a time, and
+ * the agent re-sends only the hog in progress: a HogStart whose id is its
+ * carrier's latest is a re-send (after a reconnect), counted once. */
+static void apply_hog_start(struct jvm *j, const struct session *s, const Vtpin__V1__HogStart *h)
+{
+    char culprit[JVMS_CULPRIT_CAP];
+    const char *text = NULL;
+    if (h->has_stack && h->has_culprit_frame)
+        text = session_format_frame(s, h->stack, h->culprit_frame, culprit, sizeof(culprit));
+    if (!h->has_carrier_tid) {
+        j->hogs_total++; /* no carrier to account it to */
+        return;
+    }
+    const uint64_t *latest = idmap_get(j->carrier_hogs, (uint32_t)h->carrier_tid);
+    if (!latest || *latest != h->hog_id)
+        j->hogs_total++;
+    note_carrier_id(j->carrier_hogs, h->carrier_tid, h->hog_id, j->max_carriers);
+    occupancy_hog_start(j->occ, h->carrier_tid, h->hog_id, text, h->has_vthread_id ? h->vthread_id : 0, h->start_ns);
 }
 
 int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now)
@@ -388,6 +419,12 @@ int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64
         occupancy_pin_end(j->occ, ev->pin_end->pin_id, ev->pin_end->end_ns);
         pinstats_end(j->pinstats, ev->pin_end->pin_id, ev->pin_end->duration_ns);
         pinprofile_end(j->pinprofile, ev->pin_end->pin_id, ev->pin_end->duration_ns, now);
+        return 0;
+    case VTPIN__V1__EVENT__BODY_HOG_START:
+        apply_hog_start(j, s, ev->hog_start);
+        return 0;
+    case VTPIN__V1__EVENT__BODY_HOG_END:
+        occupancy_hog_end(j->occ, ev->hog_end->hog_id, ev->hog_end->end_ns);
         return 0;
     case VTPIN__V1__EVENT__BODY_STATS:
         copy_stats(&j->stats, ev->stats);
@@ -465,8 +502,10 @@ static int alert_emit(struct jvm *j, int64_t now, int active, const char *head, 
         strbuf_printf(&t, "%s %s (tid %" PRId32 ")", i ? ";" : ":",
                       clog_printable(v ? v->name : NULL, name, sizeof(name)), st->tids[i]);
         if (v && v->culprit && *v->culprit)
-            strbuf_printf(&t, " %s at %s", wire_reason_name(v->reason),
+            strbuf_printf(&t, " %s at %s", v->state == CARRIER_HOG ? "hog" : wire_reason_name(v->reason),
                           clog_printable(v->culprit, culprit, sizeof(culprit)));
+        else if (v && v->state == CARRIER_HOG)
+            strbuf_printf(&t, " hog");
     }
     if (st->held > st->tid_count)
         strbuf_printf(&t, "; and %u more", st->held - st->tid_count);
@@ -512,20 +551,23 @@ cleanup:
     return rc;
 }
 
-/* Carriers pinned or native-blocked now, whatever for how long. */
-static unsigned pinned_now(struct jvm *j)
+/* Carriers pinned, native-blocked or hogged now, whatever for how long; *hogged of them hogged. */
+static unsigned held_now(struct jvm *j, unsigned *hogged)
 {
+    *hogged = 0;
     size_t n = occupancy_view(j->occ, NULL, 0);
     struct carrier_view *v = calloc(n ? n : 1, sizeof(*v));
-    unsigned pinned = 0;
+    unsigned held = 0;
     if (!v)
         return 0;
     occupancy_view(j->occ, v, n);
     for (size_t i = 0; i < n; i++)
-        if (v[i].state == CARRIER_PINNED || v[i].state == CARRIER_NATIVE_BLOCK)
-            pinned++;
+        if (v[i].state == CARRIER_PINNED || v[i].state == CARRIER_NATIVE_BLOCK || v[i].state == CARRIER_HOG) {
+            held++;
+            *hogged += v[i].state == CARRIER_HOG;
+        }
     free(v);
-    return pinned;
+    return held;
 }
 
 int jvm_alert_check(struct jvm *j, const struct alert_rule *rule, int64_t now, char **line, uint8_t **frame,
@@ -540,19 +582,19 @@ int jvm_alert_check(struct jvm *j, const struct alert_rule *rule, int64_t now, c
             return 0;
         j->alert_active = 1;
         j->alert_since = now;
-        snprintf(head, sizeof(head), "JVM pid %" PRId64 ": carrier starvation: %u of %u carriers pinned for over %s",
-                 j->pid, j->alert.held, j->alert.total, hold);
+        snprintf(head, sizeof(head), "JVM pid %" PRId64 ": carrier starvation: %u of %u carriers %s for over %s",
+                 j->pid, j->alert.held, j->alert.total, j->alert.hogged ? "pinned or hogged" : "pinned", hold);
     } else {
-        /* hysteresis: the alert holds while enough carriers are pinned at all, so
-         * back-to-back pins (each younger than the hold time) do not make it flap */
+        /* hysteresis: the alert holds while enough carriers are pinned (or hogged) at all,
+         * so back-to-back pins (each younger than the hold time) do not make it flap */
         unsigned need = rule->k ? rule->k : j->alert.total;
-        unsigned pinned = pinned_now(j);
-        if (j->alert.active || (need > 0 && pinned >= need))
+        unsigned hogged, held = held_now(j, &hogged);
+        if (j->alert.active || (need > 0 && held >= need))
             return 0;
         j->alert_active = 0;
         units_format_duration(now - j->alert_since, lasted, sizeof(lasted));
-        snprintf(head, sizeof(head), "JVM pid %" PRId64 ": carrier starvation over after %s: %u of %u carriers pinned",
-                 j->pid, lasted, pinned, j->alert.total);
+        snprintf(head, sizeof(head), "JVM pid %" PRId64 ": carrier starvation over after %s: %u of %u carriers %s",
+                 j->pid, lasted, held, j->alert.total, hogged ? "pinned or hogged" : "pinned");
         j->alert_since = 0;
     }
     return alert_emit(j, now, j->alert_active, head, line, frame, frame_len);

@@ -35,6 +35,8 @@ struct jvm_stats {
     int has;
     uint64_t pins, pins_reported, events_dropped, stacks_dropped, collector_dropped, transitions_dropped;
     uint32_t reconnects;
+    int has_agent_cost;                 /* the agent said what it costs (Stats.agent_cpu_ns) */
+    uint64_t agent_cpu_ns, jvmti_calls; /* its writer's CPU; its JVMTI calls, every function */
 };
 
 /* Where a JVM's name comes from. */
@@ -82,6 +84,8 @@ struct jvm {
     uint64_t pins_total;        /* distinct pins reported (PinStart) over all connections */
     uint64_t max_pin_id;        /* the highest pin id seen; a lower one still open is a re-sent PinStart */
     struct idmap *carrier_pins; /* carrier tid -> its latest pin id, to end them on a reconnect */
+    uint64_t hogs_total;        /* distinct carrier hogs reported (HogStart) over all connections */
+    struct idmap *carrier_hogs; /* carrier tid -> its latest hog id: ended on a reconnect, a re-send counted once */
     unsigned max_carriers;      /* the occupancy's cap */
     uint64_t malformed;         /* Transitions / CarrierSample with mismatched arrays */
     uint64_t defs_dropped;      /* definitions dropped by full session tables (all connections) */
@@ -108,7 +112,7 @@ const struct jvms_config *jvms_config(const struct jvms *r);
  * A newer connection of a known JVM (a reconnect) ends the pins in progress
  * at the time the JVM disconnected (or now): the agent re-sends the pins
  * still in progress right after its Hello, so those that ended while it was
- * away do not stay pinned forever. */
+ * away do not stay pinned forever. Hogs in progress end the same way. */
 int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ident *id, const char *recording,
                    void *owner, int64_t now, struct jvm **out);
 /* jvms_attach_as with the Hello's pid as the name (no peer credentials: tests, replays). */
@@ -128,9 +132,10 @@ void jvms_detach(struct jvms *r, struct jvm *j, void *owner, int64_t now);
 int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now);
 
 /* Evaluates the alert rule at now for a connected JVM (occupancy_alert_check):
- * raised when k of the P carriers (k = 0: all) have each been pinned for
- * longer than rule->hold_ns; cleared once fewer than k (or P) carriers are
- * pinned at all (hysteresis: back-to-back pins keep it raised). When the
+ * raised when k of the P carriers (k = 0: all) have each been pinned (or
+ * hogged) for longer than rule->hold_ns; cleared once fewer than k (or P)
+ * carriers are pinned or hogged at all (hysteresis: back-to-back pins keep it
+ * raised). The text names a hogged carrier's culprit as "hog at ...". When the
  * alert was raised or cleared, returns 1 with *line (the log line, malloc'ed)
  * and *frame, *frame_len (an Alert event packed as a frame, malloc'ed); else
  * 0; -ENOMEM. */

@@ -116,17 +116,48 @@ static void pins(struct strbuf *b, const struct row *rows, size_t n)
     }
 }
 
+static void hogs(struct strbuf *b, const struct row *rows, size_t n)
+{
+    family(b, "vtpin_hogs_total", "counter",
+           "Carrier hogs reported: virtual threads that ran on their carrier for at least the agent's hog= without "
+           "unmounting, nothing pinned (a hog re-sent after a reconnect counts once).");
+    for (size_t i = 0; i < n; i++)
+        strbuf_printf(b, "vtpin_hogs_total{%s} %" PRIu64 "\n", rows[i].labels, rows[i].j->hogs_total);
+    family(b, "vtpin_hog_seconds_total", "counter",
+           "Carrier time held by hogs, each from its start: the hogs that ended and those in progress (busy time, "
+           "not pinned).");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ns = 0;
+        for (size_t c = 0; c < rows[i].nviews; c++)
+            ns += (uint64_t)rows[i].views[c].hogged_ns;
+        strbuf_printf(b, "vtpin_hog_seconds_total{%s} ", rows[i].labels);
+        put_seconds(b, ns);
+    }
+    family(b, "vtpin_carriers_hogged", "gauge",
+           "Carrier threads held by a hog now (counted as busy in vtpin_carriers).");
+    for (size_t i = 0; i < n; i++) {
+        unsigned hogged = 0;
+        for (size_t c = 0; c < rows[i].nviews; c++)
+            hogged += rows[i].views[c].state == CARRIER_HOG;
+        strbuf_printf(b, "vtpin_carriers_hogged{%s} %u\n", rows[i].labels, hogged);
+    }
+}
+
 static void carriers(struct strbuf *b, const struct row *rows, size_t n)
 {
     static const char *const states[] = {"idle", "busy", "pinned", "native_blocked"}; /* enum carrier_state */
     family(b, "vtpin_carriers", "gauge",
-           "Carrier threads by what they do now: idle, busy (a virtual thread mounted, not pinned), pinned, "
-           "native_blocked.");
+           "Carrier threads by what they do now: idle, busy (a virtual thread mounted, not pinned, a hog included), "
+           "pinned, native_blocked.");
     for (size_t i = 0; i < n; i++) {
         unsigned count[4] = {0};
-        for (size_t c = 0; c < rows[i].nviews; c++)
-            if ((unsigned)rows[i].views[c].state < 4)
-                count[rows[i].views[c].state]++;
+        for (size_t c = 0; c < rows[i].nviews; c++) {
+            enum carrier_state st = rows[i].views[c].state;
+            if (st == CARRIER_HOG) /* a hog runs: busy, and vtpin_carriers_hogged says which */
+                st = CARRIER_RUNNING;
+            if ((unsigned)st < 4)
+                count[st]++;
+        }
         for (unsigned s = 0; s < 4; s++)
             strbuf_printf(b, "vtpin_carriers{%s,state=\"%s\"} %u\n", rows[i].labels, states[s], count[s]);
     }
@@ -179,11 +210,12 @@ static void carriers(struct strbuf *b, const struct row *rows, size_t n)
 static void alerts(struct strbuf *b, const struct row *rows, size_t n)
 {
     family(b, "vtpin_starvation_alert", "gauge",
-           "1 while the carrier starvation alert of the JVM is raised (--alert-k carriers pinned over --alert-after).");
+           "1 while the carrier starvation alert of the JVM is raised (--alert-k carriers pinned or hogged over "
+           "--alert-after).");
     for (size_t i = 0; i < n; i++)
         strbuf_printf(b, "vtpin_starvation_alert{%s} %d\n", rows[i].labels, rows[i].j->alert_active ? 1 : 0);
     family(b, "vtpin_carriers_held", "gauge",
-           "Carriers pinned or native-blocked for longer than --alert-after, at the last alert check.");
+           "Carriers pinned, native-blocked or hogged for longer than --alert-after, at the last alert check.");
     for (size_t i = 0; i < n; i++)
         strbuf_printf(b, "vtpin_carriers_held{%s} %u\n", rows[i].labels, rows[i].j->live ? rows[i].j->alert.held : 0);
 }
@@ -283,6 +315,7 @@ int metrics_render(struct jvms *r, const struct metrics_info *info, int64_t now,
     jvm_info(&b, rows, n);
     pins(&b, rows, n);
     carriers(&b, rows, n);
+    hogs(&b, rows, n);
     alerts(&b, rows, n);
     dropped(&b, rows, n);
     recordings(&b, rows, n);

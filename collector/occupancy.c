@@ -5,6 +5,7 @@
  * with the state the carrier had before the event, then changes the state.
  * A span is
  *   pinned  while a pin is in progress (always busy too, whatever the source);
+ *   busy    while a hog is in progress (it runs, whatever the source);
  *   busy or idle, by the mounted vthread, for a carrier with mount events;
  *   pending otherwise: its state is decided by the carrier's next sample (or
  *           first mount), which then moves it to busy or idle.
@@ -14,6 +15,10 @@
  * (bucket number = time / bucket_ns, slot = number mod ring size); a slot
  * holding an older bucket number is cleared when a newer bucket reuses it,
  * and views only read slots whose number is inside the window.
+ *
+ * Hogged time is a total of its own beside the split: a hog is reported once
+ * it has lasted hog=, so the part before its report (already accounted as
+ * busy, or pending) is added at its start, and the rest as the cursor moves.
  *
  * All memory is allocated by occupancy_new; events never allocate. */
 #include "occupancy.h"
@@ -32,7 +37,7 @@
 
 enum source {
     SRC_NONE = 0, /* nothing seen yet: time is not accounted */
-    SRC_PINS,     /* only pins so far: non-pinned time is pending */
+    SRC_PINS,     /* only pins and hogs so far: the other time is pending */
     SRC_SAMPLED,  /* samples: non-pinned time is pending until the next sample */
     SRC_EXACT,    /* mount events: every instant is known */
 };
@@ -54,6 +59,15 @@ struct pin {
     char blocker[CULPRIT_CAP]; /* what it waits for (common/blocker_text.h), "" when not known */
 };
 
+struct hog {
+    int active;
+    uint64_t id;     /* kept after its end, with counted: a hog re-sent after a reconnect is counted once */
+    int64_t start;   /* as reported (clamped as a pin's) */
+    int64_t counted; /* its time is in the carrier's hogged total up to here */
+    int64_t vthread_id;
+    char culprit[CULPRIT_CAP];
+};
+
 struct carrier {
     int32_t tid;
     enum source src;
@@ -62,7 +76,9 @@ struct carrier {
     int64_t seen_at;    /* the latest mount or sample (its own time) */
     uint64_t mounts;
     int64_t busy, pinned, idle, pending;
+    int64_t hogged; /* time of ended hogs, and of the one in progress up to the cursor */
     struct pin pin;
+    struct hog hog;
     struct bucket *ring;
     char name[NAME_CAP];
 };
@@ -280,11 +296,17 @@ static void carrier_advance(struct occupancy *o, struct carrier *c, int64_t t)
     enum span_kind kind;
     if (c->pin.active)
         kind = SPAN_PINNED;
+    else if (c->hog.active)
+        kind = SPAN_BUSY;
     else if (c->src == SRC_EXACT)
         kind = c->vthread_id ? SPAN_BUSY : SPAN_IDLE;
     else
         kind = SPAN_PENDING;
     span_add(o, c, c->acct, t, kind);
+    if (c->hog.active) {
+        c->hogged += t - c->acct;
+        c->hog.counted = t;
+    }
     c->acct = t;
 }
 
@@ -327,6 +349,24 @@ static void pin_clear(struct pin *p)
     p->reason = 0;
     p->culprit[0] = '\0';
     p->blocker[0] = '\0';
+}
+
+/* Ends the hog in progress (if any); its id and what was counted of it stay. */
+static void hog_clear(struct hog *h)
+{
+    h->active = 0;
+    h->vthread_id = 0;
+    h->culprit[0] = '\0';
+}
+
+/* A hog cannot unmount: what a mount or sample at t says (vthread_id, 0 =
+ * none) ends the hog in progress, unless it is older than the hog's start (a
+ * late record of the time before it). Call after advancing c to t. */
+static void hog_end_by_mount(struct carrier *c, int64_t vthread_id, int64_t t)
+{
+    if (c->hog.active && t >= c->hog.start &&
+        (vthread_id == 0 || (c->hog.vthread_id != 0 && vthread_id != c->hog.vthread_id)))
+        hog_clear(&c->hog);
 }
 
 /* ---- API ------------------------------------------------------------------ */
@@ -397,6 +437,7 @@ void occupancy_mount(struct occupancy *o, int32_t tid, int64_t vthread_id, int64
      * thread, means the pin is over and its end was lost. */
     if (c->pin.active && (vthread_id == 0 || (c->pin.vthread_id != 0 && vthread_id != c->pin.vthread_id)))
         pin_clear(&c->pin);
+    hog_end_by_mount(c, vthread_id, t);
     c->vthread_id = vthread_id;
     if (t > c->seen_at)
         c->seen_at = t;
@@ -418,6 +459,7 @@ void occupancy_sample(struct occupancy *o, int32_t tid, int64_t vthread_id, int6
         pending_resolve(o, c, vthread_id != 0);
         c->src = SRC_SAMPLED;
     }
+    hog_end_by_mount(c, vthread_id, t);
     c->vthread_id = vthread_id;
     if (t > c->seen_at)
         c->seen_at = t;
@@ -432,7 +474,8 @@ void occupancy_pin_start(struct occupancy *o, int32_t tid, uint64_t pin_id, int 
         return;
     note_time(o, start);
     if (!carrier_start(c, SRC_PINS, start))
-        carrier_advance(o, c, start); /* closes a pin in progress at this start */
+        carrier_advance(o, c, start); /* closes a pin or hog in progress at this start */
+    hog_clear(&c->hog);               /* the agent ends a hog when a pin begins */
     c->pin.active = 1;
     c->pin.id = pin_id;
     c->pin.start = start;
@@ -469,6 +512,50 @@ void occupancy_pin_end(struct occupancy *o, uint64_t pin_id, int64_t t)
     }
 }
 
+void occupancy_hog_start(struct occupancy *o, int32_t tid, uint64_t hog_id, const char *culprit, int64_t vthread_id,
+                         int64_t start)
+{
+    start = clamp_time(start);
+    struct carrier *c = carrier_get(o, tid, NULL);
+    if (!c)
+        return;
+    note_time(o, start);
+    if (!carrier_start(c, SRC_PINS, start))
+        carrier_advance(o, c, start); /* closes a hog in progress at this start */
+    hog_clear(&c->hog);
+    /* the time from its start to the cursor passed before the HogStart came;
+     * a re-sent hog's time is counted from where it was counted to */
+    int ended_by_pin = c->pin.active && c->pin.start >= start;
+    int64_t from = c->hog.id == hog_id ? max64(start, c->hog.counted) : start;
+    int64_t to = ended_by_pin ? c->pin.start : c->acct;
+    c->hogged += max64(0, to - from);
+    c->hog.id = hog_id;
+    c->hog.start = start;
+    c->hog.counted = max64(from, to);
+    if (ended_by_pin)
+        return;         /* over: counted, not shown */
+    pin_clear(&c->pin); /* the agent saw no pin from the hog's start: that pin's end was lost */
+    c->hog.active = 1;
+    c->hog.vthread_id = vthread_id;
+    copy_text(c->hog.culprit, sizeof(c->hog.culprit), culprit);
+    if (vthread_id) /* the hog is the mounted thread */
+        c->vthread_id = vthread_id;
+}
+
+void occupancy_hog_end(struct occupancy *o, uint64_t hog_id, int64_t t)
+{
+    t = clamp_time(t);
+    for (unsigned i = 0; i < o->count; i++) {
+        struct carrier *c = &o->carriers[i];
+        if (c->hog.active && c->hog.id == hog_id) {
+            note_time(o, t);
+            carrier_advance(o, c, t);
+            hog_clear(&c->hog);
+            return;
+        }
+    }
+}
+
 void occupancy_advance(struct occupancy *o, int64_t now)
 {
     now = clamp_time(now);
@@ -492,6 +579,7 @@ size_t occupancy_view(struct occupancy *o, struct carrier_view *out, size_t cap)
         v->busy_ns = c->busy;
         v->pinned_ns = c->pinned;
         v->idle_ns = c->idle;
+        v->hogged_ns = c->hogged;
         if (c->pin.active) {
             v->state = c->pin.reason == PIN_REASON_NATIVE_BLOCK ? CARRIER_NATIVE_BLOCK : CARRIER_PINNED;
             v->vthread_id = c->pin.vthread_id ? c->pin.vthread_id : c->vthread_id;
@@ -499,6 +587,11 @@ size_t occupancy_view(struct occupancy *o, struct carrier_view *out, size_t cap)
             v->reason = c->pin.reason;
             v->culprit = c->pin.culprit;
             v->blocker = c->pin.blocker[0] ? c->pin.blocker : NULL;
+        } else if (c->hog.active) {
+            v->state = CARRIER_HOG;
+            v->vthread_id = c->hog.vthread_id ? c->hog.vthread_id : c->vthread_id;
+            v->hogged_since = c->hog.start;
+            v->culprit = c->hog.culprit;
         } else {
             v->state = c->vthread_id ? CARRIER_RUNNING : CARRIER_IDLE;
             v->vthread_id = c->vthread_id;
@@ -532,12 +625,15 @@ uint64_t occupancy_carriers_dropped(const struct occupancy *o)
 int occupancy_alert_check(struct occupancy *o, const struct alert_rule *rule, int64_t now, struct alert_state *st)
 {
     now = clamp_time(now);
-    unsigned held = 0, n = 0;
+    unsigned held = 0, hogged = 0, n = 0;
     for (unsigned i = 0; i < o->count; i++) {
         const struct carrier *c = &o->carriers[i];
-        if (!c->pin.active || now - c->pin.start <= rule->hold_ns)
+        int pinned = c->pin.active && now - c->pin.start > rule->hold_ns;
+        int hog = c->hog.active && now - c->hog.start > rule->hold_ns; /* never both: one excludes the other */
+        if (!pinned && !hog)
             continue;
         held++;
+        hogged += (unsigned)hog;
         if (n < sizeof(st->tids) / sizeof(st->tids[0])) {
             unsigned j = n++; /* insertion sort: tids ascending */
             while (j > 0 && st->tids[j - 1] > c->tid) {
@@ -551,6 +647,7 @@ int occupancy_alert_check(struct occupancy *o, const struct alert_rule *rule, in
     int changed = active != st->active;
     st->active = active;
     st->held = held;
+    st->hogged = hogged;
     st->total = o->count;
     st->tid_count = n;
     return changed;

@@ -1,11 +1,13 @@
 /* Per-carrier occupancy of one JVM: what each carrier runs now, whether it
- * is pinned (and since when, why, where), and how its time splits into
- * busy / pinned / idle, in total and over a sliding window.
+ * is pinned or hogged (and since when, why, where), and how its time splits
+ * into busy / pinned / idle, in total and over a sliding window.
  *
  * Time model: every instant of a carrier is either idle (nothing mounted) or
  * busy (a virtual thread mounted); pinned time is the part of busy time
  * during which the mounted thread is pinned or blocked in native code. So
- * busy + idle = 100 % and pinned <= busy. Times are the agent's
+ * busy + idle = 100 % and pinned <= busy. A hog (a virtual thread running on
+ * its carrier for long without unmounting, nothing pinned) is busy time, not
+ * pinned time; its time is also summed apart (hogged_ns). Times are the agent's
  * CLOCK_MONOTONIC nanoseconds (same host, same clock as the collector).
  *
  * Pure logic: no I/O, no clock reads; bounded by max_carriers. */
@@ -20,6 +22,7 @@ enum carrier_state {
     CARRIER_RUNNING = 1,
     CARRIER_PINNED = 2,
     CARRIER_NATIVE_BLOCK = 3,
+    CARRIER_HOG = 4, /* a hog in progress: running, not pinned, its carrier held all the same */
 };
 
 struct occupancy;
@@ -70,6 +73,22 @@ void occupancy_pin_start(struct occupancy *o, int32_t tid, uint64_t pin_id, int 
 void occupancy_pin_blocker(struct occupancy *o, uint64_t pin_id, const char *blocker);
 void occupancy_pin_end(struct occupancy *o, uint64_t pin_id, int64_t t);
 
+/* A hog in progress on carrier tid since start (reported once it has lasted
+ * the agent's hog=, so start is usually before the time already accounted:
+ * shown as reported, and its hogged time counts from start). culprit as for a
+ * pin. One hog per carrier: a new one closes the previous at its start. A hog
+ * is never at the same time as a pin: a pin start ends the hog in progress
+ * (the agent ends it there); a hog start with a pin in progress that began
+ * before it ends that pin (its end was lost or is late), and one whose pin
+ * began at or after its start was already over (its time is counted, it is
+ * not shown). Hog time is busy time, even with no mount seen; a hog cannot
+ * unmount, so an unmount, or a mount or sample of another thread, at or after
+ * its start ends it. vthread_id (if not 0) becomes the mounted one. Hog ends
+ * of unknown ids are ignored. */
+void occupancy_hog_start(struct occupancy *o, int32_t tid, uint64_t hog_id, const char *culprit, int64_t vthread_id,
+                         int64_t start);
+void occupancy_hog_end(struct occupancy *o, uint64_t hog_id, int64_t t);
+
 /* Accounts time up to now for every carrier, each in its current state (call
  * before reading views). Sampled time stays undecided until the next sample. */
 void occupancy_advance(struct occupancy *o, int64_t now);
@@ -80,12 +99,14 @@ struct carrier_view {
     enum carrier_state state;
     int64_t vthread_id;                    /* 0 when idle or unknown */
     int64_t pinned_since;                  /* start of the pin in progress, 0 if none */
-    int reason;                            /* of the pin in progress, 0 if none */
-    const char *culprit;                   /* of the pin in progress, NULL if none */
+    int64_t hogged_since;                  /* start of the hog in progress, 0 if none */
+    int reason;                            /* of the pin in progress, 0 if none (a hog has none) */
+    const char *culprit;                   /* of the pin or hog in progress, NULL if none */
     const char *blocker;                   /* what the pin in progress waits for, NULL if not known */
     uint64_t mounts;                       /* mounts seen (exact source) */
     int64_t seen_at;                       /* time of the mount or sample that said what vthread_id is (0: none) */
     int64_t busy_ns, pinned_ns, idle_ns;   /* totals since the carrier was first seen */
+    int64_t hogged_ns;                     /* time in hogs ended or in progress, each from its reported start */
     double busy_pct, pinned_pct, idle_pct; /* over the sliding window, 0..100 */
 };
 
@@ -96,7 +117,7 @@ size_t occupancy_view(struct occupancy *o, struct carrier_view *out, size_t cap)
 uint64_t occupancy_carriers_dropped(const struct occupancy *o);
 
 /* Carrier starvation: at least k of the P carriers (k = 0: all of them) have
- * been pinned or native-blocked for longer than hold_ns. */
+ * been pinned, native-blocked or hogged for longer than hold_ns. */
 struct alert_rule {
     unsigned k;
     int64_t hold_ns;
@@ -105,12 +126,13 @@ struct alert_rule {
 struct alert_state {
     int active;
     unsigned held, total;
+    unsigned hogged;  /* of the held carriers, those held by a hog */
     int32_t tids[64]; /* the held carriers, up to 64 */
     unsigned tid_count;
 };
 
-/* Evaluates the rule at now: held = carriers whose pin in progress started more
- * than hold_ns before now; active when held >= k (k = 0: held == P and P > 0).
+/* Evaluates the rule at now: held = carriers whose pin or hog in progress started
+ * more than hold_ns before now; active when held >= k (k = 0: held == P and P > 0).
  * Always fills held, total (P) and tids (ascending). Returns 1 when the alert
  * changed (raised or cleared) since the previous call with the same state (st,
  * zeroed by the caller before the first call), 0 otherwise. */

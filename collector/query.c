@@ -18,6 +18,8 @@ const char *query_state_name(int state)
         return "pinned";
     case CARRIER_NATIVE_BLOCK:
         return "native_block";
+    case CARRIER_HOG:
+        return "hog";
     default:
         return "idle";
     }
@@ -134,14 +136,15 @@ static void occupancy_sources(struct json *js, struct kglue *k, struct jvm *j, c
     kglue_occupancy_json(js, "kernel_occupancy", &ko);
 }
 
-/* The agent's occupancy totals of j, summed over its carriers (busy includes pinned). */
+/* The agent's occupancy totals of j, summed over its carriers (busy includes pinned and hogged). */
 static void agent_occupancy(struct json *js, struct jvm *j, const struct carrier_view *v, size_t n)
 {
-    int64_t busy = 0, pinned = 0, idle = 0;
+    int64_t busy = 0, pinned = 0, idle = 0, hogged = 0;
     for (size_t i = 0; i < n; i++) {
         busy += v[i].busy_ns;
         pinned += v[i].pinned_ns;
         idle += v[i].idle_ns;
+        hogged += v[i].hogged_ns;
     }
     json_key(js, "agent_occupancy");
     json_object_begin_inline(js);
@@ -149,7 +152,18 @@ static void agent_occupancy(struct json *js, struct jvm *j, const struct carrier
     json_kv_int(js, "busy_ns", busy);
     json_kv_int(js, "pinned_ns", pinned);
     json_kv_int(js, "idle_ns", idle);
+    json_kv_int(js, "hogged_ns", hogged);
     json_object_end(js);
+}
+
+/* "hogs_total" (reported over all connections) and "carriers_hogged" (hogs in progress now). */
+static void hog_counts(struct json *js, const struct jvm *j, const struct carrier_view *v, size_t n)
+{
+    size_t hogged = 0;
+    for (size_t i = 0; i < n; i++)
+        hogged += v[i].state == CARRIER_HOG;
+    json_kv_uint(js, "hogs_total", j->hogs_total);
+    json_kv_uint(js, "carriers_hogged", hogged);
 }
 
 /* pid (the JVM's name), then ns_pid, pid_namespace, pid_source, pid_note. */
@@ -232,6 +246,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "carriers", n);
     json_kv_uint(js, "pins_in_progress", pinned);
     json_kv_uint(js, "pins_total", j->pins_total);
+    hog_counts(js, j, v, n);
     json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);
     json_key(js, "drops");
@@ -245,6 +260,15 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "carriers_dropped", occupancy_carriers_dropped(j->occ));
     json_object_end(js);
     json_kv_uint(js, "reconnects", j->stats.reconnects);
+    json_key(js, "agent_cost"); /* what the agent says it costs (docs/agent.md) */
+    if (j->stats.has_agent_cost) {
+        json_object_begin_inline(js);
+        json_kv_uint(js, "cpu_ns", j->stats.agent_cpu_ns);
+        json_kv_uint(js, "jvmti_calls", j->stats.jvmti_calls);
+        json_object_end(js);
+    } else {
+        json_null(js);
+    }
     kernel_carriers(js, k, j, v, n, now);
     free(v);
     json_object_end(js);
@@ -261,6 +285,7 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
     json_kv_bool(js, "connected", j->live > 0);
     json_kv_string(js, "occupancy", wire_occupancy_name(j->hello.occupancy));
     occupancy_sources(js, k, j, v, n, now);
+    hog_counts(js, j, v, n);
     json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);
     recording_error(js, j, now);
@@ -269,6 +294,7 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
     for (size_t i = 0; i < n; i++) {
         const struct carrier_view *c = &v[i];
         int pinned = c->state == CARRIER_PINNED || c->state == CARRIER_NATIVE_BLOCK;
+        int hog = c->state == CARRIER_HOG;
         json_object_begin_inline(js);
         json_kv_string(js, "name", c->name);
         json_kv_int(js, "tid", c->tid);
@@ -281,8 +307,12 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
             json_kv_int(js, "pinned_for_ns", clock > c->pinned_since ? clock - c->pinned_since : 0);
         else
             json_kv_null(js, "pinned_for_ns");
+        if (hog && c->hogged_since)
+            json_kv_int(js, "hogged_for_ns", clock > c->hogged_since ? clock - c->hogged_since : 0);
+        else
+            json_kv_null(js, "hogged_for_ns");
         json_kv_string(js, "reason", pinned ? wire_reason_name(c->reason) : NULL);
-        json_kv_string(js, "culprit", pinned && c->culprit && *c->culprit ? c->culprit : NULL);
+        json_kv_string(js, "culprit", (pinned || hog) && c->culprit && *c->culprit ? c->culprit : NULL);
         json_kv_string(js, "blocker", pinned ? c->blocker : NULL);
         kv_pct(js, "busy_pct", c->busy_pct);
         kv_pct(js, "pinned_pct", c->pinned_pct);

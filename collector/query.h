@@ -39,6 +39,6 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
 int query_reply(struct jvms *r, const struct query_info *info, const Vtpin__V1__Query *q, int64_t now, uint8_t **frame,
                 size_t *len);
 
-const char *query_state_name(int state); /* enum carrier_state: "idle", "running", "pinned", "native_block" */
+const char *query_state_name(int state); /* enum carrier_state: "idle", "running", "pinned", "native_block", "hog" */
 
 #endif

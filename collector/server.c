@@ -933,9 +933,10 @@ int server_run(const struct server_config *cfg)
     char hold[32], rule[32] = "all";
     if (cfg->alert.k)
         snprintf(rule, sizeof(rule), "%u", cfg->alert.k);
-    clog_info("listening on %s (pid %ld); recordings in %s; starvation alert when %s carriers stay pinned over %s",
-              cfg->socket_path, (long)getpid(), cfg->dir, rule,
-              units_format_duration(cfg->alert.hold_ns, hold, sizeof(hold)));
+    clog_info(
+        "listening on %s (pid %ld); recordings in %s; starvation alert when %s carriers stay pinned or hogged over %s",
+        cfg->socket_path, (long)getpid(), cfg->dir, rule,
+        units_format_duration(cfg->alert.hold_ns, hold, sizeof(hold)));
     if (shared)
         log_allow(&cfg->allow, sock_mode);
     rc = loop_run(s->loop, free_dead, s);

@@ -17,7 +17,8 @@ static const char status_usage[] = "usage: vtpin status [--socket PATH] [--json]
                                    "\n"
                                    "Asks the running collector (vtpin collector) what it knows: itself, and per\n"
                                    "JVM its versions, connection, occupancy source, carriers, pins in progress,\n"
-                                   "the starvation alert, dropped events and the recording being written (or\n"
+                                   "carrier hogs (virtual threads running long without unmounting), the\n"
+                                   "starvation alert, dropped events and the recording being written (or\n"
                                    "stopped by a write error, e.g. a full disk: when and why).\n"
                                    "\n"
                                    "options:\n"
@@ -98,11 +99,28 @@ static void print_jvm(const struct jsonread *j)
     printf("  carriers    %" PRId64 ", pins in progress %" PRId64 ", pins reported %" PRId64 "\n",
            jsonread_int(jsonread_get(j, "carriers"), 0), jsonread_int(jsonread_get(j, "pins_in_progress"), 0),
            jsonread_int(jsonread_get(j, "pins_total"), 0));
+    if (jsonread_get(j, "hogs_total")) { /* a collector older than carrier hogs says nothing */
+        char hogged[32];
+        units_format_duration(jsonread_int(jsonread_get(jsonread_get(j, "agent_occupancy"), "hogged_ns"), 0), hogged,
+                              sizeof(hogged));
+        printf("  hogs        %" PRId64 " reported, %" PRId64 " in progress, %s hogged in all\n",
+               jsonread_int(jsonread_get(j, "hogs_total"), 0), jsonread_int(jsonread_get(j, "carriers_hogged"), 0),
+               hogged);
+    }
+    const struct jsonread *cost = jsonread_get(j, "agent_cost");
+    if (cost && !jsonread_is_null(cost)) {
+        char cpu[32];
+        printf("  agent cost  writer CPU %s, %" PRId64 " JVMTI calls that stop a thread\n",
+               units_format_duration(jsonread_int(jsonread_get(cost, "cpu_ns"), 0), cpu, sizeof(cpu)),
+               jsonread_int(jsonread_get(cost, "jvmti_calls"), 0));
+    }
     const struct jsonread *a = jsonread_get(j, "alert");
     int64_t held = jsonread_int(jsonread_get(a, "held"), 0), total = jsonread_int(jsonread_get(a, "total"), 0);
     if (jsonread_bool(jsonread_get(a, "active"), 0))
-        printf("  alert       STARVATION: %" PRId64 " of %" PRId64 " carriers pinned (vtpin top shows them)\n",
-               jsonread_int(jsonread_get(j, "pins_in_progress"), 0), total);
+        printf("  alert       STARVATION: %" PRId64 " of %" PRId64 " carriers pinned%s (vtpin top shows them)\n",
+               jsonread_int(jsonread_get(j, "pins_in_progress"), 0) +
+                   jsonread_int(jsonread_get(j, "carriers_hogged"), 0),
+               total, jsonread_int(jsonread_get(j, "carriers_hogged"), 0) ? " or hogged" : "");
     else
         printf("  alert       none (%" PRId64 " of %" PRId64 " carriers held past the alert time)\n", held, total);
     const struct jsonread *d = jsonread_get(j, "drops");
@@ -148,9 +166,9 @@ static void print_status(const struct jsonread *root)
     int64_t k = jsonread_int(jsonread_get(rule, "k"), 0);
     units_format_duration(jsonread_int(jsonread_get(rule, "hold_ns"), 0), hold, sizeof(hold));
     if (k)
-        printf("\n  alert rule  %" PRId64 " carriers of a JVM pinned for over %s\n", k, hold);
+        printf("\n  alert rule  %" PRId64 " carriers of a JVM pinned or hogged for over %s\n", k, hold);
     else
-        printf("\n  alert rule  all carriers of a JVM pinned for over %s\n", hold);
+        printf("\n  alert rule  all carriers of a JVM pinned or hogged for over %s\n", hold);
     print_allow(jsonread_get(c, "allow"), jsonread_int(jsonread_get(c, "peers_refused"), 0));
     const struct jsonread *mem = jsonread_get(c, "memory");
     if (mem) { /* --memory-budget: what all peers together may make it keep (docs/collector.md Memory) */

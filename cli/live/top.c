@@ -1,5 +1,5 @@
-/* vtpin top: each JVM's carriers, what they run, which are pinned and where,
- * refreshed like top(1). */
+/* vtpin top: each JVM's carriers, what they run, which are pinned or hogged
+ * and where, refreshed like top(1). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -25,13 +25,15 @@ static const char top_usage[] = "usage: vtpin top [--socket PATH] [--once] [--js
                                 "                 [--timeout DUR]\n"
                                 "\n"
                                 "Shows every JVM's carrier threads as the collector sees them: the state of\n"
-                                "each (idle, running, pinned, native_block), the virtual thread it carries, how\n"
-                                "long it has been pinned, who it waits for (BLOCKER: a monitor's owner, a\n"
-                                "class's initializer, a notify) and the culprit frame, and how its time split into\n"
-                                "busy / pinned / idle over the collector's window (the agent's occupancy\n"
-                                "source). With the collector's kernel view, each JVM and carrier also shows\n"
-                                "the kernel's occupancy over the same window: busy (on CPU), held (off CPU in a\n"
-                                "pin), idle, and the part spent waiting for a CPU. Refreshes until Ctrl-C.\n"
+                                "each (idle, running, pinned, native_block, or hog: a virtual thread running\n"
+                                "long without unmounting, nothing pinned), the virtual thread it carries, how\n"
+                                "long it has been pinned or hogged, who it waits for (BLOCKER: a monitor's\n"
+                                "owner, a class's initializer, a notify) and the culprit frame (\"HOG frame\"\n"
+                                "for a hog), and how its time split into busy / pinned / idle over the\n"
+                                "collector's window (the agent's occupancy source). With the collector's\n"
+                                "kernel view, each JVM and carrier also shows the kernel's occupancy over the\n"
+                                "same window: busy (on CPU), held (off CPU in a pin), idle, and the part spent\n"
+                                "waiting for a CPU. Refreshes until Ctrl-C.\n"
                                 "\n"
                                 "options:\n"
                                 "  -s, --socket=PATH    the collector's socket (default: the collector's default)\n"
@@ -127,14 +129,19 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
     fprintf(out, "  %s  occupancy %s  carriers %zu",
             jsonread_bool(jsonread_get(j, "connected"), 0) ? "connected" : "DISCONNECTED",
             jsonread_str(jsonread_get(j, "occupancy"), "off"), jsonread_len(carriers));
-    size_t pinned = 0;
+    size_t pinned = 0, hogged = 0;
     for (size_t i = 0; i < jsonread_len(carriers); i++) {
         const char *state = jsonread_str(jsonread_get(jsonread_at(carriers, i), "state"), "");
         if (strcmp(state, "pinned") == 0 || strcmp(state, "native_block") == 0)
             pinned++;
+        else if (strcmp(state, "hog") == 0)
+            hogged++;
     }
-    if (jsonread_bool(jsonread_get(alert, "active"), 0))
-        fprintf(out, "  STARVATION ALERT: %zu of %zu carriers pinned", pinned, jsonread_len(carriers));
+    if (hogged)
+        fprintf(out, "  %zu hogged", hogged);
+    if (jsonread_bool(jsonread_get(alert, "active"), 0)) /* hogs hold their carriers too (the alert counts them) */
+        fprintf(out, "  STARVATION ALERT: %zu of %zu carriers %s", pinned + hogged, jsonread_len(carriers),
+                hogged ? "pinned or hogged" : "pinned");
     int64_t blocked = jsonread_int(jsonread_get(j, "carriers_blocked"), 0);
     if (blocked > 0)
         fprintf(out, "  CARRIER BLOCKED: %" PRId64 " asleep with a virtual thread mounted, no pin yet", blocked);
@@ -185,8 +192,12 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
         cut(jsonread_str(jsonread_get(c, "name"), ""), name_w, name, sizeof(name));
         if (!jsonread_is_null(jsonread_get(c, "vthread")))
             snprintf(vthread, sizeof(vthread), "%" PRId64, jsonread_int(jsonread_get(c, "vthread"), 0));
-        if (!jsonread_is_null(jsonread_get(c, "pinned_for_ns")))
-            units_format_duration(jsonread_int(jsonread_get(c, "pinned_for_ns"), 0), pinned, sizeof(pinned));
+        /* a hog's time goes in the same column: its STATE says which */
+        const struct jsonread *held_for = jsonread_get(c, "pinned_for_ns");
+        if (!held_for || jsonread_is_null(held_for))
+            held_for = jsonread_get(c, "hogged_for_ns");
+        if (held_for && !jsonread_is_null(held_for))
+            units_format_duration(jsonread_int(held_for, 0), pinned, sizeof(pinned));
         put(out, name);
         for (size_t w = width_of(name); w < name_w; w++)
             fputc(' ', out);
@@ -201,6 +212,8 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
             fputc(' ', out);
         const char *text = jsonread_str(jsonread_get(c, "culprit"), NULL);
         const char *reason = jsonread_str(jsonread_get(c, "reason"), NULL);
+        if (!reason && strcmp(jsonread_str(jsonread_get(c, "state"), ""), "hog") == 0)
+            reason = "HOG"; /* where it runs, as a pin's reason and frame are shown */
         const struct jsonread *blocked = jsonread_get(c, "blocked");
         if (!jsonread_is_null(blocked)) { /* the kernel saw it before any pin */
             char full[256], dur[32];

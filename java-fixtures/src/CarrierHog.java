@@ -9,7 +9,8 @@ import java.util.List;
  * - sleep: each computes in short slices with a 1 ms sleep between them: it unmounts each
  *   time, and none is a hog.
  *
- * usage: CarrierHog spin|yield|sleep [threads=1] [runMs=600]
+ * usage: CarrierHog [--ready] spin|yield|sleep [threads=1] [runMs=600]
+ * --ready: says "CarrierHog: ready pid=N" and waits for a line on stdin first (for attach).
  */
 public class CarrierHog {
 
@@ -37,11 +38,19 @@ public class CarrierHog {
     }
 
     public static void main(String[] args) throws Exception {
+        boolean ready = args.length > 0 && args[0].equals("--ready");
+        if (ready)
+            args = java.util.Arrays.copyOfRange(args, 1, args.length);
         String mode = args.length > 0 ? args[0] : "spin";
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 1;
         long runMs = args.length > 2 ? Long.parseLong(args[2]) : 600;
         System.out.println("java.version = " + System.getProperty("java.version"));
         WarmUp.virtualThreads();
+        if (ready) {
+            System.out.println("CarrierHog: ready pid=" + ProcessHandle.current().pid());
+            System.out.flush();
+            new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+        }
         List<Thread> vts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             vts.add(Thread.ofVirtual().name(mode + "-" + t).start(() -> {

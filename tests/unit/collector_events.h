@@ -160,6 +160,39 @@ static inline WireEvent *ev_pin_end(uint64_t pin, int64_t end)
     return ev_roundtrip(&ev);
 }
 
+/* stack 0: none */
+static inline WireEvent *ev_hog_start(uint64_t hog, int64_t start, int64_t vthread, int32_t tid, uint32_t stack,
+                                      uint32_t culprit)
+{
+    Vtpin__V1__HogStart h = VTPIN__V1__HOG_START__INIT;
+    h.hog_id = hog;
+    h.start_ns = start;
+    h.has_vthread_id = 1;
+    h.vthread_id = vthread;
+    h.has_carrier_tid = 1;
+    h.carrier_tid = tid;
+    h.has_stack = stack != 0;
+    h.stack = stack;
+    h.has_culprit_frame = stack != 0;
+    h.culprit_frame = culprit;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_HOG_START;
+    ev.hog_start = &h;
+    return ev_roundtrip(&ev);
+}
+
+static inline WireEvent *ev_hog_end(uint64_t hog, int64_t start, int64_t end)
+{
+    Vtpin__V1__HogEnd h = VTPIN__V1__HOG_END__INIT;
+    h.hog_id = hog;
+    h.end_ns = end;
+    h.duration_ns = end - start;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_HOG_END;
+    ev.hog_end = &h;
+    return ev_roundtrip(&ev);
+}
+
 static inline WireEvent *ev_stats(uint64_t events_dropped, uint64_t collector_dropped)
 {
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;

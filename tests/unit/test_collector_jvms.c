@@ -1,6 +1,7 @@
 /* Unit tests for collector/jvms.c and collector/query.c: JVMs across
- * reconnects, the occupancy feed, the starvation alert (log line and Alert
- * event), expiry, and the STATUS / TOP JSON read back with common/jsonread. */
+ * reconnects, the occupancy feed, carrier hogs, the starvation alert (log line
+ * and Alert event), expiry, and the STATUS / TOP JSON read back with
+ * common/jsonread. */
 #include "jvms.h"
 #include "query.h"
 
@@ -393,6 +394,111 @@ static void test_alert(void)
     jvms_free(r);
 }
 
+/* A hog: state "hog" with its time and culprit, counted per JVM; held for the
+ * alert ("hog at"); ended by a reconnect, and re-sent after it counted once. */
+static void test_hogs(void)
+{
+    struct jvms_config cfg = config();
+    struct jvms *r = NULL;
+    CHECK_INT(jvms_new(&r, &cfg), 0);
+    struct session *s1 = session_of(4242, 0), *s2 = session_of(4242, 1);
+    struct jvm *j = NULL;
+    int owner1, owner2;
+    if (!CHECK(s1 && s2) || !CHECK_INT(jvms_attach(r, s1, NULL, &owner1, SEC, &j), 0))
+        goto cleanup;
+    int64_t t = SEC;
+    setup_agent(j, s1, t);
+    CHECK_INT(feed(j, s1, ev_hog_start(1, t + 100 * MS, 19, 101, 1, 0), t + 400 * MS), 0);
+    CHECK_UINT(j->hogs_total, 1);
+
+    struct jsonread *top = ask(r, VTPIN__V1__QUERY__KIND__TOP, 0, t + 600 * MS);
+    const struct jsonread *jv = jsonread_at(jsonread_get(top, "jvms"), 0);
+    const struct jsonread *c1 = carrier_of(top, 0, 101), *c2 = carrier_of(top, 0, 102);
+    CHECK_INT(jsonread_int(jsonread_get(jv, "hogs_total"), -1), 1);
+    CHECK_INT(jsonread_int(jsonread_get(jv, "carriers_hogged"), -1), 1);
+    if (CHECK(c1 && c2)) {
+        CHECK_STR(jsonread_str(jsonread_get(c1, "state"), NULL), "hog");
+        CHECK_INT(jsonread_int(jsonread_get(c1, "vthread"), 0), 19);
+        CHECK_INT(jsonread_int(jsonread_get(c1, "hogged_for_ns"), 0), 500 * MS);
+        CHECK(jsonread_is_null(jsonread_get(c1, "pinned_for_ns")));
+        CHECK(jsonread_is_null(jsonread_get(c1, "reason")));
+        CHECK_STR(jsonread_str(jsonread_get(c1, "culprit"), NULL), "Repro.settle(Repro.java:20)");
+        double busy = jsonread_num(jsonread_get(c1, "busy_pct"), -1),
+               pinned = jsonread_num(jsonread_get(c1, "pinned_pct"), -1);
+        CHECK(busy > 99.9 && pinned == 0); /* busy, not pinned */
+        CHECK_STR(jsonread_str(jsonread_get(c2, "state"), NULL), "running");
+        CHECK(jsonread_get(c2, "hogged_for_ns") != NULL); /* present, as null */
+        CHECK(jsonread_is_null(jsonread_get(c2, "hogged_for_ns")));
+    }
+    jsonread_free(top);
+
+    struct jsonread *st = ask(r, VTPIN__V1__QUERY__KIND__STATUS, 0, t + 600 * MS);
+    jv = jsonread_at(jsonread_get(st, "jvms"), 0);
+    CHECK_INT(jsonread_int(jsonread_get(jv, "hogs_total"), -1), 1);
+    CHECK_INT(jsonread_int(jsonread_get(jv, "carriers_hogged"), -1), 1);
+    CHECK_INT(jsonread_int(jsonread_get(jv, "pins_in_progress"), -1), 0);
+    CHECK_INT(jsonread_int(jsonread_get(jsonread_get(jv, "agent_occupancy"), "hogged_ns"), -1), 500 * MS);
+    CHECK_INT(jsonread_int(jsonread_get(jsonread_get(jv, "agent_occupancy"), "pinned_ns"), -1), 0);
+    CHECK_INT(jsonread_int(jsonread_get(jsonread_get(jv, "alert"), "held"), -1), 1); /* hogged over 100 ms */
+    jsonread_free(st);
+
+    /* the alert: a hog holds its carrier as a pin does */
+    char *line = NULL;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    CHECK_INT(feed(j, s1, ev_pin_start(2, t + 200 * MS, 1, 22, 102, 1, 0), t + 200 * MS), 0);
+    CHECK_INT(jvm_alert_check(j, &cfg.alert, t + 700 * MS, &line, &frame, &len), 1);
+    if (CHECK(line && frame)) {
+        CHECK_CONTAINS(line, "carrier starvation: 2 of 2 carriers pinned or hogged for over 100.0 ms");
+        CHECK_CONTAINS(line, "ForkJoinPool-1-worker-1 (tid 101) hog at Repro.settle(Repro.java:20)");
+        CHECK_CONTAINS(line, "ForkJoinPool-1-worker-2 (tid 102) MONITOR at Repro.settle(Repro.java:20)");
+        WireEvent *ev = NULL;
+        wire_decode(frame, len, &ev);
+        if (CHECK(ev) && CHECK_INT(ev->body_case, VTPIN__V1__EVENT__BODY_ALERT) && CHECK_UINT(ev->alert->n_culprits, 2))
+            CHECK_STR(ev->alert->culprits[0], "Repro.settle(Repro.java:20)");
+        wire_event_free(ev);
+    }
+    free(line);
+    free(frame);
+    line = NULL;
+    frame = NULL;
+    CHECK_INT(feed(j, s1, ev_pin_end(2, t + 750 * MS), t + 750 * MS), 0);
+    CHECK_INT(jvm_alert_check(j, &cfg.alert, t + 800 * MS, &line, &frame, &len), 1);
+    if (CHECK(line))
+        CHECK_CONTAINS(line, "carrier starvation over after 100.0 ms: 1 of 2 carriers pinned or hogged");
+    free(line);
+    free(frame);
+
+    /* a reconnect ends the hog at the disconnect; the agent re-sends it: counted once */
+    jvms_detach(r, j, &owner1, 2 * SEC);
+    CHECK_INT(jvms_attach(r, s2, NULL, &owner2, 3 * SEC, &j), 0);
+    top = ask(r, VTPIN__V1__QUERY__KIND__TOP, 0, 3 * SEC);
+    CHECK_STR(jsonread_str(jsonread_get(carrier_of(top, 0, 101), "state"), NULL), "running");
+    jsonread_free(top);
+    setup_agent(j, s2, 3 * SEC);
+    CHECK_INT(feed(j, s2, ev_hog_start(1, t + 100 * MS, 19, 101, 1, 0), 3 * SEC), 0);
+    CHECK_INT(feed(j, s2, ev_hog_start(2, 3 * SEC, 22, 102, 0, 0), 3 * SEC), 0);
+    CHECK_UINT(j->hogs_total, 2);
+    top = ask(r, VTPIN__V1__QUERY__KIND__TOP, 0, 4 * SEC);
+    jv = jsonread_at(jsonread_get(top, "jvms"), 0);
+    CHECK_INT(jsonread_int(jsonread_get(jv, "carriers_hogged"), -1), 2);
+    CHECK_INT(jsonread_int(jsonread_get(carrier_of(top, 0, 101), "hogged_for_ns"), 0), 4 * SEC - (t + 100 * MS));
+    CHECK(jsonread_is_null(jsonread_get(carrier_of(top, 0, 102), "culprit"))); /* no stack */
+    jsonread_free(top);
+    CHECK_INT(feed(j, s2, ev_hog_end(1, t + 100 * MS, 4 * SEC + 500 * MS), 4 * SEC), 0);
+    st = ask(r, VTPIN__V1__QUERY__KIND__STATUS, 0, 5 * SEC);
+    jv = jsonread_at(jsonread_get(st, "jvms"), 0);
+    CHECK_INT(jsonread_int(jsonread_get(jv, "hogs_total"), -1), 2);
+    CHECK_INT(jsonread_int(jsonread_get(jv, "carriers_hogged"), -1), 1);
+    /* hog 1: [1.1 s, 4.5 s), once; hog 2: [3 s, 5 s) */
+    CHECK_INT(jsonread_int(jsonread_get(jsonread_get(jv, "agent_occupancy"), "hogged_ns"), -1), 3400 * MS + 2000 * MS);
+    jsonread_free(st);
+cleanup:
+    session_free(s1);
+    session_free(s2);
+    jvms_free(r);
+}
+
 int main(void)
 {
     CHECK_RUN(test_feed_and_query);
@@ -401,5 +507,6 @@ int main(void)
     CHECK_RUN(test_pins_out_of_order);
     CHECK_RUN(test_capacity);
     CHECK_RUN(test_alert);
+    CHECK_RUN(test_hogs);
     CHECK_MAIN_RETURN();
 }

@@ -2,7 +2,8 @@
  * address rules (loopback only unless allowed), pinned time by reason and
  * site (pinstats), and the exposition read back line by line: valid names,
  * HELP and TYPE once before each family's samples, escaped labels, the
- * values, the site bound, counters that only grow, one series per pid. */
+ * values, the site bound, counters that only grow, one series per pid,
+ * carrier hogs. */
 #include "jvms.h"
 #include "metrics.h"
 #include "metrics_http.h"
@@ -464,6 +465,69 @@ cleanup:
     jvms_free(r);
 }
 
+/* Carrier hogs: counted, their time (ended and in progress), the carriers hogged now (busy in vtpin_carriers). */
+static void test_hogs(void)
+{
+    struct jvms_config cfg = config();
+    struct jvms *r = NULL;
+    CHECK_INT(jvms_new(&r, &cfg), 0);
+    struct session *s = session_of(4242, START_UNIX, "com.example.My\"App\\");
+    struct jvm *j = NULL;
+    int owner;
+    if (!CHECK(s) || !CHECK_INT(jvms_attach(r, s, NULL, &owner, 1 * SEC, &j), 0))
+        return;
+    int64_t t = 1 * SEC;
+    setup_agent(j, s, t);
+    struct parsed *m = calloc(3, sizeof(*m));
+    char *text[3] = {NULL, NULL, NULL};
+    if (!CHECK(m) || !render(r, t, &m[0], &text[0]))
+        goto cleanup;
+    CHECK(value(&m[0], "vtpin_hogs_total{" L "}") == 0);
+    CHECK_CONTAINS(text[0], "vtpin_hog_seconds_total{" L "} 0.000000000\n");
+    CHECK(value(&m[0], "vtpin_carriers_hogged{" L "}") == 0);
+
+    CHECK_INT(feed(j, s, ev_hog_start(1, t + 200 * MS, 19, 101, 1, 0), t + 400 * MS), 0);
+    if (!render(r, t + 1 * SEC, &m[1], &text[1]))
+        goto cleanup;
+    CHECK_CONTAINS(text[1], "# TYPE vtpin_hogs_total counter\n");
+    CHECK_CONTAINS(text[1], "# TYPE vtpin_hog_seconds_total counter\n");
+    CHECK_CONTAINS(text[1], "# TYPE vtpin_carriers_hogged gauge\n");
+    CHECK(value(&m[1], "vtpin_hogs_total{" L "}") == 1);
+    CHECK_CONTAINS(text[1], "vtpin_hog_seconds_total{" L "} 0.800000000\n"); /* in progress */
+    CHECK(value(&m[1], "vtpin_carriers_hogged{" L "}") == 1);
+    CHECK(value(&m[1], "vtpin_carriers{" L ",state=\"busy\"}") == 1); /* the hog runs */
+    CHECK(value(&m[1], "vtpin_carriers{" L ",state=\"idle\"}") == 1);
+    CHECK(value(&m[1], "vtpin_carriers{" L ",state=\"pinned\"}") == 0);
+    CHECK(value(&m[1], "vtpin_carrier_seconds_total{" L ",state=\"held\"}") == 0); /* not pinned time */
+
+    /* it ends; a second one is ended by a pin */
+    CHECK_INT(feed(j, s, ev_hog_end(1, t + 200 * MS, t + 1500 * MS), t + 1500 * MS), 0);
+    CHECK_INT(feed(j, s, ev_hog_start(2, t + 1600 * MS, 19, 101, 1, 0), t + 1800 * MS), 0);
+    CHECK_INT(feed(j, s, ev_pin_start(3, t + 1900 * MS, 1, 19, 101, 1, 0), t + 1900 * MS), 0);
+    if (!render(r, t + 2 * SEC, &m[2], &text[2]))
+        goto cleanup;
+    CHECK(value(&m[2], "vtpin_hogs_total{" L "}") == 2);
+    CHECK_CONTAINS(text[2], "vtpin_hog_seconds_total{" L "} 1.600000000\n"); /* 1.3 s + 0.3 s */
+    CHECK(value(&m[2], "vtpin_carriers_hogged{" L "}") == 0);
+    CHECK(value(&m[2], "vtpin_carriers{" L ",state=\"pinned\"}") == 1);
+    for (int k = 1; k < 3; k++)
+        for (size_t i = 0; i < m[k - 1].n; i++) {
+            const char *key = m[k - 1].samples[i].key;
+            if (strstr(key, "_total{")) {
+                const struct sample *later = find(&m[k], key);
+                if (!CHECK(later && later->value >= m[k - 1].samples[i].value))
+                    fprintf(stderr, "  %s went from %g to %g\n", key, m[k - 1].samples[i].value,
+                            later ? later->value : -1);
+            }
+        }
+cleanup:
+    for (int k = 0; k < 3; k++)
+        free(text[k]);
+    free(m);
+    session_free(s);
+    jvms_free(r);
+}
+
 /* A pid reused while the old JVM lingers: one series set, the newest JVM's. */
 static void test_reused_pid(void)
 {
@@ -501,6 +565,7 @@ int main(void)
     CHECK_RUN(test_pinstats);
     CHECK_RUN(test_pinstats_table);
     CHECK_RUN(test_render);
+    CHECK_RUN(test_hogs);
     CHECK_RUN(test_reused_pid);
     CHECK_MAIN_RETURN();
 }

@@ -10,7 +10,8 @@
 static enum hog_step feed(struct hog_track *t, int64_t at_ms, int64_t vid, int running, int pinned, uint64_t mounts,
                           struct hog_ended *ended)
 {
-    struct hog_sample s = {.now = at_ms * MS, .vthread_id = vid, .running = running, .pinned = pinned, .mounts = mounts};
+    struct hog_sample s = {
+        .now = at_ms * MS, .vthread_id = vid, .running = running, .pinned = pinned, .mounts = mounts};
     return hog_track_sample(t, &s, HOG, ended);
 }
 

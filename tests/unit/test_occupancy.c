@@ -2,8 +2,8 @@
  * exact (mount) and sampled sources over scripted timelines, pins without
  * mounts, the pin in progress and native_block states, the sliding window,
  * long gaps, the carrier limit, clamping of backwards times, the starvation alert and
- * the order of views. Times are small ns values chosen so every expected
- * total is exact. */
+ * the order of views, carrier hogs (busy, not pinned; what ends them; the alert). Times are small ns values chosen so
+ * every expected total is exact. */
 #include "occupancy.h"
 
 #include <errno.h>
@@ -587,6 +587,192 @@ static void test_alert(void)
     occupancy_free(o);
 }
 
+/* Exact source: a hog is busy time, not pinned; reported late, its hogged time
+ * counts from its start; a late end, a pin start and an unmount end it; a
+ * stale unmount (before its start) does not. */
+static void test_hog_timeline(void)
+{
+    struct occupancy *o = occupancy_new(4, 10000, 1000);
+    if (!CHECK(o != NULL))
+        return;
+    occupancy_mount(o, 1, 101, 1000);
+    occupancy_advance(o, 3000);
+    occupancy_hog_start(o, 1, 5, "Spin.loop(Spin.java:3)", 101, 1500); /* lasted hog= before it came */
+    struct carrier_view v = view_of(o, 1);
+    CHECK_INT(v.state, CARRIER_HOG);
+    CHECK_INT(v.hogged_since, 1500);
+    CHECK_STR(v.culprit, "Spin.loop(Spin.java:3)");
+    CHECK_INT(v.vthread_id, 101);
+    CHECK_INT(v.pinned_since, 0);
+    CHECK_INT(v.reason, 0);
+    CHECK(v.blocker == NULL);
+    CHECK_INT(v.hogged_ns, 1500);
+    occupancy_advance(o, 4000);
+    v = view_of(o, 1);
+    CHECK_TOTALS(v, 3000, 0, 0); /* busy, not pinned */
+    CHECK_PCTS(v, 100.0, 0.0, 0.0);
+    CHECK_INT(v.hogged_ns, 2500);
+
+    occupancy_hog_end(o, 5, 3500); /* a late end: counted up to the time already accounted */
+    v = view_of(o, 1);
+    CHECK_INT(v.state, CARRIER_RUNNING);
+    CHECK_INT(v.hogged_since, 0);
+    CHECK(v.culprit == NULL);
+    CHECK_INT(v.hogged_ns, 2500);
+    occupancy_hog_end(o, 5, 4000); /* ended already: ignored */
+    occupancy_hog_end(o, 77, 4000);
+    CHECK_INT(view_of(o, 1).hogged_ns, 2500);
+
+    /* a hog started after the cursor: the time up to its start keeps its state */
+    occupancy_hog_start(o, 1, 6, "Spin.loop(Spin.java:3)", 101, 5000);
+    CHECK_INT(view_of(o, 1).hogged_ns, 2500);
+    occupancy_advance(o, 6000);
+    CHECK_INT(view_of(o, 1).hogged_ns, 3500);
+
+    /* a pin start ends the hog at once (the agent ends it there; its HogEnd comes after) */
+    occupancy_pin_start(o, 1, 7, REASON_MONITOR, "A.b(A.java:1)", 101, 6500);
+    v = view_of(o, 1);
+    CHECK_INT(v.state, CARRIER_PINNED);
+    CHECK_STR(v.culprit, "A.b(A.java:1)");
+    CHECK_INT(v.hogged_since, 0);
+    CHECK_INT(v.hogged_ns, 4000);
+    occupancy_hog_end(o, 6, 7000); /* already over */
+    CHECK_INT(view_of(o, 1).state, CARRIER_PINNED);
+    occupancy_pin_end(o, 7, 7000);
+
+    /* an unmount ends a hog: a hog cannot unmount */
+    occupancy_hog_start(o, 1, 8, "Spin.loop(Spin.java:3)", 101, 8000);
+    occupancy_mount(o, 1, 0, 9000);
+    v = view_of(o, 1);
+    CHECK_INT(v.state, CARRIER_IDLE);
+    CHECK_INT(v.hogged_ns, 5000);
+
+    /* a stale unmount, older than the hog's start, does not */
+    occupancy_mount(o, 1, 102, 9200);
+    occupancy_hog_start(o, 1, 9, "Other.run(Other.java:9)", 102, 9200);
+    occupancy_mount(o, 1, 0, 9100);
+    occupancy_advance(o, 10000);
+    v = view_of(o, 1);
+    CHECK_INT(v.state, CARRIER_HOG);
+    CHECK_INT(v.vthread_id, 102);
+    CHECK_STR(v.culprit, "Other.run(Other.java:9)");
+    /* busy [1000,9000) + [9200,10000) (the hog runs whatever the late unmount said), pinned [6500,7000) */
+    CHECK_TOTALS(v, 8800, 500, 200);
+    CHECK_INT(v.hogged_ns, 5800);
+
+    /* a new hog on the carrier closes the previous one at its start */
+    occupancy_hog_start(o, 1, 10, "Next.run(Next.java:1)", 102, 10500);
+    occupancy_advance(o, 11000);
+    v = view_of(o, 1);
+    CHECK_INT(v.hogged_since, 10500);
+    CHECK_INT(v.hogged_ns, 5800 + 500 + 500);
+
+    /* a hog re-sent after a reconnect (ended meanwhile) is counted once */
+    occupancy_hog_end(o, 10, 11500);
+    occupancy_advance(o, 12000);
+    occupancy_hog_start(o, 1, 10, "Next.run(Next.java:1)", 102, 10500);
+    v = view_of(o, 1);
+    CHECK_INT(v.state, CARRIER_HOG);
+    CHECK_INT(v.hogged_since, 10500);
+    CHECK_INT(v.hogged_ns, 5800 + 500 + 1000 + 500);                    /* [11500,12000) passed before it came back */
+    occupancy_hog_start(o, 1, 10, "Next.run(Next.java:1)", 102, 10500); /* and again while in progress */
+    CHECK_INT(view_of(o, 1).hogged_ns, 5800 + 500 + 1000 + 500);
+    occupancy_free(o);
+}
+
+/* Hogs from the sampled source, on a carrier known only by its hog, and
+ * against a pin in progress. */
+static void test_hog_sources(void)
+{
+    struct occupancy *o = occupancy_new(8, 10000, 1000);
+    if (!CHECK(o != NULL))
+        return;
+    /* sampled: time under a hog is busy at once, not pending; a sample of no thread ends it */
+    occupancy_sample(o, 2, 201, 1000);
+    occupancy_sample(o, 2, 201, 2000);
+    occupancy_hog_start(o, 2, 1, "S.s(S.java:1)", 201, 1000);
+    occupancy_advance(o, 3000);
+    struct carrier_view v = view_of(o, 2);
+    CHECK_INT(v.state, CARRIER_HOG);
+    CHECK_TOTALS(v, 2000, 0, 0);
+    CHECK_INT(v.hogged_ns, 2000);
+    occupancy_sample(o, 2, 201, 2900); /* the same thread, and an older sample: no end */
+    CHECK_INT(view_of(o, 2).state, CARRIER_HOG);
+    occupancy_sample(o, 2, 0, 3500);
+    v = view_of(o, 2);
+    CHECK_INT(v.state, CARRIER_IDLE);
+    CHECK_INT(v.hogged_ns, 2500);
+    occupancy_advance(o, 4000); /* pending again until the next sample */
+    CHECK_TOTALS(view_of(o, 2), 2500, 0, 0);
+
+    /* a carrier first heard of by its hog */
+    occupancy_hog_start(o, 3, 2, NULL, 301, 1000);
+    v = view_of(o, 3);
+    CHECK_INT(v.state, CARRIER_HOG);
+    CHECK_INT(v.vthread_id, 301);
+    CHECK_STR(v.culprit, "");
+    occupancy_advance(o, 5000);
+    CHECK_TOTALS(view_of(o, 3), 4000, 0, 0);
+    CHECK_INT(view_of(o, 3).hogged_ns, 4000);
+
+    /* a hog starting after a pin in progress began: that pin ended (its end was lost) */
+    occupancy_pin_start(o, 4, 10, REASON_MONITOR, "P.p(P.java:1)", 401, 1000);
+    occupancy_advance(o, 5000);
+    occupancy_hog_start(o, 4, 3, "H.h(H.java:1)", 401, 4000);
+    v = view_of(o, 4);
+    CHECK_INT(v.state, CARRIER_HOG);
+    CHECK_INT(v.pinned_since, 0);
+    CHECK_STR(v.culprit, "H.h(H.java:1)");
+    CHECK_INT(v.hogged_ns, 1000);
+    occupancy_pin_end(o, 10, 5500); /* that pin's late end: ignored */
+    occupancy_advance(o, 6000);
+    v = view_of(o, 4);
+    CHECK_INT(v.state, CARRIER_HOG);
+    CHECK_TOTALS(v, 5000, 4000, 0);
+    CHECK_INT(v.hogged_ns, 2000);
+
+    /* a hog whose start is before a pin in progress: that pin ended it, it is not shown */
+    occupancy_pin_start(o, 5, 11, REASON_MONITOR, "P.p(P.java:1)", 501, 5500);
+    occupancy_advance(o, 6000);
+    occupancy_hog_start(o, 5, 4, "H.h(H.java:1)", 501, 5000);
+    v = view_of(o, 5);
+    CHECK_INT(v.state, CARRIER_PINNED);
+    CHECK_INT(v.hogged_since, 0);
+    CHECK_STR(v.culprit, "P.p(P.java:1)");
+    CHECK_INT(v.hogged_ns, 500);
+    occupancy_free(o);
+}
+
+/* Hogged carriers are held carriers for the starvation alert. */
+static void test_hog_alert(void)
+{
+    struct occupancy *o = occupancy_new(8, 10000, 1000);
+    if (!CHECK(o != NULL))
+        return;
+    struct alert_state st = {0};
+    struct alert_rule two = {.k = 2, .hold_ns = 1000};
+    occupancy_pin_start(o, 10, 1, REASON_MONITOR, "A.a(A.java:1)", 101, 0);
+    occupancy_hog_start(o, 20, 7, "Spin.loop(Spin.java:3)", 201, 200);
+    CHECK_INT(occupancy_alert_check(o, &two, 1100, &st), 0);
+    CHECK_UINT(st.held, 1);
+    CHECK_UINT(st.hogged, 0);
+    CHECK_INT(occupancy_alert_check(o, &two, 1200, &st), 0); /* hogged exactly hold_ns: not yet */
+    CHECK_INT(occupancy_alert_check(o, &two, 1300, &st), 1); /* raised */
+    CHECK_INT(st.active, 1);
+    CHECK_UINT(st.held, 2);
+    CHECK_UINT(st.hogged, 1);
+    CHECK_UINT(st.total, 2);
+    CHECK_UINT(st.tid_count, 2);
+    CHECK_INT(st.tids[0], 10);
+    CHECK_INT(st.tids[1], 20);
+    occupancy_hog_end(o, 7, 1400);
+    CHECK_INT(occupancy_alert_check(o, &two, 1500, &st), 1); /* cleared */
+    CHECK_UINT(st.held, 1);
+    CHECK_UINT(st.hogged, 0);
+    CHECK_INT(st.tids[0], 10);
+    occupancy_free(o);
+}
+
 static void test_view_order(void)
 {
     struct occupancy *o = occupancy_new(8, 10000, 1000);
@@ -647,6 +833,9 @@ int main(void)
     CHECK_RUN(test_carrier_limit);
     CHECK_RUN(test_backwards_clamp);
     CHECK_RUN(test_alert);
+    CHECK_RUN(test_hog_timeline);
+    CHECK_RUN(test_hog_sources);
+    CHECK_RUN(test_hog_alert);
     CHECK_RUN(test_view_order);
     CHECK_MAIN_RETURN();
 }

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Carrier hogs (issue 20): a virtual thread that computes on its carrier for longer than hog=
+without unmounting holds that carrier as a pin does, though nothing is pinned. Real JVMs with the
+real agent: a hog is found with its thread, carrier, frame and duration; code that yields or
+sleeps between slices is never one; the collector shows hogs live (top, status, metrics, the
+starvation alert); attach finds them too."""
+import os
+import shutil
+import signal
+import subprocess
+
+from harness import (VTPIN, Run, attach_when_ready, check, classpath, describe, jdk_home, main, report_json, scheduler,
+                     tempdir)
+
+HOG_NS = 200_000_000  # the agent's default hog=
+
+
+def app_pins(rep):
+    return [p for p in rep["pins"] if p["origin"] == "app"]
+
+
+def frame(f):
+    return "%s.%s" % (f["class"], f["method"]) if f else None
+
+
+def check_spin_hogs(rep, threads, run_ms):
+    hogs = rep["hogs"]
+    names = sorted(h["vthread"]["name"] for h in hogs)
+    check(names == ["spin-%d" % i for i in range(threads)], "one hog per spinning thread: %s" % hogs)
+    for h in hogs:
+        check(frame(h["culprit"]) == "CarrierHog.spin", "the hog's frame: %s" % h["culprit"])
+        check("CarrierHog.spin" in [frame(f) for f in h["stack"]], "its stack: %s" % h["stack"])
+        check(h["carrier"]["name"].startswith("ForkJoinPool") and h["carrier"]["tid"] > 0, "its carrier: %s" % h)
+        check(not h["ongoing"] and h["duration_ns"] >= HOG_NS, "ended, at least hog= long: %s" % h)
+        check(h["duration_ns"] <= run_ms * 1_000_000 + 500_000_000, "no longer than it ran: %s" % h)
+    check(rep["stats"]["hogs"] == threads, "stats.hogs: %s" % rep["stats"])
+    check(app_pins(rep) == [], "nothing pinned: %s" % [describe(p) for p in rep["pins"]])
+
+
+def case_spin(jdk):
+    """Two virtual threads compute for 800 ms each on two carriers without unmounting: two hogs."""
+    jdk = int(jdk)
+    r = Run(jdk, "CarrierHog", args=("spin", 2, 800), props=scheduler(2)).run()
+    check("CarrierHog: mode=spin threads=2" in r.stdout(), "the fixture ran:\n" + r.stdout())
+    rep = r.report()
+    check_spin_hogs(rep, 2, 800)
+    text = subprocess.run([VTPIN, "report", r.record], capture_output=True, text=True, timeout=60).stdout
+    check("carrier hogs" in text and "CarrierHog.spin(CarrierHog.java:" in text, "the text report's hogs:\n" + text)
+    check(r.trace_text().count("started: VirtualThread[#") == 2 and "hog #2 ended: " in r.trace_text(),
+          "the trace says so:\n" + r.trace_text())
+    page = os.path.join(r.dir, "r.html")
+    subprocess.run([VTPIN, "report", "--format", "html", "-o", page, r.record], check=True, timeout=60)
+    with open(page, encoding="utf-8") as f:
+        check("spin-0" in f.read(), "the HTML report has the hogs")
+    shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def case_no_hog(jdk, mode, occupancy):
+    """Six virtual threads on two carriers compute in slices with Thread.yield (or a 1 ms sleep)
+    between them for 800 ms: they take turns (or unmount), and none is a hog."""
+    jdk = int(jdk)
+    opts = "occupancy=exact" if occupancy == "exact" else ""
+    threads = 6 if mode == "yield" else 4
+    r = Run(jdk, "CarrierHog", args=(mode, threads, 800), props=scheduler(2), agent_opts=opts).run()
+    check("CarrierHog: mode=%s" % mode in r.stdout(), "the fixture ran:\n" + r.stdout())
+    rep = r.report()
+    check(rep["hogs"] == [] and rep["stats"]["hogs"] == 0, "no hog: %s" % rep["hogs"])
+    check(app_pins(rep) == [], "nothing pinned: %s" % [describe(p) for p in rep["pins"]])
+    shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def case_off(jdk):
+    """hog=0: not looked for."""
+    jdk = int(jdk)
+    r = Run(jdk, "CarrierHog", args=("spin", 1, 500), props=scheduler(2), agent_opts="hog=0").run()
+    rep = r.report()
+    check(rep["hogs"] == [] and rep["stats"]["hogs"] == 0, "hog=0 finds none: %s" % rep["hogs"])
+    shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def case_attach(jdk):
+    """Attached to a running JVM: the same hogs."""
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-hog-attach-")
+    rec = os.path.join(d, "a.vtp")
+    cmd = [os.path.join(jdk_home(jdk), "bin", "java"), "-cp", classpath(jdk)] + scheduler(2) + \
+          ["CarrierHog", "--ready", "spin", 2, 800]
+    attach_when_ready([str(c) for c in cmd], "CarrierHog", d, "record=%s" % rec)
+    check_spin_hogs(report_json(rec), 2, 800)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def case_live(jdk):
+    """Two virtual threads hog both carriers for 4 s: the collector shows them live (top and status
+    --json, vtpin top, the metrics), and its starvation alert counts hogged carriers."""
+    from test_metrics import MetricsCollector, samples, select
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-hog-live-")
+    coll = MetricsCollector(d, extra=("--alert-after", "500ms")).start()
+    r = Run(jdk, "CarrierHog", args=("spin", 2, 4000), props=scheduler(2),
+            agent_opts="collector=%s" % coll.socket).start()
+    try:
+        from test_collector import Collector
+        ask = Collector(d)
+        ask.socket = coll.socket
+
+        def hogged(t):
+            return [c for jv in t["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"] if c["state"] == "hog"]
+        carriers = hogged(ask.wait_for(ask.top, lambda t: len(hogged(t)) == 2, timeout=60))
+        for c in carriers:
+            check("CarrierHog.spin" in (c["culprit"] or "") and c["hogged_for_ns"] > 0, "a hog's carrier: %s" % c)
+        j = ask.wait_for(lambda: ask.jvm(r.proc.pid), lambda j: j and j["alert"]["active"], timeout=20)
+        check(j["hogs_total"] == 2 and j["carriers_hogged"] == 2, "status counts the hogs: %s" % j)
+        # the agent's own cost, from its stats: a hog's stack is one GetStackTrace at least
+        j = ask.wait_for(lambda: ask.jvm(r.proc.pid), lambda j: j and (j["agent_cost"] or {}).get("jvmti_calls", 0) >= 2,
+                         timeout=10)
+        check(j["agent_cost"]["cpu_ns"] > 0, "status says what the agent costs: %s" % j["agent_cost"])
+        text = subprocess.run([VTPIN, "top", "--once", "--socket", coll.socket], capture_output=True, text=True,
+                              timeout=30).stdout
+        check(text.count(" hog ") >= 2 and "CarrierHog.spin" in text, "vtpin top shows the hogs:\n" + text)
+        s = samples(coll.scrape())
+        check([v for _, v in select(s, "vtpin_carriers_hogged", jvm=r.proc.pid)] == [2.0], "gauge: %s" %
+              select(s, "vtpin_carriers_hogged"))
+        check(sum(v for _, v in select(s, "vtpin_hogs_total", jvm=r.proc.pid)) == 2, "counter: %s" %
+              select(s, "vtpin_hogs_total"))
+        r.wait(60)
+    finally:
+        r.kill()
+        coll.stop()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main({"spin": case_spin, "no_hog": case_no_hog, "off": case_off, "attach": case_attach, "live": case_live}))
