@@ -10,12 +10,13 @@
 #include "report.h"
 #include "vtpin.pb-c.h"
 
-int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p)
+/* 1 when a frame of stack matches one of the allow patterns. */
+static int stack_allowed(const struct gate_config *c, const struct recording_stack *stack)
 {
-    if (!c->n_allow || !p->stack)
+    if (!c->n_allow || !stack)
         return 0;
-    for (uint32_t f = 0; f < p->stack->count; f++) {
-        const struct recording_method *m = p->stack->frames[f].method;
+    for (uint32_t f = 0; f < stack->count; f++) {
+        const struct recording_method *m = stack->frames[f].method;
         char name[1024];
         snprintf(name, sizeof(name), "%s.%s", m->class_name, m->name);
         for (size_t i = 0; i < c->n_allow; i++)
@@ -23,6 +24,11 @@ int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p
                 return 1;
     }
     return 0;
+}
+
+int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p)
+{
+    return stack_allowed(c, p->stack);
 }
 
 int gates_pin_jdk_internal(const struct recording_pin *p)
@@ -63,6 +69,15 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
                 if (p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK)
                     out->native_blocks++;
             }
+            for (size_t i = 0; i < sess->n_hogs; i++) {
+                const struct recording_hog *h = &sess->hogs[i];
+                if (stack_allowed(c, h->stack)) {
+                    out->hogs_allowed++;
+                    continue;
+                }
+                out->hogs++;
+                out->hogged_ns = recording_sat_add(out->hogged_ns, recording_hog_duration(sess, h));
+            }
         }
     }
     char line[256], a[64], b[64];
@@ -79,6 +94,11 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
     if (c->fail_on_native_block && out->native_blocks > 0) {
         snprintf(line, sizeof(line), "--fail-on-native-block: %" PRIu64 " carrier(s) blocked in native code",
                  out->native_blocks);
+        add_reason(out, line);
+    }
+    if (c->fail_hogs && out->hogs >= c->fail_hogs) {
+        snprintf(line, sizeof(line), "--fail-on-hogs %" PRIu64 ": %" PRIu64 " carrier hog(s), %s in all", c->fail_hogs,
+                 out->hogs, units_format_duration(out->hogged_ns, a, sizeof(a)));
         add_reason(out, line);
     }
 }

@@ -1,6 +1,7 @@
 /* The pass/fail verdict of `vtpin run` over the recordings of every JVM a
  * command started: pins counted, pinned time summed, pins under accepted
- * frames (--allow) set aside, native blocks flagged. Pure logic. */
+ * frames (--allow) set aside, native blocks flagged, carrier hogs counted.
+ * Pure logic. */
 #ifndef VTPIN_CLI_GATES_H
 #define VTPIN_CLI_GATES_H
 
@@ -13,6 +14,7 @@ struct gate_config {
     int64_t fail_pins;        /* fail when at least this many pins; -1: no gate */
     int64_t fail_pinned_ns;   /* fail when at least this much pinned time; -1: no gate */
     int fail_on_native_block; /* fail on any NATIVE_BLOCK pin */
+    uint64_t fail_hogs;       /* fail when at least this many carrier hogs (not allowed); 0: no gate */
     const char **allow;       /* fnmatch patterns on "class.method" of any frame */
     size_t n_allow;
     int count_jdk_pins; /* count pins with only JDK frames too (--count-jdk-pins) */
@@ -23,7 +25,10 @@ struct gate_result {
     uint64_t allowed;      /* set aside by --allow */
     uint64_t jdk_internal; /* set aside: every frame is the JDK's own */
     uint64_t native_blocks;
-    int64_t pinned_ns; /* of the counted pins (in progress ones up to the end) */
+    int64_t pinned_ns;     /* of the counted pins (in progress ones up to the end) */
+    uint64_t hogs;         /* carrier hogs counted (not allowed) */
+    uint64_t hogs_allowed; /* set aside by --allow (a frame of the hog's stack matches) */
+    int64_t hogged_ns;     /* of the counted hogs (in progress ones up to the end) */
     int failed;
     char why[512]; /* one line per failed gate */
 };

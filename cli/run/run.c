@@ -63,6 +63,8 @@ static const char usage[] =
     "  --fail-on-pins N          fail when at least N pins were found (1: any pin)\n"
     "  --fail-on-pinned-time DUR fail when the pins add up to at least DUR (e.g. 500ms)\n"
     "  --fail-on-native-block    fail when a carrier blocked inside native code\n"
+    "  --fail-on-hogs N          fail when at least N carrier hogs were found (virtual threads that\n"
+    "                            ran hog= long without unmounting; --allow applies to their frames)\n"
     "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
     "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
     "  --count-jdk-pins          also count pins whose every frame is the JDK's own\n"
@@ -125,6 +127,7 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
     static const struct option longopts[] = {{"fail-on-pins", required_argument, NULL, 'p'},
                                              {"fail-on-pinned-time", required_argument, NULL, 't'},
                                              {"fail-on-native-block", no_argument, NULL, 'n'},
+                                             {"fail-on-hogs", required_argument, NULL, 'H'},
                                              {"allow", required_argument, NULL, 'a'},
                                              {"count-jdk-pins", no_argument, NULL, 'J'},
                                              {"junit", required_argument, NULL, 'j'},
@@ -153,6 +156,13 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
         case 'n':
             cfg->gates.fail_on_native_block = 1;
             break;
+        case 'H': {
+            long long v = strtoll(optarg, &end, 10);
+            if (!*optarg || *end || v < 1)
+                return cli_usage_error("run", "--fail-on-hogs wants a count of at least 1, got '%s'", optarg);
+            cfg->gates.fail_hogs = (uint64_t)v;
+            break;
+        }
         case 'a':
             if (cfg->gates.n_allow == MAX_ALLOW)
                 return cli_usage_error("run", "at most %d --allow patterns", MAX_ALLOW);
@@ -516,11 +526,12 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
                 report_text(stdout, recs[i], &ro);
         }
     }
-    char a[64];
+    char a[64], b[64];
     printf("\nvtpin run: %zu JVM(s), %" PRIu64 " pin(s) counted (%s pinned), %" PRIu64 " allowed, %" PRIu64
-           " JDK-internal, %" PRIu64 " native block(s); command exited %d\n",
+           " JDK-internal, %" PRIu64 " native block(s), %" PRIu64 " carrier hog(s) (%s); command exited %d\n",
            nrecs, result.pins, units_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
-           result.jdk_internal, result.native_blocks, status);
+           result.jdk_internal, result.native_blocks, result.hogs,
+           units_format_duration(result.hogged_ns, b, sizeof(b)), status);
     int stop_signal = run_job_stop_signal();
     if (stop_signal)
         printf("vtpin run: stopped by signal %d (%s) before the command finished; the gates saw what ran until "

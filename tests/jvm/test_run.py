@@ -60,6 +60,22 @@ def case_fail_on_pins():
     check("gates" in names and "Repro.settle(Repro.java:20)" in names, "failed cases: %s" % names)
 
 
+def case_fail_on_hogs():
+    """--fail-on-hogs: two virtual threads that compute 600 ms without unmounting fail it; --allow on
+    their frame sets them aside; threads that yield between slices pass."""
+    p, _, _ = vtpin_run(["--fail-on-hogs", "1"], [java(21, "CarrierHog", "spin", 2, 600, parallelism=2)])
+    check(p.returncode == GATE_FAILED, "exit %d, expected %d\n%s" % (p.returncode, GATE_FAILED, p.stdout[-1500:]))
+    check("--fail-on-hogs 1: 2 carrier hog(s)" in p.stdout and "2 carrier hog(s) (" in p.stdout,
+          "the failing gate is named with the two hogs:\n" + p.stdout[-1500:])
+    p, _, _ = vtpin_run(["--fail-on-hogs", "1", "--allow", "CarrierHog.spin"],
+                        [java(21, "CarrierHog", "spin", 2, 600, parallelism=2)])
+    check(p.returncode == 0 and "gates passed" in p.stdout and "0 carrier hog(s)" in p.stdout,
+          "allowed hogs pass: exit %d\n%s" % (p.returncode, p.stdout[-1500:]))
+    p, _, _ = vtpin_run(["--fail-on-hogs", "1"], [java(21, "CarrierHog", "yield", 6, 600, parallelism=2)])
+    check(p.returncode == 0 and "0 carrier hog(s)" in p.stdout, "yielding code passes: exit %d\n%s" %
+          (p.returncode, p.stdout[-1500:]))
+
+
 def case_pass_on_25():
     """Repro does not pin on 25, so the gate passes. Positive control in the same JVM: JniSleep
     runs first (Chain) and pins twice in native code; those pins are allowed, so they must be
@@ -516,6 +532,7 @@ def case_usage():
 if __name__ == "__main__":
     raise SystemExit(main({
         "fail_on_pins": case_fail_on_pins,
+        "fail_on_hogs": case_fail_on_hogs,
         "pass_on_25": case_pass_on_25,
         "allow": case_allow,
         "pinned_time": case_pinned_time,

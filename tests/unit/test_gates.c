@@ -1,5 +1,5 @@
 /* vtpin run's verdict (cli/run/gates.c) over pins built in memory: --allow, the
- * JDK's own pins set aside unless --count-jdk-pins, the pin and time gates. */
+ * JDK's own pins set aside unless --count-jdk-pins, the pin and time gates, the hog gate. */
 #include <string.h>
 
 #include "check.h"
@@ -21,12 +21,19 @@ static struct recording_pin pins[] = {
     {.reason = 1, .ended = 1, .duration_ns = 4000000, .stack = NULL}, /* no stack: never set aside */
 };
 
+static struct recording_hog hogs[] = {
+    {.ended = 1, .duration_ns = 300000000, .stack = &app_stack},
+    {.ended = 1, .duration_ns = 250000000, .stack = NULL},
+};
+
 static void evaluate(struct gate_config *c, struct gate_result *g)
 {
     struct recording_session s;
     memset(&s, 0, sizeof(s));
     s.pins = pins;
     s.n_pins = 3;
+    s.hogs = hogs;
+    s.n_hogs = 2;
     struct recording_session *sp = &s;
     struct recording r;
     memset(&r, 0, sizeof(r));
@@ -76,5 +83,22 @@ int main(void)
     c.fail_pinned_ns = 4000000;
     evaluate(&c, &g);
     CHECK(g.failed);
+
+    /* hogs: counted (0: no gate), --allow sets aside a hog whose stack matches */
+    c.fail_pinned_ns = -1;
+    c.n_allow = 0;
+    evaluate(&c, &g);
+    CHECK(!g.failed);
+    CHECK_UINT(g.hogs, 2);
+    CHECK_INT(g.hogged_ns, 550000000);
+    c.fail_hogs = 2;
+    evaluate(&c, &g);
+    CHECK(g.failed);
+    CHECK(strstr(g.why, "--fail-on-hogs 2: 2 carrier hog(s), 550.0 ms in all") != NULL);
+    c.n_allow = 1;
+    evaluate(&c, &g);
+    CHECK(!g.failed);
+    CHECK_UINT(g.hogs, 1);
+    CHECK_UINT(g.hogs_allowed, 1);
     CHECK_MAIN_RETURN();
 }
