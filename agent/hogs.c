@@ -11,6 +11,7 @@
 #include "stack_read.h"
 #include "trace.h"
 #include "vmblock.h"
+#include "vmstructs.h"
 
 static struct {
     const struct writer_config *cfg;
@@ -121,14 +122,28 @@ static void report_end(struct carrier_slot *c, const struct hog_ended *ended)
     c->hog_id = 0;
 }
 
+/* c's OS thread runs or waits for a CPU. In Java it does (HotSpot's thread state, no system call:
+ * a safepoint or a GC shows as blocked); in native code, and when the state is unknown, /proc says
+ * (asleep, S or D, is no hog: a block the watchdog or a pin reports; unknown is none either). */
+static int runs(struct carrier_slot *c)
+{
+    switch (vmstructs_thread_state(c->java_thread)) {
+    case VM_STATE_OTHER:
+        return 1;
+    case VM_STATE_BLOCKED:
+        return 0;
+    default:
+        return vmblock_thread_sleeps(c->tid, &c->stat_fd1, &c->stat_tid) == 0;
+    }
+}
+
 void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
 {
     if (!hogs_enabled())
         return;
     struct hog_sample s = {.now = now, .vthread_id = vt ? vid : 0, .mounts = c->mounts_taken};
     if (s.vthread_id) {
-        /* asleep (S, D) is no hog: a block the watchdog or a pin reports; unknown is none either */
-        s.running = vmblock_thread_sleeps(c->tid, &c->stat_fd1, &c->stat_tid) == 0;
+        s.running = runs(c);
         s.pinned = c->block_pin != 0 || active_pins_on_carrier(c->tid, 0);
     }
     struct hog_ended ended;

@@ -6,8 +6,8 @@ Asserts on what the real agent recorded (read back with `vtpin report`)."""
 import os
 import time
 
-from harness import (Failure, Run, check, check_timed_like_jfr, culprit, jdk_home, jfr_pinned_events, jfr_touches, main,
-                     native_block_in, pins_in, report_json, scheduler, set_aside, touches)
+from harness import (Failure, Run, check, check_timed_like_jfr, culprit, describe, jdk_home, jfr_pinned_events,
+                     jfr_touches, main, native_block_in, pins_in, report_json, scheduler, set_aside, touches)
 
 PARK_REASONS = {"MONITOR", "NATIVE", "CRITICAL_SECTION"}
 
@@ -173,7 +173,7 @@ def case_contended(jdk):
     pins = pins_in(rep, "Contended")
     check(len(pins) >= 10, "contended entries pin on 21, got %d" % len(pins))
     for p in pins:
-        check(p["reason"] == "MONITOR_ENTER", "reason %s" % p["reason"])
+        check(p["reason"] == "MONITOR_ENTER", "reason %s: %s" % (p["reason"], describe(p)))
         check(culprit(p)["class"] == "Contended", "culprit in Contended: %s" % culprit(p))
 
 
