@@ -422,9 +422,11 @@ int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64
         return 0;
     case VTPIN__V1__EVENT__BODY_HOG_START:
         apply_hog_start(j, s, ev->hog_start);
+        pinprofile_hog_start(j->pinprofile, s, ev->hog_start, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_HOG_END:
         occupancy_hog_end(j->occ, ev->hog_end->hog_id, ev->hog_end->end_ns);
+        pinprofile_hog_end(j->pinprofile, ev->hog_end->hog_id, ev->hog_end->duration_ns, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_STATS:
         copy_stats(&j->stats, ev->stats);

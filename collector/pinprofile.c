@@ -13,7 +13,8 @@
 #include "pprof_build.h"
 #include "wire_names.h"
 
-#define OTHER_STACK 0 /* the stack of pins whose own found no room */
+#define OTHER_STACK 0    /* the stack of pins whose own found no room */
+#define HOG_REASON "HOG" /* a carrier hog's reason label, as `vtpin top` names it */
 #define OTHER_FRAME "[other stacks: the collector's stack table is full]"
 #define MIN_BUCKET_NS 1000000000LL
 #define MAX_WINDOW_NS 86400000000000LL
@@ -29,11 +30,15 @@ struct stack {
     uint32_t frames[];
 };
 
+/* What an entry or an open one is: a pin or a carrier hog (their ids are two spaces). */
+enum held_kind { HELD_PIN = 0, HELD_HOG = 1 };
+
 struct entry {
     uint32_t stack, carrier; /* carrier: a string index */
-    uint32_t count;
-    uint16_t reason;
-    uint64_t ns;
+    uint32_t count;          /* pins; 0 for hogs */
+    uint16_t reason;         /* a pin's; 0 for hogs */
+    uint8_t kind;            /* enum held_kind */
+    uint64_t ns;             /* pinned or hogged */
 };
 
 struct bucket {
@@ -45,9 +50,10 @@ struct bucket {
 #define OPEN_MAX (PINPROFILE_OPEN * 3 / 4)
 
 struct open_pin {
-    uint64_t pin_id;
+    uint64_t pin_id; /* or hog id */
     uint32_t stack, carrier;
     uint16_t reason;
+    uint8_t kind; /* enum held_kind */
     int64_t since;
 };
 
@@ -236,27 +242,39 @@ void pinprofile_free(struct pinprofile *p)
     free(p);
 }
 
-/* ---- pins in progress: the first n_open of open[], by pin_id in open_ix ---- */
+/* ---- pins and hogs in progress: the first n_open of open[], by (kind, id) in open_ix ---- */
+
+struct open_key {
+    uint64_t id;
+    int kind;
+};
+
+static uint64_t open_hash(uint64_t id, int kind)
+{
+    return hash_combine(hash_u64(id), (uint64_t)kind);
+}
 
 static int open_eq(const void *ctx, uint32_t item, const void *key)
 {
-    const struct pinprofile *p = ctx;
-    return p->open[item].pin_id == *(const uint64_t *)key;
+    const struct open_pin *o = &((const struct pinprofile *)ctx)->open[item];
+    const struct open_key *k = key;
+    return o->pin_id == k->id && o->kind == k->kind;
 }
 
-/* The index of the open pin pin_id, or -1. */
-static int64_t open_find(const struct pinprofile *p, uint64_t pin_id)
+/* The index of the open pin (or hog) id, or -1. */
+static int64_t open_find(const struct pinprofile *p, int kind, uint64_t id)
 {
-    return table_find(&p->open_ix, hash_u64(pin_id), open_eq, p, &pin_id);
+    struct open_key k = {id, kind};
+    return table_find(&p->open_ix, open_hash(id, kind), open_eq, p, &k);
 }
 
 /* Forgets open pin i: the last one takes its place. */
 static void open_remove(struct pinprofile *p, uint32_t i)
 {
     uint32_t last = (uint32_t)p->n_open - 1;
-    table_remove(&p->open_ix, hash_u64(p->open[i].pin_id), i);
+    table_remove(&p->open_ix, open_hash(p->open[i].pin_id, p->open[i].kind), i);
     if (i != last) {
-        table_move(&p->open_ix, hash_u64(p->open[last].pin_id), last, i);
+        table_move(&p->open_ix, open_hash(p->open[last].pin_id, p->open[last].kind), last, i);
         p->open[i] = p->open[last];
     }
     p->n_open--;
@@ -272,12 +290,12 @@ static void open_add(struct pinprofile *p, const struct open_pin *o)
         open_remove(p, oldest);
         p->drops.open++;
     }
-    if (table_add(&p->open_ix, hash_u64(o->pin_id), (uint32_t)p->n_open))
+    if (table_add(&p->open_ix, open_hash(o->pin_id, o->kind), (uint32_t)p->n_open))
         return; /* cannot happen: room was made above */
     p->open[p->n_open++] = *o;
 }
 
-/* ---- a PinStart's stack, by content ---- */
+/* ---- a PinStart's or HogStart's stack, by content ---- */
 
 struct session_stack {
     const struct session *s;
@@ -317,28 +335,30 @@ static int64_t add_frame(struct pinprofile *p, uint32_t *frames, uint32_t *n, co
     return f;
 }
 
-/* The index of the PinStart's stack (leaf first, as pprof wants it); OTHER_STACK when it finds no room. */
-static uint32_t stack_of(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps)
+/* The index of the stack (leaf first, as pprof wants it), with the native frame nat (NULL: none) where
+ * frames_native_entry puts it for the culprit frame nat_culprit, or one "[no stack: what]" frame when there
+ * is none; OTHER_STACK when it finds no room. */
+static uint32_t stack_of(struct pinprofile *p, const struct session *s, int has_stack, uint32_t stack, const char *nat,
+                         uint32_t nat_culprit, const char *what)
 {
     uint32_t frames[PINPROFILE_DEPTH + 2], n = 0;
-    char text[640], native[512];
+    char text[640];
     int truncated = 0;
-    uint32_t depth = ps->has_stack ? session_stack_depth(s, ps->stack, &truncated) : 0;
-    struct session_stack ss = {.s = s, .stack = ps->stack};
-    int origin = depth ? session_stack_origin(s, ps->stack) : PIN_ORIGIN_APP; /* the reports' one rule */
+    uint32_t depth = has_stack ? session_stack_depth(s, stack, &truncated) : 0;
+    struct session_stack ss = {.s = s, .stack = stack};
+    int origin = depth ? session_stack_origin(s, stack) : PIN_ORIGIN_APP; /* the reports' one rule */
     int64_t ok = 0;
     if (depth == 0) {
-        snprintf(text, sizeof(text), "[no stack: %s]", wire_reason_name((int)ps->reason));
+        snprintf(text, sizeof(text), "[no stack: %s]", what);
         ok = add_frame(p, frames, &n, text, NULL, 0);
     } else {
         uint32_t keep = depth < PINPROFILE_DEPTH ? depth : PINPROFILE_DEPTH;
-        const char *nat = native_frame(s, ps, native, sizeof(native));
-        uint32_t nat_at = nat ? frames_native_entry(kind_at, &ss, ps->culprit_frame) : UINT32_MAX;
+        uint32_t nat_at = nat ? frames_native_entry(kind_at, &ss, nat_culprit) : UINT32_MAX;
         for (uint32_t k = 0; k < keep && ok >= 0; k++) {
             struct frame_parts parts;
             if (k == nat_at && (ok = add_frame(p, frames, &n, nat, NULL, 0)) < 0)
                 break;
-            session_frame(s, ps->stack, k, &parts, NULL);
+            session_frame(s, stack, k, &parts, NULL);
             snprintf(text, sizeof(text), "%s.%s", parts.cls ? parts.cls : FRAME_TEXT_UNKNOWN,
                      parts.name ? parts.name : FRAME_TEXT_UNKNOWN);
             ok = add_frame(p, frames, &n, text, parts.source, parts.line);
@@ -354,31 +374,56 @@ static uint32_t stack_of(struct pinprofile *p, const struct session *s, const Vt
     return (uint32_t)st;
 }
 
-void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps, int64_t now)
+/* The carrier's name (a string index): its name, else "tid N", else "unknown". */
+static uint32_t carrier_of(struct pinprofile *p, const struct session *s, int has_name, uint32_t name_sid, int has_tid,
+                           int32_t tid)
 {
-    if (!ps->pin_id || open_find(p, ps->pin_id) >= 0)
-        return; /* re-sent after a reconnect: already open */
     char carrier[64];
-    const char *name = ps->has_carrier_name ? session_string(s, ps->carrier_name) : NULL;
+    const char *name = has_name ? session_string(s, name_sid) : NULL;
     if (!name || !*name) {
-        if (ps->has_carrier_tid)
-            snprintf(carrier, sizeof(carrier), "tid %" PRId32, ps->carrier_tid);
+        if (has_tid)
+            snprintf(carrier, sizeof(carrier), "tid %" PRId32, tid);
         else
             snprintf(carrier, sizeof(carrier), "unknown");
         name = carrier;
     }
     int64_t c = intern(p, name);
-    struct open_pin o = {.pin_id = ps->pin_id,
-                         .stack = stack_of(p, s, ps),
-                         .carrier = c > 0 ? (uint32_t)c : 0,
-                         .reason = (uint16_t)ps->reason,
-                         .since = now};
+    return c > 0 ? (uint32_t)c : 0;
+}
+
+void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps, int64_t now)
+{
+    if (!ps->pin_id || open_find(p, HELD_PIN, ps->pin_id) >= 0)
+        return; /* re-sent after a reconnect: already open */
+    char native[512];
+    const char *nat = ps->has_stack ? native_frame(s, ps, native, sizeof(native)) : NULL;
+    struct open_pin o = {
+        .pin_id = ps->pin_id,
+        .stack = stack_of(p, s, ps->has_stack, ps->stack, nat, ps->culprit_frame, wire_reason_name((int)ps->reason)),
+        .carrier = carrier_of(p, s, ps->has_carrier_name, ps->carrier_name, ps->has_carrier_tid, ps->carrier_tid),
+        .reason = (uint16_t)ps->reason,
+        .kind = HELD_PIN,
+        .since = now};
     open_add(p, &o);
 }
 
-void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, int64_t now)
+void pinprofile_hog_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__HogStart *hs, int64_t now)
 {
-    int64_t at = pin_id ? open_find(p, pin_id) : -1;
+    if (!hs->hog_id || open_find(p, HELD_HOG, hs->hog_id) >= 0)
+        return; /* re-sent after a reconnect: already open */
+    struct open_pin o = {
+        .pin_id = hs->hog_id,
+        .stack = stack_of(p, s, hs->has_stack, hs->stack, NULL, 0, HOG_REASON),
+        .carrier = carrier_of(p, s, hs->has_carrier_name, hs->carrier_name, hs->has_carrier_tid, hs->carrier_tid),
+        .kind = HELD_HOG,
+        .since = now};
+    open_add(p, &o);
+}
+
+/* The open pin (or hog) id of kind ended after duration_ns, its end seen at now: into now's bucket. */
+static void held_end(struct pinprofile *p, int kind, uint64_t id, int64_t duration_ns, int64_t now)
+{
+    int64_t at = id ? open_find(p, kind, id) : -1;
     if (at < 0)
         return;
     struct open_pin pin = p->open[at];
@@ -399,9 +444,9 @@ void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, 
     uint64_t ns = duration_ns > 0 ? (uint64_t)duration_ns : 0;
     for (uint32_t i = 0; i < b->n; i++) {
         struct entry *e = &b->e[i];
-        if (e->stack == pin.stack && e->carrier == pin.carrier && e->reason == pin.reason) {
+        if (e->stack == pin.stack && e->carrier == pin.carrier && e->reason == pin.reason && e->kind == pin.kind) {
             e->ns = e->ns + ns < e->ns ? UINT64_MAX : e->ns + ns;
-            e->count++;
+            e->count += pin.kind == HELD_PIN;
             return;
         }
     }
@@ -409,8 +454,22 @@ void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, 
         p->drops.entries++;
         return;
     }
-    b->e[b->n++] =
-        (struct entry){.stack = pin.stack, .carrier = pin.carrier, .count = 1, .reason = pin.reason, .ns = ns};
+    b->e[b->n++] = (struct entry){.stack = pin.stack,
+                                  .carrier = pin.carrier,
+                                  .count = pin.kind == HELD_PIN,
+                                  .reason = pin.reason,
+                                  .kind = pin.kind,
+                                  .ns = ns};
+}
+
+void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, int64_t now)
+{
+    held_end(p, HELD_PIN, pin_id, duration_ns, now);
+}
+
+void pinprofile_hog_end(struct pinprofile *p, uint64_t hog_id, int64_t duration_ns, int64_t now)
+{
+    held_end(p, HELD_HOG, hog_id, duration_ns, now);
 }
 
 int pinprofile_collect(const struct pinprofile *p, int64_t now, int64_t span_ns, struct pprof_builder *b,
@@ -438,11 +497,14 @@ int pinprofile_collect(const struct pinprofile *p, int64_t now, int64_t span_ns,
                     return (int)id;
                 locs[f] = (uint64_t)id;
             }
-            labels[0] = (struct pprof_label){.key = "reason", .str = wire_reason_name(e->reason)};
+            int hog = e->kind == HELD_HOG;
+            int64_t ns = e->ns > INT64_MAX ? INT64_MAX : (int64_t)e->ns;
+            labels[0] = (struct pprof_label){.key = "reason", .str = hog ? HOG_REASON : wire_reason_name(e->reason)};
             labels[1] = (struct pprof_label){.key = "origin", .str = frames_origin_name(st->origin)};
             labels[2] = (struct pprof_label){.key = "carrier", .str = p->strings[e->carrier]};
-            int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_PINNED_NS] = e->ns > INT64_MAX ? INT64_MAX : (int64_t)e->ns,
-                                              [PPROF_VALUE_PINS] = e->count};
+            int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_PINNED_NS] = hog ? 0 : ns,
+                                              [PPROF_VALUE_PINS] = e->count,
+                                              [PPROF_VALUE_HOGGED_NS] = hog ? ns : 0};
             int rc = pprof_builder_sample(b, locs, st->n, values, labels, n + 3);
             if (rc)
                 return rc;

@@ -1,19 +1,21 @@
 /* Pinned time of one JVM by stack, reason and carrier over the last
- * window, for /debug/pprof/pinned (pinned_pprof.h): a ring of
- * PINPROFILE_BUCKETS time buckets (each window / PINPROFILE_BUCKETS long,
- * at least 1 s), each a table of (stack, reason, carrier) -> pinned ns and
- * pins. A pin counts when it ends (PinEnd carries its duration), in the
+ * window, for /debug/pprof/pinned (pinned_pprof.h), and its carrier hogs'
+ * time the same way: a ring of PINPROFILE_BUCKETS time buckets (each
+ * window / PINPROFILE_BUCKETS long, at least 1 s), each a table of (stack,
+ * reason, carrier) -> pinned ns and pins, or of (stack, carrier) -> hogged
+ * ns. A pin counts when it ends (PinEnd carries its duration), in the
  * bucket of the time its end arrived; its stack and reason come from its
- * PinStart. Stacks, frames and names are kept by content, so a reconnect's
- * new ids land on the same stacks.
+ * PinStart. A hog likewise, from its HogStart and HogEnd; one in progress
+ * is not counted yet, as a pin in progress is not. Stacks, frames and names
+ * are kept by content, so a reconnect's new ids land on the same stacks.
  *
  * Bounded, drop and count, never grown past: PINPROFILE_STACKS stacks of at
  * most PINPROFILE_DEPTH frames (deeper ones keep their top frames, cut
  * under "[truncated]"), PINPROFILE_FRAMES frames, PINPROFILE_STRING_BYTES of
  * names; a pin whose stack finds no room counts under one "[other stacks:
  * the collector's table is full]" stack. PINPROFILE_ENTRIES per bucket: a
- * pin past it is dropped and counted. PINPROFILE_OPEN pins in progress: past
- * it the oldest is forgotten and counted. Pure: no I/O, no clock (times are
+ * pin (or hog) past it is dropped and counted. PINPROFILE_OPEN pins and hogs
+ * in progress: past it the oldest is forgotten and counted. Pure: no I/O, no clock (times are
  * passed in, CLOCK_MONOTONIC ns). */
 #ifndef VTPIN_COLLECTOR_PINPROFILE_H
 #define VTPIN_COLLECTOR_PINPROFILE_H
@@ -38,9 +40,9 @@ struct pinprofile;
 
 /* What did not fit, since it was made. */
 struct pinprofile_drops {
-    uint64_t stacks;  /* pins counted under the "[other stacks]" stack */
-    uint64_t entries; /* pins dropped: their bucket's table was full */
-    uint64_t open;    /* pins in progress forgotten: the table of open pins was full */
+    uint64_t stacks;  /* pins and hogs counted under the "[other stacks]" stack */
+    uint64_t entries; /* pins and hogs dropped: their bucket's table was full */
+    uint64_t open;    /* pins and hogs in progress forgotten: the table of open ones was full */
 };
 
 /* window_ns: the span kept (clamped to 1 s .. 24 h). NULL with errno ENOMEM. */
@@ -52,11 +54,15 @@ void pinprofile_free(struct pinprofile *p);
 void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps, int64_t now);
 /* A pin ended after duration_ns, its end seen at now: counted once. */
 void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, int64_t now);
+/* The same for a carrier hog (its HogStart, its HogEnd's duration): hog ids are their own, apart from pins'. */
+void pinprofile_hog_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__HogStart *hs, int64_t now);
+void pinprofile_hog_end(struct pinprofile *p, uint64_t hog_id, int64_t duration_ns, int64_t now);
 
-/* The pins that ended in the last span_ns up to now (whole buckets: from
- * the bucket holding now - span_ns) as samples of b (types pprof_pinned_types),
- * each with labels reason, origin, carrier and then jvm_labels[n]
- * (n <= PPROF_MAX_LABELS - 3). 0 or -ENOMEM / -EINVAL. */
+/* The pins and hogs that ended in the last span_ns up to now (whole
+ * buckets: from the bucket holding now - span_ns) as samples of b (types
+ * pprof_pinned_types: a pin's {pinned ns, pins, 0}, a hog's {0, 0, hogged
+ * ns}), each with labels reason (a hog's: HOG), origin, carrier and then
+ * jvm_labels[n] (n <= PPROF_MAX_LABELS - 3). 0 or -ENOMEM / -EINVAL. */
 int pinprofile_collect(const struct pinprofile *p, int64_t now, int64_t span_ns, struct pprof_builder *b,
                        const struct pprof_label *jvm_labels, size_t n);
 

@@ -7,8 +7,8 @@
  * with the same locations and the same labels are merged (their values
  * added, saturating), so a caller may add one sample per event.
  *
- * The sample types come from a table (PPROF_PINNED_TYPES below: pinned
- * time, pins, and room for carrier hogs); a sample has one value per type. */
+ * The sample types come from a table (pprof_pinned_types below: pinned
+ * time, pins, carrier hogs' time); a sample has one value per type. */
 #ifndef VTPIN_PROTO_PPROF_BUILD_H
 #define VTPIN_PROTO_PPROF_BUILD_H
 
@@ -23,11 +23,12 @@ struct pprof_value_type {
     const char *unit; /* "nanoseconds" */
 };
 
-/* vtpin's sample types, in value order. A profile uses the first
- * PPROF_PINNED_N (hogs, from the carrier-hog feature, will be the next). */
+/* vtpin's sample types, in value order: every profile of pins uses all
+ * PPROF_PINNED_N, so each sample has {pinned ns, pins, hogged ns} (a pin's
+ * sample hogged 0, a carrier hog's pinned 0 and pins 0). */
 enum pprof_pinned_value { PPROF_VALUE_PINNED_NS = 0, PPROF_VALUE_PINS = 1, PPROF_VALUE_HOGGED_NS = 2 };
-extern const struct pprof_value_type pprof_pinned_types[3];
-#define PPROF_PINNED_N 2
+#define PPROF_PINNED_N 3
+extern const struct pprof_value_type pprof_pinned_types[PPROF_PINNED_N];
 
 /* A sample's label: a string one (str not NULL) or a number (num, num_unit NULL or "bytes"...). */
 struct pprof_label {

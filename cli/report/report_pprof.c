@@ -1,8 +1,9 @@
 /* pprof (go tool pprof, Grafana Pyroscope): a gzipped Profile message
  * (proto/pprof_build.h) with the pinned time and the number of pins of each
- * distinct stack, reason, carrier and JVM. Every session of the file by
- * default (each JVM named by its pid and app labels), or the one --session
- * names.
+ * distinct stack, reason, carrier and JVM, and the carrier hogs' time
+ * ("hogged": samples labelled reason HOG, their pinned time and pins 0; a
+ * pin's hogged is 0). Every session of the file by default (each JVM named
+ * by its pid and app labels), or the one --session names.
  *
  * Functions are "Class.method" (as the flame graph labels frames), with the
  * source file and line of each frame. The native code a pin is in (a JNI
@@ -10,7 +11,7 @@
  * downcall qsort, libc.so.6]", where the native code ran: right above the
  * frame that called into it (the JNI method, the downcall stub), so below
  * any Java code it called back. A stack the agent cut hangs under "[truncated]"; a pin
- * without a stack is one "[no stack: REASON]" frame, as in the flame graph. */
+ * without a stack is one "[no stack: REASON]" frame, as in the flame graph (a hog's: "[no stack: HOG]"). */
 #include "report.h"
 
 #include <errno.h>
@@ -50,51 +51,88 @@ static int64_t add_location(struct pprof_builder *b, const struct recording_fram
                                   f->line > 0 ? f->line : 0);
 }
 
+/* st's frames (leaf first) into locs: native (NULL: none) above frame native_at, "[truncated]" under a cut
+ * stack; one "[no stack: what]" frame when st has none. Their count, or -ENOMEM. */
+static int64_t add_stack(struct pprof_builder *b, const struct recording_stack *st, const char *native,
+                         uint32_t native_at, const char *what, uint64_t *locs)
+{
+    char text[640];
+    size_t n = 0;
+    int64_t id;
+    if (!st || st->count == 0) {
+        snprintf(text, sizeof(text), "[no stack: %s]", what);
+        if ((id = pprof_builder_location(b, text, NULL, 0)) < 0)
+            return id;
+        locs[n++] = (uint64_t)id;
+        return (int64_t)n;
+    }
+    for (uint32_t k = 0; k < st->count; k++) {
+        if (native && k == native_at) {
+            if ((id = pprof_builder_location(b, native, NULL, 0)) < 0)
+                return id;
+            locs[n++] = (uint64_t)id;
+        }
+        if ((id = add_location(b, &st->frames[k])) < 0)
+            return id;
+        locs[n++] = (uint64_t)id;
+    }
+    if (st->truncated) {
+        if ((id = pprof_builder_location(b, "[truncated]", NULL, 0)) < 0)
+            return id;
+        locs[n++] = (uint64_t)id;
+    }
+    return (int64_t)n;
+}
+
+/* A carrier's label: its name, else "tid N", else "unknown". */
+static const char *carrier_label(const char *name, int has_tid, int32_t tid, char *out, size_t cap)
+{
+    if (name)
+        snprintf(out, cap, "%s", name);
+    else if (has_tid)
+        snprintf(out, cap, "tid %" PRId32, tid);
+    else
+        snprintf(out, cap, "unknown");
+    return out;
+}
+
 static int add_pin(struct pprof_builder *b, const struct recording_session *s, const struct recording_pin *p,
                    uint64_t *locs, struct pprof_label *labels, size_t n_labels)
 {
-    char text[640], carrier[160];
-    size_t n = 0;
-    int64_t id;
+    char native_text[640], carrier[160];
     const struct recording_stack *st = p->stack;
-    if (!st || st->count == 0) {
-        snprintf(text, sizeof(text), "[no stack: %s]", wire_reason_name(p->reason));
-        if ((id = pprof_builder_location(b, text, NULL, 0)) < 0)
-            return (int)id;
-        locs[n++] = (uint64_t)id;
-    } else {
-        const char *native = native_frame(p, text, sizeof(text));
-        uint32_t native_at = native ? frames_native_entry(kind_at, st, p->culprit) : UINT32_MAX;
-        for (uint32_t k = 0; k < st->count; k++) {
-            if (k == native_at) {
-                if ((id = pprof_builder_location(b, native, NULL, 0)) < 0)
-                    return (int)id;
-                locs[n++] = (uint64_t)id;
-            }
-            if ((id = add_location(b, &st->frames[k])) < 0)
-                return (int)id;
-            locs[n++] = (uint64_t)id;
-        }
-        if (st->truncated) {
-            if ((id = pprof_builder_location(b, "[truncated]", NULL, 0)) < 0)
-                return (int)id;
-            locs[n++] = (uint64_t)id;
-        }
-    }
+    const char *native = st && st->count ? native_frame(p, native_text, sizeof(native_text)) : NULL;
+    uint32_t native_at = native ? frames_native_entry(kind_at, st, p->culprit) : UINT32_MAX;
+    int64_t n = add_stack(b, st, native, native_at, wire_reason_name(p->reason), locs);
+    if (n < 0)
+        return (int)n;
     labels[0] = (struct pprof_label){.key = "reason", .str = wire_reason_name(p->reason)};
     labels[1] = (struct pprof_label){.key = "origin", .str = frames_origin_name(p->origin)};
-    if (p->carrier_name)
-        snprintf(carrier, sizeof(carrier), "%s", p->carrier_name);
-    else if (p->has_carrier_tid)
-        snprintf(carrier, sizeof(carrier), "tid %" PRId32, p->carrier_tid);
-    else
-        snprintf(carrier, sizeof(carrier), "unknown");
-    labels[2] = (struct pprof_label){.key = "carrier", .str = carrier};
+    labels[2] = (struct pprof_label){
+        .key = "carrier",
+        .str = carrier_label(p->carrier_name, p->has_carrier_tid, p->carrier_tid, carrier, sizeof(carrier))};
     int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_PINNED_NS] = recording_pin_duration(s, p), [PPROF_VALUE_PINS] = 1};
-    return pprof_builder_sample(b, locs, n, values, labels, n_labels);
+    return pprof_builder_sample(b, locs, (size_t)n, values, labels, n_labels);
 }
 
-/* The session's pins into b, labelled with its JVM. */
+/* A carrier hog: its stack and labels as a pin's, with reason HOG (as `vtpin top` names it); only hogged. */
+static int add_hog(struct pprof_builder *b, const struct recording_session *s, const struct recording_hog *h,
+                   uint64_t *locs, struct pprof_label *labels, size_t n_labels)
+{
+    char carrier[160];
+    int64_t n = add_stack(b, h->stack, NULL, UINT32_MAX, "HOG", locs);
+    if (n < 0)
+        return (int)n;
+    labels[0] = (struct pprof_label){.key = "reason", .str = "HOG"};
+    labels[1] = (struct pprof_label){.key = "origin", .str = frames_origin_name(recording_stack_origin(h->stack))};
+    labels[2] = (struct pprof_label){
+        .key = "carrier",
+        .str = carrier_label(h->carrier_name, h->has_carrier_tid, h->carrier_tid, carrier, sizeof(carrier))};
+    int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_HOGGED_NS] = recording_hog_duration(s, h)};
+    return pprof_builder_sample(b, locs, (size_t)n, values, labels, n_labels);
+}
+
+/* The session's pins and carrier hogs into b, labelled with its JVM. */
 static int add_session(struct pprof_builder *b, const struct recording_session *s, uint64_t *locs)
 {
     char pid[32];
@@ -108,6 +146,11 @@ static int add_session(struct pprof_builder *b, const struct recording_session *
         labels[n_labels++] = (struct pprof_label){.key = "app", .str = s->app};
     for (size_t i = 0; i < s->n_pins; i++) {
         int rc = add_pin(b, s, &s->pins[i], locs, labels, n_labels);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < s->n_hogs; i++) {
+        int rc = add_hog(b, s, &s->hogs[i], locs, labels, n_labels);
         if (rc)
             return rc;
     }

@@ -18,6 +18,9 @@ JVMs and the real agent: JDK 21 Repro (MONITOR pins at Repro.settle), JDK 25 Jni
              time of the collector's own recording of that JVM; the answer is gzip,
              application/octet-stream; a bad seconds= (abc, -1, 0, huge, 5x, over the
              window) gets 400 with the reason; /metrics still passes promtool
+  hogs JDK   CarrierHog spin 2 600 (two carrier hogs, nothing pinned): the profile's sample
+             types are pinned, pins, hogged; `-top -sample_index=hogged` ranks CarrierHog.spin
+             with the JSON report's hogged time (within 2 %), `-raw` labels them reason HOG
 """
 import os
 import pty
@@ -179,6 +182,34 @@ def case_file(jdk):
     check(ffm_found or jdk < 22, "a trace with the FFM frame:\n" + traces[:6000])
 
 
+def case_hogs(jdk):
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-pprof-hogs-")
+    r = Run(jdk, "CarrierHog", args=("spin", 2, 600), props=scheduler(2), workdir=os.path.join(d, "jvm"))
+    os.makedirs(r.dir)
+    r.run()
+    hogs = r.report()["hogs"]
+    want_ns = sum(h["duration_ns"] or 0 for h in hogs if "CarrierHog.spin" in frames_named(h))
+    check(len(hogs) == 2 and want_ns > 0, "two hogs in CarrierHog.spin: %s" % hogs)
+    profile = os.path.join(d, "hogs.pb.gz")
+    p = subprocess.run([VTPIN, "report", "--format", "pprof", "-o", profile, r.record], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0, "vtpin report --format pprof exits 0, not %d: %s" % (p.returncode, p.stderr))
+    home = os.path.join(d, "home")
+    os.makedirs(home)
+    raw = go_pprof(["-raw", profile], home)
+    types = re.search(r"(?m)^Samples:\n(.*)$", raw)
+    check(types and types.group(1).split() == ["pinned/nanoseconds[dflt]", "pins/count", "hogged/nanoseconds"],
+          "the sample types are pinned, pins, hogged:\n" + raw[:2000])
+    check("reason:[HOG]" in raw and re.search(r"carrier:\[ForkJoinPool-\d+-worker-\d+\]", raw),
+          "-raw labels the hogs reason HOG, with their carrier:\n" + raw[:3000])
+    top = go_pprof(["-top", "-sample_index=hogged", "-unit=ns", profile], home)
+    print("go tool pprof -top -sample_index=hogged:\n" + "\n".join(top.splitlines()[:12]))
+    check("Type: hogged" in top, "the hogged sample type:\n" + top)
+    check_close(top_cum(top, "CarrierHog.spin"), want_ns, "CarrierHog.spin's hogged time")
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def fetch(url, timeout=10):
     """(status, headers, body bytes)."""
     try:
@@ -260,4 +291,4 @@ def case_live(jdk):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main({"file": case_file, "live": case_live}))
+    raise SystemExit(main({"file": case_file, "live": case_live, "hogs": case_hogs}))

@@ -1,6 +1,6 @@
-/* collector/pinprofile and pinned_pprof: pinned time by stack over the
- * window, as the collector's /debug/pprof/pinned serves it, read back
- * through pprof_build's gzip and protobuf-c. */
+/* collector/pinprofile and pinned_pprof: pinned time (and carrier hogs'
+ * time) by stack over the window, as the collector's /debug/pprof/pinned
+ * serves it, read back through pprof_build's gzip and protobuf-c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +61,15 @@ static void start(struct pinprofile *p, struct session *s, uint64_t pin, int rea
     WireEvent *ev = ev_pin_start(pin, now, reason, 100 + (int64_t)pin, tid, stack, culprit);
     if (CHECK(ev != NULL))
         pinprofile_start(p, s, ev->pin_start, now);
+    wire_event_free(ev);
+}
+
+static void hog_start(struct pinprofile *p, struct session *s, uint64_t hog, int32_t tid, uint32_t stack,
+                      uint32_t culprit, int64_t now)
+{
+    WireEvent *ev = ev_hog_start(hog, now - 200 * MS, 300 + (int64_t)hog, tid, stack, culprit);
+    if (CHECK(ev != NULL))
+        pinprofile_hog_start(p, s, ev->hog_start, now);
     wire_event_free(ev);
 }
 
@@ -132,9 +141,10 @@ static void test_stack_labels_and_reconnect(void)
     if (!pr || !CHECK_UINT(pr->n_sample, 2))
         goto free_profile;
     const Vtpin__Pprof__Sample *a = pr->sample[0], *nost = pr->sample[1];
-    if (CHECK_UINT(a->n_value, 2)) {
+    if (CHECK_UINT(a->n_value, 3)) {
         CHECK_INT(a->value[0], 250 * MS);
         CHECK_INT(a->value[1], 2);
+        CHECK_INT(a->value[2], 0);
     }
     const char *want[] = {"java.lang.Thread.sleep", "JniSleep.sleepCallback", "[native: JNI, library unknown]",
                           "JniSleep.sleepInNative", "JniSleep.run"};
@@ -147,13 +157,90 @@ static void test_stack_labels_and_reconnect(void)
     CHECK_STR(label(pr, a, "pid"), "4242");
     if (CHECK_UINT(nost->n_location_id, 1))
         CHECK_STR(function_at(pr, nost->location_id[0]), "[no stack: MONITOR]");
-    CHECK(nost->n_value == 2 && nost->value[0] == 5 * MS && nost->value[1] == 1);
+    CHECK(nost->n_value == 3 && nost->value[0] == 5 * MS && nost->value[1] == 1 && nost->value[2] == 0);
 free_profile:
     if (pr)
         vtpin__pprof__profile__free_unpacked(pr, NULL);
 out:
     session_free(s);
     session_free(again);
+    pinprofile_free(p);
+}
+
+/* The sample of p whose reason is reason and leaf is leaf. */
+static const Vtpin__Pprof__Sample *sample_of(const Vtpin__Pprof__Profile *p, const char *reason, const char *leaf)
+{
+    for (size_t i = 0; i < p->n_sample; i++) {
+        const Vtpin__Pprof__Sample *sm = p->sample[i];
+        const char *r = label(p, sm, "reason");
+        if (r && strcmp(r, reason) == 0 && sm->n_location_id && strcmp(function_at(p, sm->location_id[0]), leaf) == 0)
+            return sm;
+    }
+    return NULL;
+}
+
+/* Carrier hogs: counted when they end, as pins, with their stack, carrier and hogged time, reason HOG; their
+ * ids apart from pins' (hog 1 and pin 1 at once); a pin's values unchanged beside them. */
+static void test_hogs(void)
+{
+    struct pinprofile *p = pinprofile_new(60 * SEC);
+    struct session *s = session_of(4242, 1);
+    if (!CHECK(p && s))
+        goto out;
+    define_jnisleep(s, 0, 1);
+    int64_t t = 2000 * SEC;
+    start(p, s, 1, VTPIN__V1__PIN_REASON__NATIVE, 17, 1, 2, t);
+    hog_start(p, s, 1, 17, 1, 1, t);
+    hog_start(p, s, 1, 17, 1, 1, t); /* re-sent: nothing changes */
+    hog_start(p, s, 2, 18, 1, 1, t);
+    hog_start(p, s, 3, 18, 0, 0, t); /* no stack */
+    hog_start(p, s, 4, 19, 1, 1, t); /* never ends here */
+    pinprofile_end(p, 1, 150 * MS, t + 150 * MS);
+    pinprofile_hog_end(p, 1, 400 * MS, t + 200 * MS);
+    pinprofile_hog_end(p, 1, 400 * MS, t + 200 * MS); /* ended twice: counted once */
+    pinprofile_hog_end(p, 2, 300 * MS, t + SEC);
+    pinprofile_hog_end(p, 3, 250 * MS, t + SEC);
+    pinprofile_hog_end(p, 99, 250 * MS, t + SEC); /* never started: ignored */
+    Vtpin__Pprof__Profile *pr = collect(p, t + 2 * SEC, 60 * SEC);
+    if (!pr || !CHECK_UINT(pr->n_sample, 4))
+        goto free_profile;
+    const Vtpin__Pprof__Sample *pin = sample_of(pr, "NATIVE", "java.lang.Thread.sleep");
+    if (CHECK(pin) && CHECK_UINT(pin->n_value, 3)) {
+        CHECK_INT(pin->value[0], 150 * MS);
+        CHECK_INT(pin->value[1], 1);
+        CHECK_INT(pin->value[2], 0);
+    }
+    int64_t hogged = 0, on[2] = {0, 0};
+    for (size_t i = 0; i < pr->n_sample; i++) {
+        const Vtpin__Pprof__Sample *sm = pr->sample[i];
+        if (strcmp(label(pr, sm, "reason"), "HOG") != 0)
+            continue;
+        CHECK(sm->n_value == 3 && sm->value[0] == 0 && sm->value[1] == 0);
+        hogged += sm->value[2];
+        const char *carrier = label(pr, sm, "carrier");
+        if (strcmp(function_at(pr, sm->location_id[0]), "java.lang.Thread.sleep") == 0) {
+            /* the hog's stack as a pin's, without the native frame: that is a pin's culprit */
+            const char *want[] = {"java.lang.Thread.sleep", "JniSleep.sleepCallback", "JniSleep.sleepInNative",
+                                  "JniSleep.run"};
+            if (CHECK_UINT(sm->n_location_id, 4))
+                for (size_t k = 0; k < 4; k++)
+                    CHECK_STR(function_at(pr, sm->location_id[k]), want[k]);
+            CHECK_STR(label(pr, sm, "origin"), "app");
+            CHECK_STR(label(pr, sm, "pid"), "4242");
+            CHECK_UINT(sm->location_id[0], pin->location_id[0]);
+            on[strcmp(carrier, "tid 17") == 0 ? 0 : 1] += sm->value[2];
+        }
+    }
+    CHECK_INT(hogged, 950 * MS);
+    CHECK_INT(on[0], 400 * MS); /* on tid 17, beside the pin there */
+    CHECK_INT(on[1], 300 * MS); /* on tid 18 */
+    const Vtpin__Pprof__Sample *nost = sample_of(pr, "HOG", "[no stack: HOG]");
+    CHECK(nost && nost->value[2] == 250 * MS && strcmp(label(pr, nost, "carrier"), "tid 18") == 0);
+free_profile:
+    if (pr)
+        vtpin__pprof__profile__free_unpacked(pr, NULL);
+out:
+    session_free(s);
     pinprofile_free(p);
 }
 
@@ -288,6 +375,15 @@ static void test_render(void)
     end_ev.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
     end_ev.pin_end = &end;
     CHECK_INT(jvm_apply(j, s, &end_ev, t + 150 * MS), 0);
+    /* and a carrier hog, through jvm_apply too */
+    ev = ev_hog_start(1, t + 200 * MS, 102, 18, 1, 3);
+    if (CHECK(ev))
+        CHECK_INT(jvm_apply(j, s, ev, t + 400 * MS), 0);
+    wire_event_free(ev);
+    ev = ev_hog_end(1, t + 200 * MS, t + 700 * MS);
+    if (CHECK(ev))
+        CHECK_INT(jvm_apply(j, s, ev, t + 700 * MS), 0);
+    wire_event_free(ev);
 
     int64_t span = 0;
     char why[128];
@@ -301,15 +397,22 @@ static void test_render(void)
         goto out;
     }
     Vtpin__Pprof__Profile *p = vtpin__pprof__profile__unpack(NULL, raw_len, raw);
-    if (CHECK(p) && CHECK_UINT(p->n_sample, 1)) {
-        const Vtpin__Pprof__Sample *sm = p->sample[0];
-        CHECK(sm->n_value == 2 && sm->value[0] == 150 * MS && sm->value[1] == 1);
+    if (CHECK(p) && CHECK_UINT(p->n_sample, 2)) {
+        const Vtpin__Pprof__Sample *sm = sample_of(p, "NATIVE", "java.lang.Thread.sleep"),
+                                   *hog = sample_of(p, "HOG", "java.lang.Thread.sleep");
+        if (!CHECK(sm && hog))
+            goto free_profile;
+        CHECK(sm->n_value == 3 && sm->value[0] == 150 * MS && sm->value[1] == 1 && sm->value[2] == 0);
+        CHECK(hog->n_value == 3 && hog->value[0] == 0 && hog->value[1] == 0 && hog->value[2] == 500 * MS);
+        CHECK_STR(label(p, hog, "carrier"), "tid 18");
+        CHECK_STR(label(p, hog, "app"), "JniSleep");
         CHECK_STR(label(p, sm, "pid"), "4242");
         CHECK_STR(label(p, sm, "app"), "JniSleep");
         CHECK_STR(label(p, sm, "reason"), "NATIVE");
         CHECK_INT(p->duration_nanos, 11 * SEC);
         CHECK_INT(p->time_nanos, 1700000000LL * SEC - 11 * SEC);
     }
+free_profile:
     if (p)
         vtpin__pprof__profile__free_unpacked(p, NULL);
     free(gz);
@@ -341,6 +444,7 @@ static void test_span(void)
 int main(void)
 {
     test_stack_labels_and_reconnect();
+    test_hogs();
     test_window();
     test_bounds();
     test_render();

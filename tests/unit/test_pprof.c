@@ -84,7 +84,7 @@ static void test_round_trip(void)
     uint64_t stack[] = {(uint64_t)leaf, (uint64_t)sleep, (uint64_t)run};
     struct pprof_label labels[] = {
         {.key = "reason", .str = "native"}, {.key = "origin", .str = "app"}, {.key = "pid", .str = "4242"}};
-    int64_t one[] = {1500, 1}, two[] = {2500, 1};
+    int64_t one[PPROF_PINNED_N] = {1500, 1, 0}, two[PPROF_PINNED_N] = {2500, 1, 0};
     CHECK_INT(pprof_builder_sample(b, stack, 3, one, labels, 3), 0);
     CHECK_INT(pprof_builder_sample(b, stack, 3, two, labels, 3), 0); /* same stack and labels: merged */
     struct pprof_label monitor[] = {
@@ -101,11 +101,13 @@ static void test_round_trip(void)
     if (!p)
         return;
     CHECK(p->n_string_table > 0 && strcmp(p->string_table[0], "") == 0);
-    if (CHECK_UINT(p->n_sample_type, 2)) {
+    if (CHECK_UINT(p->n_sample_type, 3)) {
         CHECK_STR(str(p, p->sample_type[0]->type), "pinned");
         CHECK_STR(str(p, p->sample_type[0]->unit), "nanoseconds");
         CHECK_STR(str(p, p->sample_type[1]->type), "pins");
         CHECK_STR(str(p, p->sample_type[1]->unit), "count");
+        CHECK_STR(str(p, p->sample_type[2]->type), "hogged");
+        CHECK_STR(str(p, p->sample_type[2]->unit), "nanoseconds");
     }
     CHECK_STR(str(p, p->default_sample_type), "pinned");
     CHECK(p->period_type && strcmp(str(p, p->period_type->type), "pinned") == 0);
@@ -117,9 +119,10 @@ static void test_round_trip(void)
     if (!CHECK_UINT(p->n_sample, 3))
         goto out;
     const Vtpin__Pprof__Sample *s = p->sample[0];
-    if (CHECK_UINT(s->n_location_id, 3) && CHECK_UINT(s->n_value, 2)) {
+    if (CHECK_UINT(s->n_location_id, 3) && CHECK_UINT(s->n_value, 3)) {
         CHECK_INT(s->value[0], 4000);
         CHECK_INT(s->value[1], 2);
+        CHECK_INT(s->value[2], 0);
         const Vtpin__Pprof__Function *f = function_of(p, s->location_id[0]);
         CHECK(f && strcmp(str(p, f->name), "[native: JNI libjnisleep.so]") == 0);
         f = function_of(p, s->location_id[2]);
@@ -130,7 +133,7 @@ static void test_round_trip(void)
         CHECK_STR(label(p, s, "pid"), "4242");
     }
     CHECK_STR(label(p, p->sample[1], "reason"), "monitor");
-    CHECK(p->sample[1]->n_value == 2 && p->sample[1]->value[0] == 1500);
+    CHECK(p->sample[1]->n_value == 3 && p->sample[1]->value[0] == 1500);
     const Vtpin__Pprof__Sample *n = p->sample[2];
     if (CHECK_UINT(n->n_label, 1)) {
         CHECK_INT(n->label[0]->num, 17);
@@ -146,11 +149,11 @@ static void test_empty_and_limits(void)
     struct pprof_builder *b = NULL;
     CHECK_INT(pprof_builder_new(&b, pprof_pinned_types, 0), -EINVAL);
     CHECK_INT(pprof_builder_new(&b, pprof_pinned_types, PPROF_MAX_TYPES + 1), -EINVAL);
-    /* the third type (hogs) is in the table, ready for a profile that has them */
-    if (!CHECK_INT(pprof_builder_new(&b, pprof_pinned_types, 3), 0))
+    /* every profile of pins has the three types: pinned, pins, hogged */
+    if (!CHECK_INT(pprof_builder_new(&b, pprof_pinned_types, PPROF_PINNED_N), 0))
         return;
     struct pprof_label many[PPROF_MAX_LABELS + 1] = {{.key = "k", .str = "v"}};
-    int64_t v[3] = {1, 1, 1};
+    int64_t v[PPROF_PINNED_N] = {1, 1, 1};
     CHECK_INT(pprof_builder_sample(b, NULL, 0, v, many, PPROF_MAX_LABELS + 1), -EINVAL);
     Vtpin__Pprof__Profile *p = round_trip(b); /* no samples: still a valid profile */
     pprof_builder_free(b);

@@ -1,7 +1,7 @@
 /* vtpin report --format pprof on a recording built in memory (synth.h):
  * samples by stack, reason and carrier, the frames of a cut stack, a pin
- * without a stack, a JNI culprit's native frame, the JVM's labels, and
- * several sessions in one profile. */
+ * without a stack, a JNI culprit's native frame, the JVM's labels,
+ * several sessions in one profile, and carrier hogs' time as "hogged". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,18 +88,25 @@ static const char *label(const Vtpin__Pprof__Profile *p, const Vtpin__Pprof__Sam
     return NULL;
 }
 
-/* The sample whose leaf is function on carrier (NULL: any). */
-static const Vtpin__Pprof__Sample *sample_of(const Vtpin__Pprof__Profile *p, const char *leaf, const char *carrier,
-                                             const char *pid)
+/* The sample whose leaf is function on carrier with reason (NULL: any). */
+static const Vtpin__Pprof__Sample *sample_with(const Vtpin__Pprof__Profile *p, const char *leaf, const char *carrier,
+                                               const char *pid, const char *reason)
 {
     for (size_t i = 0; i < p->n_sample; i++) {
         const Vtpin__Pprof__Sample *s = p->sample[i];
-        const char *c = label(p, s, "carrier"), *pd = label(p, s, "pid");
+        const char *c = label(p, s, "carrier"), *pd = label(p, s, "pid"), *r = label(p, s, "reason");
         if (s->n_location_id && strcmp(function_at(p, s->location_id[0]), leaf) == 0 &&
-            (!carrier || (c && strcmp(c, carrier) == 0)) && (!pid || (pd && strcmp(pd, pid) == 0)))
+            (!carrier || (c && strcmp(c, carrier) == 0)) && (!pid || (pd && strcmp(pd, pid) == 0)) &&
+            (!reason || (r && strcmp(r, reason) == 0)))
             return s;
     }
     return NULL;
+}
+
+static const Vtpin__Pprof__Sample *sample_of(const Vtpin__Pprof__Profile *p, const char *leaf, const char *carrier,
+                                             const char *pid)
+{
+    return sample_with(p, leaf, carrier, pid, NULL);
 }
 
 static void test_one_session(void)
@@ -124,13 +131,15 @@ static void test_one_session(void)
     if (!p)
         goto out;
     CHECK_UINT(p->n_sample, 4);
+    if (CHECK_UINT(p->n_sample_type, PPROF_PINNED_N))
+        CHECK_STR(str(p, p->sample_type[PPROF_VALUE_HOGGED_NS]->type), "hogged");
     int64_t total = 0;
     for (size_t i = 0; i < p->n_sample; i++)
         total += p->sample[i]->value[0];
     CHECK_INT(total, 8 * MS);
     const Vtpin__Pprof__Sample *s = sample_of(p, "java.lang.Thread.sleep", "worker-1", NULL);
     if (CHECK(s) && CHECK_UINT(s->n_location_id, 3)) {
-        CHECK(s->value[0] == 5 * MS && s->value[1] == 2);
+        CHECK(s->n_value == 3 && s->value[0] == 5 * MS && s->value[1] == 2 && s->value[2] == 0);
         CHECK_STR(function_at(p, s->location_id[1]), "Repro.settle");
         CHECK_STR(function_at(p, s->location_id[2]), "java.lang.VirtualThread.run");
         CHECK_STR(label(p, s, "reason"), "MONITOR");
@@ -158,6 +167,70 @@ static void test_one_session(void)
     CHECK(p->duration_nanos > 0);
     vtpin__pprof__profile__free_unpacked(p, NULL);
 out:
+    recording_free(r);
+    free(b.data);
+}
+
+/* Carrier hogs: a sample each with their stack and hogged time (pinned 0, pins 0), labelled as pins are
+ * with reason HOG; one on a pin's stack and carrier is a sample of its own; the pin's values are unchanged. */
+static void test_hogs(void)
+{
+    struct synth b = {0};
+    session(&b, 99);
+    synth_pin_start(&b, 1, VTPIN__V1__PIN_REASON__MONITOR, MONO0 + 1 * MS, 1, 0, 7001, 9, 1, 1, NULL);
+    synth_pin_end(&b, 1, MONO0 + 4 * MS, 3 * MS);
+    /* two hogs of stack 1 on worker-1 (merged), one without a stack on a tid, one still running at the end */
+    synth_hog_start(&b, 1, MONO0 + 10 * MS, 501, 0, 7001, 9, 1, 1);
+    synth_hog_end(&b, 1, MONO0 + 310 * MS, 300 * MS, MONO0 + 300 * MS);
+    synth_hog_start(&b, 2, MONO0 + 400 * MS, 502, 0, 7001, 9, 1, 1);
+    synth_hog_end(&b, 2, MONO0 + 650 * MS, 250 * MS, 0);
+    synth_hog_start(&b, 3, MONO0 + 700 * MS, 503, 0, 7004, 0, 0, -1);
+    synth_hog_end(&b, 3, MONO0 + 900 * MS, 200 * MS, 0);
+    synth_hog_start(&b, 4, MONO0 + 1000 * MS, 504, 0, 7002, 10, 2, 0);
+    synth_pin_start(&b, 2, VTPIN__V1__PIN_REASON__MONITOR, MONO0 + 1500 * MS, 3, 0, 7001, 9, 1, 1, NULL);
+    synth_pin_end(&b, 2, MONO0 + 1502 * MS, 2 * MS);
+    struct recording *r = load(&b);
+    Vtpin__Pprof__Profile *p = profile_of(r, 0, 0);
+    if (!p || !CHECK_UINT(r->sessions[0]->n_hogs, 4))
+        goto out;
+    CHECK_UINT(p->n_sample, 4);
+    const Vtpin__Pprof__Sample *pin = sample_with(p, "java.lang.Thread.sleep", "worker-1", "99", "MONITOR");
+    if (CHECK(pin) && CHECK_UINT(pin->n_value, 3)) { /* the pins alone */
+        CHECK_INT(pin->value[0], 5 * MS);
+        CHECK_INT(pin->value[1], 2);
+        CHECK_INT(pin->value[2], 0);
+    }
+    const Vtpin__Pprof__Sample *s = sample_with(p, "java.lang.Thread.sleep", "worker-1", "99", "HOG");
+    if (CHECK(s) && CHECK_UINT(s->n_value, 3) && CHECK_UINT(s->n_location_id, 3)) {
+        CHECK_INT(s->value[0], 0);
+        CHECK_INT(s->value[1], 0);
+        CHECK_INT(s->value[2], 550 * MS);
+        CHECK_STR(function_at(p, s->location_id[1]), "Repro.settle");
+        CHECK_STR(function_at(p, s->location_id[2]), "java.lang.VirtualThread.run");
+        CHECK_STR(label(p, s, "origin"), "app");
+        CHECK_UINT(s->location_id[0], pin->location_id[0]); /* one location for pins and hogs */
+    }
+    s = sample_with(p, "[no stack: HOG]", "tid 7004", NULL, "HOG");
+    CHECK(s && s->n_location_id == 1 && s->value[0] == 0 && s->value[2] == 200 * MS);
+    /* the one in progress: up to the end of the recording, as a pin in progress */
+    s = sample_with(p, "com.ex.Codec.encode", "worker-2", NULL, "HOG");
+    if (CHECK(s) && CHECK_UINT(s->n_location_id, 3)) {
+        CHECK_INT(s->value[2], recording_hog_duration(r->sessions[0], &r->sessions[0]->hogs[3]));
+        CHECK(s->value[2] >= 500 * MS);
+        CHECK_STR(function_at(p, s->location_id[2]), "[truncated]");
+    }
+    int64_t pinned = 0, pins = 0, hogged = 0;
+    for (size_t i = 0; i < p->n_sample; i++) {
+        pinned += p->sample[i]->value[0];
+        pins += p->sample[i]->value[1];
+        hogged += p->sample[i]->value[2];
+    }
+    CHECK_INT(pinned, 5 * MS);
+    CHECK_INT(pins, 2);
+    CHECK(hogged >= 1250 * MS);
+out:
+    if (p)
+        vtpin__pprof__profile__free_unpacked(p, NULL);
     recording_free(r);
     free(b.data);
 }
@@ -203,6 +276,7 @@ int main(void)
     (void)synth_transitions;
     (void)synth_goodbye;
     test_one_session();
+    test_hogs();
     test_sessions();
     CHECK_MAIN_RETURN();
 }
