@@ -42,9 +42,11 @@ struct carrier_slot {
     int has_switches;
     uint64_t switches; /* voluntary context switches at the last sample that saw it parked */
     uint64_t block_pin;
-    uint64_t mounts_taken; /* mounts read from the ring (exact occupancy) */
-    struct hog_track hog;  /* hogs.c: the thread holding it, and whether it is a hog */
-    uint64_t hog_id;       /* of the hog in progress, reported */
+    unsigned awake_samples; /* samples in a row that found block_pin's native call running (watchdog.c) */
+    int64_t awake_since;    /* the first of them */
+    uint64_t mounts_taken;  /* mounts read from the ring (exact occupancy) */
+    struct hog_track hog;   /* hogs.c: the thread holding it, and whether it is a hog */
+    uint64_t hog_id;        /* of the hog in progress, reported */
     uint32_t hog_stack, hog_culprit, hog_vname;
 };
 

@@ -16,6 +16,10 @@
 #include "vmstructs.h"
 #include "writer_thread.h"
 
+/* Samples in a row that may find a NATIVE_BLOCK's native call running before the block ends: the
+ * moments between the sleeps of one call (SQLite's busy timeout retries every few ms). */
+#define WATCHDOG_AWAKE_SAMPLES 3
+
 #define BLOCKED_IN_MAX 96
 
 enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED, WATCH_VM };
@@ -46,6 +50,7 @@ void watchdog_forget(struct carrier_slot *c)
     c->watch_kind = WATCH_NONE;
     c->native_method = NULL;
     c->block_pin = 0;
+    c->awake_samples = 0;
 }
 
 void watchdog_end(struct carrier_slot *c, int64_t now)
@@ -137,7 +142,7 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
  * GC and safepoint pauses: a carrier stopped at a safepoint sleeps too, but
  * the JVMTI calls below wait for the safepoint to end, and the carrier is
  * looked at again after them: a carrier that was only stopped runs again. */
-static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *top, jlocation *bci)
+static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *top, jlocation *bci, int *awake)
 {
     jvmtiEnv *jvmti = watchdog.jvmti;
     int park_breakpoints = watchdog.cfg->park_breakpoints;
@@ -145,15 +150,18 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
     jint state = 0;
     *top = NULL;
     *bci = -1;
+    *awake = 0;
     /* With park breakpoints only a sleeping carrier can be a block: ask /proc before JVMTI,
      * whose calls disable the thread's mount transitions (a CPU-bound JNI carrier stays cheap). */
-    if (park_breakpoints && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+    int in_native_block = c->block_pin && c->watch_kind == WATCH_NATIVE; /* awake in it is looked at below */
+    if (park_breakpoints && !in_native_block && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE;
     if (COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, vt, &state)) != JVMTI_ERROR_NONE)
         return WATCH_NONE;
     /* parked: the JDK's own state says so (its carrier may be runnable, woken by the timer) */
     int parked_state = !park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING);
-    if (!park_breakpoints && !parked_state && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+    if (!park_breakpoints && !parked_state && !in_native_block &&
+        vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE;
     enum watch_kind kind = WATCH_NONE;
     jvmtiFrameInfo frames[8];
@@ -191,8 +199,15 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
             kind = WATCH_VM;
         }
     }
-    if ((kind == WATCH_NATIVE || kind == WATCH_VM) && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
+    if ((kind == WATCH_NATIVE || kind == WATCH_VM) && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1) {
+        /* still in the native call of the NATIVE_BLOCK in progress, awake for a moment between its
+         * sleeps (a retry loop in C, a busy timeout): the same block, judged by the frame it is in */
+        if (kind == WATCH_NATIVE && in_native_block && *top == c->native_method) {
+            *awake = 1;
+            return kind;
+        }
         return WATCH_NONE; /* it was only stopped for a safepoint, or woke meanwhile */
+    }
     return kind;
 }
 
@@ -206,7 +221,8 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t no
 {
     jmethodID top = NULL;
     jlocation bci = -1;
-    enum watch_kind kind = vt ? classify(vt, c, &top, &bci) : WATCH_NONE;
+    int awake = 0;
+    enum watch_kind kind = vt ? classify(vt, c, &top, &bci, &awake) : WATCH_NONE;
     uint64_t sw = 0;
     int has_sw = kind == WATCH_PARKED && parked_switches(c, &sw);
     if (vid != c->seen_vthread || (int)kind != c->watch_kind || top != c->native_method ||
@@ -219,6 +235,7 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t no
         c->watch_since = now;
         c->has_switches = has_sw;
         c->switches = sw;
+        c->awake_samples = 0;
         /* Parked in parkOnCarrierThread while mounted is a pin from the first sample that sees
          * it (a short native call or VM wait needs a second): a park seen once still lasted
          * about a period on average, and the kernel view times it exactly. */
@@ -226,6 +243,21 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t no
             start_block(c, vt, vid, REASON_UNKNOWN, now);
         return;
     }
+    if (awake) {
+        /* A few samples awake in the call are moments between its sleeps; more, and it computes: the
+         * block ended when it woke, and a later sleep in the call is a block of its own. */
+        if (c->awake_samples++ == 0)
+            c->awake_since = now;
+        if (c->awake_samples > WATCHDOG_AWAKE_SAMPLES) {
+            watchdog_end(c, c->awake_since);
+            c->watch_kind = WATCH_NONE;
+            c->native_method = NULL;
+            c->watch_since = now;
+            c->awake_samples = 0;
+        }
+        return;
+    }
+    c->awake_samples = 0;
     int reason = kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : kind == WATCH_VM ? REASON_VM_BLOCK : REASON_UNKNOWN;
     /* Parked in both samples, but the carrier went to sleep again in between: the
      * park ended and the next began (back-to-back pins, e.g. synchronized { sleep }

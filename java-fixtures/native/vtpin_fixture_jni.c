@@ -17,6 +17,8 @@
  *   NativeBlock.blockInNanosleep(long)  -> nanosleep() in C, never returns to Java meanwhile.
  *   NativeBlock.blockInRead(long ms)    -> read() of one byte from a pipe; a helper pthread
  *                                          writes that byte after ms.
+ *   NativeBlock.blockInSleeps(long ms)  -> for ms, sleeps of 100 ms with 15 ms of CPU between them,
+ *                                          in one call (a retry loop, as a busy timeout's).
  *
  * Errors are reported as java.lang.IllegalStateException.
  */
@@ -140,6 +142,40 @@ JNIEXPORT void JNICALL Java_NativeBlock_burnCpu(JNIEnv *env, jclass cls, jlong m
         }
         clock_gettime(CLOCK_MONOTONIC, &now); /* vDSO: no sleep, no syscall */
     } while ((now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000LL < ms);
+}
+
+/* CPU for ms, no system call but the vDSO clock. */
+static void burn_ms(jlong ms)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    volatile uint64_t x = 88172645463325252ULL;
+    do {
+        for (int i = 0; i < 10000; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000LL < ms);
+}
+
+JNIEXPORT void JNICALL Java_NativeBlock_blockInSleeps(JNIEnv *env, jclass cls, jlong ms)
+{
+    (void)cls;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    long long elapsed = 0;
+    while (elapsed < ms) {
+        int err = sleep_ms(100);
+        if (err != 0) {
+            throw_ise(env, "nanosleep", err);
+            return;
+        }
+        burn_ms(15); /* awake between the sleeps: a sample or two sees it on CPU */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        elapsed = (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000LL;
+    }
 }
 
 struct writer_arg {

@@ -11,8 +11,9 @@ import java.util.concurrent.CountDownLatch;
  * After "NativeBlock: started" a probe virtual thread is started; with parallelism equal
  * to the number of blocked threads it only gets a carrier when they return.
  *
- * usage: NativeBlock [nanosleep|read|burn] [threads=2] [ms=1500] [goFile]
- * (burn: CPU-bound C code, which is not a block)
+ * usage: NativeBlock [nanosleep|read|burn|sleeps] [threads=2] [ms=1500] [goFile]
+ * (burn: CPU-bound C code, which is not a block; sleeps: one call that sleeps 100 ms at a time
+ * with 15 ms of CPU between, one block)
  * goFile (when given): first the carriers are started (threads virtual threads that
  * spin), "NativeBlock: ready" is printed, and the blocks begin once goFile exists, so a
  * test can wait until the collector tracks the carriers.
@@ -33,6 +34,9 @@ public class NativeBlock {
     /** Burns CPU in C for ms without sleeping: holds the carrier like CPU-bound Java, never a block. */
     static native void burnCpu(long ms);
 
+    /** For ms, sleeps of 100 ms in C with 15 ms of CPU between them, in this one call. */
+    static native void blockInSleeps(long ms);
+
     /** Spins in Java for about ms (a carrier busy, then free). */
     static long spin(long ms) {
         long end = System.nanoTime() + ms * 1_000_000L, x = 0;
@@ -43,6 +47,7 @@ public class NativeBlock {
     static void block(String mode, long ms) {
         if (mode.equals("read")) blockInRead(ms);
         else if (mode.equals("burn")) burnCpu(ms);
+        else if (mode.equals("sleeps")) blockInSleeps(ms);
         else blockInNanosleep(ms);
     }
 
@@ -50,8 +55,8 @@ public class NativeBlock {
         String mode = args.length > 0 ? args[0] : "nanosleep";
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
         long blockMs = args.length > 2 ? Long.parseLong(args[2]) : 1500;
-        if (!mode.equals("nanosleep") && !mode.equals("read") && !mode.equals("burn")) {
-            System.err.println("usage: NativeBlock [nanosleep|read|burn] [threads] [ms]");
+        if (!mode.equals("nanosleep") && !mode.equals("read") && !mode.equals("burn") && !mode.equals("sleeps")) {
+            System.err.println("usage: NativeBlock [nanosleep|read|burn|sleeps] [threads] [ms]");
             System.exit(2);
         }
         System.out.println("java.version = " + System.getProperty("java.version"));

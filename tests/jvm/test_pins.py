@@ -4,10 +4,12 @@
 Each case is one CTest entry: `test_pins.py CASE JDK` (e.g. `repro 21`).
 Asserts on what the real agent recorded (read back with `vtpin report`)."""
 import os
+import subprocess
 import time
 
-from harness import (Failure, Run, check, check_timed_like_jfr, culprit, describe, jdk_home, jfr_pinned_events,
-                     jfr_touches, main, native_block_in, pins_in, report_json, scheduler, set_aside, touches)
+from harness import (CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, check_timed_like_jfr, culprit, describe,
+                     jdk_home, jfr_pinned_events, jfr_touches, main, native_block_in, pins_in, report_json, scheduler,
+                     set_aside, tempdir, touches, wait_ready)
 
 PARK_REASONS = {"MONITOR", "NATIVE", "CRITICAL_SECTION"}
 
@@ -305,15 +307,16 @@ def case_jfr_crosscheck(jdk, fixture):
 
 
 def case_native_block(jdk, mode):
-    """A JNI method blocking in C never parks: no JVMTI or JFR event. The watchdog sees it."""
+    """A JNI method blocking in C never parks: no JVMTI or JFR event. The watchdog sees it. sleeps: one
+    call that sleeps 100 ms at a time with 15 ms of CPU between is one block, not one per sleep."""
     jdk = int(jdk)
     r = Run(jdk, "NativeBlock", args=(mode, 2, 1500), props=scheduler(2)).run()
     rep = r.report()
     # the fixture's blocks (the JDK can block briefly in native code of its own under the fixture's frames)
     pins = [p for p in rep["pins"] if native_block_in(p, "NativeBlock")]
     check(len(pins) == 2, "2 NATIVE_BLOCK pins, got %d: %s" % (len(pins), [p["reason"] for p in rep["pins"]]))
-    method = {"nanosleep": "blockInNanosleep", "read": "blockInRead"}[mode]
-    kernel = {"nanosleep": "nanosleep", "read": "read"}[mode]
+    method = {"nanosleep": "blockInNanosleep", "read": "blockInRead", "sleeps": "blockInSleeps"}[mode]
+    kernel = {"nanosleep": "nanosleep", "read": "read", "sleeps": "nanosleep"}[mode]
     for p in pins:
         c = culprit(p)
         check(c and c["method"] == method and c["native"], "culprit is the native method: %s" % c)
@@ -324,8 +327,39 @@ def case_native_block(jdk, mode):
           "the trace says where the kernel sleeps:\n" + r.trace_text()[:1500])
 
 
+def case_native_sleeps_attach(jdk):
+    """After attach too (no breakpoints: the watchdog alone): one native call that sleeps 100 ms at a
+    time with 15 ms of CPU between is one NATIVE_BLOCK."""
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-sleeps-attach-")
+    go, rec = os.path.join(d, "go"), os.path.join(d, "a.vtp")
+    out = open(os.path.join(d, "stdout.txt"), "w")
+    cmd = [os.path.join(jdk_home(jdk), "bin", "java"), "--enable-native-access=ALL-UNNAMED",
+           "-Djava.library.path=" + FIXTURE_LIB, "-cp", CLASSES] + scheduler(2) + \
+          ["NativeBlock", "sleeps", "2", "1500", go]
+    jvm = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_ready(jvm, os.path.join(d, "stdout.txt"), "NativeBlock: ready")
+        a = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
+                           timeout=60)
+        check(a.returncode == 0, "attach: %s %s" % (a.stdout, a.stderr))
+        open(go, "w").close()
+        check(jvm.wait(timeout=60) == 0, "the fixture exits 0")
+    finally:
+        if jvm.poll() is None:
+            jvm.kill()
+            jvm.wait()
+        out.close()
+    pins = [p for p in report_json(rec)["pins"] if native_block_in(p, "NativeBlock")]
+    check(len(pins) == 2 and all(culprit(p)["method"] == "blockInSleeps" for p in pins),
+          "2 NATIVE_BLOCK pins, one per call: %s" % [describe(p) for p in pins])
+    check(all(p["duration_ns"] and p["duration_ns"] >= 1000e6 for p in pins), "each ~1.5 s: %s" %
+          [p["duration_ns"] for p in pins])
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
+        "native_sleeps_attach": case_native_sleeps_attach,
         "repro": case_repro,
         "waitpin_hang": case_waitpin_hang,
         "waitpin_compensate": case_waitpin_compensate,
