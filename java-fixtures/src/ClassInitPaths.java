@@ -13,6 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * - getstatic: as forname, but the virtual threads touch the class with getstatic. A pin on
  *   21-25 (the wait happens in the VM); from 26 (JDK-8369238) the waiter unmounts instead.
  *
+ * Each virtual thread's time in its initialization (or its wait for it) is printed at the end:
+ * "ClassInitPaths: MODE-i waited_ns=N".
+ *
  * usage: ClassInitPaths MODE [threads=2] [init_ms=300]
  */
 public class ClassInitPaths {
@@ -83,6 +86,7 @@ public class ClassInitPaths {
         }
         List<Thread> vts = new ArrayList<>();
         AtomicLong sum = new AtomicLong(); // no monitor: on 21 a contended one would pin too
+        long[] waitedNs = new long[threads]; // printed by main at the end: println takes a monitor
         for (int t = 0; t < threads; t++) {
             final int i = t;
             // waiters one after another: on 21 the JVM takes the class's init lock (a Java object) to
@@ -90,12 +94,16 @@ public class ClassInitPaths {
             if (t > 0 && !mode.equals("runs"))
                 Thread.sleep(30);
             vts.add(Thread.ofVirtual().name(mode + "-" + t).start(() -> {
+                long t0 = System.nanoTime();
                 long v = mode.equals("runs") ? runOwn(i) : mode.equals("forname") ? forName() : touch();
+                waitedNs[i] = System.nanoTime() - t0;
                 sum.addAndGet(v);
             }));
         }
         for (Thread vt : vts) vt.join();
         if (init != null) init.join();
+        for (int t = 0; t < threads; t++)
+            System.out.println("ClassInitPaths: " + mode + "-" + t + " waited_ns=" + waitedNs[t]);
         System.out.println("ClassInitPaths: mode=" + mode + " threads=" + threads + " init_ms=" + initMs + " done");
     }
 }

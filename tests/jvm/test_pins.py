@@ -133,7 +133,7 @@ def case_waitpin_hang(jdk):
     finally:
         r.kill()
     pins = pins_in(rep, "WaitPin")
-    check(len(pins) == 2, "2 carriers pinned in Object.wait, got %d" % len(pins))
+    check(len(pins) == 2, "2 carriers pinned in Object.wait, got %d: %s" % (len(pins), [describe(p) for p in pins]))
     for p in pins:
         check(p["reason"] == "OBJECT_WAIT", "reason %s" % p["reason"])
         check(p["duration_ns"] is None, "the pin is still in progress: duration null, got %s" % p["duration_ns"])
