@@ -102,7 +102,10 @@ class Jvm:
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
             self.proc = subprocess.Popen(self.cmd, stdout=out, stderr=err, start_new_session=True)
         # Tomcat's start and the warm-up under ASan on a loaded machine: generous
-        wait_ready(self.proc, self.out_path, "%s: ready" % self.main, timeout=120)
+        try:
+            wait_ready(self.proc, self.out_path, "%s: ready" % self.main, timeout=120)
+        except Failure as e:  # say why: its exit status and its last words
+            raise Failure("%s (exit %s); stderr:\n%s" % (e, self.proc.poll(), self.text(self.err_path)[-3000:]))
         return self
 
     def text(self, path):
