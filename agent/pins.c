@@ -9,7 +9,6 @@
 #include "jdk_words.h"
 #include "jthread.h"
 #include "log.h"
-#include "self_cost.h"
 #include "stack_read.h"
 
 enum pin_kind { KIND_NONE = 0, KIND_PARK, KIND_ENTER, KIND_WAIT };
@@ -208,29 +207,6 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
         pin_end(thread, KIND_PARK);
 }
 
-/* A contended entry whose top frame is a native method that is not synchronized is
- * no monitorenter of Java's: the JVM's own lock (a class's initialization lock,
- * taken again under Class.forName0 when the initialization ends) or JNI's
- * MonitorEnter. The JDK never tries to unmount there and JFR records no pin; the
- * watchdog sees the carrier blocked inside the JVM under that native method
- * (VM_BLOCK), as one pin with the wait it belongs to. One JVMTI look at the
- * current thread's top frame, on the contended path only. */
-static int enters_under_native(jthread thread)
-{
-    jvmtiEnv *jvmti = detector.jvmti;
-    jmethodID method = NULL;
-    jlocation location = 0;
-    jboolean native = JNI_FALSE;
-    jint modifiers = 0;
-    if (COUNTED(CALL_GET_FRAME_LOCATION, (*jvmti)->GetFrameLocation(jvmti, thread, 0, &method, &location)) !=
-            JVMTI_ERROR_NONE ||
-        (*jvmti)->IsMethodNative(jvmti, method, &native) != JVMTI_ERROR_NONE || !native)
-        return 0;
-    if ((*jvmti)->GetMethodModifiers(jvmti, method, &modifiers) != JVMTI_ERROR_NONE)
-        return 0;
-    return !(modifiers & 0x0020); /* ACC_SYNCHRONIZED: a synchronized native method's own entry */
-}
-
 /* A contended entry or Object.wait by a virtual thread: always a pin on
  * 21-23; on 24+ only when it cannot unmount (a JNI call and, unless in a
  * critical section, a stack walk: only for virtual threads, and only where
@@ -245,8 +221,6 @@ static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
      * the park already. A pin begun here would close the park pin early, and its real
      * end would be lost; the nested block is part of the park pin. */
     if (on_carrier.pin_id && on_carrier.kind == KIND_PARK)
-        return;
-    if (kind == KIND_ENTER && enters_under_native(thread))
         return;
     if (detector.setup.monitor_pins) {
         pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, -1, 0);
