@@ -37,6 +37,7 @@ static struct {
     jmethodID is_pinned0;
     jobject vthread_scope;
     jmethodID park_method;
+    jclass int_array_class; /* int[]: HotSpot's class-initialization locks (is_class_init_lock) */
     struct jdk_words words; /* the freeze results of this JDK, by code */
     int park_breakpoints;   /* 1 set, -1 its bytecode is not the shape they need, 0 not tried (attach) */
     int resolved;           /* the JDK's classes and methods: looked up at the first init */
@@ -211,7 +212,22 @@ void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jm
  * 21-23; on 24+ only when it cannot unmount (a JNI call and, unless in a
  * critical section, a stack walk: only for virtual threads, and only where
  * the JDK is about to freeze the whole stack to unmount anyway). */
-static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
+/* HotSpot gives every class a zero-length int[] as its initialization lock and
+ * takes it with its own ObjectLocker (linking, initializing, the wait for another
+ * thread's initialization), which posts contended entries like a monitorenter's.
+ * No Java code took that monitor: the JDK never tries to unmount there and JFR
+ * records no pin; a carrier held long in class initialization is the watchdog's
+ * VM_BLOCK, one pin with the wait it belongs to (a 0 ms pin at its end, seen on
+ * 27, or two virtual threads' first pins racing through Continuation$Pinned's
+ * initialization on 21, would be noise). JNI only: a JVMTI look at the frames
+ * here, in the JVM's own locking, was followed by a crash under ASan on 21. */
+static int is_class_init_lock(JNIEnv *jni, jobject object)
+{
+    return object && detector.int_array_class && (*jni)->IsInstanceOf(jni, object, detector.int_array_class) &&
+           (*jni)->GetArrayLength(jni, (jarray)object) == 0;
+}
+
+static void monitor_block(JNIEnv *jni, jthread thread, jobject object, enum pin_kind kind)
 {
     if (atomic_load_explicit(&stopped, memory_order_relaxed) || !detector.setup.monitor_events ||
         !is_virtual(jni, thread))
@@ -221,6 +237,8 @@ static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
      * the park already. A pin begun here would close the park pin early, and its real
      * end would be lost; the nested block is part of the park pin. */
     if (on_carrier.pin_id && on_carrier.kind == KIND_PARK)
+        return;
+    if (kind == KIND_ENTER && is_class_init_lock(jni, object))
         return;
     if (detector.setup.monitor_pins) {
         pin_begin(jni, thread, kind, kind == KIND_ENTER ? REASON_MONITOR_ENTER : REASON_OBJECT_WAIT, -1, 0);
@@ -235,8 +253,7 @@ static void monitor_block(JNIEnv *jni, jthread thread, enum pin_kind kind)
 void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
     (void)jvmti;
-    (void)object;
-    monitor_block(jni, thread, KIND_ENTER);
+    monitor_block(jni, thread, object, KIND_ENTER);
 }
 
 void JNICALL pins_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
@@ -252,9 +269,8 @@ void JNICALL pins_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 void JNICALL pins_on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jlong timeout)
 {
     (void)jvmti;
-    (void)object;
     (void)timeout;
-    monitor_block(jni, thread, KIND_WAIT);
+    monitor_block(jni, thread, object, KIND_WAIT);
 }
 
 void JNICALL pins_on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jboolean timed_out)
@@ -408,6 +424,7 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
     if (!detector.resolved) {
         detector.resolved = 1;
         detector.continuation_class = jthread_global_class(jni, "jdk/internal/vm/Continuation");
+        detector.int_array_class = jthread_global_class(jni, "[I");
         if (detector.continuation_class) {
             detector.is_pinned0 = (*jni)->GetStaticMethodID(jni, detector.continuation_class, "isPinned0",
                                                             "(Ljdk/internal/vm/ContinuationScope;)I");

@@ -81,8 +81,8 @@ def case_jdk_reason_21(case):
     check(len(pins) >= 2, "the fixture pinned: %s" % [describe(p) for p in rep["pins"]])
     for p in pins:
         want = words % int(p["vthread"]["name"].rsplit("-", 1)[1]) if "%d" in words else words
-        check(p["reason"] == reason and p["jdk_reason"] == want, "%s %r, want %s %r" %
-              (p["reason"], p["jdk_reason"], reason, want))
+        check(p["reason"] == reason and p["jdk_reason"] == want, "%s %r, want %s %r: %s" %
+              (p["reason"], p["jdk_reason"], reason, want, describe(p, 20)))
     shutil.rmtree(r.dir, ignore_errors=True)
 
 
