@@ -158,6 +158,10 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
         stack_read_frames(vthread, r);
     else
         stack_read_full(vthread, r);
+    /* The carrier blocks once this callback returns: its work (the JDK's reason, the stack)
+     * is vtpin's cost, not the program's pin (JFR's event on 21 begins after it too). */
+    now = clock_mono_ns();
+    r->time_ns = now;
     queue_commit(detector.setup.queue, ticket);
     on_carrier.pin_id = id;
     on_carrier.start_ns = now;
