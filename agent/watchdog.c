@@ -7,6 +7,7 @@
 
 #include "active_pins.h"
 #include "blocker.h"
+#include "clock.h"
 #include "jdk_words.h"
 #include "jthread.h"
 #include "pins.h"
@@ -141,8 +142,10 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
  *   initialize a class. *top and *bci are its top Java frame.
  * GC and safepoint pauses: a carrier stopped at a safepoint sleeps too, but
  * the JVMTI calls below wait for the safepoint to end, and the carrier is
- * looked at again after them: a carrier that was only stopped runs again. */
-static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *top, jlocation *bci, int *awake)
+ * looked at again after them: a carrier that was only stopped runs again.
+ * *seen_at: when it was seen, just before the look that decides. */
+static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *top, jlocation *bci, int *awake,
+                                int64_t *seen_at)
 {
     jvmtiEnv *jvmti = watchdog.jvmti;
     int park_breakpoints = watchdog.cfg->park_breakpoints;
@@ -154,6 +157,7 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
     /* With park breakpoints only a sleeping carrier can be a block: ask /proc before JVMTI,
      * whose calls disable the thread's mount transitions (a CPU-bound JNI carrier stays cheap). */
     int in_native_block = c->block_pin && c->watch_kind == WATCH_NATIVE; /* awake in it is looked at below */
+    *seen_at = clock_mono_ns();
     if (park_breakpoints && !in_native_block && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1)
         return WATCH_NONE;
     if (COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, vt, &state)) != JVMTI_ERROR_NONE)
@@ -199,6 +203,8 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
             kind = WATCH_VM;
         }
     }
+    if (kind == WATCH_NATIVE || kind == WATCH_VM)
+        *seen_at = clock_mono_ns(); /* the check below decides */
     if ((kind == WATCH_NATIVE || kind == WATCH_VM) && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1) {
         /* still in the native call of the NATIVE_BLOCK in progress, awake for a moment between its
          * sleeps (a retry loop in C, a busy timeout): the same block, judged by the frame it is in */
@@ -217,12 +223,16 @@ static int parked_switches(struct carrier_slot *c, uint64_t *sw)
     return vmblock_thread_switches(c->tid, &c->status_fd1, &c->status_tid, sw) == 0;
 }
 
-void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
+void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t round_ns)
 {
     jmethodID top = NULL;
     jlocation bci = -1;
     int awake = 0;
-    enum watch_kind kind = vt ? classify(vt, c, &top, &bci, &awake) : WATCH_NONE;
+    /* when the carrier was seen, not when the round began: under load a round's JVMTI calls on
+     * other carriers take longer than a period, and the kernel view finds the sleep a sample saw
+     * by its time */
+    int64_t now = round_ns;
+    enum watch_kind kind = vt ? classify(vt, c, &top, &bci, &awake, &now) : WATCH_NONE;
     uint64_t sw = 0;
     int has_sw = kind == WATCH_PARKED && parked_switches(c, &sw);
     if (vid != c->seen_vthread || (int)kind != c->watch_kind || top != c->native_method ||

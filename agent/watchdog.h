@@ -22,9 +22,9 @@ void watchdog_fini(void);
  * (which disables virtual-thread transitions) only when a virtual thread is
  * mounted on it. */
 int watchdog_must_look(struct carrier_slot *c);
-/* One sample of carrier c: vt (NULL: nothing to classify) is its mounted
- * virtual thread, vid its id (0: none). */
-void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t now);
+/* One sample of carrier c in the round that began at round_ns: vt (NULL: nothing
+ * to classify) is its mounted virtual thread, vid its id (0: none). */
+void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t round_ns);
 /* Ends the carrier's watchdog pin, if any (the carrier ended). */
 void watchdog_end(struct carrier_slot *c, int64_t now);
 /* Forgets what was watched on c (a new session looks afresh). */
