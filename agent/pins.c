@@ -120,9 +120,8 @@ static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind
 static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin_reason reason, jint code,
                       int stack_now)
 {
-    int64_t now = clock_mono_ns();
     if (on_carrier.pin_id) /* a pin whose end we never saw (an exception out of park): close it */
-        emit_end(on_carrier.pin_id, now, NULL, KIND_NONE);
+        emit_end(on_carrier.pin_id, clock_mono_ns(), NULL, KIND_NONE);
     on_carrier.pin_id = 0;
     on_carrier.kind = KIND_NONE;
     atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
@@ -133,7 +132,6 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     uint64_t id = atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
     r->kind = REC_PIN_START;
     r->pin_id = id;
-    r->time_ns = now;
     r->truncated = 0;
     r->carrier_tid = jthread_self_tid();
     if (kind == KIND_PARK) { /* the exact reason the continuation cannot yield, from the JDK itself */
@@ -160,7 +158,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
         stack_read_full(vthread, r);
     /* The carrier blocks once this callback returns: its work (the JDK's reason, the stack)
      * is vtpin's cost, not the program's pin (JFR's event on 21 begins after it too). */
-    now = clock_mono_ns();
+    int64_t now = clock_mono_ns();
     r->time_ns = now;
     queue_commit(detector.setup.queue, ticket);
     on_carrier.pin_id = id;

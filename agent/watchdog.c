@@ -203,9 +203,10 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
             kind = WATCH_VM;
         }
     }
-    if (kind == WATCH_NATIVE || kind == WATCH_VM)
-        *seen_at = clock_mono_ns(); /* the check below decides */
-    if ((kind == WATCH_NATIVE || kind == WATCH_VM) && vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1) {
+    if (kind != WATCH_NATIVE && kind != WATCH_VM)
+        return kind;
+    *seen_at = clock_mono_ns(); /* this check decides */
+    if (vmblock_thread_sleeps(tid, &c->stat_fd1, &c->stat_tid) != 1) {
         /* still in the native call of the NATIVE_BLOCK in progress, awake for a moment between its
          * sleeps (a retry loop in C, a busy timeout): the same block, judged by the frame it is in */
         if (kind == WATCH_NATIVE && in_native_block && *top == c->native_method) {
