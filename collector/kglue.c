@@ -436,8 +436,9 @@ void kglue_owner_gone(struct kglue *k, void *owner, int64_t now)
 {
     if (!kglue_enabled(k))
         return;
-    /* the intervals still in the ring buffer first */
+    /* the intervals still in the ring buffer first, then the held sleeps no pin claimed */
     kview_consume(k->kv, on_interval, k);
+    kjoin_flush(k->join, owner, emit, k);
     forget_layout(k, owner);
     size_t n = 0, pos = 0;
     struct kjoin_carrier *c;
@@ -610,5 +611,16 @@ void kglue_carrier_json(struct kglue *k, struct json *js, const void *owner, int
     struct kglue_occ o = {0};
     kglue_occupancy_add(k, owner, tid, now, &o);
     kglue_occupancy_json(js, "occupancy", &o);
+    /* every held millisecond explained: finished sleeps with a virtual thread mounted, against the pins
+     * as the agent streamed them (a pin is reported at its threshold: a sleep waits for it until then) */
+    if (c->java_known) {
+        json_kv_uint(js, "held_ns", c->mounted_ns);
+        json_kv_uint(js, "held_in_pins_ns", c->mounted_in_pins_ns);
+        json_kv_uint(js, "unexplained_ns", c->mounted_ns - c->mounted_in_pins_ns);
+    } else {
+        json_kv_null(js, "held_ns");
+        json_kv_null(js, "held_in_pins_ns");
+        json_kv_null(js, "unexplained_ns");
+    }
     json_object_end(js);
 }

@@ -103,3 +103,9 @@ const char *wire_event_name(int body)
                                         "CarrierSample", "Alert", "Query",     "QueryReply"};
     return body >= 0 && (size_t)body < sizeof(names) / sizeof(names[0]) ? names[body] : "an unknown event";
 }
+
+int wire_held_sleep(int state, int64_t vthread_id, int java_wait)
+{
+    return (state == VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING || state == VTPIN__V1__KERNEL_STATE__KERNEL_DISK) &&
+           vthread_id > 0 && java_wait != VTPIN__V1__JAVA_WAIT__JAVA_VM_WAIT;
+}

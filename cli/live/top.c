@@ -112,6 +112,14 @@ static void put_kernel(FILE *out, const struct jsonread *k)
         fputs("; ", out);
         put_kernel_occupancy(out, occ);
     }
+    /* asleep with a virtual thread mounted, and how much of that no pin explains */
+    int64_t held = jsonread_int(jsonread_get(k, "held_ns"), 0);
+    if (held > 0) {
+        char h[32], u[32];
+        int64_t unexplained = jsonread_int(jsonread_get(k, "unexplained_ns"), 0);
+        fprintf(out, "; held %s, unexplained %s (%.1f%%)", units_format_duration(held, h, sizeof(h)),
+                units_format_duration(unexplained, u, sizeof(u)), 100.0 * (double)unexplained / (double)held);
+    }
     fputc('\n', out);
 }
 

@@ -6,6 +6,8 @@
 
 #include "common/idmap.h"
 
+#include "wire_names.h"
+
 struct kjoin {
     struct idmap *by_host; /* host tid -> struct kjoin_carrier */
     size_t max;
@@ -134,10 +136,12 @@ static int overlaps_pin(const struct kjoin_carrier *c, const struct kview_interv
 static void held_add(struct kjoin_carrier *c, const struct kview_interval *iv)
 {
     uint64_t held = kjoin_held_part(c, iv);
-    int preempt = iv->state == KSTATE_RUNNABLE;
+    int preempt = iv->state == KSTATE_RUNNABLE, mounted = kjoin_mounted_sleep(iv);
     c->held_ns += held;
     if (preempt)
         c->held_preempt_ns += held;
+    if (mounted)
+        c->mounted_in_pins_ns += held;
     if (!held || !c->pin_open)
         return;
     if (c->n_credited == KJOIN_CREDITED) { /* the oldest stays as it is: long before the end */
@@ -149,6 +153,7 @@ static void held_add(struct kjoin_carrier *c, const struct kview_interval *iv)
     c->credited[i].end = iv->end_ns;
     c->credited[i].held = held;
     c->credited[i].preempt = preempt;
+    c->credited[i].mounted = mounted;
 }
 
 /* The pin ended at end: the intervals held while it was open count up to end only. */
@@ -163,6 +168,8 @@ static void held_correct(struct kjoin_carrier *c, int64_t end)
         c->held_ns -= over;
         if (c->credited[i].preempt)
             c->held_preempt_ns -= over;
+        if (c->credited[i].mounted)
+            c->mounted_in_pins_ns -= over;
     }
     c->n_credited = 0;
 }
@@ -251,17 +258,29 @@ void kjoin_window(const struct kjoin_carrier *c, int64_t now, int64_t window_ns,
     }
 }
 
+int kjoin_mounted_sleep(const struct kview_interval *iv)
+{
+    /* kstate.h's enums are the wire's (kglue.c asserts it) */
+    return wire_held_sleep(iv->state, iv->vthread_id, iv->java_wait) && iv->end_ns > iv->start_ns;
+}
+
 void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg)
 {
     struct kjoin_carrier *c = kjoin_by_host(j, iv->tid);
     if (!c)
         return;
+    if (iv->vthread_id >= 0)
+        c->java_known = 1;
+    if (kjoin_mounted_sleep(iv))
+        c->mounted_ns += (uint64_t)(iv->end_ns - iv->start_ns);
     if (overlaps_pin(c, iv)) {
         held_add(c, iv);
         emit(arg, c, iv);
         return;
     }
-    if (c->n_recent == KJOIN_RECENT) { /* the oldest goes */
+    if (c->n_recent == KJOIN_RECENT) { /* the oldest goes: unexplained, and recorded so when held */
+        if (kjoin_mounted_sleep(&c->recent[0]))
+            emit(arg, c, &c->recent[0]);
         memmove(c->recent, c->recent + 1, (KJOIN_RECENT - 1) * sizeof(c->recent[0]));
         c->n_recent--;
     }
@@ -289,6 +308,20 @@ void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, 
             c->recent[kept++] = c->recent[i];
     }
     c->n_recent = kept;
+}
+
+void kjoin_flush(struct kjoin *j, const void *owner, kjoin_emit emit, void *arg)
+{
+    size_t pos = 0;
+    struct kjoin_carrier *c;
+    while ((c = kjoin_next(j, &pos))) {
+        if (c->owner != owner)
+            continue;
+        for (unsigned i = 0; i < c->n_recent; i++)
+            if (kjoin_mounted_sleep(&c->recent[i]))
+                emit(arg, c, &c->recent[i]);
+        c->n_recent = 0;
+    }
 }
 
 void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t end)

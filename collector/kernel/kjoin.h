@@ -45,10 +45,14 @@ struct kjoin_carrier {
     char *proc_stack;         /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
     uint64_t held_ns;         /* finished off-CPU intervals: their part inside a pin (kernel occupancy) */
     uint64_t held_preempt_ns; /* the part of held_ns preempted (runnable) */
+    /* Every held millisecond explained: finished mounted sleeps (kjoin_mounted_sleep), whole, and their
+     * part inside pins. Counted once the JavaThread is known (java_known: some interval said). */
+    uint64_t mounted_ns, mounted_in_pins_ns;
+    int java_known;
     struct {
         int64_t start, end;
         uint64_t held;
-        int preempt;
+        int preempt, mounted;
     } credited[KJOIN_CREDITED]; /* the latest intervals held by the open pin, oldest first */
     unsigned n_credited;
     struct kview_interval recent[KJOIN_RECENT]; /* not emitted yet, oldest first */
@@ -76,8 +80,17 @@ void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *a
 /* Iteration: *pos = 0 to start; NULL at the end. */
 struct kjoin_carrier *kjoin_next(const struct kjoin *j, size_t *pos);
 
+/* A sleep (S or D) with a virtual thread mounted, not a wait on the VM itself (a
+ * safepoint, a GC, a VM lock): the carrier held, as a pin holds it. The
+ * kernel view counts every such sleep against the pins (mounted_ns,
+ * mounted_in_pins_ns). An interval whose JavaThread was not read is not one. */
+int kjoin_mounted_sleep(const struct kview_interval *iv);
+
 /* A finished interval of a tracked carrier: emitted now when it overlaps a
- * pin, else kept for a pin reported later. Unknown tids are ignored. */
+ * pin, else kept for a pin reported later. Unknown tids are ignored. A
+ * mounted sleep no pin claimed is emitted too when it leaves the kept ones
+ * (the oldest of KJOIN_RECENT, or kjoin_flush): the recording holds every
+ * held sleep, explained or not. */
 void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg);
 /* A pin started on c: the kept intervals that end after start, or after the
  * previous pin of c ended, are emitted. */
@@ -113,6 +126,10 @@ void kjoin_occupancy(const struct kjoin_carrier *c, const struct kview_times *t,
 void kjoin_snapshot(struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ);
 void kjoin_window(const struct kjoin_carrier *c, int64_t now, int64_t window_ns, const struct kjoin_occ *occ,
                   struct kjoin_occ *out);
+
+/* Emits the mounted sleeps of owner's carriers still kept (no pin claimed
+ * them), and forgets them: before the connection's last word. */
+void kjoin_flush(struct kjoin *j, const void *owner, kjoin_emit emit, void *arg);
 
 /* Pin pin_id of owner ended at end (unknown ids are ignored). */
 void kjoin_pin_end(struct kjoin *j, const void *owner, uint64_t pin_id, int64_t end);
