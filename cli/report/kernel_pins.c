@@ -9,7 +9,9 @@
 #include "common/units.h"
 
 #include "attach_bounds.h"
+#include "kernel_held.h"
 #include "wire.h"
+#include "wire_names.h"
 
 /* Overlap of k with p (the session's end for a pin in progress), 0 when none. */
 static int64_t overlap(const struct recording_session *s, const struct recording_pin *p,
@@ -42,10 +44,23 @@ static const struct recording_pin *previous_pin(const struct recording_session *
     return best;
 }
 
+/* key: the session's monotonic mono_ns as Unix epoch ns, null without a clock pair. */
+static void kv_unix(struct json *j, const struct recording_session *s, const char *key, int64_t mono_ns)
+{
+    int64_t unix_ns;
+    json_key(j, key);
+    if (recording_unix_ns(s, mono_ns, &unix_ns) == 0)
+        json_int(j, unix_ns);
+    else
+        json_null(j);
+}
+
 void kernel_parks_json(struct json *j, const struct recording_session *s, const struct recording_pin *p)
 {
-    /* a pin split from a sampled one has its park exactly: nothing between */
-    const struct recording_pin *prev = p->split_from ? NULL : previous_pin(s, p);
+    /* after attach only (the sampler's pins of one loop); a pin split from a sampled one has its park
+     * exactly: nothing between */
+    const struct recording_pin *prev =
+        p->split_from || s->mode != VTPIN__V1__LOAD_MODE__ATTACH ? NULL : previous_pin(s, p);
     json_key(j, "parks");
     json_array_begin(j);
     for (size_t i = 0; i < s->n_kintervals; i++) {
@@ -56,13 +71,8 @@ void kernel_parks_json(struct json *j, const struct recording_session *s, const 
             prev && k->carrier_tid == p->carrier_tid && k->start_ns >= prev->end_ns && k->end_ns <= p->start_ns;
         if (!between && overlap(s, p, k) == 0)
             continue;
-        int64_t unix_ns;
         json_object_begin_inline(j);
-        json_key(j, "start_ns");
-        if (recording_unix_ns(s, k->start_ns, &unix_ns) == 0)
-            json_int(j, unix_ns);
-        else
-            json_null(j);
+        kv_unix(j, s, "start_ns", k->start_ns);
         json_kv_int(j, "duration_ns", k->end_ns - k->start_ns);
         json_kv_string(j, "state", wire_kernel_state_name(k->state));
         if (k->has_java) {
@@ -96,13 +106,25 @@ int kernel_pin(const struct recording_session *s, const struct recording_pin *p,
     return out->intervals > 0;
 }
 
-/* A carrier's name from the pins that ran on it (NULL when none says). */
-static const char *carrier_name(const struct recording_session *s, int32_t tid)
+/* The held sleep least covered by pins: {"start_ns", "duration_ns", "outside_pins_ns", "state", "syscall",
+ * "vthread_id", "java_wait", "stack"}. */
+static void unexplained_json(struct json *j, const struct recording_session *s, const struct recording_kinterval *k,
+                             int64_t outside)
 {
-    for (size_t i = 0; i < s->n_pins; i++)
-        if (s->pins[i].has_carrier_tid && s->pins[i].carrier_tid == tid && s->pins[i].carrier_name)
-            return s->pins[i].carrier_name;
-    return NULL;
+    json_object_begin_inline(j);
+    kv_unix(j, s, "start_ns", k->start_ns);
+    json_kv_int(j, "duration_ns", k->end_ns - k->start_ns);
+    json_kv_int(j, "outside_pins_ns", outside);
+    json_kv_string(j, "state", wire_kernel_state_name(k->state));
+    json_kv_string(j, "syscall", k->syscall_name);
+    json_kv_int(j, "vthread_id", k->vthread_id);
+    json_kv_string(j, "java_wait", wire_java_wait_name(k->java_wait));
+    json_key(j, "stack");
+    json_array_begin_inline(j);
+    for (size_t i = 0; i < k->n_stack; i++)
+        json_string(j, k->stack[i]);
+    json_array_end(j);
+    json_object_end(j);
 }
 
 void kernel_times_json(struct json *j, const struct recording_session *s)
@@ -113,22 +135,30 @@ void kernel_times_json(struct json *j, const struct recording_session *s)
         return;
     }
     json_object_begin(j);
-    int64_t unix_ns;
-    json_key(j, "time_ns");
-    if (recording_unix_ns(s, s->ktimes_ns, &unix_ns) == 0)
-        json_int(j, unix_ns);
-    else
-        json_null(j);
+    kv_unix(j, s, "time_ns", s->ktimes_ns);
     json_key(j, "carriers");
     json_array_begin(j);
     for (size_t i = 0; i < s->n_ktimes; i++) {
         const struct recording_ktimes *k = &s->ktimes[i];
         json_object_begin_inline(j);
         json_kv_int(j, "tid", k->carrier_tid);
-        json_kv_string(j, "name", carrier_name(s, k->carrier_tid));
+        json_kv_string(j, "name", recording_carrier_name(s, k->carrier_tid));
         json_kv_uint(j, "on_cpu_ns", k->on_cpu_ns);
         json_kv_uint(j, "off_cpu_ns", k->off_cpu_ns);
         json_kv_uint(j, "runqueue_ns", k->runqueue_ns);
+        struct kernel_held h;
+        if (kernel_held(s, k->carrier_tid, &h) == 0 && h.known) {
+            json_kv_int(j, "held_ns", h.held_ns);
+            json_kv_int(j, "held_in_pins_ns", h.in_pins_ns);
+        } else {
+            json_kv_null(j, "held_ns");
+            json_kv_null(j, "held_in_pins_ns");
+        }
+        json_key(j, "unexplained");
+        if (h.known && h.worst)
+            unexplained_json(j, s, h.worst, h.worst_outside_ns);
+        else
+            json_null(j);
         json_object_end(j);
     }
     json_array_end(j);
@@ -143,11 +173,16 @@ void kernel_times_text(FILE *out, const struct recording_session *s)
     for (size_t i = 0; i < s->n_ktimes; i++) {
         const struct recording_ktimes *k = &s->ktimes[i];
         char a[64], b[64], c[64];
-        const char *name = carrier_name(s, k->carrier_tid);
-        fprintf(out, "  %s (tid %" PRId32 "): on CPU %s, off CPU %s, run queue %s\n", name ? name : "carrier",
+        const char *name = recording_carrier_name(s, k->carrier_tid);
+        fprintf(out, "  %s (tid %" PRId32 "): on CPU %s, off CPU %s, run queue %s", name ? name : "carrier",
                 k->carrier_tid, units_format_duration((int64_t)k->on_cpu_ns, a, sizeof(a)),
                 units_format_duration((int64_t)k->off_cpu_ns, b, sizeof(b)),
                 units_format_duration((int64_t)k->runqueue_ns, c, sizeof(c)));
+        struct kernel_held h;
+        if (kernel_held(s, k->carrier_tid, &h) == 0 && h.known && h.held_ns > 0)
+            fprintf(out, "; held %s (asleep, a virtual thread mounted), %.1f %% in pins",
+                    units_format_duration(h.held_ns, a, sizeof(a)), 100.0 * (double)h.in_pins_ns / (double)h.held_ns);
+        fputc('\n', out);
     }
 }
 

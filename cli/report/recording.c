@@ -242,6 +242,7 @@ static int apply_hello(struct recording *r, struct recording_session **cur, cons
     s->parallelism = h->has_parallelism ? h->parallelism : 0;
     s->occupancy_source = h->has_occupancy ? (int)h->occupancy : 0;
     s->sample_interval_ns = h->has_sample_interval_ns ? h->sample_interval_ns : 0;
+    s->has_thread_layout = h->thread_layout != NULL;
     s->occupancy_interval_ns =
         h->has_occupancy_sample_interval_ns ? h->occupancy_sample_interval_ns : s->sample_interval_ns;
     if (h->n_capabilities_missing > 0) {
@@ -565,23 +566,39 @@ static int apply_ktimes(struct recording_session *s, const Vtpin__V1__KernelTime
     return 0;
 }
 
-static int apply_notice(struct recording_session *s, const Vtpin__V1__Notice *d)
+const char *recording_carrier_name(const struct recording_session *s, int32_t tid)
+{
+    for (size_t i = 0; i < s->n_carriers; i++)
+        if (s->carriers[i].tid == tid && s->carriers[i].name)
+            return s->carriers[i].name;
+    for (size_t i = 0; i < s->n_pins; i++)
+        if (s->pins[i].has_carrier_tid && s->pins[i].carrier_tid == tid && s->pins[i].carrier_name)
+            return s->pins[i].carrier_name;
+    return NULL;
+}
+
+int recording_add_notice(struct recording_session *s, int64_t time_ns, int severity, const char *code, const char *text)
 {
     struct session_private *sp = (struct session_private *)s;
-    note_time(s, d->time_ns);
     int rc = grow_array((void **)&s->notices, &sp->notices_cap, s->n_notices + 1, sizeof(*s->notices));
     if (rc)
         return rc;
     struct recording_notice *n = &s->notices[s->n_notices];
     memset(n, 0, sizeof(*n));
-    n->time_ns = d->time_ns;
-    n->severity = (int)d->severity;
-    if ((rc = dup_str(d->code ? d->code : "", &n->code)) || (rc = dup_str(d->text ? d->text : "", &n->text))) {
+    n->time_ns = time_ns;
+    n->severity = severity;
+    if ((rc = dup_str(code ? code : "", &n->code)) || (rc = dup_str(text ? text : "", &n->text))) {
         free(n->code);
         return rc;
     }
     s->n_notices++;
     return 0;
+}
+
+static int apply_notice(struct recording_session *s, const Vtpin__V1__Notice *d)
+{
+    note_time(s, d->time_ns);
+    return recording_add_notice(s, d->time_ns, (int)d->severity, d->code, d->text);
 }
 
 static int apply_carrier(struct recording_session *s, const Vtpin__V1__Carrier *d)

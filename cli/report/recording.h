@@ -237,6 +237,7 @@ struct recording_session {
     uint64_t damaged_at;  /* its byte offset in the file */
     int occupancy_source; /* a Vtpin__V1__OccupancySource value from the Hello */
     uint64_t sample_interval_ns;        /* 0: not said */
+    int has_thread_layout;              /* the Hello gave it: a kernel view read the carriers' JavaThreads */
     uint64_t occupancy_interval_ns;     /* sampled occupancy's period; older agents: sample_interval_ns */
     struct recording_carrier *carriers; /* in the order announced; one per tid */
     size_t n_carriers;
@@ -304,6 +305,13 @@ int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_
 int64_t recording_pin_duration(const struct recording_session *s, const struct recording_pin *p);
 /* The same for a hog. */
 int64_t recording_hog_duration(const struct recording_session *s, const struct recording_hog *h);
+
+/* Carrier tid's name: as announced (Carrier), else from a pin that ran on it; NULL when none says. */
+const char *recording_carrier_name(const struct recording_session *s, int32_t tid);
+
+/* Appends a notice the report itself found (a report pass): 0 or -ENOMEM. */
+int recording_add_notice(struct recording_session *s, int64_t time_ns, int severity, const char *code,
+                         const char *text);
 
 /* Saturating helpers for timestamps from the file. */
 int64_t recording_sat_add(int64_t a, int64_t b);

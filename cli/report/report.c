@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attach_bounds.h"
+#include "kernel_held.h"
 #include "kernel_pins.h"
 #include "wire.h"
 
@@ -78,6 +79,9 @@ int report_passes(struct recording *r)
         if (rc)
             return rc;
         kernel_time_blocks(r->sessions[i]);
+        /* last: against the pins as the report has them, timed and split */
+        if ((rc = kernel_held_notices(r->sessions[i])))
+            return rc;
     }
     return 0;
 }
