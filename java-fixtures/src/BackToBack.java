@@ -11,7 +11,8 @@ import java.util.List;
  * carrier's idle parks stay clear of the pins. Starts its carriers, then waits for
  * goFile (when given) before the rounds, so an agent can be attached first.
  *
- * usage: BackToBack [threads=2] [rounds=20] [sleepMs=15] [goFile|-]
+ * usage: BackToBack [threads=2] [rounds=20] [sleepMs=15] [goFile|-] [sleep|wait]
+ * (wait: lock.wait(sleepMs) instead of the sleep, a monitor wait that pins on JDK 21-23 too)
  * prints, per thread, the wall clock (Unix ns) just before each round's sleep:
  * "backtoback-N sleeps_from_unix_ns=T1,T2,...". A round's park ends at its T + sleepMs or
  * later, and starts later than T by whatever the JDK did first (parkNanos takes its
@@ -34,6 +35,7 @@ public class BackToBack {
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
         long sleepMs = args.length > 2 ? Long.parseLong(args[2]) : 15;
         Path go = args.length > 3 && !args[3].equals("-") ? Path.of(args[3]) : null;
+        boolean waits = args.length > 4 && args[4].equals("wait");
         System.out.println("java.version = " + System.getProperty("java.version"));
         // warm up: the carriers exist (and an attached agent can announce them) before the rounds,
         // and the JDK's first timed park and first clock read are done (unpinned: no lock held),
@@ -65,7 +67,10 @@ public class BackToBack {
                         synchronized (lock) {
                             Instant now = Instant.now();
                             from[i][r] = now.getEpochSecond() * 1_000_000_000L + now.getNano();
-                            Thread.sleep(sleepMs);
+                            if (waits)
+                                lock.wait(sleepMs);
+                            else
+                                Thread.sleep(sleepMs);
                         }
                     }
                 } catch (InterruptedException e) {

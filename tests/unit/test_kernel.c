@@ -11,6 +11,7 @@
 #include "attach_bounds.h"
 #include "check.h"
 #include "common/json.h"
+#include "kernel_held.h"
 #include "kernel_pins.h"
 #include "kglue.h"
 #include "kjoin.h"
@@ -207,6 +208,72 @@ static void test_kjoin(void)
     CHECK_INT(kjoin_count(j), 1);
     CHECK(kjoin_by_host(j, 1001) == NULL);
     CHECK(kjoin_by_host(j, 2001) != NULL);
+    kjoin_free(j);
+}
+
+/* Every held millisecond explained: sleeps with a virtual thread mounted are counted whole, and
+ * their part inside pins; waits on the VM are neither; a held sleep no pin claims is emitted
+ * when it leaves the kept ring, or at the connection's flush. */
+static struct kview_interval mounted(int32_t tid, int64_t start, int64_t end)
+{
+    struct kview_interval x = iv(tid, start, end);
+    x.vthread_id = 5;
+    x.java_wait = JAVA_WAIT_BLOCKED;
+    return x;
+}
+
+static void test_kjoin_held(void)
+{
+    struct kjoin *j = kjoin_new(4);
+    int a;
+    CHECK_INT(kjoin_add(j, &a, 1001, 1), 1);
+    struct kjoin_carrier *c = kjoin_by_host(j, 1001);
+    n_emitted = 0;
+    struct kview_interval x = iv(1001, 0, 50); /* not read: says nothing */
+    x.vthread_id = -1;
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK(!c->java_known);
+    x = iv(1001, 50, 90); /* the carrier's own park: nothing mounted */
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK(c->java_known);
+    CHECK_INT(c->mounted_ns, 0);
+    x = mounted(1001, 100, 200); /* a pin found asleep, reported at 150: all of it */
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(c->mounted_ns, 100);
+    CHECK_INT(c->mounted_in_pins_ns, 0);
+    kjoin_pin_start(j, c, 7, 150, collect, NULL);
+    CHECK_INT(c->mounted_in_pins_ns, 100);
+    x = mounted(1001, 220, 300); /* the pin ends inside it (its PinEnd after the interval) */
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(c->mounted_in_pins_ns, 180);
+    kjoin_pin_end(j, &a, 7, 260);
+    CHECK_INT(c->mounted_ns, 180);
+    CHECK_INT(c->mounted_in_pins_ns, 140);
+    x = mounted(1001, 400, 450); /* a safepoint's barrier with a virtual thread mounted: not held */
+    x.java_wait = JAVA_WAIT_VM;
+    kjoin_interval(j, &x, collect, NULL);
+    x = mounted(1001, 460, 470); /* preempted: not a sleep */
+    x.state = KSTATE_RUNNABLE;
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(c->mounted_ns, 180);
+    unsigned before = n_emitted;
+    x = mounted(1001, 500, 520); /* no pin ever claims it */
+    kjoin_interval(j, &x, collect, NULL);
+    CHECK_INT(c->mounted_ns, 200);
+    for (int i = 0; i < KJOIN_RECENT; i++) { /* idle parks push it out: recorded, unexplained */
+        x = iv(1001, 1000 + 10 * i, 1005 + 10 * i);
+        kjoin_interval(j, &x, collect, NULL);
+    }
+    CHECK_INT(n_emitted, before + 1);
+    CHECK_INT(emitted[before].start_ns, 500);
+    x = mounted(1001, 2000, 2010);
+    kjoin_interval(j, &x, collect, NULL);
+    kjoin_flush(j, &a, collect, NULL); /* the connection's end: the held one goes, the idle ones not */
+    CHECK_INT(n_emitted, before + 2);
+    CHECK_INT(emitted[before + 1].start_ns, 2000);
+    CHECK_INT(c->n_recent, 0);
+    CHECK_INT(c->mounted_ns, 210);
+    CHECK_INT(c->mounted_in_pins_ns, 140);
     kjoin_free(j);
 }
 
@@ -601,6 +668,98 @@ static void test_attach_bounds(void)
     CHECK_INT(s.pins_sampled, 0);
 }
 
+/* The report's held time: sleeps with a virtual thread mounted, against the union of the carrier's pins. */
+static void test_kernel_held(void)
+{
+    const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING, D = VTPIN__V1__KERNEL_STATE__KERNEL_DISK,
+              R = VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
+    const int BLOCKED = VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED, VM = VTPIN__V1__JAVA_WAIT__JAVA_VM_WAIT;
+    struct recording_kinterval ks[] = {
+        {.carrier_tid = 5,
+         .start_ns = 100,
+         .end_ns = 200,
+         .state = S,
+         .has_java = 1,
+         .vthread_id = 9,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 5,
+         .start_ns = 250,
+         .end_ns = 330,
+         .state = D,
+         .has_java = 1,
+         .vthread_id = 9,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 5, .start_ns = 400, .end_ns = 460, .state = S, .has_java = 1, .vthread_id = 9, .java_wait = VM},
+        {.carrier_tid = 5,
+         .start_ns = 470,
+         .end_ns = 480,
+         .state = R,
+         .has_java = 1,
+         .vthread_id = 9,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 5,
+         .start_ns = 500,
+         .end_ns = 600,
+         .state = S,
+         .has_java = 1,
+         .vthread_id = 0,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 5,
+         .start_ns = 700,
+         .end_ns = 740,
+         .state = S,
+         .has_java = 1,
+         .vthread_id = 9,
+         .java_wait = BLOCKED},
+        {.carrier_tid = 6, .start_ns = 100, .end_ns = 200, .state = S}, /* JavaThread not read */
+    };
+    struct recording_pin pins[] = {
+        /* two pins that overlap (counted once) over the first sleep, one ending inside the second */
+        {.id = 1, .has_carrier_tid = 1, .carrier_tid = 5, .start_ns = 90, .ended = 1, .end_ns = 150, .duration_ns = 60},
+        {.id = 2,
+         .has_carrier_tid = 1,
+         .carrier_tid = 5,
+         .start_ns = 120,
+         .ended = 1,
+         .end_ns = 210,
+         .duration_ns = 90},
+        {.id = 3,
+         .has_carrier_tid = 1,
+         .carrier_tid = 5,
+         .start_ns = 240,
+         .ended = 1,
+         .end_ns = 300,
+         .duration_ns = 60},
+        {.id = 4,
+         .has_carrier_tid = 1,
+         .carrier_tid = 6,
+         .start_ns = 100,
+         .ended = 1,
+         .end_ns = 200,
+         .duration_ns = 100},
+        /* in progress at the end (last_ns 730): up to there */
+        {.id = 5, .has_carrier_tid = 1, .carrier_tid = 5, .start_ns = 710},
+    };
+    struct recording_session s = {
+        .pins = pins, .n_pins = 5, .kintervals = ks, .n_kintervals = 7, .has_time = 1, .last_ns = 730};
+    struct kernel_held h;
+    CHECK_INT(kernel_held(&s, 5, &h), 0);
+    CHECK(h.known);
+    CHECK_INT(h.held_ns, 100 + 80 + 40); /* the VM wait, the preemption and the idle park are not held */
+    CHECK_INT(h.in_pins_ns, 100 + 50 + 20);
+    CHECK(h.worst == &ks[1]);
+    CHECK_INT(h.worst_outside_ns, 30);
+    CHECK_INT(kernel_held(&s, 6, &h), 0); /* no layout in the Hello, no interval read: not known */
+    CHECK(!h.known);
+    CHECK_INT(h.held_ns, 0);
+    s.has_thread_layout = 1;
+    struct recording_ktimes kt = {.carrier_tid = 6};
+    s.ktimes = &kt;
+    s.n_ktimes = 1;
+    CHECK_INT(kernel_held(&s, 6, &h), 0); /* known: nothing held */
+    CHECK(h.known && h.held_ns == 0 && !h.worst);
+}
+
 /* Watchdog blocks timed by the kernel (kernel_time_blocks). */
 static void test_time_blocks(void)
 {
@@ -919,6 +1078,8 @@ int main(void)
     test_syscalls();
     test_kjoin();
     test_kjoin_occupancy();
+    test_kjoin_held();
+    test_kernel_held();
     test_kjoin_window();
     test_kernel_pins();
     test_split_parks();
