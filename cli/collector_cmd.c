@@ -32,7 +32,7 @@ static const char collector_usage[] =
     "                          or /tmp/vtpin-<uid>/collector.sock without XDG_RUNTIME_DIR)\n"
     "  -d, --dir=DIR           write recordings to DIR (default $XDG_STATE_HOME/vtpin,\n"
     "                          or ~/.local/state/vtpin)\n"
-    "  -k, --alert-k=K         alert when K carriers of a JVM are pinned (default 0: all of them)\n"
+    "  -k, --alert-k=K         alert when K carriers of a JVM are pinned or hogged (default 0: all)\n"
     "  -a, --alert-after=DUR   ... for longer than DUR (default 1s)\n"
     "  -w, --window=DUR        the window of busy/pinned/idle percentages (default 60s)\n"
     "      --max-frame=BYTES   largest frame accepted from a peer (default 1M)\n"

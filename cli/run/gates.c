@@ -26,6 +26,11 @@ static int stack_allowed(const struct gate_config *c, const struct recording_sta
     return 0;
 }
 
+int gates_hog_allowed(const struct gate_config *c, const struct recording_hog *h)
+{
+    return stack_allowed(c, h->stack);
+}
+
 int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p)
 {
     return stack_allowed(c, p->stack);
@@ -71,7 +76,7 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
             }
             for (size_t i = 0; i < sess->n_hogs; i++) {
                 const struct recording_hog *h = &sess->hogs[i];
-                if (stack_allowed(c, h->stack)) {
+                if (gates_hog_allowed(c, h)) {
                     out->hogs_allowed++;
                     continue;
                 }

@@ -36,6 +36,9 @@ struct gate_result {
 /* 1 when a frame of the pin's stack matches one of the allow patterns. */
 int gates_pin_allowed(const struct gate_config *c, const struct recording_pin *p);
 
+/* 1 when a frame of the hog's stack matches one of the allow patterns: it does not count. */
+int gates_hog_allowed(const struct gate_config *c, const struct recording_hog *h);
+
 /* 1 when every frame of the pin's stack is the JDK's own (java., javax., jdk., sun.,
  * com.sun.): the JDK pinned in its own code (poller start-up, class loading,
  * method-handle linkage), nothing the application can change. 0 without a stack. */

@@ -37,6 +37,15 @@ static void put_escaped(FILE *out, const char *s)
     }
 }
 
+/* <system-out>prefix summary</system-out> */
+static void put_system_out(FILE *out, const char *prefix, const char *summary)
+{
+    fputs("      <system-out>", out);
+    fputs(prefix, out);
+    put_escaped(out, summary);
+    fputs("</system-out>\n", out);
+}
+
 static int site_allowed(const struct gate_config *c, const struct recording_session *s, const struct site *site)
 {
     /* a site is set aside when every pin at it is */
@@ -67,9 +76,7 @@ static void put_case(FILE *out, const struct gate_config *c, const struct gate_r
              wire_reason_name(site->reason), units_format_duration(site->total_ns, a, sizeof(a)),
              units_format_duration(site->max_ns, b, sizeof(b)), site->ongoing ? ", some still pinned at the end" : "");
     if (allowed) {
-        fputs("      <system-out>not counted (--allow, or only the JDK's own frames): ", out);
-        put_escaped(out, summary);
-        fputs("</system-out>\n", out);
+        put_system_out(out, "not counted (--allow, or only the JDK's own frames): ", summary);
     } else if (g->failed) {
         fputs("      <failure message=\"", out);
         put_escaped(out, summary);
@@ -87,9 +94,45 @@ static void put_case(FILE *out, const struct gate_config *c, const struct gate_r
         }
         fputs("\n      </failure>\n", out);
     } else {
-        fputs("      <system-out>", out);
+        put_system_out(out, "", summary);
+    }
+    fputs("    </testcase>\n", out);
+}
+
+/* One case per carrier hog: a failure when the hogs gate failed and this one counts. */
+static int hog_fails(const struct gate_config *c, const struct gate_result *g, const struct recording_hog *h)
+{
+    return c->fail_hogs && g->hogs >= c->fail_hogs && !gates_hog_allowed(c, h);
+}
+
+static void put_hog(FILE *out, const struct gate_config *c, const struct gate_result *g,
+                    const struct recording_session *s, const struct recording_hog *h)
+{
+    char frame[1024] = "<no stack>", a[64], summary[1400];
+    if (h->stack && h->has_culprit)
+        report_format_frame(&h->stack->frames[h->culprit], frame, sizeof(frame));
+    int64_t ns = recording_hog_duration(s, h);
+    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".HOG\" name=\"", s->pid);
+    put_escaped(out, frame);
+    fprintf(out, "\" time=\"%.3f\">\n", (double)ns / 1e9);
+    snprintf(summary, sizeof(summary), "carrier hog: virtual thread %s held carrier %s for %s%s",
+             h->vthread_name ? h->vthread_name : "?", h->carrier_name ? h->carrier_name : "?",
+             units_format_duration(ns, a, sizeof(a)), h->ended ? "" : ", still running at the end");
+    if (gates_hog_allowed(c, h)) {
+        put_system_out(out, "not counted (--allow): ", summary);
+    } else if (hog_fails(c, g, h)) {
+        fputs("      <failure message=\"", out);
         put_escaped(out, summary);
-        fputs("</system-out>\n", out);
+        fputs("\" type=\"hog\">", out);
+        for (uint32_t i = 0; h->stack && i < h->stack->count; i++) {
+            char f[1024];
+            report_format_frame(&h->stack->frames[i], f, sizeof(f));
+            fputs("\n    at ", out);
+            put_escaped(out, f);
+        }
+        fputs("\n      </failure>\n", out);
+    } else {
+        put_system_out(out, "", summary);
     }
     fputs("    </testcase>\n", out);
 }
@@ -107,6 +150,10 @@ int junit_write(FILE *out, const struct gate_config *c, const struct gate_result
             for (size_t i = 0; i < sites.count; i++)
                 failures += g->failed && !site_allowed(c, recs[r]->sessions[s], &sites.items[i]);
             sites_fini(&sites);
+            const struct recording_session *sess = recs[r]->sessions[s];
+            cases += sess->n_hogs;
+            for (size_t i = 0; i < sess->n_hogs; i++)
+                failures += hog_fails(c, g, &sess->hogs[i]);
         }
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", out);
     fprintf(out, "  <testsuite name=\"vtpin\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", cases, failures);
@@ -125,6 +172,8 @@ int junit_write(FILE *out, const struct gate_config *c, const struct gate_result
             for (size_t i = 0; i < sites.count; i++)
                 put_case(out, c, g, recs[r]->sessions[s], &sites.items[i]);
             sites_fini(&sites);
+            for (size_t i = 0; i < recs[r]->sessions[s]->n_hogs; i++)
+                put_hog(out, c, g, recs[r]->sessions[s], &recs[r]->sessions[s]->hogs[i]);
         }
     fputs("  </testsuite>\n</testsuites>\n", out);
     return ferror(out) ? -EIO : 0;

@@ -63,14 +63,24 @@ def case_fail_on_pins():
 def case_fail_on_hogs():
     """--fail-on-hogs: two virtual threads that compute 600 ms without unmounting fail it; --allow on
     their frame sets them aside; threads that yield between slices pass."""
-    p, _, _ = vtpin_run(["--fail-on-hogs", "1"], [java(21, "CarrierHog", "spin", 2, 600, parallelism=2)])
+    p, junit, _ = vtpin_run(["--fail-on-hogs", "1"], [java(21, "CarrierHog", "spin", 2, 600, parallelism=2)])
     check(p.returncode == GATE_FAILED, "exit %d, expected %d\n%s" % (p.returncode, GATE_FAILED, p.stdout[-1500:]))
     check("--fail-on-hogs 1: 2 carrier hog(s)" in p.stdout and "2 carrier hog(s) (" in p.stdout,
           "the failing gate is named with the two hogs:\n" + p.stdout[-1500:])
-    p, _, _ = vtpin_run(["--fail-on-hogs", "1", "--allow", "CarrierHog.spin"],
-                        [java(21, "CarrierHog", "spin", 2, 600, parallelism=2)])
+    # the JUnit report has a case per hog, failed, at its frame
+    cases, failed = junit_cases(junit)
+    hogs = [c for c in failed if c.getAttribute("classname").endswith(".HOG")]
+    check(len(hogs) == 2 and all(c.getAttribute("name").startswith("CarrierHog.spin(") for c in hogs),
+          "two failed hog cases at CarrierHog.spin: %s" % [(c.getAttribute("classname"), c.getAttribute("name"))
+                                                        for c in failed])
+    p, junit, _ = vtpin_run(["--fail-on-hogs", "1", "--allow", "CarrierHog.spin"],
+                            [java(21, "CarrierHog", "spin", 2, 600, parallelism=2)])
     check(p.returncode == 0 and "gates passed" in p.stdout and "0 carrier hog(s)" in p.stdout,
           "allowed hogs pass: exit %d\n%s" % (p.returncode, p.stdout[-1500:]))
+    cases, failed = junit_cases(junit)
+    hogs = [c for c in cases if c.getAttribute("classname").endswith(".HOG")]
+    check(not failed and len(hogs) == 2 and all("not counted (--allow)" in c.toxml() for c in hogs),
+          "allowed hogs are listed, not counted: %s" % [c.toxml()[:300] for c in cases])
     p, _, _ = vtpin_run(["--fail-on-hogs", "1"], [java(21, "CarrierHog", "yield", 6, 600, parallelism=2)])
     check(p.returncode == 0 and "0 carrier hog(s)" in p.stdout, "yielding code passes: exit %d\n%s" %
           (p.returncode, p.stdout[-1500:]))
