@@ -162,8 +162,12 @@ def check_page(page, rep, work):
     data = json.loads(dom.by_id("vtpin-data")["text"])
     frames = [data["labels"][data["flame"][3 * int(e["attrs"]["data-i"])]]
               for e in dom.by_class("frame", "div") if "data-i" in e["attrs"]]
+    # (the page draws no box narrower than 0.6 px: a site with a sliver of the pinned time, e.g. a
+    # class initialization that ASan made a 3rd site of a few ms on 25, has none; 1 % of an
+    # 800 px window is 8 px)
+    pinned = sum(s["total_ns"] for s in rep["sites"]) or 1
     for site in rep["sites"][:3]:
-        if site["culprit"]:
+        if site["culprit"] and site["total_ns"] * 100 >= pinned:
             label = "%s.%s" % (site["culprit"]["class"], site["culprit"]["method"])
             check(label in frames, "flame graph has %s: %s" % (label, frames[:40]))
     check(dom.by_class("counter", "tr"), "counters shown")
