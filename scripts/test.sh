@@ -21,14 +21,16 @@ if (($# > 0)); then
   exec ctest --test-dir "$build" --output-on-failure "$@"
 fi
 
+printf '== set up and built (scripts/build.sh): %d s\n' "$SECONDS" >&2
 failed=()
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-step() { # name, command...
-  local name=$1
+step() { # name, command...: its wall time is said, so a slow part of a run shows
+  local name=$1 began=$SECONDS
   shift
   printf '\n== %s\n' "$name" >&2
   "$@" || failed+=("$name")
+  printf '== %s: %d s (%d s since the start)\n' "$name" $((SECONDS - began)) "$SECONDS" >&2
 }
 ctest_logged() { # log file, ctest arguments...
   local log=$1
@@ -74,7 +76,8 @@ if [[ ${VTPIN_FUZZ_TESTS:-1} != 0 ]]; then
   fuzz=${VTPIN_FUZZ_BUILD_DIR:-$root/build-fuzz}
   if step "fuzz build (build-fuzz/)" configure_build clang "$fuzz" -DVTPIN_FUZZ=ON \
       -DVTPIN_FUZZ_SECONDS="${VTPIN_FUZZ_SECONDS:-30}"; then
-    tests "fuzz targets: corpus replay and bounded runs" --test-dir "$fuzz" --output-on-failure -L fuzz
+    # Two at once: each target still fuzzes for its seconds on a core of its own (no JVM runs now)
+    tests "fuzz targets: corpus replay and bounded runs" --test-dir "$fuzz" --output-on-failure -L fuzz -j2
   fi
 fi
 
