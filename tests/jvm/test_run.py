@@ -363,7 +363,7 @@ class DeafWrapper:
     under it, which inherit the ignored signals) that only SIGKILL ends. Started in a session of its
     own, so that what the test sends reaches vtpin alone."""
 
-    def __init__(self, jdk):
+    def __init__(self, jdk, grace_ms=None):
         self.d = tempdir(prefix="vtpin-run-deaf-")
         self.run_dir = os.path.join(self.d, "run")
         jvm = " ".join(java(jdk, "JniSleep", 2000, 300, parallelism=2))  # 5 minutes of pins
@@ -371,7 +371,8 @@ class DeafWrapper:
         extra = ["--agent-options", EXTRA_AGENT_OPTS] if EXTRA_AGENT_OPTS else []
         cmd = [VTPIN, "run", "--dir", self.run_dir] + extra + ["--", "sh", "-c", script]
         self.out, self.err = open(os.path.join(self.d, "out"), "w+"), open(os.path.join(self.d, "err"), "w+")
-        self.proc = subprocess.Popen(cmd, stdout=self.out, stderr=self.err, start_new_session=True)
+        env = dict(os.environ, VTPIN_RUN_GRACE_MS=str(grace_ms)) if grace_ms is not None else None
+        self.proc = subprocess.Popen(cmd, stdout=self.out, stderr=self.err, start_new_session=True, env=env)
         self.pids = []
 
     def wait_pinning(self):
@@ -416,8 +417,10 @@ class DeafWrapper:
 
 def case_term_ignored(jdk):
     """SIGTERM (twice, then SIGINT) to vtpin run whose command ignores them: forwarded, then after
-    the 10 s grace SIGKILL of the whole group; the report of what ran is printed, exit 128+15."""
-    w = DeafWrapper(int(jdk))
+    the grace (VTPIN_RUN_GRACE_MS, 3 s here; 10 s by default) SIGKILL of the whole group, not
+    before; the report of what ran is printed, exit 128+15."""
+    grace_s = 3
+    w = DeafWrapper(int(jdk), grace_ms=grace_s * 1000)
     try:
         pids = w.wait_pinning()
         start = time.monotonic()
@@ -425,7 +428,7 @@ def case_term_ignored(jdk):
             os.kill(w.proc.pid, sig)
             time.sleep(0.5)
         try:
-            rc = w.proc.wait(60)  # 10 s of grace and the report; a vtpin that waits forever fails here
+            rc = w.proc.wait(60)  # the grace and the report; a vtpin that waits forever fails here
         except subprocess.TimeoutExpired:
             left = [n for n, x in pids.items() if alive(x)]
             raise Failure("vtpin run still runs 60 s after SIGTERM (alive: %s)\n%s" % (left, w.stderr()))
@@ -434,7 +437,9 @@ def case_term_ignored(jdk):
         left = wait_gone(pids.values(), 5)
         check(not left, "still running after vtpin run exited: %s" % [n for n, x in pids.items() if x in left])
         check(rc == 128 + signal.SIGTERM, "exit 128+15, got %d" % rc)
-        check("killing them" in w.stderr(), "it says it killed what ignored the signal:\n" + w.stderr())
+        check("still running %d.0 s after the signal: killing them" % grace_s in w.stderr(),
+              "it says it killed what ignored the signal after the grace:\n" + w.stderr())
+        check(took >= grace_s, "the group was killed %.1f s after SIGTERM, before the %d s grace" % (took, grace_s))
         out = w.stdout()
         check("stopped by signal 15" in out and "2 JVM(s)" in out, "the report is written:\n" + out[-800:])
     finally:
