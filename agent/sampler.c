@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "carriers.h"
+#include "clock.h"
 #include "defs.h"
 #include "hogs.h"
 #include "jthread.h"
@@ -24,6 +25,9 @@ static struct {
     struct mount_entry *mounts;
     int64_t next_sample_ns;
     int64_t next_occupancy_ns;
+    int64_t last_round_ns; /* when the last sampling round began (0: none yet this session) */
+    uint64_t gaps;         /* rounds that ended more than two periods after the previous one began */
+    int64_t gap_max_ns;
 } sampler;
 
 /* Said once per process: kept across sessions, as the carrier table is. */
@@ -165,6 +169,25 @@ static void sample_carriers(int64_t now, int sampled)
     outputs_put_all(&ev);
 }
 
+/* How late the sampler ran: a carrier can have gone unlooked at from the previous round's start to
+ * the end of this one, and a park (after attach) or a block shorter than that may never be seen. */
+static void note_round(int64_t began)
+{
+    if (sampler.last_round_ns) {
+        int64_t span = clock_mono_ns() - sampler.last_round_ns;
+        sampler.gaps += span > 2 * (int64_t)sampler.cfg->options->sample_interval_ns;
+        if (span > sampler.gap_max_ns)
+            sampler.gap_max_ns = span;
+    }
+    sampler.last_round_ns = began;
+}
+
+void sampler_gaps(uint64_t *gaps, int64_t *max_ns)
+{
+    *gaps = sampler.gaps;
+    *max_ns = sampler.gap_max_ns;
+}
+
 void sampler_round(int64_t now)
 {
     if (!told_untracked && carriers_unregistered() > 0) {
@@ -199,6 +222,7 @@ void sampler_round(int64_t now)
     if (now >= sampler.next_sample_ns) {
         int occupancy = sampler.cfg->options->occupancy == OCCUPANCY_SAMPLED && now >= sampler.next_occupancy_ns;
         sample_carriers(now, occupancy);
+        note_round(now);
         sampler.next_sample_ns = now + (int64_t)sampler.cfg->options->sample_interval_ns;
         if (occupancy)
             sampler.next_occupancy_ns = now + (int64_t)options_occupancy_interval_ns(sampler.cfg->options);

@@ -20,6 +20,9 @@ void sampler_fini(void);
 void sampler_round(int64_t now);
 int64_t sampler_next_ns(void); /* when the next sample is due */
 void sampler_due_now(void);    /* the next round samples (a last look at exit) */
+/* Rounds that came late (more than two periods from the previous round's start to their end) and
+ * the longest such span this session: what the sampler may have missed. */
+void sampler_gaps(uint64_t *gaps, int64_t *max_ns);
 /* The carriers must be announced again on sink (a new collector connection). */
 void sampler_forget_sink(unsigned sink);
 

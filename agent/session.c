@@ -12,6 +12,7 @@
 #include "outputs.h"
 #include "pins.h"
 #include "queue.h"
+#include "sampler.h"
 #include "self_cost.h"
 #include "vmstructs.h"
 
@@ -103,6 +104,10 @@ static void fill_stats(Vtpin__V1__Stats *s)
     s->blockers_skipped = blocker_skipped();
     s->has_hogs = 1;
     s->hogs = hogs_reported();
+    int64_t gap_max = 0;
+    s->has_sample_gaps = s->has_sample_gap_max_ns = 1;
+    sampler_gaps(&s->sample_gaps, &gap_max);
+    s->sample_gap_max_ns = (uint64_t)gap_max;
     int64_t cpu = self_cost_writer_cpu_ns();
     s->has_agent_cpu_ns = cpu >= 0;
     s->agent_cpu_ns = cpu >= 0 ? (uint64_t)cpu : 0;

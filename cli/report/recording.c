@@ -497,6 +497,8 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(blockers_skipped);
     COPY(hogs);
     COPY(agent_cpu_ns);
+    COPY(sample_gaps);
+    COPY(sample_gap_max_ns);
 #undef COPY
     st->n_jvmti_calls = 0;
     for (size_t i = 0; i < d->n_jvmti_calls && st->n_jvmti_calls < RECORDING_JVMTI_CALLS_MAX; i++) {

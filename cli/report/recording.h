@@ -202,6 +202,9 @@ struct recording_stats {
     /* what vtpin cost, from itself: its writer thread's CPU, its JVMTI calls that stop a thread */
     int has_agent_cpu_ns;
     uint64_t agent_cpu_ns;
+    /* a late sampler: rounds more than two periods after the previous one, and the longest span */
+    int has_sample_gaps, has_sample_gap_max_ns;
+    uint64_t sample_gaps, sample_gap_max_ns;
     struct {
         char function[48];
         uint64_t calls;

@@ -386,6 +386,8 @@ static void put_stats(struct json *j, const struct recording_session *s)
     kv_counter(j, "pins_without_stack", st->has_pins_without_stack, st->pins_without_stack);
     kv_counter(j, "hogs", st->has_hogs, st->hogs);
     kv_counter(j, "agent_cpu_ns", st->has_agent_cpu_ns, st->agent_cpu_ns);
+    kv_counter(j, "sample_gaps", st->has_sample_gaps, st->sample_gaps);
+    kv_counter(j, "sample_gap_max_ns", st->has_sample_gap_max_ns, st->sample_gap_max_ns);
     json_key(j, "jvmti_calls");
     if (st->n_jvmti_calls) {
         json_object_begin_inline(j);

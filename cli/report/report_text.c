@@ -488,6 +488,15 @@ static void put_counters(FILE *out, const struct recording_session *s)
         fprintf(out, " (at most %d looks a second: each stops the JVM at a safepoint)\n", 20);
     }
     put_self_cost(out, s);
+    if (st->has_sample_gaps && st->sample_gaps) {
+        char d[32];
+        fputs("  ", out);
+        put_counter(out, "sampler late", 1, st->sample_gaps);
+        fprintf(out,
+                " time(s), a carrier at most %s without a look: a park after attach, or a native or VM "
+                "block, shorter than that may be missing\n",
+                units_format_duration((int64_t)st->sample_gap_max_ns, d, sizeof(d)));
+    }
     if (st->has_hogs) { /* agents before hogs do not write it */
         fputs("  ", out);
         put_counter(out, "carrier hogs reported", 1, st->hogs);

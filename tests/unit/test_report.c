@@ -1115,6 +1115,64 @@ static void test_unknown_ids(void)
     recording_free(r);
 }
 
+/* A recording whose last counters say the sampler ran late `gaps` times, at most gap_max_ns. */
+static struct recording *late_sampler_recording(const char *name, uint64_t gaps, uint64_t gap_max_ns)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 0);
+    Vtpin__V1__Stats st = VTPIN__V1__STATS__INIT;
+    fill_stats(&st, 4 * SEC);
+    st.has_sample_gaps = st.has_sample_gap_max_ns = 1;
+    st.sample_gaps = gaps;
+    st.sample_gap_max_ns = gap_max_ns;
+    Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
+    g.time_ns = 4 * SEC;
+    g.stats = &st;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
+    ev.goodbye = &g;
+    put_event(&b, &ev);
+    struct recording *r = load_ok(write_file(name, &b));
+    free(b.data);
+    return r;
+}
+
+/* A late sampler is said: the JSON's stats carry its rounds and longest span, and the text report
+ * says what may be missing; a sampler on time adds no line. */
+static void test_sample_gaps(void)
+{
+    struct recording *r = late_sampler_recording("late.vtp", 3, 45 * MS);
+    if (!CHECK(r != NULL))
+        return;
+    const struct recording_stats *st = &r->sessions[0]->stats;
+    CHECK(st->has_sample_gaps && st->sample_gaps == 3 && st->has_sample_gap_max_ns && st->sample_gap_max_ns == 45 * MS);
+    struct report_options o = {.top = 10};
+    size_t n = 0;
+    char *j = render(report_json, r, &o, &n);
+    struct jsonread *doc = NULL;
+    char err[200];
+    if (CHECK(j && json_valid(j, n)) && CHECK_INT(jsonread_parse(j, n, &doc, err, sizeof(err)), 0)) {
+        CHECK_INT(jsonread_int(jsonread_get(jsonread_get(doc, "stats"), "sample_gaps"), 0), 3);
+        CHECK_INT(jsonread_int(jsonread_get(jsonread_get(doc, "stats"), "sample_gap_max_ns"), 0), 45 * MS);
+    }
+    jsonread_free(doc);
+    free(j);
+    char *t = render(report_text, r, &o, NULL);
+    if (CHECK(t != NULL))
+        CHECK_CONTAINS(t, "\n  sampler late 3 time(s), a carrier at most 45.0 ms without a look: a park after attach, "
+                          "or a native or VM block, shorter than that may be missing\n");
+    free(t);
+    recording_free(r);
+    r = late_sampler_recording("on_time.vtp", 0, 12 * MS);
+    if (!CHECK(r != NULL))
+        return;
+    t = render(report_text, r, &o, NULL);
+    CHECK(t && !strstr(t, "sampler late"));
+    free(t);
+    recording_free(r);
+}
+
 /* Carrier hogs: loaded as pins are (an end without its start and a second
  * start counted), in the JSON's hogs[] and stats.hogs, and in the text's
  * section grouped by culprit frame. Hogs 1 (400 ms) and 2 (ongoing: 800 ms
@@ -1613,6 +1671,7 @@ int main(void)
     CHECK_RUN(test_damaged_report);
     CHECK_RUN(test_jdk_sites);
     CHECK_RUN(test_hogs);
+    CHECK_RUN(test_sample_gaps);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
