@@ -311,6 +311,51 @@ def jfr_instant_ns(text):
 CLOCKS_AGREE_NS = 200_000
 
 
+def back_to_back_rounds(stdout):
+    """BackToBack's rounds from its output: {virtual thread name: [Unix ns just before each round's sleep]}."""
+    rounds = {}
+    for line in stdout.splitlines():
+        name, sep, times = line.partition(" sleeps_from_unix_ns=")
+        if sep:
+            rounds[name] = [int(t) for t in times.split(",")]
+    return rounds
+
+
+def check_one_pin_per_round(pins, rounds, expect_rounds, stats=None, park_ns=None):
+    """Counted exactly: each of BackToBack's rounds is one pin of its thread, and no pin is anything else.
+    A pin belongs to the round whose sleep began last before the pin did (to CLOCKS_AGREE_NS); a pin
+    before its thread's first round, or a second one in a round (a park split in two, an idle park or
+    the thread's computing after its last round taken for a park), fails, and so does a round with none,
+    unless (stats, park_ns given: a sampled park) the agent says its sampler went at least park_ns
+    without a look (stats.sample_gap_max_ns): then a park may have gone unseen, as documented."""
+    def name(p):
+        return "%s %s at %d for %s ms" % (p["reason"], p["vthread"]["name"], p["start_ns"],
+                                         p["duration_ns"] and round(p["duration_ns"] / 1e6, 1))
+    check(sum(len(v) for v in rounds.values()) == expect_rounds, "BackToBack's rounds: %s" % rounds)
+    by_round, stray = {}, []
+    for p in pins:
+        times = rounds.get(p["vthread"]["name"], [])
+        r = max([i for i, t in enumerate(times) if t <= p["start_ns"] + CLOCKS_AGREE_NS] or [-1])
+        if r < 0:
+            stray.append(name(p))
+        else:
+            by_round.setdefault((p["vthread"]["name"], r), []).append(name(p))
+    twice = {k: v for k, v in by_round.items() if len(v) > 1}
+    missed = [(t, r) for t, times in rounds.items() for r in range(len(times)) if (t, r) not in by_round]
+    print("%d pins for %d rounds: %d rounds without a pin, %d with more than one, %d pins outside any" %
+          (len(pins), expect_rounds, len(missed), len(twice), len(stray)))
+    if stats is not None:
+        gaps, gap_max = stats.get("sample_gaps"), stats.get("sample_gap_max_ns")
+        print("the sampler ran late %s time(s), a carrier at most %s ms without a look" %
+              (gaps, gap_max and round(gap_max / 1e6, 1)))
+        if missed and gap_max is not None and gap_max >= park_ns:
+            print("rounds the late sampler may have missed: %s" % missed)
+            missed = []
+    check(not stray and not twice and not missed,
+          "one pin per round, no other: rounds without a pin %s, rounds with more than one %s, pins before the "
+          "rounds %s" % (missed, twice, stray))
+
+
 def check_timed_like_jfr(pins, events, median_ns=2e6):
     """vtpin's pins and JFR's jdk.VirtualThreadPinned events of one run are the same pins: per virtual
     thread as many, the k-th pin overlapping the k-th event and no other event of its thread (a pin

@@ -12,8 +12,9 @@ import socket
 import subprocess
 import time
 
-from harness import (CLASSES, CLOCKS_AGREE_NS, VTPIN, Failure, Run, check, class_init_wait, main, native_block_in, report_json, scheduler,
-                     set_aside, skip, tempdir, wait_ready)
+from harness import (CLASSES, CLOCKS_AGREE_NS, VTPIN, Failure, Run, back_to_back_rounds, check, check_one_pin_per_round,
+                     class_init_wait, main, native_block_in, report_json, scheduler, set_aside, skip, tempdir,
+                     wait_ready)
 
 BTF = "/sys/kernel/btf/vmlinux"
 DROP_CAPS = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -361,10 +362,13 @@ def case_back_to_back_startup(jdk):
 
 def case_back_to_back_attach(jdk):
     """JDK 21, agent attached after start: 2 virtual threads x 20 rounds of
-    synchronized { sleep(15 ms) }. The agent's sampler merges back-to-back parks into
-    a few long pins; the report of the collector's recording splits them into the
-    kernel's sleeps: 40 pins of ~15 ms, each timed by the kernel (split_from), as at
-    startup (case back_to_back_startup)."""
+    synchronized { sleep(30 ms) }. The report of the collector's recording times each park
+    the sampler saw by the kernel's sleep of that virtual thread: 40 pins of ~30 ms, one per
+    round, each timed by the kernel (split_from), as at startup (case back_to_back_startup).
+    30 ms is three sample periods: a park is seen by a sampler up to 20 ms late (under load or
+    ASan); a round may go without a pin only where the agent says its sampler went 30 ms without
+    a look (stats.sample_gap_max_ns; seen once in 18 ASan runs beside two CPU burners and another
+    test run, never alone)."""
     need_kernel_view()
     jdk = int(jdk)
     if jdk >= 24:
@@ -375,7 +379,7 @@ def case_back_to_back_attach(jdk):
     home = os.environ.get("JAVA%d_HOME" % jdk)
     out = open(os.path.join(d, "stdout.txt"), "w")
     jvm = subprocess.Popen([os.path.join(home, "bin", "java"), "-cp", CLASSES] + scheduler(2) +
-                           ["BackToBack", "2", "20", "15", go], stdout=out, stderr=subprocess.STDOUT,
+                           ["BackToBack", "2", "20", "30", go], stdout=out, stderr=subprocess.STDOUT,
                            start_new_session=True)
     try:
         wait_ready(jvm, os.path.join(d, "stdout.txt"), "BackToBack: ready")
@@ -406,19 +410,15 @@ def case_back_to_back_attach(jdk):
         for c in held_carriers(rep):
             print("after attach: carrier %s held %.1f ms, %.2f %% in pins; largest unexplained: %s" %
                   (c["name"], c["held_ns"] / 1e6, 100.0 * c["held_in_pins_ns"] / c["held_ns"], c["unexplained"]))
-        # Counted exactly: the sampler sees each loop as one or a few long parks and the kernel
-        # splits them into the 40 real ones (all 40 in a quiet run, 39-40 beside two CPU burners).
-        # A sampler late on a loaded machine can miss a loop's first park altogether (it began and
-        # ended before the first sample that saw the loop), never adding any; a park can also be
-        # cut in two by a wakeup (a short sleep). The collector joins each interval whatever order
-        # it reads the agent's events and the ring buffer in (it lost 5-7 parks under load when the
-        # agent's batch came first).
-        parks = [p for p in split if p["duration_ns"] >= 10_000_000]
-        check(36 <= len(parks) <= 40 and len(pins) <= 44, "40 pins of ~15 ms (2 x 20): %s" % detail)
+        # Counted exactly: one pin per round, neither the carrier's idle park nor a JDK wait inside
+        # a park among them. The collector joins each interval whatever order it reads the agent's
+        # events and the ring buffer in (it lost 5-7 parks under load when the agent's batch came first).
+        check_one_pin_per_round(pins, back_to_back_rounds(open(os.path.join(d, "stdout.txt")).read()), 40,
+                                rep["stats"], 30_000_000)
         check(len(split) == len(pins), "every pin timed by the kernel: %s" % detail)
         for p in split:
-            # timed by the kernel: a sleep, ~15 ms (generous bounds: not a timing test)
-            check(p["duration_ns"] <= 100_000_000, "a pin of ~15 ms: %s" % (p["duration_ns"],))
+            # timed by the kernel: a sleep, ~30 ms (generous bounds: not a timing test)
+            check(p["duration_ns"] <= 100_000_000, "a pin of ~30 ms: %s" % (p["duration_ns"],))
             check(p["reason"] == "MONITOR", "the sampled pin's reason: %s" % p["reason"])
             ks = p["kernel"]["parks"]
             check(len(ks) == 1 and ks[0]["state"] == "sleeping" and ks[0]["start_ns"] == p["start_ns"] and
