@@ -275,17 +275,23 @@ static size_t ev_notice(struct buf *b, int64_t time, const char *code, const cha
     return put_event(b, &ev);
 }
 
-static size_t ev_goodbye(struct buf *b, int64_t time)
+/* The session's end with these last counters, at their time. */
+static size_t ev_goodbye_stats(struct buf *b, Vtpin__V1__Stats *s)
 {
-    Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
-    fill_stats(&s, time);
     Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
-    g.time_ns = time;
-    g.stats = &s;
+    g.time_ns = s->time_ns;
+    g.stats = s;
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
     ev.goodbye = &g;
     return put_event(b, &ev);
+}
+
+static size_t ev_goodbye(struct buf *b, int64_t time)
+{
+    Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
+    fill_stats(&s, time);
+    return ev_goodbye_stats(b, &s);
 }
 
 enum {
@@ -1126,13 +1132,7 @@ static struct recording *late_sampler_recording(const char *name, uint64_t gaps,
     st.has_sample_gaps = st.has_sample_gap_max_ns = 1;
     st.sample_gaps = gaps;
     st.sample_gap_max_ns = gap_max_ns;
-    Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
-    g.time_ns = 4 * SEC;
-    g.stats = &st;
-    WireEvent ev = VTPIN__V1__EVENT__INIT;
-    ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
-    ev.goodbye = &g;
-    put_event(&b, &ev);
+    ev_goodbye_stats(&b, &st);
     struct recording *r = load_ok(write_file(name, &b));
     free(b.data);
     return r;
@@ -1198,13 +1198,7 @@ static void test_hogs(void)
     fill_stats(&st, 4 * SEC);
     st.has_hogs = 1;
     st.hogs = 3;
-    Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
-    g.time_ns = 4 * SEC;
-    g.stats = &st;
-    WireEvent ev = VTPIN__V1__EVENT__INIT;
-    ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
-    ev.goodbye = &g;
-    put_event(&b, &ev);
+    ev_goodbye_stats(&b, &st);
     struct recording *r = load_ok(write_file("hogs.vtp", &b));
     free(b.data);
     if (!CHECK(r != NULL))
@@ -1502,13 +1496,7 @@ static void test_lost_on_the_way_out(void)
     st.write_failures = 1;
     st.events_unwritten = 42;
     st.methods_dropped = 3;
-    Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
-    g.time_ns = 5 * SEC;
-    g.stats = &st;
-    WireEvent ev = VTPIN__V1__EVENT__INIT;
-    ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;
-    ev.goodbye = &g;
-    put_event(&b, &ev);
+    ev_goodbye_stats(&b, &st);
     struct recording *r = load_ok(write_file("lost.vtp", &b));
     free(b.data);
     if (!CHECK(r != NULL))
