@@ -124,7 +124,10 @@ def tomcat_classpath():
 class Run:
     """One JVM run of a fixture with the agent recording to a temp file."""
 
-    def __init__(self, feature, fixture, args=(), props=(), agent_opts="", jfr=False, workdir=None, extra_cp=()):
+    def __init__(self, feature, fixture, args=(), props=(), agent_opts="", jfr=False, workdir=None, extra_cp=(),
+                 stdin_pipe=False, load=None):
+        self.load = load  # a load.Load: the JVM starts inside its CPU quota, if it has one
+        self.stdin_pipe = stdin_pipe  # the test ends a fixture that runs until its input ends (proc.stdin.close())
         self.home = jdk_home(feature)
         self.feature = feature
         self.dir = workdir or tempdir()
@@ -147,7 +150,9 @@ class Run:
     def start(self):
         self.out = open(os.path.join(self.dir, "stdout.txt"), "w")
         self.err = open(os.path.join(self.dir, "stderr.txt"), "w")
-        self.proc = subprocess.Popen(self.cmd, stdout=self.out, stderr=self.err, start_new_session=True)
+        cmd = self.load.wrap(self.cmd) if self.load else self.cmd
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if self.stdin_pipe else None, stdout=self.out,
+                                     stderr=self.err, start_new_session=True)
         self.started = time.monotonic()
         return self
 

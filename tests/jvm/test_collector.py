@@ -81,8 +81,8 @@ class Collector:
         return blocked(self.wait_for(self.top, lambda t: len(blocked(t)) == n, timeout))
 
 
-def streaming(jdk, coll, fixture, args=(), props=(), opts=""):
-    return Run(jdk, fixture, args=args, props=props,
+def streaming(jdk, coll, fixture, args=(), props=(), opts="", stdin_pipe=False):
+    return Run(jdk, fixture, args=args, props=props, stdin_pipe=stdin_pipe,
                agent_opts="collector=%s%s" % (coll.socket, "," + opts if opts else ""))
 
 
@@ -137,26 +137,29 @@ def case_late_collector(jdk):
 
 def case_restart(jdk):
     """Collector killed mid-run: the JVM never waits on it; after a restart events arrive again
-    and what was dropped meanwhile is counted."""
+    and what was dropped meanwhile is counted. The JVM pins round after round until the test closes
+    its input, so it outlives the outage whatever the machine's speed (a ~2 s program once ended
+    before a slow restart, and the test timed out waiting for a reconnect that could not come)."""
     jdk = int(jdk)
     coll = Collector().start()
-    r = streaming(jdk, coll, "JniSleep", args=(80, 50), props=scheduler(2)).start()
+    r = streaming(jdk, coll, "JniSleep", args=(2, 50, "until-eof"), props=scheduler(2), stdin_pipe=True).start()
     try:
         coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["pins_total"] >= 4)
         coll.kill()  # SIGKILL: no goodbye
-        killed = time.monotonic()
-        time.sleep(1.0)
+        time.sleep(1.0)  # the outage: pins go on meanwhile (a round is 50 ms)
         check(r.proc.poll() is None, "the JVM runs on with its collector gone")
         coll.start()
         j = coll.wait_for(lambda: coll.jvm(r.proc.pid),
                           lambda j: j and j["connections"] >= 1 and j["drops"]["collector_dropped"] > 0, timeout=30)
+        # dropped: the JVM went on pinning while its collector was gone, never waiting on it
         print("reconnected; %d events dropped while the collector was away" % j["drops"]["collector_dropped"])
-        r.wait(120)
-        elapsed = time.monotonic() - r.started
-        # 80 pins of 50 ms on 2 carriers take ~2 s; the bound is generous on purpose (timing lives in bench/)
-        check(elapsed < 60, "the JVM was not held up by the dead collector (%.1f s)" % elapsed)
-        j = coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["pins_total"] >= 1)
-        print("pins after the restart: %d, killed %.1f s before the end" % (j["pins_total"], time.monotonic() - killed))
+        # pins made after the reconnect reach the new collector
+        after = j["pins_total"]
+        j = coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["pins_total"] >= after + 4)
+        r.proc.stdin.close()
+        r.wait(60)
+        check("fixture JniSleep done" in r.stdout(), "the program ran to its end:\n" + r.stdout())
+        print("pins after the restart: %d" % coll.jvm(r.proc.pid)["pins_total"])
     finally:
         r.kill()
         coll.kill(signal.SIGTERM)
