@@ -1,12 +1,20 @@
 #include "hog_track.h"
 
-enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, int64_t hog_ns, struct hog_ended *ended)
+enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, int64_t hog_ns, int64_t max_gap_ns,
+                               struct hog_ended *ended)
 {
+    int late = t->last_look && s->now - t->last_look > max_gap_ns;
+    t->last_look = s->now;
     int holds = s->vthread_id != 0 && s->running && !s->pinned;
     int same_thread = t->state != HOG_NONE && t->vthread_id == s->vthread_id && t->mounts == s->mounts;
     int same = holds && same_thread;
     if (same_thread && !s->running && !s->pinned && !t->asleep_at) {
         t->asleep_at = s->now; /* a pause, unless the next sample finds it asleep too */
+        return HOG_NOTHING;
+    }
+    if (same && late && t->state == HOG_WATCHED) { /* unseen in between: it may have mounted again */
+        t->since = t->last_running = s->now;
+        t->asleep_at = 0;
         return HOG_NOTHING;
     }
     if (same) {
@@ -28,6 +36,7 @@ enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, 
                             .vthread_id = holds ? s->vthread_id : 0,
                             .mounts = s->mounts,
                             .since = holds ? s->now : 0,
-                            .last_running = holds ? s->now : 0};
+                            .last_running = holds ? s->now : 0,
+                            .last_look = s->now};
     return step;
 }

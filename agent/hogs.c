@@ -18,6 +18,7 @@ static struct {
     struct symbols *symbols;
     struct rec *scratch;
     int64_t hog_ns;
+    int64_t max_gap_ns; /* a watch goes on across no longer span without a look: the sampler's own lateness rule */
     uint64_t next_id, reported;
 } hogs;
 
@@ -26,6 +27,7 @@ int hogs_init(const struct writer_config *cfg, struct symbols *symbols)
     hogs.cfg = cfg;
     hogs.symbols = symbols;
     hogs.hog_ns = (int64_t)options_hog_ns(cfg->options);
+    hogs.max_gap_ns = 2 * (int64_t)cfg->options->sample_interval_ns; /* as sampler.c counts sample_gaps */
     hogs.scratch = calloc(1, pins_record_size(cfg->options->depth));
     return hogs.scratch ? 0 : -ENOMEM;
 }
@@ -147,7 +149,7 @@ void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, i
         s.pinned = c->block_pin != 0 || active_pins_on_carrier(c->tid, 0);
     }
     struct hog_ended ended;
-    switch (hog_track_sample(&c->hog, &s, hogs.hog_ns, &ended)) {
+    switch (hog_track_sample(&c->hog, &s, hogs.hog_ns, hogs.max_gap_ns, &ended)) {
     case HOG_STARTS:
         report_start(jni, c, vt);
         break;
@@ -163,7 +165,7 @@ void hogs_carrier_gone(struct carrier_slot *c, int64_t now)
 {
     struct hog_sample none = {.now = now};
     struct hog_ended ended;
-    if (hogs_enabled() && hog_track_sample(&c->hog, &none, hogs.hog_ns, &ended) == HOG_ENDS)
+    if (hogs_enabled() && hog_track_sample(&c->hog, &none, hogs.hog_ns, hogs.max_gap_ns, &ended) == HOG_ENDS)
         report_end(c, &ended);
 }
 

@@ -494,7 +494,7 @@ static void put_counters(FILE *out, const struct recording_session *s)
         put_counter(out, "sampler late", 1, st->sample_gaps);
         fprintf(out,
                 " time(s), a carrier at most %s without a look: a park after attach, or a native or VM "
-                "block, shorter than that may be missing\n",
+                "block, shorter than that may be missing, and a carrier hog too\n",
                 units_format_duration((int64_t)st->sample_gap_max_ns, d, sizeof(d)));
     }
     if (st->has_hogs) { /* agents before hogs do not write it */

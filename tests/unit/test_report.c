@@ -1161,7 +1161,7 @@ static void test_sample_gaps(void)
     char *t = render(report_text, r, &o, NULL);
     if (CHECK(t != NULL))
         CHECK_CONTAINS(t, "\n  sampler late 3 time(s), a carrier at most 45.0 ms without a look: a park after attach, "
-                          "or a native or VM block, shorter than that may be missing\n");
+                          "or a native or VM block, shorter than that may be missing, and a carrier hog too\n");
     free(t);
     recording_free(r);
     r = late_sampler_recording("on_time.vtp", 0, 12 * MS);
