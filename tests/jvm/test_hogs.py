@@ -5,6 +5,7 @@ real agent: a hog is found with its thread, carrier, frame and duration; code th
 sleeps between slices is never one; the collector shows hogs live (top, status, metrics, the
 starvation alert); attach finds them too."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -69,6 +70,46 @@ def case_no_hog(jdk, mode, occupancy):
     shutil.rmtree(r.dir, ignore_errors=True)
 
 
+# The loads a yielding program must show no hog under (tests/jvm/load.py): 2x and 4x
+# oversubscription of 2 cores, bursts that preempt the JVM, and a 20 % CPU quota that freezes
+# it for 80 ms in every 100 ms (JDK 21 sampled: a false hog in 3 runs of 6 before the fix).
+LOADS = {"busy2x": dict(busy=2), "busy4x": dict(busy=6), "preempt": dict(preempt=2), "quota": dict(quota_pct=20)}
+
+
+def says_late(rep, text):
+    """The report says when the sampler ran late, exactly as often as its stats count, and not
+    otherwise: where the machine cannot promise a hog, the output says so."""
+    gaps = rep["stats"]["sample_gaps"]
+    line = re.search(r"^  sampler late (\d+) time\(s\), a carrier at most .* and a carrier hog too$", text, re.M)
+    if gaps:
+        check(line and int(line.group(1)) == gaps, "the text report says the sampler was late %d times:\n%s"
+              % (gaps, text))
+    else:
+        check(not line, "no late sampler, no such line:\n" + text)
+    return gaps
+
+
+def case_no_hog_loaded(jdk, load_name, runs=3):
+    """A yielding program under load is no hog, run after run (sampled occupancy: the sampler sees no
+    mount, so a watch that a late sampler could not follow starts over)."""
+    from load import Load
+    jdk = int(jdk)
+    with Load(**LOADS[load_name]) as load:
+        for run in range(int(runs)):
+            r = Run(jdk, "CarrierHog", args=("yield", 6, 800), props=scheduler(2), load=load).run(timeout=240)
+            rep = r.report()
+            text = subprocess.run([VTPIN, "report", r.record], capture_output=True, text=True, timeout=60).stdout
+            gaps = says_late(rep, text)
+            print("run %d under %s: %d hog(s), sampler late %d time(s), at most %s ms" % (
+                run, load.describe(), len(rep["hogs"]), gaps, rep["stats"]["sample_gap_max_ns"] // 1_000_000))
+            check(rep["hogs"] == [] and rep["stats"]["hogs"] == 0, "run %d under %s: no hog, got %s" % (
+                run, load.describe(), [(h["vthread"]["name"], h["duration_ns"]) for h in rep["hogs"]]))
+            check(app_pins(rep) == [], "nothing pinned: %s" % [describe(p) for p in rep["pins"]])
+            if load_name == "quota":  # frozen 80 ms in every 100: the sampler cannot keep its period
+                check(gaps > 0, "under a 20 %% quota the sampler ran late: %s" % rep["stats"])
+            shutil.rmtree(r.dir, ignore_errors=True)
+
+
 def case_off(jdk):
     """hog=0: not looked for."""
     jdk = int(jdk)
@@ -131,4 +172,5 @@ def case_live(jdk):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main({"spin": case_spin, "no_hog": case_no_hog, "off": case_off, "attach": case_attach, "live": case_live}))
+    raise SystemExit(main({"spin": case_spin, "no_hog": case_no_hog, "no_hog_loaded": case_no_hog_loaded, "off": case_off,
+                           "attach": case_attach, "live": case_live}))
