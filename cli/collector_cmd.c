@@ -52,6 +52,11 @@ static const char collector_usage[] =
     "                          socket becomes 0666, its directory 0711, SO_PEERCRED decides\n"
     "      --allow-gid=GID     also serve peers whose group or a supplementary group is GID\n"
     "                          (repeatable); one GID alone: the socket is 0660 in that group\n"
+    "                          A peer served by these speaks only for its own process (a\n"
+    "                          Hello naming another pid is refused) and, in status and\n"
+    "                          top, sees only the JVMs of its own uid\n"
+    "      --allow-see-all     let the peers of --allow-uid/--allow-gid see every JVM in\n"
+    "                          status and top (root and this user always do)\n"
     "  -v, --verbose           also log queries, agent info notices and connection details\n"
     "  -h, --help              print this text\n"
     "\n"
@@ -97,7 +102,8 @@ int collector_main(int argc, char **argv)
         OPT_KERNEL,
         OPT_KERNEL_MIN,
         OPT_ALLOW_UID,
-        OPT_ALLOW_GID
+        OPT_ALLOW_GID,
+        OPT_ALLOW_SEE_ALL
     };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
@@ -114,6 +120,7 @@ int collector_main(int argc, char **argv)
         {"kernel-min", required_argument, NULL, OPT_KERNEL_MIN},
         {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
         {"allow-gid", required_argument, NULL, OPT_ALLOW_GID},
+        {"allow-see-all", no_argument, NULL, OPT_ALLOW_SEE_ALL},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -213,6 +220,9 @@ int collector_main(int argc, char **argv)
                 return cli_usage_error("collector", "--allow-gid: '%s': at most 64 gids", optarg);
             break;
         }
+        case OPT_ALLOW_SEE_ALL:
+            cfg.allow.see_all = 1;
+            break;
         case 'v':
             clog_set_verbose(1);
             break;
@@ -235,6 +245,8 @@ int collector_main(int argc, char **argv)
     } else if (metrics_any) {
         return cli_usage_error("collector", "--metrics-listen-any needs --metrics=HOST:PORT");
     }
+    if (cfg.allow.see_all && !cfg.allow.nuids && !cfg.allow.ngids)
+        return cli_usage_error("collector", "--allow-see-all needs --allow-uid or --allow-gid");
 
     char socket_path[PATH_MAX], dir[PATH_MAX], given[PATH_MAX];
     int rc;

@@ -155,9 +155,24 @@ static int proc_groups_allowed(const struct access *a, pid_t pid, uid_t uid, con
     return ok && uid_match;
 }
 
+int access_uid_trusted(uid_t self, uid_t uid)
+{
+    return uid == self || uid == 0;
+}
+
+int access_hello_allowed(uid_t self, uid_t uid, int verified)
+{
+    return verified || access_uid_trusted(self, uid);
+}
+
+int access_sees_all(const struct access *a, uid_t self, uid_t uid)
+{
+    return access_uid_trusted(self, uid) || a->see_all;
+}
+
 int access_peer_allowed(const struct access *a, uid_t self, pid_t pid, uid_t uid, gid_t gid, const char *proc_root)
 {
-    if (uid == self || uid == 0)
+    if (access_uid_trusted(self, uid))
         return 1;
     for (size_t i = 0; i < a->nuids; i++)
         if (a->uids[i] == uid)

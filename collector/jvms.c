@@ -168,6 +168,11 @@ void jvm_ident_choose(struct jvm_ident *id, int64_t hello_pid, int64_t peer_pid,
     }
 }
 
+int jvm_ident_same(const struct jvm_ident *a, const struct jvm_ident *b)
+{
+    return a->pid == b->pid && a->source == b->source && a->uid == b->uid;
+}
+
 const char *jvm_ident_text(const struct jvm_ident *id, char *out, size_t cap)
 {
     if (id->source == JVM_PID_HELLO)
@@ -192,7 +197,7 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
 {
     const struct session_hello *h = session_hello(s);
     struct jvm *j = r->head;
-    while (j && !(j->pid == id->pid && j->start_unix_ns == h->start_unix_ns))
+    while (j && !(jvm_ident_same(&j->ident, id) && j->start_unix_ns == h->start_unix_ns))
         j = j->next;
     int rc;
     if (!j) {

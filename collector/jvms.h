@@ -53,6 +53,7 @@ struct jvm_ident {
     uint64_t pidns;  /* inode of that namespace (/proc/PID/ns/pid); 0 when unknown */
     int source;      /* enum jvm_pid_source */
     const char *why; /* static text: why the Hello's pid names it; NULL for the peer's */
+    uint32_t uid;    /* the uid of the peer that speaks for it (SO_PEERCRED); 0 without credentials */
 };
 
 /* The name of the JVM whose Hello gives hello_pid, on a connection whose peer
@@ -63,6 +64,10 @@ struct jvm_ident {
  * is the process the Hello names (its own pid is the Hello's), else the
  * Hello's with why (a relay or a replayed recording, or no peer pid). Pure. */
 void jvm_ident_choose(struct jvm_ident *id, int64_t hello_pid, int64_t peer_pid, int64_t peer_ns_pid, uint64_t pidns);
+
+/* 1 when a connection named b is the JVM a connection named a is (a reconnect):
+ * the same pid, said the same way (source) by a peer of the same uid. */
+int jvm_ident_same(const struct jvm_ident *a, const struct jvm_ident *b);
 
 /* "12345 (pid 1 in its namespace)", "12345", or "1 (pid from its Hello: ...)"
  * into out[cap]; returns out. */
@@ -106,8 +111,12 @@ void jvms_free(struct jvms *r);
 const struct jvms_config *jvms_config(const struct jvms *r);
 
 /* A connection said Hello (session): the JVM it belongs to, named id (its
- * identity is (id->pid, Hello.start_unix_ns)), created if new
+ * identity is (id->pid, Hello.start_unix_ns) said by a peer of id->uid with
+ * id->source: jvm_ident_same), created if new
  * (and -ENOSPC when max_jvms are tracked), with one more live connection.
+ * A peer that is not the process its Hello names (JVM_PID_HELLO) never joins
+ * an entry its process made (JVM_PID_PEER), nor one of another uid: it gets
+ * an entry of its own, listed under the same pid.
  * The session's Hello becomes the JVM's when it is the newest connection.
  * A newer connection of a known JVM (a reconnect) ends the pins in progress
  * at the time the JVM disconnected (or now): the agent re-sends the pins

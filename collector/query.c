@@ -177,6 +177,24 @@ static void ident_fields(struct json *js, const struct jvm *j)
         json_kv_null(js, "pid_namespace");
     json_kv_string(js, "pid_source", j->ident.source == JVM_PID_PEER ? "peer" : "hello");
     json_kv_string(js, "pid_note", j->ident.source == JVM_PID_PEER ? NULL : j->ident.why);
+    json_kv_uint(js, "uid", j->ident.uid);
+}
+
+/* "jvms_of_uid": the asker's uid when it sees only its own JVMs, else null. */
+static void shown_jvms(struct json *js, const struct query_info *info)
+{
+    if (info->mine_only)
+        json_kv_uint(js, "jvms_of_uid", info->asker_uid);
+    else
+        json_kv_null(js, "jvms_of_uid");
+}
+
+/* Whether j is in the answer: named by pid (0: any), and the asker's own unless it sees all. */
+static int jvm_shown(const struct jvm *j, const struct query_info *info, int64_t pid)
+{
+    if (pid && j->pid != pid)
+        return 0;
+    return !info->mine_only || j->ident.uid == info->asker_uid;
 }
 
 /* "recording_error": null while the recording never stopped, else its latest stop. */
@@ -385,17 +403,20 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
         for (size_t i = 0; info->allow && i < info->allow->ngids; i++)
             json_uint(&js, info->allow->gids[i]);
         json_array_end(&js);
+        json_kv_bool(&js, "see_all", info->allow && info->allow->see_all);
         json_object_end(&js);
         json_kv_uint(&js, "peers_refused", info->peers_refused);
+        shown_jvms(&js, info);
         kglue_status_json(info->kernel, &js, now); /* null when the caller has no kernel view at all */
         json_object_end(&js);
     } else {
         json_kv_int(&js, "window_ns", cfg->window_ns);
+        shown_jvms(&js, info);
     }
     json_key(&js, "jvms");
     json_array_begin(&js);
     for (struct jvm *j = jvms_first(r); j; j = j->next) {
-        if (pid && j->pid != pid)
+        if (!jvm_shown(j, info, pid))
             continue;
         if (kind == VTPIN__V1__QUERY__KIND__STATUS)
             status_jvm(&js, j, cfg, info->kernel, now);

@@ -27,9 +27,12 @@ struct query_info {
     struct kglue *kernel;                           /* the kernel view; NULL: none */
     const struct access *allow;                     /* --allow-uid/--allow-gid; NULL: none */
     uint64_t peers_refused;                         /* connections the SO_PEERCRED check closed */
+    int mine_only;                                  /* list only the JVMs whose peer had asker_uid */
+    uid_t asker_uid;                                /* the asking peer's uid (SO_PEERCRED) */
 };
 
-/* The JSON for kind (vtpin.v1.Query.Kind), JVMs filtered by pid (0: all), at
+/* The JSON for kind (vtpin.v1.Query.Kind), JVMs filtered by pid (0: all) and
+ * by the asker's uid (info->mine_only: access_sees_all said no), at
  * now (CLOCK_MONOTONIC ns). 0 with *json (malloc'ed, NUL-terminated) and
  * *len, or -ENOMEM / -EINVAL (unknown kind). */
 int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t pid, int64_t now, char **json,

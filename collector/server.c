@@ -337,6 +337,8 @@ static void query_answer(struct client *c, const Vtpin__V1__Query *q)
         .kernel = s->kernel,
         .allow = &s->cfg.allow,
         .peers_refused = s->refused_peers,
+        .mine_only = !access_sees_all(&s->cfg.allow, geteuid(), c->uid),
+        .asker_uid = c->uid,
     };
     char peer[128];
     int rc = query_reply(s->jvms, &info, q, mono_ns(), &c->out, &c->out_len);
@@ -358,10 +360,42 @@ static void query_answer(struct client *c, const Vtpin__V1__Query *q)
 
 /* ---- agents --------------------------------------------------------------- */
 
+/* Who c speaks for: the process its Hello names (hello_pid), by its pid on this
+ * host (in a container its Hello says pid 1), and c's uid. */
+static void peer_ident(const struct client *c, int64_t hello_pid, struct jvm_ident *id)
+{
+    int64_t ns_pid = -1;
+    uint64_t pidns = 0;
+    if (c->pid > 0)
+        nspid_process("/proc", c->pid, &ns_pid, &pidns);
+    jvm_ident_choose(id, hello_pid, c->pid, ns_pid, pidns);
+    id->uid = c->uid;
+}
+
+/* A peer served only by --allow-uid/--allow-gid speaks for itself alone: a
+ * Hello naming another process is refused (logged, counted) before anything
+ * of it is kept. 1 when refused (c closed), else 0. */
+static int hello_refused(struct client *c, const struct jvm_ident *id)
+{
+    if (access_hello_allowed(geteuid(), c->uid, id->source == JVM_PID_PEER))
+        return 0;
+    c->srv->refused_peers++;
+    client_reject(c,
+                  "Hello refused: it names JVM pid %" PRId64
+                  ", and %s; a peer served by --allow-uid/--allow-gid speaks "
+                  "only for the process it is",
+                  id->ns_pid, id->why ? id->why : "its pid cannot be checked");
+    return 1;
+}
+
 static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *frame, size_t len)
 {
     struct server *s = c->srv;
     char err[512], peer[128];
+    struct jvm_ident id;
+    peer_ident(c, ev->hello->pid, &id);
+    if (hello_refused(c, &id))
+        return -EPERM;
     struct session_limits limits = SESSION_LIMITS_DEFAULT;
     limits.budget = &s->budget;
     int rc = session_new(&c->session, ev->hello, &limits);
@@ -372,13 +406,6 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
     const struct session_hello *h = session_hello(c->session);
     kglue_agent_hello(s->kernel, c, ev->hello);
     int64_t now = mono_ns();
-    /* named by its pid on this host: in a container its Hello says pid 1 */
-    struct jvm_ident id;
-    int64_t ns_pid = -1;
-    uint64_t pidns = 0;
-    if (c->pid > 0)
-        nspid_process("/proc", c->pid, &ns_pid, &pidns);
-    jvm_ident_choose(&id, h->pid, c->pid, ns_pid, pidns);
     rc = jvms_attach_as(s->jvms, c->session, &id, NULL, c, now, &c->jvm);
     if (rc) {
         client_reject(c, "%s", rc == -ENOSPC ? "too many JVMs connected" : strerror(-rc));

@@ -170,6 +170,9 @@ static void print_status(const struct jsonread *root)
     else
         printf("\n  alert rule  all carriers of a JVM pinned or hogged for over %s\n", hold);
     print_allow(jsonread_get(c, "allow"), jsonread_int(jsonread_get(c, "peers_refused"), 0));
+    int64_t own = jsonread_int(jsonread_get(c, "jvms_of_uid"), -1);
+    if (own >= 0) /* an --allow-uid/--allow-gid peer without --allow-see-all */
+        printf("  shown       the JVMs of uid %" PRId64 " only (yours; root and the collector's user see all)\n", own);
     const struct jsonread *mem = jsonread_get(c, "memory");
     if (mem) { /* --memory-budget: what all peers together may make it keep (docs/collector.md Memory) */
         char used[32], budget[32], peak[32];

@@ -59,6 +59,7 @@ usage attach "unexpected argument 'c' (OPTIONS is one string: a,b=c,...)" 1 a c
 usage attach "--timeout: '0s' is not a duration above 0 (e.g. 500ms, 10s)" --timeout 0s 1
 usage collector "--window: '0' is not a duration between 1s and 24h (e.g. 60s, 5m)" --window 0
 usage collector "--metrics-listen-any needs --metrics=HOST:PORT" --metrics-listen-any
+usage collector "--allow-see-all needs --allow-uid or --allow-gid" --allow-see-all
 usage collector "unexpected argument 'extra'" extra
 usage run "--fail-on-pins wants a count, got 'x'" --fail-on-pins x -- true
 usage run "--fail-on-pinned-time wants a duration such as 500ms, got 'soon'" --fail-on-pinned-time soon -- true

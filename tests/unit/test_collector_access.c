@@ -108,11 +108,39 @@ static void test_peer(void)
     CHECK_INT(system(cmd), 0);
 }
 
+/* Root and the collector's user are trusted; a peer the allow lists serve speaks
+ * only for the process it is (issue 37) and sees only its own JVMs unless see_all. */
+static void test_trust(void)
+{
+    const uid_t self = 1000;
+    struct access a = {0};
+    CHECK_INT(access_uid_trusted(self, 0), 1);
+    CHECK_INT(access_uid_trusted(self, self), 1);
+    CHECK_INT(access_uid_trusted(self, 65534), 0);
+    CHECK_INT(access_uid_trusted(0, 65534), 0);
+    /* a Hello naming the peer's own process: anyone served */
+    CHECK_INT(access_hello_allowed(self, 65534, 1), 1);
+    CHECK_INT(access_hello_allowed(self, 0, 1), 1);
+    /* naming another process (a relay, a replay, an impostor): trusted peers only */
+    CHECK_INT(access_hello_allowed(self, 0, 0), 1);
+    CHECK_INT(access_hello_allowed(self, self, 0), 1);
+    CHECK_INT(access_hello_allowed(self, 65534, 0), 0);
+    CHECK_INT(access_hello_allowed(0, 1001, 0), 0);
+    /* queries */
+    CHECK_INT(access_add_uid(&a, 65534), 0);
+    CHECK_INT(access_sees_all(&a, self, 0), 1);
+    CHECK_INT(access_sees_all(&a, self, self), 1);
+    CHECK_INT(access_sees_all(&a, self, 65534), 0);
+    a.see_all = 1;
+    CHECK_INT(access_sees_all(&a, self, 65534), 1);
+}
+
 int main(void)
 {
     CHECK_RUN(test_parse);
     CHECK_RUN(test_add);
     CHECK_RUN(test_groups_line);
     CHECK_RUN(test_peer);
+    CHECK_RUN(test_trust);
     CHECK_MAIN_RETURN();
 }

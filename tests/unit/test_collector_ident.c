@@ -157,6 +157,86 @@ cleanup:
     jvms_free(r);
 }
 
+/* Issue 37: a peer that is not the process its Hello names, or is another
+ * user, never joins the entry the JVM itself made; queries of a uid that does
+ * not see all list only the JVMs its own peers made. */
+static void test_impostor(void)
+{
+    struct jvms_config cfg = {
+        .max_carriers = 8, .window_ns = 60 * SEC, .bucket_ns = SEC, .linger_ns = 60 * SEC, .max_jvms = 16};
+    struct jvms *r = NULL;
+    CHECK_INT(jvms_new(&r, &cfg), 0);
+    /* root's JVM pid 500, its own peer; a relay of root naming it; uid 1001 naming it (the collector
+     * refuses that Hello, access_hello_allowed: the entry is kept apart all the same); root's reconnect */
+    struct session *real = hello_session(500, 7000, 0), *relay = hello_session(500, 7000, 0),
+                   *other = hello_session(500, 7000, 1), *again = hello_session(500, 7000, 1);
+    struct jvm *jr = NULL, *jrelay = NULL, *jother = NULL, *jagain = NULL;
+    struct jvm_ident ir, irelay, iother;
+    int or, orelay, oother, oagain;
+    jvm_ident_choose(&ir, 500, 500, 500, 11);
+    jvm_ident_choose(&irelay, 500, 600, 600, 11);
+    jvm_ident_choose(&iother, 500, 700, 700, 11);
+    iother.uid = 1001;
+    CHECK_INT(irelay.source, JVM_PID_HELLO);
+    CHECK(jvm_ident_same(&ir, &ir));
+    CHECK(!jvm_ident_same(&ir, &irelay));
+    CHECK(!jvm_ident_same(&ir, &iother));
+    if (!CHECK(r && real && relay && other && again))
+        goto cleanup;
+    CHECK_INT(jvms_attach_as(r, real, &ir, "/d/500-7000-0.vtp", & or, SEC, &jr), 0);
+    CHECK_INT(jvms_attach_as(r, relay, &irelay, "/d/500-7000-0-2.vtp", &orelay, 2 * SEC, &jrelay), 0);
+    CHECK_INT(jvms_attach_as(r, other, &iother, "/tmp/evil.vtp", &oother, 3 * SEC, &jother), 0);
+    if (!CHECK(jr && jrelay && jother))
+        goto cleanup;
+    CHECK(jrelay != jr && jother != jr && jother != jrelay);
+    CHECK_UINT(jvms_count(r), 3);
+    CHECK_STR(jr->recording, "/d/500-7000-0.vtp");
+    CHECK_UINT(jr->connections, 1);
+    CHECK(jr->owner == & or);
+    CHECK_INT(jr->ident.source, JVM_PID_PEER);
+    CHECK_UINT(jother->ident.uid, 1001);
+    /* its own reconnect (a newer connection) still finds it */
+    CHECK_INT(jvms_attach_as(r, again, &ir, "/d/500-7000-1.vtp", &oagain, 4 * SEC, &jagain), 0);
+    CHECK(jagain == jr);
+    CHECK_UINT(jr->connections, 2);
+
+    /* uid 1001 asks: its own entry only; with see_all (or as root): all three */
+    struct query_info qi = {.pid = 1, .version = "t", .socket = "/s", .dir = "/d", .mine_only = 1, .asker_uid = 1001};
+    char *json = NULL;
+    size_t len = 0;
+    if (CHECK_INT(query_json(r, &qi, VTPIN__V1__QUERY__KIND__STATUS, 0, 5 * SEC, &json, &len), 0)) {
+        CHECK_INT(count(json, "\"pid\": 500"), 1);
+        CHECK_CONTAINS(json, "\"uid\": 1001");
+        CHECK_INT(count(json, "\"uid\": 0"), 0);
+        CHECK_CONTAINS(json, "\"jvms_of_uid\": 1001");
+    }
+    free(json);
+    json = NULL;
+    if (CHECK_INT(query_json(r, &qi, VTPIN__V1__QUERY__KIND__TOP, 500, 5 * SEC, &json, &len), 0)) {
+        CHECK_INT(count(json, "\"pid\": 500"), 1);
+        CHECK_CONTAINS(json, "\"jvms_of_uid\": 1001");
+    }
+    free(json);
+    json = NULL;
+    qi.asker_uid = 1002; /* another allowed user: nothing of theirs */
+    if (CHECK_INT(query_json(r, &qi, VTPIN__V1__QUERY__KIND__TOP, 0, 5 * SEC, &json, &len), 0))
+        CHECK_CONTAINS(json, "\"jvms\": []");
+    free(json);
+    json = NULL;
+    qi.mine_only = 0;
+    if (CHECK_INT(query_json(r, &qi, VTPIN__V1__QUERY__KIND__STATUS, 0, 5 * SEC, &json, &len), 0)) {
+        CHECK_INT(count(json, "\"pid\": 500"), 3);
+        CHECK_CONTAINS(json, "\"jvms_of_uid\": null");
+    }
+    free(json);
+cleanup:
+    session_free(real);
+    session_free(relay);
+    session_free(other);
+    session_free(again);
+    jvms_free(r);
+}
+
 /* A recording stopped by a full disk, then resumed: the JVM shows the newest
  * connection's state; its totals add every connection's new stops and losses. */
 static void test_recording_state(void)
@@ -201,6 +281,7 @@ int main(void)
     CHECK_RUN(test_choose);
     CHECK_RUN(test_nspid_self);
     CHECK_RUN(test_two_containers);
+    CHECK_RUN(test_impostor);
     CHECK_RUN(test_recording_state);
     CHECK_MAIN_RETURN();
 }
