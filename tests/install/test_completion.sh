@@ -68,7 +68,7 @@ expect "vtpin report --format = p" perfetto
 expect "vtpin collector --kernel " auto on off
 expect "vtpin collector --met" --metrics --metrics-listen-any
 expect_has "vtpin collector --" --socket --dir --alert-k --alert-after --window --max-frame --max-clients \
-    --memory-budget --kernel --kernel-min --allow-uid --allow-gid --verbose --help
+    --memory-budget --kernel --kernel-min --allow-uid --allow-gid --allow-see-all --verbose --help
 expect "vtpin status --" --socket --json --pid --timeout --help
 expect "vtpin top --" --socket --once --json --interval --pid --timeout --help
 expect "vtpin attach --" --agent --timeout --verbose --help

@@ -6,8 +6,9 @@ below), as hostile peers would, and as `vtpin status` / `vtpin top` do.
 
 usage: test_collector_daemon.py [CASE ...]   (default: every case)
 cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm, long_socket,
-       status_deadline, status_garbage, memory_budget, allow_uid, allow_gid, allow_bad
-Environment: VTPIN_BUILD, the build directory (default ../../build).
+       status_deadline, status_garbage, memory_budget, allow_uid, allow_gid, allow_bad, impersonate
+Environment: VTPIN_BUILD, the build directory (default ../../build); JAVA25_HOME for impersonate
+(a real JVM; without it that case skips).
 Exit status: 0 passed, 1 failed, 77 skipped (no vtpin binary).
 """
 import json
@@ -87,13 +88,13 @@ def frame(body_field, body):
     return struct.pack("<I", len(payload)) + payload
 
 
-def hello(pid, start_unix_ns, connection=0, schema=1, occupancy=EXACT):
+def hello(pid, start_unix_ns, connection=0, schema=1, occupancy=EXACT, java="21.0.5", app=None):
     return frame(HELLO, msg(
-        f_varint(1, schema), f_varint(2, pid), f_bytes(3, "21.0.5"), f_bytes(4, "OpenJDK 64-Bit Server VM"),
+        f_varint(1, schema), f_varint(2, pid), f_bytes(3, java), f_bytes(4, "OpenJDK 64-Bit Server VM"),
         f_bytes(5, "21.0.5+11"), f_bytes(6, "Eclipse Adoptium"), f_bytes(7, "testhost"), f_bytes(8, "0.1.0"),
         f_bytes(9, "collector"), f_varint(10, 1), f_varint(11, start_unix_ns), f_varint(12, time.monotonic_ns()),
         f_varint(13, 1000000), f_varint(14, 21), f_varint(15, 2), f_varint(17, occupancy),
-        f_varint(19, connection)))
+        f_varint(19, connection), f_bytes(23, app) if app else None))
 
 
 def string_def(sid, value):
@@ -858,12 +859,13 @@ def case_memory_budget(tmp):
 
 
 class Peer:
-    """A child process that becomes uid/gid (and supplementary groups), connects and says Hello.
+    """A child process that becomes uid/gid (and supplementary groups), connects and says Hello:
+    for itself (its own pid, self.pid) unless given jvm_pid, or sends frames (bytes) instead.
 
     ok() is True when the collector kept the connection after the Hello (it stays open
     until release()), False when it closed it; denied() when connect() got EACCES."""
 
-    def __init__(self, path, uid, gid, groups, jvm_pid):
+    def __init__(self, path, uid, gid, groups, jvm_pid=None, frames=None):
         self.r, w = os.pipe()
         self.go_r, self.go_w = os.pipe()
         self.pid = os.fork()
@@ -881,7 +883,7 @@ class Peer:
                     os.write(w, b"\4")  # the socket's mode said no before SO_PEERCRED could
                     os._exit(0)
                 try:
-                    s.sendall(hello(jvm_pid, time.time_ns()))
+                    s.sendall(frames or hello(jvm_pid or os.getpid(), time.time_ns()))
                     code = 3 if peer_closed(s, timeout=2) else 0
                 except (BrokenPipeError, ConnectionResetError):
                     code = 3  # closed before the Hello was even sent
@@ -930,14 +932,15 @@ def case_allow_uid(tmp):
               % os.stat(os.path.dirname(col.socket)).st_mode)
         check("SO_PEERCRED" in col.log() and "65534" in col.log(), "the start line names the allow list:\n" + col.log())
         st = col.query("status")
-        check(st["collector"]["allow"] == {"uids": [65534, 4242], "gids": []}, "allow in status: %r"
+        check(st["collector"]["allow"] == {"uids": [65534, 4242], "gids": [], "see_all": False}, "allow in status: %r"
               % st["collector"].get("allow"))
-        good = Peer(col.socket, 65534, 65534, [], FAKE_PID + 11)
+        good = Peer(col.socket, 65534, 65534, [])  # for itself: naming another pid is refused (impersonate)
         try:
             check(good.ok(), "uid 65534 was refused with --allow-uid nobody:\n" + col.log())
-            jvm = wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 11], 10,
+            jvm = wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == good.pid], 10,
                            "the allowed peer's JVM in status")
             check(jvm[0]["connected"], "the allowed peer's JVM is not connected: %r" % jvm)
+            check(jvm[0]["uid"] == 65534 and jvm[0]["pid_source"] == "peer", "the allowed peer's JVM: %r" % jvm)
         finally:
             good.release()
         bad = Peer(col.socket, 65533, 65533, [], FAKE_PID + 12)
@@ -956,7 +959,8 @@ def case_allow_uid(tmp):
     try:
         os.chmod(os.path.dirname(col.socket), 0o711)
         os.chmod(col.socket, 0o666)  # so that only SO_PEERCRED can say no
-        check(col.query("status")["collector"]["allow"] == {"uids": [], "gids": []}, "allow without flags")
+        check(col.query("status")["collector"]["allow"] == {"uids": [], "gids": [], "see_all": False},
+              "allow without flags")
         p = Peer(col.socket, 65534, 65534, [], FAKE_PID + 13)
         p.release()
         check(not p.ok(), "uid 65534 was served without --allow-uid")
@@ -976,18 +980,19 @@ def case_allow_gid(tmp):
         st = os.stat(col.socket)
         check(stat.S_IMODE(st.st_mode) == 0o660 and st.st_gid == 4242, "socket mode %o group %d (want 0660, 4242)"
               % (st.st_mode, st.st_gid))
-        check(col.query("status")["collector"]["allow"] == {"uids": [], "gids": [4242]}, "allow in status")
-        primary = Peer(col.socket, 65533, 4242, [], FAKE_PID + 21)
+        check(col.query("status")["collector"]["allow"] == {"uids": [], "gids": [4242], "see_all": False},
+              "allow in status")
+        primary = Peer(col.socket, 65533, 4242, [])
         try:
             check(primary.ok(), "gid 4242 was refused with --allow-gid 4242:\n" + col.log())
-            wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 21], 10,
+            wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == primary.pid], 10,
                      "the allowed peer's JVM in status")
         finally:
             primary.release()
-        supp = Peer(col.socket, 65533, 65533, [100, 4242], FAKE_PID + 22)
+        supp = Peer(col.socket, 65533, 65533, [100, 4242])
         try:
             check(supp.ok(), "supplementary group 4242 was refused:\n" + col.log())
-            wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 22], 10,
+            wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == supp.pid], 10,
                      "the supplementary-group peer's JVM in status")
         finally:
             supp.release()
@@ -1001,7 +1006,7 @@ def case_allow_gid(tmp):
     try:
         check(stat.S_IMODE(os.stat(col.socket).st_mode) == 0o666, "socket mode with two groups")
         check(col.query("status")["collector"]["allow"]["gids"] == [4242, 65534], "two gids in status")
-        supp = Peer(col.socket, 65533, 65533, [100, 65534], FAKE_PID + 24)
+        supp = Peer(col.socket, 65533, 65533, [100, 65534])
         try:
             check(supp.ok(), "supplementary group 65534 (nogroup) was refused:\n" + col.log())
         finally:
@@ -1013,6 +1018,106 @@ def case_allow_gid(tmp):
         check(not [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 25], "the refused Hello was taken")
     finally:
         col.stop(signal.SIGKILL)
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+def status_as_nobody(col):
+    p = subprocess.run([VTPIN, "status", "--socket", col.socket, "--json"], capture_output=True, text=True,
+                       timeout=30, preexec_fn=as_nobody)
+    check(p.returncode == 0, "vtpin status as uid 65534 failed (%d): %s" % (p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def impostor_frames(pid, start_unix_ns, pins=50):
+    """What the fault campaign sent as uid 1001 (issue 37): root's JVM's pid and start time, another app
+    and Java, one carrier and `pins` NATIVE_BLOCK pins in progress on it."""
+    t0 = time.monotonic_ns()
+    frames = [hello(pid, start_unix_ns, app="INJECTED_BY_65534", java="99.9.9"),
+              string_def(1, "FAKE-carrier"), string_def(2, "Fake"), string_def(3, "block"),
+              method_def(1, 2, 3), stack_def(1, [(1, 1, 0)]), carrier(9901, 1)]
+    frames += [pin_start(i, t0 + i, 77, 9901, 1, 0, reason=NATIVE_BLOCK, carrier_name=1) for i in range(1, pins + 1)]
+    return b"".join(frames)
+
+
+def real_jvm(tmp, col):
+    """A JVM of root with the agent streaming to col: ReproLoop on JDK 25, which pins nothing there."""
+    home = os.environ.get("JAVA25_HOME")
+    if not home or not os.path.exists(os.path.join(home, "bin", "java")):
+        raise Skipped("impersonate needs JDK 25 (JAVA25_HOME, scripts/setup.sh provides it)")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import harness  # here: it sets LD_PRELOAD for sanitized builds, which the other cases do not want
+    d = os.path.join(tmp, "jvm-%d" % time.monotonic_ns())
+    os.mkdir(d)
+    return harness.Run(25, "ReproLoop", args=(60, os.path.join(d, "stop")), props=harness.scheduler(2),
+                       agent_opts="collector=%s" % col.socket, workdir=d).start()
+
+
+def case_impersonate(tmp):
+    """Issue 37, item 1: a user served by --allow-uid sends a Hello naming root's real JVM (its pid and
+    start_unix_ns, as `vtpin status` shows them) with 50 fake NATIVE_BLOCK pins. The Hello is refused,
+    logged and counted; root's entry keeps its app, Java, recording and pins; that user's status lists its
+    own JVMs only, and root's too with --allow-see-all (root only, JDK 25)."""
+    need_root("impersonate")
+    os.chmod(tmp, 0o711)
+    for see_all in (False, True):
+        col = Collector(tmp, "--allow-uid", "nobody", *(["--allow-see-all"] if see_all else [])).start()
+        jvm = None
+        try:
+            jvm = real_jvm(tmp, col)
+            pid = jvm.proc.pid
+            root = wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == pid], 60,
+                            "root's JVM in status")[0]
+            check(root["pid_source"] == "peer" and root["app"] == "ReproLoop", "root's JVM: %r" % root)
+            impostor = Peer(col.socket, 65534, 65534, [], frames=impostor_frames(pid, root["start_unix_ns"]))
+            impostor.release()
+            st = col.query("status")
+            mine = [j for j in st["jvms"] if j["pid"] == pid]
+            check(len(mine) == 1, "root's JVM is listed %d times: %s" % (len(mine), json.dumps(mine)))
+            after = mine[0]
+            for key in ("app", "java_version", "recording", "connections", "pins_total", "start_unix_ns"):
+                check(after[key] == root[key], "root's JVM changed by the impostor: %s %r, was %r"
+                      % (key, after[key], root[key]))
+            top = jvm_of(col.query("top"), pid)
+            check(not [c for c in top["carriers"] if c["tid"] == 9901 or c["state"] == "native_block"],
+                  "the impostor's carrier or pins in root's JVM: %r" % top["carriers"])
+            check(not impostor.ok(), "the impostor's Hello was taken (its connection stayed open)")
+            check(st["collector"]["peers_refused"] == 1, "peers_refused %r, want 1" % st["collector"]["peers_refused"])
+            line = wait_for(lambda: [l for l in col.log().splitlines() if "Hello refused" in l], 5, "the refusal line")
+            check(("peer pid %d uid 65534" % impostor.pid) in line[0] and ("JVM pid %d" % pid) in line[0] and
+                  "not the process its Hello names" in line[0], "refusal line: " + line[0])
+            check(not [j for j in st["jvms"] if j["app"] == "INJECTED_BY_65534"], "an entry of the impostor's Hello")
+            check(after.get("uid") == 0, "root's JVM is not said to be uid 0's: %r" % after)
+            # what uid 65534 sees: its own JVM (a peer that is itself), root's only with --allow-see-all
+            own = Peer(col.socket, 65534, 65534, [])
+            try:
+                check(own.ok(), "uid 65534's own Hello was refused:\n" + col.log())
+                wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == own.pid], 10, "its JVM")
+                seen = status_as_nobody(col)
+                pids = sorted(j["pid"] for j in seen["jvms"])
+                check(seen["collector"]["allow"]["see_all"] is see_all, "see_all in status: %r"
+                      % seen["collector"]["allow"])
+                if see_all:
+                    check(pids == sorted([pid, own.pid]), "with --allow-see-all uid 65534 sees %r" % pids)
+                    check(seen["collector"]["jvms_of_uid"] is None, "jvms_of_uid %r" % seen["collector"])
+                else:
+                    check(pids == [own.pid], "uid 65534 sees %r, want its own JVM %d only" % (pids, own.pid))
+                    check(seen["collector"]["jvms_of_uid"] == 65534, "jvms_of_uid %r" % seen["collector"])
+                    text = subprocess.run([VTPIN, "status", "--socket", col.socket], capture_output=True, text=True,
+                                          timeout=30, preexec_fn=as_nobody).stdout
+                    check("the JVMs of uid 65534 only" in text, "status text as uid 65534:\n" + text)
+                check(sorted(j["pid"] for j in col.query("status")["jvms"]) == sorted([pid, own.pid]),
+                      "root does not see every JVM")
+            finally:
+                own.release()
+        finally:
+            if jvm:
+                jvm.kill()
+            col.stop(signal.SIGKILL)
 
 
 def case_allow_bad(tmp):
@@ -1053,6 +1158,7 @@ CASES = {
     "allow_uid": case_allow_uid,
     "allow_gid": case_allow_gid,
     "allow_bad": case_allow_bad,
+    "impersonate": case_impersonate,
 }
 
 
