@@ -8,7 +8,7 @@
  * Root and the collector's user are trusted: their Hello may name a process
  * other than the peer (a relay, a replayed recording) and their queries see
  * every JVM. A peer served only by the allow lists speaks for itself alone and
- * sees the JVMs of its own uid, unless --allow-uid-see-all (see_all). */
+ * sees the JVMs of its own uid, unless --allow-see-all (see_all). */
 #ifndef VTPIN_COLLECTOR_ACCESS_H
 #define VTPIN_COLLECTOR_ACCESS_H
 
@@ -22,7 +22,7 @@ struct access {
     size_t nuids;
     gid_t gids[ACCESS_MAX_IDS];
     size_t ngids;
-    int see_all; /* --allow-uid-see-all: every served peer's queries see every JVM */
+    int see_all; /* --allow-see-all: every served peer's queries see every JVM */
 };
 
 /* A uid (decimal, 0 to 4294967294) or a user name (getpwnam_r) into *uid. 0 or -EINVAL/-ENOENT. */
