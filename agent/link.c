@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "common/path_trust.h"
 #include "common/socket_path.h"
 #include "log.h"
 
@@ -35,6 +36,7 @@ struct link {
     uint64_t dropped;
     uint32_t connections;
     int warned_down;
+    int warned_refused; /* said why the socket is not ours to send to */
     int64_t connected_at;
     uint64_t conn_sent;    /* bytes the current connection took */
     int64_t log_refill_at; /* when the next message token comes */
@@ -188,10 +190,57 @@ static void disconnect(struct link *l, int64_t now, int e)
     l->backoff = l->backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : l->backoff * 2;
 }
 
+/* Says once (until a connection succeeds) why this JVM's events do not go to the socket. */
+static void say_refused(struct link *l, const char *why)
+{
+    if (l->warned_refused)
+        return;
+    l->warned_refused = 1;
+    log_warn("collector at %s refused: %s; another user may have made it to receive this JVM's events: none are "
+             "sent there (they are counted as dropped); start a collector as this user or root, or give "
+             "collector=PATH",
+             l->path, why);
+}
+
+/* Whether the socket and its directory are this user's or root's (common/path_trust.h);
+ * a missing one is connect()'s to report. */
+static int socket_trusted(struct link *l)
+{
+    char why[512];
+    int rc = path_trust_check_socket(l->path, geteuid(), why, sizeof(why));
+    if (rc == -EPERM || rc == -ENOTDIR || rc == -ENOTSOCK) {
+        say_refused(l, why);
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether the process listening on fd runs as this user or root: the socket may have been
+ * swapped since it was checked. */
+static int peer_trusted(struct link *l, int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return 1; /* no credentials to judge: the socket's owner was checked */
+    if (path_trust_uid(cred.uid, geteuid(), PATH_TRUST_ROOT))
+        return 1;
+    char why[160];
+    snprintf(why, sizeof(why),
+             "the collector listening there (pid %ld) runs as uid %u, not as this user (uid %u) or root",
+             (long)cred.pid, (unsigned)cred.uid, (unsigned)geteuid());
+    say_refused(l, why);
+    return 0;
+}
+
 int link_poll_connect(struct link *l, int64_t now)
 {
     if (l->fd >= 0 || now < l->next_attempt)
         return 0;
+    if (!socket_trusted(l)) {
+        disconnect(l, now, EPERM);
+        return 0;
+    }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         disconnect(l, now, errno);
@@ -216,7 +265,13 @@ int link_poll_connect(struct link *l, int64_t now)
         disconnect(l, now, e);
         return 0;
     }
+    if (!peer_trusted(l, fd)) {
+        close(fd);
+        disconnect(l, now, EPERM);
+        return 0;
+    }
     l->fd = fd;
+    l->warned_refused = 0;
     l->connected_at = now;
     l->conn_sent = 0;
     l->connections++;

@@ -9,6 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/path_trust.h"
+
 /* snprintf into out[cap]: 0, or -ENAMETOOLONG when it was cut. */
 static int format_path(char *out, size_t cap, const char *fmt, const char *a, const char *b)
 {
@@ -48,23 +50,15 @@ int paths_dirname(const char *path, char *out, size_t cap)
     return 0;
 }
 
-/* Checks (and tightens to mode) an existing directory for the strict case. */
-static int check_private(const char *dir, mode_t mode, char *err, size_t errlen)
+/* With strict, gives an own directory exactly mode's group and other bits (it may have
+ * been made more open, e.g. 0711 for a collector that served other users). */
+static int tighten(const char *dir, mode_t mode, char *err, size_t errlen)
 {
     struct stat st;
     if (lstat(dir, &st) != 0) {
         int rc = -errno;
         snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
         return rc;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: exists and is not a directory (or is a symbolic link)", dir);
-        return -ENOTDIR;
-    }
-    if (st.st_uid != geteuid()) {
-        snprintf(err, errlen, "%s: owned by uid %u, not by this user (uid %u): refusing to use it", dir,
-                 (unsigned)st.st_uid, (unsigned)geteuid());
-        return -EPERM;
     }
     mode_t want = (st.st_mode & 0700) | (mode & 077); /* group and other: exactly mode's */
     if ((st.st_mode & 077) != (mode & 077) && chmod(dir, want) != 0) {
@@ -110,15 +104,18 @@ int paths_make_dir(const char *dir, int strict, mode_t mode, char *err, size_t e
         }
         *p = '/';
     }
-    struct stat st;
-    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a directory", buf);
-        return -ENOTDIR;
+    /* ours, a real directory, and no one else can write it: one made by another user (who may
+     * listen in it or have planted links) or open to all is refused, never tightened */
+    char why[512];
+    int rc = path_trust_check_own_dir(buf, geteuid(), why, sizeof(why));
+    if (rc) {
+        snprintf(err, errlen, "%s; refusing to use it (a directory of its own, or none: it makes it)", why);
+        return rc;
     }
     if (created && (mode & 077) && chmod(buf, mode) != 0) { /* the umask may have taken the x bits */
-        int rc = -errno;
+        rc = -errno;
         snprintf(err, errlen, "%s: chmod %04o: %s", buf, (unsigned)mode, strerror(-rc));
         return rc;
     }
-    return strict ? check_private(buf, mode, err, errlen) : 0;
+    return strict ? tighten(buf, mode, err, errlen) : 0;
 }

@@ -12,11 +12,12 @@
  * directory is known, or -ENAMETOOLONG. */
 int collector_default_dir(char *out, size_t cap);
 
-/* Creates dir and its missing parents with mode 0700. With strict (for the
- * default socket directory, which may sit in /tmp), an existing dir must be
- * a real directory (not a symlink) owned by the effective uid; group and other
- * permissions are then removed. 0 or -errno (-EPERM: owned by someone else,
- * -ENOTDIR: not a directory); err names the path. */
+/* Creates dir and its missing parents with mode 0700. The directory, made now or found,
+ * must be a real directory (not a symlink) owned by the effective uid that no one else can
+ * write (common/path_trust.h): one another user made first, or one open to others, is
+ * refused, never tightened. With strict (the default socket directory), its group and
+ * other permissions are then set to mode's. 0 or -errno (-EPERM: someone else's or open
+ * to others, -ENOTDIR: not a directory or a link); err names the path and why. */
 int paths_make_private_dir(const char *dir, int strict, char *err, size_t errlen);
 /* The same with mode instead of 0700 (0711 when other users may connect: they
  * must traverse it to reach the socket). A dir it creates gets exactly mode; with

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/path_trust.h"
 #include "common/socket_path.h"
 #include "listener.h"
 #include "paths.h"
@@ -134,6 +135,38 @@ static int read_reply(int fd, const char *socket_path, int64_t deadline, WireEve
     return rc == -ENODATA ? -EPROTO : rc;
 }
 
+/* Whether the collector at socket_path is this user's or root's: the socket and its
+ * directory before connecting, the listening process (SO_PEERCRED) after. Another user's
+ * collector (one who made /tmp/vtpin-0 first) must not answer for root's. 0, or -EPERM
+ * (-ENOTDIR, -ENOTSOCK) with err saying why. */
+static int refuse_foreign(const char *socket_path, int fd, char *err, size_t errlen)
+{
+    char why[512];
+    int rc = 0;
+    if (fd < 0) {
+        rc = path_trust_check_socket(socket_path, geteuid(), why, sizeof(why));
+        if (rc == -ENOENT)
+            return 0; /* no collector there: connect says so */
+    } else {
+        pid_t peer_pid = 0;
+        uid_t uid = 0;
+        gid_t gid = 0;
+        if (listener_peer(fd, &peer_pid, &uid, &gid) == 0 && !path_trust_uid(uid, geteuid(), PATH_TRUST_ROOT)) {
+            snprintf(why, sizeof(why),
+                     "the collector listening there (pid %ld) runs as uid %u, not as this user "
+                     "(uid %u) or root",
+                     (long)peer_pid, (unsigned)uid, (unsigned)geteuid());
+            rc = -EPERM;
+        }
+    }
+    if (rc)
+        snprintf(err, errlen,
+                 "refusing the collector at %s: %s (another user may have made it; give --socket "
+                 "with a collector of yours or root's)",
+                 socket_path, why);
+    return rc;
+}
+
 int remote_query(const char *socket_path, int kind, int64_t pid, int timeout_ms, char **json, char *err, size_t errlen)
 {
     WireEvent *reply = NULL;
@@ -141,6 +174,8 @@ int remote_query(const char *socket_path, int kind, int64_t pid, int timeout_ms,
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     int64_t deadline = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec + (int64_t)timeout_ms * 1000000LL;
+    if ((rc = refuse_foreign(socket_path, -1, err, errlen)) != 0)
+        return rc;
     int fd = listener_connect(socket_path, timeout_ms);
     if (fd < 0) {
         if (fd == -EAGAIN || fd == -EINPROGRESS)
@@ -148,6 +183,8 @@ int remote_query(const char *socket_path, int kind, int64_t pid, int timeout_ms,
         snprintf(err, errlen, "%s: %s", socket_path, strerror(-fd));
         return fd;
     }
+    if ((rc = refuse_foreign(socket_path, fd, err, errlen)) != 0)
+        goto cleanup;
     Vtpin__V1__Query q = VTPIN__V1__QUERY__INIT;
     q.kind = (Vtpin__V1__Query__Kind)kind;
     q.has_pid = pid != 0;

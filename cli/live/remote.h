@@ -9,8 +9,10 @@
 
 /* Asks the collector at socket_path, all of it (connect, send, the whole
  * answer) within timeout_ms: -ETIMEDOUT past it. 0 with *json (malloc'ed, NUL-terminated);
- * -ENOENT / -ECONNREFUSED when no collector listens there; other -errno with
- * err[] saying what went wrong. */
+ * -ENOENT / -ECONNREFUSED when no collector listens there; -EPERM (-ENOTDIR,
+ * -ENOTSOCK) when the socket, its directory or the collector listening there is
+ * neither this user's nor root's (common/path_trust.h), never asked; other -errno
+ * with err[] saying what went wrong. */
 int remote_query(const char *socket_path, int kind, int64_t pid, int timeout_ms, char **json, char *err, size_t errlen);
 
 /* The socket path the CLI talks to: the one given, else the default rule

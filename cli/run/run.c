@@ -43,6 +43,7 @@
 #include "ask.h"
 #include "attach_protocol.h"
 #include "commands.h"
+#include "common/path_trust.h"
 #include "common/socket_path.h"
 #include "common/units.h"
 #include "gates.h"
@@ -216,6 +217,39 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
     return -1;
 }
 
+/* --dir: made now (0700), or one of ours that no one else can write, never through a link,
+ * and so are what an earlier run left in it (the collector's directory and socket): another
+ * user who prepared it could listen there for the run's events or steer its writes through a
+ * link. 0, or CLI_EXIT_FAIL with the reason on stderr. */
+static int own_run_dir(const char *dir)
+{
+    char why[PATH_MAX + 640], path[PATH_MAX + 32];
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "vtpin run: cannot create %s: %s\n", dir, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    int rc = path_trust_check_own_dir(dir, geteuid(), why, sizeof(why));
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/collector", dir);
+    if (!rc && lstat(path, &st) == 0)
+        rc = path_trust_check_own_dir(path, geteuid(), why, sizeof(why));
+    snprintf(path, sizeof(path), "%s/collector.sock", dir);
+    if (!rc && lstat(path, &st) == 0 && (S_ISLNK(st.st_mode) || path_trust_socket(&st, geteuid(), 0))) {
+        snprintf(why, sizeof(why), "%s is %s, not a socket this user (uid %u) made (its owner: uid %u)", path,
+                 S_ISLNK(st.st_mode) ? "a symbolic link" : "another's or not a socket", (unsigned)geteuid(),
+                 (unsigned)st.st_uid);
+        rc = -EPERM;
+    }
+    if (rc) {
+        fprintf(stderr,
+                "vtpin run: --dir %s: %s: refusing to run there (give a new path, or a directory of yours "
+                "that only you can write)\n",
+                dir, why);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
 /* This vtpin, the agent, the run directory and this run's id: 0, or
  * CLI_EXIT_FAIL with the reason on stderr. */
 static int prepare_paths(const struct run_config *cfg, struct run_state *st)
@@ -233,10 +267,8 @@ static int prepare_paths(const struct run_config *cfg, struct run_state *st)
         return CLI_EXIT_FAIL;
     }
     if (cfg->dir) {
-        if (mkdir(cfg->dir, 0700) && errno != EEXIST) {
-            fprintf(stderr, "vtpin run: cannot create %s: %s\n", cfg->dir, strerror(errno));
+        if (own_run_dir(cfg->dir))
             return CLI_EXIT_FAIL;
-        }
         snprintf(st->run_dir, sizeof(st->run_dir), "%s", cfg->dir);
     } else {
         snprintf(st->run_dir, sizeof(st->run_dir), "/tmp/vtpin-run.XXXXXX");

@@ -84,6 +84,14 @@ static void test_private_dir(void)
     chmod(dir, 0755);
     CHECK_INT(paths_make_private_dir(dir, 1, err, sizeof(err)), 0);
     CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+    /* one others can write is refused, strict or not, and left as it is: never tightened,
+     * as someone else may have put a socket or a link in it already */
+    chmod(dir, 0777);
+    CHECK_INT(paths_make_private_dir(dir, 1, err, sizeof(err)), -EPERM);
+    CHECK_CONTAINS(err, "can be written by other users");
+    CHECK_INT(paths_make_private_dir(dir, 0, err, sizeof(err)), -EPERM);
+    CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0777);
+    chmod(dir, 0700);
     /* others allowed to connect: strict makes it 0711 (traversable), and back to 0700 */
     CHECK_INT(paths_make_dir(dir, 1, 0711, err, sizeof(err)), 0);
     CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0711);
@@ -96,11 +104,13 @@ static void test_private_dir(void)
     umask(old);
     CHECK(stat(shared, &st) == 0 && (st.st_mode & 0777) == 0711);
     rmdir(shared);
-    /* strict refuses a symlink and a file */
+    /* a symlink and a file are refused, strict or not */
     char link[256], file[256];
     snprintf(link, sizeof(link), "%s/link", base);
     CHECK(symlink(dir, link) == 0);
     CHECK_INT(paths_make_private_dir(link, 1, err, sizeof(err)), -ENOTDIR);
+    CHECK_INT(paths_make_private_dir(link, 0, err, sizeof(err)), -ENOTDIR);
+    CHECK_CONTAINS(err, "symbolic link");
     snprintf(file, sizeof(file), "%s/file", base);
     FILE *f = fopen(file, "w");
     if (f)
