@@ -20,6 +20,8 @@ const char options_usage[] =
     "  tracefile=PATH  write the trace to PATH instead of stderr\n"
     "  record=PATH     write every event to PATH in vtpin's wire format (read it with\n"
     "                  'vtpin report PATH')\n"
+    "  record_mode=MODE  the recording's permissions, octal (default 0600: only this user reads it;\n"
+    "                  0640 lets the file's group read it)\n"
     "  log=PATH        agent messages to PATH instead of stderr\n"
     "  collector[=PATH]  stream events to 'vtpin collector' on this Unix socket (default\n"
     "                  $XDG_RUNTIME_DIR/vtpin/collector.sock or /tmp/vtpin-UID/collector.sock)\n"
@@ -56,6 +58,7 @@ void options_defaults(struct options *o)
     o->max_stacks = 65536;
     o->max_methods = 65536;
     o->stats_interval_ns = 1000000000ull;
+    o->record_mode = 0600;
     o->collector_buffer = 4u << 20;
     o->occupancy = OCCUPANCY_SAMPLED;
     o->sample_interval_ns = 10000000ull;
@@ -101,6 +104,19 @@ static int parse_uint(const char *text, unsigned lo, unsigned hi, unsigned *out)
     return 0;
 }
 
+/* An octal file mode the owner can read and write, with no execute or special bits
+ * ("0640"): the agent writes the recording and vtpin reads it. */
+static int parse_file_mode(const char *text, uint64_t *out)
+{
+    if (!text || !*text || strspn(text, "01234567") != strlen(text) || strlen(text) > 4)
+        return -EINVAL;
+    unsigned long v = strtoul(text, NULL, 8);
+    if ((v & 0600) != 0600 || (v & ~0666ul))
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
 static int copy_path(char *dst, const char *value)
 {
     if (!value || !*value || strlen(value) >= OPTIONS_PATH_MAX)
@@ -136,6 +152,9 @@ static int parse_one(struct options *o, const char *key, const char *value, char
     } else if (strcmp(key, "record") == 0) {
         rc = copy_path(o->record_file, value);
         expect = "a file path";
+    } else if (strcmp(key, "record_mode") == 0) {
+        rc = parse_file_mode(value, &o->record_mode);
+        expect = "an octal mode with read and write for the owner and no execute bits, such as 0600 or 0640";
     } else if (strcmp(key, "log") == 0) {
         rc = copy_path(o->log_file, value);
         expect = "a file path";
@@ -218,7 +237,8 @@ static int parse_one(struct options *o, const char *key, const char *value, char
             o->help = 1;
     } else {
         snprintf(err, errlen,
-                 "unknown option '%s' (valid: threshold, hog, trace, tracefile, record, log, collector, buffer, "
+                 "unknown option '%s' (valid: threshold, hog, trace, tracefile, record, record_mode, log, collector, "
+                 "buffer, "
                  "occupancy, sample, occupancy_sample, carriers, ring, depth, queue, stacks, methods, stats, "
                  "downcalls, quiet, stop, "
                  "help)",

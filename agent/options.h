@@ -33,6 +33,7 @@ struct options {
     unsigned max_stacks;        /* distinct stacks kept (and sent once each) */
     unsigned max_methods;       /* distinct methods kept */
     uint64_t stats_interval_ns; /* how often counters are written to the recording */
+    uint64_t record_mode;       /* the recording's permissions (default 0600); 64 bits keep the struct unpadded */
     int downcalls_marked;       /* downcalls=marked: FFM downcalls are marked, their targets not read */
     int quiet;                  /* no informational log lines */
     int stop;                   /* loaded again with "stop": turn events off and flush */

@@ -31,13 +31,16 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
 {
     int rc = 0;
     if (o->record_file[0] && !outputs.record) {
-        outputs.record = record_open(o->record_file, &rc);
+        outputs.record = record_open(o->record_file, (unsigned)o->record_mode, &rc);
         if (!outputs.record && no_room(rc)) {
             log_alert("cannot write the recording %s: %s (the disk is full): vtpin runs without record= and the JVM "
                       "runs on",
                       o->record_file, strerror(-rc));
         } else if (!outputs.record) {
-            snprintf(err, errlen, "cannot open record file '%s': %s", o->record_file, strerror(-rc));
+            snprintf(err, errlen, "cannot open record file '%s': %s", o->record_file,
+                     rc == -ELOOP   ? "it is a symbolic link, which vtpin does not follow (name the file itself)"
+                     : rc == -EPERM ? "it belongs to another user (remove it, or choose another path)"
+                                    : strerror(-rc));
             return rc;
         }
     }

@@ -79,7 +79,30 @@ static void failed(struct record *r, int rc, uint64_t frames)
     reserve_release(r);
 }
 
-struct record *record_open(const char *path, int *err)
+/* The recording file, never through a link (another user's link in /tmp would have us
+ * truncate its target), with exactly mode, emptied only once it is known to be ours: a
+ * regular file of another user is refused (-EPERM). A device or pipe is written as is. */
+static int open_own(const char *path, unsigned mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 ? 0 : -errno;
+    if (!rc && S_ISREG(st.st_mode)) {
+        if (st.st_uid != geteuid())
+            rc = -EPERM;
+        else if (fchmod(fd, (mode_t)mode) != 0 || ftruncate(fd, 0) != 0) /* an older file keeps its mode */
+            rc = -errno;
+    }
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+struct record *record_open(const char *path, unsigned mode, int *err)
 {
     struct record *r = calloc(1, sizeof(*r));
     if (!r) {
@@ -89,9 +112,9 @@ struct record *record_open(const char *path, int *err)
     r->cap = 256 * 1024;
     r->reserve_fd = -1;
     r->buf = malloc(r->cap);
-    r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    r->fd = open_own(path, mode);
     if (!r->buf || r->fd < 0) {
-        *err = r->fd < 0 ? -errno : -ENOMEM;
+        *err = r->fd < 0 ? r->fd : -ENOMEM;
         if (r->fd >= 0)
             close(r->fd);
         free(r->buf);

@@ -8,9 +8,12 @@
 
 struct record;
 
-struct record *record_open(const char *path, int *err); /* *err = -errno on failure */
-int record_put(struct record *r, const WireEvent *ev);  /* 0, or -errno (frame lost, counted) */
-int record_flush(struct record *r);                     /* 0, or -errno of a failed write (counted) */
+/* Creates or empties path with exactly mode (record_mode=, 0600 by default), never
+ * through a symbolic link (-ELOOP) and never another user's file (-EPERM). NULL with
+ * *err = -errno on failure. */
+struct record *record_open(const char *path, unsigned mode, int *err);
+int record_put(struct record *r, const WireEvent *ev); /* 0, or -errno (frame lost, counted) */
+int record_flush(struct record *r);                    /* 0, or -errno of a failed write (counted) */
 uint64_t record_lost(const struct record *r);
 /* ENOSPC or EDQUOT when the 8 KiB held aside for the last notice and
  * counters could not be had at open (the disk is nearly full: a later

@@ -53,6 +53,7 @@ static void test_defaults(void)
     CHECK_INT(o.trace, TRACE_OFF);
     CHECK_STR(o.trace_file, "");
     CHECK_STR(o.record_file, "");
+    CHECK_UINT(o.record_mode, 0600); /* only this user reads a recording unless asked */
     CHECK_STR(o.log_file, "");
     CHECK_UINT(o.depth, 128);
     CHECK_UINT(o.queue_slots, 1024);
@@ -498,6 +499,25 @@ static void test_hog(void)
     CHECK(strstr(err, "hog") != NULL);
 }
 
+/* record_mode=: octal, the owner reads and writes, no execute or special bits */
+static void test_record_mode(void)
+{
+    struct options o;
+    char err[256];
+    options_defaults(&o);
+    CHECK_INT(parse(&o, "record=/tmp/r.vtp,record_mode=0640", err, sizeof(err)), 0);
+    CHECK_UINT(o.record_mode, 0640);
+    CHECK_INT(parse(&o, "record_mode:644", err, sizeof(err)), 0);
+    CHECK_UINT(o.record_mode, 0644);
+    CHECK_INT(parse(&o, "record_mode=0600", err, sizeof(err)), 0);
+    CHECK_UINT(o.record_mode, 0600);
+    static const char *const bad[] = {"record_mode=",      "record_mode",      "record_mode=0400", "record_mode=0700",
+                                      "record_mode=0755",  "record_mode=4600", "record_mode=0680", "record_mode=rw",
+                                      "record_mode=00640", "record_mode=-600"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        expect_bad_value(bad[i], "record_mode");
+}
+
 int main(void)
 {
     CHECK_RUN(test_defaults);
@@ -517,5 +537,6 @@ int main(void)
     CHECK_RUN(test_stop_and_pid);
     CHECK_RUN(test_collector_path_length);
     CHECK_RUN(test_fixed_at_first_load);
+    CHECK_RUN(test_record_mode);
     CHECK_MAIN_RETURN();
 }
