@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Paths another user prepared are refused (issue 37, items 2 and 3), with a real second user:
+uid 65534 (nobody), through a preexec_fn that drops root as test_attach.py does.
+
+  foreign_socket_dir JDK   nobody makes /tmp/vtpin-0 (root's default socket directory without
+                           XDG_RUNTIME_DIR) and runs a real collector in it: a root JVM with
+                           `collector` (no path) does not connect, says why, runs to its end;
+                           root's `vtpin status` refuses it (exit 1). In a mount namespace with
+                           a tmpfs of its own on /tmp: the machine's /tmp/vtpin-0 is never touched.
+  collector_dirs           the collector refuses a socket directory another user made, one others
+                           can write (the default one too), a recording directory that is a link;
+                           it still takes a directory of its own
+  run_foreign_dir JDK      `vtpin run --dir D`: D made by nobody with nobody's collector in it, D a
+                           link, D/collector a link: refused (exit 1), nothing sent or written there
+  record_mode JDK          record= files are 0600, record_mode=0640 gives 0640, also to a file
+                           that existed with 0644
+Root only (others skip)."""
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+from harness import CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, jdk_home, main, skip, tempdir
+
+NOBODY = 65534
+
+
+def need_root():
+    if os.geteuid() != 0:
+        skip("needs root to act as a second user (uid %d); running as uid %d" % (NOBODY, os.geteuid()))
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise Failure("timed out waiting for " + what)
+
+
+def nobody_dir(path, mode=0o755):
+    """A directory as nobody would make it (made here, then given to nobody)."""
+    os.mkdir(path, mode)
+    os.chmod(path, mode)
+    os.chown(path, NOBODY, NOBODY)
+    return path
+
+
+class NobodyCollector:
+    """A real `vtpin collector` run by nobody on socket, recording into rec."""
+
+    def __init__(self, socket_path, rec, log):
+        self.socket = socket_path
+        self.log_path = log
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen([VTPIN, "collector", "--socket", socket_path, "--dir", rec],
+                                     stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=as_nobody, cwd="/")
+        wait_for(lambda: os.path.exists(socket_path) or self.proc.poll() is not None, 20, "nobody's collector")
+        check(self.proc.poll() is None, "nobody's collector did not start:\n" + self.text())
+
+    def text(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def jvms(self):
+        """The JVMs nobody's collector has seen, asked as nobody."""
+        p = subprocess.run([VTPIN, "status", "--json", "--socket", self.socket], capture_output=True, text=True,
+                           preexec_fn=as_nobody, cwd="/", timeout=30)
+        check(p.returncode == 0, "nobody's status of its own collector: %d %s" % (p.returncode, p.stderr))
+        import json
+        return json.loads(p.stdout)["jvms"]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(30)
+        self.log.close()
+
+
+def in_private_tmp(case, args):
+    """Runs case again in a mount namespace with a fresh tmpfs on /tmp (socket_path.c's /tmp is
+    fixed): True when this process is that run, else exits with its status."""
+    if os.environ.get("VTPIN_TEST_PRIVATE_TMP") == "1":
+        return True
+    unshare = shutil.which("unshare")
+    if not unshare:
+        skip("no unshare(1): cannot give the test a /tmp of its own")
+    env = dict(os.environ, VTPIN_TEST_PRIVATE_TMP="1")
+    p = subprocess.run([unshare, "--mount", "--propagation", "private", "sh", "-c",
+                        'mount -t tmpfs -o mode=1777 vtpin-test /tmp && exec "$0" "$@"',
+                        sys.executable, os.path.abspath(__file__), case] + list(args), env=env)
+    if p.returncode not in (0, 1, 77):
+        print("FAIL: unshare/mount of a private /tmp failed (%d)" % p.returncode)
+        sys.exit(1)
+    sys.exit(p.returncode)
+
+
+def case_foreign_socket_dir(jdk="21"):
+    need_root()
+    in_private_tmp("foreign_socket_dir", [jdk])
+    check(not os.listdir("/tmp"), "the private /tmp is not empty: %s" % os.listdir("/tmp"))
+    os.environ.pop("XDG_RUNTIME_DIR", None)  # root's default socket: /tmp/vtpin-0/collector.sock
+    sock = "/tmp/vtpin-0/collector.sock"
+    nobody_dir("/tmp/vtpin-0")
+    rec = nobody_dir("/tmp/nobody-rec", 0o700)
+    col = NobodyCollector(sock, rec, "/tmp/nobody-collector.log")
+    try:
+        check(os.stat(sock).st_uid == NOBODY, "the socket is nobody's")
+        r = Run(int(jdk), "Repro", props=["-Djdk.virtualThreadScheduler.parallelism=4"], agent_opts="collector")
+        r.run()  # the JVM runs to its end (exit 0), whatever happens to the collector output
+        err = r.stderr()
+        check("connected to the collector" not in err, "the root JVM connected to nobody's collector:\n" + err)
+        check("refused" in err and "/tmp/vtpin-0" in err and "uid 65534" in err,
+              "the JVM does not say why it does not stream to /tmp/vtpin-0:\n" + err)
+        check(r.report()["pins"], "the JVM's own recording has its pins")
+        check(col.jvms() == [], "nobody's collector saw root's JVM")
+        p = subprocess.run([VTPIN, "status"], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 1 and "refusing" in p.stderr and "uid 65534" in p.stderr and p.stdout == "",
+              "root's vtpin status on nobody's collector: %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
+    finally:
+        col.stop()
+
+
+def collector_verdict(args, socket_path, env=None):
+    """Starts `vtpin collector args`: ("refused", output) when it exits, ("listening", output)
+    when its socket appears (then it is stopped)."""
+    out = os.path.join(tempdir(), "collector.log")
+    with open(out, "w") as log:
+        p = subprocess.Popen([VTPIN, "collector"] + args, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_for(lambda: p.poll() is not None or os.path.exists(socket_path), 20, "the collector to start or exit")
+            verdict = "refused" if p.poll() is not None and p.returncode != 0 else "listening"
+        finally:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+            p.wait(30)
+    with open(out) as f:
+        return verdict, f.read()
+
+
+def case_collector_dirs():
+    need_root()
+    d = tempdir()
+    rec = os.path.join(d, "rec")
+    foreign = nobody_dir(os.path.join(d, "foreign"))
+    sock = os.path.join(foreign, "c.sock")
+    v, text = collector_verdict(["--socket", sock, "--dir", rec], sock)
+    check(v == "refused" and "belongs to uid 65534" in text, "a socket directory nobody made: %s\n%s" % (v, text))
+    check(not os.path.exists(sock), "a socket was made in nobody's directory")
+
+    open_dir = os.path.join(d, "open")
+    os.mkdir(open_dir)
+    os.chmod(open_dir, 0o777)
+    sock = os.path.join(open_dir, "c.sock")
+    v, text = collector_verdict(["--socket", sock, "--dir", rec], sock)
+    check(v == "refused" and "can be written by other users" in text, "a socket directory open to all: %s\n%s"
+          % (v, text))
+    check(stat.S_IMODE(os.stat(open_dir).st_mode) == 0o777, "the open directory was changed, not refused")
+
+    # the default socket directory (XDG_RUNTIME_DIR/vtpin) found open to all: refused, not tightened
+    xdg = os.path.join(d, "xdg")
+    os.mkdir(xdg, 0o700)
+    os.mkdir(os.path.join(xdg, "vtpin"))
+    os.chmod(os.path.join(xdg, "vtpin"), 0o777)
+    env = dict(os.environ, XDG_RUNTIME_DIR=xdg)
+    sock = os.path.join(xdg, "vtpin", "collector.sock")
+    v, text = collector_verdict(["--dir", rec], sock, env=env)
+    check(v == "refused" and "can be written by other users" in text, "an open default socket directory: %s\n%s"
+          % (v, text))
+
+    # a recording directory that is a link (a run's DIR/collector planted by someone): refused
+    target = os.path.join(d, "target")
+    os.mkdir(target, 0o700)
+    link = os.path.join(d, "reclink")
+    os.symlink(target, link)
+    mine = os.path.join(d, "mine")
+    os.mkdir(mine, 0o700)
+    sock = os.path.join(mine, "c.sock")
+    v, text = collector_verdict(["--socket", sock, "--dir", link], sock)
+    check(v == "refused" and "symbolic link" in text, "a recording directory that is a link: %s\n%s" % (v, text))
+
+    # its own directories, made by the same user: taken
+    v, text = collector_verdict(["--socket", sock, "--dir", rec], sock)
+    check(v == "listening", "a socket directory of its own was refused:\n" + text)
+
+
+def java(jdk, fixture):
+    return [os.path.join(jdk_home(jdk), "bin", "java"), "-Djdk.virtualThreadScheduler.parallelism=4",
+            "-Djava.library.path=" + FIXTURE_LIB, "-cp", CLASSES, fixture]
+
+
+def vtpin_run(run_dir, jdk):
+    return subprocess.run([VTPIN, "run", "--dir", run_dir, "--", *java(jdk, "Repro")], capture_output=True,
+                          text=True, timeout=180)
+
+
+def case_run_foreign_dir(jdk="21"):
+    need_root()
+    jdk = int(jdk)
+    d = tempdir()
+    os.chmod(d, 0o755)  # nobody reaches its own directories in it
+    # DIR made by nobody, nobody's collector listening where the run's would
+    run_dir = nobody_dir(os.path.join(d, "run"))
+    col = NobodyCollector(os.path.join(run_dir, "collector.sock"), nobody_dir(os.path.join(d, "nrec"), 0o700),
+                          os.path.join(d, "nobody.log"))
+    try:
+        p = vtpin_run(run_dir, jdk)
+        check(p.returncode == 1 and "refusing" in p.stderr and "uid 65534" in p.stderr,
+              "vtpin run --dir (nobody's): %d\nout %s\nerr %s" % (p.returncode, p.stdout, p.stderr))
+        check("gates passed" not in p.stdout, "the run went on in nobody's directory:\n" + p.stdout)
+        check(col.jvms() == [], "nobody's collector saw the run's JVM")
+        check(not [f for f in os.listdir(run_dir) if f.endswith(".vtp")], "a recording was written in nobody's DIR")
+    finally:
+        col.stop()
+
+    # DIR/collector a link to a directory elsewhere: nothing written through it
+    target = os.path.join(d, "target")
+    os.mkdir(target, 0o700)
+    run_dir = os.path.join(d, "run2")
+    os.mkdir(run_dir, 0o700)
+    os.symlink(target, os.path.join(run_dir, "collector"))
+    p = vtpin_run(run_dir, jdk)
+    check(p.returncode == 1 and "symbolic link" in p.stderr,
+          "vtpin run --dir with DIR/collector a link: %d\nout %s\nerr %s" % (p.returncode, p.stdout, p.stderr))
+    check(os.listdir(target) == [], "written through DIR/collector: %s" % os.listdir(target))
+
+    # DIR itself a link
+    link = os.path.join(d, "runlink")
+    os.symlink(target, link)
+    p = vtpin_run(link, jdk)
+    check(p.returncode == 1 and "symbolic link" in p.stderr,
+          "vtpin run --dir LINK: %d\nout %s\nerr %s" % (p.returncode, p.stdout, p.stderr))
+    check(os.listdir(target) == [], "written through the --dir link: %s" % os.listdir(target))
+
+
+def case_record_mode(jdk="21"):
+    jdk = int(jdk)
+    old = os.umask(0o022)  # the usual umask, which would leave a file created 0644 so
+    try:
+        r = Run(jdk, "Repro", props=["-Djdk.virtualThreadScheduler.parallelism=4"]).run()
+        mode = stat.S_IMODE(os.stat(r.record).st_mode)
+        check(mode == 0o600, "record= file mode %04o, want 0600" % mode)
+        check(r.report()["pins"], "the recording holds the pins")
+        # asked for: the group may read it; a file that was there (0644) gets the mode too
+        d = tempdir()
+        with open(os.path.join(d, "pins.vtp"), "w"):
+            pass
+        os.chmod(os.path.join(d, "pins.vtp"), 0o644)
+        r = Run(jdk, "Repro", props=["-Djdk.virtualThreadScheduler.parallelism=4"], agent_opts="record_mode=0640",
+                workdir=d).run()
+        mode = stat.S_IMODE(os.stat(r.record).st_mode)
+        check(mode == 0o640, "record_mode=0640 gave %04o" % mode)
+        check(r.report()["pins"], "the recording holds the pins")
+    finally:
+        os.umask(old)
+
+
+if __name__ == "__main__":
+    sys.exit(main({"foreign_socket_dir": case_foreign_socket_dir, "collector_dirs": case_collector_dirs,
+                   "run_foreign_dir": case_run_foreign_dir, "record_mode": case_record_mode}))
