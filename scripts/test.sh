@@ -8,6 +8,8 @@
 #                    ASan agent (asan)
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
 #                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
+# Tests run VTPIN_TEST_JOBS at a time (default: one per core): a JVM test mostly waits, and the
+# tests that make load of their own run alone (RUN_SERIAL, tests/CMakeLists.txt).
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
 # then the other two are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_FUZZ_TESTS=0
 # skip one of them in a full run. Every part runs; the exit status is 1 when
@@ -16,9 +18,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VTPIN_BUILD_DIR:-$root/build}
 eval "$("$root/scripts/build.sh")"
+jobs=${VTPIN_TEST_JOBS:-$(nproc)}
 if (($# > 0)); then
-  # Serial on purpose: the JVM tests start real JVMs on a small machine.
-  exec ctest --test-dir "$build" --output-on-failure "$@"
+  exec ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
 fi
 
 printf '== set up and built (scripts/build.sh): %d s\n' "$SECONDS" >&2
@@ -62,13 +64,13 @@ configure_build() { # C compiler, dir, cmake options...
 }
 
 step "lint: clang-format and clang-tidy (scripts/lint.sh)" "$root/scripts/lint.sh" "$build"
-tests "all tests (build/)" --test-dir "$build" --output-on-failure
+tests "all tests (build/)" --test-dir "$build" --output-on-failure -j "$jobs"
 
 if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   san=${VTPIN_SANITIZE_BUILD_DIR:-$root/build-sanitize}
   if step "sanitized build (build-sanitize/)" configure_build gcc "$san" -DVTPIN_SANITIZE=ON; then
-    tests "unit and collector tests under ASan/UBSan" --test-dir "$san" --output-on-failure -L 'unit|collector'
-    tests "JVM tests with the ASan agent" --test-dir "$san" --output-on-failure -L asan
+    tests "unit and collector tests under ASan/UBSan" --test-dir "$san" --output-on-failure -j "$jobs" -L 'unit|collector'
+    tests "JVM tests with the ASan agent" --test-dir "$san" --output-on-failure -j "$jobs" -L asan
   fi
 fi
 

@@ -14,24 +14,13 @@ VTPIN_STRESS_PINS (default 400), VTPIN_STRESS_HOLD_MS (default 5)."""
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 from harness import Failure, Run, check, main, scheduler, tempdir
+from load import Load
 
 RUNS = int(os.environ.get("VTPIN_STRESS_RUNS", "5"))
 PINS = int(os.environ.get("VTPIN_STRESS_PINS", "400"))
 HOLD_MS = int(os.environ.get("VTPIN_STRESS_HOLD_MS", "5"))
-
-
-def start_burners(n=2):
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-
-
-def stop_burners(burners):
-    for b in burners:
-        b.kill()
-        b.wait()
 
 
 def in_park(pin):
@@ -88,12 +77,12 @@ def case_pins(jdk):
     jdk = int(jdk)
     mode = "monitor" if jdk < 24 else "native"
     splits = 0
-    burners = start_burners()
-    try:
+    with Load(busy=2) as load:
         for run in range(RUNS):
             workdir = tempdir(prefix="vtpin-stress-")
             try:
-                r = Run(jdk, "StressPins", args=(mode, PINS, HOLD_MS), props=scheduler(4, 4), workdir=workdir)
+                r = Run(jdk, "StressPins", args=(mode, PINS, HOLD_MS), props=scheduler(4, 4), workdir=workdir,
+                        load=load)
                 r.run(timeout=120)
                 check("StressPins: pinned=%d" % PINS in r.stdout(), "the fixture pinned %d times:\n%s"
                       % (PINS, r.stdout()))
@@ -104,10 +93,8 @@ def case_pins(jdk):
                       (run, st["pins_reported"], st["pins_below_threshold"], st["pins"]))
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
-    finally:
-        stop_burners(burners)
-    print("%d runs x %d pins (%s, 4 carriers, 2 busy loops): every pin reported with its stack; "
-          "%d spurious re-parks" % (RUNS, PINS, mode, splits))
+    print("%d runs x %d pins (%s, 4 carriers, %s): every pin reported with its stack; "
+          "%d spurious re-parks" % (RUNS, PINS, mode, load.describe(), splits))
 
 
 def case_nested(jdk):
