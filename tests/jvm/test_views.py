@@ -4,9 +4,13 @@
 The HTML page is loaded in real headless Chromium (Debian `chromium`): the
 rendered DOM must hold the culprits and one lane per carrier, and a
 screenshot is taken (VTPIN_SCREENSHOT=PATH keeps it, e.g. docs/img/report.png).
+A case starts one Chromium and loads each page in it over the DevTools protocol
+(chromium.py): the DOM and the screenshot are those `chromium --headless
+--dump-dom` and `--screenshot --window-size=1400,1000` gave, byte for byte.
 
 cases: html JDK FIXTURE | collapsed JDK | perfetto JDK [sampled|exact] | big | cli
 """
+import contextlib
 import html.parser
 import json
 import os
@@ -15,12 +19,12 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
+from chromium import Chromium  # noqa: E402
 from harness import (BUILD, VTPIN, Failure, Run, check, culprit, frames_of, main, report_json,  # noqa: E402
-                     scheduler, skip, tempdir)
+                     scheduler, tempdir)
 
 SYNTH = os.path.join(BUILD, "tests", "unit", "synth_recording")
 
@@ -32,25 +36,20 @@ def vtpin(*args, timeout=120):
     return p.stdout
 
 
-def chromium():
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    skip("chromium not installed (Debian package chromium, in scripts/setup.sh)")
+_case = {}  # the running case: its work directory, its ExitStack, its Chromium once started
 
 
-def browser(page, work, *args, fragment=""):
-    """Runs headless Chromium on a file (#fragment optional); returns its stdout."""
-    profile = tempfile.mkdtemp(prefix="chromium-", dir=work)
-    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-           "--user-data-dir=" + profile] + list(args) + ["file://" + page + fragment]
-    # not the ASan runtime a sanitized build preloads for java (harness.py): Chromium hangs under it
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    p = subprocess.run(cmd, capture_output=True, timeout=180, env=dict(env, HOME=work))
-    if p.returncode != 0:
-        raise Failure("chromium failed (%d): %s" % (p.returncode, p.stderr.decode(errors="replace")[-2000:]))
-    return p.stdout.decode()
+def browser():
+    """The case's one Chromium (chromium.py), started by the first page it loads; in_workdir ends it."""
+    if "chromium" not in _case:
+        _case["chromium"] = _case["stack"].enter_context(Chromium(_case["work"]))
+    return _case["chromium"]
+
+
+def dump_dom(page, fragment=""):
+    """The page's DOM once loaded (#fragment optional), as `chromium --headless --dump-dom` printed it:
+    each call loads the page anew, so that its script runs with the fragment."""
+    return browser().dom("file://" + page + fragment)
 
 
 class Dom(html.parser.HTMLParser):
@@ -97,7 +96,7 @@ def screenshot(page, work, name, keep=False):
     """keep: VTPIN_SCREENSHOT=PATH, when set, is where the screenshot goes."""
     out = (keep and os.environ.get("VTPIN_SCREENSHOT")) or os.path.join(work, name)
     out = os.path.abspath(out)
-    browser(page, work, "--hide-scrollbars", "--window-size=1400,1000", "--screenshot=" + out)
+    browser().screenshot("file://" + page, out, 1400, 1000)
     check(png_size(out) == (1400, 1000), "screenshot is 1400x1000: %s" % (png_size(out),))
     check(os.path.getsize(out) > 30000, "screenshot has content: %d bytes" % os.path.getsize(out))
     print("screenshot: %s (%d bytes)" % (out, os.path.getsize(out)))
@@ -119,7 +118,7 @@ def blocked_words(pin):
 
 def check_page(page, rep, work):
     """The page rendered by Chromium against the JSON report of the same recording."""
-    dom = Dom(browser(page, work, "--dump-dom"))
+    dom = Dom(dump_dom(page))
     body = next(e for e in dom.elements if e["tag"] == "body")
     check(body["attrs"].get("data-rendered") == "yes", "the page's script ran to the end")
     # summary
@@ -174,7 +173,7 @@ def check_page(page, rep, work):
     # hovering the first pin drawn (the earliest on the first lane) says who, where and how long
     first_lane = next(int(e["attrs"]["data-tid"]) for e in lanes if int(e["attrs"].get("data-tid", -1)) in carriers)
     p = min((p for p in rep["pins"] if p["carrier"]["tid"] == first_lane), key=lambda p: (p["start_ns"], p["id"]))
-    tip = Dom(browser(page, work, "--dump-dom", fragment="#hover=0")).by_id("tip")["text"]
+    tip = Dom(dump_dom(page, fragment="#hover=0")).by_id("tip")["text"]
     c = culprit(p)
     for want in ([p["reason"], "virtual thread: ", "#%d" % p["vthread"]["id"], "pin #%d" % p["id"]] +
                  (["culprit: " + frame_text(c)] if c else []) + ([blocked_words(p) + p["blocked_in"]]
@@ -187,13 +186,13 @@ def check_page(page, rep, work):
         share = 100.0 * sum(s["total_ns"] for s in rep["sites"]
                             if s["culprit"] and "%s.%s" % (s["culprit"]["class"], s["culprit"]["method"]) == label
                             ) / sum(s["total_ns"] for s in rep["sites"])
-        found = Dom(browser(page, work, "--dump-dom", fragment="#search=" + urllib.parse.quote(label)))
+        found = Dom(dump_dom(page, fragment="#search=" + urllib.parse.quote(label)))
         check(any(e["text"] == label for e in found.by_class("match", "div")), "search highlights %s" % label)
         matched = found.by_id("flame-matched")["text"]
         m = re.search(r"= ([\d.]+)% of pinned time", matched)
         # frames named so, counted once per stack, hold at least the sites blamed on them
         check(m and float(m.group(1)) >= share - 0.1, "search says %r, the culprit's sites are %.1f%%" % (matched, share))
-        zoomed = Dom(browser(page, work, "--dump-dom", fragment="#zoom=" + urllib.parse.quote(label)))
+        zoomed = Dom(dump_dom(page, fragment="#zoom=" + urllib.parse.quote(label)))
         drawn = zoomed.by_class("frame", "div")
         check(drawn and any("ancestor" in e["classes"] for e in drawn), "zoom keeps the callers as ancestors")
         check(all(e["text"] in ("", label) or "ancestor" in e["classes"] or e["text"] in frames for e in drawn),
@@ -205,12 +204,16 @@ def check_page(page, rep, work):
 
 
 def in_workdir(case):
-    """Runs case(work, *args) with a temp directory removed afterwards."""
+    """Runs case(work, *args) with a temp directory removed afterwards, and the Chromium it started ended."""
     def run(*args):
         work = tempdir(prefix="vtpin-test-views-")
         try:
-            case(work, *args)
+            with contextlib.ExitStack() as stack:
+                _case.clear()
+                _case.update(work=work, stack=stack)
+                case(work, *args)
         finally:
+            _case.clear()
             shutil.rmtree(work, ignore_errors=True)
     return run
 
@@ -302,7 +305,7 @@ def case_html_hostile(work, jdk):
     rects = dom.by_class("pin", "rect")
     seen = {}
     for i in range(len(rects)):
-        tip = Dom(browser(page, r.dir, "--dump-dom", fragment="#hover=%d" % i)).by_id("tip")["text"]
+        tip = Dom(dump_dom(page, fragment="#hover=%d" % i)).by_id("tip")["text"]
         m = re.search(r'^virtual thread: "(.*)" #(\d+)$', tip, re.M | re.S)
         check(m, "tooltip %d names the virtual thread:\n%r" % (i, tip))
         seen[int(m.group(2))] = tip
@@ -398,7 +401,7 @@ def case_big(work):
     vtpin("--format", "html", "-o", page, rec)
     size = os.path.getsize(page)
     check(size < 3 * 1024 * 1024, "100k pins make a page under 3 MB: %d bytes" % size)
-    dom = Dom(browser(page, work, "--dump-dom"))
+    dom = Dom(dump_dom(page))
     check(next(e for e in dom.elements if e["tag"] == "body")["attrs"].get("data-rendered") == "yes",
           "the page's script ran to the end")
     lanes = dom.by_class("lane", "div")
