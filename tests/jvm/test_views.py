@@ -85,6 +85,28 @@ class Dom(html.parser.HTMLParser):
         return next((e for e in self.elements if e["attrs"].get("id") == ident), None)
 
 
+def hover_tips(page):
+    """The text of the tooltip of each pin drawn (rect.pin, in order), hovered as report.html#hover=N
+    hovers the Nth (the same mousemove on it), all in one load of the page; the first must be
+    what #hover=0 shows, so that this stays what the page's own address does."""
+    c = browser()
+    c.load("file://" + page)
+    tips = [Dom(t).by_id("tip")["text"] for t in c.evaluate("""(function () {
+        var tips = [], rects = document.querySelectorAll('rect.pin');
+        for (var i = 0; i < rects.length; i++) {
+          var box = rects[i].getBoundingClientRect();
+          rects[i].dispatchEvent(new MouseEvent('mousemove',
+                                                { bubbles: true, clientX: box.left + 1, clientY: box.top + 1 }));
+          tips.push(document.getElementById('tip').outerHTML);
+        }
+        return tips;
+      })()""")]
+    if tips:
+        first = Dom(dump_dom(page, fragment="#hover=0")).by_id("tip")["text"]
+        check(tips[0] == first, "hovering pin 0 shows what #hover=0 does:\n%r\n%r" % (tips[0], first))
+    return tips
+
+
 def png_size(path):
     with open(path, "rb") as f:
         head = f.read(24)
@@ -303,9 +325,10 @@ def case_html_hostile(work, jdk):
           "one pin per name, each name whole in the JSON report: %r" % [p["vthread"]["name"] for p in ours])
     # each name, as it is, in the tooltip of its pin
     rects = dom.by_class("pin", "rect")
+    tips = hover_tips(page)
+    check(len(tips) == len(rects), "a tooltip per pin drawn: %d of %d" % (len(tips), len(rects)))
     seen = {}
-    for i in range(len(rects)):
-        tip = Dom(dump_dom(page, fragment="#hover=%d" % i)).by_id("tip")["text"]
+    for i, tip in enumerate(tips):
         m = re.search(r'^virtual thread: "(.*)" #(\d+)$', tip, re.M | re.S)
         check(m, "tooltip %d names the virtual thread:\n%r" % (i, tip))
         seen[int(m.group(2))] = tip
