@@ -19,11 +19,12 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
 from chromium import Chromium  # noqa: E402
-from harness import (BUILD, VTPIN, Failure, Run, check, culprit, frames_of, main, report_json,  # noqa: E402
+from harness import (BUILD, VTPIN, Failure, Run, check, culprit, frames_of, main,  # noqa: E402
                      scheduler, tempdir)
 
 SYNTH = os.path.join(BUILD, "tests", "unit", "synth_recording")
@@ -125,6 +126,44 @@ def screenshot(page, work, name, keep=False):
     return out
 
 
+def json_streaming(path, key, each):
+    """Parses the JSON object in path as json.load does, but the array under key element by element:
+    each(element) is called and the element dropped. Returns the other members. (100,000 pins with
+    their stacks are 500 MB of JSON: all of it in memory at once is 2.6 GB of Python objects and
+    most of the time the big case took.)"""
+    with open(path, "rb") as f:
+        text = f.read().decode("utf-8")
+    dec = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*").match
+
+    def expect(i, c):
+        i = ws(text, i).end()
+        check(text[i:i + 1] == c, "%s: JSON: %r expected at character %d, got %r" % (path, c, i, text[i:i + 20]))
+        return ws(text, i + 1).end()
+
+    members, i = {}, expect(0, "{")
+    while text[i:i + 1] != "}":
+        if members:
+            i = expect(i, ",")
+        check(text[i:i + 1] == '"', "%s: JSON: a member name expected at character %d" % (path, i))
+        name, i = json.decoder.scanstring(text, i + 1)
+        i = expect(i, ":")
+        if name == key:
+            members[name], i = None, expect(i, "[")
+            while text[i:i + 1] != "]":
+                if members[name] is not None:
+                    i = expect(i, ",")
+                element, i = dec.raw_decode(text, i)
+                each(element)
+                members[name], i = True, ws(text, i).end()
+            i += 1
+        else:
+            members[name], i = dec.raw_decode(text, i)
+        i = ws(text, i).end()
+    check(not text[i + 1:].strip(), "%s: JSON: nothing after the object" % path)
+    return members
+
+
 def frame_text(f):
     """How the page shows a culprit: [module/]Class.method(File.java:N), as a Java stack trace
     does (a JDK frame, e.g. a JDK pin's culprit in java.base, carries its module)."""
@@ -223,6 +262,14 @@ def check_page(page, rep, work):
         check(width and re.search(r"left: 0px", width[0]["attrs"].get("style", "")),
               "the zoomed frame starts at the left edge: %s" % (width[:1],))
     return dom
+
+
+@contextlib.contextmanager
+def timed(what):
+    """Prints how long the block took (where a slow test spends its time)."""
+    start = time.monotonic()
+    yield
+    print("%s: %.1f s" % (what, time.monotonic() - start))
 
 
 def in_workdir(case):
@@ -417,14 +464,25 @@ def case_big(work):
     if not os.path.exists(SYNTH):
         raise Failure("%s missing: build first" % SYNTH)
     rec = os.path.join(work, "big.vtp")
-    subprocess.run([SYNTH, rec, "100000", "8"], check=True, timeout=120)
-    rep = report_json(rec)
-    check(len(rep["pins"]) == 100000, "100000 pins recorded: %d" % len(rep["pins"]))
+    with timed("synthetic recording"):
+        subprocess.run([SYNTH, rec, "100000", "8"], check=True, timeout=120)
+    with timed("json report"):
+        vtpin("--format", "json", "-o", os.path.join(work, "big.json"), rec)
+    with timed("json parse"):
+        listed = []
+        rep = json_streaming(os.path.join(work, "big.json"), "pins", lambda p: listed.append(None))
+    check(len(listed) == 100000, "100000 pins recorded: %d" % len(listed))
     page = os.path.join(work, "big.html")
-    vtpin("--format", "html", "-o", page, rec)
+    with timed("html report"):
+        vtpin("--format", "html", "-o", page, rec)
     size = os.path.getsize(page)
     check(size < 3 * 1024 * 1024, "100k pins make a page under 3 MB: %d bytes" % size)
-    dom = Dom(dump_dom(page))
+    with timed("chromium start"):
+        browser()
+    with timed("chromium dom"):
+        text = dump_dom(page)
+    with timed("dom parse (%d bytes)" % len(text)):
+        dom = Dom(text)
     check(next(e for e in dom.elements if e["tag"] == "body")["attrs"].get("data-rendered") == "yes",
           "the page's script ran to the end")
     lanes = dom.by_class("lane", "div")
@@ -436,15 +494,20 @@ def case_big(work):
     check(cells and cells[0].startswith(frame_text(rep["sites"][0]["culprit"])), "top culprit shown")
     check(len(dom.by_class("frame", "div")) > 100, "flame graph drawn")
     # the other formats on the same recording
-    total_us = sum(int(line.rsplit(" ", 1)[1]) for line in vtpin("--format", "collapsed", rec).decode().splitlines())
+    with timed("collapsed"):
+        total_us = sum(int(line.rsplit(" ", 1)[1])
+                       for line in vtpin("--format", "collapsed", rec).decode().splitlines())
     pinned_ns = sum(s["total_ns"] for s in rep["sites"])
     check(abs(total_us - pinned_ns / 1000) <= 0.5, "folded weights add up: %d us vs %d ns" % (total_us, pinned_ns))
     trace = os.path.join(work, "big.trace.json")
-    vtpin("--format", "perfetto", "-o", trace, rec)
-    with open(trace, encoding="utf-8") as f:
-        text = f.read()
-    check(sum(e["ph"] == "X" for e in json.loads(text)["traceEvents"]) == 100000, "a complete event per pin")
-    screenshot(page, work, "big.png")
+    with timed("perfetto report"):
+        vtpin("--format", "perfetto", "-o", trace, rec)
+    with timed("perfetto parse"):
+        complete = []
+        json_streaming(trace, "traceEvents", lambda e: complete.append(None) if e["ph"] == "X" else None)
+    check(len(complete) == 100000, "a complete event per pin")
+    with timed("screenshot"):
+        screenshot(page, work, "big.png")
 
 
 @in_workdir
