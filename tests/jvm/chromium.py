@@ -42,7 +42,7 @@ class Chromium:
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--remote-debugging-pipe"]
 
-    def __init__(self, work, timeout=60):
+    def __init__(self, work, timeout=120):
         """work: where the profile and the stderr log go, and HOME; timeout: seconds each
         command or load may take."""
         self.work = work
@@ -97,26 +97,23 @@ class Chromium:
         self.close()
 
     def close(self):
-        """Ends the browser: Browser.close, then SIGKILL to its process group if it lingers."""
+        """Ends the browser: Browser.close, then SIGKILL to its process group (its renderers and
+        helpers with it; Chromium was started in a session of its own)."""
         if self.proc is None:
             return
         try:
             if self.proc.poll() is None:
                 try:
                     self._write({"id": self._id(), "method": "Browser.close"})
-                except OSError:
-                    pass
-                try:
                     self.proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
+                except (OSError, subprocess.TimeoutExpired):
                     pass
         finally:
-            if self.proc.poll() is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait(timeout=30)
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=30)
             for fd in (self.cmd_w, self.msg_r):
                 os.close(fd)
             self.proc = None
@@ -149,7 +146,7 @@ class Chromium:
         while b"\0" not in self.buf:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.msg_r], [], [], left)[0]:
-                raise Failure("chromium: no %s within %d s; its stderr ends:\n%s"
+                raise Failure("chromium: %s did not come within %d s; its stderr ends:\n%s"
                               % (waiting_for, self.timeout, self.stderr_tail()))
             chunk = os.read(self.msg_r, 1 << 20)
             if not chunk:
@@ -170,7 +167,7 @@ class Chromium:
             raise self._died("the reply to " + method)
         deadline = time.monotonic() + self.timeout
         while True:
-            m = self._read("reply to " + method, deadline)
+            m = self._read("the reply to " + method, deadline)
             if m.get("id") == ident:
                 if "error" in m:
                     raise Failure("chromium: %s %s failed: %s" % (method, json.dumps(params), m["error"]))
