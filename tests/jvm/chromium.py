@@ -72,15 +72,22 @@ class Chromium:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
-        with open(self.stderr_path, "wb") as err:
+        try:
+            err = open(self.stderr_path, "wb")
             self.proc = subprocess.Popen([executable()] + self.FLAGS + ["--user-data-dir=" + profile],
                                          stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env,
                                          preexec_fn=onto_3_and_4, start_new_session=True,
                                          # not pass_fds: Popen closes every fd it was not given
                                          # after preexec_fn ran, 3 and 4 with them
                                          close_fds=False)
-        os.close(to_child)
-        os.close(from_child)
+        except BaseException:
+            os.close(self.cmd_w)
+            os.close(self.msg_r)
+            raise
+        finally:
+            err.close()
+            os.close(to_child)
+            os.close(from_child)
         try:
             target = self.send("Target.createTarget", {"url": "about:blank"}, session=None)["targetId"]
             self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True},
@@ -173,7 +180,7 @@ class Chromium:
                     raise Failure("chromium: %s %s failed: %s" % (method, json.dumps(params), m["error"]))
                 return m.get("result", {})
             if "method" in m:
-                self.events.append(m)
+                self._queue(m)
 
     def wait_event(self, what, match):
         """The first event (queued or to come) for which match(event) holds; what names it."""
@@ -187,8 +194,11 @@ class Chromium:
                 continue  # a late reply to a command we gave up on: none today
             if match(m):
                 return m
-            self.events.append(m)
-            del self.events[:-1000]  # events nobody waits for (console, frame lifecycle...) do not pile up
+            self._queue(m)
+
+    def _queue(self, event):
+        self.events.append(event)
+        del self.events[:-1000]  # events nobody waits for (frame lifecycle, console...) do not pile up
 
     def evaluate(self, expression):
         """The value of a JavaScript expression in the page (JSON-able values only)."""
