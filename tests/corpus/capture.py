@@ -153,7 +153,57 @@ def capture_repro():
     recorded("repro", "Repro", (), scheduler(4, 4), opts="threshold=0", jfr=True)
 
 
-CAPTURES = {"b2b_attach": capture_b2b_attach, "b2b_held": capture_b2b_held, "native_held": capture_native_held,
+def alternating(name, kernel):
+    """test_attach_exact.py alternating_sampled / alternating_kernel: AlternatingMonitor (6 virtual threads
+    x 6 rounds of synchronized { sleep(15 ms) } on one monitor, 2 carriers), the agent attached at
+    threshold=0 through a collector with (--kernel=on) or without (--kernel=off) the kernel view, JFR
+    alongside: the sampled parks bounded by the waits to enter (and split by the kernel)."""
+    from test_attach_exact import Jvm, attached, jfr_at
+    if kernel:
+        need_kernel_view()
+    jvm = Jvm(21, "alternating", "sampled", "")
+    coll = Collector(["--kernel=on" if kernel else "--kernel=off"]).start()
+    try:
+        jvm.start()
+        a = subprocess.run([VTPIN, "attach", str(jvm.proc.pid), "collector=%s,threshold=0" % coll.socket],
+                           capture_output=True, text=True, timeout=60)
+        check(a.returncode == 0, "attach exits 0: %s %s" % (a.stdout, a.stderr))
+        attached(coll, jvm.proc.pid, kernel)
+        holds = jvm.finish()
+
+        class Done:
+            proc = jvm.proc
+
+            @staticmethod
+            def wait(timeout):
+                pass
+        finish(coll, Done)
+        events = [e for e in jfr_pinned_events(jvm.home, jvm.jfr) if jfr_at(e, jvm.site)]
+        cmd = [c for c in jvm.cmd[1:] if not c.startswith("-XX:StartFlightRecording")]
+        save(name, coll.recordings()[0], {
+            "jdk": java_version(jvm.home), "command": " ".join(cmd).replace(jvm.go, "GO"), "holds": holds,
+            "how": "vtpin attach PID collector=SOCKET,threshold=0 once ready; vtpin collector --kernel=%s; JFR "
+                   "(java-fixtures/pin.jfc) from the start; GO created once attached%s" %
+                   ("on" if kernel else "off", " and both carriers tracked" if kernel else ""),
+            "site": list(jvm.site),
+            "jfr_pinned": [{"javaThreadId": e["values"]["eventThread"]["javaThreadId"],
+                            "startTime": e["values"]["startTime"], "duration": e["values"]["duration"]}
+                           for e in events]})
+    finally:
+        jvm.kill()
+        coll.cleanup()
+
+
+def capture_alternating_sampled():
+    alternating("alternating_sampled", False)
+
+
+def capture_alternating_kernel():
+    alternating("alternating_kernel", True)
+
+
+CAPTURES = {"alternating_sampled": capture_alternating_sampled, "alternating_kernel": capture_alternating_kernel,
+            "b2b_attach": capture_b2b_attach, "b2b_held": capture_b2b_held, "native_held": capture_native_held,
             "native_unexplained": capture_native_unexplained, "hogs": capture_hogs, "blockers": capture_blockers,
             "repro": capture_repro}
 

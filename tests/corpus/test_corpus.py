@@ -20,8 +20,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "jvm"))
 
-from harness import (CLOCKS_AGREE_NS, VTPIN, Failure, check, check_one_pin_per_round, check_timed_like_jfr, culprit,  # noqa: E402
-                     native_block_in)
+from harness import (CLOCKS_AGREE_NS, VTPIN, Failure, check, check_one_pin_per_round, check_timed_like_jfr,  # noqa: E402
+                     culprit, jfr_duration_ns, jfr_instant_ns, native_block_in)
 
 
 def vtpin_report(name, fmt):
@@ -257,7 +257,44 @@ def prove_repro(rep, text, facts):
     check_timed_like_jfr(mine, events)
 
 
-PROOFS = {"b2b_attach": prove_b2b_attach, "b2b_held": prove_b2b_held, "native_held": prove_native_held,
+def prove_alternating(rep, text, facts, kernel):
+    """test_attach_exact.py alternating_sampled / _kernel: after attach, the holders of the one monitor
+    (MONITOR pins at AlternatingMonitor.round) never overlap each other nor a wait to enter of their own
+    virtual thread: what the attach bounds (sampled) and the kernel's split make of sampled parks. With
+    the kernel view, also their count and total within 5 % of JFR's events of the same JVM, and each
+    holder at least half within a JFR event of its thread."""
+    from test_attach_exact import SHARE, TOLERANCE_NS, holder, overlap_ns
+    pins = list({p["id"]: p for p in rep["pins"]}.values())
+    site = tuple(facts["site"])
+    holders = sorted((p for p in pins if holder(p, site)), key=lambda p: p["start_ns"])
+    events = [{"start_ns": jfr_instant_ns(e["startTime"]), "tid": e["javaThreadId"],
+               "duration_ns": jfr_duration_ns({"values": {"duration": e["duration"]}})} for e in facts["jfr_pinned"]]
+    check(rep["jvm"]["mode"] == "attach" and holders, "holders after attach: %d" % len(holders))
+    check(len(events) >= facts["holds"] - 1, "JFR saw the holds park: %d for %d" % (len(events), facts["holds"]))
+    overlaps = [(a["id"], b["id"]) for i, a in enumerate(holders) for b in holders[i + 1:]
+                if overlap_ns(a, b) > TOLERANCE_NS]
+    check(not overlaps, "no two holders of the one monitor overlap: %s" % overlaps)
+    enters = [p for p in pins if p["reason"] == "MONITOR_ENTER" and p["duration_ns"] is not None]
+    check(enters, "the waits to enter are there to bound the holders")
+    waits = [(h["id"], w["id"]) for h in holders for w in enters
+             if w["vthread"]["id"] == h["vthread"]["id"] and overlap_ns(h, w) > TOLERANCE_NS]
+    check(not waits, "no wait to enter is a hold: %s" % waits)
+    if kernel:
+        total, jfr_total = sum(p["duration_ns"] for p in holders), sum(e["duration_ns"] for e in events)
+        check(abs(len(holders) - len(events)) <= SHARE * len(events) and abs(total - jfr_total) <= SHARE * jfr_total,
+              "within 5 %% of JFR: %d holders %d ns, JFR %d events %d ns" % (len(holders), total, len(events),
+                                                                            jfr_total))
+        outside = [p["id"] for p in holders if max([overlap_ns(p, e) for e in events
+                                                    if e["tid"] == p["vthread"]["id"]] or [0]) < p["duration_ns"] // 2]
+        check(not outside, "every holder lies within a JFR event of its thread: %s" % outside)
+    else:
+        check(rep["recording"]["pins_sampled"] > 0 and rep["recording"]["pins_bounded"] > 0,
+              "sampled parks, some bounded: %s" % rep["recording"])
+
+
+PROOFS = {"alternating_sampled": lambda r, t, f: prove_alternating(r, t, f, False),
+          "alternating_kernel": lambda r, t, f: prove_alternating(r, t, f, True),
+          "b2b_attach": prove_b2b_attach, "b2b_held": prove_b2b_held, "native_held": prove_native_held,
           "native_unexplained": prove_native_unexplained, "hogs": prove_hogs, "blockers": prove_blockers,
           "repro": prove_repro}
 
