@@ -1,9 +1,9 @@
 #include "hog_track.h"
 
-enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, int64_t hog_ns, int64_t max_gap_ns,
+enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, const struct hog_rule *rule,
                                struct hog_ended *ended)
 {
-    int late = t->last_look && s->now - t->last_look > max_gap_ns;
+    int late = t->last_look && s->now - t->last_look > rule->max_gap_ns;
     t->last_look = s->now;
     int holds = s->vthread_id != 0 && s->running && !s->pinned;
     int same_thread = t->state != HOG_NONE && t->vthread_id == s->vthread_id && t->mounts == s->mounts;
@@ -15,12 +15,14 @@ enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, 
     if (same && late && t->state == HOG_WATCHED) { /* unseen in between: it may have mounted again */
         t->since = t->last_running = s->now;
         t->asleep_at = 0;
+        t->looks = 1;
         return HOG_NOTHING;
     }
     if (same) {
         t->asleep_at = 0;
         t->last_running = s->now;
-        if (t->state == HOG_WATCHED && s->now - t->since >= hog_ns) {
+        t->looks++;
+        if (t->state == HOG_WATCHED && s->now - t->since >= rule->hog_ns && t->looks >= rule->min_looks) {
             t->state = HOG_RUNNING;
             return HOG_STARTS;
         }
@@ -37,6 +39,7 @@ enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, 
                             .mounts = s->mounts,
                             .since = holds ? s->now : 0,
                             .last_running = holds ? s->now : 0,
-                            .last_look = s->now};
+                            .last_look = s->now,
+                            .looks = holds ? 1 : 0};
     return step;
 }

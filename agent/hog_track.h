@@ -17,15 +17,18 @@
  * occupancy every mount is counted, so a thread that yields and mounts again
  * starts over; sampled occupancy counts none (mounts stays 0).
  *
- * A watch needs a look at least every max_gap: across a longer gap between two
- * samples (the sampler ran late: the JVM throttled by a CPU quota, the machine
- * overloaded) the thread may have unmounted and mounted again unseen, since
- * sampled occupancy counts no mounts, so the watch starts over at the late
- * sample. A yielding thread seen on the same carrier at sparse samples was
- * once taken for a hog so (JDK 21 under a 20 % CPU quota, 3 runs in 6). A hog
- * already reported goes on across a gap: it proved itself, and the gap is in
- * the session's sample_gaps. The cost: where every gap is late no hog is
- * found, and the report says the sampler ran late.
+ * A watch needs looks close enough together and enough of them: across a
+ * gap longer than max_gap between two samples (the sampler ran late: the JVM
+ * throttled by a CPU quota, an overloaded machine) the thread may have
+ * unmounted and mounted again unseen, since sampled occupancy counts no
+ * mounts, so the watch starts over at the late sample; and a hog is only
+ * reported once min_looks samples in a row saw it, so that a thread that
+ * yields among others is not taken for one by a few samples that happened to
+ * find it. A yielding thread on JDK 21 under a 20 % CPU quota (frozen 80 ms in
+ * every 100: a carrier resumes the thread it ran when frozen) was taken for a
+ * hog in 3 runs of 6 before. A hog already reported goes on across a gap: it
+ * proved itself, and the gap is in the session's sample_gaps. The cost: where
+ * every gap is late no hog is found, and the report says the sampler ran late.
  *
  * One sample that finds the same thread asleep, and nothing else changed, is
  * a pause, not an end: a GC or safepoint stops a running carrier too, and a
@@ -47,6 +50,15 @@ struct hog_track {
     int64_t last_running; /* the last sample that did */
     int64_t asleep_at;    /* a sample found it asleep after that one (a pause so far); 0: none */
     int64_t last_look;    /* the previous sample of this carrier, whatever it saw; 0: none yet */
+    unsigned looks;       /* samples in a row that saw it hold the carrier, this watch */
+};
+
+/* What makes a hog: hog_ns > 0 long, watched with no gap over max_gap_ns > 0 between two
+ * samples, seen by at least min_looks samples (hogs.c: hog=, two sample periods or a quarter of
+ * hog= if longer, and one look every two sample periods of hog=). */
+struct hog_rule {
+    int64_t hog_ns, max_gap_ns;
+    unsigned min_looks;
 };
 
 struct hog_sample {
@@ -62,10 +74,9 @@ struct hog_ended {
     int64_t end; /* the first sample that found it gone (or asleep, then gone) */
 };
 
-/* Feeds one sample; hog_ns > 0, max_gap_ns > 0 (the longest span between two samples a watch
- * goes on across). HOG_STARTS: the hog is t->vthread_id since t->since; HOG_ENDS:
+/* Feeds one sample. HOG_STARTS: the hog is t->vthread_id since t->since; HOG_ENDS:
  * the hog that was ended, as *ended says (ended may be NULL). */
-enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, int64_t hog_ns, int64_t max_gap_ns,
+enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, const struct hog_rule *rule,
                                struct hog_ended *ended);
 
 #endif

@@ -18,7 +18,7 @@ static struct {
     struct symbols *symbols;
     struct rec *scratch;
     int64_t hog_ns;
-    int64_t max_gap_ns; /* a watch goes on across no longer span without a look: the sampler's own lateness rule */
+    struct hog_rule rule;
     uint64_t next_id, reported;
 } hogs;
 
@@ -27,7 +27,12 @@ int hogs_init(const struct writer_config *cfg, struct symbols *symbols)
     hogs.cfg = cfg;
     hogs.symbols = symbols;
     hogs.hog_ns = (int64_t)options_hog_ns(cfg->options);
-    hogs.max_gap_ns = 2 * (int64_t)cfg->options->sample_interval_ns; /* as sampler.c counts sample_gaps */
+    int64_t period = (int64_t)cfg->options->sample_interval_ns;
+    /* a late sampler (sample_gaps counts spans over two periods) may stretch a watch to a quarter of hog=;
+     * half the looks a sampler on time would take must have seen it */
+    int64_t gap = 2 * period > hogs.hog_ns / 4 ? 2 * period : hogs.hog_ns / 4;
+    int64_t looks = hogs.hog_ns / (2 * period);
+    hogs.rule = (struct hog_rule){.hog_ns = hogs.hog_ns, .max_gap_ns = gap, .min_looks = looks > 2 ? (unsigned)looks : 2};
     hogs.scratch = calloc(1, pins_record_size(cfg->options->depth));
     return hogs.scratch ? 0 : -ENOMEM;
 }
@@ -149,7 +154,7 @@ void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, i
         s.pinned = c->block_pin != 0 || active_pins_on_carrier(c->tid, 0);
     }
     struct hog_ended ended;
-    switch (hog_track_sample(&c->hog, &s, hogs.hog_ns, hogs.max_gap_ns, &ended)) {
+    switch (hog_track_sample(&c->hog, &s, &hogs.rule, &ended)) {
     case HOG_STARTS:
         report_start(jni, c, vt);
         break;
@@ -165,7 +170,7 @@ void hogs_carrier_gone(struct carrier_slot *c, int64_t now)
 {
     struct hog_sample none = {.now = now};
     struct hog_ended ended;
-    if (hogs_enabled() && hog_track_sample(&c->hog, &none, hogs.hog_ns, hogs.max_gap_ns, &ended) == HOG_ENDS)
+    if (hogs_enabled() && hog_track_sample(&c->hog, &none, &hogs.rule, &ended) == HOG_ENDS)
         report_end(c, &ended);
 }
 

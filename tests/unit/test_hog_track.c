@@ -6,14 +6,15 @@
 
 #define MS 1000000LL
 #define HOG (200 * MS)
-#define GAP (20 * MS) /* two sample periods of 10 ms */
+/* as hogs.c makes it for sample=10ms: gaps up to a quarter of hog=, half the looks of a sampler on time */
+static const struct hog_rule RULE = {.hog_ns = HOG, .max_gap_ns = 50 * MS, .min_looks = 10};
 
 static enum hog_step feed(struct hog_track *t, int64_t at_ms, int64_t vid, int running, int pinned, uint64_t mounts,
                           struct hog_ended *ended)
 {
     struct hog_sample s = {
         .now = at_ms * MS, .vthread_id = vid, .running = running, .pinned = pinned, .mounts = mounts};
-    return hog_track_sample(t, &s, HOG, GAP, ended);
+    return hog_track_sample(t, &s, &RULE, ended);
 }
 
 /* The same thread running at every sample: a hog once it lasted hog=, from its first sample. */
@@ -127,10 +128,10 @@ static void test_pause(void)
     CHECK_INT(s.state, HOG_NONE);
 }
 
-/* Samples late (the JVM throttled by a CPU quota: two looks 10 ms apart, then none for 80 ms): the
- * thread may have yielded and mounted again unseen in each gap, so no watch goes on across one and a
- * yielding thread is no hog (JDK 21 under a 20 % quota had one so in 3 runs of 6); dense samples
- * again find a real one, from the first sample after the gap. */
+/* Samples late (the JVM throttled by a 20 % CPU quota: two looks 10 ms apart, then none for 80 ms, and
+ * a carrier resumes the thread it ran when frozen): the thread may have yielded and mounted again unseen
+ * in each gap, so no watch goes on across one and a yielding thread is no hog (JDK 21 had one so in 3
+ * runs of 6); dense samples again find a real one, from the first sample after the gap. */
 static void test_late_samples(void)
 {
     struct hog_track t = {0};
@@ -140,8 +141,7 @@ static void test_late_samples(void)
             CHECK_INT(feed(&t, ms, 7, 1, 0, 0, &e), HOG_NOTHING);
     CHECK_INT(t.state, HOG_WATCHED);
     CHECK_INT(t.since, 900 * MS); /* started over at the last late sample */
-    /* a gap of exactly the limit is no gap: 20 ms steps go on */
-    for (int ms = 920; ms < 1100; ms += 20)
+    for (int ms = 920; ms < 1100; ms += 10)
         CHECK_INT(feed(&t, ms, 7, 1, 0, 0, &e), HOG_NOTHING);
     CHECK_INT(feed(&t, 1100, 7, 1, 0, 0, &e), HOG_STARTS);
     CHECK_INT(t.since, 900 * MS);
@@ -158,6 +158,25 @@ static void test_late_samples(void)
     CHECK_INT(u.since, 500 * MS);
 }
 
+/* A sampler somewhat late (a look every 40 ms, within the 50 ms a watch goes on across): a hog needs
+ * min_looks samples, so it is found later than hog= (at the 10th look), timed from its first; a gap of
+ * exactly max_gap is no gap. */
+static void test_few_looks(void)
+{
+    struct hog_track t = {0};
+    struct hog_ended e = {0};
+    for (int ms = 0; ms < 360; ms += 40)
+        CHECK_INT(feed(&t, ms, 7, 1, 0, 0, &e), HOG_NOTHING); /* 200 ms passed at the 6th look: too few */
+    CHECK_INT(t.looks, 9);
+    CHECK_INT(feed(&t, 360, 7, 1, 0, 0, &e), HOG_STARTS);
+    CHECK_INT(t.since, 0);
+    struct hog_track u = {0};
+    for (int ms = 0; ms < 450; ms += 50)
+        CHECK_INT(feed(&u, ms, 7, 1, 0, 0, &e), HOG_NOTHING);
+    CHECK_INT(feed(&u, 450, 7, 1, 0, 0, &e), HOG_STARTS);
+    CHECK_INT(u.since, 0);
+}
+
 int main(void)
 {
     CHECK_RUN(test_hog_starts_and_ends);
@@ -166,5 +185,6 @@ int main(void)
     CHECK_RUN(test_mounts);
     CHECK_RUN(test_pause);
     CHECK_RUN(test_late_samples);
+    CHECK_RUN(test_few_looks);
     CHECK_MAIN_RETURN();
 }
