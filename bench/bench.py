@@ -13,6 +13,7 @@ bench/run.sh (build/agent/libvtpin.so, build/vtpin, build/java-fixtures,
 build/bench/{libemptyagent.so,benchtool,ingest}).
 """
 import argparse
+import atexit
 import datetime
 import glob
 import json
@@ -235,6 +236,21 @@ def busy_cpu_s():
 
 
 LAST_RUN = {}
+LOAD = None  # --load: the tests' load harness (tests/jvm/load.py) around every measured JVM
+
+
+def parse_load(spec):
+    """--load busy=N,quota=PCT,preempt=N into a Load (the tests' own harness: one meaning of "under load")."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "jvm"))
+    from load import Load
+    names = {"busy": "busy", "quota": "quota_pct", "preempt": "preempt"}
+    kw = {}
+    for part in filter(None, spec.split(",")):
+        key, _, value = part.partition("=")
+        if key not in names or not value.isdigit():
+            raise SystemExit("--load: %r: want busy=N, quota=PCT, preempt=N" % part)
+        kw[names[key]] = int(value)
+    return Load(**kw)
 
 
 def run_jvm(cmd, timeout, stdout_path, stderr_path, env=None):
@@ -244,7 +260,8 @@ def run_jvm(cmd, timeout, stdout_path, stderr_path, env=None):
     busy0 = busy_cpu_s()
     t0 = time.monotonic()
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        p = subprocess.Popen(LOAD.wrap(cmd) if LOAD else cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                             env=env)
         try:
             rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -895,6 +912,9 @@ def run_ingest(args, workdir, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1 round, no warm-up round, small workloads")
+    ap.add_argument("--load", default="", metavar="SPEC",
+                    help="every measured JVM under the tests' load (tests/jvm/load.py): busy=N busy loops, "
+                         "quota=PCT a CPU quota on the JVM, preempt=N preempting burst loops, e.g. busy=2,quota=50")
     ap.add_argument("--rounds", type=int, default=6, help="measured rounds (default 6: even, both thread parities)")
     ap.add_argument("--jdks", default="21,25")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
@@ -914,6 +934,11 @@ def main():
         for w, res in raw.get("overhead", {}).items():
             print(overhead_table(raw["jdk"], w, old.configs, res["rounds"], old)[0])
         return
+    if args.load:
+        global LOAD
+        LOAD = parse_load(args.load).__enter__()
+        atexit.register(LOAD.__exit__)
+        print("every measured JVM under %s" % LOAD.describe(), file=sys.stderr)
     if args.quick:
         args.rounds = 1
         if args.pins == 101:
