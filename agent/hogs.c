@@ -32,7 +32,8 @@ int hogs_init(const struct writer_config *cfg, struct symbols *symbols)
      * half the looks a sampler on time would take must have seen it */
     int64_t gap = 2 * period > hogs.hog_ns / 4 ? 2 * period : hogs.hog_ns / 4;
     int64_t looks = hogs.hog_ns / (2 * period);
-    hogs.rule = (struct hog_rule){.hog_ns = hogs.hog_ns, .max_gap_ns = gap, .min_looks = looks > 2 ? (unsigned)looks : 2};
+    hogs.rule =
+        (struct hog_rule){.hog_ns = hogs.hog_ns, .max_gap_ns = gap, .min_looks = looks > 2 ? (unsigned)looks : 2};
     hogs.scratch = calloc(1, pins_record_size(cfg->options->depth));
     return hogs.scratch ? 0 : -ENOMEM;
 }
