@@ -3,6 +3,8 @@
 # .clang-format's layout, and clang-tidy finds nothing with .clang-tidy's checks.
 #   scripts/lint.sh [BUILD_DIR]    BUILD_DIR holds compile_commands.json (default build/)
 #   VTPIN_LINT_FIX=1               rewrite files into the layout instead of failing
+#   VTPIN_TIDY_CACHE=off           run clang-tidy on every unit (default: a unit whose preprocessed
+#                                  input was found clean before is not checked again)
 # Generated code (protobuf-c, the BPF skeleton, the embedded page) is in the
 # build directory and is not checked. Exit 1 when anything is found.
 set -euo pipefail
@@ -38,8 +40,9 @@ fi
 tidy_dirs=()
 for d in "${existing[@]}"; do [[ $d != bench ]] && tidy_dirs+=("$d"); done
 pattern="^$root/($(IFS='|'; echo "${tidy_dirs[*]}"))/"
-run-clang-tidy -p "$build" -j "$(nproc)" -quiet "$pattern" >"$build/clang-tidy.log" 2>&1 || true
-# run-clang-tidy 14 has no -warnings-as-errors: any finding in the log fails
+# each unit skipped when the very same input was found clean before (scripts/tidy_cached.py)
+python3 "$root/scripts/tidy_cached.py" "$root" "$build" "$build/clang-tidy.log" "$pattern"
+# clang-tidy 14 has no -warnings-as-errors that covers every check: any finding in the log fails
 findings=$(sed 's/\x1b\[[0-9;]*m//g' "$build/clang-tidy.log" | grep -E "^$root/($(IFS='|'; echo "${tidy_dirs[*]}"))/.*: (warning|error):" | sort -u || true)
 if [[ -n $findings ]]; then
   printf '%s\n' "$findings" >&2
