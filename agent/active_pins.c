@@ -13,6 +13,7 @@
 #include "jthread.h"
 #include "outputs.h"
 #include "pin_machine.h"
+#include "settled.h"
 #include "stack_read.h"
 #include "trace.h"
 #include "writer_thread.h"
@@ -373,7 +374,7 @@ static int64_t perform(struct pm_action act, const struct rec *start, const stru
     if ((act.act & PM_ACT_NAME_END) && end)
         set_stack(a, end);
     if (act.act & PM_ACT_SETTLED)
-        pins_settled(a->pin_id);
+        settled_mark(a->pin_id);
     if (act.act & PM_ACT_REPORT_START)
         report_start(a);
     if ((act.act & PM_ACT_REPORT_END) && end)

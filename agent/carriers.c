@@ -11,16 +11,9 @@
 #include "self_cost.h"
 #include "vmstructs.h"
 
-struct mount_ring {
-    _Alignas(64) _Atomic uint64_t head; /* producer: the carrier thread */
-    _Alignas(64) _Atomic uint64_t tail; /* consumer: the writer */
-    uint64_t mask;
-    struct mount_entry entries[];
-};
-
 static struct carrier_slot *slots;
 static unsigned slot_count;
-static unsigned ring_size;
+static unsigned mounts_per_ring;
 static int exact_source;
 static _Atomic uint64_t dropped, unregistered;
 
@@ -35,22 +28,9 @@ int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact)
     if (!slots)
         return -ENOMEM;
     slot_count = max_carriers;
-    ring_size = 2;
-    while (ring_size < ring_entries)
-        ring_size <<= 1;
+    mounts_per_ring = ring_entries;
     exact_source = exact;
     return 0;
-}
-
-static struct mount_ring *ring_new(void)
-{
-    struct mount_ring *r = aligned_alloc(64, (sizeof(*r) + ring_size * sizeof(struct mount_entry) + 63) & ~(size_t)63);
-    if (!r)
-        return NULL;
-    atomic_init(&r->head, 0);
-    atomic_init(&r->tail, 0);
-    r->mask = ring_size - 1;
-    return r;
 }
 
 static struct carrier_slot *claim(void)
@@ -78,9 +58,9 @@ static void publish(struct carrier_slot *s, JNIEnv *jni, jthread thread, int tid
     s->native_method = NULL;
     s->block_pin = 0;
     if (exact_source && !s->ring)
-        s->ring = ring_new(); /* kept across reuse of the slot */
+        s->ring = mount_ring_new(mounts_per_ring); /* kept across reuse of the slot */
     else if (s->ring)
-        atomic_store(&s->ring->tail, atomic_load(&s->ring->head));
+        mount_ring_clear(s->ring);
     atomic_store_explicit(&s->state, SLOT_LIVE, memory_order_release);
 }
 
@@ -152,19 +132,8 @@ static void record_mount(JNIEnv *jni, jthread vthread, int mounted)
 {
     struct carrier_slot *s = my_slot;
     struct mount_ring *r = s ? s->ring : NULL;
-    if (!r) {
+    if (!r || mount_ring_push(r, clock_mono_ns(), mounted ? jthread_id(jni, vthread) : 0) != 0)
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-        return;
-    }
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    if (head - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
-        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-        return;
-    }
-    struct mount_entry *e = &r->entries[head & r->mask];
-    e->time_ns = clock_mono_ns();
-    e->vthread_id = mounted ? jthread_id(jni, vthread) : 0;
-    atomic_store_explicit(&r->head, head + 1, memory_order_release);
 }
 
 void JNICALL carriers_on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
@@ -221,16 +190,7 @@ void carriers_release(JNIEnv *jni, struct carrier_slot *s)
 
 unsigned carriers_take(struct carrier_slot *s, struct mount_entry *out, unsigned cap)
 {
-    struct mount_ring *r = s->ring;
-    if (!r)
-        return 0;
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-    unsigned n = 0;
-    while (tail != head && n < cap)
-        out[n++] = r->entries[tail++ & r->mask];
-    atomic_store_explicit(&r->tail, tail, memory_order_release);
-    return n;
+    return s->ring ? mount_ring_take(s->ring, out, cap) : 0;
 }
 
 uint64_t carriers_dropped(void)

@@ -13,15 +13,9 @@
 
 #include "hog_track.h"
 #include "jthread.h"
+#include "mount_ring.h"
 
 enum slot_state { SLOT_FREE = 0, SLOT_CLAIMED, SLOT_LIVE, SLOT_DEAD };
-
-struct mount_entry {
-    int64_t time_ns;
-    int64_t vthread_id; /* 0: unmounted */
-};
-
-struct mount_ring;
 
 struct carrier_slot {
     _Atomic int state;

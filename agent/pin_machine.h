@@ -22,7 +22,7 @@
  *   READING_S   crossed: the writer takes the stack
  *   REPORTED    reported in progress (start sent), its end still to come
  *
- * Settled: the pin's callback-side end reads settled[] (pins_settled) to know
+ * Settled: the pin's callback-side end asks settled.h (settled_has) to know
  * that a frames-only start needs no stack at its end: the writer marks it
  * when it is done with the start (not a pin, or reported with or without its
  * monitors). A start with its stack in hand or none needs no mark: its end
@@ -118,7 +118,7 @@ enum pm_act {
     PM_ACT_TAKE_STACK = 1 << 4,    /* take the stack from the writer: pm_result */
     PM_ACT_NAME_TAKEN = 1 << 5,    /* name the stack just read */
     PM_ACT_NAME_END = 1 << 6,      /* name the end record's stack */
-    PM_ACT_SETTLED = 1 << 7,       /* pins_settled: its end need not take the stack */
+    PM_ACT_SETTLED = 1 << 7,       /* settled_mark: its end need not take the stack */
     PM_ACT_REPORT_START = 1 << 8,  /* report the pin in progress */
     PM_ACT_REPORT_END = 1 << 9,    /* report its end (duration) */
     PM_ACT_BELOW = 1 << 10,        /* count it below the threshold, say nothing */

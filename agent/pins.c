@@ -9,6 +9,7 @@
 #include "jdk_words.h"
 #include "jthread.h"
 #include "log.h"
+#include "settled.h"
 #include "stack_read.h"
 
 enum pin_kind { KIND_NONE = 0, KIND_PARK, KIND_ENTER, KIND_WAIT };
@@ -23,11 +24,6 @@ struct carrier_local {
     int monitors_later; /* the start went with its frames only */
 };
 static __thread struct carrier_local on_carrier;
-
-/* monitors_later starts the writer is done with (pin_machine.h, "Settled"), by pin id modulo the size: a
- * collision only costs an end a stack it did not need. */
-#define SETTLED_SLOTS 256
-static _Atomic uint64_t settled[SETTLED_SLOTS];
 
 /* What detection resolved at pins_init. */
 static struct {
@@ -180,16 +176,10 @@ static void pin_end(jthread thread, enum pin_kind kind)
     int64_t now = clock_mono_ns();
     /* A frames-only start the writer has not settled yet: it looked late, so the
      * end takes the stack the writer would have read while it was in progress. */
-    int unsettled =
-        on_carrier.monitors_later && atomic_load_explicit(&settled[id % SETTLED_SLOTS], memory_order_acquire) != id;
+    int unsettled = on_carrier.monitors_later && !settled_has(id);
     int long_pin = (on_carrier.stack_deferred || unsettled) &&
                    (uint64_t)(now - on_carrier.start_ns) >= detector.setup.threshold_ns;
     emit_end(id, now, long_pin ? thread : NULL, kind);
-}
-
-void pins_settled(uint64_t pin_id)
-{
-    atomic_store_explicit(&settled[pin_id % SETTLED_SLOTS], pin_id, memory_order_release);
 }
 
 static int is_virtual(JNIEnv *jni, jthread thread)

@@ -52,8 +52,5 @@ struct pins_found {
     int park_breakpoints; /* 1: set at its entry and exits; -1: its bytecode is not the shape they need; 0: not tried */
 };
 void pins_found(struct pins_found *out);
-/* The writer is done with this monitors_later start (not a pin, or reported
- * with its monitors read): its end need not take the stack. */
-void pins_settled(uint64_t pin_id);
 
 #endif
