@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The one command that runs every test: sets up, builds, and runs CTest in
-# three build directories:
+# four build directories:
 #   scripts/lint.sh  first: every C file in .clang-format's layout, clang-tidy clean
 #   build/           everything: labels unit, jvm, collector
 #   build-sanitize/  VTPIN_SANITIZE=ON (gcc, ASan+UBSan on every target): the
 #                    unit and collector tests, then every JVM test with the
 #                    ASan agent (asan)
+#   build-tsan/      VTPIN_TSAN=ON (clang, ThreadSanitizer): the agent's lock-free code and its
+#                    unit tests on real threads (tsan)
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
 #                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
 # Tests run VTPIN_TEST_JOBS at a time (default: one per core): a JVM test mostly waits, and the
 # tests that make load of their own run alone (RUN_SERIAL, tests/CMakeLists.txt).
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
-# then the other two are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_FUZZ_TESTS=0
-# skip one of them in a full run. Every part runs; the exit status is 1 when
-# any failed.
+# then the others are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_TSAN_TESTS=0 /
+# VTPIN_FUZZ_TESTS=0 skip one of them in a full run. Every part runs; the exit
+# status is 1 when any failed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VTPIN_BUILD_DIR:-$root/build}
@@ -71,6 +73,13 @@ if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   if step "sanitized build (build-sanitize/)" configure_build gcc "$san" -DVTPIN_SANITIZE=ON; then
     tests "unit and collector tests under ASan/UBSan" --test-dir "$san" --output-on-failure -j "$jobs" -L 'unit|collector'
     tests "JVM tests with the ASan agent" --test-dir "$san" --output-on-failure -j "$jobs" -L asan
+  fi
+fi
+
+if [[ ${VTPIN_TSAN_TESTS:-1} != 0 ]]; then
+  tsan=${VTPIN_TSAN_BUILD_DIR:-$root/build-tsan}
+  if step "ThreadSanitizer build (build-tsan/)" configure_build clang "$tsan" -DVTPIN_TSAN=ON; then
+    tests "the lock-free code under ThreadSanitizer" --test-dir "$tsan" --output-on-failure -L tsan
   fi
 fi
 
