@@ -193,8 +193,9 @@ def case_collector_drops(jdk):
     """Events lost while the collector was down are in the recording and its report."""
     jdk = int(jdk)
     coll = Collector()
-    # 120 pins of 100 ms on 2 carriers: about 6 s, time for a late start, a kill and a reconnect
-    r = streaming(jdk, coll, "JniSleep", args=(120, 100), props=scheduler(2))
+    # rounds of 2 pins of 100 ms until the test closes the JVM's input: it outlives a late start, a kill
+    # and a reconnect however slow the machine (a fixed 6 s program once ended first under load)
+    r = streaming(jdk, coll, "JniSleep", args=(2, 100, "until-eof"), props=scheduler(2), stdin_pipe=True)
     r.start()
     try:
         # the collector starts late: everything before it is dropped for it
@@ -205,6 +206,7 @@ def case_collector_drops(jdk):
         coll.kill()
         coll.start()  # a reconnect
         coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and j["connections"] >= 1, timeout=30)
+        r.proc.stdin.close()
         r.wait(120)
         st = report_json(r.record)["stats"]
         print("stats of the recording: %s" % st)
