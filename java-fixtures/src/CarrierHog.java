@@ -46,6 +46,11 @@ public class CarrierHog {
         long runMs = args.length > 2 ? Long.parseLong(args[2]) : 600;
         System.out.println("java.version = " + System.getProperty("java.version"));
         WarmUp.virtualThreads();
+        // main (a platform thread: no pin) links slices' calls first, so that the virtual threads do
+        // not race to resolve them: under load one waited 64 ms in the JVM for another's resolution
+        // of Thread.yield, a VM_BLOCK of the JDK's own linkage, not of the code under test
+        if (!mode.equals("spin"))
+            slices(5, mode.equals("yield"));
         if (ready) {
             System.out.println("CarrierHog: ready pid=" + ProcessHandle.current().pid());
             System.out.flush();
