@@ -982,10 +982,13 @@ cleanup:
     return rc;
 }
 
-/* Everything fd holds, read into *data (malloc'ed): a pipe cannot be read twice. */
+/* Everything fd holds, read into *data (malloc'ed): a pipe cannot be read twice. What does not
+ * start with the magic is read no further (the caller reports it): /dev/zero or an endless pipe of
+ * something else would otherwise be read until memory runs out. */
 static int slurp(int fd, uint8_t **data, size_t *len)
 {
     size_t cap = 1 << 16, n = 0;
+    int head_checked = 0;
     uint8_t *buf = malloc(cap);
     if (!buf)
         return -ENOMEM;
@@ -1010,6 +1013,11 @@ static int slurp(int fd, uint8_t **data, size_t *len)
             return -e;
         }
         n += (size_t)r;
+        if (!head_checked && n >= WIRE_MAGIC_LEN) {
+            head_checked = 1;
+            if (!is_magic(buf, n))
+                break;
+        }
     }
     *data = buf;
     *len = n;

@@ -91,6 +91,16 @@ done
 
 # failures, not usage errors: status 1
 expect 1 "vtpin report: $tmp/none.vtp: No such file or directory" report "$tmp/none.vtp"
+# the magic is checked first: a device or an endless pipe of something else is not read to its end
+# (issue 37: `vtpin report /dev/zero` grew to 2.1 GB in 7 s); timeout ends a reader that never stops
+expect 1 "vtpin report: /dev/zero: not a vtpin recording (bad magic)" report /dev/zero
+yes | timeout 10 "$vtpin" report - >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 1 ] || [ "$(cat "$tmp/err")" != "vtpin report: <stdin>: not a vtpin recording (bad magic)" ]; then
+    fail "yes | vtpin report -: exit $rc, expected 1 at once; stderr: $(cat "$tmp/err")"
+else
+    passed=$((passed + 1))
+fi
 "$vtpin" status --socket "$tmp/no.sock" >/dev/null 2>&1
 rc=$?
 [ "$rc" -eq 1 ] && passed=$((passed + 1)) || fail "vtpin status with no collector: exit $rc, expected 1"
