@@ -47,18 +47,40 @@ void log_set_quiet(int quiet)
     log_quiet = quiet;
 }
 
+/* text[0..len) into out[cap] with each control character (a path in an option may hold an escape
+ * sequence that would drive the terminal of whoever reads the JVM's stderr) written as \xNN; the
+ * length written, at most cap. */
+static size_t escape_controls(const char *text, size_t len, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o < cap; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x20 && c != 0x7f) {
+            out[o++] = (char)c;
+        } else if (cap - o >= 4) {
+            static const char hex[] = "0123456789abcdef";
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        } else {
+            break;
+        }
+    }
+    return o;
+}
+
 static void log_write_fd(int fd, const char *level, const char *fmt, va_list ap)
 {
-    char line[1024];
+    char text[1024], line[1024];
     int n = snprintf(line, sizeof(line), "vtpin: %s", level);
     if (n < 0)
         return;
-    int m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    int m = vsnprintf(text, sizeof(text), fmt, ap);
     if (m < 0)
         return;
-    size_t len = (size_t)n + (size_t)m;
-    if (len > sizeof(line) - 2)
-        len = sizeof(line) - 2;
+    size_t tlen = (size_t)m < sizeof(text) ? (size_t)m : sizeof(text) - 1;
+    size_t len = (size_t)n + escape_controls(text, tlen, line + n, sizeof(line) - 2 - (size_t)n);
     line[len++] = '\n';
     /* One write per line so lines from several threads never interleave. */
     ssize_t w = write(fd, line, len);

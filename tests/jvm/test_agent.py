@@ -27,6 +27,11 @@ def case_bad_options(jdk):
         check(p.returncode != 0, "JVM must not start with %r (exit %d)" % (opts, p.returncode))
         lines = [l for l in p.stderr.splitlines() if l.startswith("vtpin: error:")]
         check(lines and needle in lines[0], "one clear line naming the option for %r, got:\n%s" % (opts, p.stderr))
+    # control characters in an option's value are said escaped, never raw to the terminal (issue 37)
+    p = java(home, "record=/nonexistent-dir/\x1b[31mred\x07.vtp", "-version")
+    check(p.returncode != 0 and "\x1b" not in p.stderr and "\x07" not in p.stderr and
+          "'/nonexistent-dir/\\x1b[31mred\\x07.vtp'" in p.stderr,
+          "the escape sequence is said as \\x1b and \\x07, not sent raw: %r" % p.stderr)
     # jcmd splits key=value, so key:value is accepted too
     p = java(home, "threshold:5ms,quiet", "-version")
     check(p.returncode == 0, "key:value accepted: " + p.stderr)
