@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -16,9 +17,13 @@ static unsigned slot_count;
 static unsigned mounts_per_ring;
 static int exact_source;
 static _Atomic uint64_t dropped, unregistered;
+/* Bumped when carriers_register_existing registers carriers from outside their own threads. */
+static _Atomic unsigned registry_generation;
 
 /* The carrier's own slot, so the mount callbacks find their ring without a lookup. */
 static __thread struct carrier_slot *my_slot;
+/* The registry generation this thread last looked itself up in (found nothing). */
+static __thread unsigned my_lookup_generation;
 
 int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact)
 {
@@ -126,11 +131,30 @@ void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_cla
     }
     free(known);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+    atomic_fetch_add_explicit(&registry_generation, 1, memory_order_release); /* their threads look again */
+}
+
+/* This carrier's slot. A carrier registered after the fact (dynamic attach: carriers_register_existing
+ * runs on another thread) finds it at its first mount by its OS tid, once per registration round: its
+ * thread-local was never set, and exact occupancy after attach recorded no mount at all before. */
+static struct carrier_slot *this_carriers_slot(void)
+{
+    if (my_slot)
+        return my_slot;
+    unsigned generation = atomic_load_explicit(&registry_generation, memory_order_acquire);
+    if (!slots || generation == my_lookup_generation)
+        return NULL;
+    my_lookup_generation = generation;
+    int tid = (int)syscall(SYS_gettid);
+    for (unsigned i = 0; i < slot_count; i++)
+        if (atomic_load_explicit(&slots[i].state, memory_order_acquire) == SLOT_LIVE && slots[i].tid == tid)
+            return my_slot = &slots[i];
+    return NULL;
 }
 
 static void record_mount(JNIEnv *jni, jthread vthread, int mounted)
 {
-    struct carrier_slot *s = my_slot;
+    struct carrier_slot *s = this_carriers_slot();
     struct mount_ring *r = s ? s->ring : NULL;
     if (!r || mount_ring_push(r, clock_mono_ns(), mounted ? jthread_id(jni, vthread) : 0) != 0)
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);

@@ -444,8 +444,34 @@ def case_container(jdk):
         t.kill()
 
 
+def case_exact_mounts(jdk):
+    """occupancy=exact after attach records the carriers' mounts: four virtual threads that sleep 1 ms
+    between slices on two carriers mount hundreds of times, and the recording's exact occupancy shows
+    both carriers busy and idle (issue 37: the carriers found at attach never got their thread-local slot,
+    so exact occupancy after attach recorded no mount at all, where startup records every one)."""
+    import json
+    from harness import attach_when_ready, classpath, scheduler
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-attach-exact-")
+    rec = os.path.join(d, "a.vtp")
+    cmd = [os.path.join(jdk_home(jdk), "bin", "java"), "-cp", classpath(jdk)] + scheduler(2) + \
+          ["CarrierHog", "--ready", "sleep", "4", "400"]
+    attach_when_ready(cmd, "CarrierHog", d, "record=%s,occupancy=exact" % rec)
+    rep = report_json(rec)
+    check(rep["jvm"].get("mode") == "attach", "attached: %s" % rep["jvm"])
+    p = subprocess.run([VTPIN, "report", "--format", "perfetto", rec], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "perfetto: %s" % p.stderr)
+    counters = [e for e in json.loads(p.stdout)["traceEvents"] if e["ph"] == "C"]
+    carriers = {e["tid"] for e in counters}
+    print("exact occupancy after attach: %d busy/idle changes on %d carriers" % (len(counters), len(carriers)))
+    check(len(carriers) == 2 and {e["args"]["busy"] for e in counters} == {0, 1} and len(counters) >= 100,
+          "both carriers' mounts recorded, busy and idle, hundreds of them: %d changes on %s" % (
+              len(counters), carriers))
+
+
 if __name__ == "__main__":
     raise SystemExit(main({
+        "exact_mounts": case_exact_mounts,
         "attach": case_attach,
         "reattach": case_reattach,
         "dynamic_loading_disabled": case_dynamic_loading_disabled,
