@@ -11,7 +11,7 @@
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
 #                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
 # Tests run VTPIN_TEST_JOBS at a time (default: one per core): a JVM test mostly waits, and the
-# tests that make load of their own run alone (RUN_SERIAL, tests/CMakeLists.txt).
+# tests that make load of their own run alone (serial in tests/cases.txt: RUN_SERIAL).
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
 # then the others are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_TSAN_TESTS=0 /
 # VTPIN_FUZZ_TESTS=0 skip one of them in a full run. Every part runs; the exit
