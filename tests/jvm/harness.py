@@ -34,8 +34,7 @@ if os.environ.get("VTPIN_PRELOAD"):
     os.environ["LD_PRELOAD"] = os.environ["VTPIN_PRELOAD"]
 
 
-class Failure(Exception):
-    pass
+from collector_fixture import Failure  # noqa: E402  (one Failure for every test file)
 
 
 _TEMP_DIRS = []
