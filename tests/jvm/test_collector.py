@@ -10,69 +10,16 @@ import socket
 import subprocess
 import time
 
+from collector_fixture import CollectorProcess
 from harness import VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir
 
 
-class Collector:
+class Collector(CollectorProcess):
+    """This file's collector: in d (a fresh temporary directory by default), alerting after 500 ms."""
+
     def __init__(self, d=None):
-        self.dir = d or tempdir("vtpin-coll-test-")
-        self.socket = os.path.join(self.dir, "collector.sock")
-        self.proc = None
-
-    def start(self):
-        self.log = open(os.path.join(self.dir, "collector.log"), "a")
-        self.proc = subprocess.Popen([VTPIN, "collector", "--socket", self.socket, "--dir",
-                                      os.path.join(self.dir, "sessions"), "--alert-after", "500ms"],
-                                     stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 10
-        while not self.answers():  # a killed collector leaves its socket file behind
-            check(time.monotonic() < deadline and self.proc.poll() is None, "collector did not start")
-            time.sleep(0.02)
-        return self
-
-    def answers(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.connect(self.socket)
-            return True
-        except OSError:
-            return False
-        finally:
-            s.close()
-
-    def kill(self, sig=signal.SIGKILL):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(timeout=10)
-
-    def ask(self, what, *args):
-        p = subprocess.run([VTPIN, what, "--socket", self.socket, "--json"] + list(args), capture_output=True,
-                           text=True, timeout=30)
-        if p.returncode != 0:
-            raise Failure("vtpin %s failed: %s" % (what, p.stderr))
-        return json.loads(p.stdout)
-
-    def status(self):
-        return self.ask("status")
-
-    def top(self):
-        return self.ask("top", "--once")
-
-    def jvm(self, pid):
-        for j in self.status()["jvms"]:
-            if j["pid"] == pid:
-                return j
-        return None
-
-    def wait_for(self, what, cond, timeout=30):
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            last = what()
-            if cond(last):
-                return last
-            time.sleep(0.1)
-        raise Failure("timed out; last answer: %s" % json.dumps(last)[:1500])
+        super().__init__(d or tempdir("vtpin-coll-test-"), "--alert-after", "500ms", poll_interval=0.1,
+                         stop_timeout=10)
 
     def native_blocks(self, pid, n, timeout=30):
         """`vtpin top`'s carriers of JVM pid in a native block, once there are n of them."""
@@ -254,9 +201,7 @@ def pinning_until_stopped(jdk, d, sessions, what):
     shows that JVM's recording stopped: (collector, run, pid, mine: a status answer's entries of that
     JVM, the status answer's JVM)."""
     from test_metrics import MetricsCollector
-    coll = MetricsCollector(d)
-    coll.cmd[coll.cmd.index("--dir") + 1] = sessions
-    coll.start()
+    coll = MetricsCollector(d, sessions=sessions).start()
     os.makedirs(os.path.join(d, "jvm"))
     r = Run(jdk, "OccMix", args=(120, 2, 30, 10, 20), props=scheduler(2), agent_opts="collector=" + coll.socket,
             workdir=os.path.join(d, "jvm")).start()
@@ -448,14 +393,11 @@ def coll_wait(coll, cond, what, timeout=60):
 
 
 def ask_json(coll, what, *args):
-    return json.loads(ask_text(coll, what, "--json", *args))
+    return coll.ask(what, *args)
 
 
 def ask_text(coll, what, *args):
-    p = subprocess.run([VTPIN, what, "--socket", coll.socket] + list(args), capture_output=True, text=True,
-                       timeout=30)
-    check(p.returncode == 0, "vtpin %s failed: %s" % (what, p.stderr))
-    return p.stdout
+    return coll.text(what, *args)
 
 
 if __name__ == "__main__":

@@ -169,9 +169,7 @@ def case_reconnect(jdk):
         check([j["pid"] for j in st["jvms"]] == [pid], "named by its host pid %d: %s" % (
             pid, [j["pid"] for j in st["jvms"]]))
         start_ns = st["jvms"][0]["start_unix_ns"]
-        coll.proc.send_signal(signal.SIGKILL)
-        coll.proc.wait(timeout=10)
-        coll.log.close()
+        coll.kill()  # SIGKILL
         coll.start()
         st = wait_for(lambda: ask(coll, "status"), lambda s: any(j["connected"] and j["connection"] >= 1
                                                                 for j in s["jvms"]), 60, "the JVM reconnected")

@@ -36,6 +36,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from collector_fixture import CollectorProcess, http_get  # noqa: F401 (http_get: for importers)
 from harness import VTPIN, Failure, Run, check, main, scheduler, skip, tempdir, for_jdk
 
 # fixture, args, parallelism, pins it makes, reason, site substring, least ms per pin
@@ -60,62 +61,15 @@ def free_port():
     return port
 
 
-def http_get(url, method="GET", timeout=10):
-    """(status, headers, body) of a request; HTTP errors are answers too."""
-    req = urllib.request.Request(url, method=method, data=b"x" if method == "POST" else None)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.headers, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read().decode()
-
-
-class MetricsCollector:
+class MetricsCollector(CollectorProcess):
     """A collector with --metrics on a free loopback port (port 0: it says which in its log)."""
 
-    def __init__(self, d, listen="127.0.0.1:0", extra=()):
-        self.dir = d
-        self.socket = os.path.join(d, "collector.sock")
-        self.log_path = os.path.join(d, "collector.log")
-        self.cmd = [VTPIN, "collector", "--socket", self.socket, "--dir", os.path.join(d, "sessions"),
-                    "--metrics", listen] + list(extra)
-        self.proc = None
-
-    def start(self):
-        self.log = open(self.log_path, "w")  # one collector at a time per directory
-        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 15
-        while True:
-            m = re.search(r"metrics on http://(\S+?):(\d+)/metrics", self.log_text())
-            if m:
-                self.host, self.port = m.group(1), int(m.group(2))
-                break
-            check(self.proc.poll() is None, "collector exited %s: %s" % (self.proc.returncode, self.log_text()))
-            check(time.monotonic() < deadline, "collector did not say where its metrics are: " + self.log_text())
-            time.sleep(0.05)
-        while not os.path.exists(self.socket):
-            check(time.monotonic() < deadline, "collector socket missing")
-            time.sleep(0.05)
-        self.url = "http://127.0.0.1:%d/metrics" % self.port
-        return self
+    def __init__(self, d, listen="127.0.0.1:0", extra=(), sessions=None):
+        super().__init__(d, *extra, sessions=sessions, metrics=listen, log_mode="w",  # one collector per directory
+                         ready="socket_file", start_timeout=15, stop_timeout=15)
 
     def log_text(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=15)
-        if self.proc:
-            self.log.close()
-
-    def scrape(self):
-        status, headers, body = http_get(self.url)
-        check(status == 200, "GET /metrics: %d %s" % (status, body[:300]))
-        check(headers.get("Content-Type", "").startswith("text/plain; version=0.0.4"),
-              "exposition content type: %s" % headers.get("Content-Type"))
-        return body
+        return self.log()
 
 
 def samples(body):
