@@ -29,8 +29,7 @@ VTPIN = os.path.join(BUILD, "vtpin")
 MAGIC = b"VTPIN\0\0\1"
 
 
-class Failure(Exception):
-    pass
+from collector_fixture import CollectorProcess, Failure  # noqa: E402  (one Failure for every test file)
 
 
 class Skipped(Exception):
@@ -207,55 +206,26 @@ def alert_texts(frames):
 
 # ---- the collector and its clients ----------------------------------------------------
 
-class Collector:
+class Collector(CollectorProcess):
+    """The collector in workdir: its socket in workdir/run (or socket_path; "default": no --socket, its
+    own default in env), recording into workdir/rec, a log of its own per start; ready once it says
+    it is listening, stopped within 10 s."""
+
     def __init__(self, workdir, *args, env=None, socket_path=None):
-        self.dir = workdir
-        self.socket = socket_path or os.path.join(workdir, "run", "collector.sock")
-        self.rec = os.path.join(workdir, "rec")
-        self.log_path = os.path.join(workdir, "collector-%d.log" % time.monotonic_ns())
-        cmd = [VTPIN, "collector"]
-        if not socket_path or socket_path != "default":
-            cmd += ["--socket", self.socket]
-        else:
-            self.socket = None
-        cmd += ["--dir", self.rec] + list(args)
-        self.cmd = cmd
-        self.env = env
-        self.proc = None
+        super().__init__(workdir, *args, socket=socket_path or os.path.join(workdir, "run", "collector.sock"),
+                         sessions=os.path.join(workdir, "rec"),
+                         log_path=os.path.join(workdir, "collector-%d.log" % time.monotonic_ns()), log_mode="w",
+                         env=env, ready="listening", stop_timeout=10)
+        self.rec = self.sessions
 
     def start(self, expect_socket=True):
-        self.logf = open(self.log_path, "w")
-        self.proc = subprocess.Popen(self.cmd, stdout=self.logf, stderr=subprocess.STDOUT, env=self.env)
-        if expect_socket:
-            wait_for(lambda: "listening on" in self.log() or self.proc.poll() is not None, 10, "the collector to listen")
-            check(self.proc.poll() is None, "the collector exited at start:\n" + self.log())
-        return self
-
-    def log(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def stop(self, sig=signal.SIGTERM, timeout=10):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise Failure("the collector did not stop within %ds after %s" % (timeout, sig))
-        return self.proc.returncode if self.proc else None
+        return super().start(expect_ready=expect_socket)
 
     def vtpin(self, *args, env=None):
-        extra = ["--socket", self.socket] if self.socket else []
-        p = subprocess.run([VTPIN] + list(args[:1]) + extra + list(args[1:]), capture_output=True, text=True,
-                           timeout=30, env=env or self.env)
-        return p
+        return self.run(args[0], *args[1:], env=env)
 
     def query(self, what, *args):
-        p = self.vtpin(what, "--json", *args) if what == "status" else self.vtpin("top", "--once", "--json", *args)
-        check(p.returncode == 0, "vtpin %s failed (%d): %s" % (what, p.returncode, p.stderr))
-        return json.loads(p.stdout)
+        return self.ask("status", *args) if what == "status" else self.ask("top", "--once", *args)
 
 
 def wait_for(pred, timeout, what):

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import time
 
+from collector_fixture import CollectorProcess
 from harness import (CLASSES, CLOCKS_AGREE_NS, VTPIN, Failure, Run, back_to_back_rounds, check, check_one_pin_per_round,
                      class_init_wait, main, native_block_in, report_json, scheduler, set_aside, skip, tempdir,
                      wait_ready)
@@ -27,61 +28,12 @@ def need_kernel_view():
         skip("the kernel view needs CAP_BPF and CAP_PERFMON: run as root (CI does)")
 
 
-class Collector:
+class Collector(CollectorProcess):
+    """This file's collector, in a fresh temporary directory, under an optional command prefix."""
+
     def __init__(self, args=(), prefix=()):
-        self.dir = tempdir(prefix="vtpin-kernel-test-")
-        self.socket = os.path.join(self.dir, "collector.sock")
-        self.sessions = os.path.join(self.dir, "sessions")
-        self.logpath = os.path.join(self.dir, "collector.log")
-        self.cmd = list(prefix) + [VTPIN, "collector", "--socket", self.socket, "--dir", self.sessions] + list(args)
-        self.proc = None
-
-    def start(self):
-        with open(self.logpath, "a") as log:
-            self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=log)
-        deadline = time.monotonic() + 10
-        while not self.answers():
-            if self.proc.poll() is not None:
-                raise Failure("collector exited %d:\n%s" % (self.proc.returncode, self.log()))
-            check(time.monotonic() < deadline, "collector did not start:\n" + self.log())
-            time.sleep(0.02)
-        return self
-
-    def answers(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.connect(self.socket)
-            return True
-        except OSError:
-            return False
-        finally:
-            s.close()
-
-    def log(self):
-        with open(self.logpath) as f:
-            return f.read()
-
-    def ask(self, what, *args):
-        p = subprocess.run([VTPIN, what, "--socket", self.socket, "--json"] + list(args), capture_output=True,
-                           text=True, timeout=30)
-        if p.returncode != 0:
-            raise Failure("vtpin %s failed: %s" % (what, p.stderr))
-        return json.loads(p.stdout)
-
-    def wait_for(self, what, cond, timeout=30):
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            last = what()
-            if cond(last):
-                return last
-            time.sleep(0.05)
-        raise Failure("timed out; last answer: %s" % json.dumps(last)[:2000])
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=20)
+        super().__init__(tempdir(prefix="vtpin-kernel-test-"), *args, prefix=prefix)
+        self.logpath = self.log_path
 
     def recordings(self):
         return sorted(glob.glob(os.path.join(self.sessions, "*")))

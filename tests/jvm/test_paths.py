@@ -15,6 +15,7 @@ uid 65534 (nobody), through a preexec_fn that drops root as test_attach.py does.
   record_mode JDK          record= files are 0600, record_mode=0640 gives 0640, also to a file
                            that existed with 0644
 Root only (others skip)."""
+import json
 import os
 import shutil
 import signal
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import time
 
+from collector_fixture import CollectorProcess
 from harness import CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, jdk_home, main, skip, tempdir
 
 NOBODY = 65534
@@ -57,35 +59,19 @@ def nobody_dir(path, mode=0o755):
     return path
 
 
-class NobodyCollector:
-    """A real `vtpin collector` run by nobody on socket, recording into rec."""
+class NobodyCollector(CollectorProcess):
+    """A real `vtpin collector` run by nobody on socket, recording into rec; asked as nobody."""
 
     def __init__(self, socket_path, rec, log):
-        self.socket = socket_path
-        self.log_path = log
-        self.log = open(log, "w")
-        self.proc = subprocess.Popen([VTPIN, "collector", "--socket", socket_path, "--dir", rec],
-                                     stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=as_nobody, cwd="/")
-        wait_for(lambda: os.path.exists(socket_path) or self.proc.poll() is not None, 20, "nobody's collector")
-        check(self.proc.poll() is None, "nobody's collector did not start:\n" + self.text())
-
-    def text(self):
-        with open(self.log_path) as f:
-            return f.read()
+        super().__init__(os.path.dirname(socket_path), socket=socket_path, sessions=rec, log_path=log, log_mode="w",
+                         preexec_fn=as_nobody, cwd="/", ready="socket_file", start_timeout=20, stop_timeout=30)
+        self.start()
 
     def jvms(self):
         """The JVMs nobody's collector has seen, asked as nobody."""
-        p = subprocess.run([VTPIN, "status", "--json", "--socket", self.socket], capture_output=True, text=True,
-                           preexec_fn=as_nobody, cwd="/", timeout=30)
+        p = self.run("status", "--json")
         check(p.returncode == 0, "nobody's status of its own collector: %d %s" % (p.returncode, p.stderr))
-        import json
         return json.loads(p.stdout)["jvms"]
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(30)
-        self.log.close()
 
 
 def in_private_tmp(case, args):
