@@ -51,6 +51,7 @@
 #include "paths.h"
 #include "recording.h"
 #include "report.h"
+#include "run_agent_opts.h"
 #include "run_job.h"
 #include "run_kernel.h"
 #include "wire.h"
@@ -191,9 +192,13 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
         case 'A':
             cfg->agent = optarg;
             break;
-        case 'o':
+        case 'o': {
+            char why[1024];
+            if (run_agent_opts_check(optarg, why, sizeof(why)))
+                return cli_usage_error("run", "%s", why);
             cfg->extra = optarg;
             break;
+        }
         case 'f':
             cfg->format = optarg;
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
@@ -451,22 +456,6 @@ static int find_existing_agent(const struct run_config *cfg, struct run_state *s
     return 0;
 }
 
-/* The value of key in an agent's options ("k=v,k2" or jcmd's "k:v"): 1 with
- * value[cap] ("" for a bare key), 0 when absent. */
-static int agent_option(const char *options, const char *key, char *value, size_t cap)
-{
-    size_t klen = strlen(key);
-    for (const char *o = options; *o;) {
-        size_t n = strcspn(o, ",");
-        if (n >= klen && strncmp(o, key, klen) == 0 && (n == klen || o[klen] == '=' || o[klen] == ':')) {
-            snprintf(value, cap, "%.*s", n > klen ? (int)(n - klen - 1) : 0, o + klen + 1);
-            return 1;
-        }
-        o += n + (o[n] == ',');
-    }
-    return 0;
-}
-
 /* COMMAND's JVMs have vtpin already: a second agent would stand down, so none
  * is added. The run reads that agent's record= and watches its collector; what
  * it cannot do is said. */
@@ -478,7 +467,7 @@ static void reuse_existing_agent(const struct run_config *cfg, struct run_state 
             "vtpin run: COMMAND already loads vtpin (%s: %s): vtpin run adds no second agent and uses that one\n",
             st->found_in, st->found_word);
     char record[PATH_MAX], collector[PATH_MAX];
-    if (agent_option(options, "record", record, sizeof(record)) && record[0]) {
+    if (run_agent_option(options, "record", record, sizeof(record)) && record[0]) {
         size_t o = 0;
         for (const char *r = record; *r && o + 2 < sizeof(st->record_glob); r++) {
             if (r[0] == '%' && r[1] == 'p') { /* the agent's %p: any JVM's pid */
@@ -494,7 +483,7 @@ static void reuse_existing_agent(const struct run_config *cfg, struct run_state 
         fprintf(stderr, "vtpin run: it records nowhere vtpin run can read (no record= in its options): no report "
                         "and no gates for its JVMs; give it record=FILE (%%p: the pid), or take it out and let vtpin "
                         "run add its own\n");
-    if (!agent_option(options, "collector", collector, sizeof(collector)))
+    if (!run_agent_option(options, "collector", collector, sizeof(collector)))
         fprintf(stderr, "vtpin run: no live view: it streams to no collector (collector=PATH in its options)\n");
     else if (collector[0]) {
         snprintf(st->socket_path, sizeof(st->socket_path), "%s", collector);

@@ -537,6 +537,24 @@ def case_reused_dir():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def case_agent_options_outputs():
+    """--agent-options with record= or collector= would replace the run's own outputs (the agent takes
+    one of each): refused as a usage error before COMMAND runs, never "gates passed" over pins unseen."""
+    d = tempdir(prefix="vtpin-run-opts-")
+    cmd = java(25, "JniSleep", 2, 50, parallelism=2)
+    for opts in ("record=%s/x-%%p.vtp" % d, "threshold=0,record:%s/x-%%p.vtp" % d,
+                 "collector=%s/other.sock" % d, "collector"):
+        p = subprocess.run([VTPIN, "run", "--dir", os.path.join(d, "run"), "--fail-on-pins", "1",
+                            "--agent-options", opts, "--"] + cmd, capture_output=True, text=True, timeout=180)
+        print("--agent-options %s -> %d\n%s%s" % (opts, p.returncode, p.stdout[-300:], p.stderr[-600:]))
+        check(p.returncode == 2, "refused (exit 2): %d" % p.returncode)
+        check("gates passed" not in p.stdout, "no verdict")
+        key = "record" if "record" in opts else "collector"
+        check(re.search(r"--agent-options: %s.* would replace the run's own" % key, p.stderr),
+              "it says why:\n" + p.stderr)
+        check(not [f for f in os.listdir(d) if f.startswith("x-")], "COMMAND did not run")
+
+
 def case_usage():
     p = subprocess.run([VTPIN, "run", "--fail-on-pins", "x", "--", "true"], capture_output=True, text=True)
     check(p.returncode == 2 and "--fail-on-pins" in p.stderr, "bad gate value: %d %s" % (p.returncode, p.stderr))
@@ -559,6 +577,7 @@ if __name__ == "__main__":
         "term_ignored": case_term_ignored,
         "sigkill": case_sigkill,
         "agent_already": case_agent_already,
+        "agent_options_outputs": case_agent_options_outputs,
         "kernel_view": case_kernel_view,
         "kernel_view_off": case_kernel_view_off,
         "kernel_view_container": case_kernel_view_container,

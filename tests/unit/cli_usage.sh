@@ -64,6 +64,9 @@ usage collector "unexpected argument 'extra'" extra
 usage run "--fail-on-pins wants a count, got 'x'" --fail-on-pins x -- true
 usage run "--fail-on-pinned-time wants a duration such as 500ms, got 'soon'" --fail-on-pinned-time soon -- true
 usage run "--format is text or json" --format xml -- true
+usage run "--agent-options: record=/tmp/x-%p.vtp would replace the run's own (the agent keeps one record, the last given), and the run would not see what its JVMs do; the run records each JVM into --dir DIR" --agent-options threshold=0,record=/tmp/x-%p.vtp -- true
+usage run "--agent-options: collector would replace the run's own (the agent keeps one collector, the last given), and the run would not see what its JVMs do; --socket PATH streams the run to a collector of yours" --agent-options collector -- true
+usage run "--agent-options: white space in 'quiet -Dx=1': JAVA_TOOL_OPTIONS is split there, and the rest would reach the JVM as options of its own" --agent-options "quiet -Dx=1" -- true
 
 # the usage on stderr for these, with status 2
 for args in "" "nosuch" "run"; do
