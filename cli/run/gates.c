@@ -7,6 +7,7 @@
 
 #include "common/frames_kind.h"
 #include "common/units.h"
+#include "exit_codes.h"
 #include "report.h"
 #include "vtpin.pb-c.h"
 
@@ -106,4 +107,30 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
                  out->hogs, units_format_duration(out->hogged_ns, a, sizeof(a)));
         add_reason(out, line);
     }
+}
+
+void gates_unjudged(struct gate_result *out, size_t running_jvms, int64_t waited_ns, size_t unreadable)
+{
+    char line[256], a[64];
+    if (running_jvms) {
+        snprintf(line, sizeof(line),
+                 "not judged: %zu JVM(s) still running %s after the command exited (--background-timeout)",
+                 running_jvms, units_format_duration(waited_ns, a, sizeof(a)));
+        add_reason(out, line);
+    }
+    if (unreadable) {
+        snprintf(line, sizeof(line), "not judged: %zu recording(s) of this run could not be read", unreadable);
+        add_reason(out, line);
+    }
+}
+
+int gates_exit_status(const struct gate_result *g, size_t judged, int command_status, int stop_signal)
+{
+    if (stop_signal)
+        return CLI_EXIT_SIGNAL_BASE + stop_signal;
+    if (g->failed)
+        return CLI_EXIT_GATE;
+    if (command_status)
+        return command_status;
+    return judged ? CLI_EXIT_OK : CLI_EXIT_NOTHING_JUDGED;
 }

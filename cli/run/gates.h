@@ -50,4 +50,15 @@ int gates_pin_set_aside(const struct gate_config *c, const struct recording_pin 
 
 void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out);
 
+/* What the run could not judge fails it: JVMs of the command still running
+ * when the run stopped waiting for them (waited_ns after the command exited),
+ * recordings of this run it could not read. */
+void gates_unjudged(struct gate_result *out, size_t running_jvms, int64_t waited_ns, size_t unreadable);
+
+/* The run's exit status: 128+N when signal N stopped it; else CLI_EXIT_GATE
+ * when a gate failed; else COMMAND's own status when it failed; else
+ * CLI_EXIT_NOTHING_JUDGED when no JVM was judged (judged: the recordings
+ * read); else 0. */
+int gates_exit_status(const struct gate_result *g, size_t judged, int command_status, int stop_signal);
+
 #endif

@@ -15,6 +15,12 @@
  * the verdict still come from the agents, the pins gain their `kernel`
  * objects. The start line says whether the kernel view is on, or why not.
  *
+ * The run judges every JVM its command started: when the command exits, it
+ * waits (--background-timeout) for all the command left running (run_left.h);
+ * a JVM still running then, or a recording it cannot read, fails the run.
+ * A run that judged no JVM says "nothing judged", never "gates passed", and
+ * exits CLI_EXIT_NOTHING_JUDGED unless the command failed.
+ *
  * The command runs in its own process group (run_job.h). SIGINT, SIGTERM and
  * SIGHUP to vtpin go to that whole group; vtpin then waits for it (10 s, then
  * SIGKILL of the group), stops the run's collector, reports what was recorded
@@ -78,6 +84,8 @@ static const char usage[] =
     "  --agent PATH              libvtpin.so (default: next to this vtpin)\n"
     "  --agent-options OPTS      more agent options (e.g. threshold=5ms)\n"
     "  --format text|json        the report (json: one vtpin.report/1 document per JVM)\n"
+    "  --background-timeout DUR  after COMMAND exits, wait up to DUR (default 60s) for what it\n"
+    "                            left running; JVMs still running then are not judged: the run fails\n"
     "Each run's recordings are RUNDIR/jvm-<run id>-<pid>.vtp; only this run's are judged.\n"
     "As root, the run's collector's kernel view (off-CPU state, syscall, kernel stack)\n"
     "is joined to the pins; the first lines say whether it is on.\n"
@@ -86,8 +94,9 @@ static const char usage[] =
     "Should vtpin be killed, so is the group.\n"
     "A COMMAND that loads vtpin itself (JAVA_TOOL_OPTIONS or -agentpath:...libvtpin.so) gets no\n"
     "second agent: the run reads that agent's record= files and names its collector.\n"
-    "Exit status: 128+N when signal N stopped the run; else 3 when a gate failed; else\n"
-    "COMMAND's own status; 2 usage error.\n"
+    "Exit status: 128+N when signal N stopped the run; else 3 when a gate failed or a JVM\n"
+    "could not be judged; else COMMAND's own status when not 0; else 4 when no JVM ran with\n"
+    "vtpin (nothing judged); else 0; 2 usage error.\n"
     "Example: vtpin run --fail-on-pins 1 --junit pins.xml -- mvn -q test\n";
 
 struct run_config {
@@ -95,6 +104,7 @@ struct run_config {
     const char *allow[MAX_ALLOW];
     const char *junit, *dir, *socket_arg, *agent, *extra, *format;
     int no_collector;
+    int64_t background_ns; /* --background-timeout */
     char **command;
 };
 
@@ -139,6 +149,7 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
                                              {"agent", required_argument, NULL, 'A'},
                                              {"agent-options", required_argument, NULL, 'o'},
                                              {"format", required_argument, NULL, 'f'},
+                                             {"background-timeout", required_argument, NULL, 'b'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
@@ -203,6 +214,11 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             cfg->format = optarg;
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
                 return cli_usage_error("run", "--format is text or json");
+            break;
+        case 'b':
+            if (units_parse_duration(optarg, &cfg->background_ns) || cfg->background_ns < 0)
+                return cli_usage_error("run", "--background-timeout wants a duration such as 60s or 0, got '%s'",
+                                       optarg);
             break;
         case 'h':
             fputs(usage, stdout);
@@ -496,8 +512,9 @@ static void reuse_existing_agent(const struct run_config *cfg, struct run_state 
     fprintf(stderr, "vtpin run: kernel view off: no collector of this run's own\n");
 }
 
-/* This run's recordings (jvm-<runid>-*.vtp, or the found agent's record=): *n loaded, or NULL. */
-static struct recording **load_recordings(const struct run_state *st, size_t *n)
+/* This run's recordings (jvm-<runid>-*.vtp, or the found agent's record=): *n loaded, or NULL;
+ * *unreadable of them could not be read (said on stderr). */
+static struct recording **load_recordings(const struct run_state *st, size_t *n, size_t *unreadable)
 {
     char pattern[PATH_MAX + 96];
     snprintf(pattern, sizeof(pattern), "%s/jvm-%s-*.vtp", st->run_dir, st->run_id);
@@ -508,7 +525,7 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n)
     if (pattern[0])
         glob(pattern, 0, NULL, &g);
     struct recording **recs = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof(*recs));
-    *n = 0;
+    *n = *unreadable = 0;
     for (size_t i = 0; recs && i < g.gl_pathc; i++) {
         char err[512];
         struct stat sb;
@@ -519,8 +536,10 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n)
                 fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n", g.gl_pathv[i],
                         recs[*n]->damage, (unsigned long long)recs[*n]->events);
             (*n)++;
-        } else
+        } else {
             fprintf(stderr, "vtpin run: %s\n", err);
+            (*unreadable)++;
+        }
     }
     globfree(&g);
     if (*n == 0 && st->found_in)
@@ -532,11 +551,39 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n)
     return recs;
 }
 
-/* Every session of every recording, then the verdict; the exit status. */
-static int report_run(const struct run_config *cfg, struct recording **recs, size_t nrecs, int status)
+/* What the command left running past --background-timeout, one line each:
+ * its JVMs are not judged (stdout, by the verdict); the rest may still start
+ * one (stderr). */
+static void say_left(const struct run_config *cfg, const struct run_left *left)
+{
+    char waited[64];
+    units_format_duration(cfg->background_ns, waited, sizeof(waited));
+    for (size_t i = 0; i < left->n && i < RUN_LEFT_MAX; i++) {
+        const struct run_left_proc *p = &left->procs[i];
+        if (p->jvm)
+            printf("vtpin run: not judged: JVM %d still running %s after the command exited: %s\n", (int)p->pid, waited,
+                   p->cmdline);
+        else
+            fprintf(stderr,
+                    "vtpin run: still running %s after the command exited, not a JVM: pid %d: %s (left be; a JVM "
+                    "it starts from now on is not judged)\n",
+                    waited, (int)p->pid, p->cmdline);
+    }
+    if (left->n > RUN_LEFT_MAX)
+        printf("vtpin run: and %zu more process(es) of the command still running, JVMs or not\n",
+               left->n - RUN_LEFT_MAX);
+}
+
+/* Every session of every recording, then the verdict (what could not be
+ * judged fails it: left, unreadable recordings); the exit status. */
+static int report_run(const struct run_config *cfg, struct recording **recs, size_t nrecs, int status,
+                      const struct run_left *left, size_t unreadable)
 {
     struct gate_result result;
     gates_evaluate(&cfg->gates, recs, nrecs, &result);
+    /* past RUN_LEFT_MAX the rest may be JVMs: counted as such, not to pass over them */
+    size_t unjudged = left->jvms + (left->n > RUN_LEFT_MAX ? left->n - RUN_LEFT_MAX : 0);
+    gates_unjudged(&result, unjudged, cfg->background_ns, unreadable);
     struct report_options ro = {.top = REPORT_TEXT_TOP_DEFAULT};
     for (size_t i = 0; i < nrecs; i++) {
         for (size_t s = 0; s < recs[i]->n_sessions; s++) {
@@ -553,6 +600,7 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
            nrecs, result.pins, units_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
            result.jdk_internal, result.native_blocks, result.hogs,
            units_format_duration(result.hogged_ns, b, sizeof(b)), status);
+    say_left(cfg, left);
     int stop_signal = run_job_stop_signal();
     if (stop_signal)
         printf("vtpin run: stopped by signal %d (%s) before the command finished; the gates saw what ran until "
@@ -560,6 +608,10 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
                stop_signal, strsignal(stop_signal));
     if (result.failed)
         printf("vtpin run: FAILED\n%s\n", result.why);
+    else if (!nrecs)
+        printf("vtpin run: nothing judged: no JVM ran with vtpin, no gate applied (exit status %d unless the "
+               "command failed)\n",
+               CLI_EXIT_NOTHING_JUDGED);
     else
         printf("vtpin run: gates passed\n");
     if (cfg->junit) {
@@ -570,9 +622,7 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
         }
     }
     fflush(stdout);
-    if (stop_signal)
-        return CLI_EXIT_SIGNAL_BASE + stop_signal;
-    return result.failed ? CLI_EXIT_GATE : status;
+    return gates_exit_status(&result, nrecs, status, stop_signal);
 }
 
 /* Everything before the command: the run's collector (or --socket's), the
@@ -619,7 +669,9 @@ static void free_recordings(struct recording **recs, size_t nrecs)
 /* parse, set up, run the command, then judge what its JVMs recorded */
 int run_main(int argc, char **argv)
 {
-    struct run_config cfg = {.gates = {.fail_pins = -1, .fail_pinned_ns = -1}, .format = "text"};
+    struct run_config cfg = {.gates = {.fail_pins = -1, .fail_pinned_ns = -1},
+                             .format = "text",
+                             .background_ns = RUN_JOB_BACKGROUND_MS * 1000000LL};
     struct run_state st;
     int rc = parse_options(argc, argv, &cfg);
     if (rc >= 0)
@@ -631,15 +683,18 @@ int run_main(int argc, char **argv)
     start_run(&cfg, &st);
 
     int sig = run_job_stop_signal(); /* one that came before the command started: do not start it */
-    int status = sig ? CLI_EXIT_SIGNAL_BASE + sig : run_job_exec(cfg.command);
+    static struct run_left left;     /* static: RUN_LEFT_MAX processes' command lines */
+    struct run_job_wait wait = {.background_ms = cfg.background_ns / 1000000, .collector = st.collector};
+    memset(&left, 0, sizeof(left));
+    int status = sig ? CLI_EXIT_SIGNAL_BASE + sig : run_job_exec(cfg.command, &wait, &left);
     if (st.collector > 0) /* a recording of the run's collector that a write error stopped (a full disk) */
         ask_say_recording_stops("run", st.socket_path, stdout);
     stop_collector(&st);
-    size_t nrecs = 0;
-    struct recording **recs = load_recordings(&st, &nrecs);
+    size_t nrecs = 0, unreadable = 0;
+    struct recording **recs = load_recordings(&st, &nrecs, &unreadable);
     if (st.kernel_view)
         join_kernel_view(&st, recs, nrecs);
-    status = report_run(&cfg, recs, nrecs, status);
+    status = report_run(&cfg, recs, nrecs, status, &left, unreadable);
     free_recordings(recs, nrecs);
     run_job_release_signals();
     return status;

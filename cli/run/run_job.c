@@ -29,7 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "exit_codes.h"
+#include "run_left.h"
 
 /* The signal that stopped the run (0: none) and the command's process group
  * to forward it to (0: not started yet, or over). */
@@ -130,10 +132,48 @@ static void reap_group(pid_t pgid)
     }
 }
 
+/* ---- what the command left running ---- */
+
+/* Its zombie children (orphans of the command come to vtpin, the subreaper). */
+static void reap_zombies(const struct run_left *left)
+{
+    for (size_t i = 0; i < left->n_zombies; i++)
+        waitpid(left->zombies[i], NULL, WNOHANG);
+}
+
+static pid_t watchman;
+
+/* After the command itself exited: all it left running (its background
+ * JVMs), until that ends, the timeout or a stop signal. What still runs at
+ * the timeout stays in left, described; otherwise left is empty. */
+static void wait_left(const struct run_job_wait *w, struct run_left *left)
+{
+    pid_t skip[] = {watchman, w->collector};
+    long long deadline = now_ms() + w->background_ms;
+    int said = 0;
+    while (run_left_find(getpid(), skip, sizeof(skip) / sizeof(skip[0]), left) == 0) {
+        reap_zombies(left);
+        if (!left->n || stop_signal)
+            break;
+        if (now_ms() >= deadline) {
+            run_left_describe(left);
+            return;
+        }
+        char limit[64];
+        if (!said)
+            fprintf(stderr,
+                    "vtpin run: the command exited; waiting up to %s for the %zu process(es) it left running "
+                    "(--background-timeout)\n",
+                    units_format_duration(w->background_ms * 1000000LL, limit, sizeof(limit)), left->n);
+        said = 1;
+        sleep_ms(50); /* a grandchild's end signals its parent, not us: look again */
+    }
+    left->n = left->jvms = left->n_zombies = 0;
+}
+
 /* ---- the watchman ---- */
 
 static int watch_fd = -1; /* the pipe's write end: vtpin's alone (O_CLOEXEC) */
-static pid_t watchman;
 
 static void watchman_main(int fd, pid_t vtpin)
 {
@@ -285,8 +325,9 @@ static int wait_command(pid_t pid, int tty)
 
 /* Runs the command in its own process group (in the terminal's foreground
  * when vtpin has it): its exit status, or 128+N when signal N ended it. */
-int run_job_exec(char **argv)
+int run_job_exec(char **argv, const struct run_job_wait *wait, struct run_left *left)
 {
+    left->n = left->jvms = left->n_zombies = 0;
     int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
     stop_seen_ms = 0;
     group_killed = 0;
@@ -315,6 +356,8 @@ int run_job_exec(char **argv)
     if (tty) /* Ctrl-C and Ctrl-Z straight to the command, as a shell would */
         give_terminal(pid);
     int status = wait_command(pid, tty);
+    if (!stop_signal && status >= 0)
+        wait_left(wait, left);
     if (stop_signal)
         reap_group(pid);
     command_pgid = 0;

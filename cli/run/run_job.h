@@ -1,8 +1,12 @@
 /* The command of `vtpin run`, run as a shell runs a job: its own process
  * group, the stop signals (SIGINT, SIGTERM, SIGHUP) forwarded to it, Ctrl-Z
- * passed through. */
+ * passed through; then what it left running, waited for. */
 #ifndef VTPIN_CLI_RUN_JOB_H
 #define VTPIN_CLI_RUN_JOB_H
+
+#include <sys/types.h>
+
+#include "run_left.h"
 
 /* Catches the stop signals from now on: the first one is remembered
  * (run_job_stop_signal) and each is sent to the command's group once it runs. */
@@ -18,11 +22,23 @@ int run_job_stop_signal(void);
  * (the command and what it started alike). VTPIN_RUN_GRACE_MS overrides it. */
 #define RUN_JOB_GRACE_MS 10000
 
-/* Runs argv (PATH searched) in its own process group and waits for it; after
- * a stop signal the group gets RUN_JOB_GRACE_MS, then SIGKILL. Should vtpin
- * be killed outright, a watchman process kills the group. The command's exit
- * status, 128+N when signal N ended it, CLI_EXIT_EXEC when it could not be
- * executed, CLI_EXIT_FAIL when it could not be started or waited for. */
-int run_job_exec(char **argv);
+/* How long the run waits, after the command exited, for what it left running
+ * (JVMs started in the background): --background-timeout. */
+#define RUN_JOB_BACKGROUND_MS 60000
+
+struct run_job_wait {
+    long long background_ms; /* for what the command left running; 0: not at all */
+    pid_t collector;         /* the run's collector (0: none): not the command's */
+};
+
+/* Runs argv (PATH searched) in its own process group and waits for it, then
+ * for all it left running (its descendants, in the group or not) up to
+ * wait->background_ms; what still runs then goes into left (described: JVM
+ * or not, command line), the rest is left be. After a stop signal the group
+ * gets RUN_JOB_GRACE_MS, then SIGKILL. Should vtpin be killed outright, a
+ * watchman process kills the group. The command's exit status, 128+N when
+ * signal N ended it, CLI_EXIT_EXEC when it could not be executed,
+ * CLI_EXIT_FAIL when it could not be started or waited for. */
+int run_job_exec(char **argv, const struct run_job_wait *wait, struct run_left *left);
 
 #endif

@@ -529,12 +529,72 @@ def case_reused_dir():
               "the first run pins (positive control): %d\n%s" % (first.returncode, first.stdout[-600:]))
         second = subprocess.run([VTPIN, "run", "--dir", run_dir, "--fail-on-pins", "1", "--", "true"],
                                 capture_output=True, text=True, timeout=180)
-        check(second.returncode == 0 and "0 JVM(s)" in second.stdout and "gates passed" in second.stdout,
-              "the second run started no JVM: %d\n%s" % (second.returncode, second.stdout[-600:]))
+        check(second.returncode == 4 and "0 JVM(s)" in second.stdout and "nothing judged" in second.stdout,
+              "the second run started no JVM, judged nothing: %d\n%s" % (second.returncode, second.stdout[-600:]))
         check("no JVM ran with vtpin" in second.stderr, second.stderr)
         check(len([f for f in os.listdir(run_dir) if f.startswith("jvm-")]) == 1, "the first run's file is kept")
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def background_script(d, jvm_cmds):
+    """A script that starts each JVM in the background, writes their pids to d/pids and exits at once."""
+    pids = os.path.join(d, "pids")
+    lines = ["%s >/dev/null 2>&1 &\necho $! >> %s" % (" ".join(c), pids) for c in jvm_cmds]
+    script = os.path.join(d, "start.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n" + "\n".join(lines) + "\nexit 0\n")
+    return ["sh", script], pids
+
+
+def read_pids(path):
+    with open(path) as f:
+        return [int(x) for x in f.read().split()]
+
+
+def case_background():
+    """A command that starts 3 pinning JVMs in the background and exits at once: the run waits for
+    them (they are what the command started) and judges all 3, their 4 pins each counted."""
+    d = tempdir(prefix="vtpin-run-bg-")
+    command, pids_file = background_script(d, [java(25, "JniSleep", 4, 300, parallelism=2)] * 3)
+    p = subprocess.run([VTPIN, "run", "--dir", os.path.join(d, "run"), "--fail-on-pins", "1", "--"] + command,
+                       capture_output=True, text=True, timeout=240)
+    pids = read_pids(pids_file)
+    left = [x for x in pids if alive(x)]
+    for x in left:
+        os.kill(x, signal.SIGKILL)
+    check(not left, "JVMs still running after vtpin run exited: %s\n%s" % (left, p.stdout[-800:]))
+    check(p.returncode == GATE_FAILED, "exit %d, expected %d\n%s\n%s" % (p.returncode, GATE_FAILED, p.stdout[-800:],
+                                                                      p.stderr[-800:]))
+    check("3 JVM(s), 12 pin(s) counted" in p.stdout, "all 3 JVMs judged, 4 pins each:\n" + p.stdout[-800:])
+    check("--fail-on-pins 1: 12 pins" in p.stdout, "the gate names them:\n" + p.stdout[-400:])
+
+
+def case_background_timeout():
+    """JVMs the command left running past --background-timeout: the run fails its gate naming each
+    one it could not judge (pid and command line), and leaves them be."""
+    d = tempdir(prefix="vtpin-run-bgt-")
+    command, pids_file = background_script(d, [java(25, "JniSleep", 2000, 300, parallelism=2)] * 2)
+    pids = []
+    try:
+        start = time.monotonic()
+        p = subprocess.run([VTPIN, "run", "--dir", os.path.join(d, "run"), "--background-timeout", "5s", "--"] +
+                           command, capture_output=True, text=True, timeout=240)
+        took = time.monotonic() - start
+        pids = read_pids(pids_file)
+        print("exit %d after %.1f s\n%s\n%s" % (p.returncode, took, p.stdout[-1500:], p.stderr[-1500:]))
+        check(took >= 5, "the run waited the 5 s: %.1f s" % took)
+        check(p.returncode == GATE_FAILED, "exit %d, expected %d" % (p.returncode, GATE_FAILED))
+        check("gates passed" not in p.stdout, "no pass with JVMs unjudged")
+        for x in pids:
+            line = re.search(r"^vtpin run: not judged: JVM %d still running .*JniSleep" % x, p.stdout, re.M)
+            check(line, "JVM %d is named with its command line" % x)
+        check(re.search(r"^not judged: 2 JVM\(s\) still running", p.stdout, re.M), "the failed gate says why")
+        check(all(alive(x) for x in pids), "the JVMs are left running: %s" % [x for x in pids if not alive(x)])
+    finally:
+        for x in pids:
+            if alive(x):
+                os.kill(x, signal.SIGKILL)
 
 
 def case_agent_options_outputs():
@@ -553,6 +613,19 @@ def case_agent_options_outputs():
         check(re.search(r"--agent-options: %s.* would replace the run's own" % key, p.stderr),
               "it says why:\n" + p.stderr)
         check(not [f for f in os.listdir(d) if f.startswith("x-")], "COMMAND did not run")
+
+
+def case_nothing_judged():
+    """A command that runs no JVM: nothing was judged, said so, exit 4 (distinct from a failed gate, 3);
+    a command that failed keeps its own status."""
+    d = tempdir(prefix="vtpin-run-none-")
+    for command, want in ((["true"], 4), (["sh", "-c", "exit 7"], 7)):
+        p = subprocess.run([VTPIN, "run", "--dir", os.path.join(d, "run"), "--fail-on-pins", "1", "--"] + command,
+                           capture_output=True, text=True, timeout=180)
+        print("%s -> %d\n%s%s" % (command, p.returncode, p.stdout[-300:], p.stderr[-300:]))
+        check(p.returncode == want, "exit %d, expected %d" % (p.returncode, want))
+        check("gates passed" not in p.stdout, "no pass over nothing")
+        check(re.search(r"^vtpin run: nothing judged: no JVM ran with vtpin", p.stdout, re.M), "the verdict says so")
 
 
 def case_usage():
@@ -577,7 +650,10 @@ if __name__ == "__main__":
         "term_ignored": case_term_ignored,
         "sigkill": case_sigkill,
         "agent_already": case_agent_already,
+        "background": case_background,
+        "background_timeout": case_background_timeout,
         "agent_options_outputs": case_agent_options_outputs,
+        "nothing_judged": case_nothing_judged,
         "kernel_view": case_kernel_view,
         "kernel_view_off": case_kernel_view_off,
         "kernel_view_container": case_kernel_view_container,

@@ -2,7 +2,8 @@
 # The vtpin command's exit statuses and usage errors (cli/exit_codes.h,
 # cli/usage.h), on the real binary, no JVM: each usage error is exactly
 # "vtpin CMD: message" and "Try 'vtpin CMD --help'." on stderr with status 2;
-# each --help goes to stdout with status 0; `run` passes the command's own
+# each --help goes to stdout with status 0; `run` without a JVM exits 4
+# (nothing judged) when its command exited 0, else passes the command's own
 # status, 127 when it cannot be executed and 128+N when signal N ended it.
 # usage: cli_usage.sh /path/to/vtpin
 vtpin=${1:?usage: cli_usage.sh VTPIN}
@@ -64,6 +65,7 @@ usage collector "unexpected argument 'extra'" extra
 usage run "--fail-on-pins wants a count, got 'x'" --fail-on-pins x -- true
 usage run "--fail-on-pinned-time wants a duration such as 500ms, got 'soon'" --fail-on-pinned-time soon -- true
 usage run "--format is text or json" --format xml -- true
+usage run "--background-timeout wants a duration such as 60s or 0, got 'long'" --background-timeout long -- true
 usage run "--agent-options: record=/tmp/x-%p.vtp would replace the run's own (the agent keeps one record, the last given), and the run would not see what its JVMs do; the run records each JVM into --dir DIR" --agent-options threshold=0,record=/tmp/x-%p.vtp -- true
 usage run "--agent-options: collector would replace the run's own (the agent keeps one collector, the last given), and the run would not see what its JVMs do; --socket PATH streams the run to a collector of yours" --agent-options collector -- true
 usage run "--agent-options: white space in 'quiet -Dx=1': JAVA_TOOL_OPTIONS is split there, and the rest would reach the JVM as options of its own" --agent-options "quiet -Dx=1" -- true
@@ -108,8 +110,9 @@ fi
 rc=$?
 [ "$rc" -eq 1 ] && passed=$((passed + 1)) || fail "vtpin status with no collector: exit $rc, expected 1"
 
-# run: the command's own status without a JVM (no gate can fail), 127 when
-# it cannot be executed, 128+N when signal N ended it
+# run without a JVM (no gate can fail): nothing judged, 4, when the command
+# exited 0; else the command's own status, 127 when it cannot be executed,
+# 128+N when signal N ended it
 run_status() {
     want=$1 what=$2
     shift 2
@@ -117,13 +120,13 @@ run_status() {
     rc=$?
     if [ "$rc" -ne "$want" ]; then
         fail "vtpin run ($what): exit $rc, expected $want; stderr: $(cat "$tmp/err")"
-    elif ! grep -q "gates passed" "$tmp/out"; then
+    elif ! grep -q "^vtpin run: nothing judged: no JVM ran with vtpin" "$tmp/out"; then
         fail "vtpin run ($what): no verdict line: $(cat "$tmp/out")"
     else
         passed=$((passed + 1))
     fi
 }
-run_status 0 "true" true
+run_status 4 "true" true
 run_status 7 "exit 7" sh -c 'exit 7'
 run_status 127 "no such command" "$tmp/no-such-command"
 run_status 143 "killed by SIGTERM" sh -c 'kill -TERM $$'

@@ -1,8 +1,10 @@
 /* vtpin run's verdict (cli/run/gates.c) over pins built in memory: --allow, the
- * JDK's own pins set aside unless --count-jdk-pins, the pin and time gates, the hog gate. */
+ * JDK's own pins set aside unless --count-jdk-pins, the pin and time gates, the hog gate;
+ * what could not be judged fails it; the exit status of each outcome. */
 #include <string.h>
 
 #include "check.h"
+#include "exit_codes.h"
 #include "gates.h"
 
 static struct recording_method m_app = {.class_name = "com.example.Repo", .name = "save"};
@@ -100,5 +102,24 @@ int main(void)
     CHECK(!g.failed);
     CHECK_UINT(g.hogs, 1);
     CHECK_UINT(g.hogs_allowed, 1);
+
+    /* JVMs still running past --background-timeout, unreadable recordings: not judged, failed */
+    CHECK(!g.failed);
+    gates_unjudged(&g, 0, 5000000000LL, 0);
+    CHECK(!g.failed);
+    gates_unjudged(&g, 2, 5000000000LL, 1);
+    CHECK(g.failed);
+    CHECK_CONTAINS(g.why, "not judged: 2 JVM(s) still running 5.00 s after the command exited (--background-timeout)\n"
+                          "not judged: 1 recording(s) of this run could not be read");
+
+    /* the exit status: a signal, then a failed gate, then the command's failure, then nothing judged */
+    struct gate_result passed = {.failed = 0}, failed = {.failed = 1};
+    CHECK_INT(gates_exit_status(&failed, 1, 7, 15), CLI_EXIT_SIGNAL_BASE + 15);
+    CHECK_INT(gates_exit_status(&passed, 0, 0, 2), CLI_EXIT_SIGNAL_BASE + 2);
+    CHECK_INT(gates_exit_status(&failed, 0, 7, 0), CLI_EXIT_GATE);
+    CHECK_INT(gates_exit_status(&passed, 1, 7, 0), 7);
+    CHECK_INT(gates_exit_status(&passed, 0, 127, 0), 127);
+    CHECK_INT(gates_exit_status(&passed, 0, 0, 0), CLI_EXIT_NOTHING_JUDGED);
+    CHECK_INT(gates_exit_status(&passed, 3, 0, 0), CLI_EXIT_OK);
     CHECK_MAIN_RETURN();
 }
