@@ -25,7 +25,7 @@ import sys
 import time
 
 from collector_fixture import CollectorProcess
-from harness import CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, jdk_home, main, skip, tempdir
+from harness import BUILD, CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, jdk_home, main, skip, tempdir
 
 NOBODY = 65534
 
@@ -74,18 +74,36 @@ class NobodyCollector(CollectorProcess):
         return json.loads(p.stdout)["jvms"]
 
 
+def kept_in_tmp():
+    """The top directories of /tmp the test itself lives in (a checkout or a build under /tmp: a clean
+    clone may be there), which the private /tmp keeps by bind mounts."""
+    keep = set()
+    for path in (os.path.dirname(os.path.abspath(__file__)), BUILD):
+        parts = os.path.realpath(path).split("/")
+        if len(parts) > 2 and parts[1] == "tmp":
+            keep.add(parts[2])
+    return sorted(keep)
+
+
 def in_private_tmp(case, args):
     """Runs case again in a mount namespace with a fresh tmpfs on /tmp (socket_path.c's /tmp is
-    fixed): True when this process is that run, else exits with its status."""
+    fixed), the test's own directories under /tmp bound into it: True when this process is that
+    run, else exits with its status."""
     if os.environ.get("VTPIN_TEST_PRIVATE_TMP") == "1":
         return True
     unshare = shutil.which("unshare")
     if not unshare:
         skip("no unshare(1): cannot give the test a /tmp of its own")
-    env = dict(os.environ, VTPIN_TEST_PRIVATE_TMP="1")
-    p = subprocess.run([unshare, "--mount", "--propagation", "private", "sh", "-c",
-                        'mount -t tmpfs -o mode=1777 vtpin-test /tmp && exec "$0" "$@"',
-                        sys.executable, os.path.abspath(__file__), case] + list(args), env=env)
+    env = dict(os.environ, VTPIN_TEST_PRIVATE_TMP="1", VTPIN_TEST_KEPT_TMP=" ".join(kept_in_tmp()))
+    # the tmpfs is made at a fresh directory (an empty one on the machine, removed at the end), the
+    # kept directories bound into it, and then moved onto /tmp (a bind from /tmp after a tmpfs covers
+    # it would resolve into the tmpfs)
+    stage = tempdir(prefix="vtpin-private-tmp-")
+    script = ('mount -t tmpfs -o mode=1777 vtpin-test "$STAGE" && for d in $VTPIN_TEST_KEPT_TMP; do '
+              'mkdir "$STAGE/$d" && mount --bind "/tmp/$d" "$STAGE/$d" || exit 3; done && '
+              'mount --move "$STAGE" /tmp && exec "$0" "$@"')
+    p = subprocess.run([unshare, "--mount", "--propagation", "private", "sh", "-c", script,
+                        sys.executable, os.path.abspath(__file__), case] + list(args), env=dict(env, STAGE=stage))
     if p.returncode not in (0, 1, 77):
         print("FAIL: unshare/mount of a private /tmp failed (%d)" % p.returncode)
         sys.exit(1)
@@ -95,7 +113,9 @@ def in_private_tmp(case, args):
 def case_foreign_socket_dir(jdk="21"):
     need_root()
     in_private_tmp("foreign_socket_dir", [jdk])
-    check(not os.listdir("/tmp"), "the private /tmp is not empty: %s" % os.listdir("/tmp"))
+    kept = os.environ.get("VTPIN_TEST_KEPT_TMP", "").split()
+    check(sorted(os.listdir("/tmp")) == sorted(kept), "the private /tmp holds what the test lives in alone: %s"
+          % os.listdir("/tmp"))
     os.environ.pop("XDG_RUNTIME_DIR", None)  # root's default socket: /tmp/vtpin-0/collector.sock
     sock = "/tmp/vtpin-0/collector.sock"
     nobody_dir("/tmp/vtpin-0")
