@@ -40,8 +40,9 @@ int blocker_init(jvmtiEnv *jvmti, unsigned depth); /* 0 or -ENOMEM */
 void blocker_fini(void);
 
 /* Looks at what the virtual thread waiter (mounted, pinned) waits for. 1 and *out filled, 0
- * nothing known (no contended monitor: the entry won meanwhile), -EAGAIN over this second's
- * budget (counted in blocker_skipped). */
+ * nothing known (no contended monitor: the entry won meanwhile; or its Object.wait ended between
+ * the looks, counted in blocker_skipped), -EAGAIN over this second's budget (counted in
+ * blocker_skipped). */
 int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out);
 
 /* Looks for the thread initializing the class a virtual thread waiter waits for (VM_BLOCK):

@@ -485,7 +485,8 @@ static void put_counters(FILE *out, const struct recording_session *s)
     if (st->has_blockers_skipped && st->blockers_skipped) {
         fputs("  ", out);
         put_counter(out, "blockers not looked up", 1, st->blockers_skipped);
-        fprintf(out, " (at most %d looks a second: each stops the JVM at a safepoint)\n", 20);
+        fprintf(out, " (at most %d looks a second: each stops the JVM at a safepoint; or the wait was over by then)\n",
+                20);
     }
     put_self_cost(out, s);
     if (st->has_sample_gaps && st->sample_gaps) {
