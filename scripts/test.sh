@@ -11,7 +11,8 @@
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
 #                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
 # Tests run VTPIN_TEST_JOBS at a time (default: one per core): a JVM test mostly waits, and the
-# tests that make load of their own run alone (serial in tests/cases.txt: RUN_SERIAL).
+# tests that make load of their own run alone (serial in tests/cases.txt: RUN_SERIAL); the JVM tests
+# with the ASan agent run VTPIN_ASAN_JOBS at a time (default 1).
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
 # then the others are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_TSAN_TESTS=0 /
 # VTPIN_FUZZ_TESTS=0 skip one of them in a full run. Every part runs; the exit
@@ -72,7 +73,9 @@ if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   san=${VTPIN_SANITIZE_BUILD_DIR:-$root/build-sanitize}
   if step "sanitized build (build-sanitize/)" configure_build gcc "$san" -DVTPIN_SANITIZE=ON; then
     tests "unit and collector tests under ASan/UBSan" --test-dir "$san" --output-on-failure -j "$jobs" -L 'unit|collector'
-    tests "JVM tests with the ASan agent" --test-dir "$san" --output-on-failure -j "$jobs" -L asan
+    # one at a time: beside another JVM test, the ASan agent's slower callbacks moved timing comparisons
+    # (a JFR cross-check's median, a held-time share) past their bounds in 2 of 3 clean-clone runs here
+    tests "JVM tests with the ASan agent" --test-dir "$san" --output-on-failure -j "${VTPIN_ASAN_JOBS:-1}" -L asan
   fi
 fi
 
