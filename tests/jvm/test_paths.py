@@ -25,6 +25,7 @@ import sys
 import time
 
 from collector_fixture import CollectorProcess
+from test_collector_daemon import wait_for  # noqa: E402 (the one poll-until of the collector tests)
 from harness import BUILD, CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, jdk_home, main, skip, tempdir
 
 NOBODY = 65534
@@ -41,14 +42,6 @@ def as_nobody():
     os.setuid(NOBODY)
 
 
-def wait_for(pred, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise Failure("timed out waiting for " + what)
 
 
 def nobody_dir(path, mode=0o755):
