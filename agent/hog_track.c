@@ -4,10 +4,14 @@ enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, 
                                struct hog_ended *ended)
 {
     int late = t->last_look && s->now - t->last_look > rule->max_gap_ns;
+    int frozen = s->cpu_ns && s->cpu_ns == t->cpu_ns;
     t->last_look = s->now;
+    t->cpu_ns = s->cpu_ns;
     int holds = s->vthread_id != 0 && s->running && !s->pinned;
     int same_thread = t->state != HOG_NONE && t->vthread_id == s->vthread_id && t->mounts == s->mounts;
     int same = holds && same_thread;
+    if (same && frozen) /* off every CPU since the last look: no evidence either way */
+        return HOG_NOTHING;
     if (same_thread && !s->running && !s->pinned && !t->asleep_at) {
         t->asleep_at = s->now; /* a pause, unless the next sample finds it asleep too */
         return HOG_NOTHING;
@@ -40,6 +44,7 @@ enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, 
                             .since = holds ? s->now : 0,
                             .last_running = holds ? s->now : 0,
                             .last_look = s->now,
+                            .cpu_ns = s->cpu_ns,
                             .looks = holds ? 1 : 0};
     return step;
 }

@@ -30,6 +30,14 @@
  * proved itself, and the gap is in the session's sample_gaps. The cost: where
  * every gap is late no hog is found, and the report says the sampler ran late.
  *
+ * A sample that finds the carrier's OS thread has had no CPU since the previous
+ * one (runnable, but every CPU taken: an overloaded machine, a quota) says
+ * nothing: the thread it carries could not run, so could neither yield nor
+ * hog, and the sample neither counts as a look nor ends anything. A carrier
+ * frozen with a yielding thread mounted looks, to a sampler that keeps its
+ * period, like a hog: JDK 21 had a 300 ms one under 6 busy loops on 2 cores,
+ * with no gap over 53 ms in its samples.
+ *
  * One sample that finds the same thread asleep, and nothing else changed, is
  * a pause, not an end: a GC or safepoint stops a running carrier too, and a
  * pause is no carrier-held time. Asleep in two samples in a row ends it (at
@@ -50,6 +58,7 @@ struct hog_track {
     int64_t last_running; /* the last sample that did */
     int64_t asleep_at;    /* a sample found it asleep after that one (a pause so far); 0: none */
     int64_t last_look;    /* the previous sample of this carrier, whatever it saw; 0: none yet */
+    int64_t cpu_ns;       /* the carrier's CPU time at that sample; 0: unknown */
     unsigned looks;       /* samples in a row that saw it hold the carrier, this watch */
 };
 
@@ -67,6 +76,7 @@ struct hog_sample {
     int running;        /* the carrier's OS thread is on CPU or runnable, not asleep */
     int pinned;         /* a pin is in progress on the carrier */
     uint64_t mounts;    /* mounts counted on the carrier so far (exact occupancy; else 0) */
+    int64_t cpu_ns;     /* the carrier's OS thread's CPU time; 0: unknown (taken as having run) */
 };
 
 struct hog_ended {

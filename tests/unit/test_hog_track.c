@@ -17,6 +17,13 @@ static enum hog_step feed(struct hog_track *t, int64_t at_ms, int64_t vid, int r
     return hog_track_sample(t, &s, &RULE, ended);
 }
 
+/* A sample of a carrier whose OS thread had cpu_ms of CPU time by then. */
+static enum hog_step feed_cpu(struct hog_track *t, int64_t at_ms, int64_t vid, int64_t cpu_ms, struct hog_ended *ended)
+{
+    struct hog_sample s = {.now = at_ms * MS, .vthread_id = vid, .running = 1, .cpu_ns = cpu_ms * MS};
+    return hog_track_sample(t, &s, &RULE, ended);
+}
+
 /* The same thread running at every sample: a hog once it lasted hog=, from its first sample. */
 static void test_hog_starts_and_ends(void)
 {
@@ -177,6 +184,42 @@ static void test_few_looks(void)
     CHECK_INT(u.since, 0);
 }
 
+/* A carrier frozen off the CPUs (runnable, every CPU taken by 6 busy loops on 2 cores) with a yielding
+ * thread mounted: a sampler on time sees that thread at every look for 300 ms, as it would a hog (JDK 21
+ * reported one so, in a clean-clone CI run). The carrier's CPU time did not move, so the thread could
+ * not run: those looks say nothing, and when the carrier runs again another thread is mounted. */
+static void test_frozen_carrier(void)
+{
+    struct hog_track t = {0};
+    struct hog_ended e = {0};
+    CHECK_INT(feed_cpu(&t, 0, 7, 100, &e), HOG_NOTHING); /* taking turns: 7, 8, 9, ... */
+    CHECK_INT(feed_cpu(&t, 10, 8, 104, &e), HOG_NOTHING);
+    CHECK_INT(feed_cpu(&t, 20, 7, 109, &e), HOG_NOTHING);
+    for (int ms = 30; ms <= 330; ms += 10) /* frozen with 7 mounted */
+        CHECK_INT(feed_cpu(&t, ms, 7, 109, &e), HOG_NOTHING);
+    CHECK_INT(t.looks, 1);
+    CHECK_INT(t.state, HOG_WATCHED);
+    CHECK_INT(feed_cpu(&t, 340, 9, 112, &e), HOG_NOTHING); /* running again: turns again */
+    CHECK_INT(t.vthread_id, 9);
+    /* a real hog on a starved carrier (it runs between every other pair of looks) is still one, once
+     * min_looks looks that it ran saw it, timed from its first */
+    struct hog_track u = {0};
+    int64_t cpu = 100;
+    enum hog_step step = HOG_NOTHING;
+    int ms;
+    for (ms = 0; step == HOG_NOTHING && ms <= 1000; ms += 10) {
+        cpu += (ms / 10) % 2 ? 0 : 3;
+        step = feed_cpu(&u, ms, 7, cpu, &e);
+    }
+    CHECK_INT(step, HOG_STARTS);
+    CHECK_INT(ms - 10, 200); /* its 11th look with CPU time: 200 ms after the first, 10 looks after it */
+    CHECK_INT(u.since, 0);
+    CHECK_INT(feed_cpu(&u, ms, 7, cpu, &e), HOG_NOTHING); /* frozen again: a hog goes on */
+    CHECK_INT(u.state, HOG_RUNNING);
+    CHECK_INT(feed_cpu(&u, ms + 10, 8, cpu + 1, &e), HOG_ENDS);
+    CHECK_INT(e.last_running, (ms - 10) * MS);
+}
+
 int main(void)
 {
     CHECK_RUN(test_hog_starts_and_ends);
@@ -186,5 +229,6 @@ int main(void)
     CHECK_RUN(test_pause);
     CHECK_RUN(test_late_samples);
     CHECK_RUN(test_few_looks);
+    CHECK_RUN(test_frozen_carrier);
     CHECK_MAIN_RETURN();
 }
