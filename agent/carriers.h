@@ -38,6 +38,7 @@ struct carrier_slot {
     uint64_t block_pin;
     unsigned awake_samples; /* samples in a row that found block_pin's native call running (watchdog.c) */
     int64_t awake_since;    /* the first of them */
+    int64_t awake_cpu_ns;   /* the carrier's CPU time at the last of them (vmblock_thread_cpu_ns) */
     uint64_t mounts_taken;  /* mounts read from the ring (exact occupancy) */
     struct hog_track hog;   /* hogs.c: the thread holding it, and whether it is a hog */
     uint64_t hog_id;        /* of the hog in progress, reported */

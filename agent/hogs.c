@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "active_pins.h"
 #include "defs.h"
@@ -146,19 +145,6 @@ static int runs(struct carrier_slot *c)
     }
 }
 
-/* The CPU time of the thread tid of this process: its per-thread CPU clock, which is what
- * pthread_getcpuclockid(3) returns, built from the tid (the kernel's MAKE_THREAD_CPUCLOCK: the
- * writer knows carriers by tid, and attach finds them so). 0: unknown. */
-static int64_t thread_cpu_ns(int tid)
-{
-    enum { CPUCLOCK_SCHED = 2, CPUCLOCK_PERTHREAD = 4 };
-    clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED);
-    struct timespec ts;
-    if (tid <= 0 || clock_gettime(clock, &ts) != 0)
-        return 0;
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, int64_t now)
 {
     if (!hogs_enabled())
@@ -166,7 +152,7 @@ void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, i
     struct hog_sample s = {.now = now, .vthread_id = vt ? vid : 0, .mounts = c->mounts_taken};
     if (s.vthread_id) {
         s.running = runs(c);
-        s.cpu_ns = s.running ? thread_cpu_ns(c->tid) : 0;
+        s.cpu_ns = s.running ? vmblock_thread_cpu_ns(c->tid) : 0;
         s.pinned = c->block_pin != 0 || active_pins_on_carrier(c->tid, 0);
     }
     struct hog_ended ended;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bytecode.h"
@@ -205,4 +206,16 @@ int vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out
     }
     (*jvmti)->Deallocate(jvmti, code);
     return class_init;
+}
+
+/* The thread's CPU clock, which is what pthread_getcpuclockid(3) returns, built from the tid (the
+ * kernel's MAKE_THREAD_CPUCLOCK): the writer knows carriers by tid, and attach finds them so. */
+int64_t vmblock_thread_cpu_ns(int tid)
+{
+    enum { CPUCLOCK_SCHED = 2, CPUCLOCK_PERTHREAD = 4 };
+    clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED);
+    struct timespec ts;
+    if (tid <= 0 || clock_gettime(clock, &ts) != 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -21,6 +21,10 @@ int vmblock_thread_sleeps(int tid, int *fd1, int *fd_tid);
  * *fd1 / *fd_tid: as above, for the status file. */
 int vmblock_thread_switches(int tid, int *fd1, int *fd_tid, uint64_t *out);
 
+/* The CPU time of the thread tid of this process, in ns: 0 when unknown. Two samples with the
+ * same time saw a thread that had no CPU in between (asleep, or runnable and waiting for one). */
+int64_t vmblock_thread_cpu_ns(int tid);
+
 /* Where the kernel says thread tid sleeps, from /proc/self/task/TID/syscall
  * and wchan: "nanosleep (wchan hrtimer_nanosleep)", "syscall 999", "running
  * (on CPU)"; "" when unknown. System calls are named by <sys/syscall.h>

@@ -256,7 +256,13 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
     }
     if (awake) {
         /* A few samples awake in the call are moments between its sleeps; more, and it computes: the
-         * block ended when it woke, and a later sleep in the call is a block of its own. */
+         * block ended when it woke, and a later sleep in the call is a block of its own. A sample
+         * after which the carrier had no CPU is not one more: woken, it waits for a CPU (a loaded
+         * machine), and has computed nothing since. */
+        int64_t cpu = vmblock_thread_cpu_ns(c->tid);
+        if (c->awake_samples && cpu && cpu == c->awake_cpu_ns)
+            return;
+        c->awake_cpu_ns = cpu;
         if (c->awake_samples++ == 0)
             c->awake_since = now;
         if (c->awake_samples > WATCHDOG_AWAKE_SAMPLES) {
