@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one command that runs every test: sets up, builds, and runs CTest in
 # four build directories:
-#   scripts/lint.sh  first: every C file in .clang-format's layout, clang-tidy clean
+#   scripts/lint.sh  every C file in .clang-format's layout, clang-tidy clean (beside build/'s tests)
 #   build/           everything: labels unit, jvm, collector
 #   build-sanitize/  VTPIN_SANITIZE=ON (gcc, ASan+UBSan on every target): the
 #                    unit and collector tests and every JVM test with the
@@ -10,9 +10,9 @@
 #                    unit tests on real threads (tsan)
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
 #                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
-# Tests run VTPIN_TEST_JOBS at a time (default 2, the machine's cores), the JVM tests with the ASan
-# agent VTPIN_ASAN_JOBS (default 2); the tests that make load of their own or compare timings run
-# alone (serial in tests/cases.txt: RUN_SERIAL).
+# JVM tests run VTPIN_TEST_JOBS at a time (default 2, the machine's cores), with up to two light ones
+# (unit, collector) beside them; the tests that make load of their own or compare timings run alone
+# (serial in tests/cases.txt: RUN_SERIAL).
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
 # then the others are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_TSAN_TESTS=0 /
 # VTPIN_FUZZ_TESTS=0 skip one of them in a full run. Every part runs; the exit
@@ -33,6 +33,11 @@ printf '== set up and built (scripts/build.sh): %d s\n' "$SECONDS" >&2
 failed=()
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+# JVM, kernel-view and install tests each take one of $jobs "cpu" slots (RESOURCE_GROUPS, tests/CMakeLists.txt);
+# two light tests (unit, collector: mostly waits on the collector's bounds) may run beside them
+printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpu": [{"id": "cores", "slots": %d}]}]}\n' "$jobs" \
+  > "$logs/resources.json"
+light=$((jobs + 2))
 step() { # name, command...: its wall time is said, so a slow part of a run shows
   local name=$1 began=$SECONDS
   shift
@@ -69,52 +74,53 @@ configure_build() { # C compiler, dir, cmake options...
     cmake --build "$dir" -j"$(nproc)"; } >&2
 }
 
-# The other build directories build while lint and build/'s tests run, at idle priority (SCHED_IDLE: a
-# CPU that a test wants is the test's at once): build/'s tests leave a core idle about half the time
+# Lint and the other build directories run while build/'s tests do, at idle priority (SCHED_IDLE: a CPU
+# that a test wants is the test's at once): build/'s tests leave a core idle about half the time.
 san=${VTPIN_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 tsan=${VTPIN_TSAN_BUILD_DIR:-$root/build-tsan}
 fuzz=${VTPIN_FUZZ_BUILD_DIR:-$root/build-fuzz}
-declare -A builder
-background_build() { # name, C compiler, dir, cmake options...
+declare -A meanwhile
+run_meanwhile() { # name, command...: started now, in the background, at idle priority
   local name=$1
   shift
   (chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null
-   configure_build "$@") > "$logs/build-$name.txt" 2>&1 &
-  builder[$name]=$!
+   "$@") > "$logs/meanwhile-$name.txt" 2>&1 &
+  meanwhile[$name]=$!
 }
-joined_build() { # name: waits for its background build; its output if it failed
+joined() { # name: waits for what run_meanwhile started; its output if it failed
   local rc=0
-  wait "${builder[$1]}" || rc=$?
-  ((rc == 0)) || cat "$logs/build-$1.txt" >&2
+  wait "${meanwhile[$1]}" || rc=$?
+  ((rc == 0)) || cat "$logs/meanwhile-$1.txt" >&2
   return $rc
 }
-[[ ${VTPIN_SANITIZE_TESTS:-1} == 0 ]] || background_build sanitize gcc "$san" -DVTPIN_SANITIZE=ON
-[[ ${VTPIN_TSAN_TESTS:-1} == 0 ]] || background_build tsan clang "$tsan" -DVTPIN_TSAN=ON
+run_meanwhile lint "$root/scripts/lint.sh" "$build"
+[[ ${VTPIN_SANITIZE_TESTS:-1} == 0 ]] || run_meanwhile sanitize configure_build gcc "$san" -DVTPIN_SANITIZE=ON
+[[ ${VTPIN_TSAN_TESTS:-1} == 0 ]] || run_meanwhile tsan configure_build clang "$tsan" -DVTPIN_TSAN=ON
 [[ ${VTPIN_FUZZ_TESTS:-1} == 0 ]] ||
-  background_build fuzz clang "$fuzz" -DVTPIN_FUZZ=ON -DVTPIN_FUZZ_SECONDS="${VTPIN_FUZZ_SECONDS:-15}"
+  run_meanwhile fuzz configure_build clang "$fuzz" -DVTPIN_FUZZ=ON -DVTPIN_FUZZ_SECONDS="${VTPIN_FUZZ_SECONDS:-15}"
 
-step "lint: clang-format and clang-tidy (scripts/lint.sh)" "$root/scripts/lint.sh" "$build"
-tests "all tests (build/)" --test-dir "$build" --output-on-failure -j "$jobs"
+tests "all tests (build/)" --test-dir "$build" --output-on-failure -j "$light" --resource-spec-file "$logs/resources.json"
+step "lint: clang-format and clang-tidy (scripts/lint.sh, ran meanwhile: the wait)" joined lint
 
 if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
-  if step "sanitized build (build-sanitize/, built meanwhile: the wait)" joined_build sanitize; then
+  if step "sanitized build (build-sanitize/, built meanwhile: the wait)" joined sanitize; then
     # the unit and collector tests (mostly waits on the collector's bounds) beside the JVM tests with the
     # ASan agent; the timing comparisons that the ASan agent's slower callbacks moved past their bounds
     # beside another test run alone (serial) or not under ASan (no-asan); nested_pins repeats 10 times
     VTPIN_NESTED_RUNS=${VTPIN_NESTED_RUNS:-10} \
       tests "unit, collector and JVM tests under ASan/UBSan" --test-dir "$san" --output-on-failure \
-      -j "${VTPIN_ASAN_JOBS:-2}" -L 'unit|collector|asan'
+      -j "$light" --resource-spec-file "$logs/resources.json" -L 'unit|collector|asan'
   fi
 fi
 
 if [[ ${VTPIN_TSAN_TESTS:-1} != 0 ]]; then
-  if step "ThreadSanitizer build (build-tsan/, built meanwhile: the wait)" joined_build tsan; then
+  if step "ThreadSanitizer build (build-tsan/, built meanwhile: the wait)" joined tsan; then
     tests "the lock-free code under ThreadSanitizer" --test-dir "$tsan" --output-on-failure -L tsan
   fi
 fi
 
 if [[ ${VTPIN_FUZZ_TESTS:-1} != 0 ]]; then
-  if step "fuzz build (build-fuzz/, built meanwhile: the wait)" joined_build fuzz; then
+  if step "fuzz build (build-fuzz/, built meanwhile: the wait)" joined fuzz; then
     # Two at once: each target still fuzzes for its seconds on a core of its own (no JVM runs now)
     tests "fuzz targets: corpus replay and bounded runs" --test-dir "$fuzz" --output-on-failure -L fuzz -j2
   fi

@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from harness import (CLASSES, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, native_block_in, report_json,
-                     scheduler, skip, tempdir)
+                     scheduler, skip, tempdir, wait_ready)
 
 
 class Target:
@@ -265,10 +265,10 @@ def case_not_a_jvm():
     sleeper = subprocess.Popen(["sleep", "30"])
     out_path = os.path.join(tempdir("vtpin-attach-trap-"), "trap.txt")
     with open(out_path, "w") as out:  # a shell that catches SIGQUIT and says so
-        trapper = subprocess.Popen(["sh", "-c", "trap 'echo got SIGQUIT' QUIT; i=0; "
+        trapper = subprocess.Popen(["sh", "-c", "trap 'echo got SIGQUIT' QUIT; echo trapping; i=0; "
                                     "while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done"], stdout=out)
     try:
-        time.sleep(0.3)
+        wait_ready(trapper, out_path, "trapping")  # its trap is set
         for p in (sleeper, trapper):
             rc, out, err, took = attach("--timeout", "2s", p.pid)
             check(rc == 1, "attach must fail (exit 1), got %d" % rc)

@@ -8,11 +8,15 @@ parks are split where the carrier's context-switch count shows a new park."""
 import os
 import shutil
 import subprocess
-import time
 
 from harness import (CLASSES, FIXTURE_LIB, VTPIN, Run, back_to_back_rounds, check, check_one_pin_per_round,
                      class_init_wait, culprit, describe, jdk_home, main, pins_in, report_json, scheduler, set_aside,
                      skip, tempdir, wait_ready)
+
+
+def agent_started(jvm, out_path):
+    """Waits for the attached agent to say it detects pins (its log shares the fixture's stdout)."""
+    wait_ready(jvm, out_path, "detecting pins")
 
 
 def case_cpu_jni(jdk):
@@ -75,7 +79,7 @@ def case_attach_upcall_reason(jdk):
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
-        time.sleep(0.5)
+        agent_started(jvm, os.path.join(d, "stdout.txt"))
         open(go, "w").close()
         check(jvm.wait(timeout=120) == 0, "the JVM failed:\n" + open(os.path.join(d, "stdout.txt")).read())
         rep = report_json(rec)
@@ -120,7 +124,7 @@ def case_attach_back_to_back(jdk):
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
-        time.sleep(0.5)
+        agent_started(jvm, os.path.join(d, "stdout.txt"))
         open(go, "w").close()
         check(jvm.wait(timeout=120) == 0, "the JVM failed:\n" + open(os.path.join(d, "stdout.txt")).read())
         rep = report_json(rec)
