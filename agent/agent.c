@@ -17,6 +17,7 @@
 #include "log.h"
 #include "natives.h"
 #include "options.h"
+#include "outputs.h"
 #include "pins.h"
 #include "queue.h"
 #include "wire.h"
@@ -383,7 +384,7 @@ static int open_log(const char *path)
         return 0;
     }
     if (rc)
-        log_error("cannot open log file '%s': %s", path, strerror(-rc));
+        log_error("cannot open log file '%s': %s", path, outputs_file_refused(rc));
     return rc;
 }
 

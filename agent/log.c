@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/path_trust.h"
+
 static int log_fd = 2;
 static int log_quiet;
 static char log_path[4096];
@@ -19,9 +21,9 @@ int log_open(const char *path)
 {
     if (!path || !*path)
         return 0;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = path_trust_open_own_file(path, O_APPEND, 0600); /* appended to: an older log keeps its mode */
     if (fd < 0)
-        return -errno;
+        return fd;
     log_fd = fd;
     snprintf(log_path, sizeof(log_path), "%s", path);
     atomic_store(&log_broken, 0);

@@ -27,6 +27,13 @@ static int no_room(int rc)
     return rc == -ENOSPC || rc == -EDQUOT;
 }
 
+const char *outputs_file_refused(int rc)
+{
+    return rc == -ELOOP   ? "it is a symbolic link, which vtpin does not follow (name the file itself)"
+           : rc == -EPERM ? "it belongs to another user (remove it, or choose another path)"
+                          : strerror(-rc);
+}
+
 int outputs_open(const struct options *o, char *err, size_t errlen)
 {
     int rc = 0;
@@ -37,10 +44,7 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
                       "runs on",
                       o->record_file, strerror(-rc));
         } else if (!outputs.record) {
-            snprintf(err, errlen, "cannot open record file '%s': %s", o->record_file,
-                     rc == -ELOOP   ? "it is a symbolic link, which vtpin does not follow (name the file itself)"
-                     : rc == -EPERM ? "it belongs to another user (remove it, or choose another path)"
-                                    : strerror(-rc));
+            snprintf(err, errlen, "cannot open record file '%s': %s", o->record_file, outputs_file_refused(rc));
             return rc;
         }
     }
@@ -64,7 +68,7 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
             log_alert("cannot write the trace to %s: %s (the disk is full): vtpin runs without it and the JVM runs on",
                       o->trace_file, strerror(-rc));
         } else if (!outputs.trace) {
-            snprintf(err, errlen, "cannot open trace file '%s': %s", o->trace_file, strerror(-rc));
+            snprintf(err, errlen, "cannot open trace file '%s': %s", o->trace_file, outputs_file_refused(rc));
             return rc;
         }
     }

@@ -27,6 +27,8 @@
  * err). Returns 0 or -errno. A file that cannot be written for lack of
  * space (ENOSPC, EDQUOT) is said in one line and left out: the JVM runs on. */
 int outputs_open(const struct options *o, char *err, size_t errlen);
+/* Why a file of vtpin's own (record=, tracefile=, log=) could not be opened (common/path_trust.h). */
+const char *outputs_file_refused(int rc);
 /* ENOSPC or EDQUOT when the recording is open but its disk was nearly full
  * (no room for the reserve that keeps the last notice and counters), else 0. */
 int outputs_record_reserve_error(void);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "common/path_trust.h"
 
 /* Disk space held aside in an unnamed file beside the recording: when the
  * disk fills, it is given back so that the notice, counters and end marker
@@ -79,29 +80,6 @@ static void failed(struct record *r, int rc, uint64_t frames)
     reserve_release(r);
 }
 
-/* The recording file, never through a link (another user's link in /tmp would have us
- * truncate its target), with exactly mode, emptied only once it is known to be ours: a
- * regular file of another user is refused (-EPERM). A device or pipe is written as is. */
-static int open_own(const char *path, unsigned mode)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
-    if (fd < 0)
-        return -errno;
-    struct stat st;
-    int rc = fstat(fd, &st) == 0 ? 0 : -errno;
-    if (!rc && S_ISREG(st.st_mode)) {
-        if (st.st_uid != geteuid())
-            rc = -EPERM;
-        else if (fchmod(fd, (mode_t)mode) != 0 || ftruncate(fd, 0) != 0) /* an older file keeps its mode */
-            rc = -errno;
-    }
-    if (rc) {
-        close(fd);
-        return rc;
-    }
-    return fd;
-}
-
 struct record *record_open(const char *path, unsigned mode, int *err)
 {
     struct record *r = calloc(1, sizeof(*r));
@@ -112,7 +90,7 @@ struct record *record_open(const char *path, unsigned mode, int *err)
     r->cap = 256 * 1024;
     r->reserve_fd = -1;
     r->buf = malloc(r->cap);
-    r->fd = open_own(path, mode);
+    r->fd = path_trust_open_own_file(path, O_TRUNC, (mode_t)mode); /* never through a link, never another's */
     if (!r->buf || r->fd < 0) {
         *err = r->fd < 0 ? r->fd : -ENOMEM;
         if (r->fd >= 0)

@@ -10,6 +10,7 @@
 
 #include "common/frame_text.h"
 #include "common/io.h"
+#include "common/path_trust.h"
 #include "common/utf8.h"
 #include "jthread.h"
 #include "wire.h"
@@ -36,9 +37,9 @@ struct trace *trace_open(const char *path, enum trace_mode mode, int *err)
     t->mode = mode;
     t->fd = 2;
     if (path && *path) {
-        t->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        t->fd = path_trust_open_own_file(path, O_TRUNC, 0600); /* as record= is: it names threads, too */
         if (t->fd < 0) {
-            *err = -errno;
+            *err = t->fd;
             free(t);
             return NULL;
         }

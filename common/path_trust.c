@@ -1,8 +1,10 @@
 #include "path_trust.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int path_trust_uid(uid_t uid, uid_t me, unsigned flags)
 {
@@ -89,4 +91,24 @@ int path_trust_check_own_dir(const char *dir, uid_t me, char *err, size_t errlen
         return rc;
     }
     return refuse(path_trust_dir(&st, me, 0), "the directory", dir, &st, me, 0, err, errlen);
+}
+
+int path_trust_open_own_file(const char *path, int flags, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (flags & O_APPEND), mode);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 ? 0 : -errno;
+    if (!rc && S_ISREG(st.st_mode)) {
+        if (st.st_uid != geteuid())
+            rc = -EPERM;
+        else if ((flags & O_TRUNC) && (fchmod(fd, mode) != 0 || ftruncate(fd, 0) != 0))
+            rc = -errno;
+    }
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    return fd;
 }

@@ -44,4 +44,11 @@ int path_trust_check_socket(const char *path, uid_t me, char *err, size_t errlen
  * directory, no one else can write it. 0; -EPERM, -ENOTDIR with err; or -errno (-ENOENT). */
 int path_trust_check_own_dir(const char *dir, uid_t me, char *err, size_t errlen);
 
+/* A file this program writes (a recording, a trace, a log), opened for writing: never through a
+ * link (another user's link in /tmp would steer where we write), created with mode, and never
+ * another user's regular file (-EPERM). O_TRUNC in flags empties a regular file only once it is
+ * known to be ours, and gives it mode (an older file keeps its mode otherwise); O_APPEND appends.
+ * A device or pipe is written as is. The fd, or -errno. */
+int path_trust_open_own_file(const char *path, int flags, mode_t mode);
+
 #endif

@@ -14,6 +14,9 @@ uid 65534 (nobody), through a preexec_fn that drops root as test_attach.py does.
                            link, D/collector a link: refused (exit 1), nothing sent or written there
   record_mode JDK          record= files are 0600, record_mode=0640 gives 0640, also to a file
                            that existed with 0644
+  own_files JDK            tracefile= and log= are 0600 too; a link at record=, tracefile= or
+                           log=, or nobody's file there, stops the load saying why, and nothing
+                           is written through the link or into nobody's file
 Root only (others skip)."""
 import json
 import os
@@ -26,7 +29,7 @@ import time
 
 from collector_fixture import CollectorProcess
 from test_collector_daemon import wait_for  # noqa: E402 (the one poll-until of the collector tests)
-from harness import BUILD, CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, jdk_home, main, skip, tempdir
+from harness import AGENT, BUILD, CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, jdk_home, main, skip, tempdir
 
 NOBODY = 65534
 
@@ -265,6 +268,51 @@ def case_record_mode(jdk="21"):
         os.umask(old)
 
 
+def case_own_files(jdk="21"):
+    need_root()
+    jdk = int(jdk)
+    home = jdk_home(jdk)
+    old = os.umask(0o022)  # the usual umask, which would leave a file created 0644 so
+    try:
+        d = tempdir(prefix="vtpin-own-files-")
+        log = os.path.join(d, "agent.log")
+        r = Run(jdk, "Repro", props=["-Djdk.virtualThreadScheduler.parallelism=4"], agent_opts="log=" + log,
+                workdir=d).run()
+        for path in (r.trace, log):
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            check(mode == 0o600, "%s: mode %04o, want 0600" % (os.path.basename(path), mode))
+        with open(log) as f:
+            check("detecting pins" in f.read(), "the log holds the agent's messages")
+
+        def refused(option, path, why):
+            """java with the agent's option=path: the load stops (the JVM exits 1), saying why."""
+            p = subprocess.run([os.path.join(home, "bin", "java"), "-agentpath:%s=%s=%s" % (AGENT, option, path),
+                                "-cp", CLASSES, "Repro"], capture_output=True, text=True, timeout=60)
+            check(p.returncode != 0 and why in p.stderr and path in p.stderr,
+                  "%s=%s: exit %d, want a refusal saying %r:\n%s" % (option, path, p.returncode, why, p.stderr))
+
+        target = os.path.join(d, "target")
+        with open(target, "w") as f:
+            f.write("not vtpin's\n")
+        nobodys = os.path.join(d, "nobodys")
+        with open(nobodys, "w") as f:
+            f.write("nobody's\n")
+        os.chown(nobodys, NOBODY, NOBODY)
+        for option in ("record", "tracefile", "log"):
+            link = os.path.join(d, option + ".link")
+            os.symlink(target, link)
+            refused(option, link, "symbolic link")
+            refused(option, nobodys, "another user")
+        with open(target) as f:
+            check(f.read() == "not vtpin's\n", "nothing written through the links")
+        with open(nobodys) as f:
+            check(f.read() == "nobody's\n", "nothing written into nobody's file")
+        shutil.rmtree(d, ignore_errors=True)
+    finally:
+        os.umask(old)
+
+
 if __name__ == "__main__":
     sys.exit(main({"foreign_socket_dir": case_foreign_socket_dir, "collector_dirs": case_collector_dirs,
-                   "run_foreign_dir": case_run_foreign_dir, "record_mode": case_record_mode}))
+                   "run_foreign_dir": case_run_foreign_dir, "record_mode": case_record_mode,
+                   "own_files": case_own_files}))

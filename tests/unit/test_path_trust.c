@@ -3,6 +3,7 @@
 #include "common/path_trust.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,11 +115,68 @@ static void test_checks(void)
     rmdir(base);
 }
 
+static char *read_back(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* A file vtpin writes: created with its mode whatever the umask, emptied (and given the mode) only
+ * with O_TRUNC, appended to with O_APPEND, never through a link, never another user's. */
+static void test_own_file(void)
+{
+    char base[] = "/tmp/vtpin-own-file-XXXXXX", path[256], link[256], buf[64];
+    CHECK(mkdtemp(base) != NULL);
+    snprintf(path, sizeof(path), "%s/f", base);
+    mode_t old = umask(022);
+    int fd = path_trust_open_own_file(path, O_TRUNC, 0600);
+    CHECK(fd >= 0 && write(fd, "one\n", 4) == 4);
+    close(fd);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    fd = path_trust_open_own_file(path, O_APPEND, 0600); /* a log: appended to */
+    CHECK(fd >= 0 && write(fd, "two\n", 4) == 4);
+    close(fd);
+    CHECK_STR(read_back(path, buf, sizeof(buf)), "one\ntwo\n");
+    chmod(path, 0644);
+    fd = path_trust_open_own_file(path, O_APPEND, 0600); /* an older log keeps its mode */
+    close(fd);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+    fd = path_trust_open_own_file(path, O_TRUNC, 0640); /* a recording: emptied, given the mode */
+    close(fd);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640 && st.st_size == 0);
+    snprintf(link, sizeof(link), "%s/link", base);
+    CHECK(symlink(path, link) == 0);
+    CHECK_INT(path_trust_open_own_file(link, O_TRUNC, 0600), -ELOOP);
+    CHECK_INT(path_trust_open_own_file(link, O_APPEND, 0600), -ELOOP);
+    if (geteuid() == 0) { /* another user's file: root could write it, and must not */
+        int theirs = open(path, O_WRONLY | O_APPEND);
+        CHECK(theirs >= 0 && write(theirs, "x", 1) == 1);
+        close(theirs);
+        CHECK(chown(path, 65534, 65534) == 0);
+        CHECK_INT(path_trust_open_own_file(path, O_TRUNC, 0600), -EPERM);
+        CHECK_INT(path_trust_open_own_file(path, O_APPEND, 0600), -EPERM);
+        CHECK(stat(path, &st) == 0 && st.st_size == 1);
+    }
+    fd = path_trust_open_own_file("/dev/null", O_TRUNC, 0600); /* a device is written as is */
+    CHECK(fd >= 0);
+    close(fd);
+    umask(old);
+    unlink(link);
+    unlink(path);
+    rmdir(base);
+}
+
 int main(void)
 {
     CHECK_RUN(test_uid);
     CHECK_RUN(test_dir_verdicts);
     CHECK_RUN(test_socket_verdicts);
     CHECK_RUN(test_checks);
+    CHECK_RUN(test_own_file);
     CHECK_MAIN_RETURN();
 }
