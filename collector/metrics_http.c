@@ -310,11 +310,21 @@ static enum MHD_Result answer_profile(struct metrics_http *h, struct MHD_Connect
 {
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
-    const char *seconds = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seconds");
+    const char *seconds = NULL;
+    size_t seconds_len = 0;
+    if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "seconds", strlen("seconds"), &seconds,
+                                      &seconds_len) != MHD_YES)
+        seconds = NULL;
     char why[256] = "";
     uint8_t *body = NULL;
     size_t len = 0;
-    int rc = h->profile(h->profile_arg, seconds, &body, &len, why, sizeof(why) - 1);
+    int rc;
+    if (seconds && strlen(seconds) != seconds_len) { /* %00 decoded: as a C string it would be cut short */
+        snprintf(why, sizeof(why) - 1, "seconds: a NUL byte (%%00) in the value");
+        rc = -EINVAL;
+    } else {
+        rc = h->profile(h->profile_arg, seconds, &body, &len, why, sizeof(why) - 1);
+    }
     struct MHD_Response *r;
     if (rc == -EINVAL) {
         strcat(why, "\n");
