@@ -64,7 +64,7 @@ int active_pins_init(const struct writer_config *cfg, jvmtiEnv *jvmti, struct sy
     active.jvmti = jvmti;
     active.symbols = symbols;
     pm_init(&active.machine, cfg->options->threshold_ns);
-    int rc = blocker_init(jvmti, cfg->options->depth);
+    int rc = blocker_init(jvmti, cfg->options->depth, cfg->jdk_feature);
     return rc ? rc : stack_read_writer_init(cfg->options->depth);
 }
 

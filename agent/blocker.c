@@ -14,15 +14,17 @@
 static struct {
     jvmtiEnv *jvmti;
     unsigned depth;
+    unsigned jdk_feature;
     struct rec *stack;
     struct per_second budget, init_budget;
     uint64_t skipped;
 } blk;
 
-int blocker_init(jvmtiEnv *jvmti, unsigned depth)
+int blocker_init(jvmtiEnv *jvmti, unsigned depth, unsigned jdk_feature)
 {
     blk.jvmti = jvmti;
     blk.depth = depth;
+    blk.jdk_feature = jdk_feature;
     blk.stack = calloc(1, pins_record_size(depth));
     return blk.stack ? 0 : -ENOMEM;
 }
@@ -171,17 +173,28 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
         if (!(st & JVMTI_THREAD_STATE_IN_OBJECT_WAIT))
             return 0;
         /* 24+: a virtual thread in Object.wait under a native frame has no contended monitor for
-         * JVMTI. Or the wait ended between the two looks (notified: a late look under load, ASan at
-         * ctest -j2 had one on 21): still waiting now, it is the former; else too late to say, and
-         * counted as not looked up */
+         * JVMTI. Or the look fell where the thread's state says Object.wait and its waited monitor is
+         * not set yet or any more (the wait begins or ends: a late look under load, ASan at ctest -j2
+         * had two on 21). Still waiting on 24+, it is the former; on 21-23 there is no former, and a
+         * wait that goes on has its monitor at a second look; else too late to say, and counted as
+         * not looked up */
         jint now_st = 0;
         if (COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, waiter, &now_st)) != JVMTI_ERROR_NONE ||
             !(now_st & JVMTI_THREAD_STATE_IN_OBJECT_WAIT)) {
             blk.skipped++;
             return 0;
         }
-        out->what = BLOCKER_NOTIFY;
-        return 1;
+        if (blk.jdk_feature >= 24) {
+            out->what = BLOCKER_NOTIFY;
+            return 1;
+        }
+        if (COUNTED(CALL_GET_CURRENT_CONTENDED_MONITOR,
+                    (*jvmti)->GetCurrentContendedMonitor(jvmti, waiter, &monitor)) != JVMTI_ERROR_NONE ||
+            !monitor) {
+            blk.skipped++;
+            return 0;
+        }
+        st = now_st;
     }
     class_of(jni, monitor, out->object_class, sizeof(out->object_class));
     if (st & (JVMTI_THREAD_STATE_IN_OBJECT_WAIT | JVMTI_THREAD_STATE_WAITING)) {

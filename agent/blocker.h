@@ -36,7 +36,7 @@ struct blocker {
     struct rec *stack;          /* the owner's frames (frame_count 0: none); the module's own buffer */
 };
 
-int blocker_init(jvmtiEnv *jvmti, unsigned depth); /* 0 or -ENOMEM */
+int blocker_init(jvmtiEnv *jvmti, unsigned depth, unsigned jdk_feature); /* 0 or -ENOMEM */
 void blocker_fini(void);
 
 /* Looks at what the virtual thread waiter (mounted, pinned) waits for. 1 and *out filled, 0
