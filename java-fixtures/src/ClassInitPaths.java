@@ -73,6 +73,7 @@ public class ClassInitPaths {
         // and a first virtual thread (a CI run under ASan on 21 had a MONITOR_ENTER in
         // VirtualThreadStartEvent.<clinit> among the fixture's pins)
         WarmUp.virtualThreads();
+        WarmUp.carriersThenGate("ClassInitPaths");
         Thread init = null;
         if (!mode.equals("runs")) {
             CountDownLatch started = new CountDownLatch(1);

@@ -36,6 +36,7 @@ public class ClassInitWait {
         int touchers = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         initMs = args.length > 1 ? Long.parseLong(args[1]) : 400;
         System.out.println("java.version = " + System.getProperty("java.version"));
+        WarmUp.carriersThenGate("ClassInitWait");
         CountDownLatch initStarted = new CountDownLatch(1);
         // the initializer: a platform thread, so only the touchers hold carriers
         Thread init = Thread.ofPlatform().name("initializer").start(() -> {

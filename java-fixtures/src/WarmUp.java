@@ -7,6 +7,32 @@
 final class WarmUp {
     private WarmUp() {}
 
+    /**
+     * With -Dwarmup.carriers=N: N virtual threads compute at once, so that the scheduler has N
+     * carriers; then "FIXTURE: carriers ready" and a line on stdin before the fixture goes on. A
+     * test waits there until an observer tracks every carrier (the collector's kernel view, which
+     * misses a sleep that began on a carrier before it tracked it: a new carrier's first block).
+     */
+    static void carriersThenGate(String fixture) throws Exception {
+        int n = Integer.getInteger("warmup.carriers", 0);
+        if (n == 0)
+            return;
+        java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
+        Thread[] threads = new Thread[n];
+        for (int i = 0; i < n; i++) {
+            threads[i] = Thread.ofVirtual().start(() -> {
+                running.incrementAndGet();
+                while (running.get() < n) // each holds its carrier until all n run
+                    Thread.onSpinWait();
+            });
+        }
+        for (Thread t : threads)
+            t.join();
+        System.out.println(fixture + ": carriers ready");
+        System.out.flush();
+        new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+    }
+
     static void virtualThreads() throws InterruptedException {
         Thread warm = Thread.ofVirtual().start(() -> {
             try {
