@@ -64,6 +64,9 @@ public class NativeBlock {
         // main (a platform thread: no pin) links the native method first, so the JDK's one-time
         // linkage does not race between the virtual threads
         block(mode, 0);
+        // and a first virtual thread: two of the fixture's racing through the JDK's event classes'
+        // initialization made a 187 ms VM_BLOCK of the JDK's own (25, ASan, a loaded clean-clone run)
+        WarmUp.virtualThreads();
         Path go = args.length > 3 ? Path.of(args[3]) : null;
         if (go != null) {
             List<Thread> warm = new ArrayList<>();
