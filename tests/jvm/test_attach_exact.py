@@ -36,8 +36,8 @@ those whose stack has that method. On JDK 21 (monitors pin, JEP 491 is 24+):
 Times: JFR prints wall-clock instants, vtpin converts its monotonic stamps with one clock pair;
 TOLERANCE_NS (0.2 ms) covers the clocks' granularity in b and c. A piece of a wait or an idle park
 is a whole park off (15-20 ms), far beyond it.
-On JDK 25 nothing pins on monitors: neither JFR nor vtpin has a holder, and the fixture made its
-holds."""
+On JDK 25 nothing pins on monitors: vtpin has no holder, JFR no event at the method but a class
+initialization's (which can pin anywhere), and the fixture made its holds."""
 import os
 import signal
 import subprocess
@@ -186,6 +186,22 @@ def describe(p):
         p["timed_by"], p["split_from"])
 
 
+def is_class_init(event):
+    """A JFR pin of a class initialization (24+ names the reason), not of a monitor."""
+    reason = event["values"].get("pinnedReason") or ""
+    return reason.startswith("Waited for initialization of ") or (
+        reason.startswith("VM call to ") and "<clinit>" in reason)
+
+
+def describe_jfr(event):
+    v = event["values"]
+    frames = (v.get("stackTrace") or {}).get("frames") or []
+    return "vt %s, %s / %s, %d us, at %s" % (
+        v["eventThread"]["javaThreadId"], v.get("pinnedReason"), v.get("blockingOperation"),
+        jfr_duration_ns(event) // 1000,
+        ["%s.%s" % (f["method"]["type"]["name"], f["method"]["name"]) for f in frames[:8]])
+
+
 def exact_case(fixture, mode):
     def case(jdk):
         jdk = int(jdk)
@@ -197,8 +213,17 @@ def exact_case(fixture, mode):
         expected_holds = expected[0] if fixture != "alternating" else expected[0] * expected[1]
         check(holds == expected_holds, "the fixture made its %d holds: %d" % (expected_holds, holds))
         if jdk >= 24:
-            print("JDK %d: vtpin %d holders, JFR %d events at %s.%s" % (jdk, len(holders), len(events), *site))
-            check(events == [], "no JFR pin at %s.%s on JDK %d (JEP 491): %d" % (*site, jdk, len(events)))
+            # JEP 491: the monitor no longer pins. A class initialization can still pin inside call()
+            # (its first socket read initializes classes that other virtual threads may be
+            # initializing too): JFR names it ("Waited for initialization of X by another thread",
+            # "VM call to X.<clinit> on stack"; once in a CI run on 27), and it is not the monitor.
+            class_init = [e for e in events if is_class_init(e)]
+            print("JDK %d: vtpin %d holders, JFR %d events at %s.%s (%d class initialization)" % (
+                jdk, len(holders), len(events), *site, len(class_init)))
+            for e in events:
+                print("  JFR %s" % describe_jfr(e))
+            check(len(class_init) == len(events), "no JFR pin at %s.%s on JDK %d but a class initialization "
+                  "(JEP 491): %s" % (*site, jdk, [describe_jfr(e) for e in events if e not in class_init]))
             check(holders == [], "no holder pin on JDK %d: %s" % (jdk, [describe(p) for p in holders]))
             return
         check(all(p["start_ns"] is not None and p["duration_ns"] is not None for p in holders),
