@@ -12,7 +12,10 @@
 
 #include "common/frames_kind.h"
 #include "common/idmap.h"
+#include "common/io.h"
 #include "wire.h"
+
+#define RELEASE_STEP (4u << 20) /* a mapped file's read pages are given back this many bytes at a time */
 
 /* ---- small helpers ---- */
 
@@ -112,21 +115,10 @@ static void stack_free(void *p)
     free(st);
 }
 
-static void session_free(struct recording_session *s)
+/* What a session holds of its pins and everything they refer to: all but its
+ * Hello, Stats, notices and end (session_drop_content keeps those). */
+static void content_free(struct recording_session *s)
 {
-    if (!s)
-        return;
-    free(s->java_version);
-    free(s->vm_name);
-    free(s->vm_version);
-    free(s->vm_vendor);
-    free(s->host);
-    free(s->agent_version);
-    free(s->options);
-    free(s->app);
-    for (size_t i = 0; i < s->n_capabilities_missing; i++)
-        free(s->capabilities_missing[i]);
-    free(s->capabilities_missing);
     for (size_t i = 0; i < s->n_pins; i++) {
         free(s->pins[i].blocked_in);
         free(s->pins[i].downcall_symbol);
@@ -142,11 +134,6 @@ static void session_free(struct recording_session *s)
     free(s->ktimes);
     free(s->pins);
     free(s->hogs);
-    for (size_t i = 0; i < s->n_notices; i++) {
-        free(s->notices[i].code);
-        free(s->notices[i].text);
-    }
-    free(s->notices);
     free(s->carriers);
     free(s->occupancy);
     if (s->strings)
@@ -159,7 +146,58 @@ static void session_free(struct recording_session *s)
         idmap_free(s->pin_index, NULL);
     if (s->hog_index)
         idmap_free(s->hog_index, NULL);
+}
+
+static void session_free(struct recording_session *s)
+{
+    if (!s)
+        return;
+    free(s->java_version);
+    free(s->vm_name);
+    free(s->vm_version);
+    free(s->vm_vendor);
+    free(s->host);
+    free(s->agent_version);
+    free(s->options);
+    free(s->app);
+    for (size_t i = 0; i < s->n_capabilities_missing; i++)
+        free(s->capabilities_missing[i]);
+    free(s->capabilities_missing);
+    content_free(s);
+    for (size_t i = 0; i < s->n_notices; i++) {
+        free(s->notices[i].code);
+        free(s->notices[i].text);
+    }
+    free(s->notices);
     free(s);
+}
+
+static int new_tables(struct recording_session *s)
+{
+    s->strings = idmap_new();
+    s->methods = idmap_new();
+    s->stacks = idmap_new();
+    s->pin_index = idmap_new();
+    s->hog_index = idmap_new();
+    return s->strings && s->methods && s->stacks && s->pin_index && s->hog_index ? 0 : -ENOMEM;
+}
+
+/* A session that will not be shown keeps what the warnings and the session
+ * count need, and gives the rest back: memory follows what is shown. */
+static int session_drop_content(struct recording_session *s)
+{
+    struct session_private *sp = (struct session_private *)s;
+    content_free(s);
+    s->pins = NULL;
+    s->hogs = NULL;
+    s->kintervals = NULL;
+    s->ktimes = NULL;
+    s->carriers = NULL;
+    s->occupancy = NULL;
+    s->n_pins = s->n_hogs = s->n_kintervals = s->kintervals_cap = s->n_ktimes = s->n_carriers = s->n_occupancy = 0;
+    sp->pins_cap = sp->hogs_cap = sp->carriers_cap = sp->occupancy_cap = 0;
+    s->skipped = 1;
+    return new_tables(s);
 }
 
 static struct recording_session *session_new(void)
@@ -168,12 +206,7 @@ static struct recording_session *session_new(void)
     if (!sp)
         return NULL;
     struct recording_session *s = &sp->pub;
-    s->strings = idmap_new();
-    s->methods = idmap_new();
-    s->stacks = idmap_new();
-    s->pin_index = idmap_new();
-    s->hog_index = idmap_new();
-    if (!s->strings || !s->methods || !s->stacks || !s->pin_index || !s->hog_index) {
+    if (new_tables(s)) {
         session_free(s);
         return NULL;
     }
@@ -193,6 +226,10 @@ static int recording_add_session(struct recording *r, struct recording_session *
     r->sessions = n;
     r->sessions[r->n_sessions++] = s;
     *out = s;
+    if (r->keep == RECORDING_KEEP_LAST && r->n_sessions > 1) /* the one before is not the last */
+        return session_drop_content(r->sessions[r->n_sessions - 2]);
+    if (r->keep != RECORDING_KEEP_ALL && r->keep != RECORDING_KEEP_LAST && r->n_sessions != r->keep)
+        s->skipped = 1; /* never read: --session N reads only that session */
     return 0;
 }
 
@@ -685,6 +722,9 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
     }
     struct recording_session *s = *cur;
     s->events++;
+    if (s->skipped && ev->body_case != VTPIN__V1__EVENT__BODY_STATS && ev->body_case != VTPIN__V1__EVENT__BODY_NOTICE &&
+        ev->body_case != VTPIN__V1__EVENT__BODY_GOODBYE)
+        return 0;
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_STRING:
         return apply_string(s, ev->string);
@@ -893,10 +933,25 @@ static size_t note_damage(struct recording *r, struct recording_session *cur, co
     return next;
 }
 
-int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
-                          size_t errlen)
+/* Gives back the pages of a mapped file that are read: the model keeps copies of what it needs,
+ * so memory follows the model, not the file's size. */
+static void release_read(const uint8_t *data, size_t pos, size_t *released)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t upto = pos / page * page;
+    if (upto < *released + RELEASE_STEP)
+        return;
+    madvise((void *)(uintptr_t)(data + *released), upto - *released, MADV_DONTNEED);
+    *released = upto;
+}
+
+/* data[len] into *out, keeping the sessions keep says; mapped: data is a private file mapping
+ * whose read pages may be given back. */
+static int load_buffer(const uint8_t *data, size_t len, const char *name, size_t keep, int mapped,
+                       struct recording **out, char *err, size_t errlen)
 {
     struct recording *r = NULL;
+    size_t released = 0;
     struct recording_session *cur = NULL;
     int rc = 0;
 
@@ -913,6 +968,7 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
         snprintf(err, errlen, "%s: out of memory", name);
         goto cleanup;
     }
+    r->keep = keep;
     size_t pos = 0;
     while (pos < len) {
         size_t at = pos, frame_len = 0;
@@ -959,6 +1015,8 @@ int recording_load_buffer(const uint8_t *data, size_t len, const char *name, str
         }
         r->events++;
         r->bytes = pos;
+        if (mapped)
+            release_read(data, pos, &released);
     }
     rc = 0;
     if (r->n_sessions == 0) { /* only the magic: one empty session, so there is always one */
@@ -982,17 +1040,43 @@ cleanup:
     return rc;
 }
 
-/* Everything fd holds, read into *data (malloc'ed): a pipe cannot be read twice. What does not
- * start with the magic is read no further (the caller reports it): /dev/zero or an endless pipe of
- * something else would otherwise be read until memory runs out. */
-static int slurp(int fd, uint8_t **data, size_t *len)
+int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
+                          size_t errlen)
 {
-    size_t cap = 1 << 16, n = 0;
-    int head_checked = 0;
+    return load_buffer(data, len, name, RECORDING_KEEP_ALL, 0, out, err, errlen);
+}
+
+/* Reads into buf[*n .. cap) until it is full or the stream ends: 0 or -errno. */
+static int read_some(int fd, uint8_t *buf, size_t cap, size_t *n, int *eof)
+{
+    while (*n < cap) {
+        ssize_t r = read(fd, buf + *n, cap - *n);
+        if (r == 0) {
+            *eof = 1;
+            return 0;
+        }
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        *n += (size_t)r;
+    }
+    return 0;
+}
+
+/* Everything fd holds after head[head_len], read into *data (malloc'ed): a pipe cannot be read
+ * twice. The fallback when no file can take it (spool). */
+static int slurp(int fd, const uint8_t *head, size_t head_len, uint8_t **data, size_t *len)
+{
+    size_t cap = head_len > (1 << 16) ? head_len : 1 << 16, n = head_len;
+    int eof = 0;
     uint8_t *buf = malloc(cap);
     if (!buf)
         return -ENOMEM;
-    for (;;) {
+    if (head_len)
+        memcpy(buf, head, head_len);
+    while (!eof) {
         if (n == cap) {
             uint8_t *bigger = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
             if (!bigger) {
@@ -1002,21 +1086,10 @@ static int slurp(int fd, uint8_t **data, size_t *len)
             buf = bigger;
             cap *= 2;
         }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r == 0)
-            break;
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
+        int rc = read_some(fd, buf, cap, &n, &eof);
+        if (rc) {
             free(buf);
-            return -e;
-        }
-        n += (size_t)r;
-        if (!head_checked && n >= WIRE_MAGIC_LEN) {
-            head_checked = 1;
-            if (!is_magic(buf, n))
-                break;
+            return rc;
         }
     }
     *data = buf;
@@ -1024,44 +1097,141 @@ static int slurp(int fd, uint8_t **data, size_t *len)
     return 0;
 }
 
-int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen)
+/* A pipe or device, copied after head[head_len] into an unlinked file of its own in TMPDIR (else
+ * /tmp), so that it is mapped and read as a file is. Its descriptor; -errno before anything was
+ * read when no such file can be made (the caller slurps instead); or -errno with *failed set,
+ * what went wrong reading the stream or writing the copy said in err. */
+static int spool(int fd, const char *name, const uint8_t *head, size_t head_len, int *failed, char *err, size_t errlen)
 {
-    struct stat st;
-    *out = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
-        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map != MAP_FAILED) {
-            int rc = recording_load_buffer(map, (size_t)st.st_size, name, out, err, errlen);
-            munmap(map, (size_t)st.st_size);
-            return rc;
+    const char *dir = getenv("TMPDIR");
+    int tmp = dir && *dir ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+    if (tmp < 0)
+        tmp = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (tmp < 0)
+        return -errno;
+    size_t cap = 1 << 20, n = head_len;
+    uint8_t *chunk = malloc(cap);
+    int eof = 0, rc = chunk ? 0 : -ENOMEM;
+    if (chunk)
+        memcpy(chunk, head, head_len);
+    else
+        snprintf(err, errlen, "%s: out of memory", name);
+    while (!rc) {
+        if ((rc = read_some(fd, chunk, cap, &n, &eof))) {
+            snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+            break;
+        }
+        if ((rc = io_write_all(tmp, chunk, n))) {
+            snprintf(err, errlen, "%s: cannot copy the stream to a temporary file in %s: %s", name,
+                     dir && *dir ? dir : "/tmp", strerror(-rc));
+            break;
+        }
+        n = 0;
+        if (eof) {
+            free(chunk);
+            return tmp;
         }
     }
+    *failed = 1;
+    free(chunk);
+    close(tmp);
+    return rc;
+}
+
+static int load_mapped(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX)
+        return -ENODATA;
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return -ENODATA;
+    int rc = load_buffer(map, (size_t)st.st_size, name, keep, 1, out, err, errlen);
+    munmap(map, (size_t)st.st_size);
+    return rc;
+}
+
+static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, size_t keep, struct recording **out,
+                         char *err, size_t errlen);
+
+/* fd, a file or a stream, into *out. A stream that does not start with the magic is read no
+ * further (load_buffer reports it): /dev/zero or an endless pipe of something else would
+ * otherwise be read until memory or the disk runs out. */
+static int load_fd(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    int rc = load_mapped(fd, name, keep, out, err, errlen);
+    if (rc != -ENODATA)
+        return rc;
+    uint8_t head[WIRE_MAGIC_LEN];
+    size_t n = 0;
+    int eof = 0;
+    if ((rc = read_some(fd, head, sizeof(head), &n, &eof))) {
+        snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+        return rc;
+    }
+    if (eof || !is_magic(head, n))
+        return load_buffer(head, n, name, keep, 0, out, err, errlen);
+    int failed = 0;
+    int tmp = spool(fd, name, head, n, &failed, err, errlen);
+    if (failed)
+        return tmp;
+    if (tmp >= 0) {
+        rc = load_mapped(tmp, name, keep, out, err, errlen);
+        if (rc == -ENODATA) /* cannot map it: read the copy whole */
+            rc = lseek(tmp, 0, SEEK_SET) == 0 ? load_fd_whole(tmp, name, NULL, 0, keep, out, err, errlen) : -errno;
+        close(tmp);
+        return rc;
+    }
+    return load_fd_whole(fd, name, head, n, keep, out, err, errlen);
+}
+
+/* The fallback: what fd holds after head[head_len], read whole into memory. */
+static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, size_t keep, struct recording **out,
+                         char *err, size_t errlen)
+{
+    int rc;
     uint8_t *data = NULL;
     size_t len = 0;
-    int rc = slurp(fd, &data, &len);
+    rc = slurp(fd, head, n, &data, &len);
     if (rc) {
         snprintf(err, errlen, "%s: %s", name, strerror(-rc));
         return rc;
     }
-    rc = recording_load_buffer(data, len, name, out, err, errlen);
+    rc = load_buffer(data, len, name, keep, 0, out, err, errlen);
     free(data);
     return rc;
 }
 
-int recording_load(const char *path, struct recording **out, char *err, size_t errlen)
+int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen)
+{
+    return load_fd(fd, name, RECORDING_KEEP_ALL, out, err, errlen);
+}
+
+int recording_load_fd_session(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen)
+{
+    return load_fd(fd, name, keep, out, err, errlen);
+}
+
+int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (strcmp(path, "-") == 0)
-        return recording_load_fd(STDIN_FILENO, "<stdin>", out, err, errlen);
+        return load_fd(STDIN_FILENO, "<stdin>", keep, out, err, errlen);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
-    int rc = recording_load_fd(fd, path, out, err, errlen);
+    int rc = load_fd(fd, path, keep, out, err, errlen);
     close(fd);
     return rc;
+}
+
+int recording_load(const char *path, struct recording **out, char *err, size_t errlen)
+{
+    return recording_load_session(path, RECORDING_KEEP_ALL, out, err, errlen);
 }
 
 void recording_free(struct recording *r)

@@ -14,7 +14,12 @@
  * Recordings concatenated (cat a.vtp b.vtp, from a file or a pipe): each
  * magic starts a new segment, and its events a new session. A frame that
  * cannot be read in mid-file (damage) keeps what came before, sets `damaged`
- * and reading goes on at the next magic, if there is one. */
+ * and reading goes on at the next magic, if there is one.
+ *
+ * Memory: a file is mapped and the pages read are given back as the load
+ * goes on; a pipe or device is first copied to an unlinked file of its own
+ * (TMPDIR, else /tmp), so memory follows the model of what is kept, not the
+ * size of what is read (recording_load_session). */
 #ifndef VTPIN_CLI_RECORDING_H
 #define VTPIN_CLI_RECORDING_H
 
@@ -236,6 +241,7 @@ struct recording_session {
     int has_stats; /* the last Stats, or the Goodbye's */
     struct recording_stats stats;
     int has_goodbye;
+    int skipped;          /* not kept (recording_load_session): its Hello, Stats, notices and end only */
     int damaged;          /* a damaged frame cut this session short (what follows up to the next magic is skipped) */
     uint64_t damaged_at;  /* its byte offset in the file */
     int occupancy_source; /* a Vtpin__V1__OccupancySource value from the Hello */
@@ -284,7 +290,14 @@ struct recording {
     uint64_t damaged_at;    /* byte offset of the first */
     uint64_t damaged_bytes; /* bytes skipped for damage */
     char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
+    size_t keep;            /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST or a session number */
 };
+
+/* Which sessions a load keeps whole. The others keep their Hello, Stats,
+ * notices and end (what the warnings and the session count need) and are
+ * `skipped`, so memory follows what is shown, not the file's size. */
+#define RECORDING_KEEP_ALL ((size_t)0)
+#define RECORDING_KEEP_LAST SIZE_MAX /* read whole, given back when the next session starts */
 
 /* Loads the file at path ("-": standard input), as it was written: no pass
  * of the report runs (report_open in report.h loads and runs them). Returns
@@ -292,8 +305,13 @@ struct recording {
  * message naming the file in err: -EPROTO not a recording (bad magic),
  * -ENOMEM, or the error of open/read. */
 int recording_load(const char *path, struct recording **out, char *err, size_t errlen);
-/* Same from an open descriptor; name is used in messages. */
+/* Same, keeping whole only the sessions keep says: RECORDING_KEEP_ALL, RECORDING_KEEP_LAST, or a
+ * session number N from 1, whose session alone is read (the others' pins are never decoded
+ * into the model). Every session is still counted in n_sessions. */
+int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);
+/* Same from an open descriptor (all sessions); name is used in messages. */
 int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen);
+int recording_load_fd_session(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen);
 /* Same from data[len] in memory. */
 int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
                           size_t errlen);

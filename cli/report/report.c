@@ -49,7 +49,8 @@ static const char report_usage[] =
     "  -n, --top=N             show the N sites with the most pinned time\n"
     "                          (text default 10, json default all; 0: all)\n"
     "      --session=N         the file holds several sessions (several JVMs, or\n"
-    "                          concatenated recordings): report the Nth (default: the last)\n"
+    "                          concatenated recordings): report the Nth (default: the last);\n"
+    "                          only that one is kept in memory\n"
     "      --full-stacks       text: print whole stacks, not just the frames down to the culprit\n"
     "  -h, --help              print this text\n"
     "\n"
@@ -88,8 +89,13 @@ int report_passes(struct recording *r)
 
 int report_open(const char *path, struct recording **out, char *err, size_t errlen)
 {
+    return report_open_session(path, RECORDING_KEEP_ALL, out, err, errlen);
+}
+
+int report_open_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
+{
     struct recording *r = NULL;
-    int rc = recording_load(path, &r, err, errlen);
+    int rc = recording_load_session(path, keep, &r, err, errlen);
     if (rc)
         return rc;
     rc = report_passes(r);
@@ -233,7 +239,9 @@ int report_main(int argc, char **argv)
         return cli_usage_error("report", "--format pprof is gzipped binary, not for a terminal: give -o FILE or "
                                          "redirect standard output");
 
-    int rc = report_open(argv[optind], &r, err, sizeof(err));
+    /* pprof without --session shows every session; every other format one */
+    size_t keep = session ? session : format == FORMAT_PPROF ? RECORDING_KEEP_ALL : RECORDING_KEEP_LAST;
+    int rc = report_open_session(argv[optind], keep, &r, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "vtpin report: %s\n", err);
         return CLI_EXIT_FAIL;

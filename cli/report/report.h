@@ -50,6 +50,8 @@ char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *
  * loaded (recording_load), then report_passes. 0 and *out, or -errno with a
  * one-line message naming the file in err (as recording_load). */
 int report_open(const char *path, struct recording **out, char *err, size_t errlen);
+/* Same, keeping whole only the sessions keep says (recording_load_session). */
+int report_open_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);
 /* The passes that follow a load, on every session: the kernel view's exact
  * pins after attach (kernel_split_parks), then its timing of blocks
  * (kernel_time_blocks); see kernel_pins.h. For a recording loaded otherwise

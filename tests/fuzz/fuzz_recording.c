@@ -1,6 +1,7 @@
 /* libFuzzer target: the recording reader (cli/report/recording.c), the passes and two report
  * formatters over whatever it loads. The input is a recording file's bytes,
- * read once from a seekable file (memfd) and, when it fits in a pipe, once
+ * read from a seekable file (memfd), every session and then one (the last, or
+ * the second, as `vtpin report --session 2`), and, when it fits in a pipe, once
  * more from a pipe, as `vtpin report -` reads standard input. */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,17 +29,20 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-static void load_and_report(int fd, const char *name)
+/* Loads fd keeping the sessions keep says (recording_load_session), and reports each one kept. */
+static void load_and_report(int fd, const char *name, size_t keep)
 {
     struct recording *r = NULL;
     char err[512];
-    if (recording_load_fd(fd, name, &r, err, sizeof(err)) != 0)
+    if (recording_load_fd_session(fd, name, keep, &r, err, sizeof(err)) != 0)
         return;
     if (report_passes(r) != 0) { /* what report_open runs after the load */
         recording_free(r);
         return;
     }
     for (size_t i = 0; i < r->n_sessions; i++) {
+        if (r->sessions[i]->skipped) /* as vtpin report shows only a kept one */
+            continue;
         struct report_options o = {
             .session = i, .top = i % 2 ? 0 : REPORT_TEXT_TOP_DEFAULT, .full_stacks = (int)(i % 2)};
         report_text(devnull, r, &o);
@@ -56,7 +60,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = memfd_create("fuzz-recording", MFD_CLOEXEC);
     if (fd < 0 || write_all(fd, data, size) != 0 || lseek(fd, 0, SEEK_SET) != 0)
         abort();
-    load_and_report(fd, "memfd");
+    load_and_report(fd, "memfd", RECORDING_KEEP_ALL);
+    /* the ways vtpin report keeps one session: the last, or --session 2 */
+    if (lseek(fd, 0, SEEK_SET) != 0)
+        abort();
+    load_and_report(fd, "memfd", size % 2 ? RECORDING_KEEP_LAST : 2);
     close(fd);
 
     int p[2];
@@ -64,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (write_all(p[1], data, size) != 0)
             abort();
         close(p[1]);
-        load_and_report(p[0], "<stdin>");
+        load_and_report(p[0], "<stdin>", RECORDING_KEEP_ALL);
         close(p[0]);
     }
     return 0;

@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "common/frames_kind.h"
+#include "common/idmap.h"
 #include "common/json.h"
 #include "common/jsonread.h"
 #include "common/units.h"
@@ -1071,6 +1073,87 @@ static void test_concatenated_pipe(void)
     free(b.data);
 }
 
+/* Three sessions: 4242 (3 pins, a notice, a Goodbye), 31337 (1 pin), 555 (2 pins, Stats that say
+ * events were unwritten). */
+static void three_sessions(struct buf *b)
+{
+    buf_magic(b);
+    sample_events(b, 1);
+    buf_magic(b);
+    ev_hello(b, 31337, "25");
+    ev_pin_start(b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    ev_hello(b, 555, "27");
+    ev_pin_start(b, 7, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    ev_pin_start(b, 8, 3 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    Vtpin__V1__Stats st = VTPIN__V1__STATS__INIT;
+    st.has_events_unwritten = 1;
+    st.events_unwritten = 9;
+    ev_goodbye_stats(b, &st);
+}
+
+static struct recording *load_keep(const char *path, size_t keep)
+{
+    struct recording *r = NULL;
+    char err[512] = "";
+    int rc = report_open_session(path, keep, &r, err, sizeof(err));
+    if (!CHECK_INT(rc, 0))
+        fprintf(stderr, "    loading %s (keep %zu): %s\n", path, keep, err);
+    return r;
+}
+
+/* Only the sessions shown are kept whole: every one is counted, the others keep their Hello,
+ * notices and Stats (the warnings' sources) and nothing of their pins. */
+static void check_kept(struct recording *r, size_t keep)
+{
+    static const int64_t pids[] = {4242, 31337, 555};
+    static const size_t pins[] = {3, 1, 2};
+    if (!CHECK(r != NULL) || !CHECK_UINT(r->n_sessions, 3))
+        return;
+    for (size_t i = 0; i < 3; i++) {
+        const struct recording_session *s = r->sessions[i];
+        int kept = keep == RECORDING_KEEP_ALL || keep == i + 1 || (keep == RECORDING_KEEP_LAST && i == 2);
+        CHECK_INT(s->pid, pids[i]);
+        CHECK_INT(s->skipped, !kept);
+        CHECK_UINT(s->n_pins, kept ? pins[i] : 0);
+        CHECK(kept && i == 0 ? idmap_count(s->strings) > 0 : idmap_count(s->strings) == 0);
+    }
+    CHECK_UINT(r->sessions[0]->n_notices, 1);
+    CHECK(r->sessions[0]->has_goodbye);
+    CHECK(recording_write_failed(r->sessions[2]) != NULL);
+}
+
+static void test_keep_sessions(void)
+{
+    struct buf b = {0};
+    three_sessions(&b);
+    const char *file = write_file("three.vtp", &b);
+    static const size_t keeps[] = {RECORDING_KEEP_ALL, RECORDING_KEEP_LAST, 1, 2, 3};
+    for (size_t k = 0; k < sizeof(keeps) / sizeof(keeps[0]); k++) {
+        struct recording *r = load_keep(file, keeps[k]);
+        check_kept(r, keeps[k]);
+        recording_free(r);
+    }
+    /* a stream (a FIFO: vtpin report - of a pipe takes the same path) is copied to a file of its own */
+    char fifo[512];
+    snprintf(fifo, sizeof(fifo), "%s/three.fifo", tmpdir);
+    if (!CHECK_INT(mkfifo(fifo, 0600), 0))
+        return;
+    pid_t pid = fork();
+    if (pid == 0) { /* the writer, like cat */
+        int fd = open(fifo, O_WRONLY);
+        ssize_t n = fd >= 0 ? write(fd, b.data, b.len) : -1;
+        _exit(n == (ssize_t)b.len ? 0 : 1);
+    }
+    struct recording *r = load_keep(fifo, 2);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    check_kept(r, 2);
+    recording_free(r);
+    unlink(fifo);
+    free(b.data);
+}
+
 static void test_unknown_ids(void)
 {
     struct buf b = {0};
@@ -1649,6 +1732,7 @@ int main(void)
     CHECK_RUN(test_bad_files);
     CHECK_RUN(test_damaged);
     CHECK_RUN(test_concatenated_pipe);
+    CHECK_RUN(test_keep_sessions);
     CHECK_RUN(test_unknown_ids);
     CHECK_RUN(test_sessions);
     CHECK_RUN(test_long_stack_elided);
