@@ -1,6 +1,7 @@
 #include "budget.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 void budget_init(struct budget *b, size_t limit)
@@ -28,4 +29,5 @@ void budget_give(struct budget *b, size_t n)
     if (!b)
         return;
     b->used = n > b->used ? 0 : b->used - n;
+    b->returned = b->returned + n < b->returned ? SIZE_MAX : b->returned + n;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 
 #define NS_PER_SEC 1000000000LL
 #define QUERY_SEND_TIMEOUT_NS (5 * NS_PER_SEC)
+#define TRIM_EVERY_NS NS_PER_SEC /* at most one malloc_trim a second (a walk of the heap) */
 
 enum client_kind { CLIENT_NEW, CLIENT_AGENT, CLIENT_QUERY };
 
@@ -83,6 +85,8 @@ struct server {
     uint64_t refused_peers; /* by the SO_PEERCRED check */
     struct budget budget;   /* memory peers make us keep (budget.h) */
     int64_t last_budget_log;
+    int64_t trimmed_at;     /* the last malloc_trim */
+    int trim_due;           /* a JVM was forgotten since */
     uint64_t budget_logged; /* refusals when the last line was written */
 };
 
@@ -755,7 +759,16 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
             client_close(c, "the query client does not read its answer");
         c = next;
     }
-    jvms_expire(s->jvms, now);
+    if (jvms_expire(s->jvms, now) > 0)
+        s->trim_due = 1;
+    if ((s->trim_due || s->budget.returned > 0) && now - s->trimmed_at >= TRIM_EVERY_NS) {
+        /* glibc keeps what is freed below a chunk still in use (a lingering JVM's small tables,
+         * a live client's): give the free pages back, or RSS stays at its peak for good */
+        malloc_trim(0);
+        s->budget.returned = 0;
+        s->trim_due = 0;
+        s->trimmed_at = now;
+    }
     if (s->metrics)
         metrics_http_run(s->metrics); /* MHD's connection timeouts */
 }

@@ -6,7 +6,7 @@ below), as hostile peers would, and as `vtpin status` / `vtpin top` do.
 
 usage: test_collector_daemon.py [CASE ...]   (default: every case)
 cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm, long_socket,
-       status_deadline, status_garbage, memory_budget, allow_uid, allow_gid, allow_bad, impersonate
+       status_deadline, status_garbage, memory_budget, memory_returned, allow_uid, allow_gid, allow_bad, impersonate
 Environment: VTPIN_BUILD, the build directory (default ../../build); JAVA25_HOME for impersonate
 (a real JVM; without it that case skips).
 Exit status: 0 passed, 1 failed, 77 skipped (no vtpin binary).
@@ -764,6 +764,55 @@ def case_status_garbage(tmp):
         fake.close()
 
 
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(next(line for line in f if line.startswith("VmRSS:")).split()[1])
+
+
+def case_memory_returned(tmp):
+    """What peers made the collector keep goes back to the system when they leave (issue 37): 40
+    agents (A) say Hello and define 24 MB of names; 40 more (B) then say Hello, so their tables
+    lie above A's names; A leave. Every JVM stays listed (A's linger), so RSS should fall back
+    to what 80 JVMs alone hold: twice what A's 40 took. (It stayed near its peak before: glibc
+    keeps freed chunks below one in use.)"""
+    col = Collector(tmp).start()
+    try:
+        start_unix = time.time_ns()
+        listed = lambda n: len(col.query("status")["jvms"]) == n  # noqa: E731
+        empty = rss_kib(col.proc.pid)
+        a_side = [connect(col.socket) for _ in range(40)]
+        for k, a in enumerate(a_side):
+            a.sendall(hello(FAKE_PID + k, start_unix))
+        wait_for(lambda: listed(40), 30, "A's 40 JVMs listed")
+        forty = rss_kib(col.proc.pid)
+        for k, a in enumerate(a_side):
+            a.sendall(b"".join(string_def(100 + i, "n%d-%d-" % (k, i) + "x" * 1000) for i in range(600)))
+        wait_for(lambda: col.query("status")["collector"]["memory"]["used_bytes"] >= 40 * 600 * 1000, 30,
+                 "every name of A's kept")
+        b_side = [connect(col.socket) for _ in range(40)]
+        for k, b in enumerate(b_side):
+            b.sendall(hello(FAKE_PID + 40 + k, start_unix))
+        wait_for(lambda: listed(80), 30, "B's 40 JVMs listed")
+        full = rss_kib(col.proc.pid)
+        for a in a_side:
+            a.close()
+        wait_for(lambda: col.query("status")["collector"]["memory"]["used_bytes"] < 64 * 1024, 10,
+                 "the budget to come back when A leave")
+        check(listed(80), "A's JVMs still listed (linger)")
+        eighty = forty + (forty - empty)
+        try:
+            wait_for(lambda: rss_kib(col.proc.pid) - eighty <= (full - eighty) // 4, 5, "RSS to fall back")
+        finally:
+            print("collector RSS: %d KiB empty, %d KiB with 40 JVMs, %d KiB with 80 and 24 MB of names, "
+                  "%d KiB after the names' agents left (80 JVMs alone: about %d KiB)" % (
+                      empty, forty, full, rss_kib(col.proc.pid), eighty))
+        for b in b_side:
+            b.close()
+        check(col.stop() == 0, "collector exit status")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
 def case_memory_budget(tmp):
     """--memory-budget bounds what all agents together make the collector keep: beyond it
     definitions and large frames are dropped and counted (status, log, the recording's notices),
@@ -1127,6 +1176,7 @@ CASES = {
     "status_deadline": case_status_deadline,
     "status_garbage": case_status_garbage,
     "memory_budget": case_memory_budget,
+    "memory_returned": case_memory_returned,
     "allow_uid": case_allow_uid,
     "allow_gid": case_allow_gid,
     "allow_bad": case_allow_bad,
