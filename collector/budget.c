@@ -14,7 +14,7 @@ int budget_take(struct budget *b, size_t n)
 {
     if (!b)
         return 0;
-    if (n > b->limit - b->used) { /* used <= limit always: no overflow */
+    if (b->used >= b->limit || n > b->limit - b->used) { /* budget_charge may have passed the limit */
         b->refused++;
         return -ENOMEM;
     }
@@ -22,6 +22,20 @@ int budget_take(struct budget *b, size_t n)
     if (b->used > b->peak)
         b->peak = b->used;
     return 0;
+}
+
+void budget_charge(struct budget *b, size_t n)
+{
+    if (!b)
+        return;
+    b->used = b->used + n < b->used ? SIZE_MAX : b->used + n;
+    if (b->used > b->peak)
+        b->peak = b->used;
+}
+
+int budget_full(const struct budget *b)
+{
+    return b && b->used >= b->limit;
 }
 
 void budget_give(struct budget *b, size_t n)

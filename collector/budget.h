@@ -26,6 +26,13 @@ void budget_init(struct budget *b, size_t limit);
  * the limit. A NULL budget always gives. */
 int budget_take(struct budget *b, size_t n);
 
+/* Charges n bytes already allocated (what one event grew a table by, which a
+ * check of budget_full let through): used may pass the limit by that much. */
+void budget_charge(struct budget *b, size_t n);
+
+/* Nothing left: what would grow is dropped. A NULL budget is never full. */
+int budget_full(const struct budget *b);
+
 /* Gives back n bytes taken before. */
 void budget_give(struct budget *b, size_t n);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "clog.h"
 #include "common/blocker_text.h"
 #include "common/frame_text.h"
@@ -52,10 +53,38 @@ static int hello_copy(struct session_hello *dst, const struct session_hello *src
     return 0;
 }
 
+static size_t str_bytes(const char *s)
+{
+    return s ? strlen(s) + 1 : 0;
+}
+
+/* What j's tables hold now, as charged to the budget (idmap entries at about 32 bytes). */
+static size_t jvm_memory(const struct jvm *j)
+{
+    const struct session_hello *h = &j->hello;
+    return sizeof(*j) + occupancy_memory(j->occ) + pinstats_memory(j->pinstats) + pinprofile_memory(j->pinprofile) +
+           32 * (idmap_count(j->carrier_pins) + idmap_count(j->carrier_hogs)) + str_bytes(h->java_version) +
+           str_bytes(h->vm_name) + str_bytes(h->vm_version) + str_bytes(h->vm_vendor) + str_bytes(h->host) +
+           str_bytes(h->agent_version) + str_bytes(h->options) + str_bytes(h->app) + str_bytes(j->recording);
+}
+
+/* The budget follows what j holds after an event (it grows by one event's worth at most past
+ * a check of budget_full). */
+static void settle(struct jvm *j)
+{
+    size_t now = jvm_memory(j);
+    if (now > j->charged)
+        budget_charge(j->budget, now - j->charged);
+    else
+        budget_give(j->budget, j->charged - now);
+    j->charged = now;
+}
+
 static void jvm_free(struct jvm *j)
 {
     if (!j)
         return;
+    budget_give(j->budget, j->charged);
     session_hello_fini(&j->hello);
     free(j->recording);
     occupancy_free(j->occ);
@@ -220,6 +249,13 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
             jvm_free(j);
             return -ENOMEM;
         }
+        size_t base = jvm_memory(j);
+        if (budget_take(r->cfg.budget, base) != 0) {
+            jvm_free(j);
+            return -ENOBUFS;
+        }
+        j->budget = r->cfg.budget;
+        j->charged = base;
         j->hello.connection = h->connection;
         if (r->tail)
             r->tail->next = j;
@@ -246,6 +282,7 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
     j->connections++;
     j->connected_at = now;
     j->disconnected_at = 0;
+    settle(j);
     *out = j;
     return 0;
 }
@@ -413,25 +450,39 @@ static void apply_hog_start(struct jvm *j, const struct session *s, const Vtpin_
     occupancy_hog_start(j->occ, h->carrier_tid, h->hog_id, text, h->has_vthread_id ? h->vthread_id : 0, h->start_ns);
 }
 
-int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now)
+/* The profile grows with what it is shown: past the budget, a pin or hog is left out of it, counted. */
+static int profile_room(struct jvm *j)
+{
+    if (!budget_full(j->budget))
+        return 1;
+    j->profile_dropped++;
+    j->budget->refused++;
+    return 0;
+}
+
+static int apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now)
 {
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_PIN_START:
         apply_pin_start(j, s, ev->pin_start);
-        pinprofile_start(j->pinprofile, s, ev->pin_start, now);
+        if (profile_room(j))
+            pinprofile_start(j->pinprofile, s, ev->pin_start, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_PIN_END:
         occupancy_pin_end(j->occ, ev->pin_end->pin_id, ev->pin_end->end_ns);
         pinstats_end(j->pinstats, ev->pin_end->pin_id, ev->pin_end->duration_ns);
-        pinprofile_end(j->pinprofile, ev->pin_end->pin_id, ev->pin_end->duration_ns, now);
+        if (profile_room(j))
+            pinprofile_end(j->pinprofile, ev->pin_end->pin_id, ev->pin_end->duration_ns, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_HOG_START:
         apply_hog_start(j, s, ev->hog_start);
-        pinprofile_hog_start(j->pinprofile, s, ev->hog_start, now);
+        if (profile_room(j))
+            pinprofile_hog_start(j->pinprofile, s, ev->hog_start, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_HOG_END:
         occupancy_hog_end(j->occ, ev->hog_end->hog_id, ev->hog_end->end_ns);
-        pinprofile_hog_end(j->pinprofile, ev->hog_end->hog_id, ev->hog_end->duration_ns, now);
+        if (profile_room(j))
+            pinprofile_hog_end(j->pinprofile, ev->hog_end->hog_id, ev->hog_end->duration_ns, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_STATS:
         copy_stats(&j->stats, ev->stats);
@@ -472,6 +523,13 @@ int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64
     default:
         return -EPROTO; /* Hello, Query, QueryReply, Alert, or nothing */
     }
+}
+
+int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now)
+{
+    int rc = apply(j, s, ev, now);
+    settle(j);
+    return rc;
 }
 
 /* ---- alerts ---------------------------------------------------------------- */

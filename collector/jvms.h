@@ -20,12 +20,15 @@
 #include "session.h"
 #include "wire.h"
 
+struct budget;
+
 struct jvms_config {
     unsigned max_carriers; /* per JVM */
     int64_t window_ns, bucket_ns;
     int64_t linger_ns; /* how long a disconnected JVM stays listed */
     size_t max_jvms;   /* JVMs tracked at once, connected or lingering */
     struct alert_rule alert;
+    struct budget *budget; /* each JVM's tables are charged to it (budget.h); NULL: unbounded */
 };
 
 #define JVMS_CULPRIT_CAP 512
@@ -102,6 +105,9 @@ struct jvm {
     void *owner;              /* the newest connection (opaque to this module), NULL when none */
     /* pinned time by stack over the window, for /debug/pprof/pinned */
     struct pinprofile *pinprofile;
+    struct budget *budget;    /* what its tables hold is charged to it */
+    size_t charged;           /* bytes charged now */
+    uint64_t profile_dropped; /* pins and hogs left out of pinprofile: the budget was used up */
 };
 
 struct jvms;
@@ -116,7 +122,8 @@ const struct jvms_config *jvms_config(const struct jvms *r);
  * (and -ENOSPC when max_jvms are tracked), with one more live connection.
  * A peer that is not the process its Hello names (JVM_PID_HELLO) never joins
  * an entry its process made (JVM_PID_PEER), nor one of another uid: it gets
- * an entry of its own, listed under the same pid.
+ * an entry of its own, listed under the same pid. A new JVM's tables are
+ * charged to the budget: -ENOBUFS when it is used up (not tracked).
  * The session's Hello becomes the JVM's when it is the newest connection.
  * A newer connection of a known JVM (a reconnect) ends the pins in progress
  * at the time the JVM disconnected (or now): the agent re-sends the pins

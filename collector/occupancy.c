@@ -89,12 +89,12 @@ struct occupancy {
     int64_t window_ns, bucket_ns;
     int64_t now; /* latest time seen; INT64_MIN before any */
     uint64_t dropped;
-    unsigned refused; /* refused tids remembered in the table (at most max) */
-    struct carrier *carriers;
+    unsigned refused;         /* refused tids remembered in the table (at most max) */
+    struct carrier *carriers; /* [count] of [cap], grown as carriers come: a JVM costs what it uses */
+    unsigned cap;
     unsigned *order;       /* carrier indexes sorted by name, then tid */
     int32_t *refused_tids; /* [refused] */
     struct table by_tid;   /* item i < max: carriers[i]; max + k: refused_tids[k]; never removed */
-    struct bucket *buckets;
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -182,6 +182,20 @@ static void order_remove(struct occupancy *o, unsigned idx)
     memmove(&o->order[pos], &o->order[pos + 1], (o->count - pos - 1) * sizeof(o->order[0]));
 }
 
+/* Room for one more carrier: twice as many, at most max. 0 or -ENOMEM. */
+static int grow(struct occupancy *o)
+{
+    unsigned ncap = o->cap ? o->cap * 2 : 4;
+    if (ncap > o->max)
+        ncap = o->max;
+    struct carrier *n = realloc(o->carriers, ncap * sizeof(*n));
+    if (!n)
+        return -ENOMEM;
+    o->carriers = n;
+    o->cap = ncap;
+    return 0;
+}
+
 /* The carrier, declared if new (name NULL: unnamed ""), renamed if name is not
  * NULL and differs; NULL when refused because max carriers are tracked. */
 static struct carrier *carrier_get(struct occupancy *o, int32_t tid, const char *name)
@@ -205,11 +219,21 @@ static struct carrier *carrier_get(struct occupancy *o, int32_t tid, const char 
             o->refused_tids[o->refused++] = tid; /* remembered, so it is counted once */
         return NULL;
     }
-    if (table_add(&o->by_tid, tid_hash(tid), o->count) != 0)
+    if (o->count == o->cap && grow(o) != 0) {
+        o->dropped++; /* out of memory: refused as past max, but not remembered (it may fit later) */
+        return NULL;
+    }
+    struct bucket *ring = malloc(o->nbuckets * sizeof(*ring));
+    if (!ring) {
+        o->dropped++;
+        return NULL;
+    }
+    if (table_add(&o->by_tid, tid_hash(tid), o->count) != 0) {
+        free(ring);
         return NULL; /* cannot happen: room for max carriers and max refused tids */
+    }
     unsigned idx = o->count;
     struct carrier *c = &o->carriers[idx];
-    struct bucket *ring = c->ring;
     memset(c, 0, sizeof(*c));
     c->ring = ring;
     c->tid = tid;
@@ -386,18 +410,14 @@ struct occupancy *occupancy_new(unsigned max_carriers, int64_t window_ns, int64_
     o->bucket_ns = bucket_ns;
     o->nbuckets = (unsigned)((window_ns + bucket_ns - 1) / bucket_ns);
     o->now = INT64_MIN;
-    o->carriers = calloc(max_carriers, sizeof(*o->carriers));
     o->order = calloc(max_carriers, sizeof(*o->order));
     o->refused_tids = calloc(max_carriers, sizeof(*o->refused_tids));
-    o->buckets = calloc((size_t)max_carriers * o->nbuckets, sizeof(*o->buckets));
     int rc = table_init(&o->by_tid, 2 * (size_t)max_carriers, TABLE_FIXED); /* carriers and refused tids */
-    if (!o->carriers || !o->order || !o->refused_tids || !o->buckets || rc) {
+    if (!o->order || !o->refused_tids || rc) {
         occupancy_free(o);
         errno = ENOMEM;
         return NULL;
     }
-    for (unsigned i = 0; i < max_carriers; i++)
-        o->carriers[i].ring = &o->buckets[(size_t)i * o->nbuckets];
     return o;
 }
 
@@ -405,12 +425,19 @@ void occupancy_free(struct occupancy *o)
 {
     if (!o)
         return;
+    for (unsigned i = 0; i < o->count; i++)
+        free(o->carriers[i].ring);
     free(o->carriers);
     free(o->order);
     free(o->refused_tids);
     table_fini(&o->by_tid);
-    free(o->buckets);
     free(o);
+}
+
+size_t occupancy_memory(const struct occupancy *o)
+{
+    return sizeof(*o) + (size_t)o->cap * sizeof(*o->carriers) + (size_t)o->count * o->nbuckets * sizeof(struct bucket) +
+           (size_t)o->max * (sizeof(*o->order) + sizeof(*o->refused_tids)) + table_bytes(&o->by_tid);
 }
 
 int occupancy_carrier(struct occupancy *o, int32_t tid, const char *name, int64_t t)

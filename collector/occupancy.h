@@ -30,11 +30,15 @@ struct occupancy;
 /* window_ns: the sliding window (e.g. 60 s) made of buckets of bucket_ns (e.g. 1 s);
  * window_ns is rounded up to whole buckets. The window ends at the latest time
  * seen and holds the buckets up to the current, partial one, so it spans
- * between window_ns - bucket_ns and window_ns. Allocates everything here:
- * events never allocate. NULL with errno EINVAL (max_carriers 0, a size <= 0,
- * over 2^20 buckets) or ENOMEM. */
+ * between window_ns - bucket_ns and window_ns. A carrier's state and window are
+ * allocated when it comes (a JVM costs what it uses, not max_carriers); a
+ * carrier that finds no memory is refused and counted as one past max_carriers,
+ * and tried again at its next event. NULL with errno EINVAL (max_carriers 0, a
+ * size <= 0, over 2^20 buckets) or ENOMEM. */
 struct occupancy *occupancy_new(unsigned max_carriers, int64_t window_ns, int64_t bucket_ns);
 void occupancy_free(struct occupancy *o);
+/* Bytes it holds now. */
+size_t occupancy_memory(const struct occupancy *o);
 
 /* Declares a carrier (idempotent; renames if the name changed; name NULL keeps
  * it, and a carrier first named by an event is ""; names are cut to 63 bytes).

@@ -28,6 +28,11 @@ void pinstats_free(struct pinstats *p)
     free(p);
 }
 
+size_t pinstats_memory(const struct pinstats *p)
+{
+    return sizeof(*p) + table_bytes(&p->open_ix);
+}
+
 static int open_eq(const void *ctx, uint32_t item, const void *key)
 {
     const struct pinstats *p = ctx;

@@ -55,6 +55,8 @@ struct pinstats {
 /* NULL with errno ENOMEM. */
 struct pinstats *pinstats_new(void);
 void pinstats_free(struct pinstats *p);
+/* Bytes it holds. */
+size_t pinstats_memory(const struct pinstats *p);
 
 /* A pin began: its reason, its origin (enum pin_origin) and site (the culprit frame;
  * NULL or "": "unknown"). A PinStart re-sent after a reconnect (same pin_id, still

@@ -264,6 +264,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "carriers", n);
     json_kv_uint(js, "pins_in_progress", pinned);
     json_kv_uint(js, "pins_total", j->pins_total);
+    json_kv_uint(js, "memory_bytes", j->charged); /* its tables, charged to --memory-budget */
     hog_counts(js, j, v, n);
     json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);

@@ -63,7 +63,7 @@ struct client {
     uint8_t *out;
     size_t out_len, out_off;
     /* what the memory budget made us drop of this connection */
-    uint64_t budget_defs_seen, budget_frames_seen, budget_drops;
+    uint64_t budget_defs_seen, budget_frames_seen, budget_profile_seen, budget_drops;
 };
 
 struct server {
@@ -411,8 +411,17 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
     kglue_agent_hello(s->kernel, c, ev->hello);
     int64_t now = mono_ns();
     rc = jvms_attach_as(s->jvms, c->session, &id, NULL, c, now, &c->jvm);
+    if (!rc)
+        c->budget_profile_seen = c->jvm->profile_dropped;
     if (rc) {
-        client_reject(c, "%s", rc == -ENOSPC ? "too many JVMs connected" : strerror(-rc));
+        if (rc == -ENOBUFS)
+            clog_warn("memory budget used up (%zu of %zu bytes, --memory-budget): %s's JVM not tracked; %" PRIu64
+                      " dropped in all so far",
+                      s->budget.used, s->budget.limit, peer_name(c, peer, sizeof(peer)), s->budget.refused);
+        client_reject(c, "%s",
+                      rc == -ENOSPC    ? "too many JVMs connected"
+                      : rc == -ENOBUFS ? "the collector's memory budget is used up (--memory-budget)"
+                                       : strerror(-rc));
         return rc;
     }
     rc = recorder_open(&c->rec, s->cfg.dir, id.pid, h->start_unix_ns, h->connection, err, sizeof(err));
@@ -480,6 +489,10 @@ static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *fra
             client_reject(c, "frame %" PRIu64 " is %s, which an agent does not send after its Hello", c->frames,
                           wire_event_name((int)ev->body_case));
             return -1;
+        }
+        if (c->jvm->profile_dropped > c->budget_profile_seen) {
+            budget_bit(c, c->jvm->profile_dropped - c->budget_profile_seen, "pins from its pprof profile");
+            c->budget_profile_seen = c->jvm->profile_dropped;
         }
         kglue_agent_event(c->srv->kernel, c, c->pid, ev);
         if (ev->body_case == VTPIN__V1__EVENT__BODY_NOTICE)
@@ -933,6 +946,7 @@ int server_run(const struct server_config *cfg)
         .linger_ns = cfg->linger_ns,
         .max_jvms = 1024,
         .alert = cfg->alert,
+        .budget = &s->budget,
     };
     if ((rc = jvms_new(&s->jvms, &jc)) != 0 || (rc = loop_new(&s->loop, 64)) != 0) {
         clog_error("%s", strerror(-rc));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "check.h"
 #include "collector_events.h"
 #include "common/jsonread.h"
@@ -310,6 +311,62 @@ static void test_capacity(void)
     jvms_free(r);
 }
 
+/* Each JVM's tables are charged to the collector's memory budget (issue 37): a JVM that finds no
+ * room is not tracked, a profile that finds none leaves pins out (counted), and all of it comes
+ * back when the JVM is forgotten. */
+static void test_budget(void)
+{
+    struct budget b;
+    budget_init(&b, 64u << 20);
+    struct jvms_config cfg = config();
+    cfg.budget = &b;
+    struct jvms *r = NULL;
+    CHECK_INT(jvms_new(&r, &cfg), 0);
+    struct session *a = session_of(1, 0), *bs = session_of(2, 0);
+    int oa, ob;
+    struct jvm *ja = NULL, *jb = NULL;
+    CHECK_INT(jvms_attach(r, a, NULL, &oa, SEC, &ja), 0);
+    size_t base = b.used;
+    /* what a JVM that only said Hello costs: its fixed tables, no carrier's window */
+    CHECK(base > 0 && base < 256 * 1024);
+    CHECK_UINT(ja->charged, base);
+    setup_agent(ja, a, SEC); /* two carriers: their state and windows come now */
+    CHECK(b.used > base && b.used == ja->charged);
+    jvms_free(r);
+    CHECK_UINT(b.used, 0);
+
+    /* room for one JVM and a little of its profile */
+    budget_init(&b, base + base / 2);
+    CHECK_INT(jvms_new(&r, &cfg), 0);
+    CHECK_INT(jvms_attach(r, a, NULL, &oa, SEC, &ja), 0);
+    CHECK_INT(jvms_attach(r, bs, NULL, &ob, SEC, &jb), -ENOBUFS);
+    CHECK_UINT(b.refused, 1);
+    CHECK_UINT(jvms_count(r), 1);
+    setup_agent(ja, a, SEC);
+    b.limit = b.used + 8 * 1024;
+    /* pins of ever new stacks fill the profile until the budget is used up */
+    uint32_t m[] = {1};
+    for (uint32_t k = 0; k < 400; k++) {
+        int32_t l[] = {(int32_t)k + 100};
+        CHECK_INT(feed(ja, a, ev_stack(10 + k, 1, m, l), 2 * SEC), 0);
+        CHECK_INT(
+            feed(ja, a, ev_pin_start(1000 + k, 2 * SEC, VTPIN__V1__PIN_REASON__MONITOR, 19, 101, 10 + k, 0), 2 * SEC),
+            0);
+        CHECK_INT(feed(ja, a, ev_pin_end(1000 + k, 2 * SEC + MS), 2 * SEC + MS), 0);
+    }
+    CHECK(ja->profile_dropped > 0);
+    CHECK_UINT(b.refused, 1 + ja->profile_dropped);
+    /* past the limit by one event's growth at most (a pin's stack, a bucket's table) */
+    CHECK(b.used <= b.limit + 16 * 1024);
+    CHECK_UINT(b.used, ja->charged);
+    jvms_detach(r, ja, &oa, 3 * SEC);
+    CHECK_UINT(jvms_expire(r, 3 * SEC + cfg.linger_ns + 1), 1);
+    CHECK_UINT(b.used, 0);
+    session_free(a);
+    session_free(bs);
+    jvms_free(r);
+}
+
 static void test_alert(void)
 {
     struct jvms_config cfg = config();
@@ -506,6 +563,7 @@ int main(void)
     CHECK_RUN(test_reconnect);
     CHECK_RUN(test_pins_out_of_order);
     CHECK_RUN(test_capacity);
+    CHECK_RUN(test_budget);
     CHECK_RUN(test_alert);
     CHECK_RUN(test_hogs);
     CHECK_MAIN_RETURN();
