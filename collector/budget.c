@@ -14,7 +14,7 @@ int budget_take(struct budget *b, size_t n)
 {
     if (!b)
         return 0;
-    if (b->used >= b->limit || n > b->limit - b->used) { /* budget_charge may have passed the limit */
+    if (!budget_fits(b, n)) {
         b->refused++;
         return -ENOMEM;
     }
@@ -31,6 +31,11 @@ void budget_charge(struct budget *b, size_t n)
     b->used = b->used + n < b->used ? SIZE_MAX : b->used + n;
     if (b->used > b->peak)
         b->peak = b->used;
+}
+
+int budget_fits(const struct budget *b, size_t n)
+{
+    return !b || (b->used < b->limit && n <= b->limit - b->used);
 }
 
 int budget_full(const struct budget *b)

@@ -30,6 +30,9 @@ int budget_take(struct budget *b, size_t n);
  * check of budget_full let through): used may pass the limit by that much. */
 void budget_charge(struct budget *b, size_t n);
 
+/* n more bytes fit. A NULL budget always has room. */
+int budget_fits(const struct budget *b, size_t n);
+
 /* Nothing left: what would grow is dropped. A NULL budget is never full. */
 int budget_full(const struct budget *b);
 

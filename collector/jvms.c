@@ -143,20 +143,35 @@ static void unlink_jvm(struct jvms *r, struct jvm *j)
     r->count--;
 }
 
-/* Makes room for one more JVM by dropping the one disconnected the longest. */
-static int make_room(struct jvms *r)
+/* Forgets the JVM disconnected the longest: 0, or -ENOENT when every one is connected. */
+static int forget_oldest(struct jvms *r)
 {
-    if (r->count < r->cfg.max_jvms)
-        return 0;
     struct jvm *oldest = NULL;
     for (struct jvm *j = r->head; j; j = j->next)
         if (!j->live && (!oldest || j->disconnected_at < oldest->disconnected_at))
             oldest = j;
     if (!oldest)
-        return -ENOSPC;
+        return -ENOENT;
     unlink_jvm(r, oldest);
     jvm_free(oldest);
     return 0;
+}
+
+/* Makes room for one more JVM by dropping the one disconnected the longest. */
+static int make_room(struct jvms *r)
+{
+    if (r->count < r->cfg.max_jvms)
+        return 0;
+    return forget_oldest(r) == 0 ? 0 : -ENOSPC;
+}
+
+/* Charges a new JVM's base bytes, forgetting disconnected JVMs (the longest gone first) while
+ * they do not fit: a live JVM comes before one that lingers. 0 or -ENOBUFS. */
+static int charge_new(struct jvms *r, size_t base)
+{
+    while (!budget_fits(r->cfg.budget, base) && forget_oldest(r) == 0)
+        ;
+    return budget_take(r->cfg.budget, base) == 0 ? 0 : -ENOBUFS;
 }
 
 /* Ends every pin and hog in progress at t (a reconnect: the agent re-sends the live ones). */
@@ -250,7 +265,7 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
             return -ENOMEM;
         }
         size_t base = jvm_memory(j);
-        if (budget_take(r->cfg.budget, base) != 0) {
+        if (charge_new(r, base) != 0) {
             jvm_free(j);
             return -ENOBUFS;
         }

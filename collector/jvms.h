@@ -123,7 +123,8 @@ const struct jvms_config *jvms_config(const struct jvms *r);
  * A peer that is not the process its Hello names (JVM_PID_HELLO) never joins
  * an entry its process made (JVM_PID_PEER), nor one of another uid: it gets
  * an entry of its own, listed under the same pid. A new JVM's tables are
- * charged to the budget: -ENOBUFS when it is used up (not tracked).
+ * charged to the budget; disconnected JVMs are forgotten (the longest gone
+ * first) to make room, and -ENOBUFS when it is still used up (not tracked).
  * The session's Hello becomes the JVM's when it is the newest connection.
  * A newer connection of a known JVM (a reconnect) ends the pins in progress
  * at the time the JVM disconnected (or now): the agent re-sends the pins

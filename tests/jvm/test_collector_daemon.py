@@ -6,7 +6,7 @@ below), as hostile peers would, and as `vtpin status` / `vtpin top` do.
 
 usage: test_collector_daemon.py [CASE ...]   (default: every case)
 cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm, long_socket,
-       status_deadline, status_garbage, memory_budget, memory_returned, allow_uid, allow_gid, allow_bad, impersonate
+       status_deadline, status_garbage, memory_budget, memory_returned, memory_budget_jvms, allow_uid, allow_gid, allow_bad, impersonate
 Environment: VTPIN_BUILD, the build directory (default ../../build); JAVA25_HOME for impersonate
 (a real JVM; without it that case skips).
 Exit status: 0 passed, 1 failed, 77 skipped (no vtpin binary).
@@ -821,6 +821,55 @@ def case_memory_returned(tmp):
         col.stop(signal.SIGKILL)
 
 
+def case_memory_budget_jvms(tmp):
+    """Each JVM's own tables count against --memory-budget too (issue 37): with 1 MiB, JVMs that
+    say Hello are tracked until the budget is used up, the next one is refused and the log says
+    why; once they leave, a newcomer takes the place of those that linger; its pprof profile
+    grows until the budget is used up, and what did not fit is counted, never kept."""
+    budget = 1 << 20
+    col = Collector(tmp, "--memory-budget", "1M").start()
+    try:
+        start_unix = time.time_ns()
+        agents = []
+        for k in range(64):
+            a = connect(col.socket)
+            a.sendall(hello(FAKE_PID + k, start_unix))
+            agents.append(a)
+            if peer_closed(a, timeout=0.5):
+                break
+        refused = len(agents) - 1
+        check(0 < refused < 63, "JVMs tracked until the budget was used up: %d of %d" % (refused, len(agents)))
+        st = col.query("status")
+        mem = st["collector"]["memory"]
+        check(len(st["jvms"]) == refused and mem["used_bytes"] == sum(j["memory_bytes"] for j in st["jvms"]) and
+              mem["used_bytes"] <= budget, "the listed JVMs hold the budget: %s, %s" % (
+                  mem, [j["memory_bytes"] for j in st["jvms"]]))
+        wait_for(lambda: "JVM not tracked" in col.log(), 5, "the refusal's line")
+        for a in agents:
+            a.close()
+        wait_for(lambda: all(not j["connected"] for j in col.query("status")["jvms"]), 10, "the JVMs gone")
+        # a newcomer: room is made from the lingering ones; then a profile of ever new stacks
+        t0 = time.monotonic_ns()
+        p = connect(col.socket)
+        frames = [hello(FAKE_PID + 100, start_unix), string_def(3, "Repro"), string_def(4, "settle"),
+                  string_def(5, "Repro.java"), method_def(2, 3, 4, source=5), carrier(101, 3)]
+        for k in range(2000):
+            frames += [stack_def(10 + k, [(2, 1000 + k, 1)]), pin_start(k + 1, t0 + k, 19, 101, 10 + k, 0),
+                       pin_end(k + 1, t0 + k + 1000, 1000)]
+        p.sendall(b"".join(frames))
+        jp = wait_for(lambda: [j for j in col.query("status")["jvms"] if j["pid"] == FAKE_PID + 100 and
+                               j["pins_total"] == 2000], 20, "the newcomer's 2000 pins")[0]
+        st = col.query("status")
+        mem = st["collector"]["memory"]
+        check(len(st["jvms"]) <= refused, "lingering JVMs made room: %d listed" % len(st["jvms"]))
+        check(jp["drops"]["memory_dropped"] > 0, "the profile found the budget used up: %s" % jp["drops"])
+        check(mem["peak_bytes"] <= budget + 16 * 1024, "past the budget by one event's growth at most: %s" % mem)
+        p.close()
+        check(col.stop() == 0, "collector exit status")
+    finally:
+        col.stop(signal.SIGKILL)
+
+
 def case_memory_budget(tmp):
     """--memory-budget bounds what all agents together make the collector keep: beyond it
     definitions and large frames are dropped and counted (status, log, the recording's notices),
@@ -1184,6 +1233,7 @@ CASES = {
     "status_garbage": case_status_garbage,
     "memory_budget": case_memory_budget,
     "memory_returned": case_memory_returned,
+    "memory_budget_jvms": case_memory_budget_jvms,
     "allow_uid": case_allow_uid,
     "allow_gid": case_allow_gid,
     "allow_bad": case_allow_bad,

@@ -359,8 +359,18 @@ static void test_budget(void)
     /* past the limit by one event's growth at most (a pin's stack, a bucket's table) */
     CHECK(b.used <= b.limit + 16 * 1024);
     CHECK_UINT(b.used, ja->charged);
+    /* a new JVM while A is connected: not tracked; once A is gone, A makes room for it */
+    CHECK_INT(jvms_attach(r, bs, NULL, &ob, 3 * SEC, &jb), -ENOBUFS);
     jvms_detach(r, ja, &oa, 3 * SEC);
-    CHECK_UINT(jvms_expire(r, 3 * SEC + cfg.linger_ns + 1), 1);
+    b.limit = base + base / 2;
+    CHECK_INT(jvms_attach(r, bs, NULL, &ob, 4 * SEC, &jb), 0);
+    CHECK_UINT(jvms_count(r), 1);
+    CHECK(jvms_first(r) == jb);
+    CHECK_UINT(b.used, jb->charged);
+    ja = jb;
+    oa = ob;
+    jvms_detach(r, ja, &oa, 5 * SEC);
+    CHECK_UINT(jvms_expire(r, 5 * SEC + cfg.linger_ns + 1), 1);
     CHECK_UINT(b.used, 0);
     session_free(a);
     session_free(bs);
