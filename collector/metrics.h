@@ -15,6 +15,8 @@
 struct metrics_info {
     int64_t started_ns; /* when the collector started (CLOCK_MONOTONIC) */
     unsigned clients;   /* connections open now */
+    /* /debug/pprof/pinned (pprof_service.h): profiles built, and answers by how they came */
+    uint64_t pprof_built, pprof_built_answers, pprof_cached_answers, pprof_busy_answers;
 };
 
 /* The exposition of every JVM r tracks at now into *out (malloc'ed, NUL

@@ -6,8 +6,10 @@
  * the JVMs, occupancy and pin totals, which the loop changes with every
  * event; answering on the loop's thread sees them between two events, always
  * consistent, with no lock and no snapshot copy, and the loop is never
- * blocked by a slow scraper (MHD sends without blocking, a scrape costs one
- * render bounded by the JVM, carrier and site caps).
+ * blocked by a slow scraper (MHD sends without blocking, a scrape of
+ * /metrics costs one render bounded by the JVM, carrier and site caps). A
+ * profile (/debug/pprof/pinned) takes longer: its request is suspended while
+ * pprof_service.c builds it in steps, and resumed with its answer.
  *
  * Slow and idle clients (issue 22): MHD alone has only an idle timeout, which
  * each trickled header line resets, and a connection limit past which it
@@ -62,8 +64,21 @@ struct conn {
     int64_t since_ns; /* accepted, or its previous answer sent: the current request's start */
     int fd;
     int cut;            /* shut down here: MHD closes it at its next run */
+    int suspended;      /* its profile is being built: MHD_resume_connection gives it back */
     sa_family_t family; /* the peer's address: AF_INET (4 bytes of addr) or AF_INET6 */
     uint8_t addr[16];
+};
+
+/* A /debug/pprof/pinned request waiting, suspended, for its profile (the request's context). */
+struct wait {
+    struct wait *prev, *next;
+    struct MHD_Connection *conn;
+    int64_t since_ns;
+    uint64_t key; /* the profile it waits for */
+    int done;     /* answered: status and body below; the resumed request queues them */
+    unsigned status;
+    uint8_t *body;
+    size_t len;
 };
 
 struct metrics_http {
@@ -76,6 +91,8 @@ struct metrics_http {
     metrics_http_profile profile; /* /debug/pprof/pinned; NULL: not served */
     void *profile_arg;
     struct conn *conns;          /* every connection MHD holds, newest first */
+    struct wait *waits;          /* requests waiting for a profile, newest first */
+    uint64_t profile_late;       /* of them, answered 503: not built within REQUEST_S - 1 */
     unsigned live;               /* of them, not cut */
     uint64_t cut_late, cut_slot; /* since the last report: past REQUEST_S, to make room */
     int64_t reported_ns;
@@ -86,6 +103,41 @@ static int64_t mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static struct conn *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+static void wait_unlink(struct metrics_http *h, struct wait *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else if (h->waits == w)
+        h->waits = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+}
+
+/* w is answered (status, and body[len] copied for a 200): the request is resumed and queues it. */
+static void wait_answer(struct metrics_http *h, struct wait *w, unsigned status, const uint8_t *body, size_t len)
+{
+    wait_unlink(h, w);
+    w->done = 1;
+    w->status = status;
+    if (status == MHD_HTTP_OK && (w->body = malloc(len ? len : 1)) != NULL) {
+        memcpy(w->body, body, len);
+        w->len = len;
+    } else if (status == MHD_HTTP_OK) {
+        w->status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    struct conn *c = conn_of(w->conn);
+    if (c)
+        c->suspended = 0;
+    MHD_resume_connection(w->conn);
 }
 
 static int is_loopback(const struct sockaddr_storage *ss)
@@ -258,11 +310,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * keep-alive connection has REQUEST_S from now. */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)con_cls;
+    struct metrics_http *h = cls;
     (void)toe;
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct conn *c = info ? info->socket_context : NULL;
+    struct wait *w = *con_cls;
+    if (w) { /* a profile's request: answered, or ended before (the daemon stopping) */
+        wait_unlink(h, w);
+        free(w->body);
+        free(w);
+        *con_cls = NULL;
+    }
+    struct conn *c = conn_of(conn);
     if (c)
         c->since_ns = mono_ns();
 }
@@ -285,8 +342,17 @@ static void report_cuts(struct metrics_http *h, int64_t now)
 static void enforce_bound(struct metrics_http *h)
 {
     int64_t now = mono_ns();
+    struct wait *w = h->waits;
+    while (w) { /* a profile not built in time: said, not cut (the request was fine) */
+        struct wait *next = w->next;
+        if (now - w->since_ns >= (REQUEST_S - 1) * 1000000000LL) {
+            wait_answer(h, w, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, 0);
+            h->profile_late++;
+        }
+        w = next;
+    }
     for (struct conn *c = h->conns; c; c = c->next)
-        if (!c->cut && now - c->since_ns >= REQUEST_S * 1000000000LL)
+        if (!c->cut && !c->suspended && now - c->since_ns >= REQUEST_S * 1000000000LL)
             conn_cut(h, c, &h->cut_late);
     if (h->reported_ns == 0 || now - h->reported_ns >= REPORT_NS)
         report_cuts(h, now);
@@ -305,42 +371,11 @@ static enum MHD_Result answer_text(struct MHD_Connection *conn, unsigned status,
     return rc;
 }
 
-/* GET /debug/pprof/pinned?seconds=N: gzipped pprof, or 400 with what is wrong with the query. */
-static enum MHD_Result answer_profile(struct metrics_http *h, struct MHD_Connection *conn, const char *method)
+/* body[len] of gzipped pprof (malloc'ed: MHD frees it), 200. */
+static enum MHD_Result answer_pprof(struct MHD_Connection *conn, uint8_t *body, size_t len)
 {
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
-    const char *seconds = NULL;
-    size_t seconds_len = 0;
-    if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "seconds", strlen("seconds"), &seconds,
-                                      &seconds_len) != MHD_YES)
-        seconds = NULL;
-    char why[256] = "";
-    uint8_t *body = NULL;
-    size_t len = 0;
-    int rc;
-    if (seconds && strlen(seconds) != seconds_len) { /* %00 decoded: as a C string it would be cut short */
-        snprintf(why, sizeof(why) - 1, "seconds: a NUL byte (%%00) in the value");
-        rc = -EINVAL;
-    } else {
-        rc = h->profile(h->profile_arg, seconds, &body, &len, why, sizeof(why) - 1);
-    }
-    struct MHD_Response *r;
-    if (rc == -EINVAL) {
-        strcat(why, "\n");
-        r = MHD_create_response_from_buffer(strlen(why), why, MHD_RESPMEM_MUST_COPY);
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-        enum MHD_Result q = MHD_queue_response(conn, MHD_HTTP_BAD_REQUEST, r);
-        MHD_destroy_response(r);
-        return q;
-    }
-    if (rc) {
-        clog_error("metrics: /debug/pprof/pinned: %s", strerror(-rc));
-        return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "vtpin collector: cannot render the profile\n");
-    }
-    if (!(r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE))) {
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
         free(body);
         return MHD_NO;
     }
@@ -352,6 +387,117 @@ static enum MHD_Result answer_profile(struct metrics_http *h, struct MHD_Connect
     return q;
 }
 
+/* The request waits for profile key, suspended: metrics_http_profile_done answers it. */
+static enum MHD_Result wait_for_profile(struct metrics_http *h, struct MHD_Connection *conn, uint64_t key,
+                                        void **con_cls)
+{
+    struct wait *w = calloc(1, sizeof(*w));
+    if (!w)
+        return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "vtpin collector: out of memory\n");
+    w->conn = conn;
+    w->key = key;
+    w->since_ns = mono_ns();
+    w->next = h->waits;
+    if (h->waits)
+        h->waits->prev = w;
+    h->waits = w;
+    *con_cls = w;
+    struct conn *c = conn_of(conn);
+    if (c)
+        c->suspended = 1;
+    MHD_suspend_connection(conn);
+    return MHD_YES;
+}
+
+/* A resumed request: its answer. */
+static enum MHD_Result answer_waited(struct MHD_Connection *conn, struct wait *w)
+{
+    if (w->status == MHD_HTTP_OK) {
+        uint8_t *body = w->body;
+        w->body = NULL;
+        return answer_pprof(conn, body, w->len);
+    }
+    return answer_text(conn, w->status,
+                       w->status == MHD_HTTP_SERVICE_UNAVAILABLE
+                           ? "vtpin collector: the profile was not ready in time; ask again\n"
+                           : "vtpin collector: cannot render the profile\n");
+}
+
+size_t metrics_http_profile_done(struct metrics_http *h, uint64_t key, int rc, const uint8_t *body, size_t len)
+{
+    size_t n = 0;
+    struct wait *w = h->waits;
+    while (w) {
+        struct wait *next = w->next;
+        if (w->key == key) {
+            wait_answer(h, w, rc ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_OK, body, len);
+            n++;
+        }
+        w = next;
+    }
+    return n;
+}
+
+uint64_t metrics_http_profile_late(const struct metrics_http *h)
+{
+    return h->profile_late;
+}
+
+size_t metrics_http_profile_waiting(const struct metrics_http *h, uint64_t key)
+{
+    size_t n = 0;
+    for (const struct wait *w = h->waits; w; w = w->next)
+        n += w->key == key;
+    return n;
+}
+
+/* GET /debug/pprof/pinned?seconds=N: gzipped pprof, or 400 with what is wrong with the query. */
+static enum MHD_Result answer_profile(struct metrics_http *h, struct MHD_Connection *conn, const char *method,
+                                      void **con_cls)
+{
+    if (*con_cls)
+        return answer_waited(conn, *con_cls);
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return answer_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
+    const char *seconds = NULL;
+    size_t seconds_len = 0;
+    if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "seconds", strlen("seconds"), &seconds,
+                                      &seconds_len) != MHD_YES)
+        seconds = NULL;
+    char why[256] = "";
+    uint8_t *body = NULL;
+    size_t len = 0;
+    int rc;
+    uint64_t key = 0;
+    if (seconds && strlen(seconds) != seconds_len) { /* %00 decoded: as a C string it would be cut short */
+        snprintf(why, sizeof(why) - 1, "seconds: a NUL byte (%%00) in the value");
+        rc = -EINVAL;
+    } else {
+        rc = h->profile(h->profile_arg, seconds, &key, &body, &len, why, sizeof(why) - 1);
+    }
+    if (rc == 1)
+        return wait_for_profile(h, conn, key, con_cls);
+    struct MHD_Response *r;
+    if (rc == -EINVAL) {
+        strcat(why, "\n");
+        r = MHD_create_response_from_buffer(strlen(why), why, MHD_RESPMEM_MUST_COPY);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+        enum MHD_Result q = MHD_queue_response(conn, MHD_HTTP_BAD_REQUEST, r);
+        MHD_destroy_response(r);
+        return q;
+    }
+    if (rc == -EAGAIN)
+        return answer_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                           "vtpin collector: too many profiles asked for at once; ask again\n");
+    if (rc) {
+        clog_error("metrics: /debug/pprof/pinned: %s", strerror(-rc));
+        return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "vtpin collector: cannot render the profile\n");
+    }
+    return answer_pprof(conn, body, len);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
@@ -359,10 +505,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)version;
     (void)upload_data;
     (void)upload_data_size;
-    (void)con_cls;
     struct metrics_http *h = cls;
     if (h->profile && strcmp(url, "/debug/pprof/pinned") == 0)
-        return answer_profile(h, conn, method);
+        return answer_profile(h, conn, method, con_cls);
     if (strcmp(url, "/metrics") != 0)
         return answer_text(conn, MHD_HTTP_NOT_FOUND, "vtpin collector: the metrics are at /metrics\n");
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -445,11 +590,11 @@ int metrics_http_start(struct metrics_http **out, const struct sockaddr *addr, s
     if (getsockname(h->listen_fd, &bound.sa, &blen) == 0)
         h->port = ntohs(bound.sa.sa_family == AF_INET ? bound.in.sin_port : bound.in6.sin6_port);
     /* MHD's idle timeout only backs up the request bound (enforce_bound) */
-    h->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
-                                 MHD_OPTION_LISTEN_SOCKET, (MHD_socket)h->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
-                                 (unsigned)MHD_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REQUEST_S,
-                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_NOTIFY_COMPLETED,
-                                 on_completed, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, h,
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)h->listen_fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MHD_LIMIT,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REQUEST_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     const union MHD_DaemonInfo *info = h->daemon ? MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
     if (!info) {
         snprintf(err, errlen, "metrics: libmicrohttpd did not start (epoll mode unavailable?)");
@@ -500,6 +645,9 @@ void metrics_http_stop(struct metrics_http *h)
     if (!h)
         return;
     report_cuts(h, mono_ns());
+    while (h->waits) /* MHD stops only with no connection suspended */
+        wait_answer(h, h->waits, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, 0);
+    MHD_run(h->daemon);
     MHD_stop_daemon(h->daemon); /* closes the listening socket it was given; frees every struct conn */
     free(h);
 }

@@ -20,11 +20,13 @@ struct metrics_http;
 
 /* Renders the exposition into *body (malloc'ed, the server frees it), *len bytes. 0 or -errno. */
 typedef int (*metrics_http_render)(void *arg, char **body, size_t *len);
-/* Renders GET /debug/pprof/pinned: seconds is the query's seconds= value (NULL when not given).
- * 0 with *body (malloc'ed, the server frees it), *len bytes of gzipped pprof; -EINVAL for a bad
- * query, why[] saying what is wrong (answered 400 with it); else -errno (500). */
-typedef int (*metrics_http_profile)(void *arg, const char *seconds, uint8_t **body, size_t *len, char *why,
-                                    size_t whylen);
+/* Answers GET /debug/pprof/pinned: seconds is the query's seconds= value (NULL when not given).
+ * 0 with *body (malloc'ed, the server frees it), *len bytes of gzipped pprof (answered now);
+ * 1: the profile is being built, under *key: the request waits, suspended, until
+ * metrics_http_profile_done(key) (or, 4 s on, is answered 503); -EINVAL for a bad query, why[]
+ * saying what is wrong (answered 400 with it); else -errno (500). */
+typedef int (*metrics_http_profile)(void *arg, const char *seconds, uint64_t *key, uint8_t **body, size_t *len,
+                                    char *why, size_t whylen);
 
 /* Parses "HOST:PORT" (HOST: an IPv4 address, [IPv6] or localhost; PORT 0-65535,
  * 0: any free port) into *addr, *addrlen. A HOST that is not a loopback
@@ -50,5 +52,12 @@ void metrics_http_stop(struct metrics_http *h);
 /* Serves GET /debug/pprof/pinned from profile, as Go's net/http/pprof serves a profile
  * (application/octet-stream), under the limits of /metrics. */
 void metrics_http_set_profile(struct metrics_http *h, metrics_http_profile profile, void *arg);
+/* Profile key is built (rc 0: body[len], copied for each) or failed (rc -errno: 500): every
+ * request waiting for it is answered. Returns how many. */
+size_t metrics_http_profile_done(struct metrics_http *h, uint64_t key, int rc, const uint8_t *body, size_t len);
+/* Requests answered 503 because their profile was not built in time. */
+uint64_t metrics_http_profile_late(const struct metrics_http *h);
+/* Requests waiting for profile key. */
+size_t metrics_http_profile_waiting(const struct metrics_http *h, uint64_t key);
 
 #endif

@@ -28,7 +28,7 @@
 #include "metrics_http.h"
 #include "nspid.h"
 #include "paths.h"
-#include "pinned_pprof.h"
+#include "pprof_service.h"
 #include "query.h"
 #include "recorder.h"
 #include "session.h"
@@ -75,7 +75,8 @@ struct server {
     struct jvms *jvms;
     struct metrics_http *metrics; /* NULL without --metrics */
     struct loop_watch metrics_watch;
-    struct kglue *kernel; /* the kernel view (kglue.h) */
+    struct pprof_service *pprof; /* /debug/pprof/pinned, built between the loop's turns */
+    struct kglue *kernel;        /* the kernel view (kglue.h) */
     struct client *clients, *dead;
     unsigned nclients;
     int64_t started;
@@ -801,21 +802,15 @@ static int render_metrics(void *arg, char **body, size_t *len)
 {
     struct server *s = arg;
     struct metrics_info info = {.started_ns = s->started, .clients = s->nclients};
+    if (s->pprof) {
+        struct pprof_service_counts pc;
+        pprof_service_counts(s->pprof, &pc);
+        info.pprof_built = pc.built;
+        info.pprof_built_answers = pc.built_answers;
+        info.pprof_cached_answers = pc.cached_answers;
+        info.pprof_busy_answers = pc.busy_answers;
+    }
     return metrics_render(s->jvms, &info, mono_ns(), body, len);
-}
-
-/* /debug/pprof/pinned, on the loop's thread too. */
-static int render_pinned(void *arg, const char *seconds, uint8_t **body, size_t *len, char *why, size_t whylen)
-{
-    struct server *s = arg;
-    int64_t span = 0;
-    int rc = pinned_pprof_span(seconds, s->cfg.window_ns, &span, why, whylen);
-    if (rc)
-        return rc;
-    struct timespec wall;
-    clock_gettime(CLOCK_REALTIME, &wall);
-    return pinned_pprof_render(s->jvms, mono_ns(), (int64_t)wall.tv_sec * NS_PER_SEC + wall.tv_nsec, s->started, span,
-                               body, len);
 }
 
 static int start_metrics(struct server *s)
@@ -840,7 +835,10 @@ static int start_metrics(struct server *s)
         host[0] = '[';
         strcat(host, "]");
     }
-    metrics_http_set_profile(s->metrics, render_pinned, s);
+    if ((rc = pprof_service_start(&s->pprof, s->loop, s->metrics, s->jvms, s->cfg.window_ns, s->started)) != 0) {
+        clog_error("metrics: /debug/pprof/pinned: %s", strerror(-rc));
+        return rc;
+    }
     clog_info("metrics on http://%s:%u/metrics", host, metrics_http_port(s->metrics));
     clog_info("pinned time as pprof on http://%s:%u/debug/pprof/pinned?seconds=N", host, metrics_http_port(s->metrics));
     return 0;
@@ -1009,7 +1007,8 @@ cleanup:
         loop_unwatch(s->loop, &s->tick_watch);
         loop_unwatch(s->loop, &s->metrics_watch);
     }
-    metrics_http_stop(s->metrics);
+    metrics_http_stop(s->metrics); /* answers the profile requests still waiting */
+    pprof_service_stop(s->pprof);
     if (s->loop)
         kglue_unwatch(s->kernel, s->loop);
     kglue_close(s->kernel);

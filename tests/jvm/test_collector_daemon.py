@@ -6,13 +6,14 @@ below), as hostile peers would, and as `vtpin status` / `vtpin top` do.
 
 usage: test_collector_daemon.py [CASE ...]   (default: every case)
 cases: agent, reconnect, hostile, second, modes, peercred, default_paths, sigterm, long_socket,
-       status_deadline, status_garbage, memory_budget, memory_returned, memory_budget_jvms, allow_uid, allow_gid, allow_bad, impersonate
+       status_deadline, status_garbage, memory_budget, memory_returned, memory_budget_jvms, pprof_hammer, allow_uid, allow_gid, allow_bad, impersonate
 Environment: VTPIN_BUILD, the build directory (default ../../build); JAVA25_HOME for impersonate
 (a real JVM; without it that case skips).
 Exit status: 0 passed, 1 failed, 77 skipped (no vtpin binary).
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -211,11 +212,11 @@ class Collector(CollectorProcess):
     own default in env), recording into workdir/rec, a log of its own per start; ready once it says
     it is listening, stopped within 10 s."""
 
-    def __init__(self, workdir, *args, env=None, socket_path=None):
+    def __init__(self, workdir, *args, env=None, socket_path=None, metrics=None):
         super().__init__(workdir, *args, socket=socket_path or os.path.join(workdir, "run", "collector.sock"),
                          sessions=os.path.join(workdir, "rec"),
                          log_path=os.path.join(workdir, "collector-%d.log" % time.monotonic_ns()), log_mode="w",
-                         env=env, ready="listening", stop_timeout=10)
+                         env=env, ready="listening", stop_timeout=10, metrics=metrics)
         self.rec = self.sessions
 
     def start(self, expect_socket=True):
@@ -870,6 +871,77 @@ def case_memory_budget_jvms(tmp):
         col.stop(signal.SIGKILL)
 
 
+def case_pprof_hammer(tmp):
+    """Scrapers that hammer /debug/pprof/pinned (issue 37): 16 of them over two spans for 2 s
+    beside status queries, against 40 JVMs' profiles. Each profile is built once for every
+    request that waits for it and served again for a second, so the collector builds a few and
+    answers all, every one a whole profile; status answers throughout; nothing is refused."""
+    import gzip
+    import threading
+    import urllib.request
+    col = Collector(tmp, metrics="127.0.0.1:0").start()
+    agents = []
+    try:
+        start_unix = time.time_ns()
+        t0 = time.monotonic_ns()
+        for k in range(40):
+            a = connect(col.socket)
+            frames = [hello(FAKE_PID + k, start_unix), string_def(3, "Repro"), string_def(4, "settle"),
+                      string_def(5, "Repro.java"), method_def(2, 3, 4, source=5), carrier(101, 3)]
+            for i in range(100):
+                frames += [stack_def(10 + i, [(2, 1000 + i, 1)]), pin_start(i + 1, t0 + i, 19, 101, 10 + i, 0),
+                           pin_end(i + 1, t0 + i + 1000, 1000)]
+            a.sendall(b"".join(frames))
+            agents.append(a)
+        wait_for(lambda: sum(j["pins_total"] for j in col.query("status")["jvms"]) == 4000, 30, "4000 pins in")
+        base = "http://127.0.0.1:%d/debug/pprof/pinned" % col.port
+        answers, errors = [], []
+        stop_at = time.monotonic() + 2
+
+        def scraper(n):
+            url = base + ("?seconds=30" if n % 2 else "")
+            while time.monotonic() < stop_at:
+                try:
+                    with urllib.request.urlopen(url, timeout=10) as resp:
+                        answers.append((resp.status, len(gzip.decompress(resp.read()))))
+                except Exception as e:  # noqa: BLE001 (any failure is the finding)
+                    errors.append(repr(e))
+        threads = [threading.Thread(target=scraper, args=(n,)) for n in range(16)]
+        for t in threads:
+            t.start()
+        statuses = 0
+        while time.monotonic() < stop_at:
+            check(len(col.query("status")["jvms"]) == 40, "status while scrapers hammer")
+            statuses += 1
+        for t in threads:
+            t.join()
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % col.port, timeout=10) as resp:
+            metrics = resp.read().decode()
+
+        def metric(name):
+            m = re.search(r"^%s (\d+)$" % re.escape(name), metrics, re.M)
+            check(m, "%s in the metrics" % name)
+            return int(m.group(1))
+        built = metric("vtpin_collector_pprof_profiles_built_total")
+        from_built = metric('vtpin_collector_pprof_answers_total{from="built"}')
+        from_cache = metric('vtpin_collector_pprof_answers_total{from="cache"}')
+        busy = metric('vtpin_collector_pprof_answers_total{from="busy"}')
+        print("%d scrapes, %d status queries in 2 s: %d profiles built, %d answers as built, %d from the cache, "
+              "%d busy" % (len(answers), statuses, built, from_built, from_cache, busy))
+        check(not errors, "every scrape answered: %d failed, e.g. %s" % (len(errors), errors[:2]))
+        check(all(status == 200 and size > 0 for status, size in answers), "every answer a whole profile")
+        check(from_built + from_cache == len(answers) and busy == 0, "the metrics count every answer: %d + %d vs %d" % (
+            from_built, from_cache, len(answers)))
+        check(0 < built < len(answers) and from_built >= built, "a profile serves every request that waited for it "
+              "and more: %d built for %d answers" % (built, len(answers)))
+        check(statuses > 0, "status answered while they hammered")
+        check(col.stop() == 0, "collector exit status")
+    finally:
+        for a in agents:
+            a.close()
+        col.stop(signal.SIGKILL)
+
+
 def case_memory_budget(tmp):
     """--memory-budget bounds what all agents together make the collector keep: beyond it
     definitions and large frames are dropped and counted (status, log, the recording's notices),
@@ -1234,6 +1306,7 @@ CASES = {
     "memory_budget": case_memory_budget,
     "memory_returned": case_memory_returned,
     "memory_budget_jvms": case_memory_budget_jvms,
+    "pprof_hammer": case_pprof_hammer,
     "allow_uid": case_allow_uid,
     "allow_gid": case_allow_gid,
     "allow_bad": case_allow_bad,

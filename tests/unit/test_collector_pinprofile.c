@@ -424,6 +424,81 @@ out:
     jvms_free(r);
 }
 
+static int64_t fake_now;
+
+/* A clock that moves 1 ms at each look: a step sees its deadline after a known number of JVMs. */
+static int64_t fake_clock(void)
+{
+    return fake_now += MS;
+}
+
+/* A profile built in steps (pprof_service.c) is the one built in one go; a step ends at its
+ * deadline and the next one goes on from there; a JVM gone between two steps adds nothing. */
+static void test_steps(void)
+{
+    struct jvms_config cfg = {
+        .max_carriers = 16, .window_ns = 60 * SEC, .bucket_ns = SEC, .linger_ns = 60 * SEC, .max_jvms = 16};
+    struct jvms *r = NULL;
+    struct session *ss[10] = {0};
+    int owners[10];
+    struct jvm *js[10] = {0};
+    int64_t t = 3000 * SEC;
+    if (!CHECK_INT(jvms_new(&r, &cfg), 0))
+        return;
+    for (int k = 0; k < 10; k++) {
+        ss[k] = session_of(5000 + k, 0);
+        if (!CHECK(ss[k]) || !CHECK_INT(jvms_attach(r, ss[k], NULL, &owners[k], t, &js[k]), 0))
+            goto out;
+        define_jnisleep(ss[k], 0, 1);
+        start(js[k]->pinprofile, ss[k], 1, VTPIN__V1__PIN_REASON__NATIVE, 17, 1, 2, t);
+        pinprofile_end(js[k]->pinprofile, 1, (k + 1) * MS, t + 100 * MS);
+    }
+    uint8_t *whole = NULL, *stepped = NULL;
+    size_t whole_len = 0, stepped_len = 0;
+    CHECK_INT(pinned_pprof_render(r, t + SEC, 1700000000LL * SEC, t - SEC, 60 * SEC, &whole, &whole_len), 0);
+    struct pinned_pprof_build *pb = NULL;
+    int steps = 0, rc = 0;
+    if (!CHECK_INT(pinned_pprof_begin(&pb, r, t + SEC, 60 * SEC), 0))
+        goto out;
+    do { /* until = 3 looks ahead: 3 JVMs a step */
+        rc = pinned_pprof_step(pb, r, fake_clock, fake_now + 3 * MS);
+        steps++;
+    } while (rc == 0);
+    CHECK_INT(rc, 1);
+    CHECK_INT(steps, 4); /* 3 + 3 + 3 + 1 */
+    CHECK_INT(pinned_pprof_finish(pb, 1700000000LL * SEC, t - SEC, &stepped, &stepped_len), 0);
+    CHECK(whole_len == stepped_len && memcmp(whole, stepped, whole_len) == 0);
+    pinned_pprof_free(pb);
+    free(stepped);
+    /* JVM 5001 forgotten after the first step (which added 5000): the profile has the other nine */
+    pb = NULL;
+    if (CHECK_INT(pinned_pprof_begin(&pb, r, t + SEC, 60 * SEC), 0) &&
+        CHECK_INT(pinned_pprof_step(pb, r, fake_clock, fake_now + 1 * MS), 0)) {
+        jvms_detach(r, js[1], &owners[1], t + SEC);
+        CHECK_UINT(jvms_expire(r, t + SEC + cfg.linger_ns + 1), 1);
+        CHECK_INT(pinned_pprof_step(pb, r, NULL, 0), 1);
+        uint8_t *raw = NULL;
+        size_t raw_len = 0;
+        stepped = NULL;
+        if (CHECK_INT(pinned_pprof_finish(pb, 1700000000LL * SEC, t - SEC, &stepped, &stepped_len), 0) &&
+            CHECK_INT(pprof_gunzip(stepped, stepped_len, 1u << 24, &raw, &raw_len), 0)) {
+            Vtpin__Pprof__Profile *p = vtpin__pprof__profile__unpack(NULL, raw_len, raw);
+            if (CHECK(p))
+                CHECK_UINT(p->n_sample, 9);
+            if (p)
+                vtpin__pprof__profile__free_unpacked(p, NULL);
+        }
+        free(raw);
+        free(stepped);
+    }
+    pinned_pprof_free(pb);
+    free(whole);
+out:
+    for (int k = 0; k < 10; k++)
+        session_free(ss[k]);
+    jvms_free(r);
+}
+
 static void test_span(void)
 {
     int64_t span = 0;
@@ -448,6 +523,7 @@ int main(void)
     test_window();
     test_bounds();
     test_render();
+    test_steps();
     test_span();
     CHECK_MAIN_RETURN();
 }
