@@ -22,6 +22,9 @@ const char options_usage[] =
     "                  'vtpin report PATH')\n"
     "  record_mode=MODE  the recording's permissions, octal (default 0600: only this user reads it;\n"
     "                  0640 lets the file's group read it)\n"
+    "  record_max=SIZE past SIZE bytes (k, m, g) the recording goes on in a new PATH and the old one\n"
+    "                  becomes PATH.1 (PATH.1 PATH.2, ...), each file whole (default 256m; 0: never)\n"
+    "  record_keep=N   rotated files kept, the oldest removed (default 3)\n"
     "  log=PATH        agent messages to PATH instead of stderr\n"
     "  collector[=PATH]  stream events to 'vtpin collector' on this Unix socket (default\n"
     "                  $XDG_RUNTIME_DIR/vtpin/collector.sock or /tmp/vtpin-UID/collector.sock)\n"
@@ -59,6 +62,8 @@ void options_defaults(struct options *o)
     o->max_methods = 65536;
     o->stats_interval_ns = 1000000000ull;
     o->record_mode = 0600;
+    o->record_max = 256ull << 20;
+    o->record_keep = 3;
     o->collector_buffer = 4u << 20;
     o->occupancy = OCCUPANCY_SAMPLED;
     o->sample_interval_ns = 10000000ull;
@@ -155,6 +160,14 @@ static int parse_one(struct options *o, const char *key, const char *value, char
     } else if (strcmp(key, "record_mode") == 0) {
         rc = parse_file_mode(value, &o->record_mode);
         expect = "an octal mode with read and write for the owner and no execute bits, such as 0600 or 0640";
+    } else if (strcmp(key, "record_max") == 0) {
+        rc = value ? units_parse_size(value, &o->record_max) : -EINVAL;
+        if (!rc && o->record_max != 0 && o->record_max < (64u << 10))
+            rc = -EINVAL;
+        expect = "a size of at least 64k (k, m, g), or 0 for never";
+    } else if (strcmp(key, "record_keep") == 0) {
+        rc = value ? units_parse_count(value, 1, 1000, &o->record_keep) : -EINVAL;
+        expect = "a number from 1 to 1000";
     } else if (strcmp(key, "log") == 0) {
         rc = copy_path(o->log_file, value);
         expect = "a file path";
@@ -237,7 +250,8 @@ static int parse_one(struct options *o, const char *key, const char *value, char
             o->help = 1;
     } else {
         snprintf(err, errlen,
-                 "unknown option '%s' (valid: threshold, hog, trace, tracefile, record, record_mode, log, collector, "
+                 "unknown option '%s' (valid: threshold, hog, trace, tracefile, record, record_mode, record_max, "
+                 "record_keep, log, collector, "
                  "buffer, "
                  "occupancy, sample, occupancy_sample, carriers, ring, depth, queue, stacks, methods, stats, "
                  "downcalls, quiet, stop, "

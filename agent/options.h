@@ -34,6 +34,8 @@ struct options {
     unsigned max_methods;       /* distinct methods kept */
     uint64_t stats_interval_ns; /* how often counters are written to the recording */
     uint64_t record_mode;       /* the recording's permissions (default 0600); 64 bits keep the struct unpadded */
+    uint64_t record_max;        /* past this many bytes the recording rotates; 0: never */
+    uint64_t record_keep;       /* rotated files kept: PATH.1 (the newest) .. PATH.N */
     int downcalls_marked;       /* downcalls=marked: FFM downcalls are marked, their targets not read */
     int quiet;                  /* no informational log lines */
     int stop;                   /* loaded again with "stop": turn events off and flush */

@@ -16,6 +16,8 @@ static struct {
     struct link *link;
     struct trace *trace;
     char record_file[OPTIONS_PATH_MAX], trace_file[OPTIONS_PATH_MAX]; /* for the failure notice */
+    uint64_t record_max; /* record_max=: rotate past it; 0: never (nor after a failed rotation) */
+    unsigned record_keep, record_mode;
     int told_record, told_trace;
 } outputs;
 
@@ -73,6 +75,9 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
         }
     }
     snprintf(outputs.record_file, sizeof(outputs.record_file), "%s", o->record_file);
+    outputs.record_max = o->record_max;
+    outputs.record_keep = (unsigned)o->record_keep;
+    outputs.record_mode = (unsigned)o->record_mode;
     snprintf(outputs.trace_file, sizeof(outputs.trace_file), "%s", o->trace_file);
     return 0;
 }
@@ -210,6 +215,24 @@ void outputs_flush(int64_t now, void (*record_counters)(void))
         link_flush(outputs.link, now);
     trace_flush(outputs.trace);
     tell_write_failure(record_counters);
+}
+
+int outputs_record_due(void)
+{
+    return outputs.record && outputs.record_max && !record_error(outputs.record) &&
+           record_size(outputs.record) >= outputs.record_max;
+}
+
+int outputs_record_rotate(void)
+{
+    int rc = record_rotate(outputs.record, outputs.record_file, outputs.record_keep, outputs.record_mode);
+    if (rc) {
+        outputs.record_max = 0; /* said once; the recording goes on growing */
+        log_error("cannot rotate the recording %s (record_max=): %s; it goes on in %s%s without a size limit",
+                  outputs.record_file, outputs_file_refused(rc), outputs.record_file,
+                  rc == -ELOOP || rc == -EPERM ? ".1" : "");
+    }
+    return rc;
 }
 
 void outputs_drain(int64_t timeout_ns)

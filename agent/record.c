@@ -207,6 +207,56 @@ uint64_t record_unwritten(const struct record *r)
     return r ? r->unwritten : 0;
 }
 
+uint64_t record_size(const struct record *r)
+{
+    return r ? (uint64_t)r->good + r->len : 0;
+}
+
+/* PATH.keep goes, each PATH.i becomes PATH.i+1: room for PATH.1. A name that cannot move (another
+ * user's file in a shared directory) stays, and the chain behind it with it. */
+static void shift_rotated(const char *path, unsigned keep)
+{
+    char from[4096 + 16], to[4096 + 16];
+    snprintf(to, sizeof(to), "%s.%u", path, keep);
+    if (unlink(to) != 0) {
+        /* none yet, or not ours to remove: the rename below then fails too and the chain stops there */
+    }
+    for (unsigned i = keep; i > 1; i--) {
+        snprintf(from, sizeof(from), "%s.%u", path, i - 1);
+        snprintf(to, sizeof(to), "%s.%u", path, i);
+        if (rename(from, to) != 0) {
+            /* not there (fewer rotations so far), or not ours */
+        }
+    }
+}
+
+int record_rotate(struct record *r, const char *path, unsigned keep, unsigned mode)
+{
+    int rc = record_flush(r);
+    if (rc)
+        return rc;
+    char first[4096 + 16];
+    snprintf(first, sizeof(first), "%s.1", path);
+    shift_rotated(path, keep);
+    if (rename(path, first) != 0)
+        return -errno;
+    int fd = path_trust_open_own_file(path, O_TRUNC, (mode_t)mode); /* as record_open: never a link, never another's */
+    if (fd < 0)
+        return fd; /* the caller goes on in PATH.1 */
+    rc = io_write_all(fd, (const uint8_t *)WIRE_MAGIC, WIRE_MAGIC_LEN);
+    if (rc) {
+        close(fd);
+        (void)unlink(path); /* no recording without its magic; goes on in PATH.1 */
+        return rc;
+    }
+    close(r->fd);
+    r->fd = fd;
+    r->good = WIRE_MAGIC_LEN;
+    reserve_release(r);
+    reserve_open(r, path);
+    return 0;
+}
+
 void record_close(struct record *r)
 {
     if (!r)

@@ -25,6 +25,13 @@ int record_reserve_error(const struct record *r);
 int record_error(const struct record *r); /* errno of the first failed write, or 0 */
 uint64_t record_write_failures(const struct record *r);
 uint64_t record_unwritten(const struct record *r);
+/* Bytes of the file, with what is buffered. */
+uint64_t record_size(const struct record *r);
+/* Flushes, then PATH becomes PATH.1 (PATH.1 becomes PATH.2, ... up to PATH.keep, the oldest
+ * removed) and a new PATH with the magic takes the events that follow; the caller puts the
+ * session's Hello and definitions to it again. -errno when it cannot (the events go on where
+ * they went: PATH, or PATH.1 when only the new file could not be made). */
+int record_rotate(struct record *r, const char *path, unsigned keep, unsigned mode);
 void record_close(struct record *r);
 
 #endif

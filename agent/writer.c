@@ -126,6 +126,32 @@ static void on_connected(void)
     session_stats(SINK_LINK);
 }
 
+/* record_max= reached: the file ends with its counters, and the new one starts as a
+ * recording does (Hello, notices, carriers, pins and hogs in progress, counters), its
+ * definitions put again as events need them: each file is read alone. */
+static void rotate_record(void)
+{
+    char text[OPTIONS_PATH_MAX + 160];
+    snprintf(text, sizeof(text), "the recording goes on in %s (record_max=, rotated; this file becomes %s.1)",
+             outputs_record_file(), outputs_record_file());
+    outputs_notice(SINK_RECORD, VTPIN__V1__SEVERITY__INFO, "output.record.rotated_out", text);
+    session_stats(SINK_RECORD);
+    if (outputs_record_rotate() != 0)
+        return;
+    symbols_forget_sink(writer.symbols, SINK_RECORD);
+    sampler_forget_sink(SINK_RECORD);
+    session_hello(SINK_RECORD, 0);
+    session_notices(SINK_RECORD);
+    snprintf(text, sizeof(text),
+             "this file continues the recording rotated before it (record_max=): %s.1 when this one is %s, "
+             "PATH.N+1 when it is PATH.N",
+             outputs_record_file(), outputs_record_file());
+    outputs_notice(SINK_RECORD, VTPIN__V1__SEVERITY__INFO, "output.record.rotated", text);
+    active_pins_resend(SINK_RECORD);
+    hogs_resend(SINK_RECORD);
+    session_stats(SINK_RECORD);
+}
+
 /* A recording that just failed ends with its counters. */
 static void counters_to_record(void)
 {
@@ -176,6 +202,8 @@ static void writer_main(void *arg)
         }
         wait = min64(min64(wait, writer.next_stats_ns - now), sampler_next_ns() - now);
         outputs_flush(now, counters_to_record);
+        if (outputs_record_due())
+            rotate_record();
         if (wait > 0)
             wait_for_work(wait);
     }

@@ -1255,6 +1255,14 @@ const char *recording_write_failed(const struct recording_session *s)
     return NULL;
 }
 
+int recording_rotated(const struct recording_session *s)
+{
+    for (size_t i = 0; i < s->n_notices; i++)
+        if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.rotated_out") == 0)
+            return 1;
+    return 0;
+}
+
 const char *recording_disk_nearly_full(const struct recording_session *s)
 {
     for (size_t i = 0; i < s->n_notices; i++)

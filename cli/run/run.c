@@ -410,10 +410,11 @@ static void export_agent_options(const struct run_config *cfg, const struct run_
 {
     char tool_options[4 * PATH_MAX + 1024];
     const char *prev = getenv("JAVA_TOOL_OPTIONS");
-    snprintf(tool_options, sizeof(tool_options), "%s%s-agentpath:%s=record=%s/jvm-%s-%%p.vtp,quiet%s%s%s%s",
-             prev ? prev : "", prev && *prev ? " " : "", st->agent_path, st->run_dir, st->run_id,
-             st->socket_path[0] ? ",collector=" : "", st->socket_path, cfg->extra ? "," : "",
-             cfg->extra ? cfg->extra : "");
+    /* record_max=0: the gate judges every pin, so the recording is never rotated away */
+    snprintf(tool_options, sizeof(tool_options),
+             "%s%s-agentpath:%s=record=%s/jvm-%s-%%p.vtp,record_max=0,quiet%s%s%s%s", prev ? prev : "",
+             prev && *prev ? " " : "", st->agent_path, st->run_dir, st->run_id, st->socket_path[0] ? ",collector=" : "",
+             st->socket_path, cfg->extra ? "," : "", cfg->extra ? cfg->extra : "");
     setenv("JAVA_TOOL_OPTIONS", tool_options, 1);
 }
 

@@ -24,6 +24,8 @@ int run_agent_opts_check(const char *extra, char *why, size_t cap)
     static const struct {
         const char *key, *instead;
     } outputs[] = {{"record", "the run records each JVM into --dir DIR"},
+                   {"record_max", "the run keeps each JVM's recording whole, to judge every pin"},
+                   {"record_keep", "the run keeps each JVM's recording whole, to judge every pin"},
                    {"collector", "--socket PATH streams the run to a collector of yours"}};
     char value[1024];
     if (!extra)

@@ -342,6 +342,51 @@ def case_collector_path_too_long(jdk):
           "a too long default path refused: %d %s" % (p.returncode, p.stderr))
 
 
+def case_record_rotation(jdk):
+    """record_max= (issue 37: a recording grew 0.7 GB a day with no cap): 3000 pins at threshold 0
+    with record_max=64k rotate the recording several times. Each file is a whole recording that
+    `vtpin report` reads alone (its Hello, definitions, no damage), none is much past the cap, the
+    files together hold every pin, and record_keep= bounds how many stay."""
+    jdk = int(jdk)
+    pins = 3000
+    for keep in (100, 2):
+        r = Run(jdk, "StressPins", args=("native", pins, 1), props=scheduler(4, 4),
+                agent_opts="threshold=0,record_max=64k,record_keep=%d" % keep)
+        try:
+            r.run(timeout=120)
+            check("StressPins: pinned=%d" % pins in r.stdout(), "the fixture pinned:\n" + r.stdout())
+            rotated = sorted((f for f in os.listdir(r.dir) if f.startswith("pins.vtp.")),
+                             key=lambda f: int(f.rsplit(".", 1)[1]))
+            files = [r.record] + [os.path.join(r.dir, f) for f in rotated]
+            sizes = [os.path.getsize(f) for f in files]
+            print("record_keep=%d: %d files, %s bytes" % (keep, len(files), sizes))
+            check(rotated == ["pins.vtp.%d" % i for i in range(1, len(rotated) + 1)],
+                  "PATH.1 .. PATH.N, none missing: %s" % rotated)
+            if keep == 2:
+                check(len(rotated) == 2, "record_keep=2: two rotated files kept: %s" % rotated)
+                continue
+            check(len(rotated) >= 2, "3000 pins past 64 KiB rotate more than once: %s" % sizes)
+            # one writer round's buffer (256 KiB) at most past the cap, and the file's start again
+            check(all(sz <= (64 + 256 + 32) * 1024 for sz in sizes), "no file far past the cap: %s" % sizes)
+            ids = set()
+            for i, f in enumerate(files):
+                rep = report_json(f)
+                check(rep["jvm"]["pid"] == r.proc.pid and not rep["recording"]["damaged"],
+                      "%s: a whole recording of this JVM: %s" % (f, rep["recording"]))
+                codes = [n["code"] for n in rep["notices"]]
+                check((i < len(files) - 1) == ("output.record.rotated" in codes),
+                      "%s: says it continues the one before, unless it is the first: %s" % (f, codes))
+                # the newest ends with the JVM; each older one where it was rotated, said so
+                check(rep["recording"]["rotated"] == (i > 0) and rep["recording"]["complete"] == (i == 0),
+                      "%s: %s" % (f, rep["recording"]))
+                ids |= {p["vthread"]["name"] for p in rep["pins"]
+                        if (p["vthread"]["name"] or "").startswith("stresspin-") and p["stack"] and
+                        any(fr["method"] == "parkPinned" for fr in p["stack"])}
+            check(len(ids) == pins, "the files together hold every pin, with its stack: %d of %d" % (len(ids), pins))
+        finally:
+            shutil.rmtree(r.dir, ignore_errors=True)
+
+
 def case_methods_overflow(jdk):
     """methods=16 cannot name DeepPin's stacks (over 20 methods): the frames past it are
     counted and the report stays readable (frames shown as <unknown>)."""
@@ -444,6 +489,7 @@ if __name__ == "__main__":
         "trace_full": case_trace_full,
         "collector_drops": case_collector_drops,
         "methods_overflow": case_methods_overflow,
+        "record_rotation": case_record_rotation,
         "collector_full": case_collector_full,
         "collector_closes": case_collector_closes,
         "collector_path_too_long": case_collector_path_too_long,

@@ -518,6 +518,32 @@ static void test_record_mode(void)
         expect_bad_value(bad[i], "record_mode");
 }
 
+/* record_max= and record_keep=: a size of at least 64k or 0 (never), a count from 1 */
+static void test_record_rotation(void)
+{
+    struct options o;
+    char err[256];
+    options_defaults(&o);
+    CHECK_UINT(o.record_max, 256u << 20); /* a recording is bounded unless asked */
+    CHECK_UINT(o.record_keep, 3);
+    CHECK_INT(parse(&o, "record=/tmp/r.vtp,record_max=64k,record_keep=1", err, sizeof(err)), 0);
+    CHECK_UINT(o.record_max, 64u << 10);
+    CHECK_UINT(o.record_keep, 1);
+    CHECK_INT(parse(&o, "record_max:2g,record_keep:1000", err, sizeof(err)), 0);
+    CHECK_UINT(o.record_max, 2ull << 30);
+    CHECK_UINT(o.record_keep, 1000);
+    CHECK_INT(parse(&o, "record_max=0", err, sizeof(err)), 0);
+    CHECK_UINT(o.record_max, 0);
+    static const char *const bad_max[] = {"record_max=",   "record_max",      "record_max=63k", "record_max=1",
+                                          "record_max=-1", "record_max=lots", "record_max=1t"};
+    for (size_t i = 0; i < sizeof(bad_max) / sizeof(bad_max[0]); i++)
+        expect_bad_value(bad_max[i], "record_max");
+    static const char *const bad_keep[] = {"record_keep=",     "record_keep",    "record_keep=0",
+                                           "record_keep=1001", "record_keep=-1", "record_keep=two"};
+    for (size_t i = 0; i < sizeof(bad_keep) / sizeof(bad_keep[0]); i++)
+        expect_bad_value(bad_keep[i], "record_keep");
+}
+
 int main(void)
 {
     CHECK_RUN(test_defaults);
@@ -538,5 +564,6 @@ int main(void)
     CHECK_RUN(test_collector_path_length);
     CHECK_RUN(test_fixed_at_first_load);
     CHECK_RUN(test_record_mode);
+    CHECK_RUN(test_record_rotation);
     CHECK_MAIN_RETURN();
 }

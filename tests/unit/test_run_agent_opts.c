@@ -35,6 +35,12 @@ static void test_check(void)
     CHECK_CONTAINS(why, "--socket PATH");
     CHECK_INT(run_agent_opts_check("quiet,collector", why, sizeof(why)), -EINVAL);
     CHECK_CONTAINS(why, "--agent-options: collector would replace");
+    /* the run keeps every recording whole (record_max=0): a rotation would hide pins from the gate */
+    CHECK_INT(run_agent_opts_check("record_max=1m", why, sizeof(why)), -EINVAL);
+    CHECK_CONTAINS(why, "--agent-options: record_max=1m would replace the run's own");
+    CHECK_INT(run_agent_opts_check("threshold=0,record_keep=9", why, sizeof(why)), -EINVAL);
+    CHECK_CONTAINS(why, "record_keep=9 would replace");
+    CHECK_INT(run_agent_opts_check("record_mode=0640", why, sizeof(why)), 0);
     CHECK_INT(run_agent_opts_check("quiet -agentpath:/x.so", why, sizeof(why)), -EINVAL);
     CHECK_CONTAINS(why, "white space");
 }
