@@ -259,6 +259,9 @@ static void read_jvm_identity(jvmtiEnv *jvmti)
     agent.parallelism = scheduler_parallelism(jvmti);
 }
 
+/* The mount events' indexes while they are enabled (-1: not), for "stop". */
+static jint mount_event_index[2] = {-1, -1};
+
 /* The exact occupancy source: HotSpot's VirtualThreadMount/Unmount extension
  * events, looked up by name (their numbers are not part of any contract). */
 static void enable_mount_events(jvmtiEnv *jvmti)
@@ -269,22 +272,37 @@ static void enable_mount_events(jvmtiEnv *jvmti)
     if ((*jvmti)->GetExtensionEvents(jvmti, &n, &events) == JVMTI_ERROR_NONE) {
         for (jint i = 0; i < n; i++) {
             jvmtiExtensionEvent cb = NULL;
+            int which = 0;
             if (strcmp(events[i].id, "com.sun.hotspot.events.VirtualThreadMount") == 0)
                 cb = (jvmtiExtensionEvent)carriers_on_mount;
             else if (strcmp(events[i].id, "com.sun.hotspot.events.VirtualThreadUnmount") == 0)
-                cb = (jvmtiExtensionEvent)carriers_on_unmount;
+                cb = (jvmtiExtensionEvent)carriers_on_unmount, which = 1;
             if (!cb)
                 continue;
             /* Setting the callback is not enough: the event must also be enabled. */
             if ((*jvmti)->SetExtensionEventCallback(jvmti, events[i].extension_event_index, cb) == JVMTI_ERROR_NONE &&
                 (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)events[i].extension_event_index,
-                                                   NULL) == JVMTI_ERROR_NONE)
+                                                   NULL) == JVMTI_ERROR_NONE) {
+                mount_event_index[which] = events[i].extension_event_index;
                 found++;
+            }
         }
         (*jvmti)->Deallocate(jvmti, (unsigned char *)events);
     }
     if (found != 2)
         missing("virtual_thread_mount_events", "exact occupancy is not available; use occupancy=sampled");
+}
+
+/* "stop": every mount and unmount called the agent, and counted drops while nothing read them. */
+static void disable_mount_events(jvmtiEnv *jvmti)
+{
+    for (size_t i = 0; i < 2; i++) {
+        if (mount_event_index[i] < 0)
+            continue;
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount_event_index[i], NULL);
+        (*jvmti)->SetExtensionEventCallback(jvmti, mount_event_index[i], NULL); /* NULL: the event is off */
+        mount_event_index[i] = -1;
+    }
 }
 
 static void enable_events(jvmtiEnv *jvmti, const jvmtiEvent *events, size_t n)
@@ -404,9 +422,11 @@ static void stop_detection(void)
                                         JVMTI_EVENT_MONITOR_WAITED};
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
         (*agent.jvmti)->SetEventNotificationMode(agent.jvmti, JVMTI_DISABLE, events[i], NULL);
+    disable_mount_events(agent.jvmti);
     pins_stop();
+    pins_release(agent.jvmti);
     writer_stop(2000, 0); /* a later attach may start it again */
-    log_info("stopped: events off, outputs flushed");
+    log_info("stopped: events off (mount events and breakpoints too), outputs flushed");
 }
 
 /* A new attach after "stop": the new options, new outputs, the writer and

@@ -433,13 +433,33 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
             jdk_words_assume(&detector.words); /* said by the caller (pins_found) */
     }
     int rc = 0;
-    if (!detector.park_method) {
+    if (!detector.park_method)
         detector.park_method = find_method(jvmti, vthread_class, "parkOnCarrierThread", "(ZJ)V");
-        if (breakpoints) {
-            rc = set_park_breakpoints(jvmti);
-            detector.park_breakpoints = rc == 0 ? 1 : -1;
-        }
+    if (breakpoints && detector.park_breakpoints != 1) { /* again after a stop cleared them */
+        rc = set_park_breakpoints(jvmti);
+        detector.park_breakpoints = rc == 0 ? 1 : -1;
     }
     atomic_store(&stopped, 0);
     return rc;
+}
+
+void pins_release(jvmtiEnv *jvmti)
+{
+    if (detector.park_breakpoints != 1)
+        return;
+    jint len = 0;
+    unsigned char *code = NULL;
+    if ((*jvmti)->GetBytecodes(jvmti, detector.park_method, &len, &code) != JVMTI_ERROR_NONE)
+        return;
+    (*jvmti)->ClearBreakpoint(jvmti, detector.park_method, 0);
+    for (size_t pc = 0; pc < (size_t)len;) {
+        int n = bytecode_length(code, (size_t)len, pc);
+        if (n <= 0)
+            break;
+        if (bytecode_is_exit(code[pc]))
+            (*jvmti)->ClearBreakpoint(jvmti, detector.park_method, (jlocation)pc);
+        pc += (size_t)n;
+    }
+    (*jvmti)->Deallocate(jvmti, code);
+    detector.park_breakpoints = 0; /* pins_init sets them again */
 }

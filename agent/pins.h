@@ -29,6 +29,9 @@ struct pins_setup {
  * -ENOENT (no VirtualThread): the callbacks stay off. */
 int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int breakpoints);
 void pins_stop(void); /* callbacks return at once from now on */
+/* After pins_stop, on "stop": clears the park breakpoints, so the method runs compiled again
+ * (pins_init sets them again on the next attach). */
+void pins_release(jvmtiEnv *jvmti);
 
 void JNICALL pins_on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, jlocation location);
 void JNICALL pins_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object);

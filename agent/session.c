@@ -30,15 +30,20 @@ static struct {
     struct pending_notice notices[MAX_NOTICES];
     unsigned notice_count;
     int64_t start_mono, start_unix; /* one pair per session, repeated on reconnects */
+    Vtpin__V1__Stats base;          /* the counters at its start: a session after "stop" counts its own */
 } session;
 
 static char host_name[256];
+
+static void fill_stats(Vtpin__V1__Stats *s);
 
 void session_init(const struct writer_config *cfg, struct symbols *symbols)
 {
     session.cfg = cfg;
     session.symbols = symbols;
     self_cost_reset(); /* a session's stats count from its start */
+    vtpin__v1__stats__init(&session.base);
+    fill_stats(&session.base);
 }
 
 void session_fini(void)
@@ -60,6 +65,33 @@ void session_notices(unsigned sinks)
 {
     for (unsigned i = 0; i < session.notice_count; i++)
         outputs_notice(sinks, session.notices[i].severity, session.notices[i].code, session.notices[i].text);
+}
+
+static uint64_t since(uint64_t now, uint64_t at)
+{
+    return now >= at ? now - at : now; /* a counter of its own that started again at 0 */
+}
+
+/* The process-wide counters as this session's: what they were at its start taken away. */
+static void since_start(Vtpin__V1__Stats *s)
+{
+    const Vtpin__V1__Stats *b = &session.base;
+    s->pins = since(s->pins, b->pins);
+    s->pins_below_threshold = since(s->pins_below_threshold, b->pins_below_threshold);
+    s->pins_reported = since(s->pins_reported, b->pins_reported);
+    s->events_dropped = since(s->events_dropped, b->events_dropped);
+    s->stacks_dropped = since(s->stacks_dropped, b->stacks_dropped);
+    s->carriers_started = since(s->carriers_started, b->carriers_started);
+    s->compensations = since(s->compensations, b->compensations);
+    s->collector_dropped = since(s->collector_dropped, b->collector_dropped);
+    s->transitions_dropped = since(s->transitions_dropped, b->transitions_dropped);
+    s->write_failures = since(s->write_failures, b->write_failures);
+    s->events_unwritten = since(s->events_unwritten, b->events_unwritten);
+    s->methods_dropped = since(s->methods_dropped, b->methods_dropped);
+    s->pins_without_stack = since(s->pins_without_stack, b->pins_without_stack);
+    s->blockers_skipped = since(s->blockers_skipped, b->blockers_skipped);
+    s->hogs = since(s->hogs, b->hogs);
+    s->sample_gaps = since(s->sample_gaps, b->sample_gaps);
 }
 
 static void fill_stats(Vtpin__V1__Stats *s)
@@ -131,6 +163,7 @@ void session_stats(unsigned sinks)
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     Vtpin__V1__JvmtiCalls calls[CALL_KINDS], *ptrs[CALL_KINDS];
     fill_stats(&s);
+    since_start(&s);
     fill_calls(&s, calls, ptrs);
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_STATS;
@@ -143,6 +176,7 @@ void session_goodbye(void)
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     Vtpin__V1__JvmtiCalls calls[CALL_KINDS], *ptrs[CALL_KINDS];
     fill_stats(&s);
+    since_start(&s);
     fill_calls(&s, calls, ptrs);
     Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
     g.time_ns = s.time_ns;

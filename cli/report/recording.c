@@ -533,6 +533,7 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     COPY(pins_without_stack);
     COPY(blockers_skipped);
     COPY(hogs);
+    COPY(transitions_dropped);
     COPY(agent_cpu_ns);
     COPY(sample_gaps);
     COPY(sample_gap_max_ns);

@@ -208,6 +208,8 @@ struct recording_stats {
     int has_agent_cpu_ns;
     uint64_t agent_cpu_ns;
     /* a late sampler: rounds more than two periods after the previous one, and the longest span */
+    int has_transitions_dropped;
+    uint64_t transitions_dropped; /* exact occupancy: mount records lost (a carrier's ring= full) */
     int has_sample_gaps, has_sample_gap_max_ns;
     uint64_t sample_gaps, sample_gap_max_ns;
     struct {

@@ -214,6 +214,7 @@ static void put_counters(struct json *j, const struct recording_session *s)
         {"pins below threshold", st->has_pins_below_threshold, st->pins_below_threshold},
         {"events dropped", st->has_events_dropped, st->events_dropped},
         {"stacks dropped", st->has_stacks_dropped, st->stacks_dropped},
+        {"mount records dropped", st->has_transitions_dropped, st->transitions_dropped},
         {"carriers started", st->has_carriers_started, st->carriers_started},
         {"compensations", st->has_compensations, st->compensations},
         {"references to undefined ids", 1, s->unknown_refs},

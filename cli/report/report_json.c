@@ -383,6 +383,7 @@ static void put_stats(struct json *j, const struct recording_session *s)
     kv_counter(j, "write_failures", st->has_write_failures, st->write_failures);
     kv_counter(j, "events_unwritten", st->has_events_unwritten, st->events_unwritten);
     kv_counter(j, "methods_dropped", st->has_methods_dropped, st->methods_dropped);
+    kv_counter(j, "transitions_dropped", st->has_transitions_dropped, st->transitions_dropped);
     kv_counter(j, "blockers_skipped", st->has_blockers_skipped, st->blockers_skipped);
     kv_counter(j, "pins_without_stack", st->has_pins_without_stack, st->pins_without_stack);
     kv_counter(j, "hogs", st->has_hogs, st->hogs);

@@ -457,6 +457,8 @@ static void put_counters(FILE *out, const struct recording_session *s)
     put_counter(out, ", stacks dropped", st->has_stacks_dropped, st->stacks_dropped);
     if (st->has_pins_without_stack && st->pins_without_stack)
         put_counter(out, ", pins without stack", 1, st->pins_without_stack);
+    if (st->has_transitions_dropped && st->transitions_dropped)
+        put_counter(out, ", mount records dropped (exact occupancy: ring= full)", 1, st->transitions_dropped);
     fputs("\n  ", out);
     put_counter(out, "carriers started", st->has_carriers_started, st->carriers_started);
     if (s->parallelism)

@@ -10,7 +10,8 @@ import java.util.List;
  *   time, and none is a hog.
  *
  * usage: CarrierHog [--ready] spin|yield|sleep [threads=1] [runMs=600]
- * --ready: says "CarrierHog: ready pid=N" and waits for a line on stdin first (for attach).
+ * --ready: says "CarrierHog: ready pid=N" and waits for a line on stdin first (for attach);
+ *   after "done" it waits for its stdin to end (a test attaches again, or closes it at once).
  */
 public class CarrierHog {
 
@@ -51,10 +52,11 @@ public class CarrierHog {
         // of Thread.yield, a VM_BLOCK of the JDK's own linkage, not of the code under test
         if (!mode.equals("spin"))
             slices(5, mode.equals("yield"));
+        java.io.BufferedReader stdin = new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
         if (ready) {
             System.out.println("CarrierHog: ready pid=" + ProcessHandle.current().pid());
             System.out.flush();
-            new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+            stdin.readLine();
         }
         List<Thread> vts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -71,5 +73,8 @@ public class CarrierHog {
         }
         for (Thread vt : vts) vt.join();
         System.out.println("CarrierHog: mode=" + mode + " threads=" + threads + " run_ms=" + runMs + " done");
+        System.out.flush();
+        if (ready)
+            while (stdin.readLine() != null) { }
     }
 }

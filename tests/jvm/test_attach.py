@@ -175,6 +175,7 @@ def case_reattach(jdk):
         wait_for("stderr.txt", "stopped")
         rep = report_json(first)
         check(rep["recording"]["complete"], "the first recording ends with its Goodbye: %s" % rep["recording"])
+        first_stats = rep["stats"]
 
         # a load after stop that cannot start fails (exit 1) and the agent says why
         rc, _, e, _ = attach(proc.pid, "record=%s/no-such-dir/x.vtp" % d)
@@ -214,7 +215,14 @@ def case_reattach(jdk):
         check(rc == 0, "second stop exits 0: %s" % e)
         wait_for("stderr.txt", "stopped", count=2)
         rep = report_json(second)
+        print("counters: first session %s; second %s" % (first_stats, rep["stats"]))
         check(rep["jvm"]["mode"] == "attach" and rep["recording"]["complete"], "second session: %s" % rep["recording"])
+        # each session reports its own counters (issue 37: they went on from the first session's)
+        st = rep["stats"]
+        check(st["pins"] == st["pins_reported"] == len(rep["pins"]) and first_stats["pins"] == len(report_json(first)["pins"]),
+              "each session counts its own pins: first %d of %d, second %d (reported %d) of %d" % (
+                  first_stats["pins"], len(report_json(first)["pins"]), st["pins"], st["pins_reported"],
+                  len(rep["pins"])))
         check(rep["jvm"]["options"].startswith("record=" + second), "the Hello has the new options: %s" % rep["jvm"])
         check(proc.poll() is None, "the JVM runs on")
     finally:
@@ -444,6 +452,62 @@ def case_container(jdk):
         t.kill()
 
 
+def case_stop_quiet(jdk):
+    """After `stop` the agent is out of the JVM's mounts, and the next session counts its own (issue
+    37: a stopped agent still took every mount and unmount, counting them as dropped, and the next
+    session reported those drops as its own). occupancy=exact with ring=64: four virtual threads
+    that sleep 1 ms between slices mount thousands of times while vtpin is stopped, far past the
+    rings; then a second session, in which nothing mounts, must report 0 mount records dropped."""
+    from harness import classpath, scheduler
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-stop-quiet-")
+    first, second = os.path.join(d, "first.vtp"), os.path.join(d, "second.vtp")
+    out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
+    cmd = [os.path.join(jdk_home(jdk), "bin", "java"), "-cp", classpath(jdk)] + scheduler(2) + \
+        ["CarrierHog", "--ready", "sleep", "4", "500"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=d, start_new_session=True)
+
+    def text(name):
+        with open(os.path.join(d, name), errors="replace") as f:
+            return f.read()
+
+    def wait_for(name, needle, count=1, timeout=30):
+        deadline = time.monotonic() + timeout
+        while text(name).count(needle) < count:
+            check(proc.poll() is None, "the JVM exited:\n" + text("stderr.txt"))
+            check(time.monotonic() < deadline, "no %r (x%d) in %s:\n%s" % (needle, count, name, text(name)))
+            time.sleep(0.05)
+
+    try:
+        wait_for("stdout.txt", "CarrierHog: ready pid=")
+        for n, record in ((1, first), (2, second)):
+            rc, _, e, _ = attach(proc.pid, "record=%s,occupancy=exact,ring=64" % record)
+            check(rc == 0, "attach %d exits 0: %s" % (n, e))
+            wait_for("stderr.txt", "detecting pins", count=n)
+            rc, _, e, _ = attach(proc.pid, "stop")
+            check(rc == 0, "stop %d exits 0: %s" % (n, e))
+            wait_for("stderr.txt", "stopped", count=n)
+            if n == 1:  # the mounts, all while vtpin is stopped
+                proc.stdin.write(b"go\n")
+                proc.stdin.flush()
+                wait_for("stdout.txt", "CarrierHog: mode=sleep threads=4 run_ms=500 done")
+        proc.stdin.close()
+        check(proc.wait(timeout=60) == 0, "the JVM exits 0:\n" + text("stderr.txt"))
+        one, two = report_json(first), report_json(second)
+        print("mount records dropped: first session %s, second %s" % (
+            one["stats"]["transitions_dropped"], two["stats"]["transitions_dropped"]))
+        check(one["recording"]["complete"] and two["recording"]["complete"], "both sessions ended with a Goodbye")
+        check(two["stats"]["transitions_dropped"] == 0,
+              "the second session, in which nothing mounted, dropped no mount record: %s" % two["stats"])
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        out.close()
+        err.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def case_exact_mounts(jdk):
     """occupancy=exact after attach records the carriers' mounts: four virtual threads that sleep 1 ms
     between slices on two carriers mount hundreds of times, and the recording's exact occupancy shows
@@ -472,6 +536,7 @@ def case_exact_mounts(jdk):
 if __name__ == "__main__":
     raise SystemExit(main({
         "exact_mounts": case_exact_mounts,
+        "stop_quiet": case_stop_quiet,
         "attach": case_attach,
         "reattach": case_reattach,
         "dynamic_loading_disabled": case_dynamic_loading_disabled,
