@@ -152,8 +152,9 @@ static void on_work(struct loop *l, struct loop_watch *w, uint32_t events)
     ps->build = NULL;
     if (rc)
         clog_error("metrics: /debug/pprof/pinned: %s", strerror(-rc));
-    ps->counts.built_answers += metrics_http_profile_done(ps->http, ps->building, rc, body, len);
+    size_t answered = metrics_http_profile_done(ps->http, ps->building, rc, body, len);
     if (!rc) {
+        ps->counts.built_answers += answered; /* a failed build's are 500s, not counted as answers */
         ps->counts.built++;
         keep(ps, ps->building, mono_ns(), body, len);
     }
