@@ -1258,6 +1258,8 @@ const char *recording_write_failed(const struct recording_session *s)
 
 int recording_rotated(const struct recording_session *s)
 {
+    if (s->has_goodbye) /* the rotation failed and the file went on to the JVM's end */
+        return 0;
     for (size_t i = 0; i < s->n_notices; i++)
         if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.rotated_out") == 0)
             return 1;

@@ -213,7 +213,7 @@ static void put_header(FILE *out, const struct recording *r, const struct record
                 ", cut short mid-frame at byte %" PRIu64 " (the agent was killed, the disk filled up, or it is "
                 "still writing)",
                 r->truncated_at);
-    else if (!s->has_goodbye && recording_rotated(s))
+    else if (recording_rotated(s))
         fputs(", rotated (record_max=): the JVM's recording goes on in the newer file", out);
     else if (!s->has_goodbye)
         fputs(", no end marker (the JVM was killed, the disk filled up, or it is still running)", out);
