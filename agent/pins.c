@@ -375,7 +375,21 @@ static jmethodID find_method(jvmtiEnv *jvmti, jclass cls, const char *name, cons
 /* Breakpoints at the entry of VirtualThread.parkOnCarrierThread (a pin
  * starts) and on every instruction that leaves it (the pin ends). 0, or
  * -errno when its bytecode is not the shape they need (said by the caller). */
-static int set_park_breakpoints(jvmtiEnv *jvmti)
+/* One park breakpoint set or cleared. A duplicate is as good as set; a clear that fails leaves
+ * nothing more to undo, so it is not an error. */
+static int park_breakpoint(jvmtiEnv *jvmti, jlocation at, int set)
+{
+    if (!set) {
+        (*jvmti)->ClearBreakpoint(jvmti, detector.park_method, at);
+        return 0;
+    }
+    jvmtiError err = (*jvmti)->SetBreakpoint(jvmti, detector.park_method, at);
+    return err == JVMTI_ERROR_NONE || err == JVMTI_ERROR_DUPLICATE ? 0 : -EINVAL;
+}
+
+/* The park method's entry and each of its exits, set or cleared: one walk of its bytecode for both,
+ * so a stop clears exactly what an attach set. */
+static int walk_park_breakpoints(jvmtiEnv *jvmti, int set)
 {
     if (!detector.park_method)
         return -ENOENT;
@@ -383,10 +397,8 @@ static int set_park_breakpoints(jvmtiEnv *jvmti)
     unsigned char *code = NULL;
     if ((*jvmti)->GetBytecodes(jvmti, detector.park_method, &len, &code) != JVMTI_ERROR_NONE)
         return -EINVAL;
-    int exits = 0, rc = 0;
-    jvmtiError err = (*jvmti)->SetBreakpoint(jvmti, detector.park_method, 0);
-    if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_DUPLICATE)
-        rc = -EINVAL;
+    int exits = 0;
+    int rc = park_breakpoint(jvmti, 0, set);
     for (size_t pc = 0; rc == 0 && pc < (size_t)len;) {
         int n = bytecode_length(code, (size_t)len, pc);
         if (n <= 0) {
@@ -394,9 +406,7 @@ static int set_park_breakpoints(jvmtiEnv *jvmti)
             break;
         }
         if (bytecode_is_exit(code[pc])) {
-            err = (*jvmti)->SetBreakpoint(jvmti, detector.park_method, (jlocation)pc);
-            if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_DUPLICATE)
-                rc = -EINVAL;
+            rc = park_breakpoint(jvmti, (jlocation)pc, set);
             exits++;
         }
         pc += (size_t)n;
@@ -436,7 +446,7 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
     if (!detector.park_method)
         detector.park_method = find_method(jvmti, vthread_class, "parkOnCarrierThread", "(ZJ)V");
     if (breakpoints && detector.park_breakpoints != 1) { /* again after a stop cleared them */
-        rc = set_park_breakpoints(jvmti);
+        rc = walk_park_breakpoints(jvmti, 1);
         detector.park_breakpoints = rc == 0 ? 1 : -1;
     }
     atomic_store(&stopped, 0);
@@ -447,19 +457,6 @@ void pins_release(jvmtiEnv *jvmti)
 {
     if (detector.park_breakpoints != 1)
         return;
-    jint len = 0;
-    unsigned char *code = NULL;
-    if ((*jvmti)->GetBytecodes(jvmti, detector.park_method, &len, &code) != JVMTI_ERROR_NONE)
-        return;
-    (*jvmti)->ClearBreakpoint(jvmti, detector.park_method, 0);
-    for (size_t pc = 0; pc < (size_t)len;) {
-        int n = bytecode_length(code, (size_t)len, pc);
-        if (n <= 0)
-            break;
-        if (bytecode_is_exit(code[pc]))
-            (*jvmti)->ClearBreakpoint(jvmti, detector.park_method, (jlocation)pc);
-        pc += (size_t)n;
-    }
-    (*jvmti)->Deallocate(jvmti, code);
+    walk_park_breakpoints(jvmti, 0);
     detector.park_breakpoints = 0; /* pins_init sets them again */
 }

@@ -158,13 +158,19 @@ static void fill_calls(Vtpin__V1__Stats *s, Vtpin__V1__JvmtiCalls *calls, Vtpin_
     s->jvmti_calls = ptrs;
 }
 
+/* This session's counters now, with its JVMTI calls: calls[]/ptrs[] are the caller's. */
+static void fill_session_stats(Vtpin__V1__Stats *s, Vtpin__V1__JvmtiCalls *calls, Vtpin__V1__JvmtiCalls **ptrs)
+{
+    fill_stats(s);
+    since_start(s);
+    fill_calls(s, calls, ptrs);
+}
+
 void session_stats(unsigned sinks)
 {
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     Vtpin__V1__JvmtiCalls calls[CALL_KINDS], *ptrs[CALL_KINDS];
-    fill_stats(&s);
-    since_start(&s);
-    fill_calls(&s, calls, ptrs);
+    fill_session_stats(&s, calls, ptrs);
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_STATS;
     ev.stats = &s;
@@ -175,9 +181,7 @@ void session_goodbye(void)
 {
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;
     Vtpin__V1__JvmtiCalls calls[CALL_KINDS], *ptrs[CALL_KINDS];
-    fill_stats(&s);
-    since_start(&s);
-    fill_calls(&s, calls, ptrs);
+    fill_session_stats(&s, calls, ptrs);
     Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
     g.time_ns = s.time_ns;
     g.stats = &s;

@@ -113,22 +113,30 @@ static void drain(void)
     }
 }
 
-/* A new connection: the collector gets the session from the start, as far as
- * it can be told now: Hello, notices, carriers, the pins in progress, counters. */
+/* A sink that starts again gets the session from the start, as far as it can be told now:
+ * Hello, notices (and what it continues, when given), carriers, the pins and hogs in progress,
+ * counters; its definitions are put again as events need them, so it is read alone. */
+static void start_sink_over(unsigned sink, uint32_t connection, const char *continues)
+{
+    symbols_forget_sink(writer.symbols, sink);
+    sampler_forget_sink(sink);
+    session_hello(sink, connection);
+    session_notices(sink);
+    if (continues)
+        outputs_notice(sink, VTPIN__V1__SEVERITY__INFO, "output.record.rotated", continues);
+    active_pins_resend(sink);
+    hogs_resend(sink);
+    session_stats(sink);
+}
+
+/* A new connection: the collector gets the session from the start. */
 static void on_connected(void)
 {
-    symbols_forget_sink(writer.symbols, SINK_LINK);
-    sampler_forget_sink(SINK_LINK);
-    session_hello(SINK_LINK, outputs_connections() - 1);
-    session_notices(SINK_LINK);
-    active_pins_resend(SINK_LINK);
-    hogs_resend(SINK_LINK);
-    session_stats(SINK_LINK);
+    start_sink_over(SINK_LINK, outputs_connections() - 1, NULL);
 }
 
 /* record_max= reached: the file ends with its counters, and the new one starts as a
- * recording does (Hello, notices, carriers, pins and hogs in progress, counters), its
- * definitions put again as events need them: each file is read alone. */
+ * recording does. */
 static void rotate_record(void)
 {
     char text[OPTIONS_PATH_MAX + 160];
@@ -138,18 +146,11 @@ static void rotate_record(void)
     session_stats(SINK_RECORD);
     if (outputs_record_rotate() != 0)
         return;
-    symbols_forget_sink(writer.symbols, SINK_RECORD);
-    sampler_forget_sink(SINK_RECORD);
-    session_hello(SINK_RECORD, 0);
-    session_notices(SINK_RECORD);
     snprintf(text, sizeof(text),
              "this file continues the recording rotated before it (record_max=): %s.1 when this one is %s, "
              "PATH.N+1 when it is PATH.N",
              outputs_record_file(), outputs_record_file());
-    outputs_notice(SINK_RECORD, VTPIN__V1__SEVERITY__INFO, "output.record.rotated", text);
-    active_pins_resend(SINK_RECORD);
-    hogs_resend(SINK_RECORD);
-    session_stats(SINK_RECORD);
+    start_sink_over(SINK_RECORD, 0, text);
 }
 
 /* A recording that just failed ends with its counters. */

@@ -40,7 +40,7 @@ int budget_fits(const struct budget *b, size_t n)
 
 int budget_full(const struct budget *b)
 {
-    return b && b->used >= b->limit;
+    return !budget_fits(b, 0);
 }
 
 void budget_give(struct budget *b, size_t n)
@@ -48,5 +48,5 @@ void budget_give(struct budget *b, size_t n)
     if (!b)
         return;
     b->used = n > b->used ? 0 : b->used - n;
-    b->returned = b->returned + n < b->returned ? SIZE_MAX : b->returned + n;
+    b->gave_back |= n > 0;
 }

@@ -17,7 +17,7 @@ struct budget {
     size_t used;      /* bytes taken now */
     size_t peak;      /* the most ever taken at once */
     uint64_t refused; /* takes refused: each one a definition or frame dropped */
-    size_t returned;  /* given back since the owner last handed memory back to the system */
+    int gave_back;    /* bytes were given back since the owner last handed memory back to the system */
 };
 
 void budget_init(struct budget *b, size_t limit);

@@ -58,14 +58,21 @@ static size_t str_bytes(const char *s)
     return s ? strlen(s) + 1 : 0;
 }
 
+/* The Hello's and the recording's strings change only at a Hello and at jvm_set_recording:
+ * counted there, not at every event. */
+static void count_strings(struct jvm *j)
+{
+    const struct session_hello *h = &j->hello;
+    j->string_bytes = str_bytes(h->java_version) + str_bytes(h->vm_name) + str_bytes(h->vm_version) +
+                      str_bytes(h->vm_vendor) + str_bytes(h->host) + str_bytes(h->agent_version) +
+                      str_bytes(h->options) + str_bytes(h->app) + str_bytes(j->recording);
+}
+
 /* What j's tables hold now, as charged to the budget (idmap entries at about 32 bytes). */
 static size_t jvm_memory(const struct jvm *j)
 {
-    const struct session_hello *h = &j->hello;
     return sizeof(*j) + occupancy_memory(j->occ) + pinstats_memory(j->pinstats) + pinprofile_memory(j->pinprofile) +
-           32 * (idmap_count(j->carrier_pins) + idmap_count(j->carrier_hogs)) + str_bytes(h->java_version) +
-           str_bytes(h->vm_name) + str_bytes(h->vm_version) + str_bytes(h->vm_vendor) + str_bytes(h->host) +
-           str_bytes(h->agent_version) + str_bytes(h->options) + str_bytes(h->app) + str_bytes(j->recording);
+           32 * (idmap_count(j->carrier_pins) + idmap_count(j->carrier_hogs)) + j->string_bytes;
 }
 
 /* The budget follows what j holds after an event (it grows by one event's worth at most past
@@ -264,6 +271,7 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
             jvm_free(j);
             return -ENOMEM;
         }
+        count_strings(j);
         size_t base = jvm_memory(j);
         if (charge_new(r, base) != 0) {
             jvm_free(j);
@@ -282,6 +290,7 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
         /* the newest connection describes the JVM */
         if ((rc = hello_copy(&j->hello, h)) != 0 || (rc = end_pins(j, j->disconnected_at ? j->disconnected_at : now)))
             return rc;
+        count_strings(j);
         j->ident = *id;
     } else {
         /* an older connection number than the one shown: counted, not shown */
@@ -309,6 +318,7 @@ int jvm_set_recording(struct jvm *j, const char *path)
         return -ENOMEM;
     free(j->recording);
     j->recording = copy;
+    count_strings(j);
     memset(&j->rec, 0, sizeof(j->rec));
     return 0;
 }

@@ -107,6 +107,7 @@ struct jvm {
     struct pinprofile *pinprofile;
     struct budget *budget;    /* what its tables hold is charged to it */
     size_t charged;           /* bytes charged now */
+    size_t string_bytes;      /* the Hello's and the recording's strings (count_strings) */
     uint64_t profile_dropped; /* pins and hogs left out of pinprofile: the budget was used up */
 };
 

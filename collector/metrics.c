@@ -311,7 +311,7 @@ int metrics_render(struct jvms *r, const struct metrics_info *info, int64_t now,
     strbuf_printf(&b, "vtpin_collector_connections %u\n", info->clients);
     family(&b, "vtpin_collector_pprof_profiles_built_total", "counter",
            "Profiles of /debug/pprof/pinned built (one a span at a time, in steps between the loop's turns).");
-    strbuf_printf(&b, "vtpin_collector_pprof_profiles_built_total %" PRIu64 "\n", info->pprof_built);
+    strbuf_printf(&b, "vtpin_collector_pprof_profiles_built_total %" PRIu64 "\n", info->pprof.built);
     family(&b, "vtpin_collector_pprof_answers_total", "counter",
            "Answers of /debug/pprof/pinned: built for it (or while it waited), a profile built in the last second, "
            "or 503 (too many spans asked for at once, or not built within 4 s).");
@@ -319,7 +319,7 @@ int metrics_render(struct jvms *r, const struct metrics_info *info, int64_t now,
                   "vtpin_collector_pprof_answers_total{from=\"built\"} %" PRIu64 "\n"
                   "vtpin_collector_pprof_answers_total{from=\"cache\"} %" PRIu64 "\n"
                   "vtpin_collector_pprof_answers_total{from=\"busy\"} %" PRIu64 "\n",
-                  info->pprof_built_answers, info->pprof_cached_answers, info->pprof_busy_answers);
+                  info->pprof.built_answers, info->pprof.cached_answers, info->pprof.busy_answers);
     family(&b, "vtpin_collector_uptime_seconds", "gauge", "Time since the collector started.");
     strbuf_printf(&b, "vtpin_collector_uptime_seconds ");
     put_seconds(&b, now > info->started_ns ? (uint64_t)(now - info->started_ns) : 0);

@@ -12,11 +12,18 @@
 
 #include "jvms.h"
 
+/* /debug/pprof/pinned (pprof_service.h): profiles built, and answers by how they came */
+struct pprof_service_counts {
+    uint64_t built;          /* profiles built */
+    uint64_t built_answers;  /* requests answered with a profile built while they waited */
+    uint64_t cached_answers; /* requests answered with one built less than FRESH_NS before */
+    uint64_t busy_answers;   /* 503: QUEUE spans already waiting, or not built within 4 s */
+};
+
 struct metrics_info {
     int64_t started_ns; /* when the collector started (CLOCK_MONOTONIC) */
     unsigned clients;   /* connections open now */
-    /* /debug/pprof/pinned (pprof_service.h): profiles built, and answers by how they came */
-    uint64_t pprof_built, pprof_built_answers, pprof_cached_answers, pprof_busy_answers;
+    struct pprof_service_counts pprof;
 };
 
 /* The exposition of every JVM r tracks at now into *out (malloc'ed, NUL

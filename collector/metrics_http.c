@@ -75,7 +75,6 @@ struct wait {
     struct MHD_Connection *conn;
     int64_t since_ns;
     uint64_t key; /* the profile it waits for */
-    int done;     /* answered: status and body below; the resumed request queues them */
     unsigned status;
     uint8_t *body;
     size_t len;
@@ -126,7 +125,6 @@ static void wait_unlink(struct metrics_http *h, struct wait *w)
 static void wait_answer(struct metrics_http *h, struct wait *w, unsigned status, const uint8_t *body, size_t len)
 {
     wait_unlink(h, w);
-    w->done = 1;
     w->status = status;
     if (status == MHD_HTTP_OK && (w->body = malloc(len ? len : 1)) != NULL) {
         memcpy(w->body, body, len);

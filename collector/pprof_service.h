@@ -18,6 +18,7 @@
 
 #include "jvms.h"
 #include "loop.h"
+#include "metrics.h" /* struct pprof_service_counts */
 #include "metrics_http.h"
 
 struct pprof_service;
@@ -26,12 +27,6 @@ struct pprof_service;
  * started at started_ns), building on l's turns. 0 or -errno. */
 int pprof_service_start(struct pprof_service **out, struct loop *l, struct metrics_http *h, const struct jvms *r,
                         int64_t window_ns, int64_t started_ns);
-struct pprof_service_counts {
-    uint64_t built;          /* profiles built */
-    uint64_t built_answers;  /* requests answered with a profile built while they waited */
-    uint64_t cached_answers; /* requests answered with one built less than FRESH_NS before */
-    uint64_t busy_answers;   /* 503: QUEUE spans already waiting, or not built within 4 s */
-};
 void pprof_service_counts(const struct pprof_service *ps, struct pprof_service_counts *out);
 
 /* Stops building (after metrics_http_stop answered what still waits). */

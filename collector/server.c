@@ -87,7 +87,6 @@ struct server {
     struct budget budget;   /* memory peers make us keep (budget.h) */
     int64_t last_budget_log;
     int64_t trimmed_at;     /* the last malloc_trim */
-    int trim_due;           /* a JVM was forgotten since */
     uint64_t budget_logged; /* refusals when the last line was written */
 };
 
@@ -773,14 +772,12 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
             client_close(c, "the query client does not read its answer");
         c = next;
     }
-    if (jvms_expire(s->jvms, now) > 0)
-        s->trim_due = 1;
-    if ((s->trim_due || s->budget.returned > 0) && now - s->trimmed_at >= TRIM_EVERY_NS) {
+    jvms_expire(s->jvms, now); /* a JVM forgotten gives its bytes back to the budget */
+    if (s->budget.gave_back && now - s->trimmed_at >= TRIM_EVERY_NS) {
         /* glibc keeps what is freed below a chunk still in use (a lingering JVM's small tables,
          * a live client's): give the free pages back, or RSS stays at its peak for good */
         malloc_trim(0);
-        s->budget.returned = 0;
-        s->trim_due = 0;
+        s->budget.gave_back = 0;
         s->trimmed_at = now;
     }
     if (s->metrics)
@@ -802,14 +799,8 @@ static int render_metrics(void *arg, char **body, size_t *len)
 {
     struct server *s = arg;
     struct metrics_info info = {.started_ns = s->started, .clients = s->nclients};
-    if (s->pprof) {
-        struct pprof_service_counts pc;
-        pprof_service_counts(s->pprof, &pc);
-        info.pprof_built = pc.built;
-        info.pprof_built_answers = pc.built_answers;
-        info.pprof_cached_answers = pc.cached_answers;
-        info.pprof_busy_answers = pc.busy_answers;
-    }
+    if (s->pprof)
+        pprof_service_counts(s->pprof, &info.pprof);
     return metrics_render(s->jvms, &info, mono_ns(), body, len);
 }
 

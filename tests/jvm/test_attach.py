@@ -141,6 +141,39 @@ def case_attach(jdk):
         check(p["carrier"]["tid"] > 0, "carrier tid known after attach: %s" % p["carrier"])
 
 
+class FiledJvm:
+    """A JVM started in directory d, its stdout and stderr in files there: what they say so far, and a
+    wait for a line in one of them while the JVM lives. A context: killed and d removed at its end."""
+
+    def __init__(self, cmd, d, stdin=None):
+        self.dir = d
+        self.out, self.err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
+        self.proc = subprocess.Popen(cmd, stdin=stdin, stdout=self.out, stderr=self.err, cwd=d,
+                                     start_new_session=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.out.close()
+        self.err.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def text(self, name):
+        with open(os.path.join(self.dir, name), errors="replace") as f:
+            return f.read()
+
+    def wait_for(self, name, needle, count=1, timeout=30):
+        deadline = time.monotonic() + timeout
+        while self.text(name).count(needle) < count:
+            check(self.proc.poll() is None, "the JVM exited:\n" + self.text("stderr.txt"))
+            check(time.monotonic() < deadline, "no %r (x%d) in %s:\n%s" % (needle, count, name, self.text(name)))
+            time.sleep(0.05)
+
+
 def case_reattach(jdk):
     """attach, stop, attach again with new options: detection runs again (new record file,
     writer, events) and finds the pins that follow. Two threads blocked in nanosleep are
@@ -148,24 +181,11 @@ def case_reattach(jdk):
     home = jdk_home(int(jdk))
     d = tempdir(prefix="vtpin-reattach-")
     first, second, trace = (os.path.join(d, n) for n in ("first.vtp", "second.vtp", "second.txt"))
-    out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
     cmd = [os.path.join(home, "bin", "java"), "--enable-native-access=ALL-UNNAMED",
            "-Djava.library.path=" + FIXTURE_LIB, "-cp", CLASSES] + scheduler(2) + ["NativeBlock", "nanosleep", "2",
                                                                                  "60000"]
-    proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=d, start_new_session=True)
-
-    def text(name):
-        with open(os.path.join(d, name), errors="replace") as f:
-            return f.read()
-
-    def wait_for(name, needle, count=1, timeout=30):
-        deadline = time.monotonic() + timeout
-        while text(name).count(needle) < count:
-            check(proc.poll() is None, "the JVM exited:\n" + text("stderr.txt"))
-            check(time.monotonic() < deadline, "no %r (x%d) in %s:\n%s" % (needle, count, name, text(name)))
-            time.sleep(0.05)
-
-    try:
+    with FiledJvm(cmd, d) as jvm:
+        proc, text, wait_for = jvm.proc, jvm.text, jvm.wait_for
         wait_for("stdout.txt", "NativeBlock: started")
         rc, _, e, _ = attach(proc.pid, "record=" + first)
         check(rc == 0, "first attach exits 0: %s" % e)
@@ -225,13 +245,6 @@ def case_reattach(jdk):
                   len(rep["pins"])))
         check(rep["jvm"]["options"].startswith("record=" + second), "the Hello has the new options: %s" % rep["jvm"])
         check(proc.poll() is None, "the JVM runs on")
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        out.close()
-        err.close()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def case_dynamic_loading_disabled(jdk):
@@ -462,23 +475,10 @@ def case_stop_quiet(jdk):
     jdk = int(jdk)
     d = tempdir(prefix="vtpin-stop-quiet-")
     first, second = os.path.join(d, "first.vtp"), os.path.join(d, "second.vtp")
-    out, err = open(os.path.join(d, "stdout.txt"), "w"), open(os.path.join(d, "stderr.txt"), "w")
     cmd = [os.path.join(jdk_home(jdk), "bin", "java"), "-cp", classpath(jdk)] + scheduler(2) + \
         ["CarrierHog", "--ready", "sleep", "4", "500"]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=d, start_new_session=True)
-
-    def text(name):
-        with open(os.path.join(d, name), errors="replace") as f:
-            return f.read()
-
-    def wait_for(name, needle, count=1, timeout=30):
-        deadline = time.monotonic() + timeout
-        while text(name).count(needle) < count:
-            check(proc.poll() is None, "the JVM exited:\n" + text("stderr.txt"))
-            check(time.monotonic() < deadline, "no %r (x%d) in %s:\n%s" % (needle, count, name, text(name)))
-            time.sleep(0.05)
-
-    try:
+    with FiledJvm(cmd, d, stdin=subprocess.PIPE) as jvm:
+        proc, text, wait_for = jvm.proc, jvm.text, jvm.wait_for
         wait_for("stdout.txt", "CarrierHog: ready pid=")
         for n, record in ((1, first), (2, second)):
             rc, _, e, _ = attach(proc.pid, "record=%s,occupancy=exact,ring=64" % record)
@@ -499,13 +499,6 @@ def case_stop_quiet(jdk):
         check(one["recording"]["complete"] and two["recording"]["complete"], "both sessions ended with a Goodbye")
         check(two["stats"]["transitions_dropped"] == 0,
               "the second session, in which nothing mounted, dropped no mount record: %s" % two["stats"])
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        out.close()
-        err.close()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def case_exact_mounts(jdk):

@@ -836,7 +836,11 @@ def case_memory_budget_jvms(tmp):
             a = connect(col.socket)
             a.sendall(hello(FAKE_PID + k, start_unix))
             agents.append(a)
-            if peer_closed(a, timeout=0.5):
+            # its Hello is taken (one more JVM listed) or refused (the connection closed): no fixed wait
+            fate = wait_for(lambda: ("tracked" if len(col.query("status")["jvms"]) == k + 1 else
+                                     "refused" if peer_closed(a, timeout=0.01) else None), 10,
+                            "JVM %d listed or refused" % k)
+            if fate == "refused":
                 break
         refused = len(agents) - 1
         check(0 < refused < 63, "JVMs tracked until the budget was used up: %d of %d" % (refused, len(agents)))
