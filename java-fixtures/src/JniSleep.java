@@ -36,6 +36,7 @@ public class JniSleep {
         // main (a platform thread: no pin) links the native method and its callback first, so the
         // virtual threads' pins are the sleeps, not the JDK's one-time linkage racing between them
         sleepInNative(0);
+        WarmUp.virtualThreads(); // and the JDK's first timed park of a virtual thread (its timer classes)
 
         boolean untilEof = args.length > 2 && args[2].equals("until-eof");
         AtomicBoolean inputEnded = new AtomicBoolean(!untilEof);

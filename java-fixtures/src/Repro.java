@@ -25,6 +25,9 @@ public class Repro {
     public static void main(String[] args) throws Exception {
         System.out.println("java.version        = " + System.getProperty("java.version"));
         System.out.println("availableProcessors = " + Runtime.getRuntime().availableProcessors());
+        // the JDK's first timed park of a virtual thread initializes its timer classes: done once here,
+        // or the first sleepers wait for that under load (a VM_BLOCK of the JDK's before their pin)
+        WarmUp.virtualThreads();
 
         List<Account> accounts = new ArrayList<>();
         for (int i = 0; i < TASKS; i++) accounts.add(new Account());

@@ -32,6 +32,10 @@ public class WriterPresence {
         long idleMs = args.length > 2 ? Long.parseLong(args[2]) : 500;
         Thread.sleep(200);
         show("start");
+        // the JDK's first timed park of a virtual thread: once, before the pins (under load the second
+        // sleeper waited 63 ms for the first's initialization of the timer's task class, and its sleep
+        // was over before it parked)
+        WarmUp.virtualThreads();
         List<Thread> vts = new ArrayList<>();
         for (int i = 0; i < pins; i++)
             vts.add(Thread.ofVirtual().name("presence-" + i).start(() -> JniSleep.sleepInNative(sleepMs)));
