@@ -44,7 +44,7 @@ public class DeepPin {
         return now.getEpochSecond() * 1_000_000_000L + now.getNano();
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         long sleepMs = args.length > 1 ? Long.parseLong(args[1]) : 100;
         List<Thread> vts = new ArrayList<>();

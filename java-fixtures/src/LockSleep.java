@@ -27,7 +27,7 @@ public class LockSleep {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         int tasks = args.length > 0 ? Integer.parseInt(args[0]) : 100;
         long sleepMs = args.length > 1 ? Long.parseLong(args[1]) : 200;
         System.out.println("java.version = " + System.getProperty("java.version"));

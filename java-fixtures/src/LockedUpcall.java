@@ -20,7 +20,7 @@ public class LockedUpcall {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         long sleepMs = args.length > 2 ? Long.parseLong(args[2]) : 200;

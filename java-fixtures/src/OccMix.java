@@ -24,7 +24,7 @@ public class OccMix {
         sink = x;
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         long durationSec = args.length > 0 ? Long.parseLong(args[0]) : 6;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
         long pinMs = args.length > 2 ? Long.parseLong(args[2]) : 30;

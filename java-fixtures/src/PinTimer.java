@@ -37,7 +37,7 @@ public class PinTimer {
         System.out.flush();
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         boolean nativeMode = false;
         int pos = 0;
         int count = 20;

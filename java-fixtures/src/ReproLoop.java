@@ -24,7 +24,7 @@ public class ReproLoop {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         long durationSec = args.length > 0 ? Long.parseLong(args[0]) : 30;
         Path stopFile = args.length > 1 && !args[1].equals("-") ? Path.of(args[1]) : null;
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : 8;

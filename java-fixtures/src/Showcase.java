@@ -73,7 +73,7 @@ public class Showcase {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
         long end = System.nanoTime() + (long) (seconds * 1e9);
         Ledger ledger = new Ledger();

@@ -59,7 +59,7 @@ public class StressPins {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         boolean nativePin = args.length > 0 && args[0].equals("native");
         int pins = args.length > 1 ? Integer.parseInt(args[1]) : 100;
         long holdNanos = (args.length > 2 ? Long.parseLong(args[2]) : 5) * 1_000_000L;

@@ -14,7 +14,7 @@ public class WaitPin {
 
     static final int TASKS = 50;
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
         List<Box> boxes = new ArrayList<>();
         for (int i = 0; i < TASKS; i++) boxes.add(new Box());
 

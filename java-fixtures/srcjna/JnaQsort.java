@@ -53,6 +53,16 @@ public class JnaQsort {
         System.out.println("java.version = " + System.getProperty("java.version"));
         System.out.println("JnaQsort: threads=" + threads + " elements=" + elements + " sleepMs=" + sleepMs);
         sortInC(new int[] {2, 1}); // loads and links JNA's dispatch and callback before the virtual threads run
+        // and the JDK's first timed park of a virtual thread (its timer classes), unpinned, as WarmUp.java
+        // does for the other fixtures: else the first sleepers wait for its class initialization (VM_BLOCK)
+        Thread warm = Thread.ofVirtual().start(() -> {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        warm.join();
         if (ready) {
             System.out.println("JnaQsort: ready pid=" + ProcessHandle.current().pid());
             System.out.flush();

@@ -133,7 +133,8 @@ def case_qsort(jdk):
     # 24+: CRITICAL_SECTION); never at a JNA culprit of another reason
     others = [p for p in mine if p["reason"] != "NATIVE"]
     check(all(p["reason"] in ("MONITOR_ENTER", "CRITICAL_SECTION") for p in others),
-          "only NATIVE pins besides monitor entries: %s" % [p["reason"] for p in others])
+          "only NATIVE pins besides monitor entries: %s" % [
+              (p["reason"], p.get("jdk_reason"), p.get("blocked_in"), p["duration_ns"], p["stack"][:8]) for p in others])
     for p in native:
         check_qsort_pin(p)
     trace = r.trace_text()
