@@ -22,8 +22,17 @@ from harness import skip
 
 PERIOD_US = 100_000
 
-_BUSY = "while True: pass"
-_PREEMPT = """
+# Each loop dies with the process that started it (PR_SET_PDEATHSIG): a test killed at its timeout,
+# or a ctest run stopped, must not leave its loops spinning under the tests and benches that follow
+# (two such orphans once spoiled a bench run and a set of probe runs).
+_DIE_WITH_PARENT = """
+import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(0)  # the parent was gone before the line above
+"""
+_BUSY = _DIE_WITH_PARENT + "while True: pass"
+_PREEMPT = _DIE_WITH_PARENT + """
 import os, random, time
 os.nice(-10)
 while True:
@@ -78,8 +87,9 @@ class Load:
                     f.write(str(PERIOD_US))
                 with open(os.path.join(self.cgroup, "cpu.cfs_quota_us"), "w") as f:
                     f.write(str(quota))
-        self.procs = [subprocess.Popen([sys.executable, "-c", _BUSY]) for _ in range(self.busy)]
-        self.procs += [subprocess.Popen([sys.executable, "-c", _PREEMPT]) for _ in range(self.preempt)]
+        me = str(os.getpid())
+        self.procs = [subprocess.Popen([sys.executable, "-c", _BUSY, me]) for _ in range(self.busy)]
+        self.procs += [subprocess.Popen([sys.executable, "-c", _PREEMPT, me]) for _ in range(self.preempt)]
         return self
 
     def wrap(self, cmd):

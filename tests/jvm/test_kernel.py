@@ -655,7 +655,11 @@ def case_held_explained(jdk):
 
     rep, text = held_scenario(jdk, "NativeBlock", ("sleeps", 2, 1500, "GO"), live=live)
     blocks = [p for p in rep["pins"] if native_block_in(p, "NativeBlock")]
-    check(len(blocks) == 2, "one NATIVE_BLOCK per call: %s" % [(p["reason"], p["duration_ns"]) for p in rep["pins"]])
+    t0 = min((p["start_ns"] for p in rep["pins"]), default=0)
+    check(len(blocks) == 2, "one NATIVE_BLOCK per call: %s\nkernel: %s" % (
+        ["%s %.1f ms at +%.1f ms, carrier %s, timed by %s, split from %s, kernel %s" % (
+            p["reason"], p["duration_ns"] / 1e6, (p["start_ns"] - t0) / 1e6, p["carrier"]["tid"], p["timed_by"],
+            p["split_from"], p["kernel"]) for p in rep["pins"]], held_carriers(rep)))
     check_explained(rep, "NativeBlock sleeps", 2_000_000_000)
     check("in pins" in text, "the text report shows the held time:\n" + text)
 
