@@ -105,31 +105,33 @@ run_meanwhile lint "$root/scripts/lint.sh" "$build"
 [[ ${VTPIN_FUZZ_TESTS:-1} == 0 ]] ||
   run_meanwhile fuzz configure_build clang "$fuzz" -DVTPIN_FUZZ=ON -DVTPIN_FUZZ_SECONDS="${VTPIN_FUZZ_SECONDS:-15}"
 
-tests "all tests (build/)" --test-dir "$build" --output-on-failure -j "$light" --resource-spec-file "$logs/resources.json"
+tests "tests side by side (build/)" --test-dir "$build" --output-on-failure -j "$light" \
+  --resource-spec-file "$logs/resources.json" -LE serial
+# The builds started meanwhile end before the tests that compare timings or make load of their own
+# (label serial): those run with nothing else on the machine, an idle-priority compile included.
 step "lint: clang-format and clang-tidy (scripts/lint.sh, ran meanwhile: the wait)" joined lint
+[[ ${VTPIN_SANITIZE_TESTS:-1} == 0 ]] || step "sanitized build (build-sanitize/, built meanwhile: the wait)" joined sanitize
+[[ ${VTPIN_TSAN_TESTS:-1} == 0 ]] || step "ThreadSanitizer build (build-tsan/, built meanwhile: the wait)" joined tsan
+[[ ${VTPIN_FUZZ_TESTS:-1} == 0 ]] || step "fuzz build (build-fuzz/, built meanwhile: the wait)" joined fuzz
+tests "tests alone (build/, serial)" --test-dir "$build" --output-on-failure -L serial
 
 if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
-  if step "sanitized build (build-sanitize/, built meanwhile: the wait)" joined sanitize; then
-    # the unit and collector tests (mostly waits on the collector's bounds) beside the JVM tests with the
-    # ASan agent; the timing comparisons that the ASan agent's slower callbacks moved past their bounds
-    # beside another test run alone (serial) or not under ASan (no-asan); nested_pins repeats 10 times
-    VTPIN_NESTED_RUNS=${VTPIN_NESTED_RUNS:-10} \
-      tests "unit, collector and JVM tests under ASan/UBSan" --test-dir "$san" --output-on-failure \
-      -j "$((asan_jobs + light_jobs))" --resource-spec-file "$logs/resources-asan.json" -L 'unit|collector|asan'
-  fi
+  # the unit and collector tests (mostly waits on the collector's bounds) beside the JVM tests with the
+  # ASan agent; the timing comparisons that the ASan agent's slower callbacks moved past their bounds
+  # beside another test run alone (serial) or not under ASan (no-asan); nested_pins repeats 10 times
+  VTPIN_NESTED_RUNS=${VTPIN_NESTED_RUNS:-10} \
+    tests "unit, collector and JVM tests under ASan/UBSan, side by side" --test-dir "$san" --output-on-failure \
+    -j "$((asan_jobs + light_jobs))" --resource-spec-file "$logs/resources-asan.json" -L 'unit|collector|asan' -LE serial
+  tests "JVM tests under ASan/UBSan, alone (serial)" --test-dir "$san" --output-on-failure -L serial -L asan
 fi
 
 if [[ ${VTPIN_TSAN_TESTS:-1} != 0 ]]; then
-  if step "ThreadSanitizer build (build-tsan/, built meanwhile: the wait)" joined tsan; then
-    tests "the lock-free code under ThreadSanitizer" --test-dir "$tsan" --output-on-failure -L tsan
-  fi
+  tests "the lock-free code under ThreadSanitizer" --test-dir "$tsan" --output-on-failure -L tsan
 fi
 
 if [[ ${VTPIN_FUZZ_TESTS:-1} != 0 ]]; then
-  if step "fuzz build (build-fuzz/, built meanwhile: the wait)" joined fuzz; then
-    # Two at once: each target still fuzzes for its seconds on a core of its own (no JVM runs now)
-    tests "fuzz targets: corpus replay and bounded runs" --test-dir "$fuzz" --output-on-failure -L fuzz -j2
-  fi
+  # Two at once: each target still fuzzes for its seconds on a core of its own (no JVM runs now)
+  tests "fuzz targets: corpus replay and bounded runs" --test-dir "$fuzz" --output-on-failure -L fuzz -j2
 fi
 
 if ((${#failed[@]} > 0)); then
