@@ -372,9 +372,6 @@ static jmethodID find_method(jvmtiEnv *jvmti, jclass cls, const char *name, cons
     return found;
 }
 
-/* Breakpoints at the entry of VirtualThread.parkOnCarrierThread (a pin
- * starts) and on every instruction that leaves it (the pin ends). 0, or
- * -errno when its bytecode is not the shape they need (said by the caller). */
 /* One park breakpoint set or cleared. A duplicate is as good as set; a clear that fails leaves
  * nothing more to undo, so it is not an error. */
 static int park_breakpoint(jvmtiEnv *jvmti, jlocation at, int set)
@@ -387,8 +384,10 @@ static int park_breakpoint(jvmtiEnv *jvmti, jlocation at, int set)
     return err == JVMTI_ERROR_NONE || err == JVMTI_ERROR_DUPLICATE ? 0 : -EINVAL;
 }
 
-/* The park method's entry and each of its exits, set or cleared: one walk of its bytecode for both,
- * so a stop clears exactly what an attach set. */
+/* Breakpoints at the entry of VirtualThread.parkOnCarrierThread (a pin starts) and on every
+ * instruction that leaves it (the pin ends), set or cleared: one walk of its bytecode for both, so a
+ * stop clears exactly what an attach set. 0, or -errno when its bytecode is not the shape they need
+ * (said by the caller). */
 static int walk_park_breakpoints(jvmtiEnv *jvmti, int set)
 {
     if (!detector.park_method)
