@@ -21,6 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public class ClassInitPaths {
 
     static long initMs = 300;
+    /** Counted down by Slow's initializer as it begins: the waiters start once it runs. */
+    static final CountDownLatch SLOW_IN_INIT = new CountDownLatch(1);
 
     static void sleepInInit() {
         try {
@@ -35,7 +37,7 @@ public class ClassInitPaths {
     static class Runs2 { static final long V; static { sleepInInit(); V = System.nanoTime(); } }
     static class Runs3 { static final long V; static { sleepInInit(); V = System.nanoTime(); } }
 
-    static class Slow { static final long V; static { sleepInInit(); V = System.nanoTime(); } }
+    static class Slow { static final long V; static { SLOW_IN_INIT.countDown(); sleepInInit(); V = System.nanoTime(); } }
 
     static long runOwn(int i) {
         switch (i) {
@@ -76,14 +78,10 @@ public class ClassInitPaths {
         WarmUp.carriersThenGate("ClassInitPaths");
         Thread init = null;
         if (!mode.equals("runs")) {
-            CountDownLatch started = new CountDownLatch(1);
-            // a platform thread initializes, so only the waiters hold carriers
-            init = Thread.ofPlatform().name("initializer").start(() -> {
-                started.countDown();
-                touch();
-            });
-            started.await();
-            Thread.sleep(50); // the initializer is inside <clinit> by now
+            // a platform thread initializes, so only the waiters hold carriers; they start once it is
+            // inside <clinit>, not after a guessed 50 ms
+            init = Thread.ofPlatform().name("initializer").start(ClassInitPaths::touch);
+            SLOW_IN_INIT.await();
         }
         List<Thread> vts = new ArrayList<>();
         AtomicLong sum = new AtomicLong(); // no monitor: on 21 a contended one would pin too

@@ -13,11 +13,14 @@ import java.util.concurrent.CountDownLatch;
 public class ClassInitWait {
 
     static long initMs = 400;
+    /** Counted down by Slow's initializer as it begins: the touchers start once it runs. */
+    static final CountDownLatch IN_INIT = new CountDownLatch(1);
 
     static class Slow {
         static final long VALUE;
 
         static {
+            IN_INIT.countDown();
             try {
                 Thread.sleep(initMs);
             } catch (InterruptedException e) {
@@ -37,14 +40,11 @@ public class ClassInitWait {
         initMs = args.length > 1 ? Long.parseLong(args[1]) : 400;
         System.out.println("java.version = " + System.getProperty("java.version"));
         WarmUp.carriersThenGate("ClassInitWait");
-        CountDownLatch initStarted = new CountDownLatch(1);
-        // the initializer: a platform thread, so only the touchers hold carriers
-        Thread init = Thread.ofPlatform().name("initializer").start(() -> {
-            initStarted.countDown();
-            touch();
-        });
-        initStarted.await();
-        Thread.sleep(50); // the initializer is inside <clinit> by now
+        // the initializer: a platform thread, so only the touchers hold carriers; they start once it is
+        // inside <clinit> (a fixed 50 ms wait for that was a guess a loaded machine could beat, and a
+        // toucher would then have run the initializer itself)
+        Thread init = Thread.ofPlatform().name("initializer").start(ClassInitWait::touch);
+        IN_INIT.await();
         List<Thread> vts = new ArrayList<>();
         long[] sum = new long[1];
         for (int t = 0; t < touchers; t++) {

@@ -212,7 +212,9 @@ def case_class_init(jdk):
         r.proc.stdin.close()
         rep = finish(coll, r)
         blocks = [p for p in rep["pins"] if p["reason"] == "VM_BLOCK"]
-        check(len(blocks) == 2, "2 VM_BLOCK pins: %s" % [p["reason"] for p in rep["pins"]])
+        check(len(blocks) == 2, "2 VM_BLOCK pins: %s" % [
+            (p["reason"], p.get("jdk_reason"), p.get("blocked_in"), p["duration_ns"], p["vthread"], p["stack"][:6])
+            for p in rep["pins"]])
         for p in blocks:
             k = p["kernel"]
             print("VM_BLOCK kernel: %s" % json.dumps(k)[:600])
