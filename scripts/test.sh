@@ -23,8 +23,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VTPIN_BUILD_DIR:-$root/build}
 eval "$("$root/scripts/build.sh")"
 # Two at a time (issue 35): vtpin must be exact on a loaded machine, and a test that fails beside another
-# has found a fault of the product or of its own; the JDK's own one-time work racing between a fixture's
-# first threads was the one found so far (fixtures warm it first: WarmUp.java). 1 runs them one by one.
+# has found a fault of the product or of its own (so far: fixtures whose first threads raced through the
+# JDK's one-time work, now warmed first in WarmUp.java, and a fixture's guessed wait). 1: one by one.
 jobs=${VTPIN_TEST_JOBS:-2}
 if (($# > 0)); then
   exec ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
