@@ -10,10 +10,9 @@
 #                    unit tests on real threads (tsan)
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
 #                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
-# JVM tests run VTPIN_TEST_JOBS at a time (default 2, one a core here), those with the ASan agent
-# VTPIN_ASAN_JOBS (default 2), with VTPIN_LIGHT_JOBS light ones (unit, collector; default 2) beside them;
-# the tests that make load of their own or compare timings always run alone (serial in tests/cases.txt:
-# RUN_SERIAL).
+# JVM tests run VTPIN_TEST_JOBS at a time (default 1), those with the ASan agent VTPIN_ASAN_JOBS
+# (default 1), with VTPIN_LIGHT_JOBS light ones (unit, collector; default 0) beside them; the tests that
+# make load of their own or compare timings always run alone, last (label serial in tests/cases.txt).
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
 # then the others are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_TSAN_TESTS=0 /
 # VTPIN_FUZZ_TESTS=0 skip one of them in a full run. Every part runs; the exit
@@ -22,10 +21,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VTPIN_BUILD_DIR:-$root/build}
 eval "$("$root/scripts/build.sh")"
-# Two at a time (issue 35): vtpin must be exact on a loaded machine, and a test that fails beside another
-# has found a fault of the product or of its own (so far: fixtures whose first threads raced through the
-# JDK's one-time work, now warmed first in WarmUp.java, and a fixture's guessed wait). 1: one by one.
-jobs=${VTPIN_TEST_JOBS:-2}
+# One at a time by default. VTPIN_TEST_JOBS=2 VTPIN_ASAN_JOBS=2 VTPIN_LIGHT_JOBS=2 takes a clean-clone run
+# from 25 to about 16 minutes (issue 35), and a test that fails beside another has found a fault of vtpin
+# or of its own: so far fixtures whose first threads raced through the JDK's one-time work (now warmed
+# first, WarmUp.java) and a fixture's guessed wait. It becomes the default once runs of it pass in a row.
+jobs=${VTPIN_TEST_JOBS:-1}
 if (($# > 0)); then
   exec ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
 fi
@@ -40,9 +40,9 @@ resources() { # file, slots
   printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpu": [{"id": "cores", "slots": %d}]}]}\n' "$2" > "$1"
 }
 resources "$logs/resources.json" "$jobs"
-light_jobs=${VTPIN_LIGHT_JOBS:-2}
+light_jobs=${VTPIN_LIGHT_JOBS:-0}
 light=$((jobs + light_jobs))
-asan_jobs=${VTPIN_ASAN_JOBS:-2}
+asan_jobs=${VTPIN_ASAN_JOBS:-1}
 resources "$logs/resources-asan.json" "$asan_jobs"
 step() { # name, command...: its wall time is said, so a slow part of a run shows
   local name=$1 began=$SECONDS

@@ -85,7 +85,9 @@ def case_native_block(jdk):
     mine = [p for p in pins_in(rep, "JnaSleep") if (culprit(p) or {}).get("method") == "sleepInC"]
     pins = [p for p in mine if p["reason"] == "NATIVE_BLOCK"]
     check(len(pins) == threads and len(mine) == threads,
-          "%d NATIVE_BLOCK pins, got %s" % (threads, [p["reason"] for p in mine]))
+          "%d NATIVE_BLOCK pins, got %s" % (threads, [
+              (p["reason"], p.get("jdk_reason"), p.get("blocked_in"), p["duration_ns"], p["stack"][:8])
+              if p["reason"] != "NATIVE_BLOCK" else p["reason"] for p in mine]))
     for p in pins:
         check_jna_culprit(p, "JnaSleep", "sleepInC", "usleep")
         check(p["stack"][0]["class"] == "com.sun.jna.Native" and p["stack"][0]["method"] == "invokeInt",
