@@ -30,7 +30,7 @@ public class BackToBack {
         return x;
     }
 
-    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
+    public static void main(String[] args) throws Exception {
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
         long sleepMs = args.length > 2 ? Long.parseLong(args[2]) : 15;
