@@ -20,7 +20,7 @@ import os
 import signal
 import subprocess
 
-from harness import (CLASSES_JNA, VTPIN, Run, attach_when_ready, check, classpath, culprit, jdk_home, main,
+from harness import (CLASSES_JNA, VTPIN, Run, attach_when_ready, check, classpath, culprit, describe, jdk_home, main,
                      pins_in, report_json, scheduler, skip, tempdir)
 
 
@@ -85,9 +85,7 @@ def case_native_block(jdk):
     mine = [p for p in pins_in(rep, "JnaSleep") if (culprit(p) or {}).get("method") == "sleepInC"]
     pins = [p for p in mine if p["reason"] == "NATIVE_BLOCK"]
     check(len(pins) == threads and len(mine) == threads,
-          "%d NATIVE_BLOCK pins, got %s" % (threads, [
-              (p["reason"], p.get("jdk_reason"), p.get("blocked_in"), p["duration_ns"], p["stack"][:8])
-              if p["reason"] != "NATIVE_BLOCK" else p["reason"] for p in mine]))
+          "%d NATIVE_BLOCK pins, got %s" % (threads, [describe(p) for p in mine]))
     for p in pins:
         check_jna_culprit(p, "JnaSleep", "sleepInC", "usleep")
         check(p["stack"][0]["class"] == "com.sun.jna.Native" and p["stack"][0]["method"] == "invokeInt",
@@ -135,8 +133,7 @@ def case_qsort(jdk):
     # 24+: CRITICAL_SECTION); never at a JNA culprit of another reason
     others = [p for p in mine if p["reason"] != "NATIVE"]
     check(all(p["reason"] in ("MONITOR_ENTER", "CRITICAL_SECTION") for p in others),
-          "only NATIVE pins besides monitor entries: %s" % [
-              (p["reason"], p.get("jdk_reason"), p.get("blocked_in"), p["duration_ns"], p["stack"][:8]) for p in others])
+          "only NATIVE pins besides monitor entries: %s" % [describe(p) for p in others])
     for p in native:
         check_qsort_pin(p)
     trace = r.trace_text()

@@ -14,7 +14,7 @@ import time
 
 from collector_fixture import CollectorProcess
 from harness import (CLASSES, CLOCKS_AGREE_NS, VTPIN, Failure, Run, back_to_back_rounds, check, check_one_pin_per_round,
-                     class_init_wait, main, native_block_in, report_json, scheduler, set_aside, skip, tempdir,
+                     class_init_wait, describe, main, native_block_in, report_json, scheduler, set_aside, skip, tempdir,
                      wait_ready)
 
 BTF = "/sys/kernel/btf/vmlinux"
@@ -212,9 +212,7 @@ def case_class_init(jdk):
         r.proc.stdin.close()
         rep = finish(coll, r)
         blocks = [p for p in rep["pins"] if p["reason"] == "VM_BLOCK"]
-        check(len(blocks) == 2, "2 VM_BLOCK pins: %s" % [
-            (p["reason"], p.get("jdk_reason"), p.get("blocked_in"), p["duration_ns"], p["vthread"], p["stack"][:6])
-            for p in rep["pins"]])
+        check(len(blocks) == 2, "2 VM_BLOCK pins: %s" % [describe(p) for p in rep["pins"]])
         for p in blocks:
             k = p["kernel"]
             print("VM_BLOCK kernel: %s" % json.dumps(k)[:600])
