@@ -18,6 +18,9 @@
 #include "syscalls.h"
 
 #define KGLUE_SCAN_NS (10 * 1000000LL)
+/* A quiet thread (kjoin_carrier.quiet) is looked at one scan in this many: a JVM's threads that never
+ * carry cost little, and a first pin that never ends is still seen within half a second. */
+#define KGLUE_QUIET_SCANS 50
 #define KGLUE_STACK_MAX 32
 
 /* An agent's ThreadLayout (its Hello): how to read its carriers' JavaThreads. */
@@ -25,6 +28,9 @@ struct owner_layout {
     struct owner_layout *next;
     const void *owner;
     struct kview_java_layout layout;
+    kglue_java_cb cb; /* a kernel-only owner's (kglue_kernel_owner): its threads' intervals */
+    void *cb_arg;
+    pid_t pid; /* its process, watched from the threads' birth */
 };
 
 struct kglue {
@@ -40,7 +46,9 @@ struct kglue {
     /* counters for status */
     uint64_t intervals, recorded, crossings, untranslated, refused;
     int64_t consumed_at; /* the query time the ring buffer was last read for occupancy */
+    int consuming;       /* inside kview_consume: a callback must not read the ring buffer again */
     int64_t next_snap;   /* when the scan next snapshots every carrier's occupancy */
+    uint64_t scans;
     char proc_root[256];
 };
 
@@ -214,16 +222,42 @@ static void emit(void *arg, const struct kjoin_carrier *c, const struct kview_in
     }
 }
 
+static const struct owner_layout *owner_entry(const struct kglue *k, const void *owner)
+{
+    for (const struct owner_layout *l = k->layouts; l; l = l->next)
+        if (l->owner == owner)
+            return l;
+    return NULL;
+}
+
 static void on_interval(void *arg, const struct kview_interval *iv)
 {
     struct kglue *k = arg;
     k->intervals++;
     kjoin_interval(k->join, iv, emit, k);
+    /* a kernel-only owner makes its pins from it (after kjoin has it: the pin it makes joins it) */
+    struct kjoin_carrier *c = kjoin_by_host(k->join, iv->tid);
+    if (c && iv->vthread_id > 0)
+        c->quiet = 0;
+    const struct owner_layout *l = c ? owner_entry(k, c->owner) : NULL;
+    if (l && l->cb)
+        l->cb(l->cb_arg, (void *)l->owner, c->ns_tid, iv);
+}
+
+/* Reads the intervals waiting, unless a callback of a read in progress asks. */
+static int consume(struct kglue *k)
+{
+    if (k->consuming)
+        return 0;
+    k->consuming = 1;
+    int rc = kview_consume(k->kv, on_interval, k);
+    k->consuming = 0;
+    return rc;
 }
 
 static void drain_ring(struct kglue *k)
 {
-    int rc = kview_consume(k->kv, on_interval, k);
+    int rc = consume(k);
     if (rc < 0)
         clog_error("kernel view: ring buffer: %s", strerror(-rc));
 }
@@ -251,14 +285,27 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
     int snap = now >= k->next_snap;
     if (snap) { /* the window's step: every carrier's occupancy, finished intervals in */
         k->next_snap = now + k->cfg.window_ns / (KJOIN_SNAPS - 1);
-        kview_consume(k->kv, on_interval, k);
+        consume(k);
     }
+    /* kernel-only owners' crossings, told after the walk: what they do may untrack carriers */
+    enum { CROSSINGS_MAX = 64 };
+    struct {
+        const struct owner_layout *l;
+        int32_t ns_tid;
+        struct kview_interval iv;
+    } told[CROSSINGS_MAX];
+    unsigned n_told = 0;
     size_t pos = 0;
     struct kjoin_carrier *c;
+    k->scans++;
     while ((c = kjoin_next(k->join, &pos))) {
         struct kview_times t;
+        if (c->quiet && (k->scans + (uint64_t)c->host_tid) % KGLUE_QUIET_SCANS != 0)
+            continue;
         if (kview_times(k->kv, c->host_tid, now, &t) != 0)
             continue;
+        if (t.off_since && t.vthread_id > 0)
+            c->quiet = 0;
         if (snap) {
             struct kjoin_occ o;
             kjoin_occupancy(c, &t, now, &o);
@@ -271,12 +318,30 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
         if (c->crossed_since != t.off_since) {
             c->crossed_since = t.off_since;
             k->crossings++;
+            const struct owner_layout *l = owner_entry(k, c->owner);
+            if (l && l->cb && n_told < CROSSINGS_MAX) /* more at once are seen when they end */
+                told[n_told++] = (__typeof__(told[0])){
+                    .l = l,
+                    .ns_tid = c->ns_tid,
+                    .iv = {.tid = c->host_tid,
+                           .state = t.state,
+                           .start_ns = t.off_since,
+                           .syscall = t.syscall,
+                           .stack_id = t.stack_id,
+                           .vthread_id = t.vthread_id,
+                           .java_wait = t.java_wait},
+                };
             if (c->pin_open)
                 clog_debug("kernel view: carrier tid %" PRId32 " (host %" PRId32 ") off CPU (%s) for %" PRId64
                            " us while pinned",
                            c->ns_tid, c->host_tid, wire_kernel_state_name(t.state), (now - t.off_since) / 1000);
         }
     }
+    if (n_told)
+        consume(k); /* the intervals that ended before these began come first */
+    for (unsigned i = 0; i < n_told; i++) /* an owner told may be gone by the next: look again */
+        if (owner_entry(k, told[i].l->owner) == told[i].l)
+            told[i].l->cb(told[i].l->cb_arg, (void *)told[i].l->owner, told[i].ns_tid, &told[i].iv);
 }
 
 int kglue_watch(struct kglue *k, struct loop *loop)
@@ -306,6 +371,8 @@ static int64_t mono_now(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Tracks ns_tid of owner (process peer_pid). A thread asleep already starts its interval now, as
+ * far as /proc can tell; one the program tracks from its birth (kview_watch_process) has its own. */
 static struct kjoin_carrier *track(struct kglue *k, void *owner, pid_t peer_pid, int32_t ns_tid)
 {
     struct kjoin_carrier *c = kjoin_by_ns(k->join, owner, ns_tid);
@@ -323,11 +390,20 @@ static struct kjoin_carrier *track(struct kglue *k, void *owner, pid_t peer_pid,
     rc = kjoin_add(k->join, owner, host, ns_tid);
     char state = 'R';
     int32_t nr = -1;
-    int64_t asleep = 0;
-    if (rc == 1 && procthread_state(k->proc_root, host, &state, &nr) == 0 && (state == 'S' || state == 'D'))
-        asleep = mono_now(); /* already off CPU: its interval starts now as far as we can tell */
-    if (rc == 1)
-        rc = kview_track(k->kv, host, asleep, state == 'D' ? KSTATE_DISK : KSTATE_SLEEPING, nr);
+    struct kview_seed seed = {.vthread_id = -1}, *asleep = NULL;
+    if (rc == 1 && procthread_state(k->proc_root, host, &state, &nr, NULL) == 0 && (state == 'S' || state == 'D')) {
+        asleep = &seed; /* already off CPU: its interval starts now as far as we can tell */
+        seed.off_since = mono_now();
+        seed.state = state == 'D' ? KSTATE_DISK : KSTATE_SLEEPING;
+        seed.syscall = nr;
+    }
+    if (rc == 1) {
+        rc = kview_track(k->kv, host, asleep);
+        if (rc == 1) { /* tracked from its birth: the program has its interval, start and stack */
+            rc = 0;
+            asleep = NULL;
+        }
+    }
     if (rc == 0 && asleep) {
         struct kjoin_carrier *c = kjoin_by_host(k->join, host);
         free(c->proc_stack);
@@ -344,10 +420,8 @@ static struct kjoin_carrier *track(struct kglue *k, void *owner, pid_t peer_pid,
 
 static const struct kview_java_layout *layout_of(const struct kglue *k, const void *owner)
 {
-    for (const struct owner_layout *l = k->layouts; l; l = l->next)
-        if (l->owner == owner)
-            return &l->layout;
-    return NULL;
+    const struct owner_layout *l = owner_entry(k, owner);
+    return l ? &l->layout : NULL;
 }
 
 void kglue_agent_hello(struct kglue *k, const void *owner, const Vtpin__V1__Hello *h)
@@ -384,6 +458,8 @@ static void forget_layout(struct kglue *k, const void *owner)
     for (struct owner_layout **p = &k->layouts; *p; p = &(*p)->next)
         if ((*p)->owner == owner) {
             struct owner_layout *l = *p;
+            if (l->cb)
+                kview_watch_process(k->kv, l->pid, 0);
             *p = l->next;
             free(l);
             return;
@@ -437,7 +513,7 @@ void kglue_owner_gone(struct kglue *k, void *owner, int64_t now)
     if (!kglue_enabled(k))
         return;
     /* the intervals still in the ring buffer first, then the held sleeps no pin claimed */
-    kview_consume(k->kv, on_interval, k);
+    consume(k);
     kjoin_flush(k->join, owner, emit, k);
     forget_layout(k, owner);
     size_t n = 0, pos = 0;
@@ -485,6 +561,80 @@ void kglue_owner_gone(struct kglue *k, void *owner, int64_t now)
     kjoin_remove_owner(k->join, owner, untrack, k->kv);
 }
 
+/* ---- JVMs with no agent ---- */
+
+int kglue_kernel_owner(struct kglue *k, void *owner, pid_t pid, const struct kview_java_layout *layout,
+                       kglue_java_cb cb, void *arg)
+{
+    if (!kglue_enabled(k))
+        return -ENOSYS;
+    if (owner_entry(k, owner))
+        return -EEXIST;
+    struct owner_layout *l = calloc(1, sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    l->owner = owner;
+    l->layout = *layout;
+    l->cb = cb;
+    l->cb_arg = arg;
+    l->pid = pid;
+    l->next = k->layouts;
+    k->layouts = l;
+    kview_watch_process(k->kv, pid, 1); /* its new threads from their birth */
+    return 0;
+}
+
+int kglue_track_java(struct kglue *k, void *owner, pid_t pid, int32_t ns_tid, uint64_t java_thread,
+                     int32_t *host_tid)
+{
+    const struct kview_java_layout *l = kglue_enabled(k) ? layout_of(k, owner) : NULL;
+    if (!l)
+        return -ENOSYS;
+    int known = kjoin_by_ns(k->join, owner, ns_tid) != NULL;
+    struct kjoin_carrier *c = track(k, owner, pid, ns_tid);
+    if (!c)
+        return -ENOSPC;
+    if (!known)
+        c->quiet = 1;
+    int rc = kview_java(k->kv, c->host_tid, java_thread, l);
+    if (rc == 0 && host_tid)
+        *host_tid = c->host_tid;
+    return rc;
+}
+
+int kglue_unread_sleep(struct kglue *k, int32_t host_tid, int64_t *off_since)
+{
+    struct kview_times t;
+    if (!kglue_enabled(k) || kview_times(k->kv, host_tid, mono_now(), &t) != 0)
+        return 0;
+    *off_since = t.off_since;
+    return t.off_since && t.state != KSTATE_RUNNABLE && t.java_wait == JAVA_WAIT_UNKNOWN;
+}
+
+int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_since, const struct kglue_java_now *java)
+{
+    const struct kview_java_layout *l = kglue_enabled(k) ? layout_of(k, owner) : NULL;
+    char state;
+    int32_t nr;
+    int64_t op;
+    if (!l)
+        return -ENOSYS;
+    int rc = procthread_state(k->proc_root, host_tid, &state, &nr, &op);
+    if (rc)
+        return rc;
+    if (state != 'S' && state != 'D')
+        return -EAGAIN; /* it woke: that interval is over */
+    int wait = java_wait_of(java->thread_state, l->state_blocked, l->state_in_native, java->pending_monitor,
+                            java->waiting_monitor, nr == 202 /* futex */ ? op : -1);
+    return kview_seed_java(k->kv, host_tid, off_since, java->vthread_id, wait);
+}
+
+void kglue_untrack_java(struct kglue *k, void *owner, int32_t host_tid)
+{
+    if (kglue_enabled(k))
+        kjoin_remove(k->join, owner, host_tid, untrack, k->kv);
+}
+
 /* ---- queries ---- */
 
 void kglue_status_json(struct kglue *k, struct json *js, int64_t now)
@@ -521,7 +671,7 @@ int kglue_occupancy_add(struct kglue *k, const void *owner, int32_t tid, int64_t
         return -ENOENT;
     if (k->consumed_at != now) { /* once per query */
         k->consumed_at = now;
-        kview_consume(k->kv, on_interval, k);
+        consume(k);
     }
     if (kview_times(k->kv, c->host_tid, now, &t) != 0)
         return -ENOENT;

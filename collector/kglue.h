@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "common/json.h"
+#include "kview.h"
 #include "loop.h"
 #include "wire.h"
 
@@ -52,6 +53,33 @@ void kglue_agent_hello(struct kglue *k, const void *owner, const Vtpin__V1__Hell
 void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireEvent *ev);
 /* Connection owner ended: its carriers' KernelTimes are written, then untracked. */
 void kglue_owner_gone(struct kglue *k, void *owner, int64_t now);
+
+/* JVMs with no agent (zerotouch.h): process pid's new threads are tracked from their birth, and
+ * owner reads its threads' JavaThreads with layout; cb is told
+ * every interval of theirs: a finished one (end_ns > 0), and one in progress as it crosses
+ * --kernel-min (end_ns 0). cb may feed owner's frames back (kglue_agent_event) and close owner.
+ * 0, -EEXIST, -ENOSYS (the kernel view is off), -ENOMEM. kglue_owner_gone forgets it. */
+typedef void (*kglue_java_cb)(void *arg, void *owner, int32_t ns_tid, const struct kview_interval *iv);
+int kglue_kernel_owner(struct kglue *k, void *owner, pid_t pid, const struct kview_java_layout *layout,
+                       kglue_java_cb cb, void *arg);
+/* Tracks thread ns_tid of process pid for owner, reading its JavaThread java_thread at each switch
+ * out: 0 with *host_tid (may be NULL), or -errno. */
+int kglue_track_java(struct kglue *k, void *owner, pid_t pid, int32_t ns_tid, uint64_t java_thread,
+                     int32_t *host_tid);
+/* 1 with *off_since when tracked thread host_tid sleeps in an interval whose switch out had no
+ * JavaThread to read (tracked from its birth, or while asleep), else 0. */
+int kglue_unread_sleep(struct kglue *k, int32_t host_tid, int64_t *off_since);
+/* What its JavaThread says, read from outside during that sleep: the interval that began at
+ * off_since is told with it, as if read at its switch out (with the futex it sleeps in). 0, -EAGAIN
+ * (it woke), -errno. */
+struct kglue_java_now {
+    int64_t vthread_id; /* mounted, 0 none */
+    int32_t thread_state;
+    uint64_t pending_monitor, waiting_monitor;
+};
+int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_since, const struct kglue_java_now *java);
+/* Stops tracking owner's thread host_tid (it ended). */
+void kglue_untrack_java(struct kglue *k, void *owner, int32_t host_tid);
 
 /* Kernel occupancy (kjoin.h has the model): busy, held and idle time since
  * tracking began, and the part of it spent waiting for a CPU, summed over carriers. */

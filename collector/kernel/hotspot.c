@@ -612,6 +612,23 @@ int hotspot_threads(struct hotspot *h, struct hotspot_thread *out, size_t cap)
     return rc;
 }
 
+int hotspot_thread_now(struct hotspot *h, uint64_t java_thread, struct hotspot_thread *out)
+{
+    uint64_t before, after;
+    int rc;
+    if (!h || !out || !java_thread)
+        return -EINVAL;
+    if ((rc = mem_u64(h, h->safepoint_addr, &before)))
+        return rc == -ESRCH ? rc : -EAGAIN;
+    if (before & 1)
+        return -EAGAIN;
+    if ((rc = read_thread(h, java_thread, out, NULL)))
+        return rc;
+    if ((rc = mem_u64(h, h->safepoint_addr, &after)))
+        return rc == -ESRCH ? rc : -EAGAIN;
+    return after == before ? 0 : -EAGAIN;
+}
+
 int hotspot_thread_list(struct hotspot *h, uint64_t *list)
 {
     if (!h || !list)

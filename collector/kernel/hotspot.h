@@ -70,6 +70,9 @@ struct hotspot_thread {
  * the JVM is gone,
  * -errno. Opens no file; allocates only when the list outgrows every earlier one. */
 int hotspot_threads(struct hotspot *h, struct hotspot_thread *out, size_t cap);
+/* One Java thread now, by the JavaThread* a walk gave (the thread must not have ended since: a
+ * JavaThread that ended reads as garbage). 0, -EAGAIN (torn by a safepoint), -ESRCH, -errno. */
+int hotspot_thread_now(struct hotspot *h, uint64_t java_thread, struct hotspot_thread *out);
 /* The ThreadsList pointer: it changes each time the thread list changes, so a caller can skip a
  * walk. 0 with *list, or -errno (-ESRCH: the JVM is gone). */
 int hotspot_thread_list(struct hotspot *h, uint64_t *list);

@@ -93,7 +93,9 @@ struct kjoin_carrier *kjoin_by_ns(const struct kjoin *j, const void *owner, int3
     return NULL;
 }
 
-void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *arg, int32_t host_tid), void *arg)
+/* Removes the carriers of owner, all of them (host_tid < 0) or that one thread. */
+static void remove_matching(struct kjoin *j, const void *owner, int32_t host_tid,
+                            void (*gone)(void *arg, int32_t host_tid), void *arg)
 {
     struct idmap *keep = idmap_new();
     if (!keep)
@@ -103,7 +105,7 @@ void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *a
     void *value;
     while (idmap_next(j->by_host, &pos, &key, &value)) {
         struct kjoin_carrier *c = value;
-        if (c->owner == owner) {
+        if (c->owner == owner && (host_tid < 0 || c->host_tid == host_tid)) {
             if (gone)
                 gone(arg, c->host_tid);
             free(c->proc_stack);
@@ -114,6 +116,18 @@ void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *a
     }
     idmap_free(j->by_host, NULL);
     j->by_host = keep;
+}
+
+void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *arg, int32_t host_tid), void *arg)
+{
+    remove_matching(j, owner, -1, gone, arg);
+}
+
+void kjoin_remove(struct kjoin *j, const void *owner, int32_t host_tid, void (*gone)(void *arg, int32_t host_tid),
+                  void *arg)
+{
+    if (host_tid >= 0)
+        remove_matching(j, owner, host_tid, gone, arg);
 }
 
 /* iv overlaps a pin of c: the one in progress, or one of the last that ended. */

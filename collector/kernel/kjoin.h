@@ -42,6 +42,7 @@ struct kjoin_carrier {
     int64_t past_start[KJOIN_PAST], past_end[KJOIN_PAST];
     unsigned n_past;
     int64_t crossed_since;    /* off-CPU interval last seen crossing the minimum (kglue's scan) */
+    int quiet;                /* a thread of a JVM with no agent not seen carrying yet: scanned less often */
     char *proc_stack;         /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
     uint64_t held_ns;         /* finished off-CPU intervals: their part inside a pin (kernel occupancy) */
     uint64_t held_preempt_ns; /* the part of held_ns preempted (runnable) */
@@ -77,6 +78,9 @@ struct kjoin_carrier *kjoin_by_host(const struct kjoin *j, int32_t host_tid);
 struct kjoin_carrier *kjoin_by_ns(const struct kjoin *j, const void *owner, int32_t ns_tid);
 /* Forgets every carrier of owner, calling gone(arg, host_tid) for each. */
 void kjoin_remove_owner(struct kjoin *j, const void *owner, void (*gone)(void *arg, int32_t host_tid), void *arg);
+/* Removes owner's carrier host_tid (a thread that ended), calling gone for it. */
+void kjoin_remove(struct kjoin *j, const void *owner, int32_t host_tid, void (*gone)(void *arg, int32_t host_tid),
+                  void *arg);
 /* Iteration: *pos = 0 to start; NULL at the end. */
 struct kjoin_carrier *kjoin_next(const struct kjoin *j, size_t *pos);
 

@@ -1,7 +1,7 @@
 /* The enums of why a carrier is off CPU, shared by the BPF program (offcpu.bpf.c), its
  * loader (kview.c) and the wire: its values are vtpin.v1.KernelState's (proto/vtpin.proto),
  * so a state goes from the kernel to a recording without a table, and its name comes from
- * wire_kernel_state_name (proto/wire_names.h). No types here: the BPF side includes it too. */
+ * wire_kernel_state_name (proto/wire_names.h). No typedefs here: the BPF side includes it too. */
 #ifndef VTPIN_KERNEL_KSTATE_H
 #define VTPIN_KERNEL_KSTATE_H
 
@@ -23,5 +23,32 @@ enum java_wait {
     JAVA_WAIT_OTHER = 5,
     JAVA_WAIT_VM = 6, /* _thread_blocked on the VM (a safepoint, a VM lock): not a park */
 };
+
+/* A parked JavaThread waits in pthread_cond_(timed)wait, which glibc makes a FUTEX_WAIT_BITSET;
+ * HotSpot's safepoint barrier waits with a plain FUTEX_WAIT, its locks too (pthread_mutex_lock). */
+#define JAVA_WAIT_FUTEX_WAIT_BITSET 9
+#define JAVA_WAIT_FUTEX_FLAGS (128 | 256) /* FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
+
+/* The java_wait of a sleeping JavaThread: its _thread_state against the layout's blocked and
+ * in-native values, its pending (contended entry) and waiting (Object.wait) monitors, and the
+ * futex op it sleeps in (-1: not in futex, or not known). The BPF program reads these at a switch
+ * out; the collector reads them through /proc for a thread already asleep when it is tracked. */
+static inline __attribute__((always_inline)) int java_wait_of(int thread_state, int state_blocked, int state_in_native,
+                                                              unsigned long long pending, unsigned long long waiting,
+                                                              long long futex_op)
+{
+    if (pending)
+        return JAVA_WAIT_MONITOR_ENTER;
+    if (waiting)
+        return JAVA_WAIT_MONITOR_WAIT;
+    if (thread_state == state_blocked && futex_op >= 0 &&
+        (futex_op & ~JAVA_WAIT_FUTEX_FLAGS) != JAVA_WAIT_FUTEX_WAIT_BITSET)
+        return JAVA_WAIT_VM; /* a safepoint's barrier, a VM lock, a VM sleep: not a park */
+    if (thread_state == state_blocked)
+        return JAVA_WAIT_BLOCKED;
+    if (thread_state == state_in_native)
+        return JAVA_WAIT_IN_NATIVE;
+    return JAVA_WAIT_OTHER;
+}
 
 #endif

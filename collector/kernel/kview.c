@@ -16,7 +16,7 @@
 struct kview {
     struct offcpu *skel;
     struct ring_buffer *rb;
-    int tracked_fd, stacks_fd, java_fd;
+    int tracked_fd, stacks_fd, java_fd, watched_fd, seeds_fd;
     kview_cb cb;
     void *cb_arg;
 };
@@ -114,6 +114,8 @@ int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t why
     kv->tracked_fd = bpf_map__fd(kv->skel->maps.tracked);
     kv->stacks_fd = bpf_map__fd(kv->skel->maps.stacks);
     kv->java_fd = bpf_map__fd(kv->skel->maps.java);
+    kv->watched_fd = bpf_map__fd(kv->skel->maps.watched);
+    kv->seeds_fd = bpf_map__fd(kv->skel->maps.seeds);
     kv->rb = ring_buffer__new(bpf_map__fd(kv->skel->maps.events), on_event, kv, NULL);
     if (!kv->rb) {
         rc = -errno;
@@ -141,25 +143,44 @@ int kview_fd(const struct kview *kv)
     return ring_buffer__epoll_fd(kv->rb);
 }
 
-int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall)
+int kview_track(struct kview *kv, int32_t tid, const struct kview_seed *asleep)
 {
     __u32 key = (__u32)tid;
     struct offcpu_carrier zero = {.syscall = -1, .stack_id = -1, .vthread_id = -1};
-    if (off_since > 0) {
-        zero.off_since = (__u64)off_since;
-        zero.state = (__u32)state;
-        zero.syscall = syscall;
+    if (asleep && asleep->off_since > 0) {
+        zero.off_since = (__u64)asleep->off_since;
+        zero.state = (__u32)asleep->state;
+        zero.syscall = asleep->syscall;
         zero.stack_id = KVIEW_STACK_PROC;
+        zero.vthread_id = asleep->vthread_id;
+        zero.java_wait = (__u32)asleep->java_wait;
     }
     if (bpf_map_update_elem(kv->tracked_fd, &key, &zero, BPF_NOEXIST) != 0)
-        return errno == EEXIST ? 0 : -errno;
+        return errno == EEXIST ? 1 : -errno;
     return 0;
+}
+
+int kview_watch_process(struct kview *kv, int32_t tgid, int on)
+{
+    __u32 key = (__u32)tgid;
+    __u8 one = 1;
+    if (on)
+        return bpf_map_update_elem(kv->watched_fd, &key, &one, BPF_ANY) == 0 ? 0 : -errno;
+    return bpf_map_delete_elem(kv->watched_fd, &key) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait)
+{
+    __u32 key = (__u32)tid;
+    struct offcpu_seed seed = {.off_since = (__u64)off_since, .vthread_id = vthread_id, .java_wait = (__u32)java_wait};
+    return bpf_map_update_elem(kv->seeds_fd, &key, &seed, BPF_ANY) == 0 ? 0 : -errno;
 }
 
 int kview_untrack(struct kview *kv, int32_t tid)
 {
     __u32 key = (__u32)tid;
     bpf_map_delete_elem(kv->java_fd, &key); /* ENOENT when the agent gave none */
+    bpf_map_delete_elem(kv->seeds_fd, &key);
     return bpf_map_delete_elem(kv->tracked_fd, &key) == 0 ? 0 : -errno;
 }
 
@@ -206,6 +227,14 @@ int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *
         out->state = (int)c.state;
         out->syscall = c.syscall;
         out->stack_id = c.stack_id;
+        out->vthread_id = c.vthread_id;
+        out->java_wait = (int)c.java_wait;
+        struct offcpu_seed seed;
+        if (c.java_wait == JAVA_WAIT_UNKNOWN && bpf_map_lookup_elem(kv->seeds_fd, &key, &seed) == 0 &&
+            seed.off_since == c.off_since) { /* as the program will say when it ends */
+            out->vthread_id = seed.vthread_id;
+            out->java_wait = (int)seed.java_wait;
+        }
     } else if (c.on_since && (int64_t)c.on_since <= now) {
         out->on_ns += (uint64_t)now - c.on_since;
     }

@@ -28,6 +28,8 @@ struct kview_times {
     int state;                               /* of the interval in progress */
     int32_t syscall;
     int stack_id;
+    int64_t vthread_id; /* of the interval in progress, as kview_interval's */
+    int java_wait;
 };
 
 struct kview;
@@ -39,10 +41,26 @@ void kview_close(struct kview *kv);
 /* A descriptor that is readable when intervals wait (for epoll). */
 int kview_fd(const struct kview *kv);
 /* Tracks tid. A thread already asleep when tracked has no switch out to
- * start its interval: off_since (> 0, with state and syscall) seeds one from
- * what /proc says; its stack id is then KVIEW_STACK_PROC. */
+ * start its interval: asleep (NULL: it is not) seeds one from what /proc says
+ * (off_since > 0, state, syscall; its stack id is then KVIEW_STACK_PROC) and,
+ * for a thread whose JavaThread was read from outside, what it was doing
+ * (vthread_id -1 and java_wait 0: not known). */
 #define KVIEW_STACK_PROC (-2)
-int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall);
+struct kview_seed {
+    int64_t off_since;
+    int state;
+    int32_t syscall;
+    int64_t vthread_id;
+    int java_wait;
+};
+/* 0, 1 when tid was tracked already (e.g. from its birth, kview_watch_process: asleep is not used), -errno. */
+int kview_track(struct kview *kv, int32_t tid, const struct kview_seed *asleep);
+/* on: from now on every new thread of process tgid is tracked from its birth (its first sleep has
+ * its start), and one that ends before kview_java was given for it is untracked; off: no more. */
+int kview_watch_process(struct kview *kv, int32_t tgid, int on);
+/* What tid's JavaThread said, read from outside, while it sleeps in the interval that began at
+ * off_since, when its switch out had nothing to read it with: that interval says it. 0 or -errno. */
+int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait);
 int kview_untrack(struct kview *kv, int32_t tid);
 /* Where tid's JavaThread keeps what is read at each switch out (the agent's
  * ThreadLayout, offsets in bytes): from then on its intervals say which virtual

@@ -21,13 +21,27 @@ int kview_fd(const struct kview *kv)
     (void)kv;
     return -1;
 }
-int kview_track(struct kview *kv, int32_t tid, int64_t off_since, int state, int32_t syscall)
+int kview_track(struct kview *kv, int32_t tid, const struct kview_seed *asleep)
+{
+    (void)kv;
+    (void)tid;
+    (void)asleep;
+    return -ENOTSUP;
+}
+int kview_watch_process(struct kview *kv, int32_t tgid, int on)
+{
+    (void)kv;
+    (void)tgid;
+    (void)on;
+    return -ENOTSUP;
+}
+int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait)
 {
     (void)kv;
     (void)tid;
     (void)off_since;
-    (void)state;
-    (void)syscall;
+    (void)vthread_id;
+    (void)java_wait;
     return -ENOTSUP;
 }
 int kview_untrack(struct kview *kv, int32_t tid)

@@ -34,6 +34,22 @@ struct {
     __type(value, struct offcpu_java);
 } java SEC(".maps");
 
+/* Processes whose threads are tracked from their birth (JVMs watched with no agent): tgid -> 1. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, OFFCPU_MAX_WATCHED);
+    __type(key, __u32);
+    __type(value, __u8);
+} watched SEC(".maps");
+
+/* What the collector read of a sleeping thread's JavaThread (struct offcpu_seed), by host tid. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, OFFCPU_MAX_TRACKED);
+    __type(key, __u32);
+    __type(value, struct offcpu_seed);
+} seeds SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_STACK_TRACE);
     __uint(max_entries, OFFCPU_STACKS);
@@ -70,11 +86,7 @@ static __always_inline __u32 task_state(struct task_struct *t)
     return KSTATE_UNKNOWN;
 }
 
-/* A parked JavaThread waits in pthread_cond_(timed)wait, which glibc makes a FUTEX_WAIT_BITSET;
- * HotSpot's safepoint barrier waits with a plain FUTEX_WAIT, its locks too (pthread_mutex_lock). */
-#define FUTEX_WAIT_BITSET_CMD 9
-#define FUTEX_FLAGS (128 | 256) /* FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
-#define SYS_FUTEX 202           /* x86-64 */
+#define SYS_FUTEX 202 /* x86-64 */
 
 static __always_inline int read_u64(__u64 addr, __u64 *out)
 {
@@ -105,18 +117,7 @@ static __always_inline void read_java(const struct offcpu_java *j, struct offcpu
     else if (tid == own)
         tid = 0;
     c->vthread_id = tid;
-    if (pending)
-        c->java_wait = JAVA_WAIT_MONITOR_ENTER;
-    else if (waiting)
-        c->java_wait = JAVA_WAIT_MONITOR_WAIT;
-    else if (st == j->state_blocked && futex_op >= 0 && (futex_op & ~FUTEX_FLAGS) != FUTEX_WAIT_BITSET_CMD)
-        c->java_wait = JAVA_WAIT_VM; /* a safepoint's barrier, a VM lock, a VM sleep: not a park */
-    else if (st == j->state_blocked)
-        c->java_wait = JAVA_WAIT_BLOCKED;
-    else if (st == j->state_in_native)
-        c->java_wait = JAVA_WAIT_IN_NATIVE;
-    else
-        c->java_wait = JAVA_WAIT_OTHER;
+    c->java_wait = java_wait_of(st, j->state_blocked, j->state_in_native, pending, waiting, futex_op);
 }
 
 /* Closes the off-CPU interval from c->off_since to end: its times, and the ring buffer when it
@@ -147,6 +148,13 @@ static __always_inline void close_interval(struct offcpu_carrier *c, __u32 tid, 
     e->stack_id = c->stack_id;
     e->vthread_id = c->vthread_id;
     e->java_wait = c->java_wait;
+    if (c->java_wait == JAVA_WAIT_UNKNOWN) { /* nothing to read it with at its switch out: the collector's word */
+        struct offcpu_seed *s = bpf_map_lookup_elem(&seeds, &tid);
+        if (s && s->off_since == since) {
+            e->vthread_id = s->vthread_id;
+            e->java_wait = s->java_wait;
+        }
+    }
     e->pad = 0;
     bpf_ringbuf_submit(e, 0);
 }
@@ -232,6 +240,32 @@ SEC("tp_btf/sched_wakeup")
 int BPF_PROG(offcpu_wakeup, struct task_struct *p)
 {
     woken(p);
+    return 0;
+}
+
+/* A new thread of a watched process is tracked from its birth, so that its first sleep (a new
+ * carrier's first pin) has its start; the collector learns its JavaThread a moment later. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
+{
+    __u32 tgid = child->tgid, tid = child->pid;
+    if (tgid == tid || !bpf_map_lookup_elem(&watched, &tgid))
+        return 0;
+    struct offcpu_carrier born = {.syscall = -1, .stack_id = -1, .vthread_id = -1};
+    bpf_map_update_elem(&tracked, &tid, &born, BPF_NOEXIST);
+    return 0;
+}
+
+/* A thread of a watched process that ends before the collector claimed it (gave its JavaThread):
+ * no one else would untrack it. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(offcpu_exit, struct task_struct *p)
+{
+    __u32 tgid = p->tgid, tid = p->pid;
+    if (!bpf_map_lookup_elem(&watched, &tgid) || bpf_map_lookup_elem(&java, &tid))
+        return 0;
+    bpf_map_delete_elem(&tracked, &tid);
+    bpf_map_delete_elem(&seeds, &tid);
     return 0;
 }
 

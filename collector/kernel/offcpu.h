@@ -34,6 +34,19 @@ struct offcpu_java {
     __s32 state_blocked, state_in_native;
 };
 
+/* Value of the seeds map: what the collector read, from outside, of a tracked thread's JavaThread
+ * while it slept in the interval that began at off_since, whose switch out had nothing to read it
+ * with (a thread tracked from its birth, before its JavaThread was known). Used for that interval
+ * only, in place of the switch out's read. */
+struct offcpu_seed {
+    __u64 off_since;
+    __s64 vthread_id;
+    __u32 java_wait;
+    __u32 pad;
+};
+
+#define OFFCPU_MAX_WATCHED 1024
+
 /* Ring buffer record: one finished off-CPU interval of at least kernel_min. */
 struct offcpu_event {
     __u64 start_ns, end_ns; /* CLOCK_MONOTONIC */

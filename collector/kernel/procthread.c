@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int procthread_state(const char *proc_root, int32_t tid, char *state, int32_t *syscall)
+int procthread_state(const char *proc_root, int32_t tid, char *state, int32_t *syscall, int64_t *arg1)
 {
     char path[512], buf[1024];
     snprintf(path, sizeof(path), "%s/%ld/stat", proc_root, (long)tid);
@@ -21,11 +21,17 @@ int procthread_state(const char *proc_root, int32_t tid, char *state, int32_t *s
         return -EPROTO;
     *state = p[2];
     *syscall = -1;
+    if (arg1)
+        *arg1 = -1;
     snprintf(path, sizeof(path), "%s/%ld/syscall", proc_root, (long)tid);
     if ((f = fopen(path, "re"))) {
         long nr;
-        if (fscanf(f, "%ld", &nr) == 1 && nr >= 0)
+        unsigned long long a0, a1;
+        int got = fscanf(f, "%ld %llx %llx", &nr, &a0, &a1);
+        if (got >= 1 && nr >= 0)
             *syscall = (int32_t)nr;
+        if (got == 3 && nr >= 0 && arg1)
+            *arg1 = (int64_t)(a1 & 0x7fffffffffffffffull);
         fclose(f);
     }
     return 0;

@@ -15,6 +15,7 @@
 #include "kernel_pins.h"
 #include "kglue.h"
 #include "kjoin.h"
+#include "kpin.h"
 #include "ksyms.h"
 #include "nspid.h"
 #include "procthread.h"
@@ -93,12 +94,20 @@ static void test_proc(void)
     put_file(dir, "501/syscall", "running\n");
     char state = 0;
     int32_t nr = 0;
-    CHECK_INT(procthread_state(dir, 502, &state, &nr), 0);
+    int64_t arg1 = 0;
+    CHECK_INT(procthread_state(dir, 502, &state, &nr, &arg1), 0);
     CHECK_INT(state, 'S');
     CHECK_INT(nr, 230);
-    CHECK_INT(procthread_state(dir, 501, &state, &nr), 0);
+    CHECK_INT(arg1, 0);
+    put_file(dir, "503/stat", "503 (java) S 1 2 3\n");
+    put_file(dir, "503/syscall", "202 0x7f5a10001234 0x189 0x0 0x7f5a2000 0x0 0xffffffff 0x7ffd 0x7f12\n");
+    CHECK_INT(procthread_state(dir, 503, &state, &nr, &arg1), 0);
+    CHECK_INT(nr, 202);
+    CHECK_INT(arg1, 0x189); /* FUTEX_WAIT_BITSET | PRIVATE | CLOCK_REALTIME: a park */
+    CHECK_INT(procthread_state(dir, 501, &state, &nr, &arg1), 0);
     CHECK_INT(state, 'R');
     CHECK_INT(nr, -1);
+    CHECK_INT(arg1, -1);
     char *stack = procthread_stack(dir, 502);
     CHECK_STR(stack, "hrtimer_nanosleep+0xd0\ndo_syscall_64+0x71");
     free(stack);
@@ -1070,6 +1079,86 @@ static void test_kglue_off(void)
     kglue_close(k);
 }
 
+/* A thread's pins from its intervals with no agent (kpin.h): every row. */
+static struct kview_interval kp_iv(int64_t start, int64_t end, int state, int64_t vthread, int wait)
+{
+    return (struct kview_interval){.tid = 7, .state = state, .start_ns = start, .end_ns = end, .syscall = 202,
+                                   .stack_id = -1, .vthread_id = vthread, .java_wait = wait};
+}
+
+static void test_kpin(void)
+{
+    const int S = KSTATE_SLEEPING, D = KSTATE_DISK, R = KSTATE_RUNNABLE;
+    struct kview_interval iv;
+    /* reasons: a virtual thread mounted, asleep, and what its JavaThread did */
+    iv = kp_iv(100, 200, S, 5, JAVA_WAIT_BLOCKED);
+    CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__PIN_REASON_UNKNOWN);
+    iv = kp_iv(100, 200, S, 5, JAVA_WAIT_MONITOR_ENTER);
+    CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__MONITOR_ENTER);
+    iv = kp_iv(100, 200, S, 5, JAVA_WAIT_MONITOR_WAIT);
+    CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__OBJECT_WAIT);
+    iv = kp_iv(100, 200, D, 5, JAVA_WAIT_IN_NATIVE);
+    CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__NATIVE_BLOCK);
+    /* not pins: nothing mounted or not read, waiting for a CPU, on the VM, in Java or the VM, unknown */
+    iv = kp_iv(100, 200, S, 0, JAVA_WAIT_BLOCKED);
+    CHECK_INT(kpin_reason(&iv), -1);
+    iv = kp_iv(100, 200, S, -1, JAVA_WAIT_BLOCKED);
+    CHECK_INT(kpin_reason(&iv), -1);
+    iv = kp_iv(100, 200, R, 5, JAVA_WAIT_BLOCKED);
+    CHECK_INT(kpin_reason(&iv), -1);
+    iv = kp_iv(100, 200, S, 5, JAVA_WAIT_VM);
+    CHECK_INT(kpin_reason(&iv), -1);
+    iv = kp_iv(100, 200, S, 5, JAVA_WAIT_OTHER);
+    CHECK_INT(kpin_reason(&iv), -1);
+    iv = kp_iv(100, 200, S, 5, JAVA_WAIT_UNKNOWN);
+    CHECK_INT(kpin_reason(&iv), -1);
+
+    struct kpin_thread t = {0};
+    struct kpin_step st;
+    /* an interval told only once it ended: a pin that starts and ends at once */
+    iv = kp_iv(100, 200, S, 5, JAVA_WAIT_BLOCKED);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.start && st.end && !st.end_stale && st.reason == VTPIN__V1__PIN_REASON__PIN_REASON_UNKNOWN);
+    CHECK(!t.open);
+    /* told as it crosses (end 0), again (no step), then ended */
+    iv = kp_iv(300, 0, S, 5, JAVA_WAIT_MONITOR_ENTER);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.start && !st.end && st.reason == VTPIN__V1__PIN_REASON__MONITOR_ENTER);
+    CHECK(t.open && t.start_ns == 300);
+    kpin_next(&t, &iv, &st);
+    CHECK(!st.start && !st.end && !st.end_stale);
+    iv.end_ns = 450;
+    kpin_next(&t, &iv, &st);
+    CHECK(!st.start && st.end && !st.end_stale);
+    CHECK(!t.open);
+    /* not a pin: no step at all */
+    iv = kp_iv(500, 600, R, 5, JAVA_WAIT_BLOCKED);
+    kpin_next(&t, &iv, &st);
+    CHECK(!st.start && !st.end && !st.end_stale);
+    /* a pin whose end was lost: the next interval of the thread ends it at its own start */
+    iv = kp_iv(700, 0, S, 5, JAVA_WAIT_IN_NATIVE);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.start && t.open);
+    iv = kp_iv(900, 1000, S, 6, JAVA_WAIT_BLOCKED);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.end_stale && st.stale_end_ns == 900 && st.start && st.end);
+    CHECK(!t.open);
+    /* the same, by an interval that is no pin: the stale one ends, nothing starts */
+    iv = kp_iv(1100, 0, S, 5, JAVA_WAIT_MONITOR_WAIT);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.start && st.reason == VTPIN__V1__PIN_REASON__OBJECT_WAIT);
+    iv = kp_iv(1300, 1400, S, 0, JAVA_WAIT_OTHER);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.end_stale && st.stale_end_ns == 1300 && !st.start && !st.end);
+    /* an interval older than the pin in progress came late: dropped, the pin goes on */
+    iv = kp_iv(1500, 0, S, 5, JAVA_WAIT_BLOCKED);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.start && t.open);
+    iv = kp_iv(1450, 1490, S, 5, JAVA_WAIT_BLOCKED);
+    kpin_next(&t, &iv, &st);
+    CHECK(!st.start && !st.end && !st.end_stale && t.open && t.start_ns == 1500);
+}
+
 int main(void)
 {
     test_kglue_off();
@@ -1088,5 +1177,6 @@ int main(void)
     test_time_blocks();
     test_time_blocks_unordered();
     test_time_blocks_java();
+    test_kpin();
     CHECK_MAIN_RETURN();
 }
