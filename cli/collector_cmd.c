@@ -48,6 +48,8 @@ static const char collector_usage[] =
     "                          CAP_BPF and CAP_PERFMON): auto (default: on when it can,\n"
     "                          else one log line says why), on (fail without it), off\n"
     "      --kernel-min=DUR    shortest off-CPU interval the kernel view records (default 1ms)\n"
+    "      --jvms=all|agents   all: also every HotSpot JVM of the host with no agent, from the kernel view\n"
+    "                          (zero-touch, docs/zero-touch.md); agents: only those with the agent (default)\n"
     "      --allow-uid=UID     also serve this user (number or name; repeatable); the\n"
     "                          socket becomes 0666, its directory 0711, SO_PEERCRED decides\n"
     "      --allow-gid=GID     also serve peers whose group or a supplementary group is GID\n"
@@ -101,6 +103,7 @@ int collector_main(int argc, char **argv)
         OPT_MEMORY_BUDGET,
         OPT_KERNEL,
         OPT_KERNEL_MIN,
+        OPT_JVMS,
         OPT_ALLOW_UID,
         OPT_ALLOW_GID,
         OPT_ALLOW_SEE_ALL
@@ -118,6 +121,7 @@ int collector_main(int argc, char **argv)
         {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
         {"kernel", required_argument, NULL, OPT_KERNEL},
         {"kernel-min", required_argument, NULL, OPT_KERNEL_MIN},
+        {"jvms", required_argument, NULL, OPT_JVMS},
         {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
         {"allow-gid", required_argument, NULL, OPT_ALLOW_GID},
         {"allow-see-all", no_argument, NULL, OPT_ALLOW_SEE_ALL},
@@ -196,6 +200,14 @@ int collector_main(int argc, char **argv)
             cfg.kernel_min_ns = (uint64_t)ns;
             break;
         }
+        case OPT_JVMS:
+            if (strcmp(optarg, "all") == 0)
+                cfg.zero_touch = 1;
+            else if (strcmp(optarg, "agents") == 0)
+                cfg.zero_touch = 0;
+            else
+                return cli_usage_error("collector", "--jvms: '%s' is not all or agents", optarg);
+            break;
         case OPT_ALLOW_UID: {
             uid_t uid;
             int r = access_parse_uid(optarg, &uid);

@@ -8,6 +8,7 @@
 #include "access.h"
 #include "common/json.h"
 #include "kglue.h"
+#include "zerotouch.h"
 
 const char *query_state_name(int state)
 {
@@ -409,6 +410,7 @@ int query_json(struct jvms *r, const struct query_info *info, int kind, int64_t 
         json_kv_uint(&js, "peers_refused", info->peers_refused);
         shown_jvms(&js, info);
         kglue_status_json(info->kernel, &js, now); /* null when the caller has no kernel view at all */
+        zerotouch_status_json(info->zero_touch, &js, info->mine_only, info->asker_uid);
         json_object_end(&js);
     } else {
         json_kv_int(&js, "window_ns", cfg->window_ns);

@@ -25,6 +25,7 @@ struct query_info {
     size_t memory_budget, memory_used, memory_peak; /* bytes (budget.h) */
     uint64_t memory_dropped;                        /* definitions and frames the budget refused */
     struct kglue *kernel;                           /* the kernel view; NULL: none */
+    struct zerotouch *zero_touch;                   /* JVMs with no agent; NULL: --jvms=agents */
     const struct access *allow;                     /* --allow-uid/--allow-gid; NULL: none */
     uint64_t peers_refused;                         /* connections the SO_PEERCRED check closed */
     int mine_only;                                  /* list only the JVMs whose peer had asker_uid */

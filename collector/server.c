@@ -33,6 +33,7 @@
 #include "recorder.h"
 #include "session.h"
 #include "wire.h"
+#include "zerotouch.h"
 
 #define NS_PER_SEC 1000000000LL
 #define QUERY_SEND_TIMEOUT_NS (5 * NS_PER_SEC)
@@ -47,6 +48,7 @@ struct client {
     struct server *srv;
     struct client *prev, *next; /* open clients, or the dead list (next only) */
     int fd;
+    int kernel; /* a JVM with no agent: zero-touch makes its frames (fd -1, not counted in nclients) */
     pid_t pid;
     uid_t uid;
     enum client_kind kind;
@@ -77,6 +79,7 @@ struct server {
     struct loop_watch metrics_watch;
     struct pprof_service *pprof; /* /debug/pprof/pinned, built between the loop's turns */
     struct kglue *kernel;        /* the kernel view (kglue.h) */
+    struct zerotouch *zt;        /* JVMs with no agent (zerotouch.h); NULL: --jvms=agents */
     struct client *clients, *dead;
     unsigned nclients;
     int64_t started;
@@ -252,7 +255,7 @@ static void client_close(struct client *c, const char *why)
                  c->budget_drops);
         record_notice(c, "collector.memory_budget", text);
     }
-    if (c->kind == CLIENT_AGENT)
+    if (c->kind == CLIENT_AGENT || c->kernel)
         kglue_owner_gone(s->kernel, c, now);
     recorder_close(c->rec);
     c->rec = NULL;
@@ -263,7 +266,8 @@ static void client_close(struct client *c, const char *why)
         s->clients = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    s->nclients--;
+    if (!c->kernel)
+        s->nclients--;
     c->prev = NULL;
     c->next = s->dead;
     s->dead = c;
@@ -339,6 +343,7 @@ static void query_answer(struct client *c, const Vtpin__V1__Query *q)
         .memory_peak = s->budget.peak,
         .memory_dropped = s->budget.refused,
         .kernel = s->kernel,
+        .zero_touch = s->zt,
         .allow = &s->cfg.allow,
         .peers_refused = s->refused_peers,
         .mine_only = !access_sees_all(&s->cfg.allow, geteuid(), c->uid),
@@ -400,6 +405,8 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
     peer_ident(c, ev->hello->pid, &id);
     if (hello_refused(c, &id))
         return -EPERM;
+    if (!c->kernel && id.source == JVM_PID_PEER)
+        zerotouch_agent_hello(s->zt, id.pid); /* the agent's pins now, not the kernel's */
     struct session_limits limits = SESSION_LIMITS_DEFAULT;
     limits.budget = &s->budget;
     int rc = session_new(&c->session, ev->hello, &limits);
@@ -449,10 +456,8 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
         jvm_ident_text(&id, name, sizeof(name)), peer_creds(c, peer, sizeof(peer)),
         clog_printable(h->java_version, java, sizeof(java)), clog_printable(h->vm_name, vm, sizeof(vm)),
         clog_printable(h->vm_vendor, vendor, sizeof(vendor)), clog_printable(h->agent_version, agent, sizeof(agent)),
-        h->mode == VTPIN__V1__LOAD_MODE__ATTACH    ? "attach"
-        : h->mode == VTPIN__V1__LOAD_MODE__STARTUP ? "startup"
-                                                   : "mode unknown",
-        wire_occupancy_name(h->occupancy), h->connection, c->rec ? recorder_path(c->rec) : "none");
+        wire_mode_name(h->mode) ? wire_mode_name(h->mode) : "mode unknown", wire_occupancy_name(h->occupancy),
+        h->connection, c->rec ? recorder_path(c->rec) : "none");
     return 0;
 }
 
@@ -632,6 +637,69 @@ static void client_on_event(struct loop *l, struct loop_watch *w, uint32_t event
     }
 }
 
+/* ---- JVMs with no agent (zerotouch.h): peers with no socket ---------------- */
+
+static void *kernel_peer_open(void *arg, int32_t pid, uid_t uid)
+{
+    struct server *s = arg;
+    struct client *c = calloc(1, sizeof(*c));
+    if (!c || framer_init(&c->in, s->cfg.max_frame) != 0) {
+        clog_error("zero-touch: JVM pid %ld: out of memory", (long)pid);
+        free(c);
+        return NULL;
+    }
+    c->srv = s;
+    c->fd = -1;
+    c->watch.fd = -1;
+    c->kernel = 1;
+    c->pid = pid;
+    c->uid = uid;
+    c->accepted_at = mono_ns();
+    c->next = s->clients;
+    if (s->clients)
+        s->clients->prev = c;
+    s->clients = c;
+    return c;
+}
+
+static int kernel_peer_frame(void *arg, void *owner, const uint8_t *frame, size_t len)
+{
+    (void)arg;
+    return client_frame(owner, frame, len);
+}
+
+static void kernel_peer_close(void *arg, void *owner, const char *why)
+{
+    (void)arg;
+    client_close(owner, why);
+}
+
+static int start_zero_touch(struct server *s)
+{
+    if (!s->cfg.zero_touch)
+        return 0;
+    if (!kglue_enabled(s->kernel)) {
+        clog_warn("zero-touch (--jvms=all) needs the kernel view, which is off (%s): watching only JVMs with the "
+                  "agent",
+                  kglue_reason(s->kernel));
+        return 0;
+    }
+    struct zt_host host = {.arg = s, .open = kernel_peer_open, .frame = kernel_peer_frame, .close = kernel_peer_close};
+    struct zt_config zc = {.proc_root = "/proc", .min_ns = s->cfg.kernel_min_ns, .version = s->cfg.version};
+    int rc = zerotouch_new(&s->zt, s->kernel, &host, &zc);
+    if (rc) {
+        clog_error("zero-touch: %s", strerror(-rc));
+        return rc;
+    }
+    clog_info("zero-touch on: watching every HotSpot JVM of the host, with nothing loaded into it (--jvms=all)");
+    if ((rc = zerotouch_watch(s->zt, s->loop)) != 0) {
+        clog_error("zero-touch: epoll: %s", strerror(-rc));
+        return rc;
+    }
+    zerotouch_scan(s->zt);
+    return 0;
+}
+
 /* ---- accepting ------------------------------------------------------------- */
 
 static void refuse_full(struct server *s, int fd, pid_t pid)
@@ -766,7 +834,7 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
             recorder_flush(c->rec);
             note_recording(c);
         }
-        if (c->kind == CLIENT_NEW && now - c->accepted_at > s->cfg.handshake_ns)
+        if (c->kind == CLIENT_NEW && !c->kernel && now - c->accepted_at > s->cfg.handshake_ns)
             client_reject(c, "no Hello or Query within %" PRId64 " ms", s->cfg.handshake_ns / 1000000);
         else if (c->kind == CLIENT_QUERY && now - c->accepted_at > QUERY_SEND_TIMEOUT_NS)
             client_close(c, "the query client does not read its answer");
@@ -982,6 +1050,8 @@ int server_run(const struct server_config *cfg)
         units_format_duration(cfg->alert.hold_ns, hold, sizeof(hold)));
     if (shared)
         log_allow(&cfg->allow, sock_mode);
+    if (start_zero_touch(s) != 0)
+        goto cleanup;
     rc = loop_run(s->loop, free_dead, s);
     if (rc) {
         clog_error("epoll_wait: %s", strerror(-rc));
@@ -989,6 +1059,10 @@ int server_run(const struct server_config *cfg)
     }
     status = 0;
 cleanup:
+    if (s->loop)
+        zerotouch_unwatch(s->zt, s->loop);
+    zerotouch_free(s->zt); /* its peers first: it closes them */
+    s->zt = NULL;
     while (s->clients)
         client_close(s->clients, "the collector is shutting down");
     free_dead(s->loop, s);

@@ -35,6 +35,7 @@ struct server_config {
     socklen_t metrics_addrlen;
     int kernel_mode;        /* enum kglue_mode: auto (default), on, off */
     uint64_t kernel_min_ns; /* shortest off-CPU interval the kernel view records */
+    int zero_touch;         /* --jvms=all: also the JVMs with no agent (zerotouch.h) */
     struct access allow;    /* --allow-uid, --allow-gid: other users served (access.h) */
 };
 

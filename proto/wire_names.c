@@ -33,6 +33,8 @@ const char *wire_mode_name(int mode)
         return "startup";
     case VTPIN__V1__LOAD_MODE__ATTACH:
         return "attach";
+    case VTPIN__V1__LOAD_MODE__KERNEL:
+        return "kernel";
     default:
         return NULL;
     }

@@ -157,7 +157,10 @@ static void put_header(FILE *out, const struct recording *r, const struct record
         put(out, s->agent_version ? s->agent_version : "?");
         const char *mode = wire_mode_name(s->mode);
         fprintf(out, ", %s",
-                mode ? (s->mode == VTPIN__V1__LOAD_MODE__ATTACH ? "attached" : "loaded at startup") : "load mode ?");
+                !mode                                     ? "load mode ?"
+                : s->mode == VTPIN__V1__LOAD_MODE__ATTACH ? "attached"
+                : s->mode == VTPIN__V1__LOAD_MODE__KERNEL ? "none loaded: the collector's kernel view (zero-touch)"
+                                                          : "loaded at startup");
         if (s->has_threshold && s->threshold_ns == 0)
             fputs(", threshold 0 (every pin)", out);
         else if (s->has_threshold)

@@ -121,10 +121,10 @@ def tomcat_classpath():
 
 
 class Run:
-    """One JVM run of a fixture with the agent recording to a temp file."""
+    """One JVM run of a fixture with the agent recording to a temp file (agent=False: with no agent)."""
 
     def __init__(self, feature, fixture, args=(), props=(), agent_opts="", jfr=False, workdir=None, extra_cp=(),
-                 stdin_pipe=False, load=None):
+                 stdin_pipe=False, load=None, agent=True):
         self.load = load  # a load.Load: the JVM starts inside its CPU quota, if it has one
         self.stdin_pipe = stdin_pipe  # the test ends a fixture that runs until its input ends (proc.stdin.close())
         self.home = jdk_home(feature)
@@ -138,7 +138,7 @@ class Run:
             opts += "," + agent_opts
         if EXTRA_AGENT_OPTS:
             opts += "," + EXTRA_AGENT_OPTS
-        self.cmd = [os.path.join(self.home, "bin", "java"), "-agentpath:%s=%s" % (AGENT, opts),
+        self.cmd = [os.path.join(self.home, "bin", "java")] + (["-agentpath:%s=%s" % (AGENT, opts)] if agent else []) + [
                     "--enable-native-access=ALL-UNNAMED", "-Djava.library.path=" + FIXTURE_LIB,
                     "-cp", ":".join([classpath(feature)] + list(extra_cp))] + list(props)
         if self.jfr:

@@ -1,0 +1,776 @@
+#include "zerotouch.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clog.h"
+#include "common/idmap.h"
+#include "hotspot.h"
+#include "kglue.h"
+#include "kpin.h"
+#include "loop.h"
+#include "kstate.h"
+#include "nspid.h"
+#include "syscalls.h"
+#include "wire.h"
+
+#define NS_PER_SEC 1000000000LL
+/* A process this young may still be loading its libjvm.so: looked at again. */
+#define YOUNG_NS (5 * NS_PER_SEC)
+#define THREADS_MAX 4096
+/* How often each JVM's thread list is looked at (one pread): a carrier is tracked within this of
+ * its start, so its first pin is seen. /proc is listed every ZT_PROC_EVERY of these. */
+#define ZT_TICK_NS (10 * 1000000LL)
+#define ZT_PROC_EVERY 100
+
+enum zt_state {
+    ZT_WATCHING = 0, /* its threads tracked; no pin yet */
+    ZT_SESSION,      /* it pinned: its session is open */
+    ZT_GAVE_UP,      /* why says why */
+    ZT_AGENT,        /* the vtpin agent is in it */
+};
+
+static const char *const state_names[] = {"watching", "session", "gave_up", "agent"};
+
+struct zt_thread {
+    int32_t ns_tid, host_tid;
+    uint64_t java_thread;
+    int seen;          /* in the latest walk */
+    int carrier;       /* seen with a virtual thread mounted */
+    int carrier_told;  /* its Carrier frame sent */
+    struct kpin_thread kp; /* its pin in progress (kpin.h) */
+    uint64_t pin_id;       /* that pin's id */
+};
+
+struct zt_jvm {
+    struct zt_jvm *next;
+    struct zerotouch *z;
+    int32_t pid;
+    uint64_t start_ticks;
+    uid_t uid;
+    enum zt_state state;
+    char why[256];
+    struct hotspot *hs;
+    void *owner; /* the host's peer, NULL once closed */
+    int64_t start_unix_ns, start_mono_ns;
+    char app[160];
+    uint64_t thread_list;
+    struct zt_thread *threads;
+    size_t n_threads, cap_threads;
+    uint64_t next_pin, pins;
+    uint32_t next_string;
+    uint32_t park_reason; /* string id of the text for a park whose reason is unknown */
+};
+
+struct zerotouch {
+    struct zt_config cfg;
+    struct kglue *k;
+    struct zt_host host;
+    struct zt_jvm *jvms;
+    unsigned n_jvms;
+    struct idmap *not_jvm; /* pid -> start ticks + 1 of a process that is not a JVM */
+    long hz;
+    uint64_t scans, ticks;
+    int timer_fd;
+    struct loop_watch watch;
+};
+
+/* ---- /proc ---- */
+
+static int64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* Up to cap-1 bytes of a small /proc file, NUL-terminated: its length, or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, buf, cap - 1);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return -err;
+    buf[n] = '\0';
+    return n;
+}
+
+/* Field 22 of /proc/PID/stat (its start, in clock ticks since boot): 0, or -errno. */
+static int start_ticks(const struct zerotouch *z, int32_t pid, uint64_t *out)
+{
+    char path[96], buf[1024];
+    snprintf(path, sizeof(path), "%s/%d/stat", z->cfg.proc_root, pid);
+    if (read_small(path, buf, sizeof(buf)) < 0)
+        return -ESRCH;
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    if (!p)
+        return -EINVAL;
+    for (int field = 2; field < 22 && *p; p++)
+        if (*p == ' ')
+            field++;
+    char *end;
+    *out = strtoull(p, &end, 10);
+    return end == p ? -EINVAL : 0;
+}
+
+static uid_t proc_uid(const struct zerotouch *z, int32_t pid)
+{
+    char path[96], buf[2048];
+    snprintf(path, sizeof(path), "%s/%d/status", z->cfg.proc_root, pid);
+    if (read_small(path, buf, sizeof(buf)) < 0)
+        return (uid_t)-1;
+    const char *u = strstr(buf, "\nUid:");
+    return u ? (uid_t)strtoul(u + 5, NULL, 10) : (uid_t)-1;
+}
+
+enum maps_kind { MAPS_OTHER = 0, MAPS_JVM = 1, MAPS_JVM_AGENT = 2 };
+
+/* Whether pid maps a libjvm.so, and the vtpin agent too. -errno when maps cannot be read. */
+static int maps_kind(const struct zerotouch *z, int32_t pid)
+{
+    char path[96], line[4096];
+    snprintf(path, sizeof(path), "%s/%d/maps", z->cfg.proc_root, pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    int jvm = 0, agent = 0;
+    while (fgets(line, sizeof(line), f)) {
+        size_t len = strcspn(line, "\n");
+        line[len] = '\0';
+        if (len >= 10 && strcmp(line + len - 10, "/libjvm.so") == 0)
+            jvm = 1;
+        else if (len >= 12 && strcmp(line + len - 12, "/libvtpin.so") == 0)
+            agent = 1;
+    }
+    fclose(f);
+    return !jvm ? MAPS_OTHER : agent ? MAPS_JVM_AGENT : MAPS_JVM;
+}
+
+/* The main class or jar from the command line: the first word after the launcher's options. */
+static void read_app(const struct zerotouch *z, int32_t pid, char *out, size_t cap)
+{
+    static const char *const with_value[] = {"-cp", "-classpath", "--class-path", "-p", "--module-path",
+                                             "--add-modules", "--add-opens", "--add-exports", "--add-reads",
+                                             "--enable-native-access", "--limit-modules", "--upgrade-module-path"};
+    char path[96], buf[4096];
+    snprintf(path, sizeof(path), "%s/%d/cmdline", z->cfg.proc_root, pid);
+    out[0] = '\0';
+    ssize_t n = read_small(path, buf, sizeof(buf));
+    if (n <= 0)
+        return;
+    const char *end = buf + n;
+    const char *arg = buf + strlen(buf) + 1; /* past the launcher */
+    while (arg < end) {
+        size_t len = strlen(arg);
+        int skip_next = 0;
+        if (strcmp(arg, "-jar") == 0 || strcmp(arg, "-m") == 0 || strcmp(arg, "--module") == 0) {
+            arg += len + 1;
+            if (arg < end)
+                snprintf(out, cap, "%s", arg);
+            return;
+        }
+        if (arg[0] != '-') {
+            snprintf(out, cap, "%s", arg);
+            return;
+        }
+        for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+            skip_next |= strcmp(arg, with_value[i]) == 0;
+        arg += len + 1;
+        if (skip_next && arg < end)
+            arg += strlen(arg) + 1;
+    }
+}
+
+static void thread_name(const struct zerotouch *z, int32_t pid, int32_t host_tid, char *out, size_t cap)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/%d/task/%d/comm", z->cfg.proc_root, pid, host_tid);
+    if (read_small(path, out, cap) <= 0)
+        snprintf(out, cap, "tid %d", host_tid);
+    out[strcspn(out, "\n")] = '\0';
+}
+
+/* ---- frames ---- */
+
+/* Hands ev to the host as j's. 0, or -1 when the host closed j's peer. */
+static int send_event(struct zt_jvm *j, WireEvent *ev)
+{
+    if (!j->owner)
+        return -1;
+    uint8_t buf[4096];
+    ssize_t len = wire_pack(ev, buf, sizeof(buf), sizeof(buf));
+    if (len <= 0)
+        return 0; /* cannot happen with these small events; nothing to hand */
+    if (j->z->host.frame(j->z->host.arg, j->owner, buf, (size_t)len) != 0) {
+        j->owner = NULL; /* the host closed it, and the kernel view forgot its threads */
+        j->state = ZT_GAVE_UP;
+        snprintf(j->why, sizeof(j->why), "the collector refused its session (its log says why)");
+        return -1;
+    }
+    return 0;
+}
+
+/* A StringDef; returns its id, 0 when it could not be sent. */
+static uint32_t send_string(struct zt_jvm *j, const char *text)
+{
+    Vtpin__V1__StringDef m = VTPIN__V1__STRING_DEF__INIT;
+    m.id = ++j->next_string;
+    m.value = (char *)text;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STRING;
+    ev.string = &m;
+    return send_event(j, &ev) == 0 ? m.id : 0;
+}
+
+static int send_hello(struct zt_jvm *j)
+{
+    const struct hotspot_info *hi = hotspot_info(j->hs);
+    struct zerotouch *z = j->z;
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    Vtpin__V1__ThreadLayout tl = VTPIN__V1__THREAD_LAYOUT__INIT;
+    tl.thread_obj_offset = hi->thread_obj;
+    tl.vthread_offset = hi->vthread;
+    tl.pending_monitor_offset = hi->pending_monitor;
+    tl.waiting_monitor_offset = hi->waiting_monitor;
+    tl.thread_state_offset = hi->thread_state;
+    tl.tid_offset = hi->tid;
+    tl.state_blocked = hi->state_blocked;
+    tl.state_in_native = hi->state_in_native;
+    Vtpin__V1__Hello h = VTPIN__V1__HELLO__INIT;
+    h.schema_version = WIRE_SCHEMA_VERSION;
+    int64_t ns_pid = -1;
+    uint64_t pidns = 0;
+    nspid_process(z->cfg.proc_root, j->pid, &ns_pid, &pidns);
+    h.pid = ns_pid > 0 ? ns_pid : j->pid; /* its own, as an agent in it would say */
+    h.java_version = (char *)hi->release;
+    h.vm_name = (char *)hi->vm_name;
+    h.host = host;
+    char agent[96];
+    snprintf(agent, sizeof(agent), "none (collector %s, kernel view)", z->cfg.version);
+    h.agent_version = agent;
+    h.has_mode = 1;
+    h.mode = VTPIN__V1__LOAD_MODE__KERNEL;
+    h.has_start_unix_ns = h.has_start_mono_ns = 1;
+    h.start_unix_ns = j->start_unix_ns;
+    h.start_mono_ns = j->start_mono_ns;
+    h.has_threshold_ns = 1;
+    h.threshold_ns = z->cfg.min_ns;
+    h.has_jdk_feature = 1;
+    h.jdk_feature = hi->feature;
+    h.has_occupancy = 1;
+    h.occupancy = VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_OFF;
+    h.app = j->app;
+    h.thread_layout = &tl;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_HELLO;
+    ev.hello = &h;
+    if (send_event(j, &ev) != 0)
+        return -1;
+    j->park_reason = send_string(j, "Parked on its carrier while pinned (without the agent the reason is unknown: "
+                                    "a monitor held, a native or VM frame, a critical section)");
+    return j->owner ? 0 : -1;
+}
+
+static void send_carrier(struct zt_jvm *j, struct zt_thread *t)
+{
+    char name[64];
+    thread_name(j->z, j->pid, t->host_tid, name, sizeof(name));
+    uint32_t id = send_string(j, name);
+    Vtpin__V1__Carrier m = VTPIN__V1__CARRIER__INIT;
+    m.tid = t->ns_tid;
+    if (id) {
+        m.has_name = 1;
+        m.name = id;
+    }
+    m.has_java_thread = 1;
+    m.java_thread = t->java_thread;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_CARRIER;
+    ev.carrier = &m;
+    if (send_event(j, &ev) == 0)
+        t->carrier_told = 1;
+}
+
+/* Opens j's session at its first pin: its Hello and the carriers seen so far. */
+static int publish(struct zt_jvm *j)
+{
+    if (j->state == ZT_SESSION)
+        return 0;
+    if (j->state != ZT_WATCHING || send_hello(j) != 0)
+        return -1;
+    j->state = ZT_SESSION;
+    clog_info("zero-touch: JVM pid %d (%s, %s) pinned: its session begins", j->pid, hotspot_info(j->hs)->release,
+              j->app[0] ? j->app : "app unknown");
+    for (size_t i = 0; i < j->n_threads && j->owner; i++)
+        if (j->threads[i].carrier && !j->threads[i].carrier_told)
+            send_carrier(j, &j->threads[i]);
+    return j->owner ? 0 : -1;
+}
+
+/* ---- pins ---- */
+
+static struct zt_thread *thread_of(struct zt_jvm *j, int32_t ns_tid)
+{
+    for (size_t i = 0; i < j->n_threads; i++)
+        if (j->threads[i].ns_tid == ns_tid)
+            return &j->threads[i];
+    return NULL;
+}
+
+/* Starts a pin of t as iv began; t->pin_id stays 0 when it could not be said. */
+static void pin_start(struct zt_jvm *j, struct zt_thread *t, const struct kview_interval *iv, int reason)
+{
+    t->pin_id = 0;
+    t->carrier = 1;
+    if (publish(j) != 0 || (!t->carrier_told && (send_carrier(j, t), !j->owner)))
+        return;
+    Vtpin__V1__PinStart m = VTPIN__V1__PIN_START__INIT;
+    m.pin_id = ++j->next_pin;
+    m.start_ns = iv->start_ns;
+    m.reason = (Vtpin__V1__PinReason)reason;
+    m.has_vthread_id = 1;
+    m.vthread_id = iv->vthread_id;
+    m.has_carrier_tid = 1;
+    m.carrier_tid = t->ns_tid;
+    if (reason == VTPIN__V1__PIN_REASON__PIN_REASON_UNKNOWN && j->park_reason) {
+        m.has_jdk_reason = 1;
+        m.jdk_reason = j->park_reason;
+    }
+    if (reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK && iv->syscall >= 0)
+        m.blocked_in = (char *)syscalls_name(iv->syscall);
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_PIN_START;
+    ev.pin_start = &m;
+    if (send_event(j, &ev) != 0)
+        return;
+    t->pin_id = m.pin_id;
+    j->pins++;
+}
+
+/* Ends t's pin, which began at start_ns, at end_ns. */
+static void pin_end(struct zt_jvm *j, struct zt_thread *t, int64_t start_ns, int64_t end_ns)
+{
+    if (!t->pin_id || !j->owner)
+        return; /* its start was never said */
+    Vtpin__V1__PinEnd m = VTPIN__V1__PIN_END__INIT;
+    m.pin_id = t->pin_id;
+    m.end_ns = end_ns;
+    m.duration_ns = end_ns - start_ns;
+    t->pin_id = 0;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
+    ev.pin_end = &m;
+    send_event(j, &ev);
+}
+
+/* What the kernel view saw of one of j's threads (kglue_java_cb): kpin.h makes it pins. */
+static void on_interval(void *arg, void *owner, int32_t ns_tid, const struct kview_interval *iv)
+{
+    struct zt_jvm *j = arg;
+    struct zt_thread *t = owner == j->owner ? thread_of(j, ns_tid) : NULL;
+    if (!t)
+        return;
+    if (iv->vthread_id > 0)
+        t->carrier = 1;
+    int64_t started = t->kp.start_ns;
+    struct kpin_step step;
+    kpin_next(&t->kp, iv, &step);
+    if (step.end_stale)
+        pin_end(j, t, started, step.stale_end_ns);
+    if (step.start)
+        pin_start(j, t, iv, step.reason);
+    if (step.end)
+        pin_end(j, t, iv->start_ns, iv->end_ns);
+}
+
+/* ---- JVMs ---- */
+
+static void give_up(struct zt_jvm *j, enum zt_state state, const char *why)
+{
+    struct zerotouch *z = j->z;
+    if (j->state != state || strcmp(j->why, why) != 0)
+        clog_info("zero-touch: JVM pid %d: %s", j->pid, why);
+    j->state = state;
+    snprintf(j->why, sizeof(j->why), "%s", why);
+    if (j->owner) {
+        void *owner = j->owner;
+        j->owner = NULL;
+        z->host.close(z->host.arg, owner, why);
+    }
+    free(j->threads);
+    j->threads = NULL;
+    j->n_threads = j->cap_threads = 0;
+    hotspot_close(j->hs);
+    j->hs = NULL;
+}
+
+static void jvm_free(struct zt_jvm *j)
+{
+    if (j->owner) {
+        void *owner = j->owner;
+        j->owner = NULL;
+        j->z->host.close(j->z->host.arg, owner, "the JVM exited");
+    }
+    hotspot_close(j->hs);
+    free(j->threads);
+    free(j);
+}
+
+/* A thread just tracked may already sleep in an interval whose switch out had nothing to read its
+ * JavaThread with (a carrier born a moment ago, already pinned): read it now, during that sleep,
+ * so that the interval says what it waits for. A read that is not inside the sleep is dropped. */
+static void seed_sleep(struct zt_jvm *j, struct zt_thread *t)
+{
+    int64_t since, again;
+    struct hotspot_thread now;
+    if (!kglue_unread_sleep(j->z->k, t->host_tid, &since) || hotspot_thread_now(j->hs, t->java_thread, &now) != 0 ||
+        !kglue_unread_sleep(j->z->k, t->host_tid, &again) || again != since)
+        return;
+    const struct kglue_java_now java = {.vthread_id = now.vthread_id,
+                                        .thread_state = now.thread_state,
+                                        .pending_monitor = now.pending_monitor,
+                                        .waiting_monitor = now.waiting_monitor};
+    kglue_seed_java(j->z->k, j->owner, t->host_tid, since, &java);
+}
+
+/* Follows j's thread list: new threads tracked, ended ones untracked. */
+static void follow_threads(struct zt_jvm *j)
+{
+    uint64_t list;
+    if (!j->hs || !j->owner || hotspot_thread_list(j->hs, &list) != 0 || list == j->thread_list)
+        return;
+    struct hotspot_thread *now = calloc(THREADS_MAX, sizeof(*now));
+    int n = now ? hotspot_threads(j->hs, now, THREADS_MAX) : -ENOMEM;
+    if (n < 0) { /* torn by a safepoint, or gone: the next scan sees */
+        free(now);
+        return;
+    }
+    if (n > THREADS_MAX)
+        n = THREADS_MAX;
+    j->thread_list = list;
+    for (size_t i = 0; i < j->n_threads; i++)
+        j->threads[i].seen = 0;
+    for (int i = 0; i < n; i++) {
+        if (now[i].ns_tid <= 0)
+            continue; /* no OS thread yet */
+        struct zt_thread *t = thread_of(j, now[i].ns_tid);
+        if (t && t->java_thread != now[i].java_thread) { /* a tid reused: another thread */
+            kglue_untrack_java(j->z->k, j->owner, t->host_tid);
+            *t = (struct zt_thread){0};
+            t->ns_tid = now[i].ns_tid;
+            t->java_thread = now[i].java_thread;
+            t->host_tid = -1;
+        }
+        if (!t) {
+            if (j->n_threads == j->cap_threads) {
+                size_t cap = j->cap_threads ? 2 * j->cap_threads : 32;
+                struct zt_thread *grown = realloc(j->threads, cap * sizeof(*grown));
+                if (!grown)
+                    break;
+                j->threads = grown;
+                j->cap_threads = cap;
+            }
+            t = &j->threads[j->n_threads++];
+            *t = (struct zt_thread){.ns_tid = now[i].ns_tid, .java_thread = now[i].java_thread, .host_tid = -1};
+        }
+        t->seen = 1;
+        if (now[i].vthread_id > 0)
+            t->carrier = 1;
+        if (t->host_tid < 0) {
+            if (kglue_track_java(j->z->k, j->owner, j->pid, t->ns_tid, t->java_thread, &t->host_tid) == 0)
+                seed_sleep(j, t);
+            else
+                t->host_tid = -1; /* tried again at the next change of the list */
+        }
+        if (t->carrier && !t->carrier_told && j->state == ZT_SESSION)
+            send_carrier(j, t);
+        if (!j->owner)
+            break;
+    }
+    free(now);
+    if (!j->owner)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < j->n_threads; i++) {
+        struct zt_thread *t = &j->threads[i];
+        if (!t->seen) {
+            if (t->kp.open)
+                pin_end(j, t, t->kp.start_ns, clock_ns(CLOCK_MONOTONIC)); /* it ended while asleep */
+            if (t->host_tid >= 0)
+                kglue_untrack_java(j->z->k, j->owner, t->host_tid);
+            continue;
+        }
+        j->threads[kept++] = *t;
+    }
+    j->n_threads = kept;
+}
+
+/* Starts watching JVM pid. */
+static void watch(struct zerotouch *z, int32_t pid, uint64_t ticks, int agent)
+{
+    if (z->n_jvms >= z->cfg.max_jvms)
+        return;
+    struct zt_jvm *j = calloc(1, sizeof(*j));
+    if (!j)
+        return;
+    j->z = z;
+    j->pid = pid;
+    j->start_ticks = ticks;
+    j->uid = proc_uid(z, pid);
+    j->next = z->jvms;
+    z->jvms = j;
+    z->n_jvms++;
+    if (agent) {
+        give_up(j, ZT_AGENT, "the vtpin agent is loaded in it: its pins are the agent's");
+        return;
+    }
+    /* its start as the clocks say now: the Hello's (wall, monotonic) pair */
+    int64_t age = clock_ns(CLOCK_BOOTTIME) - (int64_t)(ticks * (uint64_t)NS_PER_SEC / (uint64_t)z->hz);
+    j->start_unix_ns = clock_ns(CLOCK_REALTIME) - age;
+    j->start_mono_ns = clock_ns(CLOCK_MONOTONIC) - age;
+    read_app(z, pid, j->app, sizeof(j->app));
+    char why[256] = "";
+    int rc = hotspot_open(&j->hs, z->cfg.proc_root, pid, why, sizeof(why));
+    if (rc == -EAGAIN) { /* still starting: the next scan looks again */
+        z->jvms = j->next;
+        z->n_jvms--;
+        free(j);
+        return;
+    }
+    if (rc) {
+        char text[300];
+        snprintf(text, sizeof(text), "not watched: %s", why[0] ? why : strerror(-rc));
+        give_up(j, ZT_GAVE_UP, text);
+        return;
+    }
+    const struct hotspot_info *hi = hotspot_info(j->hs);
+    const struct kview_java_layout layout = {
+        .thread_obj = hi->thread_obj,
+        .vthread = hi->vthread,
+        .pending_monitor = hi->pending_monitor,
+        .waiting_monitor = hi->waiting_monitor,
+        .thread_state = hi->thread_state,
+        .tid = hi->tid,
+        .state_blocked = hi->state_blocked,
+        .state_in_native = hi->state_in_native,
+    };
+    j->owner = z->host.open(z->host.arg, pid, j->uid);
+    if (!j->owner || (rc = kglue_kernel_owner(z->k, j->owner, pid, &layout, on_interval, j)) != 0) {
+        give_up(j, ZT_GAVE_UP, "not watched: the collector could not take it on (its log says why)");
+        return;
+    }
+    clog_info("zero-touch: watching JVM pid %d (%s, %s)", pid, hi->release, j->app[0] ? j->app : "app unknown");
+    follow_threads(j);
+}
+
+int zerotouch_new(struct zerotouch **out, struct kglue *k, const struct zt_host *host, const struct zt_config *cfg)
+{
+    struct zerotouch *z = calloc(1, sizeof(*z));
+    if (!z || !(z->not_jvm = idmap_new())) {
+        free(z);
+        return -ENOMEM;
+    }
+    z->cfg = *cfg;
+    if (!z->cfg.proc_root)
+        z->cfg.proc_root = "/proc";
+    if (!z->cfg.max_jvms)
+        z->cfg.max_jvms = 1024;
+    z->k = k;
+    z->host = *host;
+    z->hz = sysconf(_SC_CLK_TCK);
+    if (z->hz <= 0)
+        z->hz = 100;
+    z->watch.fd = -1;
+    z->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct itimerspec its = {.it_interval = {.tv_nsec = ZT_TICK_NS}, .it_value = {.tv_nsec = ZT_TICK_NS}};
+    if (z->timer_fd < 0 || timerfd_settime(z->timer_fd, 0, &its, NULL) != 0) {
+        int rc = -errno;
+        if (z->timer_fd >= 0)
+            close(z->timer_fd);
+        idmap_free(z->not_jvm, NULL);
+        free(z);
+        return rc;
+    }
+    *out = z;
+    return 0;
+}
+
+/* Every ZT_TICK_NS: the thread lists that changed; /proc every ZT_PROC_EVERY ticks. */
+static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+    (void)l;
+    (void)events;
+    struct zerotouch *z = w->data;
+    uint64_t expirations;
+    if (read(z->timer_fd, &expirations, sizeof(expirations)) < 0)
+        return;
+    if (z->ticks++ % ZT_PROC_EVERY == 0) {
+        zerotouch_scan(z);
+        return;
+    }
+    for (struct zt_jvm *j = z->jvms; j; j = j->next)
+        if (j->state == ZT_WATCHING || j->state == ZT_SESSION)
+            follow_threads(j);
+}
+
+int zerotouch_watch(struct zerotouch *z, struct loop *loop)
+{
+    return loop_watch(loop, &z->watch, z->timer_fd, EPOLLIN, on_tick, z);
+}
+
+void zerotouch_unwatch(struct zerotouch *z, struct loop *loop)
+{
+    if (z)
+        loop_unwatch(loop, &z->watch);
+}
+
+void zerotouch_free(struct zerotouch *z)
+{
+    if (!z)
+        return;
+    while (z->jvms) {
+        struct zt_jvm *j = z->jvms;
+        z->jvms = j->next;
+        jvm_free(j);
+    }
+    idmap_free(z->not_jvm, NULL);
+    close(z->timer_fd);
+    free(z);
+}
+
+static struct zt_jvm *jvm_of(struct zerotouch *z, int32_t pid)
+{
+    for (struct zt_jvm *j = z->jvms; j; j = j->next)
+        if (j->pid == pid)
+            return j;
+    return NULL;
+}
+
+void zerotouch_scan(struct zerotouch *z)
+{
+    DIR *d = opendir(z->cfg.proc_root);
+    if (!d)
+        return;
+    struct idmap *not_jvm = idmap_new(); /* this scan's: ended processes leave it */
+    if (!not_jvm) {
+        closedir(d);
+        return;
+    }
+    z->scans++;
+    for (struct zt_jvm *j = z->jvms; j; j = j->next)
+        j->start_ticks |= 1ull << 63; /* unseen yet */
+    int64_t boot_now = clock_ns(CLOCK_BOOTTIME);
+    pid_t self = getpid();
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        int32_t pid = (int32_t)strtol(e->d_name, NULL, 10);
+        uint64_t ticks;
+        if (pid == self || start_ticks(z, pid, &ticks) != 0)
+            continue;
+        struct zt_jvm *j = jvm_of(z, pid);
+        if (j && (j->start_ticks & ~(1ull << 63)) == ticks) {
+            j->start_ticks = ticks; /* the same process */
+            continue;
+        }
+        uintptr_t known = (uintptr_t)idmap_get(z->not_jvm, (uint32_t)pid);
+        if (known == ticks + 1) {
+            idmap_put(not_jvm, (uint32_t)pid, (void *)known, NULL);
+            continue;
+        }
+        int kind = maps_kind(z, pid);
+        if (kind == MAPS_JVM || kind == MAPS_JVM_AGENT) {
+            if (!j)
+                watch(z, pid, ticks, kind == MAPS_JVM_AGENT);
+        } else if (kind == MAPS_OTHER &&
+                   boot_now - (int64_t)(ticks * (uint64_t)NS_PER_SEC / (uint64_t)z->hz) > YOUNG_NS) {
+            idmap_put(not_jvm, (uint32_t)pid, (void *)(uintptr_t)(ticks + 1), NULL);
+        }
+    }
+    closedir(d);
+    idmap_free(z->not_jvm, NULL);
+    z->not_jvm = not_jvm;
+    /* the JVMs that ended (a pid reused by another process counts as ended) */
+    for (struct zt_jvm **p = &z->jvms; *p;) {
+        struct zt_jvm *j = *p;
+        if (j->start_ticks & (1ull << 63)) {
+            *p = j->next;
+            z->n_jvms--;
+            if (j->state == ZT_SESSION || j->state == ZT_WATCHING)
+                clog_info("zero-touch: JVM pid %d exited (%" PRIu64 " pins)", j->pid, j->pins);
+            jvm_free(j);
+            continue;
+        }
+        p = &j->next;
+    }
+    for (struct zt_jvm *j = z->jvms; j; j = j->next) {
+        if (j->state == ZT_WATCHING || j->state == ZT_SESSION) {
+            int kind = maps_kind(z, j->pid);
+            if (kind == MAPS_JVM_AGENT)
+                give_up(j, ZT_AGENT, "the vtpin agent was loaded into it: its pins are the agent's");
+            else
+                follow_threads(j);
+        }
+    }
+}
+
+void zerotouch_agent_hello(struct zerotouch *z, int64_t pid)
+{
+    struct zt_jvm *j = z ? jvm_of(z, (int32_t)pid) : NULL;
+    if (j && (j->state == ZT_WATCHING || j->state == ZT_SESSION))
+        give_up(j, ZT_AGENT, "an agent speaks for it now: its pins are the agent's");
+}
+
+void zerotouch_status_json(struct zerotouch *z, struct json *js, int mine_only, uid_t uid)
+{
+    if (!z) {
+        json_kv_null(js, "zero_touch");
+        return;
+    }
+    json_key(js, "zero_touch");
+    json_object_begin(js);
+    json_kv_uint(js, "scans", z->scans);
+    json_key(js, "jvms");
+    json_array_begin(js);
+    for (const struct zt_jvm *j = z->jvms; j; j = j->next) {
+        if (mine_only && j->uid != uid)
+            continue;
+        json_object_begin_inline(js);
+        json_kv_int(js, "pid", j->pid);
+        json_kv_uint(js, "uid", j->uid);
+        json_kv_string(js, "state", state_names[j->state]);
+        if (j->why[0])
+            json_kv_string(js, "why", j->why);
+        else
+            json_kv_null(js, "why");
+        json_kv_string(js, "app", j->app);
+        json_kv_string(js, "java", j->hs ? hotspot_info(j->hs)->release : "");
+        size_t tracked = 0, carriers = 0;
+        for (size_t i = 0; i < j->n_threads; i++) {
+            tracked += j->threads[i].host_tid >= 0;
+            carriers += j->threads[i].carrier != 0;
+        }
+        json_kv_uint(js, "threads", j->n_threads);
+        json_kv_uint(js, "threads_tracked", tracked);
+        json_kv_uint(js, "carriers", carriers);
+        json_kv_uint(js, "pins", j->pins);
+        json_object_end(js);
+    }
+    json_array_end(js);
+    json_object_end(js);
+}

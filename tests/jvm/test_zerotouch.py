@@ -1,0 +1,288 @@
+"""Zero-touch (docs/zero-touch.md): `vtpin collector --jvms=all` finds the pins of JVMs that run
+with no agent, from the kernel view alone (root, BTF).
+
+Each case starts the real collector, then a real JVM with no agent that waits at a gate
+(ZeroTouch's goFile, NativeBlock's) until the collector says it watches it, and reads what
+the collector reports: status, top, metrics and the recording it writes. No case sleeps to
+synchronise: each waits on a condition, against a deadline.
+"""
+import glob
+import os
+import shutil
+import sys
+
+from collector_fixture import CollectorProcess
+from harness import (Run, check, describe, jfr_duration_ns, jfr_pinned_events, main, report_json, scheduler, tempdir,
+                     wait_ready)
+from test_kernel import need_kernel_view
+
+JVMS_ALL = ["--kernel=on", "--jvms=all"]
+
+
+class Collector(CollectorProcess):
+    """A collector that watches every JVM (--jvms=all), with /metrics, in a fresh temporary directory."""
+
+    def __init__(self, args=()):
+        super().__init__(tempdir(prefix="vtpin-zt-collector-"), *args, metrics="127.0.0.1:0")
+
+    def recordings(self):
+        return sorted(glob.glob(os.path.join(self.sessions, "*")))
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def watched(coll, pid):
+    """The collector's zero-touch entry of JVM pid once it has one, else None."""
+    zt = coll.status()["collector"]["zero_touch"]
+    return next((j for j in zt["jvms"] if j["pid"] == pid), None)
+
+
+def start_gated(jdk, coll, fixture, args, go, marker, props=(), jfr=False):
+    """Starts fixture (no agent) and waits until it reached its gate and the collector watches it."""
+    r = Run(jdk, fixture, args=args, props=props, jfr=jfr, agent=False).start()
+    wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), marker)
+    j = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None and j["state"] != "starting")
+    check(j["state"] in ("watching", "session"), "the collector watches the JVM: %s" % j)
+    open(go, "w").close()
+    return r
+
+
+def finish(coll, r, timeout=120):
+    """Waits for r's JVM to exit and for the collector to close its session; its recording's report."""
+    r.wait(timeout)
+    coll.wait_for(lambda: coll.status(),
+                  lambda s: not [j for j in s["jvms"] if j["pid"] == r.proc.pid and j["connected"]])
+    recs = [p for p in coll.recordings() if os.path.basename(p).startswith("%d-" % r.proc.pid)]
+    check(len(recs) <= 1, "at most one recording of the JVM: %s" % recs)
+    return report_json(recs[0]) if recs else None
+
+
+def kernel_pins(rep):
+    return [p for p in rep["pins"]] if rep else []
+
+
+def case_monitor(jdk):
+    """JDK 21, no agent: 40 virtual threads each sleep 150 ms inside synchronized (a pin each).
+    The collector reports 40 pins of this JVM, each a park on its carrier (reason unknown without the
+    agent), each timed like JFR's jdk.VirtualThreadPinned event of the same pin in the same run."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = start_gated(jdk, coll, "ZeroTouch", ("monitor", go, 40, 150), go, "ZeroTouch: ready", props=scheduler(2),
+                        jfr=True)
+        rep = finish(coll, r)
+        pins = kernel_pins(rep)
+        for p in pins[:3]:
+            print("pin: %s" % describe(p))
+        check(rep is not None and rep["jvm"]["mode"] == "kernel", "a kernel session: %s" %
+              (rep and rep["jvm"]))
+        events = [e for e in jfr_pinned_events(r.home, r.jfr) if e["values"]["duration"]]
+        theirs = {e["values"]["eventThread"]["javaThreadId"] for e in events}
+        mine = {p["vthread"]["id"]: p["duration_ns"] for p in pins}
+        check(len(pins) == 40 and len(mine) == 40,
+              "40 pins, one per sleep: %d; JFR's virtual threads the collector has no pin of: %s; its pins by carrier: "
+              "%s" % (len(pins), sorted(theirs - set(mine)),
+                      sorted((p["carrier"]["tid"], p["start_ns"], p["duration_ns"], p["vthread"]["id"]) for p in pins)))
+        for p in pins:
+            check(p["reason"] == "UNKNOWN" and p["vthread"]["id"] > 0 and p["carrier"]["tid"] > 0 and
+                  p["duration_ns"] >= 140_000_000, "a park on its carrier: %s" % describe(p))
+        check(len(events) == 40, "JFR saw the same 40: %d" % len(events))
+        for e in events:
+            vt = e["values"]["eventThread"]["javaThreadId"]
+            check(vt in mine, "JFR's pin of virtual thread %d is one of the collector's" % vt)
+            d = mine[vt] - jfr_duration_ns(e)
+            check(abs(d) <= 2_000_000, "virtual thread %d: the collector's pin lasts %d ns, JFR's %d (within 2 ms)" %
+                  (vt, mine[vt], jfr_duration_ns(e)))
+        st = coll.status()
+        jv = [j for j in st["jvms"] if j["pid"] == r.proc.pid][0]
+        check(jv["pins_total"] == 40 and jv["mode"] == "kernel", "status: %s" % {k: jv.get(k) for k in
+                                                                              ("pins_total", "mode", "pid")})
+        metrics = coll.scrape()
+        check('pid="%d"' % r.proc.pid in metrics, "the JVM's series in /metrics")
+    finally:
+        coll.cleanup()
+
+
+def case_unmounted(jdk):
+    """No agent, virtual threads that sleep holding a ReentrantLock (they unmount): the collector
+    watches the JVM and reports no pin, and no session of it."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = start_gated(jdk, coll, "ZeroTouch", ("unmounted", go, 40, 100), go, "ZeroTouch: ready",
+                        props=scheduler(2))
+        rep = finish(coll, r)
+        check(rep is None, "no session for a JVM that never pinned: %s" % (rep and rep["pins"][:3]))
+        check(not [j for j in coll.status()["jvms"] if j["pid"] == r.proc.pid], "not listed as a JVM with pins")
+    finally:
+        coll.cleanup()
+
+
+def case_reasons(jdk):
+    """JDK 21, no agent: Object.wait inside synchronized is OBJECT_WAIT, a contended entry is
+    MONITOR_ENTER (the holder's own sleep is a park: reason unknown)."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        d = tempdir(prefix="vtpin-zt-")
+        go = os.path.join(d, "go-wait")
+        r = start_gated(jdk, coll, "ZeroTouch", ("wait", go, 8, 100), go, "ZeroTouch: ready", props=scheduler(2))
+        pins = kernel_pins(finish(coll, r))
+        check(len(pins) == 8 and all(p["reason"] == "OBJECT_WAIT" for p in pins),
+              "8 OBJECT_WAIT pins: %s" % [describe(p) for p in pins])
+        go = os.path.join(d, "go-contended")
+        r = start_gated(jdk, coll, "ZeroTouch", ("contended", go, 6, 100), go, "ZeroTouch: ready",
+                        props=scheduler(2))
+        pins = kernel_pins(finish(coll, r))
+        reasons = sorted(set(p["reason"] for p in pins))
+        check("MONITOR_ENTER" in reasons and set(reasons) <= {"MONITOR_ENTER", "UNKNOWN"},
+              "contended entries: %s" % [describe(p) for p in pins])
+    finally:
+        coll.cleanup()
+
+
+def case_native_block(jdk):
+    """No agent, two virtual threads that sleep 300 ms in C (NativeBlock): two NATIVE_BLOCK pins, in
+    nanosleep, shown in top while they last."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = start_gated(jdk, coll, "NativeBlock", ("nanosleep", 2, 300, go), go, "NativeBlock: ready",
+                        props=scheduler(2))
+        rep = finish(coll, r)
+        pins = kernel_pins(rep)
+        check(len(pins) == 2 and all(p["reason"] == "NATIVE_BLOCK" and "nanosleep" in (p["blocked_in"] or "")
+                                     for p in pins),
+              "two NATIVE_BLOCK pins in nanosleep: %s" % [describe(p) for p in pins])
+    finally:
+        coll.cleanup()
+
+
+def case_jni(jdk):
+    """No agent, virtual threads in a JNI method that calls back into Java, which sleeps: the native
+    frame pins on every JDK. Without the agent it is a park on its carrier, reason unknown."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = start_gated(jdk, coll, "ZeroTouch", ("jni", go, 8, 100), go, "ZeroTouch: ready", props=scheduler(2))
+        pins = kernel_pins(finish(coll, r))
+        check(len(pins) == 8 and all(p["reason"] == "UNKNOWN" and p["duration_ns"] >= 90_000_000 for p in pins),
+              "8 parks on their carriers: %s" % [describe(p) for p in pins])
+    finally:
+        coll.cleanup()
+
+
+def case_before(jdk):
+    """A JVM that was running before the collector started is found at its start, and its pins too."""
+    need_kernel_view()
+    jdk = int(jdk)
+    go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+    r = Run(jdk, "ZeroTouch", args=("jni", go, 8, 100), props=scheduler(2), agent=False).start()
+    coll = None
+    try:
+        wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), "ZeroTouch: ready")
+        coll = Collector(JVMS_ALL).start()
+        j = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None)
+        check(j["state"] == "watching" and j["app"] == "ZeroTouch", "watched from the collector's start: %s" % j)
+        open(go, "w").close()
+        pins = kernel_pins(finish(coll, r))
+        check(len(pins) == 8, "its 8 pins: %s" % [describe(p) for p in pins])
+    finally:
+        r.kill()
+        if coll:
+            coll.cleanup()
+
+
+def case_in_progress(jdk):
+    """JDK 21, no agent: two carriers pinned for 3 s each. While they are, status counts two pins in
+    progress and top shows both carriers pinned (a hang shows as it happens, not after)."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = start_gated(jdk, coll, "ZeroTouch", ("monitor", go, 2, 3000), go, "ZeroTouch: ready", props=scheduler(2))
+
+        def pinned_carriers(top):
+            return [c for jv in top["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]
+                    if c["state"] == "pinned"]
+        top = coll.wait_for(coll.top, lambda t: len(pinned_carriers(t)) == 2)
+        print("carriers while pinned: %s" % pinned_carriers(top))
+        jv = [j for j in coll.status()["jvms"] if j["pid"] == r.proc.pid][0]
+        check(jv["pins_in_progress"] == 2 and jv["connected"], "two pins in progress: %s" %
+              {k: jv.get(k) for k in ("pins_in_progress", "pins_total", "connected")})
+        pins = kernel_pins(finish(coll, r))
+        check(len(pins) == 2 and all(p["duration_ns"] >= 2_900_000_000 for p in pins),
+              "two 3 s pins: %s" % [describe(p) for p in pins])
+    finally:
+        coll.cleanup()
+
+
+def case_unverified(jdk):
+    """A JVM whose threads cannot be read right (ZGC moves thread objects while the JVM runs, and a
+    sleeping carrier's handle goes on naming the old copy): listed with why, and nothing false
+    reported while it pins."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = Run(jdk, "ZeroTouch", args=("monitor", go, 8, 100), agent=False,
+                props=scheduler(2) + ["-XX:+UseZGC"] + (["-XX:+ZGenerational"] if jdk < 24 else [])).start()
+        wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), "ZeroTouch: ready")
+        j = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None)
+        print("zero-touch entry: %s" % j)
+        check(j["state"] == "gave_up" and "not verified" in (j["why"] or ""), "it says why: %s" % j)
+        open(go, "w").close()
+        check(finish(coll, r) is None, "nothing reported of it")
+    finally:
+        coll.cleanup()
+
+
+def case_agent(jdk):
+    """A JVM with the agent streaming to this collector is the agent's: one session, the agent's pins."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = Run(jdk, "ZeroTouch", args=("monitor", go, 8, 100), props=scheduler(2),
+                agent_opts="collector=%s" % coll.socket).start()
+        wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), "ZeroTouch: ready")
+        coll.wait_for(lambda: coll.status(), lambda s: any(j["pid"] == r.proc.pid for j in s["jvms"]))
+        open(go, "w").close()
+        r.wait(60)
+        st = coll.wait_for(lambda: coll.status(),
+                           lambda s: not [j for j in s["jvms"] if j["pid"] == r.proc.pid and j["connected"]])
+        mine = [j for j in st["jvms"] if j["pid"] == r.proc.pid]
+        check(len(mine) == 1 and mine[0]["mode"] == "startup" and mine[0]["pins_total"] == 8,
+              "one session, the agent's 8 pins: %s" % [{k: j.get(k) for k in ("mode", "pins_total")} for j in mine])
+        zt = [j for j in st["collector"]["zero_touch"]["jvms"] if j["pid"] == r.proc.pid]
+        check(all(j["state"] == "agent" for j in zt), "zero-touch leaves it to the agent: %s" % zt)
+    finally:
+        coll.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main({
+        "monitor": case_monitor,
+        "unmounted": case_unmounted,
+        "reasons": case_reasons,
+        "native_block": case_native_block,
+        "jni": case_jni,
+        "before": case_before,
+        "in_progress": case_in_progress,
+        "unverified": case_unverified,
+        "agent": case_agent,
+    }))
