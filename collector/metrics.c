@@ -267,16 +267,18 @@ static void jvm_info(struct strbuf *b, const struct row *rows, size_t n)
     for (size_t i = 0; i < n; i++)
         strbuf_printf(b, "vtpin_jvm_connected{%s} %d\n", rows[i].labels, rows[i].j->live ? 1 : 0);
     family(b, "vtpin_jvm_info", "gauge",
-           "The JVM's Java version, vendor and occupancy source, and its pid in its own pid namespace (ns_pid; "
-           "jvm is its pid on this host); always 1.");
+           "The JVM's Java version, vendor and occupancy source, its pid in its own pid namespace (ns_pid; "
+           "jvm is its pid on this host), and where its pins come from (source: agent, or kernel for a JVM with "
+           "no agent, --jvms=all); always 1.");
     for (size_t i = 0; i < n; i++) {
         const struct session_hello *h = &rows[i].j->hello;
         char java[128], vendor[256];
-        strbuf_printf(
-            b, "vtpin_jvm_info{%s,java_version=\"%s\",vendor=\"%s\",occupancy=\"%s\",ns_pid=\"%" PRId64 "\"} 1\n",
-            rows[i].labels, metrics_escape_label(h->java_version, java, sizeof(java)),
-            metrics_escape_label(h->vm_vendor, vendor, sizeof(vendor)), wire_occupancy_name(h->occupancy),
-            rows[i].j->ident.ns_pid);
+        strbuf_printf(b,
+                      "vtpin_jvm_info{%s,java_version=\"%s\",vendor=\"%s\",occupancy=\"%s\",ns_pid=\"%" PRId64
+                      "\",source=\"%s\"} 1\n",
+                      rows[i].labels, metrics_escape_label(h->java_version, java, sizeof(java)),
+                      metrics_escape_label(h->vm_vendor, vendor, sizeof(vendor)), wire_occupancy_name(h->occupancy),
+                      rows[i].j->ident.ns_pid, h->mode == VTPIN__V1__LOAD_MODE__KERNEL ? "kernel" : "agent");
     }
 }
 

@@ -12,8 +12,8 @@ import shutil
 import sys
 
 from collector_fixture import CollectorProcess
-from harness import (Run, check, describe, jfr_duration_ns, jfr_pinned_events, main, report_json, scheduler, tempdir,
-                     wait_ready)
+from harness import (Run, check, describe, jfr_duration_ns, jfr_pinned_events, main, report_json, scheduler, skip,
+                     tempdir, wait_ready)
 from test_kernel import need_kernel_view
 
 JVMS_ALL = ["--kernel=on", "--jvms=all"]
@@ -101,8 +101,9 @@ def case_monitor(jdk):
         jv = [j for j in st["jvms"] if j["pid"] == r.proc.pid][0]
         check(jv["pins_total"] == 40 and jv["mode"] == "kernel", "status: %s" % {k: jv.get(k) for k in
                                                                               ("pins_total", "mode", "pid")})
-        metrics = coll.scrape()
-        check('pid="%d"' % r.proc.pid in metrics, "the JVM's series in /metrics")
+        info = [l for l in coll.scrape().splitlines() if l.startswith('vtpin_jvm_info{jvm="%d",' % r.proc.pid)]
+        check(len(info) == 1 and 'source="kernel"' in info[0] and 'java_version="21.' in info[0],
+              "the JVM in /metrics, its pins from the kernel: %s" % info)
     finally:
         coll.cleanup()
 
@@ -229,6 +230,58 @@ def case_in_progress(jdk):
         coll.cleanup()
 
 
+def jvm_child(pid):
+    """The pid of the java process below pid (unshare's child), or None."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            if os.readlink("/proc/%d/exe" % k).endswith("/java"):
+                return k
+        except OSError:
+            pass
+        deeper = jvm_child(k)
+        if deeper:
+            return deeper
+    return None
+
+
+def case_container(jdk):
+    """A JVM in a pid namespace of its own (pid 1 there): found by its host pid, its threads mapped to
+    the host's, its pins reported and its recording named by the host pid."""
+    need_kernel_view()
+    if not shutil.which("unshare"):
+        skip("unshare (util-linux) not installed")
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = Run(jdk, "ZeroTouch", args=("jni", go, 8, 100), props=scheduler(2), agent=False)
+        r.cmd = ["unshare", "-p", "-f", "--mount-proc"] + r.cmd
+        r.start()
+        wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), "ZeroTouch: ready")
+        host_pid = jvm_child(r.proc.pid)
+        check(host_pid is not None, "the JVM below unshare")
+        j = coll.wait_for(lambda: watched(coll, host_pid), lambda j: j is not None)
+        check(j["state"] == "watching", "watched by its host pid: %s" % j)
+        open(go, "w").close()
+        r.wait(60)
+        coll.wait_for(lambda: coll.status(),
+                      lambda s: any(j["pid"] == host_pid and not j["connected"] for j in s["jvms"]))
+        recs = [p for p in coll.recordings() if os.path.basename(p).startswith("%d-" % host_pid)]
+        check(len(recs) == 1, "its recording, named by its host pid: %s" % coll.recordings())
+        rep = report_json(recs[0])
+        check(rep["jvm"]["pid"] == 1, "pid 1 in its own namespace: %s" % rep["jvm"])
+        check(len(rep["pins"]) == 8 and all(p["carrier"]["tid"] > 0 for p in rep["pins"]),
+              "its 8 pins: %s" % [describe(p) for p in rep["pins"]])
+    finally:
+        r.kill()
+        coll.cleanup()
+
+
 def case_unverified(jdk):
     """A JVM whose threads cannot be read right (ZGC moves thread objects while the JVM runs, and a
     sleeping carrier's handle goes on naming the old copy): listed with why, and nothing false
@@ -283,6 +336,7 @@ if __name__ == "__main__":
         "jni": case_jni,
         "before": case_before,
         "in_progress": case_in_progress,
+        "container": case_container,
         "unverified": case_unverified,
         "agent": case_agent,
     }))

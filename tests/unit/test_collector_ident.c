@@ -129,7 +129,7 @@ static void test_two_containers(void)
         CHECK_INT(count(text, "vtpin_jvm_connected{jvm=\"31435\""), 1);
         CHECK_INT(count(text, "vtpin_jvm_connected{jvm=\"31436\""), 1);
         CHECK_INT(count(text, "jvm=\"1\""), 0);
-        CHECK_CONTAINS(text, "ns_pid=\"1\"} 1\n");
+        CHECK_CONTAINS(text, "ns_pid=\"1\",source=\"agent\"} 1\n");
         CHECK_CONTAINS(text, "vtpin_recording_stopped{jvm=\"31435\",app=\"\"} 0\n");
     }
     free(text);

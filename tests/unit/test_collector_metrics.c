@@ -431,7 +431,7 @@ static void test_render(void)
     CHECK(value(&m[0], "vtpin_events_dropped_total{" L ",kind=\"collector\"}") == 2);
     CHECK(value(&m[0], "vtpin_jvm_connected{" L "}") == 1);
     CHECK(find(&m[0], "vtpin_jvm_info{" L ",java_version=\"21.0.5\",vendor=\"Eclipse \\\"Adoptium\\\"\",occupancy="
-                      "\"exact\",ns_pid=\"4242\"}"));
+                      "\"exact\",ns_pid=\"4242\",source=\"agent\"}"));
     CHECK(value(&m[0], "vtpin_events_dropped_total{" L ",kind=\"recording\"}") == 0);
     CHECK(value(&m[0], "vtpin_recording_stopped{" L "}") == 0);
     CHECK(value(&m[0], "vtpin_recording_errors_total{" L "}") == 0);
