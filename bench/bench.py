@@ -7,6 +7,8 @@ Three parts, each optional (--only):
   latency   how long after a pin starts it is visible: vtpin trace file, vtpin
             recording, the collector (vtpin top queries), JFR streaming.
   ingest    the collector's decode rate and memory (bench/ingest.c).
+  zerotouch-idle  (only when named) what `vtpin collector --jvms=all` costs with N idle JVMs
+            (bench/zerotouch_idle.py).
 
 Expects JAVA21_HOME / JAVA25_HOME in the environment and the builds done by
 bench/run.sh (build/agent/libvtpin.so, build/vtpin, build/java-fixtures,
@@ -29,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -69,7 +72,8 @@ WORKLOADS = {
             "CPU-bound virtual threads, no blocking"),
 }
 
-CONFIGS = ["none", "floor", "jfr", "jfr-pinned", "vtpin-pins", "vtpin-exact", "vtpin-sampled", "vtpin-collector"]
+CONFIGS = ["none", "floor", "jfr", "jfr-pinned", "zero-touch", "vtpin-pins", "vtpin-exact", "vtpin-sampled",
+           "vtpin-collector"]
 EXTRA_CONFIGS = ["floor-thread", "floor-caps", "floor-caps-nolocals", "vtpin-marked"]  # only when named
 CONFIG_TEXT = {
     "none": "no agent",
@@ -84,6 +88,8 @@ CONFIG_TEXT = {
     "vtpin-exact": "vtpin occupancy=exact, record=FILE (every mount/unmount)",
     "vtpin-sampled": "vtpin occupancy=sampled (the default: occupancy every 40 ms, watchdog every 10 ms), record=FILE",
     "vtpin-collector": "vtpin collector=SOCKET (occupancy sampled), streaming to `vtpin collector`",
+    "zero-touch": "no agent; a `vtpin collector --jvms=all --kernel=on` watches the JVM from outside "
+                  "(its kernel view tracks every Java thread)",
 }
 
 
@@ -144,7 +150,8 @@ def pct(values, q):
 class Collector:
     """A `vtpin collector` started (and stopped) by the harness."""
 
-    def __init__(self, workdir, name="collector"):
+    def __init__(self, workdir, name="collector", extra=()):
+        self.extra = list(extra)  # more collector options, e.g. --jvms=all
         self.dir = os.path.join(workdir, name)
         os.makedirs(os.path.join(self.dir, "rec"), exist_ok=True)
         self.socket = os.path.join(self.dir, "c.sock")
@@ -161,13 +168,15 @@ class Collector:
     def start(self):
         out = open(self.log, "ab")
         self.proc = subprocess.Popen([VTPIN, "collector", "--socket", self.socket, "--dir",
-                                      os.path.join(self.dir, "rec")], stdout=out, stderr=out,
+                                      os.path.join(self.dir, "rec")] + self.extra, stdout=out, stderr=out,
                                      stdin=subprocess.DEVNULL)
         out.close()
         deadline = time.time() + 10
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError("vtpin collector exited with %s (log: %s)" % (self.proc.returncode, self.log))
+                last = open(self.log, errors="replace").read().strip().splitlines()[-1:]
+                raise RuntimeError("vtpin collector exited with %s%s (log: %s)" % (
+                    self.proc.returncode, (": " + last[0][-200:]) if last else "", self.log))
             if os.path.exists(self.socket):
                 r = subprocess.run([VTPIN, "status", "--socket", self.socket, "--json"], capture_output=True,
                                    text=True)

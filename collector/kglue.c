@@ -337,9 +337,10 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
                            c->ns_tid, c->host_tid, wire_kernel_state_name(t.state), (now - t.off_since) / 1000);
         }
     }
+    /* the intervals that ended before these began come first; an owner told may be gone by the next */
     if (n_told)
-        consume(k); /* the intervals that ended before these began come first */
-    for (unsigned i = 0; i < n_told; i++) /* an owner told may be gone by the next: look again */
+        consume(k);
+    for (unsigned i = 0; i < n_told; i++)
         if (owner_entry(k, told[i].l->owner) == told[i].l)
             told[i].l->cb(told[i].l->cb_arg, (void *)told[i].l->owner, told[i].ns_tid, &told[i].iv);
 }
@@ -584,8 +585,7 @@ int kglue_kernel_owner(struct kglue *k, void *owner, pid_t pid, const struct kvi
     return 0;
 }
 
-int kglue_track_java(struct kglue *k, void *owner, pid_t pid, int32_t ns_tid, uint64_t java_thread,
-                     int32_t *host_tid)
+int kglue_track_java(struct kglue *k, void *owner, pid_t pid, int32_t ns_tid, uint64_t java_thread, int32_t *host_tid)
 {
     const struct kview_java_layout *l = kglue_enabled(k) ? layout_of(k, owner) : NULL;
     if (!l)
@@ -611,7 +611,8 @@ int kglue_unread_sleep(struct kglue *k, int32_t host_tid, int64_t *off_since)
     return t.off_since && t.state != KSTATE_RUNNABLE && t.java_wait == JAVA_WAIT_UNKNOWN;
 }
 
-int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_since, const struct kglue_java_now *java)
+int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_since,
+                    const struct kglue_java_now *java)
 {
     const struct kview_java_layout *l = kglue_enabled(k) ? layout_of(k, owner) : NULL;
     char state;

@@ -64,8 +64,7 @@ int kglue_kernel_owner(struct kglue *k, void *owner, pid_t pid, const struct kvi
                        kglue_java_cb cb, void *arg);
 /* Tracks thread ns_tid of process pid for owner, reading its JavaThread java_thread at each switch
  * out: 0 with *host_tid (may be NULL), or -errno. */
-int kglue_track_java(struct kglue *k, void *owner, pid_t pid, int32_t ns_tid, uint64_t java_thread,
-                     int32_t *host_tid);
+int kglue_track_java(struct kglue *k, void *owner, pid_t pid, int32_t ns_tid, uint64_t java_thread, int32_t *host_tid);
 /* 1 with *off_since when tracked thread host_tid sleeps in an interval whose switch out had no
  * JavaThread to read (tracked from its birth, or while asleep), else 0. */
 int kglue_unread_sleep(struct kglue *k, int32_t host_tid, int64_t *off_since);
@@ -77,7 +76,8 @@ struct kglue_java_now {
     int32_t thread_state;
     uint64_t pending_monitor, waiting_monitor;
 };
-int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_since, const struct kglue_java_now *java);
+int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_since,
+                    const struct kglue_java_now *java);
 /* Stops tracking owner's thread host_tid (it ended). */
 void kglue_untrack_java(struct kglue *k, void *owner, int32_t host_tid);
 

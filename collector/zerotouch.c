@@ -17,8 +17,8 @@
 #include "hotspot.h"
 #include "kglue.h"
 #include "kpin.h"
-#include "loop.h"
 #include "kstate.h"
+#include "loop.h"
 #include "nspid.h"
 #include "syscalls.h"
 #include "wire.h"
@@ -44,9 +44,9 @@ static const char *const state_names[] = {"watching", "session", "gave_up", "age
 struct zt_thread {
     int32_t ns_tid, host_tid;
     uint64_t java_thread;
-    int seen;          /* in the latest walk */
-    int carrier;       /* seen with a virtual thread mounted */
-    int carrier_told;  /* its Carrier frame sent */
+    int seen;              /* in the latest walk */
+    int carrier;           /* seen with a virtual thread mounted */
+    int carrier_told;      /* its Carrier frame sent */
     struct kpin_thread kp; /* its pin in progress (kpin.h) */
     uint64_t pin_id;       /* that pin's id */
 };
@@ -162,9 +162,18 @@ static int maps_kind(const struct zerotouch *z, int32_t pid)
 /* The main class or jar from the command line: the first word after the launcher's options. */
 static void read_app(const struct zerotouch *z, int32_t pid, char *out, size_t cap)
 {
-    static const char *const with_value[] = {"-cp", "-classpath", "--class-path", "-p", "--module-path",
-                                             "--add-modules", "--add-opens", "--add-exports", "--add-reads",
-                                             "--enable-native-access", "--limit-modules", "--upgrade-module-path"};
+    static const char *const with_value[] = {"-cp",
+                                             "-classpath",
+                                             "--class-path",
+                                             "-p",
+                                             "--module-path",
+                                             "--add-modules",
+                                             "--add-opens",
+                                             "--add-exports",
+                                             "--add-reads",
+                                             "--enable-native-access",
+                                             "--limit-modules",
+                                             "--upgrade-module-path"};
     char path[96], buf[4096];
     snprintf(path, sizeof(path), "%s/%d/cmdline", z->cfg.proc_root, pid);
     out[0] = '\0';

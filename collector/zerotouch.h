@@ -42,10 +42,10 @@ struct zt_host {
 };
 
 struct zt_config {
-    const char *proc_root;  /* "/proc" */
-    uint64_t min_ns;        /* --kernel-min: the shortest pin */
-    const char *version;    /* the collector's, for the Hello */
-    unsigned max_jvms;      /* watched at once */
+    const char *proc_root; /* "/proc" */
+    uint64_t min_ns;       /* --kernel-min: the shortest pin */
+    const char *version;   /* the collector's, for the Hello */
+    unsigned max_jvms;     /* watched at once */
 };
 
 struct zerotouch;

@@ -32,11 +32,11 @@ struct kpin_thread {
 
 /* What to do with an interval, in this order. */
 struct kpin_step {
-    int end_stale;       /* end the pin in progress at stale_end_ns: its own end was never told (a lost interval) */
+    int end_stale; /* end the pin in progress at stale_end_ns: its own end was never told (a lost interval) */
     int64_t stale_end_ns;
-    int start;           /* start a pin at iv->start_ns with reason */
-    int reason;          /* vtpin.v1.PinReason */
-    int end;             /* end the pin (started now or before) at iv->end_ns */
+    int start;  /* start a pin at iv->start_ns with reason */
+    int reason; /* vtpin.v1.PinReason */
+    int end;    /* end the pin (started now or before) at iv->end_ns */
 };
 
 /* The vtpin.v1.PinReason an interval shows, or -1 when it is not a pin. */

@@ -1082,8 +1082,14 @@ static void test_kglue_off(void)
 /* A thread's pins from its intervals with no agent (kpin.h): every row. */
 static struct kview_interval kp_iv(int64_t start, int64_t end, int state, int64_t vthread, int wait)
 {
-    return (struct kview_interval){.tid = 7, .state = state, .start_ns = start, .end_ns = end, .syscall = 202,
-                                   .stack_id = -1, .vthread_id = vthread, .java_wait = wait};
+    return (struct kview_interval){.tid = 7,
+                                   .state = state,
+                                   .start_ns = start,
+                                   .end_ns = end,
+                                   .syscall = 202,
+                                   .stack_id = -1,
+                                   .vthread_id = vthread,
+                                   .java_wait = wait};
 }
 
 static void test_kpin(void)
