@@ -26,6 +26,9 @@
 #define NS_PER_SEC 1000000000LL
 /* A process this young may still be loading its libjvm.so: looked at again. */
 #define YOUNG_NS (5 * NS_PER_SEC)
+/* A process that maps libjvm.so but has not filled in its tables by this age never will (one that
+ * loaded the library without starting a VM): it is given up on, not parsed again every second. */
+#define STARTING_MAX_NS (60 * NS_PER_SEC)
 #define THREADS_MAX 4096
 /* How often each JVM's thread list is looked at (one pread): a carrier is tracked within this of
  * its start, so its first pin is seen. /proc is listed every ZT_PROC_EVERY of these. */
@@ -82,6 +85,7 @@ struct zerotouch {
     uint64_t scans, ticks;
     int timer_fd;
     struct loop_watch watch;
+    struct hotspot_thread *rows; /* a walk's, THREADS_MAX of them */
 };
 
 /* ---- /proc ---- */
@@ -462,12 +466,10 @@ static void follow_threads(struct zt_jvm *j)
     uint64_t list;
     if (!j->hs || !j->owner || hotspot_thread_list(j->hs, &list) != 0 || list == j->thread_list)
         return;
-    struct hotspot_thread *now = calloc(THREADS_MAX, sizeof(*now));
-    int n = now ? hotspot_threads(j->hs, now, THREADS_MAX) : -ENOMEM;
-    if (n < 0) { /* torn by a safepoint, or gone: the next scan sees */
-        free(now);
-        return;
-    }
+    struct hotspot_thread *now = j->z->rows;
+    int n = hotspot_threads(j->hs, now, THREADS_MAX);
+    if (n < 0)
+        return; /* torn by a safepoint, or gone: the next tick sees */
     if (n > THREADS_MAX)
         n = THREADS_MAX;
     j->thread_list = list;
@@ -510,7 +512,6 @@ static void follow_threads(struct zt_jvm *j)
         if (!j->owner)
             break;
     }
-    free(now);
     if (!j->owner)
         return;
     size_t kept = 0;
@@ -554,7 +555,7 @@ static void watch(struct zerotouch *z, int32_t pid, uint64_t ticks, int agent)
     read_app(z, pid, j->app, sizeof(j->app));
     char why[256] = "";
     int rc = hotspot_open(&j->hs, z->cfg.proc_root, pid, why, sizeof(why));
-    if (rc == -EAGAIN) { /* still starting: the next scan looks again */
+    if (rc == -EAGAIN && age < STARTING_MAX_NS) { /* still starting: the next scan looks again */
         z->jvms = j->next;
         z->n_jvms--;
         free(j);
@@ -589,7 +590,9 @@ static void watch(struct zerotouch *z, int32_t pid, uint64_t ticks, int agent)
 int zerotouch_new(struct zerotouch **out, struct kglue *k, const struct zt_host *host, const struct zt_config *cfg)
 {
     struct zerotouch *z = calloc(1, sizeof(*z));
-    if (!z || !(z->not_jvm = idmap_new())) {
+    if (!z || !(z->not_jvm = idmap_new()) || !(z->rows = calloc(THREADS_MAX, sizeof(*z->rows)))) {
+        if (z)
+            idmap_free(z->not_jvm, NULL);
         free(z);
         return -ENOMEM;
     }
@@ -611,6 +614,7 @@ int zerotouch_new(struct zerotouch **out, struct kglue *k, const struct zt_host 
         if (z->timer_fd >= 0)
             close(z->timer_fd);
         idmap_free(z->not_jvm, NULL);
+        free(z->rows);
         free(z);
         return rc;
     }
@@ -658,6 +662,7 @@ void zerotouch_free(struct zerotouch *z)
     }
     idmap_free(z->not_jvm, NULL);
     close(z->timer_fd);
+    free(z->rows);
     free(z);
 }
 

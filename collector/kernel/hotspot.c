@@ -252,6 +252,20 @@ static int find_libjvm(const char *proc_root, int32_t pid, struct jvm_map *m)
     return rc == -ENOENT && !lines && exited(proc_root, pid) ? -ESRCH : rc;
 }
 
+/* The collector runs as root: it parses only a libjvm.so that root (or its own user) owns and no
+ * one else can write. Another user's file could be changed while it is mapped and parsed (a
+ * truncation is a SIGBUS), or made to lead libelf astray. 0, or -EPERM. */
+static int trusted_file(int fd, uid_t *owner)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -errno;
+    *owner = st.st_uid;
+    if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)) || !S_ISREG(st.st_mode))
+        return -EPERM;
+    return 0;
+}
+
 /* libjvm.so as mapped: through the JVM's root (its mount namespace), else the
  * mapping itself when the file there is another one (replaced, deleted, or not
  * reachable). A descriptor, or -errno. */
@@ -962,6 +976,17 @@ int hotspot_open(struct hotspot **out, const char *proc_root, int32_t pid, char 
     if (fd < 0) {
         rc = fd;
         fail(why, whylen, rc, "cannot open pid %ld's %s: %s", (long)pid, map.path, strerror(-rc));
+        goto cleanup;
+    }
+    uid_t owner = 0;
+    if ((rc = trusted_file(fd, &owner))) {
+        if (rc == -EPERM)
+            rc = fail(why, whylen, -ENOTSUP,
+                      "its %s is owned by uid %lu or writable by others: the collector reads only a JDK that root "
+                      "installed (one its user could change as it is read)",
+                      map.path, (unsigned long)owner);
+        else
+            fail(why, whylen, rc, "pid %ld's %s: %s", (long)pid, map.path, strerror(-rc));
         goto cleanup;
     }
     if ((rc = read_symbols(fd, &vaddr0, sym, why, whylen)))

@@ -30,7 +30,8 @@ struct hotspot;
  * the process memory, and VERIFIES the layout on live threads before returning 0.
  * Returns 0 with *out; -ENOENT when pid maps no libjvm.so (not a HotSpot JVM); -ESRCH when it
  * is gone; -ENOTSUP when it is a JVM this cannot read (JDK older than 21, no .symtab, a table
- * entry missing, a layout that does not verify); -EAGAIN when it is still starting (no Java
+ * entry missing, a layout that does not verify, a libjvm.so that neither root nor this process's
+ * user owns, or that others can write: it is not parsed); -EAGAIN when it is still starting (no Java
  * thread or Thread offsets yet: try again later); other -errno (EACCES: not root). why[] (may be
  * NULL) says what failed in words a user can act on. Never guesses an offset. */
 int hotspot_open(struct hotspot **out, const char *proc_root, int32_t pid, char *why, size_t whylen);

@@ -303,6 +303,39 @@ def case_unverified(jdk):
         coll.cleanup()
 
 
+def case_untrusted(jdk):
+    """A JVM whose libjvm.so another user owns (here a copy owned by nobody, bind-mounted over the
+    JDK's in the JVM's own mount namespace): the root collector does not parse a file its owner could
+    change as it is read, says so, and reports nothing of it."""
+    need_kernel_view()
+    if not shutil.which("unshare"):
+        skip("unshare (util-linux) not installed")
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-zt-")
+    go = os.path.join(d, "go")
+    r = Run(jdk, "ZeroTouch", args=("jni", go, 2, 50), props=scheduler(2), agent=False)
+    libjvm = os.path.join(r.home, "lib", "server", "libjvm.so")
+    copy = os.path.join(d, "libjvm.so")
+    shutil.copyfile(libjvm, copy)
+    os.chmod(copy, 0o755)
+    os.chown(copy, 65534, 65534)
+    os.chmod(d, 0o755)
+    # unshare and sh exec in place: the JVM keeps the pid the test started
+    r.cmd = ["unshare", "-m", "sh", "-c", 'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", copy, libjvm] + r.cmd
+    coll = Collector(JVMS_ALL).start()
+    try:
+        r.start()
+        wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), "ZeroTouch: ready")
+        j = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None)
+        print("zero-touch entry: %s" % j)
+        check(j["state"] == "gave_up" and "owned by uid 65534" in (j["why"] or ""), "it says why: %s" % j)
+        open(go, "w").close()
+        check(finish(coll, r) is None, "nothing reported of it")
+    finally:
+        r.kill()
+        coll.cleanup()
+
+
 def case_agent(jdk):
     """A JVM with the agent streaming to this collector is the agent's: one session, the agent's pins."""
     need_kernel_view()
@@ -337,6 +370,7 @@ if __name__ == "__main__":
         "before": case_before,
         "in_progress": case_in_progress,
         "container": case_container,
+        "untrusted": case_untrusted,
         "unverified": case_unverified,
         "agent": case_agent,
     }))
