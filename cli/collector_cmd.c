@@ -50,6 +50,12 @@ static const char collector_usage[] =
     "      --kernel-min=DUR    shortest off-CPU interval the kernel view records (default 1ms)\n"
     "      --jvms=all|agents   all: also every HotSpot JVM of the host with no agent, from the kernel view\n"
     "                          (zero-touch, docs/zero-touch.md); agents: only those with the agent (default)\n"
+    "      --attach-on-pin[=DUR]  with --jvms=all: load the agent (vtpin attach) into a JVM\n"
+    "                          that pins for DUR (default: its first pin), so that its later\n"
+    "                          pins have stacks; its agent streams to this collector\n"
+    "      --attach-only=PATTERN  ... only into JVMs whose command line matches (fnmatch)\n"
+    "      --attach-deny=PATTERN  ... never into those whose command line matches\n"
+    "      --attach-per-minute=N  ... at most N a minute (1-16, default 4)\n"
     "      --allow-uid=UID     also serve this user (number or name; repeatable); the\n"
     "                          socket becomes 0666, its directory 0711, SO_PEERCRED decides\n"
     "      --allow-gid=GID     also serve peers whose group or a supplementary group is GID\n"
@@ -104,6 +110,10 @@ int collector_main(int argc, char **argv)
         OPT_KERNEL,
         OPT_KERNEL_MIN,
         OPT_JVMS,
+        OPT_ATTACH_ON_PIN,
+        OPT_ATTACH_ONLY,
+        OPT_ATTACH_DENY,
+        OPT_ATTACH_PER_MINUTE,
         OPT_ALLOW_UID,
         OPT_ALLOW_GID,
         OPT_ALLOW_SEE_ALL
@@ -122,6 +132,10 @@ int collector_main(int argc, char **argv)
         {"kernel", required_argument, NULL, OPT_KERNEL},
         {"kernel-min", required_argument, NULL, OPT_KERNEL_MIN},
         {"jvms", required_argument, NULL, OPT_JVMS},
+        {"attach-on-pin", optional_argument, NULL, OPT_ATTACH_ON_PIN},
+        {"attach-only", required_argument, NULL, OPT_ATTACH_ONLY},
+        {"attach-deny", required_argument, NULL, OPT_ATTACH_DENY},
+        {"attach-per-minute", required_argument, NULL, OPT_ATTACH_PER_MINUTE},
         {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
         {"allow-gid", required_argument, NULL, OPT_ALLOW_GID},
         {"allow-see-all", no_argument, NULL, OPT_ALLOW_SEE_ALL},
@@ -134,6 +148,7 @@ int collector_main(int argc, char **argv)
     cfg.version = VTPIN_VERSION;
     const char *socket_arg = NULL, *dir_arg = NULL, *metrics_arg = NULL;
     int opt, metrics_any = 0;
+    int64_t attach_min = -1; /* --attach-on-pin: off */
     uint64_t v;
     opterr = 0;
     optind = 1;
@@ -208,6 +223,30 @@ int collector_main(int argc, char **argv)
             else
                 return cli_usage_error("collector", "--jvms: '%s' is not all or agents", optarg);
             break;
+        case OPT_ATTACH_ON_PIN: {
+            /* its value only as --attach-on-pin=DUR (optional_argument), read from the word itself */
+            const char *eq = strchr(argv[optind - 1], '=');
+            int64_t ns = 0; /* no DUR: the first pin */
+            if (eq && (units_parse_duration(eq + 1, &ns) != 0 || ns > 3600000000000LL))
+                return cli_usage_error("collector", "--attach-on-pin: '%s' is not a duration of at most 1h", eq + 1);
+            attach_min = ns;
+            break;
+        }
+        case OPT_ATTACH_ONLY:
+            cfg.attach.only = optarg;
+            break;
+        case OPT_ATTACH_DENY:
+            cfg.attach.deny = optarg;
+            break;
+        case OPT_ATTACH_PER_MINUTE: {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (end == optarg || *end || n < 1 || n > ZTATTACH_PER_MINUTE_MAX)
+                return cli_usage_error("collector", "--attach-per-minute: '%s' is not a number from 1 to %d", optarg,
+                                       ZTATTACH_PER_MINUTE_MAX);
+            cfg.attach.per_minute = (unsigned)n;
+            break;
+        }
         case OPT_ALLOW_UID: {
             uid_t uid;
             int r = access_parse_uid(optarg, &uid);
@@ -259,6 +298,13 @@ int collector_main(int argc, char **argv)
     }
     if (cfg.allow.see_all && !cfg.allow.nuids && !cfg.allow.ngids)
         return cli_usage_error("collector", "--allow-see-all needs --allow-uid or --allow-gid");
+    if ((attach_min >= 0 || cfg.attach.only || cfg.attach.deny || cfg.attach.per_minute) && !cfg.zero_touch)
+        return cli_usage_error("collector", "--attach-on-pin, --attach-only, --attach-deny and --attach-per-minute "
+                                            "need --jvms=all");
+    if ((cfg.attach.only || cfg.attach.deny || cfg.attach.per_minute) && attach_min < 0)
+        return cli_usage_error("collector",
+                               "--attach-only, --attach-deny and --attach-per-minute need --attach-on-pin");
+    cfg.attach.min_ns = attach_min;
 
     char socket_path[PATH_MAX], dir[PATH_MAX], given[PATH_MAX];
     int rc;

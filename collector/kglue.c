@@ -233,6 +233,14 @@ static const struct owner_layout *owner_entry(const struct kglue *k, const void 
 static void on_interval(void *arg, const struct kview_interval *iv)
 {
     struct kglue *k = arg;
+    if (iv->born) { /* a new thread of a kernel-only owner's process: it looks for its JavaThread */
+        for (const struct owner_layout *l = k->layouts; l; l = l->next)
+            if (l->cb && l->pid == iv->tgid) {
+                l->cb(l->cb_arg, (void *)l->owner, -1, iv);
+                break;
+            }
+        return;
+    }
     k->intervals++;
     kjoin_interval(k->join, iv, emit, k);
     /* a kernel-only owner makes its pins from it (after kjoin has it: the pin it makes joins it) */

@@ -57,7 +57,8 @@ void kglue_owner_gone(struct kglue *k, void *owner, int64_t now);
 /* JVMs with no agent (zerotouch.h): process pid's new threads are tracked from their birth, and
  * owner reads its threads' JavaThreads with layout; cb is told
  * every interval of theirs: a finished one (end_ns > 0), and one in progress as it crosses
- * --kernel-min (end_ns 0). cb may feed owner's frames back (kglue_agent_event) and close owner.
+ * --kernel-min (end_ns 0); and, with ns_tid -1 and iv->born, that the process has a new thread.
+ * cb may feed owner's frames back (kglue_agent_event) and close owner.
  * 0, -EEXIST, -ENOSYS (the kernel view is off), -ENOMEM. kglue_owner_gone forgets it. */
 typedef void (*kglue_java_cb)(void *arg, void *owner, int32_t ns_tid, const struct kview_interval *iv);
 int kglue_kernel_owner(struct kglue *k, void *owner, pid_t pid, const struct kview_java_layout *layout,

@@ -116,6 +116,7 @@ void server_config_defaults(struct server_config *cfg)
     cfg->version = "";
     cfg->kernel_mode = KGLUE_AUTO;
     cfg->kernel_min_ns = 1000000;
+    cfg->attach.min_ns = -1;
 }
 
 /* Kernel view intervals go to the recording of the connection they belong to. */
@@ -685,13 +686,19 @@ static int start_zero_touch(struct server *s)
         return 0;
     }
     struct zt_host host = {.arg = s, .open = kernel_peer_open, .frame = kernel_peer_frame, .close = kernel_peer_close};
-    struct zt_config zc = {.proc_root = "/proc", .min_ns = s->cfg.kernel_min_ns, .version = s->cfg.version};
+    struct zt_config zc = {
+        .proc_root = "/proc", .min_ns = s->cfg.kernel_min_ns, .version = s->cfg.version, .attach = s->cfg.attach};
+    zc.attach.socket = s->cfg.socket_path;
+    zc.attach.exe = "/proc/self/exe";
+    if (!zc.attach.per_minute)
+        zc.attach.per_minute = 4;
     int rc = zerotouch_new(&s->zt, s->kernel, &host, &zc);
     if (rc) {
         clog_error("zero-touch: %s", strerror(-rc));
         return rc;
     }
-    clog_info("zero-touch on: watching every HotSpot JVM of the host, with nothing loaded into it (--jvms=all)");
+    clog_info("zero-touch on: watching every HotSpot JVM of the host, with nothing loaded into it (--jvms=all)%s",
+              zc.attach.min_ns >= 0 ? "; the agent comes where a JVM pins (--attach-on-pin)" : "");
     if ((rc = zerotouch_watch(s->zt, s->loop)) != 0) {
         clog_error("zero-touch: epoll: %s", strerror(-rc));
         return rc;

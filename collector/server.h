@@ -15,6 +15,7 @@
 
 #include "access.h"
 #include "occupancy.h"
+#include "ztattach.h"
 
 struct server_config {
     const char *socket_path;
@@ -33,10 +34,11 @@ struct server_config {
     /* Prometheus metrics over HTTP (metrics_http.h) on this address; metrics_addrlen 0: none */
     struct sockaddr_storage metrics_addr;
     socklen_t metrics_addrlen;
-    int kernel_mode;        /* enum kglue_mode: auto (default), on, off */
-    uint64_t kernel_min_ns; /* shortest off-CPU interval the kernel view records */
-    int zero_touch;         /* --jvms=all: also the JVMs with no agent (zerotouch.h) */
-    struct access allow;    /* --allow-uid, --allow-gid: other users served (access.h) */
+    int kernel_mode;               /* enum kglue_mode: auto (default), on, off */
+    uint64_t kernel_min_ns;        /* shortest off-CPU interval the kernel view records */
+    int zero_touch;                /* --jvms=all: also the JVMs with no agent (zerotouch.h) */
+    struct ztattach_config attach; /* --attach-on-pin (min_ns < 0: off); socket and exe set by the server */
+    struct access allow;           /* --allow-uid, --allow-gid: other users served (access.h) */
 };
 
 #define SERVER_MAX_CLIENTS_DEFAULT 256

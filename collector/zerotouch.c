@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,10 +31,13 @@
  * loaded the library without starting a VM): it is given up on, not parsed again every second. */
 #define STARTING_MAX_NS (60 * NS_PER_SEC)
 #define THREADS_MAX 4096
-/* How often each JVM's thread list is looked at (one pread): a carrier is tracked within this of
- * its start, so its first pin is seen. /proc is listed every ZT_PROC_EVERY of these. */
-#define ZT_TICK_NS (10 * 1000000LL)
-#define ZT_PROC_EVERY 100
+/* /proc is listed, and every JVM's thread list looked at, every ZT_SCAN_NS. A JVM whose process
+ * made a thread (the kernel view says so as it happens) has its list looked at every ZT_FAST_NS
+ * for ZT_BIRTH_NS: its JavaThread joins the list a moment after the thread is made, and a new
+ * carrier's first pin is seen whole. An idle host costs one wakeup a second. */
+#define ZT_SCAN_NS NS_PER_SEC
+#define ZT_FAST_NS (10 * 1000000LL)
+#define ZT_BIRTH_NS NS_PER_SEC
 
 enum zt_state {
     ZT_WATCHING = 0, /* its threads tracked; no pin yet */
@@ -43,6 +47,16 @@ enum zt_state {
 };
 
 static const char *const state_names[] = {"watching", "session", "gave_up", "agent"};
+
+/* Attach on pin (ztattach.h), per JVM. */
+enum zt_attach {
+    AT_NONE = 0, /* not tried */
+    AT_RUNNING,  /* `vtpin attach` runs */
+    AT_DONE,     /* it succeeded: the agent's Hello ends the watch */
+    AT_FAILED,   /* it failed: not tried again */
+    AT_REFUSED,  /* the JVM or the operator's patterns refuse it */
+};
+static const char *const attach_names[] = {"none", "running", "done", "failed", "refused"};
 
 struct zt_thread {
     int32_t ns_tid, host_tid;
@@ -72,6 +86,12 @@ struct zt_jvm {
     uint64_t next_pin, pins;
     uint32_t next_string;
     uint32_t park_reason; /* string id of the text for a park whose reason is unknown */
+    char cmdline[1024];   /* its arguments joined by spaces, for --attach-only/--attach-deny */
+    enum zt_attach attach;
+    char attach_why[200];
+    pid_t attach_child;
+    uint64_t handed_over; /* pins in progress when an agent took over: the agent may report them again */
+    int64_t births_until; /* its list is looked at every ZT_FAST_NS until then */
 };
 
 struct zerotouch {
@@ -82,10 +102,13 @@ struct zerotouch {
     unsigned n_jvms;
     struct idmap *not_jvm; /* pid -> start ticks + 1 of a process that is not a JVM */
     long hz;
-    uint64_t scans, ticks;
+    uint64_t scans;
+    int64_t next_scan; /* the next listing of /proc */
+    int fast;          /* the timer ticks every ZT_FAST_NS (else every ZT_SCAN_NS) */
     int timer_fd;
     struct loop_watch watch;
     struct hotspot_thread *rows; /* a walk's, THREADS_MAX of them */
+    struct ztattach_limiter limiter;
 };
 
 /* ---- /proc ---- */
@@ -95,6 +118,18 @@ static int64_t clock_ns(clockid_t id)
     struct timespec ts;
     clock_gettime(id, &ts);
     return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* The timer's period: ZT_FAST_NS while a JVM has new threads to find or an attach runs. */
+static void set_pace(struct zerotouch *z, int fast)
+{
+    if (fast == z->fast)
+        return;
+    int64_t ns = fast ? ZT_FAST_NS : ZT_SCAN_NS;
+    struct timespec ts = {.tv_sec = ns / NS_PER_SEC, .tv_nsec = ns % NS_PER_SEC};
+    struct itimerspec its = {.it_interval = ts, .it_value = ts};
+    if (timerfd_settime(z->timer_fd, 0, &its, NULL) == 0)
+        z->fast = fast;
 }
 
 /* Up to cap-1 bytes of a small /proc file, NUL-terminated: its length, or -errno. */
@@ -161,6 +196,23 @@ static int maps_kind(const struct zerotouch *z, int32_t pid)
     }
     fclose(f);
     return !jvm ? MAPS_OTHER : agent ? MAPS_JVM_AGENT : MAPS_JVM;
+}
+
+/* The command line, its arguments joined by spaces, into out[cap]. */
+static void read_cmdline(const struct zerotouch *z, int32_t pid, char *out, size_t cap)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "%s/%d/cmdline", z->cfg.proc_root, pid);
+    ssize_t n = read_small(path, out, cap);
+    if (n <= 0) {
+        out[0] = '\0';
+        return;
+    }
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    while (n > 0 && out[n - 1] == ' ')
+        out[--n] = '\0';
 }
 
 /* The main class or jar from the command line: the first word after the launcher's options. */
@@ -334,6 +386,62 @@ static int publish(struct zt_jvm *j)
     return j->owner ? 0 : -1;
 }
 
+/* ---- attach on pin ---- */
+
+/* j pinned for pinned_ns: the agent comes, if --attach-on-pin says so and the limits allow. */
+static void maybe_attach(struct zt_jvm *j, int64_t pinned_ns, int64_t now)
+{
+    const struct ztattach_config *c = &j->z->cfg.attach;
+    if (c->min_ns < 0 || j->attach != AT_NONE || j->state != ZT_SESSION || pinned_ns < c->min_ns)
+        return;
+    int rc = ztattach_allowed(c, &j->z->limiter, j->cmdline, now, j->attach_why, sizeof(j->attach_why));
+    if (rc == -EBUSY)
+        return; /* the minute's attaches are used: at its next pin */
+    if (rc) {
+        j->attach = AT_REFUSED;
+        clog_info("zero-touch: JVM pid %d: %s", j->pid, j->attach_why);
+        return;
+    }
+    pid_t child = ztattach_spawn(c, j->pid);
+    if (child < 0) {
+        j->attach = AT_FAILED;
+        snprintf(j->attach_why, sizeof(j->attach_why), "cannot run vtpin attach: %s", strerror((int)-child));
+        clog_warn("zero-touch: JVM pid %d: %s", j->pid, j->attach_why);
+        return;
+    }
+    j->attach = AT_RUNNING;
+    j->attach_child = child;
+    snprintf(j->attach_why, sizeof(j->attach_why), "it pinned for %" PRId64 " ms", pinned_ns / 1000000);
+    clog_info("zero-touch: JVM pid %d %s: loading the agent (vtpin attach, pid %d)", j->pid, j->attach_why, child);
+}
+
+/* Every tick: the longest pin in progress may bring the agent; an attach that ended says how. */
+static void follow_attach(struct zt_jvm *j, int64_t now)
+{
+    if (j->attach == AT_RUNNING) {
+        int status = 0;
+        if (ztattach_reap(j->attach_child, &status) != 1)
+            return;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            j->attach = AT_DONE; /* its Hello ends the watch */
+        } else {
+            j->attach = AT_FAILED;
+            snprintf(j->attach_why, sizeof(j->attach_why), "vtpin attach failed (%s %d; the collector's log says why)",
+                     WIFEXITED(status) ? "exit status" : "signal",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            clog_warn("zero-touch: JVM pid %d: %s", j->pid, j->attach_why);
+        }
+        return;
+    }
+    if (j->attach != AT_NONE || j->z->cfg.attach.min_ns < 0)
+        return;
+    int64_t longest = 0;
+    for (size_t i = 0; i < j->n_threads; i++)
+        if (j->threads[i].pin_id && now - j->threads[i].kp.start_ns > longest)
+            longest = now - j->threads[i].kp.start_ns;
+    maybe_attach(j, longest, now);
+}
+
 /* ---- pins ---- */
 
 static struct zt_thread *thread_of(struct zt_jvm *j, int32_t ns_tid)
@@ -372,6 +480,7 @@ static void pin_start(struct zt_jvm *j, struct zt_thread *t, const struct kview_
         return;
     t->pin_id = m.pin_id;
     j->pins++;
+    maybe_attach(j, 0, iv->start_ns); /* --attach-on-pin with no DUR: this pin */
 }
 
 /* Ends t's pin, which began at start_ns, at end_ns. */
@@ -387,13 +496,19 @@ static void pin_end(struct zt_jvm *j, struct zt_thread *t, int64_t start_ns, int
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
     ev.pin_end = &m;
-    send_event(j, &ev);
+    if (send_event(j, &ev) == 0)
+        maybe_attach(j, m.duration_ns, end_ns);
 }
 
 /* What the kernel view saw of one of j's threads (kglue_java_cb): kpin.h makes it pins. */
 static void on_interval(void *arg, void *owner, int32_t ns_tid, const struct kview_interval *iv)
 {
     struct zt_jvm *j = arg;
+    if (iv->born) { /* its JavaThread joins the list in a moment: look often for a while */
+        j->births_until = iv->start_ns + ZT_BIRTH_NS;
+        set_pace(j->z, 1);
+        return;
+    }
     struct zt_thread *t = owner == j->owner ? thread_of(j, ns_tid) : NULL;
     if (!t)
         return;
@@ -553,6 +668,7 @@ static void watch(struct zerotouch *z, int32_t pid, uint64_t ticks, int agent)
     j->start_unix_ns = clock_ns(CLOCK_REALTIME) - age;
     j->start_mono_ns = clock_ns(CLOCK_MONOTONIC) - age;
     read_app(z, pid, j->app, sizeof(j->app));
+    read_cmdline(z, pid, j->cmdline, sizeof(j->cmdline));
     char why[256] = "";
     int rc = hotspot_open(&j->hs, z->cfg.proc_root, pid, why, sizeof(why));
     if (rc == -EAGAIN && age < STARTING_MAX_NS) { /* still starting: the next scan looks again */
@@ -608,7 +724,8 @@ int zerotouch_new(struct zerotouch **out, struct kglue *k, const struct zt_host 
         z->hz = 100;
     z->watch.fd = -1;
     z->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    struct itimerspec its = {.it_interval = {.tv_nsec = ZT_TICK_NS}, .it_value = {.tv_nsec = ZT_TICK_NS}};
+    struct itimerspec its = {.it_interval = {.tv_sec = ZT_SCAN_NS / NS_PER_SEC},
+                             .it_value = {.tv_sec = ZT_SCAN_NS / NS_PER_SEC}};
     if (z->timer_fd < 0 || timerfd_settime(z->timer_fd, 0, &its, NULL) != 0) {
         int rc = -errno;
         if (z->timer_fd >= 0)
@@ -622,7 +739,7 @@ int zerotouch_new(struct zerotouch **out, struct kglue *k, const struct zt_host 
     return 0;
 }
 
-/* Every ZT_TICK_NS: the thread lists that changed; /proc every ZT_PROC_EVERY ticks. */
+/* Each tick: /proc every ZT_SCAN_NS (which follows every JVM); between, the JVMs with new threads. */
 static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
 {
     (void)l;
@@ -631,13 +748,18 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
     uint64_t expirations;
     if (read(z->timer_fd, &expirations, sizeof(expirations)) < 0)
         return;
-    if (z->ticks++ % ZT_PROC_EVERY == 0) {
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
+    int scan = now >= z->next_scan, fast = 0;
+    if (scan)
         zerotouch_scan(z);
-        return;
-    }
-    for (struct zt_jvm *j = z->jvms; j; j = j->next)
-        if (j->state == ZT_WATCHING || j->state == ZT_SESSION)
+    for (struct zt_jvm *j = z->jvms; j; j = j->next) {
+        if (!scan && j->births_until > now && (j->state == ZT_WATCHING || j->state == ZT_SESSION))
             follow_threads(j);
+        if (j->state == ZT_SESSION)
+            follow_attach(j, now);
+        fast |= j->births_until > now || j->attach == AT_RUNNING;
+    }
+    set_pace(z, fast);
 }
 
 int zerotouch_watch(struct zerotouch *z, struct loop *loop)
@@ -685,6 +807,7 @@ void zerotouch_scan(struct zerotouch *z)
         return;
     }
     z->scans++;
+    z->next_scan = clock_ns(CLOCK_MONOTONIC) + ZT_SCAN_NS - ZT_FAST_NS / 2;
     for (struct zt_jvm *j = z->jvms; j; j = j->next)
         j->start_ticks |= 1ull << 63; /* unseen yet */
     int64_t boot_now = clock_ns(CLOCK_BOOTTIME);
@@ -732,22 +855,23 @@ void zerotouch_scan(struct zerotouch *z)
         }
         p = &j->next;
     }
-    for (struct zt_jvm *j = z->jvms; j; j = j->next) {
-        if (j->state == ZT_WATCHING || j->state == ZT_SESSION) {
-            int kind = maps_kind(z, j->pid);
-            if (kind == MAPS_JVM_AGENT)
-                give_up(j, ZT_AGENT, "the vtpin agent was loaded into it: its pins are the agent's");
-            else
-                follow_threads(j);
-        }
-    }
+    /* an agent loaded later says Hello (zerotouch_agent_hello): the maps of a JVM (1000 lines) are not
+     * read again every second */
+    for (struct zt_jvm *j = z->jvms; j; j = j->next)
+        if (j->state == ZT_WATCHING || j->state == ZT_SESSION)
+            follow_threads(j);
 }
 
 void zerotouch_agent_hello(struct zerotouch *z, int64_t pid)
 {
     struct zt_jvm *j = z ? jvm_of(z, (int32_t)pid) : NULL;
+    for (size_t i = 0; j && i < j->n_threads; i++)
+        j->handed_over += j->threads[i].pin_id != 0;
     if (j && (j->state == ZT_WATCHING || j->state == ZT_SESSION))
-        give_up(j, ZT_AGENT, "an agent speaks for it now: its pins are the agent's");
+        give_up(j, ZT_AGENT,
+                j->attach == AT_RUNNING || j->attach == AT_DONE
+                    ? "the agent was loaded on its pin (--attach-on-pin): its pins are the agent's from now on"
+                    : "an agent speaks for it now: its pins are the agent's");
 }
 
 void zerotouch_status_json(struct zerotouch *z, struct json *js, int mine_only, uid_t uid)
@@ -783,6 +907,16 @@ void zerotouch_status_json(struct zerotouch *z, struct json *js, int mine_only, 
         json_kv_uint(js, "threads_tracked", tracked);
         json_kv_uint(js, "carriers", carriers);
         json_kv_uint(js, "pins", j->pins);
+        json_kv_uint(js, "pins_handed_over", j->handed_over);
+        if (j->attach == AT_NONE) {
+            json_kv_null(js, "attach");
+        } else {
+            json_key(js, "attach");
+            json_object_begin_inline(js);
+            json_kv_string(js, "state", attach_names[j->attach]);
+            json_kv_string(js, "why", j->attach_why);
+            json_object_end(js);
+        }
         json_object_end(js);
     }
     json_array_end(js);

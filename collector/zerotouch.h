@@ -16,6 +16,9 @@
  * recordings see such a JVM as any other. A JVM with the vtpin agent in it is
  * the agent's: it is not watched, and its agent's Hello ends a watch.
  *
+ * With --attach-on-pin (ztattach.h) a JVM that pins long enough gets the
+ * agent, which speaks for it from then on.
+ *
  * Never ptrace, never stops a JVM, never guesses a layout: a JVM it cannot
  * read is listed with why. */
 #ifndef VTPIN_COLLECTOR_ZEROTOUCH_H
@@ -25,6 +28,7 @@
 #include <sys/types.h>
 
 #include "common/json.h"
+#include "ztattach.h"
 
 struct kglue;
 struct loop;
@@ -42,10 +46,11 @@ struct zt_host {
 };
 
 struct zt_config {
-    const char *proc_root; /* "/proc" */
-    uint64_t min_ns;       /* --kernel-min: the shortest pin */
-    const char *version;   /* the collector's, for the Hello */
-    unsigned max_jvms;     /* watched at once */
+    const char *proc_root;         /* "/proc" */
+    uint64_t min_ns;               /* --kernel-min: the shortest pin */
+    const char *version;           /* the collector's, for the Hello */
+    unsigned max_jvms;             /* watched at once */
+    struct ztattach_config attach; /* --attach-on-pin (min_ns < 0: off) */
 };
 
 struct zerotouch;
@@ -54,8 +59,8 @@ struct zerotouch;
 int zerotouch_new(struct zerotouch **out, struct kglue *k, const struct zt_host *host, const struct zt_config *cfg);
 /* Ends every watch (host->close for each). */
 void zerotouch_free(struct zerotouch *z);
-/* Adds its timer to the loop: every 10 ms it follows the JVMs' thread lists, every second it lists
- * /proc. 0 or -errno. */
+/* Adds its timer to the loop: every second it lists /proc and follows the JVMs' thread lists; every
+ * 10 ms for a while after a JVM made a thread. 0 or -errno. */
 int zerotouch_watch(struct zerotouch *z, struct loop *loop);
 void zerotouch_unwatch(struct zerotouch *z, struct loop *loop);
 /* Finds JVMs that started, forgets those that ended, and follows each one's threads. */

@@ -76,6 +76,8 @@ static int on_event(void *ctx, void *data, size_t size)
         .stack_id = e->stack_id,
         .vthread_id = e->vthread_id,
         .java_wait = (int)e->java_wait,
+        .born = e->kind == OFFCPU_BORN,
+        .tgid = (int32_t)e->tgid,
     };
     kv->cb(kv->cb_arg, &iv);
     return 0;

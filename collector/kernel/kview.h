@@ -19,6 +19,9 @@ struct kview_interval {
     /* the carrier's JavaThread at switch out (kview_java): */
     int64_t vthread_id; /* the virtual thread mounted, 0: none, -1: not known */
     int java_wait;      /* enum java_wait (offcpu.h), 0: not known */
+    /* born: not an interval, but thread tid of watched process tgid was just created (kview_watch_process) */
+    int born;
+    int32_t tgid;
 };
 
 struct kview_times {

@@ -155,6 +155,8 @@ static __always_inline void close_interval(struct offcpu_carrier *c, __u32 tid, 
             e->java_wait = s->java_wait;
         }
     }
+    e->kind = OFFCPU_INTERVAL;
+    e->tgid = 0;
     e->pad = 0;
     bpf_ringbuf_submit(e, 0);
 }
@@ -252,7 +254,23 @@ int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
     if (tgid == tid || !bpf_map_lookup_elem(&watched, &tgid))
         return 0;
     struct offcpu_carrier born = {.syscall = -1, .stack_id = -1, .vthread_id = -1};
-    bpf_map_update_elem(&tracked, &tid, &born, BPF_NOEXIST);
+    if (bpf_map_update_elem(&tracked, &tid, &born, BPF_NOEXIST) != 0)
+        return 0;
+    /* the collector looks for its JavaThread now, not at its next look at the thread list */
+    struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+    if (!e) {
+        __sync_fetch_and_add(&events_lost, 1);
+        return 0;
+    }
+    __builtin_memset(e, 0, sizeof(*e));
+    e->start_ns = bpf_ktime_get_ns();
+    e->tid = tid;
+    e->tgid = tgid;
+    e->kind = OFFCPU_BORN;
+    e->syscall = -1;
+    e->stack_id = -1;
+    e->vthread_id = -1;
+    bpf_ringbuf_submit(e, 0);
     return 0;
 }
 

@@ -57,7 +57,15 @@ struct offcpu_event {
     __s32 stack_id;
     __s64 vthread_id; /* as in offcpu_carrier */
     __u32 java_wait;
+    __u32 kind; /* enum offcpu_kind */
+    __u32 tgid; /* OFFCPU_BORN: the watched process */
     __u32 pad;
+};
+
+/* What a ring buffer record is. */
+enum offcpu_kind {
+    OFFCPU_INTERVAL = 0, /* an off-CPU interval */
+    OFFCPU_BORN = 1,     /* a thread of a watched process was created (start_ns: then), and is tracked */
 };
 
 #endif

@@ -336,6 +336,40 @@ def case_untrusted(jdk):
         coll.cleanup()
 
 
+def case_attach_on_pin(jdk):
+    """JDK 21, --attach-on-pin: the kernel finds the first pins of a JVM with no agent, the collector
+    loads the agent into it (vtpin attach), and the later pins come from the agent, with stacks and
+    culprits. Every sleep is one pin of one of the two sessions, except the pins in progress at the
+    handover, which the agent may report again (the collector counts them: pins_handed_over)."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL + ["--attach-on-pin"]).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = start_gated(jdk, coll, "ZeroTouch", ("monitor", go, 40, 150), go, "ZeroTouch: ready",
+                        props=scheduler(2))
+        r.wait(60)
+        st = coll.wait_for(coll.status, lambda s: [j["mode"] for j in s["jvms"] if j["pid"] == r.proc.pid
+                                                    and not j["connected"]] == ["kernel", "attach"])
+        kernel, agent = [j for j in st["jvms"] if j["pid"] == r.proc.pid]
+        zt = watched(coll, r.proc.pid)
+        print("kernel %d pins, agent %d, handed over %d; %s" % (kernel["pins_total"], agent["pins_total"],
+                                                                  zt["pins_handed_over"], zt))
+        check(zt["state"] == "agent" and zt["attach"]["state"] in ("running", "done"), "attached on its pin: %s" % zt)
+        check(kernel["pins_total"] >= 1 and agent["pins_total"] >= 1, "pins before and after the attach")
+        total = kernel["pins_total"] + agent["pins_total"]
+        check(40 <= total <= 40 + zt["pins_handed_over"], "40 sleeps, each one pin (%d, %d handed over)" %
+              (total, zt["pins_handed_over"]))
+        recs = [p for p in coll.recordings() if os.path.basename(p).startswith("%d-" % r.proc.pid)]
+        reps = sorted((report_json(p) for p in recs), key=lambda rep: rep["recording"]["start_unix_ns"])
+        check([rep["jvm"]["mode"] for rep in reps] == ["kernel", "attach"], "two recordings: %s" % recs)
+        later = reps[1]["pins"]
+        check(later and all(p["reason"] == "MONITOR" and "ZeroTouch" in describe(p) for p in later),
+              "the agent's pins have their reason and culprit: %s" % [describe(p) for p in later[:3]])
+    finally:
+        coll.cleanup()
+
+
 def case_agent(jdk):
     """A JVM with the agent streaming to this collector is the agent's: one session, the agent's pins."""
     need_kernel_view()
@@ -371,6 +405,7 @@ if __name__ == "__main__":
         "in_progress": case_in_progress,
         "container": case_container,
         "untrusted": case_untrusted,
+        "attach_on_pin": case_attach_on_pin,
         "unverified": case_unverified,
         "agent": case_agent,
     }))
