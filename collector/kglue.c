@@ -17,10 +17,14 @@
 #include "procthread.h"
 #include "syscalls.h"
 
+/* The scan runs every KGLUE_SCAN_NS while an agent's carrier is tracked, else every KGLUE_SLOW_SCAN_NS.
+ * A thread of a JVM with no agent is looked at every KGLUE_CARRIER_NS once it carried a virtual
+ * thread (a pin in progress shows within that; its end comes from the ring buffer), every
+ * KGLUE_QUIET_NS before (a first pin that never ends is still seen): an idle JVM costs little. */
 #define KGLUE_SCAN_NS (10 * 1000000LL)
-/* A quiet thread (kjoin_carrier.quiet) is looked at one scan in this many: a JVM's threads that never
- * carry cost little, and a first pin that never ends is still seen within half a second. */
-#define KGLUE_QUIET_SCANS 50
+#define KGLUE_SLOW_SCAN_NS (100 * 1000000LL)
+#define KGLUE_CARRIER_NS (100 * 1000000LL)
+#define KGLUE_QUIET_NS (500 * 1000000LL)
 #define KGLUE_STACK_MAX 32
 
 /* An agent's ThreadLayout (its Hello): how to read its carriers' JavaThreads. */
@@ -42,13 +46,13 @@ struct kglue {
     struct ksyms *syms; /* NULL: /proc/kallsyms unreadable */
     char reason[256];
     int timer_fd;
+    int slow; /* the scan runs every KGLUE_SLOW_SCAN_NS: no agent's carrier is tracked */
     struct loop_watch rb_watch, timer_watch;
     /* counters for status */
     uint64_t intervals, recorded, crossings, untranslated, refused;
     int64_t consumed_at; /* the query time the ring buffer was last read for occupancy */
     int consuming;       /* inside kview_consume: a callback must not read the ring buffer again */
     int64_t next_snap;   /* when the scan next snapshots every carrier's occupancy */
-    uint64_t scans;
     char proc_root[256];
 };
 
@@ -245,8 +249,8 @@ static void on_interval(void *arg, const struct kview_interval *iv)
     kjoin_interval(k->join, iv, emit, k);
     /* a kernel-only owner makes its pins from it (after kjoin has it: the pin it makes joins it) */
     struct kjoin_carrier *c = kjoin_by_host(k->join, iv->tid);
-    if (c && iv->vthread_id > 0)
-        c->quiet = 0;
+    if (c && iv->vthread_id > 0 && c->look_every_ns > KGLUE_CARRIER_NS)
+        c->look_every_ns = KGLUE_CARRIER_NS;
     const struct owner_layout *l = c ? owner_entry(k, c->owner) : NULL;
     if (l && l->cb)
         l->cb(l->cb_arg, (void *)l->owner, c->ns_tid, iv);
@@ -277,6 +281,17 @@ static void on_ring(struct loop *l, struct loop_watch *w, uint32_t events)
     drain_ring(w->data);
 }
 
+/* The scan's period: KGLUE_SLOW_SCAN_NS when no agent's carrier is tracked. */
+static void scan_pace(struct kglue *k, int slow)
+{
+    if (slow == k->slow)
+        return;
+    int64_t ns = slow ? KGLUE_SLOW_SCAN_NS : KGLUE_SCAN_NS;
+    struct itimerspec its = {.it_interval = {.tv_nsec = ns}, .it_value = {.tv_nsec = ns}};
+    if (timerfd_settime(k->timer_fd, 0, &its, NULL) == 0)
+        k->slow = slow;
+}
+
 /* Every 10 ms: a carrier off CPU for longer than --kernel-min right now is
  * seen (and counted) as it crosses, not when it wakes. */
 static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
@@ -305,15 +320,18 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
     unsigned n_told = 0;
     size_t pos = 0;
     struct kjoin_carrier *c;
-    k->scans++;
+    size_t agents = 0; /* agents' carriers looked at: the fast pace */
     while ((c = kjoin_next(k->join, &pos))) {
         struct kview_times t;
-        if (c->quiet && (k->scans + (uint64_t)c->host_tid) % KGLUE_QUIET_SCANS != 0)
+        agents += !c->look_every_ns;
+        if (!snap && c->look_every_ns && now < c->next_look)
             continue;
+        if (c->look_every_ns)
+            c->next_look = now + c->look_every_ns;
         if (kview_times(k->kv, c->host_tid, now, &t) != 0)
             continue;
-        if (t.off_since && t.vthread_id > 0)
-            c->quiet = 0;
+        if (t.off_since && t.vthread_id > 0 && c->look_every_ns > KGLUE_CARRIER_NS)
+            c->look_every_ns = KGLUE_CARRIER_NS;
         if (snap) {
             struct kjoin_occ o;
             kjoin_occupancy(c, &t, now, &o);
@@ -351,6 +369,7 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
     for (unsigned i = 0; i < n_told; i++)
         if (owner_entry(k, told[i].l->owner) == told[i].l)
             told[i].l->cb(told[i].l->cb_arg, (void *)told[i].l->owner, told[i].ns_tid, &told[i].iv);
+    scan_pace(k, agents == 0);
 }
 
 int kglue_watch(struct kglue *k, struct loop *loop)
@@ -482,6 +501,8 @@ void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireE
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_CARRIER: {
         struct kjoin_carrier *c = track(k, owner, peer_pid, ev->carrier->tid);
+        if (c && !c->look_every_ns)
+            scan_pace(k, 0); /* an agent's carrier: crossings as they happen */
         const struct kview_java_layout *l = layout_of(k, owner);
         if (c && l && ev->carrier->has_java_thread && ev->carrier->java_thread &&
             kview_java(k->kv, c->host_tid, ev->carrier->java_thread, l) != 0 && k->refused++ == 0)
@@ -499,6 +520,8 @@ void kglue_agent_event(struct kglue *k, void *owner, pid_t peer_pid, const WireE
          * Reading an empty ring buffer is two memory loads. */
         drain_ring(k);
         struct kjoin_carrier *c = track(k, owner, peer_pid, p->carrier_tid);
+        if (c && !c->look_every_ns)
+            scan_pace(k, 0);
         if (c)
             kjoin_pin_start(k->join, c, p->pin_id, p->start_ns, emit, k);
         break;
@@ -603,7 +626,7 @@ int kglue_track_java(struct kglue *k, void *owner, pid_t pid, int32_t ns_tid, ui
     if (!c)
         return -ENOSPC;
     if (!known)
-        c->quiet = 1;
+        c->look_every_ns = KGLUE_QUIET_NS;
     int rc = kview_java(k->kv, c->host_tid, java_thread, l);
     if (rc == 0 && host_tid)
         *host_tid = c->host_tid;

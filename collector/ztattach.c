@@ -37,7 +37,9 @@ int ztattach_allowed(const struct ztattach_config *c, struct ztattach_limiter *l
         if (now - l->at[i] < MINUTE_NS)
             l->at[kept++] = l->at[i];
     l->n = kept;
-    unsigned cap = c->per_minute < 1 ? 1 : c->per_minute > ZTATTACH_PER_MINUTE_MAX ? ZTATTACH_PER_MINUTE_MAX : c->per_minute;
+    unsigned cap = c->per_minute < 1                         ? 1
+                   : c->per_minute > ZTATTACH_PER_MINUTE_MAX ? ZTATTACH_PER_MINUTE_MAX
+                                                             : c->per_minute;
     if (l->n >= cap) {
         snprintf(why, whylen, "%u attaches in the last minute already (at most %u): later", l->n, cap);
         return -EBUSY;

@@ -16,12 +16,12 @@
 #define ZTATTACH_PER_MINUTE_MAX 16
 
 struct ztattach_config {
-    int64_t min_ns;       /* a pin this long brings the agent; < 0: off */
-    const char *socket;   /* this collector's, absolute: the agent streams to it */
-    const char *only;     /* attach only where the command line matches; NULL: everywhere */
-    const char *deny;     /* never where it matches; NULL: none */
-    unsigned per_minute;  /* 1 to ZTATTACH_PER_MINUTE_MAX */
-    const char *exe;      /* the vtpin binary ("/proc/self/exe") */
+    int64_t min_ns;      /* a pin this long brings the agent; < 0: off */
+    const char *socket;  /* this collector's, absolute: the agent streams to it */
+    const char *only;    /* attach only where the command line matches; NULL: everywhere */
+    const char *deny;    /* never where it matches; NULL: none */
+    unsigned per_minute; /* 1 to ZTATTACH_PER_MINUTE_MAX */
+    const char *exe;     /* the vtpin binary ("/proc/self/exe") */
 };
 
 /* The attaches of the last minute. */

@@ -42,7 +42,8 @@ struct kjoin_carrier {
     int64_t past_start[KJOIN_PAST], past_end[KJOIN_PAST];
     unsigned n_past;
     int64_t crossed_since;    /* off-CPU interval last seen crossing the minimum (kglue's scan) */
-    int quiet;                /* a thread of a JVM with no agent not seen carrying yet: scanned less often */
+    int64_t look_every_ns;    /* kglue's scan looks at it this often (0: every scan, an agent's carrier) */
+    int64_t next_look;        /* ... next at this time */
     char *proc_stack;         /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
     uint64_t held_ns;         /* finished off-CPU intervals: their part inside a pin (kernel occupancy) */
     uint64_t held_preempt_ns; /* the part of held_ns preempted (runnable) */
