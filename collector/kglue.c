@@ -306,10 +306,10 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     int snap = now >= k->next_snap;
-    if (snap) { /* the window's step: every carrier's occupancy, finished intervals in */
+    /* the ring buffer wakes the loop only when it fills up (offcpu.bpf.c): read at every scan */
+    consume(k);
+    if (snap) /* the window's step: every carrier's occupancy, finished intervals in */
         k->next_snap = now + k->cfg.window_ns / (KJOIN_SNAPS - 1);
-        consume(k);
-    }
     /* kernel-only owners' crossings, told after the walk: what they do may untrack carriers */
     enum { CROSSINGS_MAX = 64 };
     struct {
