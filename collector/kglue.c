@@ -24,7 +24,7 @@
 #define KGLUE_SCAN_NS (10 * 1000000LL)
 #define KGLUE_SLOW_SCAN_NS (100 * 1000000LL)
 #define KGLUE_CARRIER_NS (100 * 1000000LL)
-#define KGLUE_QUIET_NS (500 * 1000000LL)
+#define KGLUE_QUIET_NS (1000 * 1000000LL)
 #define KGLUE_STACK_MAX 32
 
 /* An agent's ThreadLayout (its Hello): how to read its carriers' JavaThreads. */
