@@ -595,6 +595,12 @@ void kglue_owner_gone(struct kglue *k, void *owner, int64_t now)
 
 /* ---- JVMs with no agent ---- */
 
+void kglue_drain(struct kglue *k)
+{
+    if (kglue_enabled(k))
+        drain_ring(k);
+}
+
 int kglue_kernel_owner(struct kglue *k, void *owner, pid_t pid, const struct kview_java_layout *layout,
                        kglue_java_cb cb, void *arg)
 {
@@ -658,6 +664,7 @@ int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_
         return -EAGAIN; /* it woke: that interval is over */
     int wait = java_wait_of(java->thread_state, l->state_blocked, l->state_in_native, java->pending_monitor,
                             java->waiting_monitor, nr == 202 /* futex */ ? op : -1);
+    wait = java_wait_park(wait, l->vt_state && java->vthread_id > 0, java->vthread_state);
     return kview_seed_java(k->kv, host_tid, off_since, java->vthread_id, wait);
 }
 

@@ -73,12 +73,15 @@ int kglue_unread_sleep(struct kglue *k, int32_t host_tid, int64_t *off_since);
  * off_since is told with it, as if read at its switch out (with the futex it sleeps in). 0, -EAGAIN
  * (it woke), -errno. */
 struct kglue_java_now {
-    int64_t vthread_id; /* mounted, 0 none */
+    int64_t vthread_id;    /* mounted, 0 none */
+    int32_t vthread_state; /* its VirtualThread.state */
     int32_t thread_state;
     uint64_t pending_monitor, waiting_monitor;
 };
 int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_since,
                     const struct kglue_java_now *java);
+/* Reads the intervals waiting in the ring buffer now (a kernel-only owner about to end: its last pins). */
+void kglue_drain(struct kglue *k);
 /* Stops tracking owner's thread host_tid (it ended). */
 void kglue_untrack_java(struct kglue *k, void *owner, int32_t host_tid);
 

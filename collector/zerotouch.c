@@ -548,6 +548,7 @@ static void give_up(struct zt_jvm *j, enum zt_state state, const char *why)
 
 static void jvm_free(struct zt_jvm *j)
 {
+    kglue_drain(j->z->k); /* its last intervals (the ring buffer is read at each scan) make its last pins */
     if (j->owner) {
         void *owner = j->owner;
         j->owner = NULL;
@@ -569,6 +570,7 @@ static void seed_sleep(struct zt_jvm *j, struct zt_thread *t)
         !kglue_unread_sleep(j->z->k, t->host_tid, &again) || again != since)
         return;
     const struct kglue_java_now java = {.vthread_id = now.vthread_id,
+                                        .vthread_state = now.vthread_state,
                                         .thread_state = now.thread_state,
                                         .pending_monitor = now.pending_monitor,
                                         .waiting_monitor = now.waiting_monitor};
@@ -693,6 +695,7 @@ static void watch(struct zerotouch *z, int32_t pid, uint64_t ticks, int agent)
         .tid = hi->tid,
         .state_blocked = hi->state_blocked,
         .state_in_native = hi->state_in_native,
+        .vt_state = hi->vt_state, /* a park is a pin only when the virtual thread says PINNED */
     };
     j->owner = z->host.open(z->host.arg, pid, j->uid);
     if (!j->owner || (rc = kglue_kernel_owner(z->k, j->owner, pid, &layout, on_interval, j)) != 0) {

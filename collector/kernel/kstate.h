@@ -51,4 +51,20 @@ static inline __attribute__((always_inline)) int java_wait_of(int thread_state, 
     return JAVA_WAIT_OTHER;
 }
 
+/* java.lang.VirtualThread's states of a virtual thread that parks on its carrier (VirtualThread.java:
+ * PINNED, TIMED_PINNED; the same values on 21-27). */
+#define JAVA_VT_PINNED 5
+#define JAVA_VT_TIMED_PINNED 8
+
+/* A blocked carrier with a virtual thread mounted parks it (a pin) only when that virtual thread's
+ * state says so; otherwise it waits on the VM in a condition variable that looks like a park (a GC
+ * it asked for, a VM lock). wait from java_wait_of; vt_state_read 0 when the state was not read
+ * (an agent's layout: the rule is java_wait_of's alone). */
+static inline __attribute__((always_inline)) int java_wait_park(int wait, int vt_state_read, int vt_state)
+{
+    if (wait == JAVA_WAIT_BLOCKED && vt_state_read && vt_state != JAVA_VT_PINNED && vt_state != JAVA_VT_TIMED_PINNED)
+        return JAVA_WAIT_VM;
+    return wait;
+}
+
 #endif

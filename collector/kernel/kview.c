@@ -199,6 +199,7 @@ int kview_java(struct kview *kv, int32_t tid, uint64_t java_thread, const struct
         .tid = l->tid,
         .state_blocked = l->state_blocked,
         .state_in_native = l->state_in_native,
+        .vt_state = l->vt_state,
     };
     return bpf_map_update_elem(kv->java_fd, &key, &j, BPF_ANY) == 0 ? 0 : -errno;
 }

@@ -71,6 +71,7 @@ int kview_untrack(struct kview *kv, int32_t tid);
 struct kview_java_layout {
     uint32_t thread_obj, vthread, pending_monitor, waiting_monitor, thread_state, tid;
     int32_t state_blocked, state_in_native;
+    uint32_t vt_state; /* VirtualThread.state's offset, 0: not read (kstate.h java_wait_park) */
 };
 int kview_java(struct kview *kv, int32_t tid, uint64_t java_thread, const struct kview_java_layout *l);
 /* Times of a tracked thread at now (CLOCK_MONOTONIC). 0 or -ENOENT. */

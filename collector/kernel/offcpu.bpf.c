@@ -126,6 +126,10 @@ static __always_inline void read_java(const struct offcpu_java *j, struct offcpu
         tid = 0;
     c->vthread_id = tid;
     c->java_wait = java_wait_of(st, j->state_blocked, j->state_in_native, pending, waiting, futex_op);
+    __s32 vt_state = -1;
+    if (tid > 0 && j->vt_state && c->java_wait == JAVA_WAIT_BLOCKED &&
+        bpf_probe_read_user(&vt_state, sizeof(vt_state), (const void *)(vt + j->vt_state)) == 0)
+        c->java_wait = java_wait_park(c->java_wait, 1, vt_state);
 }
 
 /* Closes the off-CPU interval from c->off_since to end: its times, and the ring buffer when it

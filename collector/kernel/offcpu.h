@@ -32,6 +32,8 @@ struct offcpu_java {
     __u64 java_thread;
     __u32 thread_obj, vthread, pending_monitor, waiting_monitor, thread_state, tid; /* offsets */
     __s32 state_blocked, state_in_native;
+    __u32 vt_state; /* VirtualThread.state in the object, 0: not read (java_wait_park) */
+    __u32 pad;
 };
 
 /* Value of the seeds map: what the collector read, from outside, of a tracked thread's JavaThread

@@ -1119,6 +1119,15 @@ static void test_kpin(void)
     iv = kp_iv(100, 200, S, 5, JAVA_WAIT_UNKNOWN);
     CHECK_INT(kpin_reason(&iv), -1);
 
+    /* a blocked carrier parks its virtual thread only when the virtual thread says PINNED or
+     * TIMED_PINNED; else it waits on the VM (a GC it asked for); unread: java_wait_of's word */
+    CHECK_INT(java_wait_park(JAVA_WAIT_BLOCKED, 1, JAVA_VT_PINNED), JAVA_WAIT_BLOCKED);
+    CHECK_INT(java_wait_park(JAVA_WAIT_BLOCKED, 1, JAVA_VT_TIMED_PINNED), JAVA_WAIT_BLOCKED);
+    CHECK_INT(java_wait_park(JAVA_WAIT_BLOCKED, 1, 2 /* RUNNING */), JAVA_WAIT_VM);
+    CHECK_INT(java_wait_park(JAVA_WAIT_BLOCKED, 0, 2), JAVA_WAIT_BLOCKED);
+    CHECK_INT(java_wait_park(JAVA_WAIT_MONITOR_ENTER, 1, 2), JAVA_WAIT_MONITOR_ENTER);
+    CHECK_INT(java_wait_park(JAVA_WAIT_IN_NATIVE, 1, 2), JAVA_WAIT_IN_NATIVE);
+
     struct kpin_thread t = {0};
     struct kpin_step st;
     /* an interval told only once it ended: a pin that starts and ends at once */
