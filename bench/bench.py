@@ -17,6 +17,7 @@ build/bench/{libemptyagent.so,benchtool,ingest}).
 import argparse
 import atexit
 import datetime
+import fcntl
 import glob
 import json
 import math
@@ -222,6 +223,173 @@ def proc_cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def collector_status(socket, usage=None):
+    """`vtpin status --json` of the collector at socket, or None. The query is reaped with wait4 and
+    its rusage appended to usage (a list): inside a run, run_jvm's RUSAGE_CHILDREN counts it too."""
+    p = subprocess.Popen([VTPIN, "status", "--socket", socket, "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    out = p.stdout.read()
+    p.stdout.close()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if usage is not None:
+        usage.append(ru)
+    try:
+        return json.loads(out) if p.returncode == 0 else None
+    except ValueError:
+        return None
+
+
+def proc_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(next(l for l in f if l.startswith("VmRSS:")).split()[1])
+
+
+# A zero-touch run: the JVM has no agent and a `vtpin collector --jvms=all --kernel=on` watches it.
+ZT_ARGS = ["--jvms=all", "--kernel=on"]
+ZT_GATE_S = 10.0  # how long a JVM is held for the collector to watch it
+
+
+def task_ctxsw(pid):
+    """Context switches (voluntary + involuntary) of every live thread of pid, from /proc."""
+    n = 0
+    for status in glob.glob("/proc/%d/task/*/status" % pid):
+        try:
+            with open(status) as f:
+                n += sum(int(l.split()[1]) for l in f if l.startswith(("voluntary_ctxt", "nonvoluntary_ctxt")))
+        except (OSError, ValueError):  # a thread that ended meanwhile
+            pass
+    return n
+
+
+def proc_alive(pid):
+    """pid exists and is not a zombie (checked without reaping it)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class ZeroTouch:
+    """The collector of one zero-touch run, and the gate that holds the JVM until it is watched.
+
+    The collector is started for each run, not once per JDK: with --jvms=all it watches every JVM
+    of the host, so kept running it would watch the `none`, `floor` and `jfr` runs too.
+
+    The collector lists /proc once a second, and a quick run's warm-up (and a full mount-churn
+    one's) is shorter than that: left alone, the measured part would often start unwatched. So the
+    JVM's stdout is a pipe of one page, all but a byte of it filled before the JVM starts: the
+    workload's first line (`java.version = …`, printed before its warm-up, before any virtual
+    thread) waits in write(2) until the collector lists the JVM as watching or session (or
+    ZT_GATE_S passes) and the gate drains the pipe. Nothing is loaded into the JVM, nothing it
+    runs changes, no thread of it is stopped (a SIGSTOP after that line would catch the warm-up
+    with virtual threads mounted: off-CPU carriers the collector could count as pins). The gate
+    then copies the JVM's output to its .out file and, when the BENCH line comes, asks the
+    collector once more: threads tracked and pins at the end of the measured part, before the JVM
+    exits."""
+
+    FILL = 4095  # a one-page pipe with one byte free: a line longer than that waits
+
+    def __init__(self, workdir):
+        self.col = Collector(workdir, "zero-touch", ZT_ARGS)
+        self.rfd = None
+        self.usage = []  # rusage of the status queries made during the run
+        self.info = {"watched": False}
+        self.thread = None
+
+    def start(self):
+        self.col.start()
+        self.cpu0 = proc_cpu_s(self.col.pid)
+        return self
+
+    def stdout(self):
+        """The JVM's stdout: the write end of the full pipe (run_jvm closes it once the JVM has it)."""
+        self.rfd, wfd = os.pipe()
+        fcntl.fcntl(wfd, fcntl.F_SETPIPE_SZ, 4096)
+        os.write(wfd, b"\0" * self.FILL)
+        return wfd
+
+    def follow(self, pid, stdout_path):
+        """run_jvm's on_start: the gate, in a thread, while run_jvm waits for the JVM."""
+        self.thread = threading.Thread(target=self._gate, args=(pid, stdout_path), daemon=True)
+        self.thread.start()
+
+    def _entry(self, pid):
+        st = collector_status(self.col.socket, self.usage)
+        jvms = ((st or {}).get("collector", {}).get("zero_touch") or {}).get("jvms", [])
+        live = [j for j in jvms if j["state"] in ("watching", "session")]
+        self.info["others_watched"] = sum(1 for j in live if j["pid"] != pid)
+        return next((j for j in jvms if j["pid"] == pid), None)
+
+    def _hold(self, pid):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < ZT_GATE_S and proc_alive(pid):
+            j = self._entry(pid)
+            if j and j["state"] in ("watching", "session"):
+                self.info.update(watched=True, threads_tracked=j["threads_tracked"])
+                # from here on: the collector's CPU and the JVM's switches while it watches
+                self.cpu_watched0, self.ctxsw_watched0 = proc_cpu_s(self.col.pid), task_ctxsw(pid)
+                break
+            if j:
+                self.info["why"] = "%s: %s" % (j["state"], j.get("why"))
+                break
+            time.sleep(0.05)
+        self.info["watched_after_ms"] = (time.monotonic() - t0) * 1000
+
+    def _gate(self, pid, stdout_path):
+        try:
+            self._hold(pid)
+        finally:
+            with open(stdout_path, "wb") as out:
+                skip, seen, asked = self.FILL, b"", False
+                while True:
+                    chunk = os.read(self.rfd, 65536)
+                    if not chunk:
+                        break
+                    drop = min(skip, len(chunk))
+                    skip -= drop
+                    out.write(chunk[drop:])
+                    seen = (seen + chunk[drop:])[-4096:]
+                    if not asked and b"\nBENCH " in seen:
+                        asked = True
+                        out.flush()
+                        j = self._entry(pid)
+                        if j:
+                            self.info.update(threads_tracked_end=j["threads_tracked"], carriers=j["carriers"],
+                                             pins=j["pins"], state_end=j["state"])
+            os.close(self.rfd)
+
+    def finish(self, res):
+        """After run_jvm: the collector's CPU over the run, per context switch of the JVM and per
+        pin, into res; then the collector is stopped and its recordings deleted."""
+        if self.thread:
+            self.thread.join(timeout=30)
+        elif self.rfd is not None:  # the JVM did not start
+            os.close(self.rfd)
+        try:
+            cpu1 = proc_cpu_s(self.col.pid)
+            res["collector_cpu_s"] = cpu1 - self.cpu0
+            res["collector_rss_kb"] = proc_rss_kb(self.col.pid)
+        finally:
+            self.col.stop()
+            shutil.rmtree(self.col.dir, ignore_errors=True)
+        # From the moment it was watched to its exit: the collector's CPU (without taking the JVM
+        # on: reading libjvm.so's symbols and layout) over the JVM's context switches meanwhile:
+        # those of its whole life (its rusage, every thread, the ended ones too; less the status
+        # queries reaped meanwhile) less those of its threads when it was taken on.
+        if hasattr(self, "cpu_watched0"):
+            cpu = cpu1 - self.cpu_watched0
+            switches = LAST_RUN.get("ctxsw", 0) - sum(u.ru_nvcsw + u.ru_nivcsw for u in self.usage) - \
+                self.ctxsw_watched0
+            self.info.update(collector_cpu_watched_s=cpu, ctxsw=switches)
+            if switches > 0:
+                self.info["collector_ns_per_switch"] = cpu * 1e9 / switches
+            if self.info.get("pins"):
+                self.info["collector_us_per_pin"] = cpu * 1e6 / self.info["pins"]
+        res["zero_touch"] = self.info
+
+
 def recording_stats(path):
     r = subprocess.run([BENCHTOOL, "stats", path], capture_output=True, text=True)
     if r.returncode != 0:
@@ -262,15 +430,24 @@ def parse_load(spec):
     return Load(**kw)
 
 
-def run_jvm(cmd, timeout, stdout_path, stderr_path, env=None):
+def run_jvm(cmd, timeout, stdout_path, stderr_path, env=None, stdout_fd=None, on_start=None):
     """Runs cmd; returns (returncode, wall_s, cpu_s, pid) with cpu from the children's rusage.
-    LAST_RUN["others_cores"]: how many cores other processes kept busy meanwhile."""
+    LAST_RUN["others_cores"]: how many cores other processes kept busy meanwhile; LAST_RUN["ctxsw"]:
+    the children's context switches (voluntary + involuntary, every thread). stdout_fd: the
+    JVM's stdout instead of stdout_path (closed here once the JVM has it); on_start(proc) is called
+    once the process is started."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy0 = busy_cpu_s()
     t0 = time.monotonic()
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        p = subprocess.Popen(LOAD.wrap(cmd) if LOAD else cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                             env=env)
+    with open(stdout_path if stdout_fd is None else os.devnull, "wb") as out, open(stderr_path, "wb") as err:
+        try:
+            p = subprocess.Popen(LOAD.wrap(cmd) if LOAD else cmd, stdout=out if stdout_fd is None else stdout_fd,
+                                 stderr=err, stdin=subprocess.DEVNULL, env=env)
+        finally:
+            if stdout_fd is not None:
+                os.close(stdout_fd)
+        if on_start:
+            on_start(p)
         try:
             rc = p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -282,6 +459,7 @@ def run_jvm(cmd, timeout, stdout_path, stderr_path, env=None):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     LAST_RUN["others_cores"] = max(0.0, (busy1 - busy0 - cpu) / wall) if wall > 0 else 0.0
+    LAST_RUN["ctxsw"] = (after.ru_nvcsw - before.ru_nvcsw) + (after.ru_nivcsw - before.ru_nivcsw)
     return rc, wall, cpu, p.pid
 
 
@@ -289,7 +467,7 @@ def config_flags(config, tmp, collector):
     rec = os.path.join(tmp, "run.vtp")
     if config.startswith("old-"):  # the same vtpin configuration with another build of the agent
         return [f.replace(AGENT, os.environ["VTPIN_OLD_AGENT"]) for f in config_flags(config[4:], tmp, collector)]
-    if config == "none":
+    if config in ("none", "zero-touch"):  # zero-touch: nothing in the JVM, the collector watches it
         return []
     if config == "floor":
         return ["-agentpath:" + EMPTY_AGENT]
@@ -334,10 +512,25 @@ def one_run(jdk, workload, config, args, tmp, collector, timeout, keep_logs_dir,
         "-cp", CLASSES, "-Djava.library.path=" + FIXTURE_LIB, main] + wargs
     base = os.path.join(keep_logs_dir, "%s-%s-%s-%s" % (jdk, workload, config, tag))
     col_cpu0 = proc_cpu_s(collector.pid) if config == "vtpin-collector" else None
-    rc, wall, cpu, pid = run_jvm(cmd, timeout, base + ".out", base + ".err")
+    zt = None
+    if config == "zero-touch":
+        if collector is None:
+            return {"status": "n/a", "why": "no collector"}
+        try:
+            zt = ZeroTouch(tmp).start()
+        except RuntimeError as e:
+            return {"status": "n/a", "why": str(e)}
+    res = {}
+    try:
+        rc, wall, cpu, pid = run_jvm(cmd, timeout, base + ".out", base + ".err",
+                                     stdout_fd=zt.stdout() if zt else None,
+                                     on_start=(lambda p: zt.follow(p.pid, base + ".out")) if zt else None)
+    finally:
+        if zt:
+            zt.finish(res)
     out = open(base + ".out", errors="replace").read()
-    res = {"rc": rc, "wall_s": wall, "cpu_s": cpu, "cmd": " ".join(cmd),
-           "others_cores": LAST_RUN.get("others_cores", 0.0)}
+    res.update({"rc": rc, "wall_s": wall, "cpu_s": cpu, "cmd": " ".join(cmd),
+                "others_cores": LAST_RUN.get("others_cores", 0.0)})
     m = BENCH_RE.search(out)
     if rc != 0 or not m:
         res["status"] = "failed"
@@ -453,6 +646,9 @@ def overhead_table(jdk, workload, configs, rounds, args):
         col = [x["collector_cpu_s"] for x in ok if "collector_cpu_s" in x]
         if col:
             notes.append("collector CPU %.0f ms per run (whole run)" % (statistics.median(col) * 1000))
+        zts = [x["zero_touch"] for x in ok if x.get("zero_touch")]
+        if zts:
+            notes += zero_touch_notes(zts)
         if workload == "service":
             p99 = [int(x["fields"].get("p99_us", 0)) for x in ok]
             p99x = paired(with_p99(rounds), c, "none", "p99")
@@ -474,10 +670,42 @@ def overhead_table(jdk, workload, configs, rounds, args):
     return "\n".join(lines) + "\n" + target_checks(workload, configs, rounds), summary
 
 
-# Issue 9's targets, judged per round against the same round's runs. (workload, measure, config,
-# reference, bound): the median over rounds of (config × no agent) − (reference × no agent) must be
-# ≤ bound when reference is a configuration, or the median of (config × no agent) ≤ 1 + bound when
-# it is None.
+def zero_touch_notes(zts):
+    """The notes of a zero-touch row: was each JVM watched before its warm-up, what the collector
+    tracked, and its CPU per context switch of the JVM and per pin (medians over the runs)."""
+    def med(key):
+        v = [z[key] for z in zts if z.get(key) is not None]
+        return statistics.median(v) if v else None
+    watched = [z for z in zts if z.get("watched")]
+    notes = ["watched before its warm-up in %d/%d runs, %.0f ms after the JVM started (median)" % (
+        len(watched), len(zts), med("watched_after_ms") or 0)]
+    why = next((z["why"] for z in zts if z.get("why")), None)
+    if why:
+        notes.append("not watched: " + why)
+    if med("threads_tracked_end") is not None:
+        notes.append("threads tracked %d at the BENCH line (%d carriers), %d at the gate" % (
+            med("threads_tracked_end"), med("carriers") or 0, med("threads_tracked") or 0))
+    if med("collector_cpu_watched_s") is not None:
+        notes.append("collector CPU while it watched (JVM taken on → exit) %.0f ms" % (
+            med("collector_cpu_watched_s") * 1000))
+    if med("collector_ns_per_switch") is not None:
+        notes.append("%.0f ns per context switch of the JVM meanwhile (%s switches)" % (
+            med("collector_ns_per_switch"), human(med("ctxsw"))))
+    pins = [z.get("pins", 0) for z in zts]
+    if any(pins):
+        notes.append("pins %d per run, collector CPU %.0f µs per pin" % (statistics.median(pins),
+                                                                       med("collector_us_per_pin") or 0))
+    if any(z.get("others_watched") for z in zts):
+        notes.append("the collector also watched %d other JVMs of the host" % max(z.get("others_watched", 0)
+                                                                                   for z in zts))
+    return notes
+
+
+# Issue 9's targets (vtpin), and zero-touch's (no agent, the collector watching: within 2 % of no
+# agent in wall time on mount churn and the service), judged per round against the same round's
+# runs. (workload, measure, config, reference, bound): the median over rounds of (config × no
+# agent) − (reference × no agent) must be ≤ bound when reference is a configuration, or the median
+# of (config × no agent) ≤ 1 + bound when it is None.
 TARGETS = [
     ("mountchurn-steady", "elapsed_ns", "vtpin-sampled", "jfr", 0.05),
     ("mountchurn-steady", "cpu_ns", "vtpin-sampled", "jfr", 0.05),
@@ -489,6 +717,9 @@ TARGETS = [
     ("service", "elapsed_ns", "vtpin-pins", None, 0.02),
     ("service", "cpu_ns", "vtpin-pins", None, 0.02),
     ("service", "p99", "vtpin-pins", None, 0.05),
+    ("mountchurn", "elapsed_ns", "zero-touch", None, 0.02),
+    ("mountchurn-steady", "elapsed_ns", "zero-touch", None, 0.02),
+    ("service", "elapsed_ns", "zero-touch", None, 0.02),
 ]
 MEASURE_TEXT = {"elapsed_ns": "wall", "cpu_ns": "CPU", "p99": "request p99"}
 
@@ -542,8 +773,9 @@ def target_checks(workload, configs, rounds):
             "| %s: %s | %d | %.3f | %.3f … %.3f | %s |" % (MEASURE_TEXT[key], what, len(values), med, lo, hi, verdict))
     if not lines:
         return ""
-    return "\n".join(["", "Issue 9's targets, per round against the same round's runs: median over rounds and its "
-                       "90 % bootstrap interval; met only when the whole interval is within the bound.", "",
+    return "\n".join(["", "Targets (issue 9's for vtpin, zero-touch's), per round against the same round's runs: "
+                       "median over rounds and its 90 % bootstrap interval; met only when the whole interval is "
+                       "within the bound.", "",
                        "| target | rounds | median | 90 % interval | verdict |", "|---|---|---|---|---|"] + lines) + "\n"
 
 
@@ -916,6 +1148,26 @@ def run_ingest(args, workdir, out):
 
 
 # ---------------------------------------------------------------------------------------------
+# zero-touch with idle JVMs
+
+
+PARTS = ["overhead", "latency", "ingest", "zerotouch-idle"]
+
+
+def run_zerotouch_idle(args, stamp, suffix):
+    """bench/zerotouch_idle.py's measurement (50 idle JVMs, 30 s windows; quick: 10 JVMs, 10 s)."""
+    import zerotouch_idle  # bench/, beside this file
+    table, raw = zerotouch_idle.measure(10 if args.quick else 50, 10 if args.quick else 30)
+    print(table, flush=True)
+    path = os.path.join(args.out, "%s-zerotouch-idle%s.md" % (stamp, suffix))
+    with open(path, "w") as f:
+        f.write("# vtpin zero-touch with idle JVMs — %s\n\n%s" % (stamp, table))
+    with open(path[:-3] + ".json", "w") as f:
+        json.dump(raw, f, indent=1)
+    log("bench: wrote %s" % path)
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def main():
@@ -928,7 +1180,8 @@ def main():
     ap.add_argument("--jdks", default="21,25")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--configs", default=",".join(CONFIGS))
-    ap.add_argument("--only", default="overhead,latency,ingest")
+    ap.add_argument("--only", default="overhead,latency,ingest",
+                    help="parts: %s (zerotouch-idle only when named)" % ",".join(PARTS))
     ap.add_argument("--pins", type=int, default=101, help="PinTimer pins in the latency runs (default 101)")
     ap.add_argument("--poll-us", type=int, default=200, help="pause between collector queries (latency)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -956,6 +1209,9 @@ def main():
     args.workloads = [w for w in args.workloads.split(",") if w]
     args.configs = [c for c in args.configs.split(",") if c]
     parts = set(args.only.split(","))
+    if parts - set(PARTS):
+        raise SystemExit("bench: unknown part %s (--only: %s)" % (", ".join(sorted(parts - set(PARTS))),
+                                                                 ",".join(PARTS)))
     for w in args.workloads:
         if w not in WORKLOADS:
             raise SystemExit("bench: unknown workload %s (%s)" % (w, ", ".join(WORKLOADS)))
@@ -981,7 +1237,7 @@ def main():
     started = time.monotonic()
     log("bench: work directory %s; collector %s" % (workdir, "available" if have_collector else "not available"))
     try:
-        for jdk in args.jdks:
+        for jdk in args.jdks if parts & {"overhead", "latency"} else []:  # else no per-JDK files
             out = []
             ver = java_version(jdk)
             header = ["# vtpin benchmark — JDK %s%s" % (jdk, " (quick)" if args.quick else ""), "",
@@ -1031,6 +1287,8 @@ def main():
             with open(path[:-3] + ".json", "w") as f:
                 json.dump(raw, f, indent=1, default=str)
             log("bench: wrote %s" % path)
+        if "zerotouch-idle" in parts:
+            run_zerotouch_idle(args, stamp, suffix)
     finally:
         if args.keep:
             log("bench: logs kept in %s" % workdir)

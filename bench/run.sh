@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# vtpin benchmarks: overhead tables, detection latency, collector ingest.
+# vtpin benchmarks: overhead tables, detection latency, collector ingest, zero-touch.
 #
 #   bench/run.sh                 full run (~22 min on 2 cores): 1 warm-up + 6 measured rounds
 #   bench/run.sh --quick         smoke run (< 3 min): 1 round, small workloads, 9 latency pins
 #   bench/run.sh --rounds 7 --jdks 21 --workloads service --configs none,floor,vtpin-exact
 #   bench/run.sh --only latency  (also: bench/latency.sh)
 #   bench/run.sh --only ingest
+#   bench/run.sh --configs none,floor,jfr,zero-touch --workloads mountchurn-steady,service
+#   bench/run.sh --only zerotouch-idle  (also: python3 bench/zerotouch_idle.py [--jvms 50] [--seconds 30])
 #
-# Options: --quick, --rounds N, --jdks 21,25, --workloads mountchurn,service,cpu,
-#   --configs none,floor,jfr,jfr-pinned,vtpin-pins,vtpin-exact,vtpin-sampled,vtpin-collector,
-#   --only overhead,latency,ingest, --pins N, --poll-us N, --out DIR (default bench/results),
-#   --keep (keep every run's logs), --no-build (use build/ as it is; only the bench tools are built).
-# Tables go to stdout and to DIR/<date>-jdk<N>.md (+ .json with every run), DIR/<date>-ingest.md.
+# Options: --quick, --rounds N, --jdks 21,25, --workloads mountchurn,mountchurn-steady,service,cpu,
+#   --configs none,floor,jfr,jfr-pinned,zero-touch,vtpin-pins,vtpin-exact,vtpin-sampled,vtpin-collector,
+#   --only overhead,latency,ingest,zerotouch-idle (the last only when named), --pins N, --poll-us N,
+#   --out DIR (default bench/results), --keep (keep every run's logs), --no-build (use build/ as it
+#   is; only the bench tools are built).
+# zero-touch: no agent, a `vtpin collector --jvms=all --kernel=on` watches the JVM (root); target
+#   wall <= 1.02 x no agent on mount churn and service. zerotouch-idle: that collector's CPU with 50
+#   idle JVMs (JDK 21 and 25) over 30 s, and a --jvms=agents one beside them; target < 1 % of a CPU.
+# Tables go to stdout and to DIR/<date>-jdk<N>.md (+ .json with every run), DIR/<date>-ingest.md,
+# DIR/<date>-zerotouch-idle.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VTPIN_BUILD_DIR:-$root/build}
@@ -21,7 +28,7 @@ args=()
 for a in "$@"; do
   case "$a" in
     --no-build) build_project=0 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done
