@@ -292,8 +292,8 @@ static void scan_pace(struct kglue *k, int slow)
         k->slow = slow;
 }
 
-/* Every 10 ms: a carrier off CPU for longer than --kernel-min right now is
- * seen (and counted) as it crosses, not when it wakes. */
+/* Every 10 ms (100 ms with no agent's carrier): the ring buffer is read, and a carrier off CPU for
+ * longer than --kernel-min right now is seen (and counted) as it crosses, not when it wakes. */
 static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
 {
     (void)l;

@@ -109,6 +109,8 @@ struct zerotouch {
     struct loop_watch watch;
     struct hotspot_thread *rows; /* a walk's, THREADS_MAX of them */
     struct ztattach_limiter limiter;
+    pid_t orphans[ZTATTACH_PER_MINUTE_MAX]; /* `vtpin attach` children of JVMs that ended: reaped at ticks */
+    unsigned n_orphans;
 };
 
 /* ---- /proc ---- */
@@ -546,8 +548,24 @@ static void give_up(struct zt_jvm *j, enum zt_state state, const char *why)
     j->hs = NULL;
 }
 
+/* Reaps the attach children whose JVM went before they ended. */
+static void reap_orphans(struct zerotouch *z)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < z->n_orphans; i++) {
+        int status;
+        if (ztattach_reap(z->orphans[i], &status) == 0)
+            z->orphans[kept++] = z->orphans[i];
+    }
+    z->n_orphans = kept;
+}
+
 static void jvm_free(struct zt_jvm *j)
 {
+    int status;
+    if (j->attach == AT_RUNNING && ztattach_reap(j->attach_child, &status) == 0 &&
+        j->z->n_orphans < ZTATTACH_PER_MINUTE_MAX)
+        j->z->orphans[j->z->n_orphans++] = j->attach_child; /* beyond that many: a zombie until the collector ends */
     kglue_drain(j->z->k); /* its last intervals (the ring buffer is read at each scan) make its last pins */
     if (j->owner) {
         void *owner = j->owner;
@@ -752,7 +770,8 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
     if (read(z->timer_fd, &expirations, sizeof(expirations)) < 0)
         return;
     int64_t now = clock_ns(CLOCK_MONOTONIC);
-    int scan = now >= z->next_scan, fast = 0;
+    int scan = now >= z->next_scan, fast = z->n_orphans > 0;
+    reap_orphans(z);
     if (scan)
         zerotouch_scan(z);
     for (struct zt_jvm *j = z->jvms; j; j = j->next) {

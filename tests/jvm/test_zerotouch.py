@@ -289,6 +289,17 @@ def case_container(jdk):
         coll.cleanup()
 
 
+def check_refused(coll, r, go, words):
+    """r's JVM, at its gate: the collector gives up on it, saying words in why; then, once it ran
+    its pins, nothing was reported of it."""
+    wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), "ZeroTouch: ready")
+    j = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None)
+    print("zero-touch entry: %s" % j)
+    check(j["state"] == "gave_up" and words in (j["why"] or ""), "it says why: %s" % j)
+    open(go, "w").close()
+    check(finish(coll, r) is None, "nothing reported of it")
+
+
 def case_unverified(jdk):
     """A JVM whose threads cannot be read right (ZGC moves thread objects while the JVM runs, and a
     sleeping carrier's handle goes on naming the old copy): listed with why, and nothing false
@@ -300,12 +311,7 @@ def case_unverified(jdk):
         go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
         r = Run(jdk, "ZeroTouch", args=("monitor", go, 8, 100), agent=False,
                 props=scheduler(2) + ["-XX:+UseZGC"] + (["-XX:+ZGenerational"] if jdk < 24 else [])).start()
-        wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), "ZeroTouch: ready")
-        j = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None)
-        print("zero-touch entry: %s" % j)
-        check(j["state"] == "gave_up" and "not verified" in (j["why"] or ""), "it says why: %s" % j)
-        open(go, "w").close()
-        check(finish(coll, r) is None, "nothing reported of it")
+        check_refused(coll, r, go, "not verified")
     finally:
         coll.cleanup()
 
@@ -332,12 +338,7 @@ def case_untrusted(jdk):
     coll = Collector(JVMS_ALL).start()
     try:
         r.start()
-        wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), "ZeroTouch: ready")
-        j = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None)
-        print("zero-touch entry: %s" % j)
-        check(j["state"] == "gave_up" and "owned by uid 65534" in (j["why"] or ""), "it says why: %s" % j)
-        open(go, "w").close()
-        check(finish(coll, r) is None, "nothing reported of it")
+        check_refused(coll, r, go, "owned by uid 65534")
     finally:
         r.kill()
         coll.cleanup()
