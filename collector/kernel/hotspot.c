@@ -115,18 +115,18 @@ static const struct {
     int is_static; /* 1: the entry's address, 0: its offset */
     int optional;
 } fields[F_COUNT] = {
-    [F_LIST] = {"ThreadsSMRSupport", NULL, "_java_thread_list", 1},
-    [F_LENGTH] = {"ThreadsList", NULL, "_length", 0},
-    [F_THREADS] = {"ThreadsList", NULL, "_threads", 0},
-    [F_THREAD_OBJ] = {"JavaThread", NULL, "_threadObj", 0},
-    [F_VTHREAD] = {"JavaThread", NULL, "_vthread", 0},
-    [F_STATE] = {"JavaThread", NULL, "_thread_state", 0},
-    [F_PENDING] = {"JavaThread", NULL, "_current_pending_monitor", 0},
-    [F_WAITING] = {"JavaThread", NULL, "_current_waiting_monitor", 0},
-    [F_OSTHREAD] = {"JavaThread", "Thread", "_osthread", 0}, /* JavaThread's up to 24, Thread's from 25 */
-    [F_THREAD_ID] = {"OSThread", NULL, "_thread_id", 0},
-    [F_MAJOR] = {"Abstract_VM_Version", NULL, "_vm_major_version", 1},
-    [F_RELEASE] = {"Abstract_VM_Version", NULL, "_s_vm_release", 1},
+    [F_LIST] = {"ThreadsSMRSupport", NULL, "_java_thread_list", 1, 0},
+    [F_LENGTH] = {"ThreadsList", NULL, "_length", 0, 0},
+    [F_THREADS] = {"ThreadsList", NULL, "_threads", 0, 0},
+    [F_THREAD_OBJ] = {"JavaThread", NULL, "_threadObj", 0, 0},
+    [F_VTHREAD] = {"JavaThread", NULL, "_vthread", 0, 0},
+    [F_STATE] = {"JavaThread", NULL, "_thread_state", 0, 0},
+    [F_PENDING] = {"JavaThread", NULL, "_current_pending_monitor", 0, 0},
+    [F_WAITING] = {"JavaThread", NULL, "_current_waiting_monitor", 0, 0},
+    [F_OSTHREAD] = {"JavaThread", "Thread", "_osthread", 0, 0}, /* JavaThread's up to 24, Thread's from 25 */
+    [F_THREAD_ID] = {"OSThread", NULL, "_thread_id", 0, 0},
+    [F_MAJOR] = {"Abstract_VM_Version", NULL, "_vm_major_version", 1, 0},
+    [F_RELEASE] = {"Abstract_VM_Version", NULL, "_s_vm_release", 1, 0},
     [F_HEAP] = {"Universe", NULL, "_collectedHeap", 1, 1},
 };
 
