@@ -290,6 +290,8 @@ static void scan_pace(struct kglue *k, int slow)
     struct itimerspec its = {.it_interval = {.tv_nsec = ns}, .it_value = {.tv_nsec = ns}};
     if (timerfd_settime(k->timer_fd, 0, &its, NULL) == 0)
         k->slow = slow;
+    /* an agent's pins are joined to intervals as they come, as before JVMs with no agent were watched */
+    kview_wake_each(k->kv, !slow);
 }
 
 /* Every 10 ms (100 ms with no agent's carrier): the ring buffer is read, and a carrier off CPU for
@@ -306,7 +308,7 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     int snap = now >= k->next_snap;
-    /* the ring buffer wakes the loop only when it fills up (offcpu.bpf.c): read at every scan */
+    /* with no agent's carrier the ring buffer wakes the loop only when it fills up: read at every scan */
     consume(k);
     if (snap) /* the window's step: every carrier's occupancy, finished intervals in */
         k->next_snap = now + k->cfg.window_ns / (KJOIN_SNAPS - 1);

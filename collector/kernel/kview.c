@@ -267,6 +267,11 @@ int kview_stack(struct kview *kv, int stack_id, uint64_t *ips, int cap)
     return n;
 }
 
+void kview_wake_each(struct kview *kv, int on)
+{
+    kv->skel->data->wake_each = on ? 1 : 0;
+}
+
 uint64_t kview_lost(struct kview *kv)
 {
     return kv->skel->bss->events_lost;

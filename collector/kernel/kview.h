@@ -82,6 +82,9 @@ int kview_consume(struct kview *kv, kview_cb cb, void *arg);
 /* The kernel stack stack_id, innermost first: up to cap addresses; returns
  * how many (0 when unknown). */
 int kview_stack(struct kview *kv, int stack_id, uint64_t *ips, int cap);
+/* on (the default): every interval wakes the reader of kview_fd; off: only a ring buffer a quarter
+ * full does, and the caller reads it on its own schedule (kview_consume). */
+void kview_wake_each(struct kview *kv, int on);
 /* Intervals lost to a full ring buffer. */
 uint64_t kview_lost(struct kview *kv);
 

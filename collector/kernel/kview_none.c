@@ -44,6 +44,11 @@ int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vt
     (void)java_wait;
     return -ENOTSUP;
 }
+void kview_wake_each(struct kview *kv, int on)
+{
+    (void)kv;
+    (void)on;
+}
 int kview_untrack(struct kview *kv, int32_t tid)
 {
     (void)kv;

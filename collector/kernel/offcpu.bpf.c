@@ -62,11 +62,16 @@ struct {
     __uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-/* The collector reads the ring buffer at each of its scans (every 10 or 100 ms), not woken by every
- * record: an idle host's threads make hundreds of short sleeps a second. It is woken when a quarter
- * of the buffer waits, so a burst is read before it fills. */
+/* 1 while an agent's carrier is tracked: each record wakes the collector. 0 (only JVMs with no agent):
+ * the collector reads the ring buffer at each of its scans (every 100 ms), not woken by every record
+ * (an idle host's threads make hundreds of short sleeps a second), and is woken when a quarter of
+ * the buffer waits, so a burst is read before it fills. */
+__u32 wake_each = 1;
+
 static __always_inline __u64 wakeup_flags(void)
 {
+    if (wake_each)
+        return 0;
     return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 64 * 1024 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
