@@ -28,6 +28,10 @@ void kpin_next(struct kpin_thread *t, const struct kview_interval *iv, struct kp
     memset(out, 0, sizeof(*out));
     if (t->open && iv->start_ns < t->start_ns)
         return; /* older than the pin in progress: told late (kglue reads the ring buffer first), dropped */
+    if (t->done_ns && iv->start_ns <= t->done_ns)
+        return; /* an interval already told ended (a crossing read before its end, told after it) */
+    if (iv->end_ns > 0)
+        t->done_ns = iv->start_ns;
     if (t->open && t->start_ns != iv->start_ns) {
         /* a later interval: the thread ran in between, so its pin ended by this one's start */
         out->end_stale = 1;

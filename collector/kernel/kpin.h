@@ -16,7 +16,8 @@
  * in progress (end_ns 0: the pin starts then, so a pin that never ends is
  * seen), and once it ends (the pin ends; or starts and ends at once, when the
  * crossing was not seen). Intervals come in order: one older than the pin in
- * progress is dropped. */
+ * progress is dropped, and so is a crossing of an interval already told ended
+ * (its crossing was read just before it ended, and told after its end). */
 #ifndef VTPIN_KERNEL_KPIN_H
 #define VTPIN_KERNEL_KPIN_H
 
@@ -28,6 +29,7 @@
 struct kpin_thread {
     int open;         /* a pin in progress */
     int64_t start_ns; /* its interval's start */
+    int64_t done_ns;  /* the start of the latest interval told ended (0: none) */
 };
 
 /* What to do with an interval, in this order. */

@@ -1172,6 +1172,21 @@ static void test_kpin(void)
     iv = kp_iv(1450, 1490, S, 5, JAVA_WAIT_BLOCKED);
     kpin_next(&t, &iv, &st);
     CHECK(!st.start && !st.end && !st.end_stale && t.open && t.start_ns == 1500);
+    iv = kp_iv(1500, 1600, S, 5, JAVA_WAIT_BLOCKED);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.end && !t.open);
+    /* an interval that ended while its crossing was being told: the crossing, told after the end,
+     * opens no pin that would never end (a sanitized CI run had one) */
+    iv = kp_iv(1700, 1800, S, 5, JAVA_WAIT_BLOCKED);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.start && st.end && !t.open);
+    iv.end_ns = 0;
+    kpin_next(&t, &iv, &st);
+    CHECK(!st.start && !st.end && !st.end_stale && !t.open);
+    /* a later interval still starts its pin */
+    iv = kp_iv(1900, 0, S, 5, JAVA_WAIT_BLOCKED);
+    kpin_next(&t, &iv, &st);
+    CHECK(st.start && t.open);
 }
 
 int main(void)
