@@ -9,9 +9,10 @@
 #   build-tsan/      VTPIN_TSAN=ON (clang, ThreadSanitizer): the agent's lock-free code and its
 #                    unit tests on real threads (tsan)
 #   build-fuzz/      VTPIN_FUZZ=ON (clang, libFuzzer): each target replays its
-#                    committed corpus, then fuzzes for VTPIN_FUZZ_SECONDS (fuzz)
-# JVM tests run VTPIN_TEST_JOBS at a time (default 1), those with the ASan agent VTPIN_ASAN_JOBS
-# (default 1), with VTPIN_LIGHT_JOBS light ones (unit, collector; default 0) beside them; the tests that
+#                    committed corpus, then fuzzes a fixed count of inputs, or for
+#                    VTPIN_FUZZ_SECONDS when that is set (fuzz)
+# JVM tests run VTPIN_TEST_JOBS at a time (default 2), those with the ASan agent VTPIN_ASAN_JOBS
+# (default 2), with VTPIN_LIGHT_JOBS light ones (unit, collector; default 2) beside them; the tests that
 # make load of their own or compare timings always run alone, last (label serial in tests/cases.txt).
 # Extra arguments go to ctest in build/ only, e.g. `-L unit` or `-R repro`, and
 # then the others are skipped. VTPIN_SANITIZE_TESTS=0 / VTPIN_TSAN_TESTS=0 /
@@ -21,11 +22,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VTPIN_BUILD_DIR:-$root/build}
 eval "$("$root/scripts/build.sh")"
-# One at a time by default. VTPIN_TEST_JOBS=2 VTPIN_ASAN_JOBS=2 VTPIN_LIGHT_JOBS=2 takes a clean-clone run
-# from 25 to about 16 minutes (issue 35), and a test that fails beside another has found a fault of vtpin
-# or of its own: so far fixtures whose first threads raced through the JDK's one-time work (now warmed
-# first, WarmUp.java) and a fixture's guessed wait. It becomes the default once runs of it pass in a row.
-jobs=${VTPIN_TEST_JOBS:-1}
+# Two at a time: a clean-clone run takes about 16 minutes, not 27 (issue 35). A test that fails beside
+# another has found a fault of vtpin or of its own (docs/testing.md lists those found so far);
+# VTPIN_TEST_JOBS=1 VTPIN_ASAN_JOBS=1 VTPIN_LIGHT_JOBS=0 runs one at a time.
+jobs=${VTPIN_TEST_JOBS:-2}
 if (($# > 0)); then
   exec ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
 fi
@@ -40,9 +40,9 @@ resources() { # file, slots
   printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpu": [{"id": "cores", "slots": %d}]}]}\n' "$2" > "$1"
 }
 resources "$logs/resources.json" "$jobs"
-light_jobs=${VTPIN_LIGHT_JOBS:-0}
+light_jobs=${VTPIN_LIGHT_JOBS:-2}
 light=$((jobs + light_jobs))
-asan_jobs=${VTPIN_ASAN_JOBS:-1}
+asan_jobs=${VTPIN_ASAN_JOBS:-2}
 resources "$logs/resources-asan.json" "$asan_jobs"
 step() { # name, command...: its wall time is said, so a slow part of a run shows
   local name=$1 began=$SECONDS
@@ -80,8 +80,10 @@ configure_build() { # C compiler, dir, cmake options...
     cmake --build "$dir" -j"$(nproc)"; } >&2
 }
 
-# Lint and the other build directories run while build/'s tests do, at idle priority (SCHED_IDLE: a CPU
-# that a test wants is the test's at once): build/'s tests leave a core idle about half the time.
+# Lint and the sanitized build run while build/'s tests do, the TSan and fuzz builds and the fuzzing while
+# the ASan stage's do, at idle priority (SCHED_IDLE: a CPU that a test wants is the test's at once): the
+# tests leave part of a core idle. Each fuzz target fuzzes a fixed count of inputs
+# (tests/fuzz/CMakeLists.txt), as many at idle priority as alone.
 san=${VTPIN_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 tsan=${VTPIN_TSAN_BUILD_DIR:-$root/build-tsan}
 fuzz=${VTPIN_FUZZ_BUILD_DIR:-$root/build-fuzz}
@@ -101,9 +103,6 @@ joined() { # name: waits for what run_meanwhile started; its output if it failed
 }
 run_meanwhile lint "$root/scripts/lint.sh" "$build"
 [[ ${VTPIN_SANITIZE_TESTS:-1} == 0 ]] || run_meanwhile sanitize configure_build gcc "$san" -DVTPIN_SANITIZE=ON
-[[ ${VTPIN_TSAN_TESTS:-1} == 0 ]] || run_meanwhile tsan configure_build clang "$tsan" -DVTPIN_TSAN=ON
-[[ ${VTPIN_FUZZ_TESTS:-1} == 0 ]] ||
-  run_meanwhile fuzz configure_build clang "$fuzz" -DVTPIN_FUZZ=ON -DVTPIN_FUZZ_SECONDS="${VTPIN_FUZZ_SECONDS:-15}"
 
 tests "tests side by side (build/)" --test-dir "$build" --output-on-failure -j "$light" \
   --resource-spec-file "$logs/resources.json" -LE serial
@@ -111,9 +110,15 @@ tests "tests side by side (build/)" --test-dir "$build" --output-on-failure -j "
 # (label serial): those run with nothing else on the machine, an idle-priority compile included.
 step "lint: clang-format and clang-tidy (scripts/lint.sh, ran meanwhile: the wait)" joined lint
 [[ ${VTPIN_SANITIZE_TESTS:-1} == 0 ]] || step "sanitized build (build-sanitize/, built meanwhile: the wait)" joined sanitize
-[[ ${VTPIN_TSAN_TESTS:-1} == 0 ]] || step "ThreadSanitizer build (build-tsan/, built meanwhile: the wait)" joined tsan
-[[ ${VTPIN_FUZZ_TESTS:-1} == 0 ]] || step "fuzz build (build-fuzz/, built meanwhile: the wait)" joined fuzz
 tests "tests alone (build/, serial)" --test-dir "$build" --output-on-failure -L serial
+
+fuzzing() { # builds build-fuzz/, then replays and fuzzes each target (its ctest output is a step's log)
+  configure_build clang "$fuzz" -DVTPIN_FUZZ=ON -DVTPIN_FUZZ_SECONDS="${VTPIN_FUZZ_SECONDS:-0}" || return
+  printf 'fuzz targets: corpus replay and bounded runs\n' > "$logs/fuzz.log"
+  ctest --test-dir "$fuzz" --output-on-failure -L fuzz -j2 >> "$logs/fuzz.log" 2>&1
+}
+[[ ${VTPIN_TSAN_TESTS:-1} == 0 ]] || run_meanwhile tsan configure_build clang "$tsan" -DVTPIN_TSAN=ON
+[[ ${VTPIN_FUZZ_TESTS:-1} == 0 ]] || run_meanwhile fuzz fuzzing
 
 if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   # the unit and collector tests (mostly waits on the collector's bounds) beside the JVM tests with the
@@ -122,16 +127,21 @@ if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   VTPIN_NESTED_RUNS=${VTPIN_NESTED_RUNS:-10} \
     tests "unit, collector and JVM tests under ASan/UBSan, side by side" --test-dir "$san" --output-on-failure \
     -j "$((asan_jobs + light_jobs))" --resource-spec-file "$logs/resources-asan.json" -L 'unit|collector|asan' -LE serial
-  tests "JVM tests under ASan/UBSan, alone (serial)" --test-dir "$san" --output-on-failure -L serial -L asan
 fi
 
 if [[ ${VTPIN_TSAN_TESTS:-1} != 0 ]]; then
+  step "ThreadSanitizer build (build-tsan/, built meanwhile: the wait)" joined tsan
   tests "the lock-free code under ThreadSanitizer" --test-dir "$tsan" --output-on-failure -L tsan
 fi
 
 if [[ ${VTPIN_FUZZ_TESTS:-1} != 0 ]]; then
-  # Two at once: each target still fuzzes for its seconds on a core of its own (no JVM runs now)
-  tests "fuzz targets: corpus replay and bounded runs" --test-dir "$fuzz" --output-on-failure -L fuzz -j2
+  # what the fuzzing said, once it ended: its output is its step's log (the failures at the end name it)
+  step "fuzz targets: corpus replay and bounded runs (built and run meanwhile: the wait)" joined fuzz
+  [[ ! -f $logs/fuzz.log ]] || tail -n +2 "$logs/fuzz.log" >&2
+fi
+
+if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
+  tests "JVM tests under ASan/UBSan, alone (serial)" --test-dir "$san" --output-on-failure -L serial -L asan
 fi
 
 if ((${#failed[@]} > 0)); then
