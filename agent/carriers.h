@@ -31,6 +31,7 @@ struct carrier_slot {
     int watch_kind;
     jmethodID native_method;    /* top frame of what the watchdog watches */
     int64_t watch_bci;          /* and its bci (VM_BLOCK) */
+    int watch_set_aside;        /* what it watches is a stall of the JVM's own, not a pin (watchdog.c) */
     int stat_fd1, stat_tid;     /* /proc/self/task/TID/stat kept open (fd + 1; 0: none) for stat_tid */
     int status_fd1, status_tid; /* the same for /proc/self/task/TID/status (parked: context switches) */
     int has_switches;

@@ -170,7 +170,7 @@ int vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out
     out[0] = '\0';
     cls[0] = '\0';
     if (!method)
-        return 0;
+        return -1;
     if (bci < 0) { /* a native method that called into the JVM, which blocks there */
         char owner[256], name[128];
         method_owner(jvmti, method, owner, sizeof(owner), name, sizeof(name));
@@ -184,9 +184,9 @@ int vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out
     jint code_len = 0, cp_count = 0, cp_bytes = 0;
     unsigned char *code = NULL, *cp = NULL;
     jclass klass = NULL;
-    int class_init = 0;
+    int class_init = -1;
     if ((*jvmti)->GetBytecodes(jvmti, method, &code_len, &code) != JVMTI_ERROR_NONE)
-        return 0;
+        return -1;
     if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) == JVMTI_ERROR_NONE &&
         (*jvmti)->GetConstantPool(jvmti, klass, &cp_count, &cp_bytes, &cp) == JVMTI_ERROR_NONE) {
         char name[256];
@@ -197,15 +197,57 @@ int vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out
                            : op == BC_PUTSTATIC    ? "putstatic"
                            : op == BC_INVOKESTATIC ? "invokestatic"
                                                    : NULL;
+        class_init = what != NULL;
         if (what) {
             snprintf(out, cap, "%s of %s (class initialization)", what, name);
             snprintf(cls, cls_cap, "%s", name);
-            class_init = 1;
         }
         (*jvmti)->Deallocate(jvmti, cp);
     }
     (*jvmti)->Deallocate(jvmti, code);
     return class_init;
+}
+
+int vmblock_class_initialized(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID method, const char *name)
+{
+    jclass holder = NULL;
+    jobject loader = NULL;
+    if (!jni || !method || !name[0] || (*jvmti)->GetMethodDeclaringClass(jvmti, method, &holder) != JVMTI_ERROR_NONE)
+        return -1;
+    jvmtiError err = (*jvmti)->GetClassLoader(jvmti, holder, &loader);
+    (*jni)->DeleteLocalRef(jni, holder);
+    if (err != JVMTI_ERROR_NONE)
+        return -1;
+    char want[512];
+    int n = snprintf(want, sizeof(want), "L%s;", name);
+    if (n < 0 || (size_t)n >= sizeof(want))
+        return -1;
+    for (char *p = want; *p; p++)
+        if (*p == '.')
+            *p = '/';
+    /* the classes that loader resolved by name: the constant pool's class is among them once resolved */
+    jint count = 0;
+    jclass *classes = NULL;
+    err = (*jvmti)->GetClassLoaderClasses(jvmti, loader, &count, &classes);
+    if (loader)
+        (*jni)->DeleteLocalRef(jni, loader);
+    if (err != JVMTI_ERROR_NONE)
+        return -1;
+    if ((*jni)->EnsureLocalCapacity(jni, count + 8) != 0) /* count local refs at once: -Xcheck:jni warns */
+        (*jni)->ExceptionClear(jni);                      /* its OutOfMemoryError: the refs exist anyway */
+    int found = -1;
+    for (jint i = 0; i < count; i++) {
+        char *sig = NULL;
+        jint status = 0;
+        if (found < 0 && (*jvmti)->GetClassSignature(jvmti, classes[i], &sig, NULL) == JVMTI_ERROR_NONE) {
+            if (strcmp(sig, want) == 0 && (*jvmti)->GetClassStatus(jvmti, classes[i], &status) == JVMTI_ERROR_NONE)
+                found = (status & JVMTI_CLASS_STATUS_INITIALIZED) != 0;
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+        }
+        (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
+    return found;
 }
 
 /* The thread's CPU clock, which is what pthread_getcpuclockid(3) returns, built from the tid (the

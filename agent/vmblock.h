@@ -37,9 +37,17 @@ void vmblock_blocked_in(int tid, char *out, size_t cap);
  * without can_get_bytecodes / can_get_constant_pool. A native method (bci -1)
  * blocked inside the JVM: "Class.forName (class initialization)" for
  * Class.forName0, else "inside the JVM under native X.m". Returns 1 when it is a class
- * initialization (cls then names the class when the bytecode does), else 0. */
+ * initialization (cls then names the class when the bytecode does), 0 when it is not, -1 when
+ * it cannot tell (no bytecodes or constant pool). */
 int vmblock_describe(jvmtiEnv *jvmti, jmethodID method, jlocation bci, char *out, size_t cap, char *cls,
                      size_t cls_cap);
+
+/* Whether the class named name (binary name, dots) that method's instruction refers to is
+ * initialized, as the loader of method's class knows it: 1 yes, 0 not yet (being initialized,
+ * or failed), -1 unknown (that loader has not resolved it, no JNI, or a JVMTI error). A thread
+ * blocked in the JVM at that instruction while it is 1 waits for something else than its
+ * initialization. Walks the loader's classes: writer only, and rarely. */
+int vmblock_class_initialized(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID method, const char *name);
 
 /* method is declared by java.lang.Object (its native wait). */
 int vmblock_is_object_method(jvmtiEnv *jvmti, jmethodID method);

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "jdk_words.h"
 #include "jthread.h"
+#include "log.h"
 #include "pins.h"
 #include "self_cost.h"
 #include "stack_read.h"
@@ -25,10 +26,20 @@
 
 enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED, WATCH_VM };
 
+/* Where blocks were judged the JVM's own stalls (a class initialized stays so): the same place is
+ * not looked at again, so a program that stalls often at one allocation walks the classes once. */
+#define WATCHDOG_STALL_SITES 16
+
 static struct {
     const struct writer_config *cfg;
     jvmtiEnv *jvmti;
-    struct rec *scratch; /* the watchdog's own pin records */
+    struct rec *scratch;       /* the watchdog's own pin records */
+    uint64_t stalls_set_aside; /* jvm_stall */
+    struct {
+        jmethodID method;
+        jlocation bci;
+    } stall_sites[WATCHDOG_STALL_SITES];
+    unsigned next_stall_site; /* the one replaced next, round robin */
 } watchdog;
 
 int watchdog_init(const struct writer_config *cfg, jvmtiEnv *jvmti)
@@ -52,6 +63,7 @@ void watchdog_forget(struct carrier_slot *c)
     c->native_method = NULL;
     c->block_pin = 0;
     c->awake_samples = 0;
+    c->watch_set_aside = 0;
 }
 
 void watchdog_end(struct carrier_slot *c, int64_t now)
@@ -92,6 +104,48 @@ static int stack_shows_block(const struct carrier_slot *c, const struct rec *r)
     }
 }
 
+/* Blocked in the JVM at a Java instruction, at the first sample that sees it, and waiting for
+ * no class initialization: the instruction initializes no class (new, getstatic, putstatic,
+ * invokestatic do), or its class is initialized already. The JVM's own work holds it there: a GC
+ * locker, a lock of the JVM whose holder has no CPU on a loaded machine (CpuBound under load: 37
+ * ms at AtomicLong.addAndGet's first getstatic on 21, long after main's new AtomicLong(); 64 ms
+ * at Unsafe.weakCompareAndSetLong's entry on 25). Every thread meets such a stall, as a
+ * safepoint: not a pin. Judged at the first sample, not when the pin would start: a real wait
+ * for an initialization still asleep a moment after it completed (re-entering its lock) would
+ * be taken for a stall then. Unknown (no bytecodes): a pin, as before. */
+static int jvm_stall(const struct carrier_slot *c)
+{
+    for (unsigned i = 0; i < WATCHDOG_STALL_SITES; i++)
+        if (watchdog.stall_sites[i].method == c->native_method && watchdog.stall_sites[i].bci == c->watch_bci)
+            return 1;
+    char blocked_in[BLOCKED_IN_MAX], cls[JDK_CLASS_MAX];
+    int class_init = vmblock_describe(watchdog.jvmti, c->native_method, c->watch_bci, blocked_in, sizeof(blocked_in),
+                                      cls, sizeof(cls));
+    if (class_init < 0)
+        return 0;
+    if (class_init == 1 &&
+        (!cls[0] || vmblock_class_initialized(watchdog.jvmti, writer_thread_jni(), c->native_method, cls) != 1))
+        return 0;
+    if (watchdog.stalls_set_aside++ == 0) {
+        size_t len = strcspn(blocked_in, "("); /* "new of X (class initialization)" */
+        while (len > 0 && blocked_in[len - 1] == ' ')
+            len--;
+        char where[BLOCKED_IN_MAX + 48];
+        if (class_init == 1)
+            snprintf(where, sizeof(where), "%.*s, a class initialized already", (int)len, blocked_in);
+        else
+            snprintf(where, sizeof(where), "bci %lld of a Java method, which initializes no class",
+                     (long long)c->watch_bci);
+        log_info("a virtual thread blocked inside the JVM at %s: a stall of the JVM's own (a GC, a lock of its "
+                 "own), not a VM_BLOCK pin (said once)",
+                 where);
+    }
+    unsigned slot = watchdog.next_stall_site++ % WATCHDOG_STALL_SITES;
+    watchdog.stall_sites[slot].method = c->native_method;
+    watchdog.stall_sites[slot].bci = c->watch_bci;
+    return 1;
+}
+
 /* A pin the writer found itself (no callback saw it): reason given or
  * inferred from the stack, start at the first sample that saw it. Not
  * started when its stack shows the block over (the next sample looks again). */
@@ -121,7 +175,7 @@ static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int rea
                                           sizeof(blocked_in), waits_for, sizeof(waits_for));
         /* who runs that <clinit> (under Class.forName0, where the bytecode does not name the
          * class, the one class being initialized) */
-        if (class_init && blocker_find_initializer(writer_thread_jni(), vt, waits_for, now, &initializer) == 1 &&
+        if (class_init == 1 && blocker_find_initializer(writer_thread_jni(), vt, waits_for, now, &initializer) == 1 &&
             !waits_for[0])
             snprintf(waits_for, sizeof(waits_for), "%s", initializer.object_class);
     }
@@ -247,6 +301,7 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
         c->has_switches = has_sw;
         c->switches = sw;
         c->awake_samples = 0;
+        c->watch_set_aside = kind == WATCH_VM && bci >= 0 && jvm_stall(c);
         /* Parked in parkOnCarrierThread while mounted is a pin from the first sample that sees
          * it (a short native call or VM wait needs a second): a park seen once still lasted
          * about a period on average, and the kernel view times it exactly. */
@@ -291,7 +346,7 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
     c->has_switches = has_sw;
     c->switches = sw;
     /* The same state, with the carrier asleep, in two samples in a row: a pin (short calls are not). */
-    if (kind != WATCH_NONE && !c->block_pin)
+    if (kind != WATCH_NONE && !c->block_pin && !c->watch_set_aside)
         start_block(c, vt, vid, reason, now);
     else if (kind != WATCH_NONE)
         active_pins_asleep(c->block_pin, now); /* the same block, still asleep */

@@ -51,6 +51,14 @@ public class BackToBack {
             }
         }));
         for (Thread vt : warm) vt.join();
+        // and the JDK's event of a pinned park, which the first park that pins (holding a monitor, 21-23)
+        // would initialize while the other thread's first pinned park waits for it inside the JVM (ci46:
+        // 3-8 ms in no pin, a monitor wait on its init lock, under load)
+        try {
+            Class.forName("jdk.internal.event.VirtualThreadPinnedEvent");
+        } catch (ClassNotFoundException e) {
+            // not this JDK's: nothing to initialize
+        }
         System.out.println("BackToBack: ready");
         System.out.flush();
         while (go != null && !Files.exists(go)) Thread.sleep(20);

@@ -15,6 +15,10 @@ public class ClassInitWait {
     static long initMs = 400;
     /** Counted down by Slow's initializer as it begins: the touchers start once it runs. */
     static final CountDownLatch IN_INIT = new CountDownLatch(1);
+    /** Counted down by each toucher just before it touches Slow: the initializer sleeps only then, so
+     *  a toucher slow to start (the JVM's first virtual threads, on a loaded machine: ci48 had none
+     *  waiting) still finds the initialization in progress. */
+    static CountDownLatch touching = new CountDownLatch(0);
 
     static class Slow {
         static final long VALUE;
@@ -22,6 +26,7 @@ public class ClassInitWait {
         static {
             IN_INIT.countDown();
             try {
+                touching.await();
                 Thread.sleep(initMs);
             } catch (InterruptedException e) {
                 throw new RuntimeException(e);
@@ -43,12 +48,14 @@ public class ClassInitWait {
         // the initializer: a platform thread, so only the touchers hold carriers; they start once it is
         // inside <clinit> (a fixed 50 ms wait for that was a guess a loaded machine could beat, and a
         // toucher would then have run the initializer itself)
+        touching = new CountDownLatch(touchers);
         Thread init = Thread.ofPlatform().name("initializer").start(ClassInitWait::touch);
         IN_INIT.await();
         List<Thread> vts = new ArrayList<>();
         long[] sum = new long[1];
         for (int t = 0; t < touchers; t++) {
             vts.add(Thread.ofVirtual().name("toucher-" + t).start(() -> {
+                touching.countDown();
                 long v = touch();
                 synchronized (sum) {
                     sum[0] += v;

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 
 from harness import (CLASSES, FIXTURE_LIB, VTPIN, Run, back_to_back_rounds, check, check_one_pin_per_round,
-                     class_init_wait, culprit, describe, jdk_home, main, pins_in, report_json, scheduler, set_aside,
+                     class_init_wait, culprit, describe, forget_stale_attach_socket, jdk_home, main, pins_in, report_json, scheduler, set_aside,
                      skip, tempdir, wait_ready)
 
 
@@ -61,6 +61,28 @@ def case_class_init(jdk):
         check(p["duration_ns"] is not None and p["duration_ns"] > 0, "ended: %s" % p)
 
 
+def case_gc_stall(jdk):
+    """GcStall on 21: a platform thread holds a JNI critical region (the GC locker) while two
+    virtual threads allocate Chunks, so each allocation that needs a GC waits inside the JVM at
+    `new GcStall$Chunk`, a class initialized long before, until the region ends (400 ms, three
+    times). That is a stall every thread meets, not a wait for a class initialization: no
+    VM_BLOCK, and the agent says once that it set one aside. The GC log proves the stall."""
+    jdk = int(jdk)
+    gc_log = os.path.join(tempdir(), "gc.log")
+    r = Run(jdk, "GcStall", args=(3, 400, 2), props=scheduler(2) + ["-Xmx64m", "-Xlog:gc:file=" + gc_log]).run()
+    check("fixture GcStall done" in r.stdout(), "the fixture ran:\n" + r.stdout())
+    with open(gc_log) as f:
+        locker_gcs = [line for line in f if "GCLocker Initiated GC" in line]
+    check(locker_gcs, "the allocations waited for the GC locker (a GCLocker Initiated GC in %s)" % gc_log)
+    rep = r.report()
+    blocks = [p for p in rep["pins"] if p["reason"] == "VM_BLOCK"]
+    check(blocks == [], "a GC stall reported as a class initialization:\n  %s"
+          % "\n  ".join(describe(p) for p in blocks))
+    check("a stall of the JVM's own" in r.stderr(),
+          "the watchdog saw the stall and set it aside:\n" + r.stderr())
+    shutil.rmtree(r.dir, ignore_errors=True)
+
+
 def case_attach_upcall_reason(jdk):
     """After attach (no breakpoints, the reason is inferred from the stack): an upcall
     sleeping under a native frame, with a synchronized frame lower down holding a
@@ -76,6 +98,7 @@ def case_attach_upcall_reason(jdk):
                            start_new_session=True)
     try:
         wait_ready(jvm, os.path.join(d, "stdout.txt"), "LockedUpcall: ready")
+        forget_stale_attach_socket(jvm.pid)
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
@@ -121,6 +144,7 @@ def case_attach_back_to_back(jdk):
                            start_new_session=True)
     try:
         wait_ready(jvm, os.path.join(d, "stdout.txt"), "BackToBack: ready")
+        forget_stale_attach_socket(jvm.pid)
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
@@ -151,6 +175,7 @@ if __name__ == "__main__":
     raise SystemExit(main({
         "cpu_jni": case_cpu_jni,
         "class_init": case_class_init,
+        "gc_stall": case_gc_stall,
         "attach_upcall_reason": case_attach_upcall_reason,
         "attach_back_to_back": case_attach_back_to_back,
     }))
