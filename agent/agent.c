@@ -359,15 +359,18 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .capabilities_missing_count = agent.missing_count,
     };
     writer_configure(&wc); /* after every missing() above: the Hello lists them */
-    int rc = writer_start(jvmti, jni);
-    if (rc)
-        log_error("cannot start the writer thread (%d): nothing will be reported", rc);
     static const jvmtiEvent always[] = {JVMTI_EVENT_BREAKPOINT, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END};
     static const jvmtiEvent monitors[] = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
                                           JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED};
+    /* the events before the writer, whose Hello says pins are seen from now on: a collector that
+     * watched this JVM from the kernel hands it over at that Hello, and a park that began between the
+     * two was seen by neither (attach on pin, under load: a sleep with no pin) */
     enable_events(jvmti, always, sizeof(always) / sizeof(always[0]));
     if (agent.monitor_events)
         enable_events(jvmti, monitors, sizeof(monitors) / sizeof(monitors[0]));
+    int rc = writer_start(jvmti, jni);
+    if (rc)
+        log_error("cannot start the writer thread (%d): nothing will be reported", rc);
     atomic_store(&live, 1);
     log_info("detecting pins on JDK %u (%s, %s mode, threshold %.3f ms%s%s%s%s)", agent.jdk_feature,
              agent.java_version ? agent.java_version : "?", agent.attach_mode ? "attach" : "startup",

@@ -152,7 +152,8 @@ class Collector:
     """A `vtpin collector` started (and stopped) by the harness."""
 
     def __init__(self, workdir, name="collector", extra=()):
-        self.extra = list(extra)  # more collector options, e.g. --jvms=all
+        # more collector options, e.g. --jvms=all; else the benchmark's own JVMs only (agents)
+        self.extra = list(extra) if any(e.startswith("--jvms") for e in extra) else ["--jvms=agents"] + list(extra)
         self.dir = os.path.join(workdir, name)
         os.makedirs(os.path.join(self.dir, "rec"), exist_ok=True)
         self.socket = os.path.join(self.dir, "c.sock")

@@ -42,7 +42,7 @@ class Collector:
         self.socket = os.path.join(self.dir, "s")
         self.log = open(os.path.join(self.dir, "log"), "w")
         self.proc = subprocess.Popen([VTPIN, "collector", "--kernel=" + kernel, "--socket", self.socket,
-                                      "--dir", os.path.join(self.dir, "rec")], stderr=self.log)
+                                      "--dir", os.path.join(self.dir, "rec"), "--jvms=agents"], stderr=self.log)
         for _ in range(200):
             if os.path.exists(self.socket):
                 break

@@ -48,9 +48,10 @@ static const char collector_usage[] =
     "                          CAP_BPF and CAP_PERFMON): auto (default: on when it can,\n"
     "                          else one log line says why), on (fail without it), off\n"
     "      --kernel-min=DUR    shortest off-CPU interval the kernel view records (default 1ms)\n"
-    "      --jvms=all|agents   all: also every HotSpot JVM of the host with no agent, from the kernel view\n"
-    "                          (zero-touch, docs/zero-touch.md); agents: only those with the agent (default)\n"
-    "      --attach-on-pin[=DUR]  with --jvms=all: load the agent (vtpin attach) into a JVM\n"
+    "      --jvms=all|agents   all (default where the kernel view is on): also every HotSpot JVM\n"
+    "                          of the host with no agent, from the kernel view (zero-touch,\n"
+    "                          docs/zero-touch.md); agents: only those with the agent\n"
+    "      --attach-on-pin[=DUR]  with zero-touch: load the agent (vtpin attach) into a JVM\n"
     "                          that pins for DUR (default: its first pin), so that its later\n"
     "                          pins have stacks; its agent streams to this collector\n"
     "      --attach-only=PATTERN  ... only into JVMs whose command line matches (fnmatch)\n"
@@ -300,7 +301,7 @@ int collector_main(int argc, char **argv)
         return cli_usage_error("collector", "--allow-see-all needs --allow-uid or --allow-gid");
     if ((attach_min >= 0 || cfg.attach.only || cfg.attach.deny || cfg.attach.per_minute) && !cfg.zero_touch)
         return cli_usage_error("collector", "--attach-on-pin, --attach-only, --attach-deny and --attach-per-minute "
-                                            "need --jvms=all");
+                                            "need zero-touch, which --jvms=agents turns off");
     if ((cfg.attach.only || cfg.attach.deny || cfg.attach.per_minute) && attach_min < 0)
         return cli_usage_error("collector",
                                "--attach-only, --attach-deny and --attach-per-minute need --attach-on-pin");

@@ -66,6 +66,8 @@ int kglue_kernel_owner(struct kglue *k, void *owner, pid_t pid, const struct kvi
 /* Tracks thread ns_tid of process pid for owner, reading its JavaThread java_thread at each switch
  * out: 0 with *host_tid (may be NULL), or -errno. */
 int kglue_track_java(struct kglue *k, void *owner, pid_t pid, int32_t ns_tid, uint64_t java_thread, int32_t *host_tid);
+/* Off-CPU intervals the ring buffer had no room for, since the kernel view started (0 without one). */
+uint64_t kglue_intervals_lost(struct kglue *k);
 /* 1 with *off_since when tracked thread host_tid sleeps in an interval whose switch out had no
  * JavaThread to read (tracked from its birth, or while asleep), else 0. */
 int kglue_unread_sleep(struct kglue *k, int32_t host_tid, int64_t *off_since);
@@ -82,6 +84,11 @@ int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_
                     const struct kglue_java_now *java);
 /* Reads the intervals waiting in the ring buffer now (a kernel-only owner about to end: its last pins). */
 void kglue_drain(struct kglue *k);
+/* cb(arg, pid) as soon as a process begins to run a program named java (a JVM starting); cb NULL: no
+ * more. -ENOSYS (the kernel view is off), -ENOTSUP (the kernel refused the hook: only the caller's own
+ * looks at /proc find JVMs). */
+typedef void (*kglue_jvm_cb)(void *arg, int32_t pid);
+int kglue_find_jvms(struct kglue *k, kglue_jvm_cb cb, void *arg);
 /* Stops tracking owner's thread host_tid (it ended). */
 void kglue_untrack_java(struct kglue *k, void *owner, int32_t host_tid);
 

@@ -117,6 +117,7 @@ void server_config_defaults(struct server_config *cfg)
     cfg->kernel_mode = KGLUE_AUTO;
     cfg->kernel_min_ns = 1000000;
     cfg->attach.min_ns = -1;
+    cfg->zero_touch = -1;
 }
 
 /* Kernel view intervals go to the recording of the connection they belong to. */
@@ -407,7 +408,7 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
     if (hello_refused(c, &id))
         return -EPERM;
     if (!c->kernel && id.source == JVM_PID_PEER)
-        zerotouch_agent_hello(s->zt, id.pid); /* the agent's pins now, not the kernel's */
+        zerotouch_agent_hello(s->zt, id.pid, ev->hello->thread_layout); /* the agent's pins now, not the kernel's */
     struct session_limits limits = SESSION_LIMITS_DEFAULT;
     limits.budget = &s->budget;
     int rc = session_new(&c->session, ev->hello, &limits);
@@ -680,9 +681,12 @@ static int start_zero_touch(struct server *s)
     if (!s->cfg.zero_touch)
         return 0;
     if (!kglue_enabled(s->kernel)) {
-        clog_warn("zero-touch (--jvms=all) needs the kernel view, which is off (%s): watching only JVMs with the "
-                  "agent",
-                  kglue_reason(s->kernel));
+        if (s->cfg.zero_touch > 0)
+            clog_warn("zero-touch (--jvms=all) needs the kernel view, which is off (%s): watching only JVMs with "
+                      "the agent",
+                      kglue_reason(s->kernel));
+        else /* the default: said once, as the kernel view's own line says why it is off */
+            clog_info("zero-touch off: it needs the kernel view; watching only JVMs with the agent");
         return 0;
     }
     struct zt_host host = {.arg = s, .open = kernel_peer_open, .frame = kernel_peer_frame, .close = kernel_peer_close};
@@ -697,7 +701,8 @@ static int start_zero_touch(struct server *s)
         clog_error("zero-touch: %s", strerror(-rc));
         return rc;
     }
-    clog_info("zero-touch on: watching every HotSpot JVM of the host, with nothing loaded into it (--jvms=all)%s",
+    clog_info("zero-touch on: watching every HotSpot JVM of the host, with nothing loaded into it (--jvms=agents: "
+              "only those with the agent)%s",
               zc.attach.min_ns >= 0 ? "; the agent comes where a JVM pins (--attach-on-pin)" : "");
     if ((rc = zerotouch_watch(s->zt, s->loop)) != 0) {
         clog_error("zero-touch: epoll: %s", strerror(-rc));

@@ -36,7 +36,8 @@ struct server_config {
     socklen_t metrics_addrlen;
     int kernel_mode;               /* enum kglue_mode: auto (default), on, off */
     uint64_t kernel_min_ns;        /* shortest off-CPU interval the kernel view records */
-    int zero_touch;                /* --jvms=all: also the JVMs with no agent (zerotouch.h) */
+    int zero_touch;                /* also the JVMs with no agent (zerotouch.h): 1 --jvms=all, 0 --jvms=agents, -1 (the
+                                      default) wherever the kernel view is on */
     struct ztattach_config attach; /* --attach-on-pin (min_ns < 0: off); socket and exe set by the server */
     struct access allow;           /* --allow-uid, --allow-gid: other users served (access.h) */
 };

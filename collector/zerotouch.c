@@ -37,6 +37,11 @@
  * carrier's first pin is seen whole. An idle host costs one wakeup a second. */
 #define ZT_SCAN_NS NS_PER_SEC
 #define ZT_FAST_NS (10 * 1000000LL)
+/* A process the kernel view saw begin to run java is looked at every ZT_FAST_NS until it is watched,
+ * or for this long (its launcher maps libjvm.so, and the VM fills in the tables hotspot.c reads, within
+ * tens of milliseconds). */
+#define ZT_STARTING_NS (2 * NS_PER_SEC)
+#define ZT_STARTING_MAX 64
 #define ZT_BIRTH_NS NS_PER_SEC
 
 enum zt_state {
@@ -90,8 +95,9 @@ struct zt_jvm {
     enum zt_attach attach;
     char attach_why[200];
     pid_t attach_child;
-    uint64_t handed_over; /* pins in progress when an agent took over: the agent may report them again */
-    int64_t births_until; /* its list is looked at every ZT_FAST_NS until then */
+    uint64_t handed_over;   /* pins in progress while an agent was loaded (attach to Hello): it may report them again */
+    int64_t births_until;   /* its list is looked at every ZT_FAST_NS until then */
+    char agent_layout[200]; /* its agent's Hello layout against the one read from outside: "agrees", "differs: ..." */
 };
 
 struct zerotouch {
@@ -111,6 +117,12 @@ struct zerotouch {
     struct ztattach_limiter limiter;
     pid_t orphans[ZTATTACH_PER_MINUTE_MAX]; /* `vtpin attach` children of JVMs that ended: reaped at ticks */
     unsigned n_orphans;
+    struct {
+        int32_t pid;
+        int64_t until;
+    } starting[ZT_STARTING_MAX]; /* processes that just began to run java (kglue_find_jvms) */
+    unsigned n_starting;
+    int finds_starting; /* the kernel view tells of them: else only the look at /proc every ZT_SCAN_NS */
 };
 
 /* ---- /proc ---- */
@@ -495,6 +507,8 @@ static void pin_end(struct zt_jvm *j, struct zt_thread *t, int64_t start_ns, int
     m.end_ns = end_ns;
     m.duration_ns = end_ns - start_ns;
     t->pin_id = 0;
+    /* the agent being loaded may have found this pin too: its watchdog finds a park in progress at attach */
+    j->handed_over += j->attach == AT_RUNNING || j->attach == AT_DONE;
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
     ev.pin_end = &m;
@@ -519,6 +533,14 @@ static void on_interval(void *arg, void *owner, int32_t ns_tid, const struct kvi
     int64_t started = t->kp.start_ns;
     struct kpin_step step;
     kpin_next(&t->kp, iv, &step);
+    if (clog_verbose() && (step.end_stale || step.start || step.end))
+        clog_debug(
+            "zero-touch: JVM pid %d thread %d: interval %lld+%lld ns (state %d, syscall %d, virtual thread %lld, "
+            "wait %d): %s%s%s",
+            j->pid, ns_tid, (long long)iv->start_ns, (long long)(iv->end_ns ? iv->end_ns - iv->start_ns : -1),
+            iv->state, iv->syscall, (long long)iv->vthread_id, iv->java_wait,
+            step.end_stale ? "ends the pin before it, " : "", step.start ? "starts a pin" : "",
+            step.end ? " ends it" : "");
     if (step.end_stale)
         pin_end(j, t, started, step.stale_end_ns);
     if (step.start)
@@ -567,6 +589,12 @@ static void jvm_free(struct zt_jvm *j)
         j->z->n_orphans < ZTATTACH_PER_MINUTE_MAX)
         j->z->orphans[j->z->n_orphans++] = j->attach_child; /* beyond that many: a zombie until the collector ends */
     kglue_drain(j->z->k); /* its last intervals (the ring buffer is read at each scan) make its last pins */
+    for (size_t i = 0; i < j->n_threads; i++)
+        if (j->owner && j->threads[i].pin_id) /* the sleep's end was never told: its pin stays in progress */
+            clog_warn("zero-touch: JVM pid %d exited with thread %d pinned since %lld ns: the end of that sleep was "
+                      "not seen (kernel intervals lost so far: %llu)",
+                      j->pid, j->threads[i].ns_tid, (long long)j->threads[i].kp.start_ns,
+                      (unsigned long long)kglue_intervals_lost(j->z->k));
     if (j->owner) {
         void *owner = j->owner;
         j->owner = NULL;
@@ -724,6 +752,62 @@ static void watch(struct zerotouch *z, int32_t pid, uint64_t ticks, int agent)
     follow_threads(j);
 }
 
+static struct zt_jvm *jvm_of(struct zerotouch *z, int32_t pid)
+{
+    for (struct zt_jvm *j = z->jvms; j; j = j->next)
+        if (j->pid == pid)
+            return j;
+    return NULL;
+}
+
+/* Whether j is the process that started at ticks (the bit that marks it unseen in a scan aside). */
+static int same_process(const struct zt_jvm *j, uint64_t ticks)
+{
+    return (j->start_ticks & ~(1ull << 63)) == ticks;
+}
+
+/* What pid maps (maps_kind); a JVM not known yet (j NULL) is watched from now on. */
+static int watch_if_jvm(struct zerotouch *z, const struct zt_jvm *j, int32_t pid, uint64_t ticks)
+{
+    int kind = maps_kind(z, pid);
+    if (!j && (kind == MAPS_JVM || kind == MAPS_JVM_AGENT))
+        watch(z, pid, ticks, kind == MAPS_JVM_AGENT);
+    return kind;
+}
+
+/* A process that just began to run java: watched once its VM has filled in its tables. */
+static void on_jvm_starting(void *arg, int32_t pid)
+{
+    struct zerotouch *z = arg;
+    if (pid == getpid() || z->n_starting == ZT_STARTING_MAX)
+        return; /* more at once: the next look at /proc finds them */
+    z->starting[z->n_starting].pid = pid;
+    z->starting[z->n_starting].until = clock_ns(CLOCK_MONOTONIC) + ZT_STARTING_NS;
+    z->n_starting++;
+    set_pace(z, 1);
+}
+
+static void follow_starting(struct zerotouch *z, int64_t now)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < z->n_starting; i++) {
+        int32_t pid = z->starting[i].pid;
+        uint64_t ticks;
+        if (now > z->starting[i].until || start_ticks(z, pid, &ticks) != 0)
+            continue; /* gone, or no JVM by now (a java that is not HotSpot): the look at /proc goes on */
+        struct zt_jvm *j = jvm_of(z, pid);
+        if (j && same_process(j, ticks))
+            continue; /* watched */
+        /* a process that was no JVM (a script that then ran exec java) is one now */
+        if ((uintptr_t)idmap_get(z->not_jvm, (uint32_t)pid) == ticks + 1)
+            idmap_put(z->not_jvm, (uint32_t)pid, (void *)(uintptr_t)1, NULL);
+        watch_if_jvm(z, j, pid, ticks);
+        if (!jvm_of(z, pid)) /* still starting (its tables are not filled in yet) */
+            z->starting[kept++] = z->starting[i];
+    }
+    z->n_starting = kept;
+}
+
 int zerotouch_new(struct zerotouch **out, struct kglue *k, const struct zt_host *host, const struct zt_config *cfg)
 {
     struct zerotouch *z = calloc(1, sizeof(*z));
@@ -757,10 +841,12 @@ int zerotouch_new(struct zerotouch **out, struct kglue *k, const struct zt_host 
         return rc;
     }
     *out = z;
+    z->finds_starting = kglue_find_jvms(k, on_jvm_starting, z) == 0;
     return 0;
 }
 
-/* Each tick: /proc every ZT_SCAN_NS (which follows every JVM); between, the JVMs with new threads. */
+/* Each tick: /proc every ZT_SCAN_NS (which follows every JVM); between, the JVMs with new threads and
+ * the processes that just began to run java. */
 static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
 {
     (void)l;
@@ -774,6 +860,8 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
     reap_orphans(z);
     if (scan)
         zerotouch_scan(z);
+    follow_starting(z, now);
+    fast |= z->n_starting > 0;
     for (struct zt_jvm *j = z->jvms; j; j = j->next) {
         if (!scan && j->births_until > now && (j->state == ZT_WATCHING || j->state == ZT_SESSION))
             follow_threads(j);
@@ -799,6 +887,8 @@ void zerotouch_free(struct zerotouch *z)
 {
     if (!z)
         return;
+    if (z->finds_starting)
+        kglue_find_jvms(z->k, NULL, NULL);
     while (z->jvms) {
         struct zt_jvm *j = z->jvms;
         z->jvms = j->next;
@@ -808,14 +898,6 @@ void zerotouch_free(struct zerotouch *z)
     close(z->timer_fd);
     free(z->rows);
     free(z);
-}
-
-static struct zt_jvm *jvm_of(struct zerotouch *z, int32_t pid)
-{
-    for (struct zt_jvm *j = z->jvms; j; j = j->next)
-        if (j->pid == pid)
-            return j;
-    return NULL;
 }
 
 void zerotouch_scan(struct zerotouch *z)
@@ -843,7 +925,7 @@ void zerotouch_scan(struct zerotouch *z)
         if (pid == self || start_ticks(z, pid, &ticks) != 0)
             continue;
         struct zt_jvm *j = jvm_of(z, pid);
-        if (j && (j->start_ticks & ~(1ull << 63)) == ticks) {
+        if (j && same_process(j, ticks)) {
             j->start_ticks = ticks; /* the same process */
             continue;
         }
@@ -852,12 +934,8 @@ void zerotouch_scan(struct zerotouch *z)
             idmap_put(not_jvm, (uint32_t)pid, (void *)known, NULL);
             continue;
         }
-        int kind = maps_kind(z, pid);
-        if (kind == MAPS_JVM || kind == MAPS_JVM_AGENT) {
-            if (!j)
-                watch(z, pid, ticks, kind == MAPS_JVM_AGENT);
-        } else if (kind == MAPS_OTHER &&
-                   boot_now - (int64_t)(ticks * (uint64_t)NS_PER_SEC / (uint64_t)z->hz) > YOUNG_NS) {
+        int kind = watch_if_jvm(z, j, pid, ticks);
+        if (kind == MAPS_OTHER && boot_now - (int64_t)(ticks * (uint64_t)NS_PER_SEC / (uint64_t)z->hz) > YOUNG_NS) {
             idmap_put(not_jvm, (uint32_t)pid, (void *)(uintptr_t)(ticks + 1), NULL);
         }
     }
@@ -884,9 +962,45 @@ void zerotouch_scan(struct zerotouch *z)
             follow_threads(j);
 }
 
-void zerotouch_agent_hello(struct zerotouch *z, int64_t pid)
+/* The agent reads its layout from JVMTI and the JVM's own tables; this collector from those tables
+ * through /proc alone. Two ways to one answer: a difference means one of them is wrong. */
+static void check_agent_layout(struct zt_jvm *j, const Vtpin__V1__ThreadLayout *t)
+{
+    const struct hotspot_info *hi = hotspot_info(j->hs);
+    struct {
+        const char *name;
+        int64_t mine, agent;
+    } fields[] = {
+        {"thread_obj", hi->thread_obj, t->thread_obj_offset},
+        {"vthread", hi->vthread, t->vthread_offset},
+        {"pending_monitor", hi->pending_monitor, t->pending_monitor_offset},
+        {"waiting_monitor", hi->waiting_monitor, t->waiting_monitor_offset},
+        {"thread_state", hi->thread_state, t->thread_state_offset},
+        {"tid", hi->tid, t->tid_offset},
+        {"state_blocked", hi->state_blocked, t->state_blocked},
+        {"state_in_native", hi->state_in_native, t->state_in_native},
+    };
+    size_t len = (size_t)snprintf(j->agent_layout, sizeof(j->agent_layout), "agrees");
+    int differs = 0;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        if (fields[i].mine == fields[i].agent)
+            continue;
+        if (!differs++)
+            len = (size_t)snprintf(j->agent_layout, sizeof(j->agent_layout), "differs:");
+        if (len < sizeof(j->agent_layout))
+            len += (size_t)snprintf(j->agent_layout + len, sizeof(j->agent_layout) - len,
+                                    " %s %" PRId64 " (agent %" PRId64 ")", fields[i].name, fields[i].mine,
+                                    fields[i].agent);
+    }
+    if (differs)
+        clog_warn("zero-touch: JVM pid %d: the layout read from outside and its agent's %s", j->pid, j->agent_layout);
+}
+
+void zerotouch_agent_hello(struct zerotouch *z, int64_t pid, const Vtpin__V1__ThreadLayout *layout)
 {
     struct zt_jvm *j = z ? jvm_of(z, (int32_t)pid) : NULL;
+    if (j && j->hs && layout)
+        check_agent_layout(j, layout);
     for (size_t i = 0; j && i < j->n_threads; i++)
         j->handed_over += j->threads[i].pin_id != 0;
     if (j && (j->state == ZT_WATCHING || j->state == ZT_SESSION))
@@ -905,6 +1019,7 @@ void zerotouch_status_json(struct zerotouch *z, struct json *js, int mine_only, 
     json_key(js, "zero_touch");
     json_object_begin(js);
     json_kv_uint(js, "scans", z->scans);
+    json_kv_bool(js, "finds_starting", z->finds_starting);
     json_key(js, "jvms");
     json_array_begin(js);
     for (const struct zt_jvm *j = z->jvms; j; j = j->next) {
@@ -930,6 +1045,10 @@ void zerotouch_status_json(struct zerotouch *z, struct json *js, int mine_only, 
         json_kv_uint(js, "carriers", carriers);
         json_kv_uint(js, "pins", j->pins);
         json_kv_uint(js, "pins_handed_over", j->handed_over);
+        if (j->agent_layout[0])
+            json_kv_string(js, "agent_layout", j->agent_layout);
+        else
+            json_kv_null(js, "agent_layout");
         if (j->attach == AT_NONE) {
             json_kv_null(js, "attach");
         } else {

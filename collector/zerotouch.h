@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "common/json.h"
+#include "wire.h"
 #include "ztattach.h"
 
 struct kglue;
@@ -65,8 +66,10 @@ int zerotouch_watch(struct zerotouch *z, struct loop *loop);
 void zerotouch_unwatch(struct zerotouch *z, struct loop *loop);
 /* Finds JVMs that started, forgets those that ended, and follows each one's threads. */
 void zerotouch_scan(struct zerotouch *z);
-/* An agent of this collector speaks for JVM pid (a host pid) now: its watch ends. */
-void zerotouch_agent_hello(struct zerotouch *z, int64_t pid);
+/* An agent of this collector speaks for JVM pid (a host pid) now: its watch ends. Its Hello's layout
+ * (NULL: none) is checked against the one read from outside, if one was: status says whether they agree
+ * (`agent_layout`), and a disagreement is logged, field by field. */
+void zerotouch_agent_hello(struct zerotouch *z, int64_t pid, const Vtpin__V1__ThreadLayout *layout);
 /* "zero_touch": {jvms watched, each with its state and why}; only uid's when mine_only. */
 void zerotouch_status_json(struct zerotouch *z, struct json *js, int mine_only, uid_t uid);
 

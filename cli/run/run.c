@@ -324,7 +324,8 @@ static pid_t start_collector(const char *exe, const char *socket_path, const cha
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0)
             dup2(devnull, 1);
-        execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, (char *)NULL);
+        /* the command's JVMs only: they carry the agent (JAVA_TOOL_OPTIONS); the host's others are not its */
+        execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, "--jvms=agents", (char *)NULL);
         _exit(CLI_EXIT_EXEC);
     }
     if (pid < 0)

@@ -278,11 +278,11 @@ int kjoin_mounted_sleep(const struct kview_interval *iv)
     return wire_held_sleep(iv->state, iv->vthread_id, iv->java_wait) && iv->end_ns > iv->start_ns;
 }
 
-void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg)
+struct kjoin_carrier *kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg)
 {
     struct kjoin_carrier *c = kjoin_by_host(j, iv->tid);
     if (!c)
-        return;
+        return NULL;
     if (iv->vthread_id >= 0)
         c->java_known = 1;
     if (kjoin_mounted_sleep(iv))
@@ -290,7 +290,7 @@ void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit
     if (overlaps_pin(c, iv)) {
         held_add(c, iv);
         emit(arg, c, iv);
-        return;
+        return c;
     }
     if (c->n_recent == KJOIN_RECENT) { /* the oldest goes: unexplained, and recorded so when held */
         if (kjoin_mounted_sleep(&c->recent[0]))
@@ -299,6 +299,7 @@ void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit
         c->n_recent--;
     }
     c->recent[c->n_recent++] = *iv;
+    return c;
 }
 
 void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, int64_t start, kjoin_emit emit,

@@ -45,6 +45,7 @@ struct kjoin_carrier {
     int64_t look_every_ns;    /* kglue's scan looks at it this often (0: every scan, an agent's carrier) */
     int64_t next_look;        /* ... next at this time */
     char *proc_stack;         /* kernel stack from /proc when tracked asleep (KVIEW_STACK_PROC), "\n"-separated */
+    const void *watcher;      /* the tracker's own, NULL for an agent's carrier (kglue: its kernel-only owner) */
     uint64_t held_ns;         /* finished off-CPU intervals: their part inside a pin (kernel occupancy) */
     uint64_t held_preempt_ns; /* the part of held_ns preempted (runnable) */
     /* Every held millisecond explained: finished mounted sleeps (kjoin_mounted_sleep), whole, and their
@@ -95,8 +96,8 @@ int kjoin_mounted_sleep(const struct kview_interval *iv);
  * pin, else kept for a pin reported later. Unknown tids are ignored. A
  * mounted sleep no pin claimed is emitted too when it leaves the kept ones
  * (the oldest of KJOIN_RECENT, or kjoin_flush): the recording holds every
- * held sleep, explained or not. */
-void kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg);
+ * held sleep, explained or not. Returns its carrier, NULL for an unknown tid. */
+struct kjoin_carrier *kjoin_interval(struct kjoin *j, const struct kview_interval *iv, kjoin_emit emit, void *arg);
 /* A pin started on c: the kept intervals that end after start, or after the
  * previous pin of c ended, are emitted. */
 void kjoin_pin_start(struct kjoin *j, struct kjoin_carrier *c, uint64_t pin_id, int64_t start, kjoin_emit emit,

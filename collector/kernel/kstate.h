@@ -25,14 +25,17 @@ enum java_wait {
 };
 
 /* A parked JavaThread waits in pthread_cond_(timed)wait, which glibc makes a FUTEX_WAIT_BITSET;
- * HotSpot's safepoint barrier waits with a plain FUTEX_WAIT, its locks too (pthread_mutex_lock). */
+ * HotSpot's safepoint barrier waits with a plain FUTEX_WAIT, its locks too (pthread_mutex_lock),
+ * and its short sleeps (os::naked_short_sleep) are no futex at all. */
 #define JAVA_WAIT_FUTEX_WAIT_BITSET 9
 #define JAVA_WAIT_FUTEX_FLAGS (128 | 256) /* FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
+#define JAVA_WAIT_NOT_FUTEX (-2)          /* java_wait_of's futex_op: asleep in a system call that is not futex */
 
 /* The java_wait of a sleeping JavaThread: its _thread_state against the layout's blocked and
  * in-native values, its pending (contended entry) and waiting (Object.wait) monitors, and the
- * futex op it sleeps in (-1: not in futex, or not known). The BPF program reads these at a switch
- * out; the collector reads them through /proc for a thread already asleep when it is tracked. */
+ * futex op it sleeps in (-1: not known; JAVA_WAIT_NOT_FUTEX: another system call). The BPF program
+ * reads these at a switch out; the collector reads them through /proc for a thread already asleep
+ * when it is tracked. */
 static inline __attribute__((always_inline)) int java_wait_of(int thread_state, int state_blocked, int state_in_native,
                                                               unsigned long long pending, unsigned long long waiting,
                                                               long long futex_op)
@@ -41,8 +44,9 @@ static inline __attribute__((always_inline)) int java_wait_of(int thread_state, 
         return JAVA_WAIT_MONITOR_ENTER;
     if (waiting)
         return JAVA_WAIT_MONITOR_WAIT;
-    if (thread_state == state_blocked && futex_op >= 0 &&
-        (futex_op & ~JAVA_WAIT_FUTEX_FLAGS) != JAVA_WAIT_FUTEX_WAIT_BITSET)
+    if (thread_state == state_blocked &&
+        (futex_op == JAVA_WAIT_NOT_FUTEX ||
+         (futex_op >= 0 && (futex_op & ~JAVA_WAIT_FUTEX_FLAGS) != JAVA_WAIT_FUTEX_WAIT_BITSET)))
         return JAVA_WAIT_VM; /* a safepoint's barrier, a VM lock, a VM sleep: not a park */
     if (thread_state == state_blocked)
         return JAVA_WAIT_BLOCKED;

@@ -17,16 +17,19 @@ struct kview {
     struct offcpu *skel;
     struct ring_buffer *rb;
     int tracked_fd, stacks_fd, java_fd, watched_fd, seeds_fd;
+    int seeded;     /* kview_seed_java was called: only then can a seed be there to look up */
+    int finds_jvms; /* the exec hook is attached (kview_find_jvms) */
     kview_cb cb;
     void *cb_arg;
 };
 
-/* libbpf prints to stderr by default: the collector says why in one line instead. */
+/* libbpf prints to stderr by default: the collector says why in one line instead (VTPIN_BPF_DEBUG set:
+ * libbpf's own words too, to see why the kernel refused a program). */
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
     (void)level;
-    (void)fmt;
-    (void)ap;
+    if (getenv("VTPIN_BPF_DEBUG"))
+        vfprintf(stderr, fmt, ap);
     return 0;
 }
 
@@ -77,6 +80,7 @@ static int on_event(void *ctx, void *data, size_t size)
         .vthread_id = e->vthread_id,
         .java_wait = (int)e->java_wait,
         .born = e->kind == OFFCPU_BORN,
+        .jvm = e->kind == OFFCPU_JVM,
         .tgid = (int32_t)e->tgid,
     };
     kv->cb(kv->cb_arg, &iv);
@@ -98,21 +102,31 @@ int kview_open(struct kview **out, uint64_t kernel_min_ns, char *why, size_t why
     }
     libbpf_set_print(quiet);
     int rc;
-    kv->skel = offcpu__open();
-    if (!kv->skel) {
-        rc = -errno;
-        snprintf(why, whylen, "cannot open the BPF program: %s", strerror(-rc));
-        goto fail;
+    /* first with the hook that finds starting JVMs; a kernel that refuses it keeps the rest */
+    for (int with_exec = 1; with_exec >= 0; with_exec--) {
+        offcpu__destroy(kv->skel);
+        kv->skel = offcpu__open();
+        if (!kv->skel) {
+            rc = -errno;
+            snprintf(why, whylen, "cannot open the BPF program: %s", strerror(-rc));
+            goto fail;
+        }
+        kv->skel->rodata->kernel_min = kernel_min_ns;
+        if (!with_exec)
+            bpf_program__set_autoload(kv->skel->progs.offcpu_exec, false);
+        if ((rc = offcpu__load(kv->skel)) != 0) {
+            snprintf(why, whylen, "the kernel refused the BPF program: %s", strerror(rc < 0 ? -rc : rc));
+            continue;
+        }
+        if ((rc = offcpu__attach(kv->skel)) != 0) {
+            snprintf(why, whylen, "cannot attach to the sched_switch tracepoint: %s", strerror(rc < 0 ? -rc : rc));
+            continue;
+        }
+        kv->finds_jvms = with_exec;
+        break;
     }
-    kv->skel->rodata->kernel_min = kernel_min_ns;
-    if ((rc = offcpu__load(kv->skel)) != 0) {
-        snprintf(why, whylen, "the kernel refused the BPF program: %s", strerror(rc < 0 ? -rc : rc));
+    if (rc != 0)
         goto fail;
-    }
-    if ((rc = offcpu__attach(kv->skel)) != 0) {
-        snprintf(why, whylen, "cannot attach to the sched_switch tracepoint: %s", strerror(rc < 0 ? -rc : rc));
-        goto fail;
-    }
     kv->tracked_fd = bpf_map__fd(kv->skel->maps.tracked);
     kv->stacks_fd = bpf_map__fd(kv->skel->maps.stacks);
     kv->java_fd = bpf_map__fd(kv->skel->maps.java);
@@ -171,10 +185,19 @@ int kview_watch_process(struct kview *kv, int32_t tgid, int on)
     return bpf_map_delete_elem(kv->watched_fd, &key) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
+int kview_find_jvms(struct kview *kv, int on)
+{
+    if (!kv->finds_jvms)
+        return -ENOTSUP;
+    kv->skel->bss->find_jvms = on != 0;
+    return 0;
+}
+
 int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait)
 {
     __u32 key = (__u32)tid;
     struct offcpu_seed seed = {.off_since = (__u64)off_since, .vthread_id = vthread_id, .java_wait = (__u32)java_wait};
+    kv->seeded = 1;
     return bpf_map_update_elem(kv->seeds_fd, &key, &seed, BPF_ANY) == 0 ? 0 : -errno;
 }
 
@@ -233,7 +256,7 @@ int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *
         out->vthread_id = c.vthread_id;
         out->java_wait = (int)c.java_wait;
         struct offcpu_seed seed;
-        if (c.java_wait == JAVA_WAIT_UNKNOWN && bpf_map_lookup_elem(kv->seeds_fd, &key, &seed) == 0 &&
+        if (c.java_wait == JAVA_WAIT_UNKNOWN && kv->seeded && bpf_map_lookup_elem(kv->seeds_fd, &key, &seed) == 0 &&
             seed.off_since == c.off_since) { /* as the program will say when it ends */
             out->vthread_id = seed.vthread_id;
             out->java_wait = (int)seed.java_wait;

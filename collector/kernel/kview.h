@@ -21,6 +21,8 @@ struct kview_interval {
     int java_wait;      /* enum java_wait (offcpu.h), 0: not known */
     /* born: not an interval, but thread tid of watched process tgid was just created (kview_watch_process) */
     int born;
+    /* jvm: not an interval, but process tgid just began to run java (kview_find_jvms) */
+    int jvm;
     int32_t tgid;
 };
 
@@ -61,6 +63,9 @@ int kview_track(struct kview *kv, int32_t tid, const struct kview_seed *asleep);
 /* on: from now on every new thread of process tgid is tracked from its birth (its first sleep has
  * its start), and one that ends before kview_java was given for it is untracked; off: no more. */
 int kview_watch_process(struct kview *kv, int32_t tgid, int on);
+/* on: a process that begins to run a program named java is told at once (a kview_interval with jvm
+ * set); off: no more. -ENOTSUP when the kernel refused that hook. */
+int kview_find_jvms(struct kview *kv, int on);
 /* What tid's JavaThread said, read from outside, while it sleeps in the interval that began at
  * off_since, when its switch out had nothing to read it with: that interval says it. 0 or -errno. */
 int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait);

@@ -35,6 +35,12 @@ int kview_watch_process(struct kview *kv, int32_t tgid, int on)
     (void)on;
     return -ENOTSUP;
 }
+int kview_find_jvms(struct kview *kv, int on)
+{
+    (void)kv;
+    (void)on;
+    return -ENOTSUP;
+}
 int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait)
 {
     (void)kv;

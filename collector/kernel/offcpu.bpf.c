@@ -210,11 +210,13 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
     if (c->state == KSTATE_RUNNABLE)
         return; /* preempted: no stack or syscall wanted, and cheaper */
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-    __s64 futex_op = -1; /* not in futex, or not known */
+    __s64 futex_op = -1; /* not known */
     if (regs) {
         c->syscall = (__s32)BPF_CORE_READ(regs, orig_ax);
         if (c->syscall == SYS_FUTEX)
             futex_op = (__s64)(BPF_CORE_READ(regs, si) & 0xffffffff);
+        else if (c->syscall >= 0)
+            futex_op = JAVA_WAIT_NOT_FUTEX;
     }
     c->stack_id = bpf_get_stackid(ctx, &stacks, 0);
     __u32 tid = prev->pid;
@@ -262,6 +264,26 @@ int BPF_PROG(offcpu_wakeup, struct task_struct *p)
     return 0;
 }
 
+/* A record that is no interval (enum offcpu_kind), sent at once: rare, and the collector acts on it now
+ * (a new thread's first sleep may be a pin; a JVM starting is watched from its start). */
+static __always_inline void tell(__u32 kind, __u32 tid, __u32 tgid)
+{
+    struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+    if (!e) {
+        __sync_fetch_and_add(&events_lost, 1);
+        return;
+    }
+    __builtin_memset(e, 0, sizeof(*e));
+    e->start_ns = bpf_ktime_get_ns();
+    e->tid = tid;
+    e->tgid = tgid;
+    e->kind = kind;
+    e->syscall = -1;
+    e->stack_id = -1;
+    e->vthread_id = -1;
+    bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
 /* A new thread of a watched process is tracked from its birth, so that its first sleep (a new
  * carrier's first pin) has its start; the collector learns its JavaThread a moment later. */
 SEC("tp_btf/sched_process_fork")
@@ -274,20 +296,7 @@ int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
     if (bpf_map_update_elem(&tracked, &tid, &born, BPF_NOEXIST) != 0)
         return 0;
     /* the collector looks for its JavaThread now, not at its next look at the thread list */
-    struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-    if (!e) {
-        __sync_fetch_and_add(&events_lost, 1);
-        return 0;
-    }
-    __builtin_memset(e, 0, sizeof(*e));
-    e->start_ns = bpf_ktime_get_ns();
-    e->tid = tid;
-    e->tgid = tgid;
-    e->kind = OFFCPU_BORN;
-    e->syscall = -1;
-    e->stack_id = -1;
-    e->vthread_id = -1;
-    bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP); /* rare, and its first sleep may be a pin: at once */
+    tell(OFFCPU_BORN, tid, tgid);
     return 0;
 }
 
@@ -301,6 +310,25 @@ int BPF_PROG(offcpu_exit, struct task_struct *p)
         return 0;
     bpf_map_delete_elem(&tracked, &tid);
     bpf_map_delete_elem(&seeds, &tid);
+    return 0;
+}
+
+/* 1 while the collector watches the JVMs with no agent (zero-touch): a process that runs a program
+ * named java is told as it does, so that the collector looks at it until it is a JVM, and watches it
+ * from its start, not from its next look at /proc (every second: a JVM's first pins would be
+ * missed). The kernel names the process after the file it runs (comm) before this tracepoint. */
+__u32 find_jvms = 0;
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+    if (!find_jvms)
+        return 0;
+    char comm[TASK_COMM_LEN];
+    if (bpf_probe_read_kernel_str(comm, sizeof(comm), p->comm) != 5 || comm[0] != 'j' || comm[1] != 'a' ||
+        comm[2] != 'v' || comm[3] != 'a')
+        return 0;
+    tell(OFFCPU_JVM, p->pid, p->tgid); /* lost to a full buffer: the next look at /proc finds it */
     return 0;
 }
 

@@ -60,7 +60,7 @@ struct offcpu_event {
     __s64 vthread_id; /* as in offcpu_carrier */
     __u32 java_wait;
     __u32 kind; /* enum offcpu_kind */
-    __u32 tgid; /* OFFCPU_BORN: the watched process */
+    __u32 tgid; /* OFFCPU_BORN: the watched process; OFFCPU_JVM: the process that runs java */
     __u32 pad;
 };
 
@@ -68,6 +68,7 @@ struct offcpu_event {
 enum offcpu_kind {
     OFFCPU_INTERVAL = 0, /* an off-CPU interval */
     OFFCPU_BORN = 1,     /* a thread of a watched process was created (start_ns: then), and is tracked */
+    OFFCPU_JVM = 2,      /* a process began to run a program named java (find_jvms): a JVM is starting */
 };
 
 #endif

@@ -56,7 +56,7 @@ class CollectorProcess:
 
     def __init__(self, d, *args, socket=None, sessions=None, log_path=None, log_mode="a", metrics=None, prefix=(),
                  env=None, cwd=None, preexec_fn=None, ready="answers", start_timeout=10, stop_timeout=20,
-                 poll_interval=0.05):
+                 poll_interval=0.05, jvms="agents"):
         self.dir = d
         self.default_socket = socket == "default"
         self.socket = None if self.default_socket else (socket or os.path.join(d, "collector.sock"))
@@ -67,8 +67,11 @@ class CollectorProcess:
         self.env, self.cwd, self.preexec_fn = env, cwd, preexec_fn
         self.ready, self.start_timeout, self.stop_timeout = ready, start_timeout, stop_timeout
         self.poll_interval = poll_interval
+        # --jvms=agents: the test's own JVMs only, the host's others (a neighbour test's) are not its
+        # subject; jvms=None: the collector's own default (zero-touch wherever the kernel view is on)
+        jvms = [] if jvms is None or any(a.startswith("--jvms") for a in args) else ["--jvms=" + jvms]
         self.cmd = list(prefix) + [VTPIN, "collector"] + (["--socket", self.socket] if self.socket else []) + \
-            ["--dir", self.sessions] + (["--metrics", metrics] if metrics else []) + list(args)
+            ["--dir", self.sessions] + (["--metrics", metrics] if metrics else []) + jvms + list(args)
         self.proc = None
         self.logf = None
         self.host = self.port = self.url = None

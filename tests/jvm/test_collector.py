@@ -154,10 +154,12 @@ def case_running(jdk):
     """Sampled occupancy (the default) names the virtual thread each carrier runs: two virtual
     threads spin in Java on two carriers, and `vtpin top` shows each carrier running one of them.
     The ids are read from the carrier's continuation (no JVMTI call): the agent must not say it
-    fell back to asking JVMTI."""
+    fell back to asking JVMTI. Hogs are off (hog=0): a spinning thread is a hog after 200 ms, and a
+    carrier that shows `hog` no longer shows `running` (seen under load: both were hogs before the
+    first answer)."""
     jdk = int(jdk)
     coll = Collector().start()
-    r = streaming(jdk, coll, "SpinIds", args=(2, 4000), props=scheduler(2)).start()
+    r = streaming(jdk, coll, "SpinIds", args=(2, 4000), props=scheduler(2), opts="hog=0").start()
     try:
         deadline = time.monotonic() + 10
         ids = set()

@@ -14,7 +14,7 @@ import time
 
 from collector_fixture import CollectorProcess
 from harness import (CLASSES, CLOCKS_AGREE_NS, VTPIN, Failure, Run, back_to_back_rounds, check, check_one_pin_per_round,
-                     class_init_wait, describe, main, native_block_in, report_json, scheduler, set_aside, skip, tempdir,
+                     class_init_wait, describe, forget_stale_attach_socket, main, native_block_in, report_json, scheduler, set_aside, skip, tempdir,
                      wait_ready)
 
 BTF = "/sys/kernel/btf/vmlinux"
@@ -342,6 +342,7 @@ def case_back_to_back_attach(jdk):
                            start_new_session=True)
     try:
         wait_ready(jvm, os.path.join(d, "stdout.txt"), "BackToBack: ready")
+        forget_stale_attach_socket(jvm.pid)
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "collector=%s" % coll.socket], capture_output=True,
                            text=True, timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
@@ -614,12 +615,22 @@ def check_explained(rep, what, at_least_ns):
               (what, c["name"], c["held_ns"] / 1e6, 100.0 * c["held_in_pins_ns"] / c["held_ns"], c["unexplained"]))
     check(total >= at_least_ns, "%s: held %d ns in all, at least %d expected: %s" %
           (what, total, at_least_ns, rep["kernel_times"]))
+    vm_own = set()
     for c in held:
         check(c["held_in_pins_ns"] <= c["held_ns"], "%s: in pins within held: %s" % (what, c))
-        check(c["held_in_pins_ns"] * 100 >= c["held_ns"] * 99,
+        outside = c["held_ns"] - c["held_in_pins_ns"]
+        # One sleep in the JVM's own code (java_wait "other": not a park, a wait or native code, so no
+        # pin) may hold the carrier beyond that 1 %: ci45, 3.2 ms in mprotect waiting for the mmap lock
+        # (state disk, rwsem_down_write_slowpath). The rest is still held to 99 %.
+        u = c["unexplained"]
+        if outside * 100 > c["held_ns"] and u and u["java_wait"] == "other":
+            outside -= u["outside_pins_ns"]
+            vm_own.add(c["name"])
+        check(outside * 100 <= c["held_ns"],
               "%s: pins explain %.2f %% of %s's held time: %s" %
               (what, 100.0 * c["held_in_pins_ns"] / c["held_ns"], c["name"], c))
-    unexplained = [n for n in rep["notices"] if n["code"] == "kernel.held_unexplained"]
+    unexplained = [n for n in rep["notices"] if n["code"] == "kernel.held_unexplained" and
+                   not any(name in n["text"] for name in vm_own)]
     check(not unexplained, "%s: no notice of unexplained held time: %s" % (what, unexplained))
 
 

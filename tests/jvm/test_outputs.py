@@ -231,7 +231,8 @@ def case_collector_full(jdk):
     coll = Collector()
     log = open(os.path.join(coll.dir, "collector.log"), "a")
     coll.proc = subprocess.Popen([VTPIN, "collector", "--socket", coll.socket, "--dir",
-                                  os.path.join(coll.dir, "sessions"), "--max-clients=1"], stdout=log, stderr=log)
+                                  os.path.join(coll.dir, "sessions"), "--max-clients=1", "--jvms=agents"],
+                                 stdout=log, stderr=log)
     holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     r = None
     try:

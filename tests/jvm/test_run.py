@@ -470,7 +470,7 @@ def case_agent_already(jdk):
     d = tempdir(prefix="vtpin-run-already-")
     extra = "," + EXTRA_AGENT_OPTS if EXTRA_AGENT_OPTS else ""
     sock = os.path.join(d, "own.sock")
-    coll = subprocess.Popen([VTPIN, "collector", "--socket", sock, "--dir", os.path.join(d, "coll")],
+    coll = subprocess.Popen([VTPIN, "collector", "--socket", sock, "--dir", os.path.join(d, "coll"), "--jvms=agents"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 30

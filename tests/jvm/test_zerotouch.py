@@ -8,22 +8,27 @@ synchronise: each waits on a condition, against a deadline.
 """
 import glob
 import os
+import re
 import shutil
 import sys
 
 from collector_fixture import CollectorProcess
-from harness import (Run, check, describe, jfr_duration_ns, jfr_pinned_events, main, report_json, scheduler, skip,
-                     tempdir, wait_ready)
+from harness import (Run, check, check_timed_like_jfr, describe, jfr_duration_ns, jfr_instant_ns, jfr_pinned_events,
+                     main, report_json, scheduler, skip, tempdir, wait_ready)
 from test_kernel import need_kernel_view
+from test_metrics import samples, select
+from test_pprof import go_pprof
 
-JVMS_ALL = ["--kernel=on", "--jvms=all"]
+# -v: the collector logs each interval that starts or ends a zero-touch pin (zt_trace)
+JVMS_ALL = ["--kernel=on", "--jvms=all", "-v"]
 
 
 class Collector(CollectorProcess):
-    """A collector that watches every JVM (--jvms=all), with /metrics, in a fresh temporary directory."""
+    """A collector with /metrics, in a fresh temporary directory: its args say --jvms=all, or (none) it
+    runs with the collector's own default."""
 
     def __init__(self, args=()):
-        super().__init__(tempdir(prefix="vtpin-zt-collector-"), *args, metrics="127.0.0.1:0")
+        super().__init__(tempdir(prefix="vtpin-zt-collector-"), *args, metrics="127.0.0.1:0", jvms=None)
 
     def recordings(self):
         return sorted(glob.glob(os.path.join(self.sessions, "*")))
@@ -61,17 +66,30 @@ def finish(coll, r, timeout=120):
     return report_json(recs[0]) if recs else None
 
 
+def zt_trace(coll, pid):
+    """The collector's log of JVM pid's zero-touch pins: each interval that started or ended one, and
+    any pin the JVM exited in (with -v), for a failure's message."""
+    return "\n".join(line for line in coll.log().splitlines() if "zero-touch: JVM pid %d " % pid in line)
+
+
 def kernel_pins(rep):
     return [p for p in rep["pins"]] if rep else []
+
+
+def lasted(p, ns):
+    """The pin ended, and lasted at least ns (a pin with no end in the recording fails the check by its
+    message, not by a TypeError: seen once under ASan, zt_jni)."""
+    return p["duration_ns"] is not None and p["duration_ns"] >= ns
 
 
 def case_monitor(jdk):
     """JDK 21, no agent: 40 virtual threads each sleep 150 ms inside synchronized (a pin each).
     The collector reports 40 pins of this JVM, each a park on its carrier (reason unknown without the
-    agent), each timed like JFR's jdk.VirtualThreadPinned event of the same pin in the same run."""
+    agent), each timed like JFR's jdk.VirtualThreadPinned event of the same pin in the same run. The
+    collector runs with no --jvms option: zero-touch is its default where the kernel view is on."""
     need_kernel_view()
     jdk = int(jdk)
-    coll = Collector(JVMS_ALL).start()
+    coll = Collector(["--kernel=on"]).start()
     try:
         go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
         r = start_gated(jdk, coll, "ZeroTouch", ("monitor", go, 40, 150), go, "ZeroTouch: ready", props=scheduler(2),
@@ -96,14 +114,16 @@ def case_monitor(jdk):
                       sorted((p["carrier"]["tid"], p["start_ns"], p["duration_ns"], p["vthread"]["id"]) for p in pins)))
         for p in pins:
             check(p["reason"] == "UNKNOWN" and p["vthread"]["id"] > 0 and p["carrier"]["tid"] > 0 and
-                  p["duration_ns"] >= 140_000_000, "a park on its carrier: %s" % describe(p))
+                  lasted(p, 140_000_000), "a park on its carrier: %s" % describe(p))
         check(len(events) == 40, "JFR saw the same 40: %d" % len(events))
         for e in events:
             vt = e["values"]["eventThread"]["javaThreadId"]
             check(vt in mine, "JFR's pin of virtual thread %d is one of the collector's" % vt)
-            d = mine[vt] - jfr_duration_ns(e)
-            check(abs(d) <= 2_000_000, "virtual thread %d: the collector's pin lasts %d ns, JFR's %d (within 2 ms)" %
-                  (vt, mine[vt], jfr_duration_ns(e)))
+        # Timed as JFR's, by the harness's one rule: each pin overlaps its event and no other, and the
+        # median difference is within 2 ms. Not each pin: JFR begins its event before the park, the
+        # kernel times the sleep, and a carrier that loses the CPU between the two makes that one pin
+        # differ (ci58, ASan stage: one of 40 was 2.4 ms shorter than JFR's, the other 39 within 2 ms).
+        check_timed_like_jfr(pins, events)
         st = coll.status()
         jv = [j for j in st["jvms"] if j["pid"] == r.proc.pid][0]
         check(jv["pins_total"] == 40 and jv["mode"] == "kernel", "status: %s" % {k: jv.get(k) for k in
@@ -144,7 +164,8 @@ def case_reasons(jdk):
         r = start_gated(jdk, coll, "ZeroTouch", ("wait", go, 8, 100), go, "ZeroTouch: ready", props=scheduler(2))
         pins = kernel_pins(finish(coll, r))
         check(len(pins) == 8 and all(p["reason"] == "OBJECT_WAIT" for p in pins),
-              "8 OBJECT_WAIT pins: %s" % [describe(p) for p in pins])
+              "8 OBJECT_WAIT pins: %s\nthe collector's log:\n%s" % ([describe(p) for p in pins],
+                                                                   zt_trace(coll, r.proc.pid)))
         go = os.path.join(d, "go-contended")
         r = start_gated(jdk, coll, "ZeroTouch", ("contended", go, 6, 100), go, "ZeroTouch: ready",
                         props=scheduler(2))
@@ -185,8 +206,10 @@ def case_jni(jdk):
         go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
         r = start_gated(jdk, coll, "ZeroTouch", ("jni", go, 8, 100), go, "ZeroTouch: ready", props=scheduler(2))
         pins = kernel_pins(finish(coll, r))
-        check(len(pins) == 8 and all(p["reason"] == "UNKNOWN" and p["duration_ns"] >= 90_000_000 for p in pins),
-              "8 parks on their carriers: %s" % [describe(p) for p in pins])
+        check(len(pins) == 8 and all(p["reason"] == "UNKNOWN" and lasted(p, 90_000_000) for p in pins),
+              "8 parks on their carriers (carrier, virtual thread, start, duration): %s\nthe collector's log:\n%s" %
+              (sorted((p["carrier"]["tid"], p["vthread"]["id"], p["start_ns"], p["duration_ns"]) for p in pins),
+               zt_trace(coll, r.proc.pid)))
     finally:
         coll.cleanup()
 
@@ -212,12 +235,37 @@ def case_before(jdk):
             coll.cleanup()
 
 
-def case_in_progress(jdk):
-    """JDK 21, no agent: two carriers pinned for 3 s each. While they are, status counts two pins in
-    progress and top shows both carriers pinned (a hang shows as it happens, not after)."""
+def case_first_second(jdk):
+    """A JVM that pins at once, in its first half second: every pin is found. The kernel view tells
+    the collector of a process that begins to run java, and the collector looks at it every 10 ms
+    until it is a JVM (with only the look at /proc every second, 5 runs found none of the 8 pins).
+    Each of the 8 virtual threads sleeps once: 8 pins, one for each (a carrier born before the JVM
+    was watched is tracked asleep, and its first pin timed from then: no duration is checked)."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(JVMS_ALL).start()
+    try:
+        check(coll.status()["collector"]["zero_touch"]["finds_starting"], "the kernel tells of starting JVMs")
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        open(go, "w").close()  # no gate: it pins as soon as main runs
+        r = Run(jdk, "ZeroTouch", args=("monitor", go, 8, 60), props=scheduler(2), agent=False).start()
+        pins = kernel_pins(finish(coll, r))
+        vthreads = {p["vthread"]["id"] for p in pins}
+        check(len(pins) == 8 and len(vthreads) == 8 and all(lasted(p, 1) for p in pins),
+              "its 8 pins, from its first, one for each virtual thread: %s\nthe collector's log:\n%s" %
+              (["vt %s %s" % (p["vthread"]["id"], describe(p)) for p in pins], zt_trace(coll, r.proc.pid)))
+    finally:
+        coll.cleanup()
+
+
+def case_in_progress(jdk):
+    """JDK 21, no agent: two carriers pinned for 3 s each. While they are, status counts two pins in
+    progress, top shows both carriers pinned (a hang shows as it happens, not after), and the
+    starvation alert is raised, in status and in the metrics. Once they ended, /debug/pprof/pinned
+    holds the JVM's pinned time, exactly the recording's, under the pin's reason."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL + ["--alert-after", "200ms"]).start()
     try:
         go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
         r = start_gated(jdk, coll, "ZeroTouch", ("monitor", go, 2, 3000), go, "ZeroTouch: ready", props=scheduler(2))
@@ -230,9 +278,28 @@ def case_in_progress(jdk):
         jv = [j for j in coll.status()["jvms"] if j["pid"] == r.proc.pid][0]
         check(jv["pins_in_progress"] == 2 and jv["connected"], "two pins in progress: %s" %
               {k: jv.get(k) for k in ("pins_in_progress", "pins_total", "connected")})
-        pins = kernel_pins(finish(coll, r))
-        check(len(pins) == 2 and all(p["duration_ns"] >= 2_900_000_000 for p in pins),
+        # the starvation alert: both carriers held for longer than --alert-after (the pins last 3 s)
+        st = coll.wait_for(coll.status, lambda s: any(j["pid"] == r.proc.pid and (j["alert"] or {}).get("active")
+                                                     for j in s["jvms"]))
+        print("alert: %s" % [j["alert"] for j in st["jvms"] if j["pid"] == r.proc.pid])
+        alert = select(samples(coll.scrape()), "vtpin_starvation_alert", jvm=r.proc.pid)
+        check([v for _, v in alert] == [1], "the alert gauge of the JVM: %s" % alert)
+        rep = finish(coll, r)
+        pins = kernel_pins(rep)
+        check(len(pins) == 2 and all(lasted(p, 2_900_000_000) for p in pins),
               "two 3 s pins: %s" % [describe(p) for p in pins])
+        # the pprof profile: the same pinned time as the recording, to the nanosecond, labelled with the JVM
+        home = tempdir(prefix="vtpin-zt-pprof-")
+        base = "http://127.0.0.1:%d/debug/pprof/pinned" % coll.port
+        raw = go_pprof(["-raw", "-unit=ns", base + "?seconds=60"], home)
+        want = sum(p["duration_ns"] for p in pins)
+        # each sample's values, then its labels on the next line (the host's other JVMs are watched too)
+        got = [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s+\d+\s+\d+: .*\n\s+(.*)$", raw, re.M)
+               if "pid:[%d]" % r.proc.pid in m.group(2)]
+        print("go tool pprof -raw:\n%s" % raw[:1500])
+        check("pid:[%d]" % r.proc.pid in raw and "app:[ZeroTouch]" in raw and "reason:[UNKNOWN]" in raw and
+              "[no stack: UNKNOWN]" in raw, "labels name the JVM, the stack the reason:\n" + raw[:3000])
+        check(sum(got) == want, "pprof's pinned ns %s add up to the recording's %d" % (got, want))
     finally:
         coll.cleanup()
 
@@ -351,30 +418,73 @@ def case_untrusted(jdk):
 def case_attach_on_pin(jdk):
     """JDK 21, --attach-on-pin: the kernel finds the first pins of a JVM with no agent, the collector
     loads the agent into it (vtpin attach), and the later pins come from the agent, with stacks and
-    culprits. Every sleep is one pin of one of the two sessions, except the pins in progress at the
-    handover, which the agent may report again (the collector counts them: pins_handed_over)."""
+    culprits. The layout the agent's Hello gives agrees with the one the collector read from outside.
+    Each of the 40 virtual threads sleeps once, and every park of that sleep is one pin of one of
+    the two sessions (JFR, recording from the start, says how many parks each thread made: JDK 21's
+    sleep parks again for what is left when a park returns early), except a park in progress
+    during the handover (from the attach's start to the agent's Hello): the agent may report it
+    again, and the collector counts such parks (pins_handed_over; seen: 4 + 38 pins for 40 sleeps
+    before pins that ended during the handover were counted)."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(JVMS_ALL + ["--attach-on-pin"]).start()
     try:
         go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
         r = start_gated(jdk, coll, "ZeroTouch", ("monitor", go, 40, 150), go, "ZeroTouch: ready",
-                        props=scheduler(2))
+                        props=scheduler(2), jfr=True)
+        # its zero-touch entry once the agent took over (what it counts is final then), read while the JVM
+        # runs: the collector forgets a JVM that exited (seen under ASan: gone before the sessions were)
+        zt = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None and j["state"] == "agent")
         r.wait(60)
         st = coll.wait_for(coll.status, lambda s: [j["mode"] for j in s["jvms"] if j["pid"] == r.proc.pid
                                                     and not j["connected"]] == ["kernel", "attach"])
         kernel, agent = [j for j in st["jvms"] if j["pid"] == r.proc.pid]
-        zt = watched(coll, r.proc.pid)
         print("kernel %d pins, agent %d, handed over %d; %s" % (kernel["pins_total"], agent["pins_total"],
                                                                   zt["pins_handed_over"], zt))
         check(zt["state"] == "agent" and zt["attach"]["state"] in ("running", "done"), "attached on its pin: %s" % zt)
+        check(zt["agent_layout"] == "agrees", "the agent's layout is the one read from outside: %s" % zt)
         check(kernel["pins_total"] >= 1 and agent["pins_total"] >= 1, "pins before and after the attach")
-        total = kernel["pins_total"] + agent["pins_total"]
-        check(40 <= total <= 40 + zt["pins_handed_over"], "40 sleeps, each one pin (%d, %d handed over)" %
-              (total, zt["pins_handed_over"]))
         recs = [p for p in coll.recordings() if os.path.basename(p).startswith("%d-" % r.proc.pid)]
         reps = sorted((report_json(p) for p in recs), key=lambda rep: rep["recording"]["start_unix_ns"])
         check([rep["jvm"]["mode"] for rep in reps] == ["kernel", "attach"], "two recordings: %s" % recs)
+        # each virtual thread's pins as the report has them (a sampled pin after attach split into the parks the
+        # kernel view saw), oldest first: one that begins before the previous ends (or the previous
+        # was cut by the handover, no end) is the same park reported by both sessions
+        by_vthread = {}
+        for rep in reps:
+            for p in rep["pins"]:
+                by_vthread.setdefault(p["vthread"]["id"], []).append(
+                    (p["start_ns"], p["duration_ns"], rep["jvm"]["mode"], p["carrier"]["tid"], p["timed_by"]))
+        parks, again = {}, []
+        for vt, ps in by_vthread.items():
+            ps.sort()
+            parks[vt] = 1
+            for prev, cur in zip(ps, ps[1:]):
+                if prev[1] is None or cur[0] < prev[0] + prev[1]:
+                    again.append((vt, prev, cur))
+                else:
+                    parks[vt] += 1
+        jfr, jfr_at = {}, {}
+        for e in jfr_pinned_events(r.home, r.jfr):
+            vt = e["values"]["eventThread"]["javaThreadId"]
+            jfr[vt] = jfr.get(vt, 0) + 1
+            jfr_at.setdefault(vt, []).append((jfr_instant_ns(e["values"]["startTime"]), jfr_duration_ns(e)))
+        print("parks reported twice at the handover: %s" % again)
+        check(len(parks) == 40, "each of the 40 sleeping virtual threads has its pins: %d; JFR's pins of the others "
+              "(start, duration): %s; the sessions (mode, start, end): %s; the pins (start, duration, session, "
+              "virtual thread): %s" % (
+                  len(parks), {vt: jfr_at[vt] for vt in jfr_at if vt not in parks},
+                  [(rep["jvm"]["mode"], rep["recording"]["start_unix_ns"], rep["recording"].get("end_unix_ns"))
+                   for rep in reps], sorted((p[0], p[1], p[2], vt) for vt, ps in by_vthread.items() for p in ps)))
+        differ = [vt for vt in set(parks) | set(jfr) if parks.get(vt) != jfr.get(vt)]
+        check(parks == jfr, "each virtual thread's parks, as many as JFR's: differ at %s; their pins: %s; JFR's "
+              "(start, duration): %s; the sessions (mode, start, end): %s\nthe collector's log:\n%s" % (
+                  {vt: (parks.get(vt), jfr.get(vt)) for vt in differ}, {vt: by_vthread.get(vt) for vt in differ},
+                  {vt: jfr_at.get(vt) for vt in differ},
+                  [(rep["jvm"]["mode"], rep["recording"]["start_unix_ns"], rep["recording"].get("end_unix_ns"))
+                   for rep in reps], zt_trace(coll, r.proc.pid)))
+        check(len(again) <= zt["pins_handed_over"], "parks reported by both sessions: %d, counted as handed over %d" %
+              (len(again), zt["pins_handed_over"]))
         later = reps[1]["pins"]
         check(later and all(p["reason"] == "MONITOR" and "ZeroTouch" in describe(p) for p in later),
               "the agent's pins have their reason and culprit: %s" % [describe(p) for p in later[:3]])
@@ -415,6 +525,7 @@ if __name__ == "__main__":
         "jni": case_jni,
         "before": case_before,
         "in_progress": case_in_progress,
+        "first_second": case_first_second,
         "container": case_container,
         "untrusted": case_untrusted,
         "attach_on_pin": case_attach_on_pin,

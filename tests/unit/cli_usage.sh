@@ -63,7 +63,7 @@ usage collector "--metrics-listen-any needs --metrics=HOST:PORT" --metrics-liste
 usage collector "--allow-see-all needs --allow-uid or --allow-gid" --allow-see-all
 usage collector "unexpected argument 'extra'" extra
 usage collector "--jvms: 'some' is not all or agents" --jvms=some
-usage collector "--attach-on-pin, --attach-only, --attach-deny and --attach-per-minute need --jvms=all" --attach-on-pin
+usage collector "--attach-on-pin, --attach-only, --attach-deny and --attach-per-minute need zero-touch, which --jvms=agents turns off" --jvms=agents --attach-on-pin
 usage collector "--attach-only, --attach-deny and --attach-per-minute need --attach-on-pin" --jvms=all --attach-deny='*x*'
 usage collector "--attach-on-pin: '5x' is not a duration of at most 1h" --jvms=all --attach-on-pin=5x
 usage collector "--attach-per-minute: '17' is not a number from 1 to 16" --jvms=all --attach-on-pin --attach-per-minute=17

@@ -1119,6 +1119,17 @@ static void test_kpin(void)
     iv = kp_iv(100, 200, S, 5, JAVA_WAIT_UNKNOWN);
     CHECK_INT(kpin_reason(&iv), -1);
 
+    /* a blocked JavaThread parks only in a FUTEX_WAIT_BITSET (pthread_cond_wait); a plain FUTEX_WAIT
+     * (a safepoint, a VM lock) or another system call (e.g. HotSpot's naked_short_sleep; zt_attach_on_pin
+     * once read a 1.2 ms sleep just after a park's as a second park) is the VM's; unknown stays a park */
+    enum { BLOCKED = 10, IN_NATIVE = 4 };
+    CHECK_INT(java_wait_of(BLOCKED, BLOCKED, IN_NATIVE, 0, 0, 9 | 128), JAVA_WAIT_BLOCKED);
+    CHECK_INT(java_wait_of(BLOCKED, BLOCKED, IN_NATIVE, 0, 0, 0 | 128), JAVA_WAIT_VM);
+    CHECK_INT(java_wait_of(BLOCKED, BLOCKED, IN_NATIVE, 0, 0, JAVA_WAIT_NOT_FUTEX), JAVA_WAIT_VM);
+    CHECK_INT(java_wait_of(BLOCKED, BLOCKED, IN_NATIVE, 0, 0, -1), JAVA_WAIT_BLOCKED);
+    CHECK_INT(java_wait_of(IN_NATIVE, BLOCKED, IN_NATIVE, 0, 0, JAVA_WAIT_NOT_FUTEX), JAVA_WAIT_IN_NATIVE);
+    CHECK_INT(java_wait_of(BLOCKED, BLOCKED, IN_NATIVE, 0x1000, 0, JAVA_WAIT_NOT_FUTEX), JAVA_WAIT_MONITOR_ENTER);
+
     /* a blocked carrier parks its virtual thread only when the virtual thread says PINNED or
      * TIMED_PINNED; else it waits on the VM (a GC it asked for); unread: java_wait_of's word */
     CHECK_INT(java_wait_park(JAVA_WAIT_BLOCKED, 1, JAVA_VT_PINNED), JAVA_WAIT_BLOCKED);
