@@ -67,8 +67,14 @@ static int socket_ready(const struct attach_target *t, const char *path, char *e
         return -ENOTSOCK;
     }
     if (st.st_uid != t->euid) {
-        attach_say(err, cap, "refusing %s: it belongs to uid %u, not to the JVM's uid %u", path, (unsigned)st.st_uid,
-                   (unsigned)t->euid);
+        /* a JVM killed with SIGKILL leaves its socket; a later process with its pid cannot replace it */
+        double started = 0;
+        int stale = attach_proc_started(t->pid, &started) == 0 && (double)st.st_mtime < started - 1;
+        attach_say(err, cap, "refusing %s: it belongs to uid %u, not to the JVM's uid %u%s", path, (unsigned)st.st_uid,
+                   (unsigned)t->euid,
+                   stale ? ", and is older than the JVM: an earlier process with this pid left it, and the JVM cannot "
+                           "listen there until it is removed"
+                         : "");
         return -EPERM;
     }
     return 1;

@@ -44,6 +44,43 @@ int attach_proc_read(pid_t pid, struct attach_target *t)
     return attach_status_parse(buf, t);
 }
 
+/* The first line of path starting with key, into line[cap]: 0, or -errno (-ENOENT: none). */
+static int read_line(const char *path, const char *key, char *line, size_t cap)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    int rc = -ENOENT;
+    while (fgets(line, (int)cap, f))
+        if (strncmp(line, key, strlen(key)) == 0) {
+            rc = 0;
+            break;
+        }
+    fclose(f);
+    return rc;
+}
+
+int attach_proc_started(pid_t pid, double *at)
+{
+    char path[64], stat[1024], boot[128];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int rc = read_line(path, "", stat, sizeof(stat));
+    if (!rc)
+        rc = read_line("/proc/stat", "btime ", boot, sizeof(boot));
+    if (rc)
+        return rc;
+    /* after the command's closing parenthesis: state is field 3, starttime field 22 */
+    const char *p = strrchr(stat, ')');
+    unsigned long long ticks = 0;
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!p || sscanf(p, " %llu", &ticks) != 1 || hz <= 0)
+        return -EBADMSG;
+    *at = (double)strtoull(boot + 6, NULL, 10) + (double)ticks / (double)hz;
+    return 0;
+}
+
 int attach_proc_has_jvm(pid_t pid)
 {
     char path[64];

@@ -10,6 +10,10 @@
  * -EBADMSG when the file lacks Pid, Uid or Gid, else -errno. */
 int attach_proc_read(pid_t pid, struct attach_target *t);
 
+/* When process pid started, in seconds since the epoch (/proc/PID/stat's starttime after
+ * /proc/stat's btime; to a clock tick, btime to the second): 0, or -errno. */
+int attach_proc_started(pid_t pid, double *at);
+
 /* 1 when process pid has libjvm.so mapped, 0 when not, -errno when its maps
  * cannot be read. (Before a SIGQUIT: many programs die or shut down on one.) */
 int attach_proc_has_jvm(pid_t pid);

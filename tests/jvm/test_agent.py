@@ -7,8 +7,9 @@ import signal
 import subprocess
 import time
 
-from harness import (AGENT, CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, Failure, Run, check, frames_of, jdk_home, main,
-                     report_json, scheduler, tempdir, touches)
+from harness import (AGENT, CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, Failure, Run, check, describe,
+                     forget_stale_attach_socket, frames_of, jdk_home,
+                     main, report_json, scheduler, tempdir, touches)
 
 
 def java(home, agent_opts, *args, timeout=60):
@@ -131,7 +132,8 @@ def second_load_checks(d, p, first, log=None):
         check(text.count(SECOND) == 1, "and the first agent's log says it once:\n" + text)
         check("detecting pins" in text, "the first agent runs on, logging to its log:\n" + text)
     pins = fixture_pins(first)
-    check(len(pins) == 4, "the first agent reports JniSleep's 4 pins, as alone: %d" % len(pins))
+    check(len(pins) == 4, "the first agent reports JniSleep's 4 pins, as alone: %d; every pin it reported: %s" % (
+        len(pins), [describe(x) for x in report_json(first)["pins"]]))
     files = sorted(f for f in os.listdir(d) if f.endswith(".vtp") or f.startswith("trace"))
     check(files == [os.path.basename(first)], "no recording or trace of the second load: %s" % files)
 
@@ -181,6 +183,7 @@ def case_attach_second(jdk):
         while "ReproLoop: ready pid=" not in open(os.path.join(d, "stdout.txt")).read():
             check(proc.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
             time.sleep(0.05)
+        forget_stale_attach_socket(proc.pid)
         j = subprocess.run([os.path.join(home, "bin", "jcmd"), str(proc.pid), "JVMTI.agent_load", AGENT,
                             "record:%s/second.vtp,tracefile:%s/trace2.txt" % (d, d)],
                            capture_output=True, text=True, timeout=60)

@@ -6,12 +6,13 @@ Each case is one CTest entry: `test_attach.py CASE [JDK]` (e.g. `attach 21`).
 The JVMs here start WITHOUT the agent: ReproLoop runs until its stop file appears."""
 import os
 import shutil
+import socket
 import signal
 import subprocess
 import time
 
-from harness import (CLASSES, FIXTURE_LIB, VTPIN, Failure, check, jdk_home, main, native_block_in, report_json,
-                     scheduler, skip, tempdir, wait_ready)
+from harness import (CLASSES, FIXTURE_LIB, VTPIN, Failure, check, forget_stale_attach_socket, jdk_home, main,
+                     native_block_in, report_json, scheduler, skip, tempdir, wait_ready)
 
 
 class Target:
@@ -77,6 +78,8 @@ class Target:
 
 def attach(*args, timeout=60):
     """Runs `vtpin attach ARGS`; returns (exit status, stdout, stderr, seconds)."""
+    if args and str(args[0]).isdigit():
+        forget_stale_attach_socket(int(args[0]))
     start = time.monotonic()
     p = subprocess.run([VTPIN, "attach"] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
     took = time.monotonic() - start
@@ -382,8 +385,9 @@ def case_dead_pid():
     check(took < 1, "fails at once, took %.2f s" % took)
 
 
-def case_other_user(jdk):
-    """Root attaching to a JVM that runs as nobody: vtpin takes the JVM's uid/gid to talk to it."""
+def nobody_target(jdk):
+    """A Target JVM run as nobody (we are root), in a work directory it may write: (target, work).
+    Skips where that cannot be (not root, no setpriv, a JDK nobody cannot run)."""
     if os.geteuid() != 0:
         skip("needs root (a JVM of another user)")
     setpriv = shutil.which("setpriv")
@@ -396,7 +400,12 @@ def case_other_user(jdk):
         skip("uid 65534 cannot run %s (or read %s): %s" % (java, CLASSES, probe.stderr.strip()[:200]))
     work = tempdir("vtpin-attach-")
     os.chmod(work, 0o777)
-    t = Target(jdk, wrap=as_nobody, workdir=work).start()
+    return Target(jdk, wrap=as_nobody, workdir=work).start(), work
+
+
+def case_other_user(jdk):
+    """Root attaching to a JVM that runs as nobody: vtpin takes the JVM's uid/gid to talk to it."""
+    t, work = nobody_target(jdk)
     try:
         with open("/proc/%d/status" % t.pid) as f:
             check("Uid:\t65534" in f.read(), "the JVM runs as uid 65534")
@@ -405,6 +414,33 @@ def case_other_user(jdk):
         if os.path.exists(sock):
             check(os.stat(sock).st_uid == 65534, "the attach socket is the JVM's user's")
     finally:
+        t.kill()
+
+
+def case_stale_socket(jdk):
+    """A JVM of nobody whose pid has root's attach socket, left by an earlier JVM killed with SIGKILL:
+    the JVM cannot listen there, and vtpin refuses it saying why (older than the JVM); once it is
+    removed, the attach works."""
+    t, work = nobody_target(jdk)
+    sock = "/proc/%d/root/tmp/.java_pid%d" % (t.pid, t.pid)
+    left = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        if os.path.exists(sock):  # not attached yet: one there is stale already (ci54)
+            os.unlink(sock)
+        left.bind(sock)  # root's, as a JVM of root killed with SIGKILL leaves it
+        hour_ago = time.time() - 3600
+        os.utime(sock, (hour_ago, hour_ago))
+        p = subprocess.run([VTPIN, "attach", str(t.pid), "record=%s" % os.path.join(work, "a.vtp")],
+                           capture_output=True, text=True, timeout=60)
+        print(p.stderr)
+        check(p.returncode != 0 and "belongs to uid 0, not to the JVM's uid 65534, and is older than the JVM: an "
+              "earlier process with this pid left it" in p.stderr,
+              "refused, saying why: %d %s" % (p.returncode, p.stderr))
+        forget_stale_attach_socket(t.pid)
+        check(not os.path.exists(sock), "the tests' helper removed it")
+        load_stop_report(t, os.path.join(work, "a.vtp"), os.path.join(work, "t.txt"), jdk)
+    finally:
+        left.close()
         t.kill()
 
 
@@ -538,5 +574,6 @@ if __name__ == "__main__":
         "not_a_jvm_other_user": case_not_a_jvm_other_user,
         "dead_pid": case_dead_pid,
         "other_user": case_other_user,
+        "stale_socket": case_stale_socket,
         "container": case_container,
     }))

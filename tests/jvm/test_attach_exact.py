@@ -42,9 +42,9 @@ import os
 import signal
 import subprocess
 
-from harness import (AGENT, CLOCKS_AGREE_NS, EXTRA_AGENT_OPTS, JFC, VTPIN, Failure, check, classpath, culprit, jdk_home,
-                     jfr_duration_ns, jfr_instant_ns, jfr_pinned_events, main, report_json, scheduler, tempdir,
-                     tomcat_classpath, wait_ready)
+from harness import (AGENT, CLOCKS_AGREE_NS, EXTRA_AGENT_OPTS, JFC, VTPIN, Failure, check, classpath, culprit,
+                     forget_stale_attach_socket, jdk_home, jfr_duration_ns, jfr_instant_ns, jfr_pinned_events, main,
+                     report_json, scheduler, tempdir, tomcat_classpath, wait_ready)
 from test_kernel import Collector, need_kernel_view
 
 TOLERANCE_NS = CLOCKS_AGREE_NS
@@ -166,6 +166,7 @@ def run(jdk, fixture, mode):
                 need_kernel_view()
             coll = Collector(["--kernel=on" if mode == "kernel" else "--kernel=off"]).start()
             jvm.start()
+            forget_stale_attach_socket(jvm.proc.pid)
             a = subprocess.run([VTPIN, "attach", str(jvm.proc.pid), "collector=%s,%s" % (coll.socket, agent_opts)],
                                capture_output=True, text=True, timeout=60)
             check(a.returncode == 0, "attach exits 0: %s %s" % (a.stdout, a.stderr))
@@ -273,7 +274,12 @@ def exact_case(fixture, mode):
                   (len(inside), len(events)))
         if mode == "kernel":
             check(abs(len(holders) - len(events)) <= SHARE * len(events),
-                  "holder count within 5 %% of JFR's: vtpin %d, JFR %d" % (len(holders), len(events)))
+                  "holder count within 5 %% of JFR's: vtpin %d, JFR %d\nvtpin:\n  %s\nJFR:\n  %s" % (
+                      len(holders), len(events), "\n  ".join(describe(p) for p in holders),
+                      "\n  ".join("vt %s %d us at +%d us" % (
+                          e["values"]["eventThread"]["javaThreadId"], jfr_duration_ns(e) // 1000,
+                          jfr_instant_ns(e["values"]["startTime"]) // 1000 % 100_000_000)
+                          for e in sorted(events, key=lambda e: jfr_instant_ns(e["values"]["startTime"])))))
             check(abs(total - jfr_total) <= SHARE * jfr_total,
                   "holder time within 5 %% of JFR's: vtpin %.1f ms, JFR %.1f ms" % (total / 1e6, jfr_total / 1e6))
         check(not overlaps, "no two holders of the one monitor overlap: %d pairs, e.g. %s" %

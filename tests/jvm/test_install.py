@@ -25,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import AGENT, BUILD, check, main, skip, tempdir  # noqa: E402
+from harness import AGENT, BUILD, check, forget_stale_attach_socket, main, skip, tempdir  # noqa: E402
 from test_attach import Target  # noqa: E402
 
 SOURCE = os.environ.get("VTPIN_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -235,6 +235,7 @@ def attach_and_report(vtpin, jdk, collector):
     t = Target(jdk).start()
     record = os.path.join(t.dir, "installed.vtp")
     try:
+        forget_stale_attach_socket(t.pid)
         p = run([vtpin, "attach", str(t.pid), "record=%s,collector=%s" % (record, collector.socket)], timeout=120)
         check(p.returncode == 0, "%s attach exits 0 (agent found without --agent), got %d" % (vtpin, p.returncode))
         check(t.wait_stderr("detecting pins", timeout=60), "the agent runs in the JVM:\n" + t.stderr())

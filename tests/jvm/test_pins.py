@@ -8,7 +8,7 @@ import subprocess
 import time
 
 from harness import (CLASSES, FIXTURE_LIB, VTPIN, Failure, Run, check, check_timed_like_jfr, culprit, describe,
-                     jdk_home, jfr_pinned_events, jfr_touches, main, native_block_in, pins_in, report_json, scheduler,
+                     forget_stale_attach_socket, jdk_home, jfr_pinned_events, jfr_touches, main, native_block_in, pins_in, report_json, scheduler,
                      set_aside, tempdir, touches, wait_ready)
 
 PARK_REASONS = {"MONITOR", "NATIVE", "CRITICAL_SECTION"}
@@ -349,6 +349,7 @@ def case_native_sleeps_attach(jdk):
     jvm = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_ready(jvm, os.path.join(d, "stdout.txt"), "NativeBlock: ready")
+        forget_stale_attach_socket(jvm.pid)
         a = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
                            timeout=60)
         check(a.returncode == 0, "attach: %s %s" % (a.stdout, a.stderr))
