@@ -298,20 +298,30 @@ static void keep_blocker(struct active_pin *a, JNIEnv *jni, const struct blocker
     a->blocker.stack = NULL;
 }
 
-/* What a pin blocked in a contended entry or Object.wait waits for (blocker.h), while the pin is
- * in progress on its carrier (a watchdog pin came with its own). */
+/* What a pin blocked in a contended entry or Object.wait waits for, or a pinned park on a
+ * java.util.concurrent lock (blocker.h), while the pin is in progress on its carrier (a watchdog
+ * pin came with its own). */
 static void find_blocker(struct active_pin *a)
 {
     if (a->blocker.what != BLOCKER_NONE)
         return;
     int waits = a->op != PIN_OP_PARK || a->reason == REASON_MONITOR_ENTER || a->reason == REASON_OBJECT_WAIT;
-    JNIEnv *jni = waits && active.cfg->blockers ? writer_thread_jni() : NULL;
+    /* a monitor's owner needs can_get_monitor_info (not after attach); a lock's only JNI reads */
+    JNIEnv *jni = !waits || active.cfg->blockers ? writer_thread_jni() : NULL;
     struct carrier_slot *c = jni ? carriers_by_tid(a->carrier_tid) : NULL;
     jthread vt = NULL;
-    if (!c || jthread_mounted(jni, c->thread, &vt) != 0 || !vt)
+    if (c && jthread_mounted(jni, c->thread, &vt) == 0 && vt && jthread_id(jni, vt) != a->vthread_id) {
+        (*jni)->DeleteLocalRef(jni, vt);
+        vt = NULL;
+    }
+    if (!vt) {
+        /* reported late (a loaded machine), after its thread left the carrier: a wait not looked up */
+        if (c && waits)
+            blocker_too_late();
         return;
+    }
     struct blocker b;
-    if (jthread_id(jni, vt) == a->vthread_id && blocker_find(jni, vt, clock_mono_ns(), &b) == 1)
+    if ((waits ? blocker_find(jni, vt, clock_mono_ns(), &b) : blocker_find_lock(jni, vt, clock_mono_ns(), &b)) == 1)
         keep_blocker(a, jni, &b);
     (*jni)->DeleteLocalRef(jni, vt);
 }
@@ -482,6 +492,20 @@ int active_pins_on_carrier(int carrier_tid, uint64_t except_id)
             return 1;
     }
     return 0;
+}
+
+unsigned active_pins_brief(struct pin_brief *out, unsigned max)
+{
+    const struct pin_machine *m = &active.machine;
+    unsigned n = pm_count(m);
+    for (unsigned i = 0; i < n && i < max; i++) {
+        const struct active_pin *a = &active.pins[pm_slot_at(m, i)];
+        out[i] = (struct pin_brief){.pin_id = a->pin_id,
+                                    .carrier_tid = a->carrier_tid,
+                                    .vthread_id = a->vthread_id,
+                                    .vthread_name = a->vthread_name};
+    }
+    return n;
 }
 
 unsigned active_pins_count(void)

@@ -37,6 +37,16 @@ void active_pins_carrier_started(const struct rec *r);
  * how long until the next one will (or a default idle wait). */
 int64_t active_pins_report_crossings(int64_t now);
 
+/* A pin in progress, briefly (deadlock.h); vthread_name is the table's, valid until the next record. */
+struct pin_brief {
+    uint64_t pin_id;
+    int carrier_tid;
+    int64_t vthread_id;
+    const char *vthread_name;
+};
+/* The pins in progress into out[max]: how many there are (more than max when they did not fit). */
+unsigned active_pins_brief(struct pin_brief *out, unsigned max);
+
 /* A pin in progress on the carrier with this tid, other than pin except_id. */
 int active_pins_on_carrier(int carrier_tid, uint64_t except_id);
 unsigned active_pins_count(void);

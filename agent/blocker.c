@@ -20,6 +20,14 @@ static struct {
     uint64_t skipped;
 } blk;
 
+/* java.util.concurrent's lock owners: resolved at the first look, kept for the JVM's life (a
+ * bootstrap class is never unloaded, so the next attach reuses them). */
+static struct {
+    int resolved;   /* 0 not yet, 1 found, -1 not in this JDK */
+    jclass owned;   /* AbstractOwnableSynchronizer: ReentrantLock's, ReentrantReadWriteLock's, any AQS */
+    jfieldID owner; /* its exclusiveOwnerThread */
+} locks;
+
 int blocker_init(jvmtiEnv *jvmti, unsigned depth, unsigned jdk_feature)
 {
     blk.jvmti = jvmti;
@@ -40,7 +48,12 @@ uint64_t blocker_skipped(void)
     return blk.skipped;
 }
 
-static void class_of(JNIEnv *jni, jobject obj, char *out, size_t cap)
+void blocker_too_late(void)
+{
+    blk.skipped++;
+}
+
+void blocker_class_name(JNIEnv *jni, jobject obj, char *out, size_t cap)
 {
     out[0] = '\0';
     jclass cls = (*jni)->GetObjectClass(jni, obj);
@@ -149,6 +162,9 @@ static void describe_thread(JNIEnv *jni, jthread t, struct blocker *out)
     }
     if (out->is_virtual)
         carrier_of(jni, out->id, out);
+    /* runnable but on no carrier: it waits for one, which the pinned carriers may never free */
+    if (out->is_virtual && !out->carrier_tid && out->state && strcmp(out->state, "running") == 0)
+        out->state = "waiting for a carrier";
 }
 
 int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out)
@@ -165,13 +181,17 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
     }
     jobject monitor = NULL;
     jint st = 0;
-    if (COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, waiter, &st)) != JVMTI_ERROR_NONE)
+    if (COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, waiter, &st)) != JVMTI_ERROR_NONE) {
+        blk.skipped++;
         return 0;
+    }
     if (COUNTED(CALL_GET_CURRENT_CONTENDED_MONITOR, (*jvmti)->GetCurrentContendedMonitor(jvmti, waiter, &monitor)) !=
             JVMTI_ERROR_NONE ||
         !monitor) {
-        if (!(st & JVMTI_THREAD_STATE_IN_OBJECT_WAIT))
+        if (!(st & JVMTI_THREAD_STATE_IN_OBJECT_WAIT)) {
+            blk.skipped++; /* the block was over at the look: the entry won, or the wait ended */
             return 0;
+        }
         /* 24+: a virtual thread in Object.wait under a native frame has no contended monitor for
          * JVMTI. Or the look fell where the thread's state says Object.wait and its waited monitor is
          * not set yet or any more (the wait begins or ends: a late look under load, ASan at ctest -j2
@@ -196,7 +216,7 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
         }
         st = now_st;
     }
-    class_of(jni, monitor, out->object_class, sizeof(out->object_class));
+    blocker_class_name(jni, monitor, out->object_class, sizeof(out->object_class));
     if (st & (JVMTI_THREAD_STATE_IN_OBJECT_WAIT | JVMTI_THREAD_STATE_WAITING)) {
         out->what = BLOCKER_NOTIFY; /* waits to be notified (and then to re-enter) */
         (*jni)->DeleteLocalRef(jni, monitor);
@@ -221,6 +241,60 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
     }
     (*jni)->DeleteLocalRef(jni, monitor);
     return 1;
+}
+
+static int resolve_locks(JNIEnv *jni)
+{
+    if (!locks.resolved) {
+        locks.owned = jthread_global_class(jni, "java/util/concurrent/locks/AbstractOwnableSynchronizer");
+        locks.owner =
+            locks.owned ? (*jni)->GetFieldID(jni, locks.owned, "exclusiveOwnerThread", "Ljava/lang/Thread;") : NULL;
+        (*jni)->ExceptionClear(jni);
+        locks.resolved = locks.owner ? 1 : -1;
+    }
+    return locks.resolved == 1;
+}
+
+int blocker_lock_of(JNIEnv *jni, jthread thread, jobject *sync, jthread *owner)
+{
+    *sync = jthread_park_blocker(jni, thread);
+    *owner = NULL;
+    if (!*sync)
+        return 0;
+    if (!resolve_locks(jni) || !(*jni)->IsInstanceOf(jni, *sync, locks.owned)) {
+        (*jni)->DeleteLocalRef(jni, *sync);
+        *sync = NULL;
+        return 0;
+    }
+    *owner = (*jni)->GetObjectField(jni, *sync, locks.owner);
+    return 1;
+}
+
+int blocker_find_lock(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->stack = blk.stack;
+    if (!blk.jvmti || !blk.stack)
+        return 0;
+    blk.stack->frame_count = 0;
+    jobject sync = NULL;
+    jthread owner = NULL;
+    if (!blocker_lock_of(jni, waiter, &sync, &owner))
+        return 0;
+    int rc = 1;
+    if (!per_second_take(&blk.budget, now_ns, BLOCKER_LOOKS_PER_SECOND)) {
+        blk.skipped++;
+        rc = -EAGAIN;
+    } else {
+        out->what = BLOCKER_LOCK;
+        blocker_class_name(jni, sync, out->object_class, sizeof(out->object_class));
+        if (owner && !(*jni)->IsSameObject(jni, owner, waiter))
+            describe_thread(jni, owner, out);
+    }
+    if (owner)
+        (*jni)->DeleteLocalRef(jni, owner);
+    (*jni)->DeleteLocalRef(jni, sync);
+    return rc;
 }
 
 /* The classes whose <clinit> runs on t's top frames (innermost first), into cls[max][BLOCKER_CLASS_MAX]:

@@ -12,6 +12,7 @@ static struct {
     jvmtiEnv *jvmti;
     jclass vthread_class;
     jfieldID tid_field, name_field, carrier_field;
+    jfieldID park_blocker_field; /* Thread.parkBlocker; NULL: not in this JDK (no lock blockers) */
     jclass carrier_thread_class;
     jvmtiExtensionFunction get_virtual_thread;
     int looked_up_extension;
@@ -77,6 +78,8 @@ int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni)
         return -ENOENT;
     }
     jthreads.carrier_thread_class = jthread_global_class(jni, "jdk/internal/misc/CarrierThread");
+    jthreads.park_blocker_field = (*jni)->GetFieldID(jni, thread_class, "parkBlocker", "Ljava/lang/Object;");
+    (*jni)->ExceptionClear(jni);
     jthreads.resolved = 1;
     return 0;
 }
@@ -94,6 +97,11 @@ jclass jthread_carrier_class(void)
 int jthread_is_carrier(JNIEnv *jni, jthread thread)
 {
     return jthreads.carrier_thread_class && thread && (*jni)->IsInstanceOf(jni, thread, jthreads.carrier_thread_class);
+}
+
+jobject jthread_park_blocker(JNIEnv *jni, jthread thread)
+{
+    return jthreads.park_blocker_field ? (*jni)->GetObjectField(jni, thread, jthreads.park_blocker_field) : NULL;
 }
 
 int64_t jthread_id(JNIEnv *jni, jobject thread)

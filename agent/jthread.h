@@ -24,7 +24,9 @@ jclass jthread_vthread_class(void); /* java.lang.VirtualThread (global ref), NUL
 jclass jthread_carrier_class(void); /* jdk.internal.misc.CarrierThread, NULL if not found */
 int jthread_is_carrier(JNIEnv *jni, jthread thread);
 
-int64_t jthread_id(JNIEnv *jni, jobject thread);                /* Thread.tid, 0 when unknown */
+int64_t jthread_id(JNIEnv *jni, jobject thread); /* Thread.tid, 0 when unknown */
+/* What thread is parked on (Thread.parkBlocker, LockSupport.park's blocker): a local ref, NULL when none. */
+jobject jthread_park_blocker(JNIEnv *jni, jthread thread);
 void jthread_copy_name(JNIEnv *jni, jobject thread, char *out); /* out: JTHREAD_NAME_MAX bytes, UTF-8 */
 
 /* The calling OS thread, cached in a thread-local: its tid, and its name as

@@ -17,6 +17,7 @@
 
 #include "active_pins.h"
 #include "clock.h"
+#include "deadlock.h"
 #include "hogs.h"
 #include "jthread.h"
 #include "log.h"
@@ -33,6 +34,7 @@
 static struct {
     struct writer_config cfg;
     JavaVM *vm;
+    jvmtiEnv *jvmti;
     struct symbols *symbols;
     int64_t next_stats_ns;
 } writer;
@@ -194,6 +196,7 @@ static void writer_main(void *arg)
         drain();
         sampler_round(now);
         int64_t wait = min64(active_pins_report_crossings(now), max_wait);
+        deadlock_check(writer.jvmti, writer.cfg.parallelism, now);
         /* Only sampled occupancy knows it will need the JVM at the next sample. */
         writer_thread_end_round(now, o->occupancy == OCCUPANCY_SAMPLED ? sampler_next_ns() : INT64_MAX,
                                 atomic_load(&stop_requested));
@@ -238,6 +241,8 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
     if (!writer.symbols)
         return -ENOMEM;
     session_init(cfg, writer.symbols);
+    writer.jvmti = jvmti;
+    deadlock_reset();
     int rc = active_pins_init(cfg, jvmti, writer.symbols);
     if (!rc)
         rc = watchdog_init(cfg, jvmti);

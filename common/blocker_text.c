@@ -12,6 +12,8 @@ const char *blocker_kind_name(int what)
         return "notify";
     case BLOCKER_KIND_CLASS_INIT:
         return "class_init";
+    case BLOCKER_KIND_LOCK:
+        return "lock";
     default:
         return NULL;
     }
@@ -40,18 +42,27 @@ char *blocker_text(const struct blocker_parts *b, char *out, size_t cap)
             return out;
         }
         break;
+    case BLOCKER_KIND_LOCK:
+        if (!b->has_thread) {
+            snprintf(out, cap, "parked on a %s, which no single thread owns (held shared, or just released)", cls);
+            return out;
+        }
+        break;
     default:
         return out;
     }
+    /* an unmounted virtual owner can run again only on a carrier: the pinned ones may be all there are */
     char carrier[160] = "", pin[48] = "";
-    if (b->is_virtual && b->carrier)
-        snprintf(carrier, sizeof(carrier), " on %s", b->carrier);
+    if (b->is_virtual)
+        snprintf(carrier, sizeof(carrier), "%s%s", b->carrier ? " on " : ", unmounted", b->carrier ? b->carrier : "");
     if (b->pin)
         snprintf(pin, sizeof(pin), ", itself pinned: pin #%" PRIu64, b->pin);
+    const char *what = b->what == BLOCKER_KIND_CLASS_INIT ? " to initialize "
+                       : b->what == BLOCKER_KIND_LOCK     ? " holding a "
+                                                          : "";
     snprintf(out, cap, "%s \"%s\" (%s%s, %s%s)%s%s%s%s",
              b->what == BLOCKER_KIND_CLASS_INIT ? "waits for" : "blocked by", b->thread_name ? b->thread_name : "",
              b->is_virtual ? "virtual" : "platform", carrier, b->state && b->state[0] ? b->state : "state unknown", pin,
-             b->what == BLOCKER_KIND_CLASS_INIT ? " to initialize " : "", b->what == BLOCKER_KIND_CLASS_INIT ? cls : "",
-             b->at ? " at " : "", b->at ? b->at : "");
+             what, what[0] ? cls : "", b->at ? " at " : "", b->at ? b->at : "");
     return out;
 }

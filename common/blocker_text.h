@@ -1,5 +1,6 @@
 /* What a pin waits for, as one line: "blocked by \"lock-owner\" (platform,
- * sleeping) at Owner.holdLong(Owner.java:9)". The one formatter of the
+ * sleeping) at Owner.holdLong(Owner.java:9)"; a virtual owner "(virtual on CARRIER, ...)" when
+ * mounted, "(virtual, unmounted, ...)" when not. The one formatter of the
  * reports and the collector's live view (top, status). Pure. */
 #ifndef VTPIN_COMMON_BLOCKER_TEXT_H
 #define VTPIN_COMMON_BLOCKER_TEXT_H
@@ -13,11 +14,12 @@ enum blocker_kind {
     BLOCKER_KIND_MONITOR = 1,    /* the monitor's owner holds it */
     BLOCKER_KIND_NOTIFY = 2,     /* Object.wait: a notify, which no thread owes */
     BLOCKER_KIND_CLASS_INIT = 3, /* the thread running the class's <clinit> */
+    BLOCKER_KIND_LOCK = 4,       /* a j.u.c. lock's exclusive owner (none: held shared) */
 };
 
 struct blocker_parts {
     int what;                 /* enum blocker_kind */
-    const char *object_class; /* the monitor's class, or the class initialized; NULL: unknown */
+    const char *object_class; /* the monitor's class, the class initialized, or the lock's; NULL: unknown */
     int has_thread;           /* the owner (initializer) is known: the fields below */
     const char *thread_name;
     int is_virtual;
@@ -29,7 +31,7 @@ struct blocker_parts {
 
 /* The line into out[cap] ("" for BLOCKER_KIND_NONE); returns out. */
 char *blocker_text(const struct blocker_parts *b, char *out, size_t cap);
-/* "monitor", "notify", "class_init"; NULL for none or an unknown kind. */
+/* "monitor", "notify", "class_init", "lock"; NULL for none or an unknown kind. */
 const char *blocker_kind_name(int what);
 
 #endif

@@ -20,7 +20,8 @@
 #define STACK_CONTEXT 4
 #define STACK_ELIDE_MIN 6
 
-_Static_assert((int)BLOCKER_KIND_CLASS_INIT == (int)VTPIN__V1__BLOCKER_KIND__BLOCKER_CLASS_INIT,
+_Static_assert((int)BLOCKER_KIND_CLASS_INIT == (int)VTPIN__V1__BLOCKER_KIND__BLOCKER_CLASS_INIT &&
+                   (int)BLOCKER_KIND_LOCK == (int)VTPIN__V1__BLOCKER_KIND__BLOCKER_LOCK,
                "common's blocker kinds");
 
 char *report_blocker_line(const struct recording_pin *p, char *out, size_t cap)

@@ -12,6 +12,10 @@
  *                                          block whose owner the tests name).
  *   LockOwner.holdInNative()            -> calls back LockOwner.holdCallback() (holds the monitor,
  *                                          sleeping, pinned by this native frame).
+ *   LockChain.lockInNative()            -> calls back LockChain.lockCallback() (a ReentrantLock's
+ *                                          lock(), whose owner the tests name): pinned on every JDK.
+ *   LockChain.holdInNative()            -> calls back LockChain.holdCallback() (holds the lock,
+ *                                          sleeping, pinned by this native frame).
  *   StressPins.parkInNative()           -> calls back StressPins.parkCallback() (LockSupport.park
  *                                          until released): pinned on every JDK.
  *   NativeBlock.blockInNanosleep(long)  -> nanosleep() in C, never returns to Java meanwhile.
@@ -19,6 +23,8 @@
  *                                          writes that byte after ms.
  *   NativeBlock.blockInSleeps(long ms)  -> for ms, sleeps of 100 ms with 15 ms of CPU between them,
  *                                          in one call (a retry loop, as a busy timeout's).
+ *   GcStall.holdCritical(byte[], long)  -> holds the array's critical region (the GC locker) ms;
+ *   GcStall.criticalHeld()                 true meanwhile.
  *
  * Errors are reported as java.lang.IllegalStateException.
  */
@@ -28,6 +34,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -60,6 +67,16 @@ JNIEXPORT void JNICALL Java_LockOwner_enterInNative(JNIEnv *env, jclass cls)
 }
 
 JNIEXPORT void JNICALL Java_LockOwner_holdInNative(JNIEnv *env, jclass cls)
+{
+    call_back(env, cls, "holdCallback");
+}
+
+JNIEXPORT void JNICALL Java_LockChain_lockInNative(JNIEnv *env, jclass cls)
+{
+    call_back(env, cls, "lockCallback");
+}
+
+JNIEXPORT void JNICALL Java_LockChain_holdInNative(JNIEnv *env, jclass cls)
 {
     call_back(env, cls, "holdCallback");
 }
@@ -228,4 +245,29 @@ JNIEXPORT void JNICALL Java_NativeBlock_blockInRead(JNIEnv *env, jclass cls, jlo
     } else if (n != 1) {
         throw_ise(env, "read: unexpected EOF", EIO);
     }
+}
+
+static atomic_int critical_held;
+
+JNIEXPORT void JNICALL Java_GcStall_holdCritical(JNIEnv *env, jclass cls, jbyteArray array, jlong ms)
+{
+    (void)cls;
+    void *bytes = (*env)->GetPrimitiveArrayCritical(env, array, NULL);
+    if (bytes == NULL) {
+        return; /* OutOfMemoryError pending */
+    }
+    atomic_store(&critical_held, 1);
+    int err = sleep_ms(ms); /* no JNI call inside the region */
+    atomic_store(&critical_held, 0);
+    (*env)->ReleasePrimitiveArrayCritical(env, array, bytes, JNI_ABORT);
+    if (err != 0) {
+        throw_ise(env, "nanosleep", err);
+    }
+}
+
+JNIEXPORT jboolean JNICALL Java_GcStall_criticalHeld(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    return atomic_load(&critical_held) ? JNI_TRUE : JNI_FALSE;
 }

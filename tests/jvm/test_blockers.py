@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Who blocks the carrier (issue 20): a pin blocked entering a contended monitor names the monitor's
 owner (its name, id, whether virtual, its carrier, its state, its stack, and its own pin when it is
-pinned itself); a pin in Object.wait says it waits for a notify. Real JVMs, JDK 21 and 24+ (where
+pinned itself); a pin in Object.wait says it waits for a notify; a pinned park on a
+java.util.concurrent lock names the lock's owner (issue 34). Real JVMs, JDK 21 and 24+ (where
 the waiters pin only under a native frame)."""
 import os
 import shutil
 import signal
 import subprocess
 
-from harness import VTPIN, Run, check, describe, main, scheduler
+from harness import (FIXTURE_LIB, VTPIN, Run, attach_when_ready, check, classpath, describe, jdk_home, main,
+                     report_json, scheduler, tempdir)
 
 OWNER = {"platform": ("lock-owner", False, "sleeping"),
          "virtual": ("vlock-owner", True, "parked"),  # a virtual thread's sleep is a park
@@ -63,6 +65,124 @@ def case_owner(jdk, kind):
     shutil.rmtree(r.dir, ignore_errors=True)
 
 
+SYNC = {"lock": "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+        "write": "java.util.concurrent.locks.ReentrantReadWriteLock$NonfairSync",
+        "read": "java.util.concurrent.locks.ReentrantReadWriteLock$NonfairSync"}
+
+
+def check_lock_pins(rep, record, jdk, kind, holder="virtual"):
+    """LockChain KIND's two waiters: pinned, parked in lock(), their blocker the lock and its owner
+    (virtual and unmounted, platform, or virtual and pinned itself: sleeping, its stack), or for a
+    lock held shared, no owner, said so."""
+    waits = [p for p in rep["pins"] if (p["vthread"]["name"] or "").startswith("lock-waiter-")]
+    check(len(waits) == 2, "2 waiters pinned: %s" % [describe(p) for p in rep["pins"]])
+    for p in waits:
+        check(p["reason"] == ("MONITOR" if jdk < 24 else "NATIVE"), "reason: %s" % describe(p))
+        check("LockChain.takeAndRelease" in frames(p["stack"]), "parked in lock(): %s" % frames(p["stack"]))
+        b = p["blocker"]
+        check(b and b["what"] == "lock" and b["object_class"] == SYNC[kind], "the lock: %s" % b)
+        if kind == "read":
+            check(b["thread"] is None and b["state"] is None and b["stack"] == [], "held shared, no owner: %s" % b)
+            continue
+        t = b["thread"]
+        check(t and t["name"] == "lock-holder" and t["virtual"] is (holder != "platform") and t["id"] > 0,
+              "its owner: %s" % b)
+        if holder == "pinned":
+            own = [q for q in rep["pins"] if q["vthread"]["name"] == "lock-holder"]
+            check(t["carrier"] and t["carrier"].startswith("ForkJoinPool"), "a mounted owner's carrier: %s" % t)
+            check(len(own) == 1 and b["pin"] == own[0]["id"], "the owner is pinned itself, its pin linked: %s, "
+                  "owner's pins %s" % (b["pin"], [describe(q) for q in own]))
+        else:
+            check(t["carrier"] is None and b["pin"] is None, "the owner is on no carrier, not pinned: %s" % b)
+        check(b["state"] in (("sleeping",) if holder == "platform" else ("parked", "sleeping")),
+              "the owner sleeps: %s" % b["state"])
+        check("LockChain.hold" in frames(b["stack"]), "the owner's stack: %s" % frames(b["stack"]))
+    calls = rep["stats"]["jvmti_calls"]
+    check(calls and calls.get("GetObjectMonitorUsage", 0) == 0, "no monitor looks for a lock: %s" % calls)
+    # a long contention, with a carrier free for the owner: not a deadlock
+    check(not [n for n in rep["notices"] if n["code"].startswith("deadlock")], "no deadlock: %s" % rep["notices"])
+    text = subprocess.run([VTPIN, "report", record], capture_output=True, text=True, timeout=60).stdout
+    if kind == "read":
+        line = "parked on a %s, which no single thread owns" % SYNC[kind]
+    else:
+        line = 'blocked by "lock-holder" (%s' % {"virtual": "virtual, unmounted, ", "platform": "platform, sleeping)",
+                                                 "pinned": "virtual on ForkJoinPool"}[holder]
+        check(" holding a %s at LockChain.hold(LockChain.java:" % SYNC[kind] in text,
+              "the text report names the lock and the owner's frame:\n" + text)
+    check(line in text, "the text report says %r:\n%s" % (line, text))
+
+
+def case_lock(jdk, kind, holder="virtual"):
+    """LockChain KIND HOLDER: two virtual threads park, pinned, on a java.util.concurrent lock that
+    lock-holder holds, sleeping 300 ms: a virtual thread, unmounted meanwhile (4 carriers: it mounts
+    again to unlock), a platform thread, or a virtual thread pinned itself. Their blocker names the
+    lock and its owner; a lock held shared (the read lock) has no single owner, and the blocker says so."""
+    jdk = int(jdk)
+    r = Run(jdk, "LockChain", args=(kind, 2, 300, holder), props=scheduler(4)).run()
+    check("LockChain: %s waiters=2 holder=%s entries=3 done" % (kind, holder) in r.stdout(),
+          "the fixture ran:\n" + r.stdout())
+    check_lock_pins(r.report(), r.record, jdk, kind, holder)
+    shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def case_lock_attach(jdk):
+    """The same after attach, where JVMTI gives no monitor_info (a monitor's owner goes unnamed): the
+    sampler finds the parks, and a lock's owner is named all the same (JNI reads only)."""
+    jdk = int(jdk)
+    d = tempdir(prefix="vtpin-lock-attach-")
+    rec = os.path.join(d, "a.vtp")
+    cmd = [os.path.join(jdk_home(jdk), "bin", "java"), "-cp", classpath(jdk), "-Djava.library.path=" + FIXTURE_LIB] + \
+        scheduler(4) + ["LockChain", "--ready", "lock", 2, 600]
+    attach_when_ready([str(c) for c in cmd], "LockChain", d, "record=%s" % rec)
+    check_lock_pins(report_json(rec), rec, jdk, "lock")
+    shutil.rmtree(d, ignore_errors=True)
+
+
+DEADLOCK = "deadlock (carrier starvation): all 2 carriers of the scheduler (parallelism 2) are pinned"
+
+
+def case_lock_live(jdk):
+    """The incident itself, live: 2 carriers, both pinned by waiters parked on a ReentrantLock whose
+    owner, an unmounted virtual thread, can never mount again to unlock it. The program hangs; the
+    collector's `top` names the owner on each pinned carrier while it does, and the agent says it is
+    a deadlock: on its log, to the collector, and in its recording, which holds it after the hung
+    JVM is killed."""
+    from test_collector import Collector, streaming
+    jdk = int(jdk)
+    coll = Collector().start()
+    r = streaming(jdk, coll, "LockChain", args=("lock", 2, 200), props=scheduler(2)).start()
+    want = 'blocked by "lock-holder" (virtual, unmounted, '
+    try:
+        def pinned(t):
+            return [c for jv in t["jvms"] if jv["pid"] == r.proc.pid for c in jv["carriers"]
+                    if c["state"] == "pinned" and c["blocker"]]
+        carriers = pinned(coll.wait_for(coll.top, lambda t: len(pinned(t)) == 2, timeout=60))
+        for c in carriers:
+            check(c["blocker"] and c["blocker"].startswith(want) and
+                  " holding a java.util.concurrent.locks.ReentrantLock$NonfairSync at LockChain.hold(" in c["blocker"],
+                  "top --json names the lock's owner: %s" % c)
+        text = subprocess.run([VTPIN, "top", "--once", "--socket", coll.socket], capture_output=True, text=True,
+                              timeout=30).stdout
+        rows = [l for l in text.splitlines() if want in l]
+        check(len(rows) == 2, "each pinned carrier's row shows the owner:\n" + text)
+        said = coll.wait_for(coll.log, lambda log: DEADLOCK in log, timeout=60)
+        line = next(l for l in said.splitlines() if DEADLOCK in l)
+        print(line)
+        check('"lock-holder" (virtual thread ' in line and "holds the java.util.concurrent.locks.ReentrantLock$"
+              "NonfairSync that \"lock-waiter-" in line and "can release it only on a carrier" in line and
+              line.count(" by \"lock-waiter-") == 2 and line.count('waits for \"lock-holder\")') == 2,
+              "the deadlock names the owner, the lock, each carrier and its waiter: %s" % line)
+        check(DEADLOCK in r.stderr(), "the agent's log says it too:\n" + r.stderr())
+        check(r.proc.poll() is None, "the program hangs: every carrier is pinned behind the unmounted owner")
+        r.kill()  # SIGKILL, as a hung process is ended
+        notices = [n for n in report_json(r.record)["notices"] if n["code"] == "deadlock.carrier_starvation"]
+        check(len(notices) == 1 and notices[0]["severity"] == "error" and DEADLOCK in notices[0]["text"],
+              "the killed JVM's recording holds the deadlock, once: %s" % notices)
+    finally:
+        r.kill()
+        coll.kill(signal.SIGTERM)
+
+
 def case_notify(jdk):
     """Object.wait pins wait for a notify, which no thread owes: said so, no owner."""
     jdk = int(jdk)
@@ -78,7 +198,9 @@ def case_notify(jdk):
     # (the count is of every pin not looked up: a JDK-internal contended entry among them on 21)
     looked = [p for p in waits if p["blocker"]]
     skipped = rep["stats"]["blockers_skipped"]
-    blockable = [p for p in rep["pins"] if p["reason"] in ("MONITOR_ENTER", "OBJECT_WAIT", "NATIVE", "CRITICAL_SECTION")]
+    # (a park, MONITOR on 21, is looked at too: its lock's owner)
+    blockable = [p for p in rep["pins"]
+                 if p["reason"] in ("MONITOR_ENTER", "OBJECT_WAIT", "NATIVE", "CRITICAL_SECTION", "MONITOR")]
     check(looked and len(looked) + skipped >= len(waits) and skipped <= len(blockable) - len(looked),
           "each waiter looked up or counted: %d looked up, %d skipped, %d waits, %d pins that could be" %
           (len(looked), skipped, len(waits), len(blockable)))
@@ -121,4 +243,5 @@ def case_live(jdk):
 
 
 if __name__ == "__main__":
-    raise SystemExit(main({"owner": case_owner, "notify": case_notify, "live": case_live}))
+    raise SystemExit(main({"owner": case_owner, "notify": case_notify, "live": case_live, "lock": case_lock,
+                           "lock_attach": case_lock_attach, "lock_live": case_lock_live}))

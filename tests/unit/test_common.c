@@ -128,9 +128,25 @@ static void test_blocker_text(void)
               "waits for \"initializer\" (platform, sleeping) to initialize A$Slow at A.sleepInInit(A.java:24)");
     init.has_thread = 0;
     CHECK_STR(blocker_text(&init, out, sizeof(out)), "waits for the initialization of A$Slow (its thread not found)");
+    struct blocker_parts lock = {.what = BLOCKER_KIND_LOCK,
+                                 .object_class = "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+                                 .has_thread = 1,
+                                 .thread_name = "lock-holder",
+                                 .is_virtual = 1,
+                                 .state = "waiting for a carrier",
+                                 .at = "LockChain.hold(LockChain.java:60)"};
+    CHECK_STR(blocker_text(&lock, out, sizeof(out)),
+              "blocked by \"lock-holder\" (virtual, unmounted, waiting for a carrier) holding a "
+              "java.util.concurrent.locks.ReentrantLock$NonfairSync at LockChain.hold(LockChain.java:60)");
+    lock.has_thread = 0;
+    lock.object_class = "java.util.concurrent.Semaphore$NonfairSync";
+    CHECK_STR(blocker_text(&lock, out, sizeof(out)),
+              "parked on a java.util.concurrent.Semaphore$NonfairSync, which no single thread owns (held shared, or "
+              "just released)");
     char small[12];
     CHECK_STR(blocker_text(&owner, small, sizeof(small)), "blocked by "); /* cut, terminated */
     CHECK_STR(blocker_kind_name(BLOCKER_KIND_CLASS_INIT), "class_init");
+    CHECK_STR(blocker_kind_name(BLOCKER_KIND_LOCK), "lock");
     CHECK(blocker_kind_name(BLOCKER_KIND_NONE) == NULL && blocker_kind_name(99) == NULL);
 }
 

@@ -1,0 +1,174 @@
+#include "deadlock.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "active_pins.h"
+#include "blocker.h"
+#include "carriers.h"
+#include "jthread.h"
+#include "log.h"
+#include "outputs.h"
+#include "self_cost.h"
+#include "writer_thread.h"
+
+/* Carriers looked at; a scheduler with more is not judged (said nowhere: none seen so large). */
+#define DEADLOCK_CARRIERS_MAX 64
+#define DEADLOCK_TEXT_MAX 1024
+
+static struct {
+    int64_t next_ns;
+    uint64_t said; /* the pins of the deadlock said last (their ids' sum): not said twice */
+} dl;
+
+/* A pinned carrier as looked at: its pin, the virtual thread parked on it, and the lock. */
+struct pinned {
+    const struct carrier_slot *carrier;
+    const struct pin_brief *pin;
+    jthread waiter;
+    jobject sync;
+    jthread owner;
+};
+
+void deadlock_reset(void)
+{
+    memset(&dl, 0, sizeof(dl));
+}
+
+static const struct pin_brief *pin_on(const struct pin_brief *pins, unsigned n, int tid)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (pins[i].carrier_tid == tid)
+            return &pins[i];
+    return NULL;
+}
+
+static jint state_of(jvmtiEnv *jvmti, jthread t)
+{
+    jint st = 0;
+    return COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, t, &st)) == JVMTI_ERROR_NONE ? st : 0;
+}
+
+static const char *state_word(jint st)
+{
+    if (st & JVMTI_THREAD_STATE_RUNNABLE)
+        return "runnable";
+    if (st & JVMTI_THREAD_STATE_SLEEPING)
+        return "sleeping";
+    if (st & JVMTI_THREAD_STATE_PARKED)
+        return "parked";
+    return st & JVMTI_THREAD_STATE_WAITING ? "waiting" : "alive";
+}
+
+/* The pinned carrier's virtual thread parked, untimed, on a lock that a virtual thread owns:
+ * p's waiter, sync and owner set (local refs), 1; else 0. */
+static int parked_on_virtual_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *p)
+{
+    jthread vt = NULL;
+    if (jthread_mounted(jni, p->carrier->thread, &vt) != 0 || !vt)
+        return 0;
+    p->waiter = vt;
+    if (jthread_id(jni, vt) != p->pin->vthread_id || !(state_of(jvmti, vt) & JVMTI_THREAD_STATE_WAITING_INDEFINITELY))
+        return 0;
+    return blocker_lock_of(jni, vt, &p->sync, &p->owner) && p->owner && (*jni)->IsVirtualThread(jni, p->owner);
+}
+
+static void release(JNIEnv *jni, struct pinned *on, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        jobject refs[] = {on[i].waiter, on[i].sync, on[i].owner};
+        for (unsigned k = 0; k < 3; k++)
+            if (refs[k])
+                (*jni)->DeleteLocalRef(jni, refs[k]);
+    }
+}
+
+static void say(JNIEnv *jni, const struct pinned *on, unsigned n, unsigned parallelism, const struct pinned *starving,
+                jint state)
+{
+    char owner[JTHREAD_NAME_MAX], lock[BLOCKER_CLASS_MAX], text[DEADLOCK_TEXT_MAX];
+    jthread_copy_name(jni, starving->owner, owner);
+    blocker_class_name(jni, starving->sync, lock, sizeof(lock));
+    size_t len = (size_t)snprintf(
+        text, sizeof(text),
+        "deadlock (carrier starvation): all %u carriers of the scheduler (parallelism %u) are pinned, each by a "
+        "park on a java.util.concurrent lock whose owner is a virtual thread on no carrier; \"%s\" (virtual thread "
+        "%lld, %s) holds the %s that \"%s\" waits for, and can release it only on a carrier, which none of the pins "
+        "can free. Pinned:",
+        n, parallelism, owner, (long long)jthread_id(jni, starving->owner), state_word(state), lock,
+        starving->pin->vthread_name);
+    for (unsigned i = 0; i < n && len < sizeof(text); i++) {
+        char waits_for[JTHREAD_NAME_MAX];
+        jthread_copy_name(jni, on[i].owner, waits_for);
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s %s by \"%s\" (pin #%llu, waits for \"%s\")",
+                                i ? "," : "", on[i].carrier->name, on[i].pin->vthread_name,
+                                (unsigned long long)on[i].pin->pin_id, waits_for);
+    }
+    outputs_say(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "deadlock.carrier_starvation", text);
+    log_tell("%s", text);
+}
+
+/* The owner that starves, when each pinned carrier's virtual thread is parked, untimed, on a lock
+ * owned by a virtual thread on no carrier (a mounted owner would be one of the waiters: not this
+ * kind): a runnable one when there is one, else the first; NULL when it is not so. Runnable or not
+ * (on 25 an owner's sleep stays TIMED_PARKED past its end: the task that would unpark it needs a
+ * carrier too), an owner releases its lock only on a carrier, and none can be freed. */
+static const struct pinned *starving_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *on, unsigned n, jint *state)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (!parked_on_virtual_owner(jni, jvmti, &on[i]))
+            return NULL;
+    const struct pinned *starving = NULL;
+    for (unsigned i = 0; i < n; i++) {
+        for (unsigned k = 0; k < n; k++)
+            if ((*jni)->IsSameObject(jni, on[i].owner, on[k].waiter))
+                return NULL;
+        jint st = state_of(jvmti, on[i].owner);
+        if (!starving || ((st & JVMTI_THREAD_STATE_RUNNABLE) && !(*state & JVMTI_THREAD_STATE_RUNNABLE))) {
+            starving = &on[i];
+            *state = st;
+        }
+    }
+    return starving;
+}
+
+int deadlock_check(jvmtiEnv *jvmti, unsigned parallelism, int64_t now)
+{
+    if (!jvmti || !parallelism || parallelism > DEADLOCK_CARRIERS_MAX || now < dl.next_ns)
+        return 0;
+    dl.next_ns = now + DEADLOCK_CHECK_NS;
+    struct pin_brief pins[DEADLOCK_CARRIERS_MAX];
+    unsigned count = active_pins_brief(pins, DEADLOCK_CARRIERS_MAX);
+    if (count < parallelism || count > DEADLOCK_CARRIERS_MAX)
+        return 0;
+    /* every live carrier pinned, and at least parallelism of them (fewer: the pool may start one) */
+    struct pinned on[DEADLOCK_CARRIERS_MAX];
+    unsigned n = 0;
+    for (unsigned i = 0; i < carriers_capacity(); i++) {
+        const struct carrier_slot *c = carriers_slot(i);
+        if (!c || atomic_load(&c->state) != SLOT_LIVE)
+            continue;
+        const struct pin_brief *p = pin_on(pins, count, c->tid);
+        if (!p || n == DEADLOCK_CARRIERS_MAX)
+            return 0;
+        on[n++] = (struct pinned){.carrier = c, .pin = p};
+    }
+    /* only now does the writer join the JVM: it stays out of it while it has no JVMTI work */
+    JNIEnv *jni = n >= parallelism ? writer_thread_jni() : NULL;
+    if (!jni)
+        return 0;
+    jint state = 0;
+    const struct pinned *starving = starving_owner(jni, jvmti, on, n, &state);
+    if (starving) {
+        uint64_t sum = 0;
+        for (unsigned i = 0; i < n; i++)
+            sum += on[i].pin->pin_id;
+        if (sum != dl.said) {
+            dl.said = sum;
+            say(jni, on, n, parallelism, starving, state);
+        }
+    }
+    release(jni, on, n);
+    return starving != NULL;
+}

@@ -1,0 +1,137 @@
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The incident of Netflix's "Dude, where's my lock?" in miniature. A virtual thread "lock-holder"
+ * takes a java.util.concurrent lock and sleeps holding it: it unmounts. Virtual threads
+ * "lock-waiter-N" then lock it where they cannot unmount: inside a monitor of their own on 21-23
+ * (MONITOR), under a native frame on 24+ (NATIVE, through JNI: lockInNative calls lockCallback
+ * back). Each pins its carrier, blocked by the holder.
+ * - kind lock: a ReentrantLock; write: a ReentrantReadWriteLock's write lock (both owned by the
+ *   holder); read: the holder takes the read lock and the waiters the write lock (held shared:
+ *   no single owner).
+ * - With fewer waiters than carriers the holder mounts again when its sleep ends and unlocks; the
+ *   program ends. With as many (the incident), every carrier is pinned by a waiter, the holder
+ *   never gets one back to unlock, and the program hangs until it is killed.
+ * Prints "LockChain: waiters parked" once every waiter is parked on the lock.
+ * - holder virtual (the incident: unmounted while it sleeps); platform: a platform thread; pinned: a
+ *   virtual thread that sleeps under a native frame (holdInNative), so it stays mounted and pinned.
+ * --ready: says "LockChain: ready pid=N" and waits for a line on stdin first (for attach).
+ *
+ * usage: LockChain [--ready] lock|write|read [waiters=1] [holdMs=300] [holder=virtual|platform|pinned]
+ */
+public class LockChain {
+
+    static {
+        System.loadLibrary("vtpinfixture");
+    }
+
+    static Lock waited;
+    static long entries; // guarded by waited
+
+    /** Implemented in native/vtpin_fixture_jni.c: calls lockCallback() back through JNI. */
+    static native void lockInNative();
+
+    /** Implemented in native/vtpin_fixture_jni.c: calls holdCallback() back through JNI. */
+    static native void holdInNative();
+
+    static Lock heldLock;
+    static CountDownLatch heldLatch;
+    static long heldMs;
+
+    /** Called from C. */
+    static void holdCallback() {
+        hold(heldLock, heldLatch, heldMs);
+    }
+
+    /** Called from C. */
+    static void lockCallback() {
+        takeAndRelease();
+    }
+
+    static void takeAndRelease() {
+        waited.lock(); // <== parks, and cannot unmount: blocked by the holder
+        try {
+            entries++;
+        } finally {
+            waited.unlock();
+        }
+    }
+
+    static void enterThenLock(boolean viaNative) {
+        Object mine = new Object();
+        synchronized (mine) {
+            if (viaNative)
+                lockInNative();
+            else
+                takeAndRelease();
+        }
+    }
+
+    static void hold(Lock held, CountDownLatch taken, long ms) {
+        held.lock();
+        try {
+            taken.countDown();
+            Thread.sleep(ms); // the holder sleeps holding the lock: unmounted
+        } catch (InterruptedException e) {
+            throw new RuntimeException(e);
+        } finally {
+            held.unlock();
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean ready = args.length > 0 && args[0].equals("--ready");
+        if (ready)
+            args = java.util.Arrays.copyOfRange(args, 1, args.length);
+        String kind = args.length > 0 ? args[0] : "lock";
+        int waiters = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+        long holdMs = args.length > 2 ? Long.parseLong(args[2]) : 300;
+        String holderKind = args.length > 3 ? args[3] : "virtual";
+        boolean viaNative = Runtime.version().feature() >= 24;
+        System.out.println("java.version = " + System.getProperty("java.version"));
+        Lock held;
+        if (kind.equals("lock")) {
+            held = waited = new ReentrantLock();
+        } else {
+            ReentrantReadWriteLock rw = new ReentrantReadWriteLock();
+            waited = rw.writeLock();
+            held = kind.equals("read") ? rw.readLock() : rw.writeLock();
+        }
+        // one-time linkage on main: the waiters' pins are the lock, not the JDK's setup
+        enterThenLock(viaNative);
+        WarmUp.virtualThreads();
+        if (ready) {
+            System.out.println("LockChain: ready pid=" + ProcessHandle.current().pid());
+            System.out.flush();
+            new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+        }
+        CountDownLatch taken = new CountDownLatch(1);
+        heldLock = held;
+        heldLatch = taken;
+        heldMs = holdMs;
+        Runnable hold = holderKind.equals("pinned") ? LockChain::holdInNative : () -> hold(held, taken, holdMs);
+        Thread holder = holderKind.equals("platform") ? Thread.ofPlatform().name("lock-holder").start(hold)
+                                                      : Thread.ofVirtual().name("lock-holder").start(hold);
+        taken.await();
+        List<Thread> vts = new ArrayList<>();
+        for (int i = 0; i < waiters; i++)
+            vts.add(Thread.ofVirtual().name("lock-waiter-" + i).start(() -> enterThenLock(viaNative)));
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        for (Thread vt : vts) {
+            while (vt.getState() != Thread.State.WAITING) {
+                if (System.nanoTime() > deadline) throw new AssertionError(vt + " never parked");
+                Thread.sleep(1);
+            }
+        }
+        System.out.println("LockChain: waiters parked");
+        for (Thread vt : vts) vt.join();
+        holder.join();
+        System.out.println("LockChain: " + kind + " waiters=" + waiters + " holder=" + holderKind + " entries=" +
+                           entries + " done");
+    }
+}
