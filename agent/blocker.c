@@ -66,7 +66,7 @@ void blocker_class_name(JNIEnv *jni, jobject obj, char *out, size_t cap)
         (*jni)->DeleteLocalRef(jni, cls);
 }
 
-static const char *state_name(jint st)
+const char *blocker_state_name(jint st, int virtual_on_no_carrier)
 {
     if (st & JVMTI_THREAD_STATE_SLEEPING)
         return "sleeping";
@@ -80,7 +80,8 @@ static const char *state_name(jint st)
         return "in native";
     if (st & JVMTI_THREAD_STATE_WAITING)
         return "waiting";
-    return "running";
+    /* runnable but on no carrier: it waits for one, which the pinned carriers may never free */
+    return virtual_on_no_carrier ? "waiting for a carrier" : "running";
 }
 
 /* The virtual thread mounted on carrier slot i (a new local ref, *slot its slot), or NULL. */
@@ -150,9 +151,7 @@ static void describe_thread(JNIEnv *jni, jthread t, struct blocker *out)
     out->id = jthread_id(jni, t);
     out->is_virtual = (*jni)->IsVirtualThread(jni, t);
     jint st = 0;
-    out->state = COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, t, &st)) == JVMTI_ERROR_NONE
-                     ? state_name(st)
-                     : NULL;
+    jvmtiError state_err = COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, t, &st));
     jint count = 0;
     if (COUNTED(CALL_GET_STACK_TRACE,
                 (*jvmti)->GetStackTrace(jvmti, t, 0, (jint)blk.depth, blk.stack->frames, &count)) == JVMTI_ERROR_NONE) {
@@ -162,9 +161,7 @@ static void describe_thread(JNIEnv *jni, jthread t, struct blocker *out)
     }
     if (out->is_virtual)
         carrier_of(jni, out->id, out);
-    /* runnable but on no carrier: it waits for one, which the pinned carriers may never free */
-    if (out->is_virtual && !out->carrier_tid && out->state && strcmp(out->state, "running") == 0)
-        out->state = "waiting for a carrier";
+    out->state = state_err == JVMTI_ERROR_NONE ? blocker_state_name(st, out->is_virtual && !out->carrier_tid) : NULL;
 }
 
 int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out)

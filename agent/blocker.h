@@ -49,6 +49,11 @@ void blocker_fini(void);
  * blocker_skipped). */
 int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out);
 
+/* A thread's JVMTI state in a word, as blockers and deadlocks say it: "sleeping", "parked",
+ * "waiting", "blocked", "in native", "running"; a runnable virtual thread on no carrier is
+ * "waiting for a carrier" (virtual_on_no_carrier). */
+const char *blocker_state_name(jint state, int virtual_on_no_carrier);
+
 /* Looks at the lock a parked virtual thread waiter (mounted, pinned) waits for: when its
  * parkBlocker is an AbstractOwnableSynchronizer (ReentrantLock, a ReentrantReadWriteLock, any AQS
  * lock), its exclusive owner, as blocker_find names a monitor's. 1 and *out filled (no owner: held

@@ -50,17 +50,6 @@ static jint state_of(jvmtiEnv *jvmti, jthread t)
     return COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, t, &st)) == JVMTI_ERROR_NONE ? st : 0;
 }
 
-static const char *state_word(jint st)
-{
-    if (st & JVMTI_THREAD_STATE_RUNNABLE)
-        return "runnable";
-    if (st & JVMTI_THREAD_STATE_SLEEPING)
-        return "sleeping";
-    if (st & JVMTI_THREAD_STATE_PARKED)
-        return "parked";
-    return st & JVMTI_THREAD_STATE_WAITING ? "waiting" : "alive";
-}
-
 /* The pinned carrier's virtual thread parked, untimed, on a lock that a virtual thread owns:
  * p's waiter, sync and owner set (local refs), 1; else 0. */
 static int parked_on_virtual_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *p)
@@ -96,7 +85,7 @@ static void say(JNIEnv *jni, const struct pinned *on, unsigned n, unsigned paral
         "park on a java.util.concurrent lock whose owner is a virtual thread on no carrier; \"%s\" (virtual thread "
         "%lld, %s) holds the %s that \"%s\" waits for, and can release it only on a carrier, which none of the pins "
         "can free. Pinned:",
-        n, parallelism, owner, (long long)jthread_id(jni, starving->owner), state_word(state), lock,
+        n, parallelism, owner, (long long)jthread_id(jni, starving->owner), blocker_state_name(state, 1), lock,
         starving->pin->vthread_name);
     for (unsigned i = 0; i < n && len < sizeof(text); i++) {
         char waits_for[JTHREAD_NAME_MAX];
