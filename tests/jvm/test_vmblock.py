@@ -10,8 +10,9 @@ import shutil
 import subprocess
 
 from harness import (CLASSES, FIXTURE_LIB, VTPIN, Run, back_to_back_rounds, check, check_one_pin_per_round,
-                     class_init_wait, culprit, describe, forget_stale_attach_socket, jdk_home, main, pins_in, report_json, scheduler, set_aside,
-                     skip, tempdir, wait_ready)
+                     class_init_wait, culprit, describe, forget_stale_attach_socket, jdk_home, jfr_option,
+                     jfr_parks_by_round, jfr_pinned_events, main, pins_in, report_json, scheduler, set_aside, skip,
+                     tempdir, wait_ready)
 
 
 def agent_started(jvm, out_path):
@@ -127,7 +128,9 @@ def case_attach_back_to_back(jdk):
     synchronized { sleep(30 ms) } are 40 pins, one per round, counted exactly. The sampler sees
     each carrier parked; its voluntary context switches (/proc/self/task/TID/status) show where
     one park ended and the next began, so back-to-back parks are neither merged nor split, and
-    neither the carrier's idle park after the last round nor the threads' computing is a pin.
+    neither the carrier's idle park after the last round nor the threads' computing is a pin. JFR
+    records every pinned park of the run: a round the JDK parked twice in has two pins (ci1: 20.4
+    and 10.1 ms), where JFR has two parks.
     30 ms is three sample periods: a park is seen by a sampler up to 20 ms late (under load or
     ASan); a round may go without a pin only where the agent says its sampler went 30 ms without
     a look (stats.sample_gap_max_ns; seen once in 16 ASan runs beside two CPU burners and a whole CI
@@ -137,9 +140,9 @@ def case_attach_back_to_back(jdk):
         skip("synchronized + sleep does not pin on JDK 24+ (JEP 491)")
     home = jdk_home(jdk)
     d = tempdir(prefix="vtpin-b2b-")
-    go, rec = os.path.join(d, "go"), os.path.join(d, "a.vtp")
+    go, rec, jfr = os.path.join(d, "go"), os.path.join(d, "a.vtp"), os.path.join(d, "pins.jfr")
     out = open(os.path.join(d, "stdout.txt"), "w")
-    jvm = subprocess.Popen([os.path.join(home, "bin", "java"), "-cp", CLASSES] + scheduler(2) +
+    jvm = subprocess.Popen([os.path.join(home, "bin", "java"), jfr_option(jfr), "-cp", CLASSES] + scheduler(2) +
                            ["BackToBack", "2", "20", "30", go], stdout=out, stderr=subprocess.STDOUT,
                            start_new_session=True)
     try:
@@ -157,8 +160,9 @@ def case_attach_back_to_back(jdk):
         detail = [(p["reason"], p["vthread"]["name"], p["duration_ns"] and p["duration_ns"] // 1000000) for p in pins]
         print("%d pins after attach: %s" % (len(pins), detail))
         check(all(p["reason"] == "MONITOR" and p["split_from"] is None for p in pins), "MONITOR pins: %s" % detail)
-        check_one_pin_per_round(pins, back_to_back_rounds(open(os.path.join(d, "stdout.txt")).read()), 40,
-                                rep["stats"], 30_000_000)
+        rounds = back_to_back_rounds(open(os.path.join(d, "stdout.txt")).read())
+        check_one_pin_per_round(pins, rounds, 40, rep["stats"], 30_000_000,
+                                jfr_parks_by_round(jfr_pinned_events(home, jfr), rounds))
         for vt in {p["vthread"]["name"] for p in pins}:
             mine = sorted((p for p in pins if p["vthread"]["name"] == vt), key=lambda p: p["start_ns"])
             for a, b in zip(mine, mine[1:]):
