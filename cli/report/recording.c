@@ -1274,6 +1274,22 @@ const char *recording_disk_nearly_full(const struct recording_session *s)
     return NULL;
 }
 
+const char *recording_deadlock_kind(const struct recording_notice *n)
+{
+    static const char prefix[] = "deadlock.";
+    if (!n->code || strncmp(n->code, prefix, sizeof(prefix) - 1) != 0 || !n->code[sizeof(prefix) - 1])
+        return NULL;
+    return n->code + sizeof(prefix) - 1;
+}
+
+size_t recording_deadlocks(const struct recording_session *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_notices; i++)
+        n += recording_deadlock_kind(&s->notices[i]) != NULL;
+    return n;
+}
+
 int recording_write_failed_probably(const struct recording_session *s)
 {
     return !recording_write_failed(s) && !s->has_goodbye && recording_disk_nearly_full(s) != NULL;

@@ -332,6 +332,12 @@ int64_t recording_hog_duration(const struct recording_session *s, const struct r
 /* Carrier tid's name: as announced (Carrier), else from a pin that ran on it; NULL when none says. */
 const char *recording_carrier_name(const struct recording_session *s, int32_t tid);
 
+/* A deadlock the agent found live (docs/deadlocks.md) is a notice whose code is
+ * "deadlock.KIND": its kind ("carrier_starvation"), else NULL. */
+const char *recording_deadlock_kind(const struct recording_notice *n);
+/* How many of the session's notices are deadlocks. */
+size_t recording_deadlocks(const struct recording_session *s);
+
 /* Appends a notice the report itself found (a report pass): 0 or -ENOMEM. */
 int recording_add_notice(struct recording_session *s, int64_t time_ns, int severity, const char *code,
                          const char *text);

@@ -441,6 +441,22 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
     json_array_end(&j);
     json_kv_uint(&j, "sites_total", sites.count);
 
+    /* the deadlocks the agent found live, also among the notices (docs/deadlocks.md) */
+    json_key(&j, "deadlocks");
+    json_array_begin(&j);
+    for (size_t i = 0; i < s->n_notices; i++) {
+        const struct recording_notice *n = &s->notices[i];
+        const char *kind = recording_deadlock_kind(n);
+        if (!kind)
+            continue;
+        json_object_begin_inline(&j);
+        json_kv_string(&j, "kind", kind);
+        json_kv_string(&j, "text", n->text);
+        kv_unix_ns(&j, "time_ns", s, 1, n->time_ns);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+
     json_key(&j, "notices");
     json_array_begin(&j);
     for (size_t i = 0; i < s->n_notices; i++) {

@@ -543,6 +543,21 @@ static void put_notices(FILE *out, const struct recording_session *s)
     }
 }
 
+/* First, before the pins: a deadlock is why the JVM stopped, and its pins never end. */
+static void put_deadlocks(FILE *out, const struct recording_session *s)
+{
+    for (size_t i = 0; i < s->n_notices; i++) {
+        const char *kind = recording_deadlock_kind(&s->notices[i]);
+        if (!kind)
+            continue;
+        fputs("DEADLOCK (", out);
+        put(out, kind);
+        fputs(", found live; docs/deadlocks.md): ", out);
+        put(out, s->notices[i].text);
+        fputs("\n\n", out);
+    }
+}
+
 static void put_problems(FILE *out, const struct recording_session *s)
 {
     if (!s->unknown_refs && !s->unmatched_ends && !s->duplicates && !s->unmatched_hog_ends && !s->duplicate_hogs)
@@ -567,6 +582,7 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
         return rc;
     put_header(out, r, s, o);
     fputc('\n', out);
+    put_deadlocks(out, s);
     if (sites.count == 0) {
         fputs("no pins reported", out);
         if (s->has_stats && s->stats.has_pins_below_threshold && s->stats.pins_below_threshold > 0)

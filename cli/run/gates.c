@@ -54,6 +54,19 @@ static void add_reason(struct gate_result *out, const char *line)
     out->failed = 1;
 }
 
+/* The kind of the first deadlock of the recordings, "" without one. */
+static const char *first_deadlock_kind(struct recording *const *recs, size_t n)
+{
+    for (size_t r = 0; r < n; r++)
+        for (size_t s = 0; s < recs[r]->n_sessions; s++)
+            for (size_t i = 0; i < recs[r]->sessions[s]->n_notices; i++) {
+                const char *kind = recording_deadlock_kind(&recs[r]->sessions[s]->notices[i]);
+                if (kind)
+                    return kind;
+            }
+    return "";
+}
+
 void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out)
 {
     memset(out, 0, sizeof(*out));
@@ -75,6 +88,7 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
                 if (p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK)
                     out->native_blocks++;
             }
+            out->deadlocks += recording_deadlocks(sess);
             for (size_t i = 0; i < sess->n_hogs; i++) {
                 const struct recording_hog *h = &sess->hogs[i];
                 if (gates_hog_allowed(c, h)) {
@@ -100,6 +114,13 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
     if (c->fail_on_native_block && out->native_blocks > 0) {
         snprintf(line, sizeof(line), "--fail-on-native-block: %" PRIu64 " carrier(s) blocked in native code",
                  out->native_blocks);
+        add_reason(out, line);
+    }
+    if (c->fail_on_deadlock && out->deadlocks) {
+        snprintf(line, sizeof(line),
+                 "--fail-on-deadlock: %" PRIu64 " deadlock(s) found live (%s): the report's DEADLOCK line names the "
+                 "lock, its owner and every pinned carrier",
+                 out->deadlocks, first_deadlock_kind(recs, n));
         add_reason(out, line);
     }
     if (c->fail_hogs && out->hogs >= c->fail_hogs) {

@@ -1,6 +1,6 @@
 /* The pass/fail verdict of `vtpin run` over the recordings of every JVM a
  * command started: pins counted, pinned time summed, pins under accepted
- * frames (--allow) set aside, native blocks flagged, carrier hogs counted.
+ * frames (--allow) set aside, native blocks flagged, carrier hogs and deadlocks counted.
  * Pure logic. */
 #ifndef VTPIN_CLI_GATES_H
 #define VTPIN_CLI_GATES_H
@@ -15,6 +15,7 @@ struct gate_config {
     int64_t fail_pinned_ns;   /* fail when at least this much pinned time; -1: no gate */
     int fail_on_native_block; /* fail on any NATIVE_BLOCK pin */
     uint64_t fail_hogs;       /* fail when at least this many carrier hogs (not allowed); 0: no gate */
+    int fail_on_deadlock;     /* fail on any deadlock the agent found live (on in vtpin run) */
     const char **allow;       /* fnmatch patterns on "class.method" of any frame */
     size_t n_allow;
     int count_jdk_pins; /* count pins with only JDK frames too (--count-jdk-pins) */
@@ -29,8 +30,9 @@ struct gate_result {
     uint64_t hogs;         /* carrier hogs counted (not allowed) */
     uint64_t hogs_allowed; /* set aside by --allow (a frame of the hog's stack matches) */
     int64_t hogged_ns;     /* of the counted hogs (in progress ones up to the end) */
+    uint64_t deadlocks;    /* found live by the agent (docs/deadlocks.md) */
     int failed;
-    char why[512]; /* one line per failed gate */
+    char why[768]; /* one line per failed gate */
 };
 
 /* 1 when a frame of the pin's stack matches one of the allow patterns. */

@@ -137,6 +137,23 @@ static void put_hog(FILE *out, const struct gate_config *c, const struct gate_re
     fputs("    </testcase>\n", out);
 }
 
+/* One case per deadlock the agent found live: a failure when the deadlock gate is on. */
+static void put_deadlock(FILE *out, const struct gate_config *c, const struct recording_session *s,
+                         const struct recording_notice *n)
+{
+    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".DEADLOCK\" name=\"", s->pid);
+    put_escaped(out, recording_deadlock_kind(n));
+    fputs("\">\n", out);
+    if (c->fail_on_deadlock) {
+        fputs("      <failure message=\"", out);
+        put_escaped(out, n->text ? n->text : "");
+        fputs("\" type=\"deadlock\"/>\n", out);
+    } else {
+        put_system_out(out, "not a failure (--no-fail-on-deadlock): ", n->text ? n->text : "");
+    }
+    fputs("    </testcase>\n", out);
+}
+
 int junit_write(FILE *out, const struct gate_config *c, const struct gate_result *g, struct recording *const *recs,
                 size_t n)
 {
@@ -154,6 +171,9 @@ int junit_write(FILE *out, const struct gate_config *c, const struct gate_result
             cases += sess->n_hogs;
             for (size_t i = 0; i < sess->n_hogs; i++)
                 failures += hog_fails(c, g, &sess->hogs[i]);
+            size_t deadlocks = recording_deadlocks(sess);
+            cases += deadlocks;
+            failures += c->fail_on_deadlock ? deadlocks : 0;
         }
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", out);
     fprintf(out, "  <testsuite name=\"vtpin\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", cases, failures);
@@ -174,6 +194,9 @@ int junit_write(FILE *out, const struct gate_config *c, const struct gate_result
             sites_fini(&sites);
             for (size_t i = 0; i < recs[r]->sessions[s]->n_hogs; i++)
                 put_hog(out, c, g, recs[r]->sessions[s], &recs[r]->sessions[s]->hogs[i]);
+            for (size_t i = 0; i < recs[r]->sessions[s]->n_notices; i++)
+                if (recording_deadlock_kind(&recs[r]->sessions[s]->notices[i]))
+                    put_deadlock(out, c, recs[r]->sessions[s], &recs[r]->sessions[s]->notices[i]);
         }
     fputs("  </testsuite>\n</testsuites>\n", out);
     return ferror(out) ? -EIO : 0;

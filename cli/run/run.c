@@ -73,6 +73,9 @@ static const char usage[] =
     "  --fail-on-native-block    fail when a carrier blocked inside native code\n"
     "  --fail-on-hogs N          fail when at least N carrier hogs were found (virtual threads that\n"
     "                            ran hog= long without unmounting; --allow applies to their frames)\n"
+    "  --no-fail-on-deadlock     do not fail on a deadlock the agent found live (every carrier\n"
+    "                            pinned behind a lock whose owner has no carrier: docs/deadlocks.md;\n"
+    "                            on by default, --fail-on-deadlock says so)\n"
     "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
     "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
     "  --count-jdk-pins          also count pins whose every frame is the JDK's own\n"
@@ -140,6 +143,8 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
                                              {"fail-on-pinned-time", required_argument, NULL, 't'},
                                              {"fail-on-native-block", no_argument, NULL, 'n'},
                                              {"fail-on-hogs", required_argument, NULL, 'H'},
+                                             {"fail-on-deadlock", no_argument, NULL, 'D'},
+                                             {"no-fail-on-deadlock", no_argument, NULL, 'E'},
                                              {"allow", required_argument, NULL, 'a'},
                                              {"count-jdk-pins", no_argument, NULL, 'J'},
                                              {"junit", required_argument, NULL, 'j'},
@@ -176,6 +181,10 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             cfg->gates.fail_hogs = (uint64_t)v;
             break;
         }
+        case 'D':
+        case 'E':
+            cfg->gates.fail_on_deadlock = c == 'D';
+            break;
         case 'a':
             if (cfg->gates.n_allow == MAX_ALLOW)
                 return cli_usage_error("run", "at most %d --allow patterns", MAX_ALLOW);
@@ -598,10 +607,11 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
     }
     char a[64], b[64];
     printf("\nvtpin run: %zu JVM(s), %" PRIu64 " pin(s) counted (%s pinned), %" PRIu64 " allowed, %" PRIu64
-           " JDK-internal, %" PRIu64 " native block(s), %" PRIu64 " carrier hog(s) (%s); command exited %d\n",
+           " JDK-internal, %" PRIu64 " native block(s), %" PRIu64 " carrier hog(s) (%s), %" PRIu64
+           " deadlock(s); command exited %d\n",
            nrecs, result.pins, units_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
            result.jdk_internal, result.native_blocks, result.hogs,
-           units_format_duration(result.hogged_ns, b, sizeof(b)), status);
+           units_format_duration(result.hogged_ns, b, sizeof(b)), result.deadlocks, status);
     say_left(cfg, left);
     int stop_signal = run_job_stop_signal();
     if (stop_signal)
@@ -671,7 +681,7 @@ static void free_recordings(struct recording **recs, size_t nrecs)
 /* parse, set up, run the command, then judge what its JVMs recorded */
 int run_main(int argc, char **argv)
 {
-    struct run_config cfg = {.gates = {.fail_pins = -1, .fail_pinned_ns = -1},
+    struct run_config cfg = {.gates = {.fail_pins = -1, .fail_pinned_ns = -1, .fail_on_deadlock = 1},
                              .format = "text",
                              .background_ns = RUN_JOB_BACKGROUND_MS * 1000000LL};
     struct run_state st;

@@ -278,6 +278,76 @@ def alive(pid):
         return False
 
 
+DEADLOCK = "deadlock (carrier starvation): all 2 carriers of the scheduler (parallelism 2) are pinned"
+
+
+def case_fail_on_deadlock():
+    """The gate that is on by default: a test JVM that hangs in the incident (2 carriers pinned behind a
+    ReentrantLock whose owner, unmounted, never gets one back) fails the run once its wrapper kills it (a
+    test timeout does so), with the deadlock named in the report, first, and as a JUnit case."""
+    d = tempdir(prefix="vtpin-run-deadlock-")
+    jvm = None
+    try:
+        run_dir = os.path.join(d, "run")
+        junit = os.path.join(d, "pins.xml")
+        cmd = [VTPIN, "run", "--dir", run_dir, "--junit", junit, "--"] + java(21, "LockChain", "lock", 2, 200,
+                                                                               parallelism=2)
+        out, err = open(os.path.join(d, "out"), "w+"), open(os.path.join(d, "err"), "w+")
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and p.poll() is None and DEADLOCK not in open(err.name).read():
+                time.sleep(0.1)
+            check(DEADLOCK in open(err.name).read(), "the agent did not say the deadlock on the JVM's stderr:\n" +
+                  open(err.name).read()[-1500:])
+            q = subprocess.run([VTPIN, "status", "--json", "--socket", os.path.join(run_dir, "collector.sock")],
+                               capture_output=True, text=True, timeout=30)
+            jvms = json.loads(q.stdout)["jvms"] if q.returncode == 0 else []
+            check(len(jvms) == 1 and alive(jvms[0]["pid"]), "the hung JVM, in the run's collector: %s" % q.stdout)
+            jvm = jvms[0]["pid"]
+            os.kill(jvm, signal.SIGKILL)  # as a test's timeout ends a hung JVM
+            rc = p.wait(90)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        stdout = open(out.name).read()
+        check(rc == GATE_FAILED, "exit %d, expected %d\n%s" % (rc, GATE_FAILED, stdout[-1500:]))
+        check("--fail-on-deadlock: 1 deadlock(s) found live (carrier_starvation)" in stdout and
+              "1 deadlock(s); command exited 137" in stdout, "the failed gate names the deadlock:\n" + stdout[-1500:])
+        lines = stdout.splitlines()
+        first = next(i for i, l in enumerate(lines) if l.startswith("DEADLOCK (carrier_starvation, found live"))
+        sites = next(i for i, l in enumerate(lines) if " pin" in l and " site" in l and "pinned in total" in l)
+        check(first < sites and DEADLOCK in lines[first] and '"lock-holder" (virtual thread ' in lines[first],
+              "the report says the deadlock first, before its pins:\n" + "\n".join(lines[:first + 3]))
+        cases, failed = junit_cases(junit)
+        dead = [c for c in failed if c.getAttribute("classname").endswith(".DEADLOCK")]
+        check(len(dead) == 1 and dead[0].getAttribute("name") == "carrier_starvation" and
+              DEADLOCK in dead[0].getElementsByTagName("failure")[0].getAttribute("message"),
+              "one failed DEADLOCK case: %s" % [(c.getAttribute("classname"), c.getAttribute("name")) for c in failed])
+        recs = [f for f in os.listdir(run_dir) if f.endswith(".vtp")]
+        rep = report_json(os.path.join(run_dir, recs[0]))
+        check(len(recs) == 1 and [x["kind"] for x in rep["deadlocks"]] == ["carrier_starvation"] and
+              DEADLOCK in rep["deadlocks"][0]["text"], "the JSON report's deadlocks: %s" % rep["deadlocks"])
+        # the HTML page, rendered by Chromium, shows it in its own section, first
+        page = os.path.join(d, "report.html")
+        subprocess.run([VTPIN, "report", "--format", "html", "-o", page, os.path.join(run_dir, recs[0])],
+                       check=True, timeout=60)
+        from chromium import Chromium
+        from test_views import Dom
+        with Chromium(d) as c:
+            dom = Dom(c.dom("file://" + page))
+        section = dom.by_id("deadlocks-section")
+        shown = [e["text"] for e in dom.by_class("deadlock", "li")]
+        check(section is not None and "hidden" not in section["attrs"] and len(shown) == 1 and
+              shown[0].startswith("carrier_starvation: ") and DEADLOCK in shown[0],
+              "the HTML page's deadlock section: %s %s" % (section and section["attrs"], shown))
+    finally:
+        if jvm and alive(jvm):
+            os.kill(jvm, signal.SIGKILL)
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def case_signal(name):
     """SIGTERM/SIGHUP/SIGINT to vtpin run alone: forwarded to the JVM, the run's collector stopped,
     the report of what ran printed, exit 128+signal."""
@@ -639,6 +709,7 @@ if __name__ == "__main__":
     raise SystemExit(main({
         "fail_on_pins": case_fail_on_pins,
         "fail_on_hogs": case_fail_on_hogs,
+        "fail_on_deadlock": case_fail_on_deadlock,
         "pass_on_25": case_pass_on_25,
         "allow": case_allow,
         "pinned_time": case_pinned_time,

@@ -1,5 +1,6 @@
 /* vtpin run's verdict (cli/run/gates.c) over pins built in memory: --allow, the
- * JDK's own pins set aside unless --count-jdk-pins, the pin and time gates, the hog gate;
+ * JDK's own pins set aside unless --count-jdk-pins, the pin and time gates, the hog gate, the
+ * deadlock gate (a notice deadlock.KIND);
  * what could not be judged fails it; the exit status of each outcome. */
 #include <string.h>
 
@@ -28,6 +29,14 @@ static struct recording_hog hogs[] = {
     {.ended = 1, .duration_ns = 250000000, .stack = NULL},
 };
 
+static struct recording_notice notices[] = {
+    {.code = "output.record.disk_nearly_full", .text = "the disk is nearly full"},
+    {.code = "deadlock.carrier_starvation", .text = "deadlock (carrier starvation): all 2 carriers ..."},
+    {.code = "deadlock.", .text = "a code with no kind: no deadlock"},
+    {.code = "deadlocks.x", .text = "another code"},
+};
+static size_t n_notices = 1; /* evaluate()'s session holds the first n_notices */
+
 static void evaluate(struct gate_config *c, struct gate_result *g)
 {
     struct recording_session s;
@@ -36,6 +45,8 @@ static void evaluate(struct gate_config *c, struct gate_result *g)
     s.n_pins = 3;
     s.hogs = hogs;
     s.n_hogs = 2;
+    s.notices = notices;
+    s.n_notices = n_notices;
     struct recording_session *sp = &s;
     struct recording r;
     memset(&r, 0, sizeof(r));
@@ -102,6 +113,28 @@ int main(void)
     CHECK(!g.failed);
     CHECK_UINT(g.hogs, 1);
     CHECK_UINT(g.hogs_allowed, 1);
+
+    /* deadlocks: any fails the run while the gate is on (vtpin run's default); only deadlock.KIND is one */
+    c.n_allow = 0;
+    c.fail_hogs = 0;
+    c.fail_on_deadlock = 1;
+    evaluate(&c, &g);
+    CHECK(!g.failed);
+    CHECK_UINT(g.deadlocks, 0);
+    n_notices = 4;
+    CHECK_STR(recording_deadlock_kind(&notices[1]), "carrier_starvation");
+    CHECK(recording_deadlock_kind(&notices[2]) == NULL);
+    CHECK(recording_deadlock_kind(&notices[3]) == NULL);
+    evaluate(&c, &g);
+    CHECK(g.failed);
+    CHECK_UINT(g.deadlocks, 1);
+    CHECK_CONTAINS(g.why, "--fail-on-deadlock: 1 deadlock(s) found live (carrier_starvation): the report's DEADLOCK "
+                          "line names the lock, its owner and every pinned carrier");
+    c.fail_on_deadlock = 0;
+    evaluate(&c, &g);
+    CHECK(!g.failed);
+    CHECK_UINT(g.deadlocks, 1);
+    c.n_allow = 1;
 
     /* JVMs still running past --background-timeout, unreadable recordings: not judged, failed */
     CHECK(!g.failed);
