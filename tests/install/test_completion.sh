@@ -74,9 +74,9 @@ expect "vtpin top --" --socket --once --json --interval --pid --timeout --help
 expect "vtpin attach --" --agent --timeout --verbose --help
 expect "vtpin attach 1 st" stop
 expect_has "vtpin attach 1 " stop record= collector
-expect "vtpin run --fail" --fail-on-pins --fail-on-pinned-time --fail-on-native-block --fail-on-hogs
+expect "vtpin run --fail" --fail-on-pins --fail-on-pinned-time --fail-on-native-block --fail-on-hogs --fail-on-deadlock
 expect "vtpin run --format " text json
-expect "vtpin run --no" --no-collector
+expect "vtpin run --no" --no-collector --no-fail-on-deadlock
 expect_has "vtpin run -- ba" bash
 expect "vtpin status --timeout " # a value: nothing to offer
 
