@@ -14,6 +14,7 @@
 #include "common/idmap.h"
 #include "common/strbuf.h"
 #include "common/units.h"
+#include "common/utf8.h"
 
 struct jvms {
     struct jvms_config cfg;
@@ -321,6 +322,19 @@ int jvm_set_recording(struct jvm *j, const char *path)
     count_strings(j);
     memset(&j->rec, 0, sizeof(j->rec));
     return 0;
+}
+
+int jvm_note_deadlock(struct jvm *j, const char *code, const char *text, int64_t now)
+{
+    static const char prefix[] = "deadlock.";
+    if (!code || strncmp(code, prefix, sizeof(prefix) - 1) != 0 || !code[sizeof(prefix) - 1])
+        return 0;
+    j->deadlock.count++;
+    j->deadlock.at = now;
+    /* escaped as every text output is, and cut between characters */
+    utf8_printable(code + sizeof(prefix) - 1, j->deadlock.kind, sizeof(j->deadlock.kind));
+    utf8_printable(text ? text : "", j->deadlock.text, sizeof(j->deadlock.text));
+    return 1;
 }
 
 void jvm_note_recording(struct jvm *j, const struct rec_state *st, struct rec_state *seen, int newest)

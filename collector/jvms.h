@@ -76,6 +76,9 @@ int jvm_ident_same(const struct jvm_ident *a, const struct jvm_ident *b);
  * into out[cap]; returns out. */
 const char *jvm_ident_text(const struct jvm_ident *id, char *out, size_t cap);
 
+#define JVM_DEADLOCK_KIND_MAX 48
+#define JVM_DEADLOCK_TEXT_MAX 1024
+
 struct jvm {
     struct jvm *next;
     int64_t pid, start_unix_ns;            /* its identity: pid is ident.pid */
@@ -109,6 +112,12 @@ struct jvm {
     size_t charged;           /* bytes charged now */
     size_t string_bytes;      /* the Hello's and the recording's strings (count_strings) */
     uint64_t profile_dropped; /* pins and hogs left out of pinprofile: the budget was used up */
+    struct jvm_deadlock {     /* the last deadlock its agent found live (jvm_note_deadlock) */
+        uint64_t count;       /* found in all, over every connection */
+        int64_t at;           /* when the last was said (collector clock) */
+        char kind[JVM_DEADLOCK_KIND_MAX];
+        char text[JVM_DEADLOCK_TEXT_MAX];
+    } deadlock;
 };
 
 struct jvms;
@@ -142,6 +151,10 @@ int jvm_set_recording(struct jvm *j, const char *path);
  * is *seen (zero at first; updated): its new stops and lost frames add to j's
  * totals; when newest (the owner's recording), st is j's recording state. */
 void jvm_note_recording(struct jvm *j, const struct rec_state *st, struct rec_state *seen, int newest);
+
+/* An agent's notice: a deadlock found live (code "deadlock.KIND", docs/deadlocks.md) is counted
+ * and kept as j's last (kind and text cut to fit), at now; other codes are not. 1 when it was one. */
+int jvm_note_deadlock(struct jvm *j, const char *code, const char *text, int64_t now);
 /* A connection of j ended; owner is the one given to jvms_attach. */
 void jvms_detach(struct jvms *r, struct jvm *j, void *owner, int64_t now);
 

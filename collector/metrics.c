@@ -214,6 +214,11 @@ static void alerts(struct strbuf *b, const struct row *rows, size_t n)
            "--alert-after).");
     for (size_t i = 0; i < n; i++)
         strbuf_printf(b, "vtpin_starvation_alert{%s} %d\n", rows[i].labels, rows[i].j->alert_active ? 1 : 0);
+    family(b, "vtpin_deadlocks_total", "counter",
+           "Deadlocks the JVM's agent found live: every carrier pinned behind a lock whose owner has no carrier "
+           "(docs/deadlocks.md).");
+    for (size_t i = 0; i < n; i++)
+        strbuf_printf(b, "vtpin_deadlocks_total{%s} %" PRIu64 "\n", rows[i].labels, rows[i].j->deadlock.count);
     family(b, "vtpin_carriers_held", "gauge",
            "Carriers pinned, native-blocked or hogged for longer than --alert-after, at the last alert check.");
     for (size_t i = 0; i < n; i++)

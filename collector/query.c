@@ -224,15 +224,37 @@ static void recording_error(struct json *js, const struct jvm *j, int64_t now)
     json_object_end(js);
 }
 
+/* The last deadlock the agent found live, while the JVM has pins in progress (a deadlock's pins
+ * never end; once none is left, it is over): null otherwise. */
+static void deadlock_object(struct json *js, const struct jvm *j, size_t pinned, int64_t clock)
+{
+    json_key(js, "deadlock");
+    if (!j->deadlock.count || !pinned) {
+        json_null(js);
+        return;
+    }
+    json_object_begin_inline(js);
+    json_kv_string(js, "kind", j->deadlock.kind);
+    json_kv_string(js, "text", j->deadlock.text);
+    json_kv_int(js, "for_ns", clock > j->deadlock.at ? clock - j->deadlock.at : 0);
+    json_kv_uint(js, "found", j->deadlock.count);
+    json_object_end(js);
+}
+
+static size_t pinned_carriers(const struct carrier_view *v, size_t n)
+{
+    size_t pinned = 0;
+    for (size_t i = 0; i < n; i++)
+        pinned += v[i].state == CARRIER_PINNED || v[i].state == CARRIER_NATIVE_BLOCK;
+    return pinned;
+}
+
 static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config *cfg, struct kglue *k, int64_t now)
 {
     int64_t clock = jvm_clock(j, now);
     size_t n = 0;
     struct carrier_view *v = views_of(j, clock, &n);
-    size_t pinned = 0;
-    for (size_t i = 0; i < n; i++)
-        if (v[i].state == CARRIER_PINNED || v[i].state == CARRIER_NATIVE_BLOCK)
-            pinned++;
+    size_t pinned = pinned_carriers(v, n);
     const struct session_hello *h = &j->hello;
     json_object_begin(js);
     ident_fields(js, j);
@@ -269,6 +291,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     hog_counts(js, j, v, n);
     json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);
+    deadlock_object(js, j, pinned, clock);
     json_key(js, "drops");
     json_object_begin_inline(js);
     json_kv_uint(js, "events_dropped", j->stats.events_dropped);
@@ -308,6 +331,7 @@ static void top_jvm(struct json *js, struct jvm *j, const struct jvms_config *cf
     hog_counts(js, j, v, n);
     json_kv_uint(js, "carriers_blocked", carriers_blocked(k, j, v, n, now));
     alert_object(js, j, cfg, clock);
+    deadlock_object(js, j, pinned_carriers(v, n), clock);
     recording_error(js, j, now);
     json_key(js, "carriers");
     json_array_begin(js);

@@ -469,6 +469,8 @@ static void agent_notice(struct client *c, const Vtpin__V1__Notice *n)
     clog_printable(n->code, code, sizeof(code));
     clog_printable(n->text, text, sizeof(text));
     int64_t pid = c->jvm ? c->jvm->pid : session_hello(c->session)->pid;
+    if (c->jvm && n->severity == VTPIN__V1__SEVERITY__ERROR)
+        jvm_note_deadlock(c->jvm, n->code, n->text, mono_ns()); /* status, top and the metrics say it */
     if (n->severity == VTPIN__V1__SEVERITY__INFO)
         clog_debug("JVM pid %" PRId64 ": agent notice %s: %s", pid, code, text);
     else

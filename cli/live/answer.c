@@ -54,6 +54,8 @@ SHAPE(recording_error, {"active", T_BOOL, NULL, 0}, {"error", T_STR, NULL, 0}, {
       {"stopped_for_ns", T_INT, NULL, 0}, {"resumed_unix_ns", T_INT | T_NULL, NULL, 0}, {"frames_lost", T_INT, NULL, 0},
       {"bytes_lost", T_INT, NULL, 0});
 SHAPE(agent_occupancy, {"hogged_ns", T_INT, NULL, 0});
+SHAPE(deadlock, {"kind", T_STR, NULL, 0}, {"text", T_STR, NULL, 0}, {"for_ns", T_INT, NULL, 0},
+      {"found", T_INT, NULL, 0});
 SHAPE(agent_cost, {"cpu_ns", T_INT, NULL, 0}, {"jvmti_calls", T_INT, NULL, 0});
 SHAPE(status_jvm, {"ns_pid", T_INT | T_NULL, NULL, 0}, {"pid_source", T_STR, NULL, 0},
       {"pid_note", T_STR | T_NULL, NULL, 0}, {"recording_error", T_OBJ | T_NULL, &recording_error, 0},
@@ -66,7 +68,7 @@ SHAPE(status_jvm, {"ns_pid", T_INT | T_NULL, NULL, 0}, {"pid_source", T_STR, NUL
       {"pins_in_progress", T_INT, NULL, 0}, {"pins_total", T_INT, NULL, 0}, {"alert", T_OBJ, &alert, 0},
       {"drops", T_OBJ, &drops, 0}, {"kernel_occupancy", T_OBJ | T_NULL, &occupancy, 0}, {"hogs_total", T_INT, NULL, 0},
       {"carriers_hogged", T_INT, NULL, 0}, {"agent_occupancy", T_OBJ, &agent_occupancy, 0},
-      {"agent_cost", T_OBJ | T_NULL, &agent_cost, 0});
+      {"agent_cost", T_OBJ | T_NULL, &agent_cost, 0}, {"deadlock", T_OBJ | T_NULL, &deadlock, 0});
 
 SHAPE(blocked, {"for_ns", T_INT, NULL, 0}, {"state", T_STR, NULL, 0}, {"syscall", T_STR | T_NULL, NULL, 0});
 SHAPE(kernel, {"on_cpu_ns", T_INT, NULL, 0}, {"off_cpu_ns", T_INT, NULL, 0}, {"runqueue_ns", T_INT, NULL, 0},
@@ -83,7 +85,7 @@ SHAPE(top_jvm, {"ns_pid", T_INT | T_NULL, NULL, 0}, {"pid_source", T_STR, NULL, 
       {"java_version", T_STR | T_NULL, NULL, 0}, {"connected", T_BOOL, NULL, 0}, {"occupancy", T_STR, NULL, 0},
       {"carriers_blocked", T_INT, NULL, 0}, {"alert", T_OBJ, &alert, 0},
       {"kernel_occupancy", T_OBJ | T_NULL, &occupancy, 0}, {"carriers", T_ARR, &carrier, T_OBJ},
-      {"hogs_total", T_INT, NULL, 0}, {"carriers_hogged", T_INT, NULL, 0});
+      {"hogs_total", T_INT, NULL, 0}, {"carriers_hogged", T_INT, NULL, 0}, {"deadlock", T_OBJ | T_NULL, &deadlock, 0});
 
 static unsigned type_of(const struct jsonread *v)
 {

@@ -98,6 +98,20 @@ void ask_print_jvm_name(FILE *out, const struct jsonread *j)
     }
 }
 
+void ask_print_deadlock(FILE *out, const struct jsonread *j)
+{
+    const struct jsonread *d = jsonread_get(j, "deadlock");
+    if (!d || jsonread_is_null(d))
+        return;
+    char ago[32];
+    fputs("  DEADLOCK (", out);
+    utf8_write_printable(out, jsonread_str(jsonread_get(d, "kind"), "?"));
+    fprintf(out, ", found live %s ago): ",
+            units_format_duration(jsonread_int(jsonread_get(d, "for_ns"), 0), ago, sizeof(ago)));
+    utf8_write_printable(out, jsonread_str(jsonread_get(d, "text"), "?"));
+    fputc('\n', out);
+}
+
 const char *ask_utc_text(int64_t unix_ns, char *out, size_t cap)
 {
     time_t t = (time_t)(unix_ns / 1000000000LL);

@@ -37,6 +37,10 @@ void ask_print_jvm_name(FILE *out, const struct jsonread *jvm);
  * (51.8 KiB) not written (PATH)". Nothing when none did or no answer. */
 void ask_say_recording_stops(const char *cmd, const char *socket_path, FILE *out);
 
+/* The JVM's deadlock (STATUS and TOP deadlock, docs/deadlocks.md) as one line to out:
+ * "  DEADLOCK (carrier_starvation, found live 2.1 s ago): TEXT". Nothing when it has none. */
+void ask_print_deadlock(FILE *out, const struct jsonread *jvm);
+
 /* unix_ns as "2026-12-02T01:55:48Z" into out[cap]; returns out. */
 const char *ask_utc_text(int64_t unix_ns, char *out, size_t cap);
 

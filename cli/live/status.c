@@ -133,6 +133,7 @@ static void print_jvm(const struct jsonread *j)
     put(jsonread_str(jsonread_get(j, "recording"), "none"));
     fputs("\n", stdout);
     print_recording_error(jsonread_get(j, "recording_error"));
+    ask_print_deadlock(stdout, j);
 }
 
 /* "  also serves uid 65534, gid 4242 (2 peers refused)": only with --allow-uid/--allow-gid. */

@@ -154,6 +154,7 @@ static void render_jvm(FILE *out, const struct jsonread *j, size_t cols)
     if (blocked > 0)
         fprintf(out, "  CARRIER BLOCKED: %" PRId64 " asleep with a virtual thread mounted, no pin yet", blocked);
     fputc('\n', out);
+    ask_print_deadlock(out, j);
     const struct jsonread *rerr = jsonread_get(j, "recording_error");
     if (rerr && !jsonread_is_null(rerr) && jsonread_bool(jsonread_get(rerr, "active"), 0)) {
         char since[32], lasted[32];

@@ -147,9 +147,12 @@ def case_lock_live(jdk):
     collector's `top` names the owner on each pinned carrier while it does, and the agent says it is
     a deadlock: on its log, to the collector, and in its recording, which holds it after the hung
     JVM is killed."""
-    from test_collector import Collector, streaming
+    from collector_fixture import CollectorProcess
+    from test_collector import streaming
+    from test_metrics import samples, select
     jdk = int(jdk)
-    coll = Collector().start()
+    coll = CollectorProcess(tempdir("vtpin-lock-live-"), metrics="127.0.0.1:0", poll_interval=0.1,
+                            stop_timeout=10).start()
     r = streaming(jdk, coll, "LockChain", args=("lock", 2, 200), props=scheduler(2)).start()
     want = 'blocked by "lock-holder" (virtual, unmounted, '
     try:
@@ -173,6 +176,20 @@ def case_lock_live(jdk):
               line.count(" by \"lock-waiter-") == 2 and line.count('waits for \"lock-holder\")') == 2,
               "the deadlock names the owner, the lock, each carrier and its waiter: %s" % line)
         check(DEADLOCK in r.stderr(), "the agent's log says it too:\n" + r.stderr())
+        # and the collector's live views: status and top (JSON and text), the metric
+        jv = coll.jvm(r.proc.pid)
+        check(jv["deadlock"] and jv["deadlock"]["kind"] == "carrier_starvation" and DEADLOCK in jv["deadlock"]["text"]
+              and jv["deadlock"]["found"] == 1, "status --json has the deadlock: %s" % jv.get("deadlock"))
+        tops = [jv for jv in coll.top()["jvms"] if jv["pid"] == r.proc.pid]
+        check(tops and tops[0]["deadlock"] and tops[0]["deadlock"]["kind"] == "carrier_starvation",
+              "top --json has it: %s" % (tops and tops[0].get("deadlock")))
+        for cmd in ("status", "top"):
+            text = subprocess.run([VTPIN, cmd] + (["--once"] if cmd == "top" else []) + ["--socket", coll.socket],
+                                  capture_output=True, text=True, timeout=30).stdout
+            check("  DEADLOCK (carrier_starvation, found live " in text and DEADLOCK in text,
+                  "vtpin %s says it:\n%s" % (cmd, text))
+        check(select(samples(coll.scrape()), "vtpin_deadlocks_total", jvm=r.proc.pid)[0][1] == 1,
+              "the metric counts it")
         check(r.proc.poll() is None, "the program hangs: every carrier is pinned behind the unmounted owner")
         r.kill()  # SIGKILL, as a hung process is ended
         notices = [n for n in report_json(r.record)["notices"] if n["code"] == "deadlock.carrier_starvation"]

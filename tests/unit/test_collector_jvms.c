@@ -311,6 +311,36 @@ static void test_capacity(void)
     jvms_free(r);
 }
 
+/* An agent's deadlock notice (deadlock.KIND) is counted and kept, escaped and cut to fit; other
+ * codes, and "deadlock." with no kind, are not. */
+static void test_deadlock(void)
+{
+    struct jvms_config cfg = config();
+    struct jvms *r = NULL;
+    CHECK_INT(jvms_new(&r, &cfg), 0);
+    struct session *a = session_of(1, 0);
+    int oa;
+    struct jvm *j;
+    CHECK_INT(jvms_attach(r, a, NULL, &oa, SEC, &j), 0);
+    CHECK_INT(jvm_note_deadlock(j, "capability.can_get_monitor_info", "no monitors", 2 * SEC), 0);
+    CHECK_INT(jvm_note_deadlock(j, "deadlock.", "no kind", 2 * SEC), 0);
+    CHECK_INT(jvm_note_deadlock(j, NULL, "no code", 2 * SEC), 0);
+    CHECK_UINT(j->deadlock.count, 0);
+    CHECK_INT(jvm_note_deadlock(j, "deadlock.carrier_starvation", "all 2 carriers\x1b[2J pinned", 3 * SEC), 1);
+    CHECK_UINT(j->deadlock.count, 1);
+    CHECK_INT(j->deadlock.at, 3 * SEC);
+    CHECK_STR(j->deadlock.kind, "carrier_starvation");
+    CHECK_STR(j->deadlock.text, "all 2 carriers\\x1b[2J pinned"); /* a terminal escape, escaped */
+    char longer[3 * JVM_DEADLOCK_TEXT_MAX];
+    memset(longer, 'x', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    CHECK_INT(jvm_note_deadlock(j, "deadlock.carrier_starvation", longer, 4 * SEC), 1);
+    CHECK_UINT(j->deadlock.count, 2);
+    CHECK_UINT(strlen(j->deadlock.text), JVM_DEADLOCK_TEXT_MAX - 1);
+    session_free(a);
+    jvms_free(r);
+}
+
 /* Each JVM's tables are charged to the collector's memory budget (issue 37): a JVM that finds no
  * room is not tracked, a profile that finds none leaves pins out (counted), and all of it comes
  * back when the JVM is forgotten. */
@@ -573,6 +603,7 @@ int main(void)
     CHECK_RUN(test_reconnect);
     CHECK_RUN(test_pins_out_of_order);
     CHECK_RUN(test_capacity);
+    CHECK_RUN(test_deadlock);
     CHECK_RUN(test_budget);
     CHECK_RUN(test_alert);
     CHECK_RUN(test_hogs);
