@@ -1,6 +1,7 @@
 #include "attach_bounds.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,35 @@ static int by_vthread_start(const void *a, const void *b)
     if (x->vthread_id != y->vthread_id)
         return x->vthread_id < y->vthread_id ? -1 : 1;
     return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static int by_carrier_start(const void *a, const void *b)
+{
+    const struct recording_pin *x = &sort_session->pins[*(const size_t *)a];
+    const struct recording_pin *y = &sort_session->pins[*(const size_t *)b];
+    if (x->carrier_tid != y->carrier_tid)
+        return x->carrier_tid < y->carrier_tid ? -1 : 1;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* A sampled park starts no earlier than the kernel-timed park before it on its carrier ended:
+ * the sample that saw it first took its time before it read the carrier, which can be while
+ * that park still slept (zt_attach_on_pin: a 10 ms park stamped 45 us before the exact end of
+ * the 150 ms one before it). parks: sorted by carrier, then start. */
+static void start_after_kernel_parks(struct recording_session *s, const size_t *parks, size_t np)
+{
+    int64_t kernel_end = INT64_MIN;
+    for (size_t i = 0; i < np; i++) {
+        struct recording_pin *p = &s->pins[parks[i]];
+        if (i == 0 || p->carrier_tid != s->pins[parks[i - 1]].carrier_tid)
+            kernel_end = INT64_MIN;
+        if (p->timed_by_kernel) {
+            if (end_of(p) > kernel_end)
+                kernel_end = end_of(p);
+        } else if (p->start_ns < kernel_end) {
+            p->start_ns = kernel_end < p->end_ns ? kernel_end : p->end_ns;
+        }
+    }
 }
 
 static int by_start(const void *a, const void *b)
@@ -126,6 +156,8 @@ int attach_bound_samples(struct recording_session *s)
         if (!p->timed_by_kernel)
             cut_at_waits(s, waits, nw, p);
     }
+    qsort(parks, np, sizeof(*parks), by_carrier_start);
+    start_after_kernel_parks(s, parks, np);
     /* Another carrier's park that began after this one's last sample and before its end:
      * this one had ended by then as far as the samples can tell. */
     qsort(parks, np, sizeof(*parks), by_start);

@@ -608,8 +608,9 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
                     "period%s; a collector with the kernel view times them exactly)\n",
                     s->pins_sampled, s->pins_sampled == 1 ? "" : "s",
                     units_format_duration((int64_t)s->sample_interval_ns, period, sizeof(period)),
-                    s->pins_bounded ? ", cut where the monitor events or another carrier's samples prove them over"
-                                    : "");
+                    s->pins_bounded
+                        ? ", cut where the monitor events, another carrier's samples or the kernel prove them over"
+                        : "");
         }
         size_t shown = o->top && o->top < sites.count ? o->top : sites.count;
         for (size_t i = 0; i < shown; i++) {

@@ -675,6 +675,27 @@ static void test_attach_bounds(void)
     CHECK_INT(attach_bound_samples(&s), 0);
     CHECK_INT(pins[0].end_ns, 200);
     CHECK_INT(s.pins_sampled, 0);
+
+    /* a sampled park stamped before the kernel-timed park ahead of it on its carrier ended starts
+     * at that end (zt_attach_on_pin: 45 us); another carrier's kernel park does not move it */
+    struct recording_pin after[4];
+    for (int i = 0; i < 4; i++)
+        after[i] = base;
+    after[0].vthread_id = 9, after[0].start_ns = 1000, after[0].end_ns = 2500, after[0].timed_by_kernel = 1;
+    after[1].vthread_id = 9, after[1].start_ns = 2455, after[1].end_ns = 2600, after[1].last_asleep_ns = 2590;
+    after[2].vthread_id = 14, after[2].carrier_tid = 6, after[2].start_ns = 2000, after[2].end_ns = 3000;
+    after[2].timed_by_kernel = 1;
+    after[3].vthread_id = 15, after[3].start_ns = 2700, after[3].end_ns = 2800, after[3].last_asleep_ns = 2790;
+    for (int i = 0; i < 4; i++)
+        after[i].duration_ns = after[i].end_ns - after[i].start_ns;
+    struct recording_session a = {.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = after, .n_pins = 4};
+    CHECK_INT(attach_bound_samples(&a), 0);
+    CHECK_INT(after[1].start_ns, 2500);
+    CHECK_INT(after[1].duration_ns, 100);
+    CHECK_INT(after[3].start_ns, 2700);
+    CHECK_INT(after[0].start_ns, 1000);
+    CHECK_INT(after[0].end_ns, 2500);
+    CHECK_INT(a.pins_bounded, 1);
 }
 
 /* The report's held time: sleeps with a virtual thread mounted, against the union of the carrier's pins. */
