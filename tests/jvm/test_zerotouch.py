@@ -427,9 +427,12 @@ def case_attach_on_pin(jdk):
     before pins that ended during the handover were counted)."""
     need_kernel_view()
     jdk = int(jdk)
-    coll = Collector(JVMS_ALL + ["--attach-on-pin"]).start()
+    go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+    # only into this test's JVM (its gate file is on its command line): a neighbour test's JVM that pins,
+    # on the same host, is none of its business (ci3: the ASan agent attached into exact_tomcat_kernel's
+    # JVM, which then failed to start: "ASan runtime does not come first")
+    coll = Collector(JVMS_ALL + ["--attach-on-pin", "--attach-only=*%s*" % go]).start()
     try:
-        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
         r = start_gated(jdk, coll, "ZeroTouch", ("monitor", go, 40, 150), go, "ZeroTouch: ready",
                         props=scheduler(2), jfr=True)
         # its zero-touch entry once the agent took over (what it counts is final then), read while the JVM
