@@ -132,8 +132,9 @@ def second_load_checks(d, p, first, log=None):
         check(text.count(SECOND) == 1, "and the first agent's log says it once:\n" + text)
         check("detecting pins" in text, "the first agent runs on, logging to its log:\n" + text)
     pins = fixture_pins(first)
-    check(len(pins) == 4, "the first agent reports JniSleep's 4 pins, as alone: %d; every pin it reported: %s" % (
-        len(pins), [describe(x) for x in report_json(first)["pins"]]))
+    rep = report_json(first)
+    check(len(pins) == 4, "the first agent reports JniSleep's 4 pins, as alone: %d; every pin it reported: %s; its "
+          "stats: %s; its notices: %s" % (len(pins), [describe(x) for x in rep["pins"]], rep["stats"], rep["notices"]))
     files = sorted(f for f in os.listdir(d) if f.endswith(".vtp") or f.startswith("trace"))
     check(files == [os.path.basename(first)], "no recording or trace of the second load: %s" % files)
 
