@@ -326,13 +326,13 @@ int jvm_set_recording(struct jvm *j, const char *path)
 
 int jvm_note_deadlock(struct jvm *j, const char *code, const char *text, int64_t now)
 {
-    static const char prefix[] = "deadlock.";
-    if (!code || strncmp(code, prefix, sizeof(prefix) - 1) != 0 || !code[sizeof(prefix) - 1])
+    const char *kind = blocker_deadlock_kind(code);
+    if (!kind)
         return 0;
     j->deadlock.count++;
     j->deadlock.at = now;
     /* escaped as every text output is, and cut between characters */
-    utf8_printable(code + sizeof(prefix) - 1, j->deadlock.kind, sizeof(j->deadlock.kind));
+    utf8_printable(kind, j->deadlock.kind, sizeof(j->deadlock.kind));
     utf8_printable(text ? text : "", j->deadlock.text, sizeof(j->deadlock.text));
     return 1;
 }

@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *blocker_kind_name(int what)
 {
@@ -65,4 +66,12 @@ char *blocker_text(const struct blocker_parts *b, char *out, size_t cap)
              b->is_virtual ? "virtual" : "platform", carrier, b->state && b->state[0] ? b->state : "state unknown", pin,
              what, what[0] ? cls : "", b->at ? " at " : "", b->at ? b->at : "");
     return out;
+}
+
+const char *blocker_deadlock_kind(const char *code)
+{
+    static const char prefix[] = "deadlock.";
+    if (!code || strncmp(code, prefix, sizeof(prefix) - 1) != 0 || !code[sizeof(prefix) - 1])
+        return NULL;
+    return code + sizeof(prefix) - 1;
 }

@@ -34,4 +34,8 @@ char *blocker_text(const struct blocker_parts *b, char *out, size_t cap);
 /* "monitor", "notify", "class_init", "lock"; NULL for none or an unknown kind. */
 const char *blocker_kind_name(int what);
 
+/* A deadlock the agent found live is its notice with the code "deadlock.KIND" (docs/deadlocks.md):
+ * KIND ("carrier_starvation") of such a code, else NULL. The report and the collector both ask. */
+const char *blocker_deadlock_kind(const char *code);
+
 #endif

@@ -32,23 +32,27 @@ static int64_t end_of(const struct recording_pin *p)
     return p->ended ? p->end_ns : sort_session->last_ns;
 }
 
-/* Waits by virtual thread, then start. One thread's waits follow each other, so their ends sort too. */
-static int by_vthread_start(const void *a, const void *b)
+/* Pins by key (kx, ky: theirs), then start. */
+static int key_then_start(int64_t kx, int64_t ky, const void *a, const void *b)
 {
     const struct recording_pin *x = &sort_session->pins[*(const size_t *)a];
     const struct recording_pin *y = &sort_session->pins[*(const size_t *)b];
-    if (x->vthread_id != y->vthread_id)
-        return x->vthread_id < y->vthread_id ? -1 : 1;
+    if (kx != ky)
+        return kx < ky ? -1 : 1;
     return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Waits by virtual thread, then start. One thread's waits follow each other, so their ends sort too. */
+static int by_vthread_start(const void *a, const void *b)
+{
+    return key_then_start(sort_session->pins[*(const size_t *)a].vthread_id,
+                          sort_session->pins[*(const size_t *)b].vthread_id, a, b);
 }
 
 static int by_carrier_start(const void *a, const void *b)
 {
-    const struct recording_pin *x = &sort_session->pins[*(const size_t *)a];
-    const struct recording_pin *y = &sort_session->pins[*(const size_t *)b];
-    if (x->carrier_tid != y->carrier_tid)
-        return x->carrier_tid < y->carrier_tid ? -1 : 1;
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+    return key_then_start(sort_session->pins[*(const size_t *)a].carrier_tid,
+                          sort_session->pins[*(const size_t *)b].carrier_tid, a, b);
 }
 
 /* A sampled park starts no earlier than the kernel-timed park before it on its carrier ended:
@@ -73,9 +77,7 @@ static void start_after_kernel_parks(struct recording_session *s, const size_t *
 
 static int by_start(const void *a, const void *b)
 {
-    const struct recording_pin *x = &sort_session->pins[*(const size_t *)a];
-    const struct recording_pin *y = &sort_session->pins[*(const size_t *)b];
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+    return key_then_start(0, 0, a, b);
 }
 
 /* The first of waits[0..n) of virtual thread vt that ends after t (n when none). */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/blocker_text.h"
 #include "common/frames_kind.h"
 #include "common/idmap.h"
 #include "common/io.h"
@@ -1276,10 +1277,7 @@ const char *recording_disk_nearly_full(const struct recording_session *s)
 
 const char *recording_deadlock_kind(const struct recording_notice *n)
 {
-    static const char prefix[] = "deadlock.";
-    if (!n->code || strncmp(n->code, prefix, sizeof(prefix) - 1) != 0 || !n->code[sizeof(prefix) - 1])
-        return NULL;
-    return n->code + sizeof(prefix) - 1;
+    return blocker_deadlock_kind(n->code);
 }
 
 size_t recording_deadlocks(const struct recording_session *s)
