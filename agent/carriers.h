@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "hog_track.h"
+#include "native_awake.h"
 #include "jthread.h"
 #include "mount_ring.h"
 
@@ -37,9 +38,7 @@ struct carrier_slot {
     int has_switches;
     uint64_t switches; /* voluntary context switches at the last sample that saw it parked */
     uint64_t block_pin;
-    unsigned awake_samples; /* samples in a row that found block_pin's native call running (watchdog.c) */
-    int64_t awake_since;    /* the first of them */
-    int64_t awake_cpu_ns;   /* the carrier's CPU time at the last of them (vmblock_thread_cpu_ns) */
+    struct native_awake awake; /* block_pin's native call found running between its sleeps (watchdog.c) */
     uint64_t mounts_taken;  /* mounts read from the ring (exact occupancy) */
     struct hog_track hog;   /* hogs.c: the thread holding it, and whether it is a hog */
     uint64_t hog_id;        /* of the hog in progress, reported */

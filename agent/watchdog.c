@@ -18,9 +18,10 @@
 #include "vmstructs.h"
 #include "writer_thread.h"
 
-/* Samples in a row that may find a NATIVE_BLOCK's native call running before the block ends: the
- * moments between the sleeps of one call (SQLite's busy timeout retries every few ms). */
-#define WATCHDOG_AWAKE_SAMPLES 3
+/* Sample periods of CPU that a NATIVE_BLOCK's native call may use between its sleeps before the block
+ * ends (native_awake.h): the moments between the sleeps of one call (SQLite's busy timeout retries
+ * every few ms); samples, where the CPU time is unknown. */
+#define WATCHDOG_AWAKE_PERIODS 3
 
 #define BLOCKED_IN_MAX 96
 
@@ -62,7 +63,7 @@ void watchdog_forget(struct carrier_slot *c)
     c->watch_kind = WATCH_NONE;
     c->native_method = NULL;
     c->block_pin = 0;
-    c->awake_samples = 0;
+    native_awake_reset(&c->awake);
     c->watch_set_aside = 0;
 }
 
@@ -300,7 +301,7 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
         c->watch_since = now;
         c->has_switches = has_sw;
         c->switches = sw;
-        c->awake_samples = 0;
+        native_awake_reset(&c->awake);
         c->watch_set_aside = kind == WATCH_VM && bci >= 0 && jvm_stall(c);
         /* Parked in parkOnCarrierThread while mounted is a pin from the first sample that sees
          * it (a short native call or VM wait needs a second): a park seen once still lasted
@@ -310,26 +311,21 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
         return;
     }
     if (awake) {
-        /* A few samples awake in the call are moments between its sleeps; more, and it computes: the
-         * block ended when it woke, and a later sleep in the call is a block of its own. A sample
-         * after which the carrier had no CPU is not one more: woken, it waits for a CPU (a loaded
-         * machine), and has computed nothing since. */
-        int64_t cpu = vmblock_thread_cpu_ns(c->tid);
-        if (c->awake_samples && cpu && cpu == c->awake_cpu_ns)
-            return;
-        c->awake_cpu_ns = cpu;
-        if (c->awake_samples++ == 0)
-            c->awake_since = now;
-        if (c->awake_samples > WATCHDOG_AWAKE_SAMPLES) {
-            watchdog_end(c, c->awake_since);
+        /* Moments between its sleeps, or it computes: the block ended when it woke, and a later sleep
+         * in the call is a block of its own. */
+        struct native_awake_rule rule = {
+            .cpu_budget_ns = WATCHDOG_AWAKE_PERIODS * (int64_t)watchdog.cfg->options->sample_interval_ns,
+            .max_samples = WATCHDOG_AWAKE_PERIODS};
+        if (native_awake_sample(&c->awake, now, vmblock_thread_cpu_ns(c->tid), &rule) == NATIVE_AWAKE_ENDED) {
+            watchdog_end(c, c->awake.since);
             c->watch_kind = WATCH_NONE;
             c->native_method = NULL;
             c->watch_since = now;
-            c->awake_samples = 0;
+            native_awake_reset(&c->awake);
         }
         return;
     }
-    c->awake_samples = 0;
+    native_awake_reset(&c->awake);
     int reason = kind == WATCH_NATIVE ? REASON_NATIVE_BLOCK : kind == WATCH_VM ? REASON_VM_BLOCK : REASON_UNKNOWN;
     /* Parked in both samples, but the carrier went to sleep again in between: the
      * park ended and the next began (back-to-back pins, e.g. synchronized { sleep }
