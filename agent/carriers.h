@@ -12,9 +12,9 @@
 #include <stdint.h>
 
 #include "hog_track.h"
-#include "native_awake.h"
 #include "jthread.h"
 #include "mount_ring.h"
+#include "native_awake.h"
 
 enum slot_state { SLOT_FREE = 0, SLOT_CLAIMED, SLOT_LIVE, SLOT_DEAD };
 
@@ -39,9 +39,9 @@ struct carrier_slot {
     uint64_t switches; /* voluntary context switches at the last sample that saw it parked */
     uint64_t block_pin;
     struct native_awake awake; /* block_pin's native call found running between its sleeps (watchdog.c) */
-    uint64_t mounts_taken;  /* mounts read from the ring (exact occupancy) */
-    struct hog_track hog;   /* hogs.c: the thread holding it, and whether it is a hog */
-    uint64_t hog_id;        /* of the hog in progress, reported */
+    uint64_t mounts_taken;     /* mounts read from the ring (exact occupancy) */
+    struct hog_track hog;      /* hogs.c: the thread holding it, and whether it is a hog */
+    uint64_t hog_id;           /* of the hog in progress, reported */
     uint32_t hog_stack, hog_culprit, hog_vname;
 };
 

@@ -29,6 +29,10 @@
  * hog in 3 runs of 6 before. A hog already reported goes on across a gap: it
  * proved itself, and the gap is in the session's sample_gaps. The cost: where
  * every gap is late no hog is found, and the report says the sampler ran late.
+ * What no sampled rule can tell: a yielder that the JDK hands its carrier
+ * straight back (nothing else queued for that carrier) is found by sample
+ * after sample, and is a hog unless one of them falls between its unmount and
+ * its mount. Exact occupancy counts those mounts (docs/agent.md).
  *
  * A sample that finds the carrier's OS thread has had no CPU since the previous
  * one (runnable, but every CPU taken: an overloaded machine, a quota) says

@@ -51,9 +51,8 @@ void options_defaults(struct options *o)
 {
     memset(o, 0, sizeof(*o));
     o->threshold_ns = 1000000;
-    /* 20 watchdog samples: two virtual threads taking turns through Thread.yield on one carrier
-     * look like one running throughout only once in 2^19 such windows (sampled occupancy sees no
-     * mounts), and a carrier held 200 ms is a stall every service notices (docs/agent.md, "Carrier hogs") */
+    /* 20 watchdog samples in a row that find one thread running (sampled occupancy sees no mounts),
+     * and a carrier held 200 ms is a stall every service notices (docs/agent.md, "Carrier hogs") */
     o->hog_ns = 200000000ull;
     o->trace = TRACE_OFF;
     o->depth = 128;

@@ -313,9 +313,9 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
     if (awake) {
         /* Moments between its sleeps, or it computes: the block ended when it woke, and a later sleep
          * in the call is a block of its own. */
-        struct native_awake_rule rule = {
-            .cpu_budget_ns = WATCHDOG_AWAKE_PERIODS * (int64_t)watchdog.cfg->options->sample_interval_ns,
-            .max_samples = WATCHDOG_AWAKE_PERIODS};
+        struct native_awake_rule rule = {.cpu_budget_ns = WATCHDOG_AWAKE_PERIODS *
+                                                          (int64_t)watchdog.cfg->options->sample_interval_ns,
+                                         .max_samples = WATCHDOG_AWAKE_PERIODS};
         if (native_awake_sample(&c->awake, now, vmblock_thread_cpu_ns(c->tid), &rule) == NATIVE_AWAKE_ENDED) {
             watchdog_end(c, c->awake.since);
             c->watch_kind = WATCH_NONE;

@@ -5,7 +5,8 @@ import java.util.List;
  * Virtual threads that hold their carriers by computing, with nothing pinned:
  * - spin: each computes for runMs without unmounting (a carrier hog; in spin()).
  * - yield: each computes in short slices with Thread.yield between them for runMs, more
- *   threads than carriers: they take turns on the carriers, and none is a hog.
+ *   threads than carriers: each unmounts at every slice, and none is a hog (the JDK may hand a
+ *   yielder its carrier straight back while the others wait: only counted mounts show the yields).
  * - sleep: each computes in short slices with a 1 ms sleep between them: it unmounts each
  *   time, and none is a hog.
  *
