@@ -348,6 +348,7 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .monitor_depths = agent.monitor_depths,
         .blockers = agent.blockers,
         .park_breakpoints = agent.breakpoints,
+        .monitor_events = agent.monitor_events,
         .parallelism = agent.parallelism,
         .pid = getpid(),
         .java_version = agent.java_version,

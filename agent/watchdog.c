@@ -217,6 +217,12 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
         return WATCH_NONE;
     if (COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, vt, &state)) != JVMTI_ERROR_NONE)
         return WATCH_NONE;
+    /* A contended monitor entry is the monitor hooks' to time (MONITOR_ENTER, or on 24+ a NATIVE or
+     * VM pin when it cannot unmount), whether or not their record has reached the writer yet: a
+     * clean-clone run under ASan had three entries, each taken for a VM_BLOCK too while their
+     * callbacks' records waited in the queue. */
+    if (watchdog.cfg->monitor_events && (state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER))
+        return WATCH_NONE;
     /* parked: the JDK's own state says so (its carrier may be runnable, woken by the timer) */
     int parked_state = !park_breakpoints && (state & JVMTI_THREAD_STATE_WAITING);
     if (!park_breakpoints && !parked_state && !in_native_block &&

@@ -18,6 +18,7 @@ struct writer_config {
     unsigned jdk_feature;
     int monitor_depths;   /* the JVM says which frame holds which monitor; else inferred from bytecode */
     int park_breakpoints; /* pins are seen at parkOnCarrierThread; else the sampler finds them */
+    int monitor_events;   /* contended monitor entries are seen by the monitor hooks (MonitorContendedEnter) */
     int blockers;         /* a contended entry's monitor and its owner can be asked (blocker.h) */
     unsigned parallelism;
     int64_t pid;
