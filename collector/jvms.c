@@ -613,6 +613,9 @@ static int alert_emit(struct jvm *j, int64_t now, int active, const char *head, 
     }
     if (st->held > st->tid_count)
         strbuf_printf(&t, "; and %u more", st->held - st->tid_count);
+    /* a deadlock found while carriers are held is why they are: it never ends by itself */
+    if (active && j->deadlock.count)
+        strbuf_printf(&t, "; DEADLOCK (%s, docs/deadlocks.md): %s", j->deadlock.kind, j->deadlock.text);
     if (t.oom)
         goto cleanup;
 
@@ -702,6 +705,18 @@ int jvm_alert_check(struct jvm *j, const struct alert_rule *rule, int64_t now, c
         j->alert_since = 0;
     }
     return alert_emit(j, now, j->alert_active, head, line, frame, frame_len);
+}
+
+int jvm_alert_deadlock(struct jvm *j, int64_t now, char **line, uint8_t **frame, size_t *frame_len)
+{
+    if (!j->alert_active || !j->deadlock.count)
+        return 0;
+    char head[256], lasted[32];
+    units_format_duration(now - j->alert_since, lasted, sizeof(lasted));
+    snprintf(head, sizeof(head),
+             "JVM pid %" PRId64 ": carrier starvation, raised %s ago, is a deadlock: %u of %u carriers %s", j->pid,
+             lasted, j->alert.held, j->alert.total, j->alert.hogged ? "pinned or hogged" : "pinned");
+    return alert_emit(j, now, 1, head, line, frame, frame_len);
 }
 
 int jvm_alert_reset(struct jvm *j, int64_t now, const char *why, char **line, uint8_t **frame, size_t *frame_len)

@@ -172,6 +172,10 @@ int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64
  * 0; -ENOMEM. */
 int jvm_alert_check(struct jvm *j, const struct alert_rule *rule, int64_t now, char **line, uint8_t **frame,
                     size_t *frame_len);
+/* A raised alert, said again because its agent found the starvation a deadlock meanwhile
+ * (jvm_note_deadlock): same outputs, the alert still active; 0 when no alert is raised. A raised
+ * alert names the deadlock from the start when it was found first. */
+int jvm_alert_deadlock(struct jvm *j, int64_t now, char **line, uint8_t **frame, size_t *frame_len);
 /* Clears an active alert because its JVM disconnected: same outputs. */
 int jvm_alert_reset(struct jvm *j, int64_t now, const char *why, char **line, uint8_t **frame, size_t *frame_len);
 

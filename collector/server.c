@@ -463,14 +463,30 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
     return 0;
 }
 
+/* A deadlock found while j's starvation alert is raised: the alert says so at once. */
+static void alert_deadlock(struct jvm *j)
+{
+    char *line = NULL;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    int rc = jvm_alert_deadlock(j, mono_ns(), &line, &frame, &len);
+    if (rc == 1)
+        write_alert(j->owner, line, frame, len, 1);
+    else if (rc < 0)
+        clog_error("JVM pid %" PRId64 ": alert: %s", j->pid, strerror(-rc));
+    free(line);
+    free(frame);
+}
+
 static void agent_notice(struct client *c, const Vtpin__V1__Notice *n)
 {
     char code[128], text[1024];
     clog_printable(n->code, code, sizeof(code));
     clog_printable(n->text, text, sizeof(text));
     int64_t pid = c->jvm ? c->jvm->pid : session_hello(c->session)->pid;
-    if (c->jvm && n->severity == VTPIN__V1__SEVERITY__ERROR)
-        jvm_note_deadlock(c->jvm, n->code, n->text, mono_ns()); /* status, top and the metrics say it */
+    if (c->jvm && n->severity == VTPIN__V1__SEVERITY__ERROR &&
+        jvm_note_deadlock(c->jvm, n->code, n->text, mono_ns())) /* status, top and the metrics say it */
+        alert_deadlock(c->jvm);
     if (n->severity == VTPIN__V1__SEVERITY__INFO)
         clog_debug("JVM pid %" PRId64 ": agent notice %s: %s", pid, code, text);
     else

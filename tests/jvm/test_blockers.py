@@ -146,7 +146,7 @@ def case_lock_live(jdk):
     owner, an unmounted virtual thread, can never mount again to unlock it. The program hangs; the
     collector's `top` names the owner on each pinned carrier while it does, and the agent says it is
     a deadlock: on its log, to the collector, and in its recording, which holds it after the hung
-    JVM is killed."""
+    JVM is killed. The collector's starvation alert names the deadlock too."""
     from collector_fixture import CollectorProcess
     from test_collector import streaming
     from test_metrics import samples, select
@@ -190,6 +190,13 @@ def case_lock_live(jdk):
                   "vtpin %s says it:\n%s" % (cmd, text))
         check(select(samples(coll.scrape()), "vtpin_deadlocks_total", jvm=r.proc.pid)[0][1] == 1,
               "the metric counts it")
+        # the starvation alert (both carriers pinned over the default 1 s) names it: at its start, or
+        # said again once the deadlock was found, whichever came first
+        alert = "JVM pid %d: carrier starvation" % r.proc.pid
+        said = coll.wait_for(coll.log, lambda log: any(alert in l and "; DEADLOCK (carrier_starvation, "
+                                                       "docs/deadlocks.md): " in l for l in log.splitlines()),
+                             timeout=60)
+        print(next(l for l in said.splitlines() if alert in l and "; DEADLOCK (" in l))
         check(r.proc.poll() is None, "the program hangs: every carrier is pinned behind the unmounted owner")
         r.kill()  # SIGKILL, as a hung process is ended
         notices = [n for n in report_json(r.record)["notices"] if n["code"] == "deadlock.carrier_starvation"]

@@ -491,6 +491,71 @@ static void test_alert(void)
     jvms_free(r);
 }
 
+/* The starvation alert names a deadlock its agent found live: at the alert's start when found
+ * first, and said again at once when found while the alert is raised; never when cleared. */
+static void test_alert_deadlock(void)
+{
+    struct jvms_config cfg = config();
+    struct jvms *r = NULL;
+    CHECK_INT(jvms_new(&r, &cfg), 0);
+    struct session *s = session_of(4242, 0);
+    struct jvm *j = NULL;
+    int owner;
+    CHECK_INT(jvms_attach(r, s, NULL, &owner, SEC, &j), 0);
+    int64_t t = SEC;
+    setup_agent(j, s, t);
+    char *line = NULL;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    CHECK_INT(feed(j, s, ev_pin_start(1, t, 1, 19, 101, 1, 0), t), 0);
+    CHECK_INT(feed(j, s, ev_pin_start(2, t, 1, 19, 102, 1, 0), t), 0);
+    CHECK_INT(jvm_alert_deadlock(j, t + 50 * MS, &line, &frame, &len), 0); /* no alert raised yet */
+    CHECK_INT(jvm_note_deadlock(j, "deadlock.carrier_starvation", "all 2 carriers wait for \"holder\"", t), 1);
+    CHECK_INT(jvm_alert_deadlock(j, t + 60 * MS, &line, &frame, &len), 0); /* still none */
+    CHECK_INT(jvm_alert_check(j, &cfg.alert, t + 200 * MS, &line, &frame, &len), 1);
+    if (CHECK(line && frame)) {
+        CHECK_CONTAINS(line, "carrier starvation: 2 of 2 carriers pinned for over 100.0 ms: ");
+        CHECK_CONTAINS(line, "; DEADLOCK (carrier_starvation, docs/deadlocks.md): all 2 carriers wait for \"holder\"");
+        WireEvent *ev = NULL;
+        wire_decode(frame, len, &ev);
+        if (CHECK(ev) && CHECK_INT(ev->body_case, VTPIN__V1__EVENT__BODY_ALERT)) {
+            CHECK(ev->alert->active);
+            CHECK_STR(ev->alert->text, line);
+        }
+        wire_event_free(ev);
+    }
+    free(line);
+    free(frame);
+    line = NULL;
+    frame = NULL;
+    /* found again while raised: said at once, still active */
+    CHECK_INT(jvm_note_deadlock(j, "deadlock.carrier_starvation", "again", t + 2 * SEC), 1);
+    CHECK_INT(jvm_alert_deadlock(j, t + 2 * SEC + 200 * MS, &line, &frame, &len), 1);
+    if (CHECK(line && frame)) {
+        CHECK_CONTAINS(line,
+                       "JVM pid 4242: carrier starvation, raised 2.00 s ago, is a deadlock: 2 of 2 carriers pinned: ");
+        CHECK_CONTAINS(line, "; DEADLOCK (carrier_starvation, docs/deadlocks.md): again");
+        WireEvent *ev = NULL;
+        wire_decode(frame, len, &ev);
+        if (CHECK(ev))
+            CHECK(ev->alert->active);
+        wire_event_free(ev);
+    }
+    free(line);
+    free(frame);
+    line = NULL;
+    frame = NULL;
+    CHECK(j->alert_active);
+    /* cleared: the line says so without the deadlock */
+    CHECK_INT(jvm_alert_reset(j, t + 3 * SEC, "the JVM disconnected", &line, &frame, &len), 1);
+    if (CHECK(line))
+        CHECK(!strstr(line, "DEADLOCK"));
+    free(line);
+    free(frame);
+    session_free(s);
+    jvms_free(r);
+}
+
 /* A hog: state "hog" with its time and culprit, counted per JVM; held for the
  * alert ("hog at"); ended by a reconnect, and re-sent after it counted once. */
 static void test_hogs(void)
@@ -606,6 +671,7 @@ int main(void)
     CHECK_RUN(test_deadlock);
     CHECK_RUN(test_budget);
     CHECK_RUN(test_alert);
+    CHECK_RUN(test_alert_deadlock);
     CHECK_RUN(test_hogs);
     CHECK_MAIN_RETURN();
 }
