@@ -58,6 +58,7 @@
 #include "recording.h"
 #include "report.h"
 #include "run_agent_opts.h"
+#include "run_deadlock.h"
 #include "run_job.h"
 #include "run_kernel.h"
 #include "wire.h"
@@ -76,6 +77,9 @@ static const char usage[] =
     "  --no-fail-on-deadlock     do not fail on a deadlock the agent found live (every carrier\n"
     "                            pinned behind a lock whose owner has no carrier: docs/deadlocks.md;\n"
     "                            on by default, --fail-on-deadlock says so)\n"
+    "  --no-end-on-deadlock      let COMMAND run on after such a deadlock; by default the run ends\n"
+    "                            it (it never ends by itself: SIGTERM, SIGKILL 10 s later) and the\n"
+    "                            gates judge what it recorded (--end-on-deadlock says so)\n"
     "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
     "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
     "  --count-jdk-pins          also count pins whose every frame is the JDK's own\n"
@@ -107,7 +111,8 @@ struct run_config {
     const char *allow[MAX_ALLOW];
     const char *junit, *dir, *socket_arg, *agent, *extra, *format;
     int no_collector;
-    int64_t background_ns; /* --background-timeout */
+    int no_end_on_deadlock; /* --no-end-on-deadlock */
+    int64_t background_ns;  /* --background-timeout */
     char **command;
 };
 
@@ -145,6 +150,8 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
                                              {"fail-on-hogs", required_argument, NULL, 'H'},
                                              {"fail-on-deadlock", no_argument, NULL, 'D'},
                                              {"no-fail-on-deadlock", no_argument, NULL, 'E'},
+                                             {"end-on-deadlock", no_argument, NULL, 'K'},
+                                             {"no-end-on-deadlock", no_argument, NULL, 'L'},
                                              {"allow", required_argument, NULL, 'a'},
                                              {"count-jdk-pins", no_argument, NULL, 'J'},
                                              {"junit", required_argument, NULL, 'j'},
@@ -184,6 +191,10 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
         case 'D':
         case 'E':
             cfg->gates.fail_on_deadlock = c == 'D';
+            break;
+        case 'K':
+        case 'L':
+            cfg->no_end_on_deadlock = c == 'L';
             break;
         case 'a':
             if (cfg->gates.n_allow == MAX_ALLOW)
@@ -618,6 +629,9 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
         printf("vtpin run: stopped by signal %d (%s) before the command finished; the gates saw what ran until "
                "then\n",
                stop_signal, strsignal(stop_signal));
+    else if (run_job_ended())
+        printf("vtpin run: ended the command: a deadlock found live never ends by itself (--no-end-on-deadlock "
+               "lets it run); the gates saw what ran until then\n");
     if (result.failed)
         printf("vtpin run: FAILED\n%s\n", result.why);
     else if (!nrecs)
@@ -697,6 +711,12 @@ int run_main(int argc, char **argv)
     int sig = run_job_stop_signal(); /* one that came before the command started: do not start it */
     static struct run_left left;     /* static: RUN_LEFT_MAX processes' command lines */
     struct run_job_wait wait = {.background_ms = cfg.background_ns / 1000000, .collector = st.collector};
+    /* a deadlock found live ends COMMAND, where the run sees its JVMs' collector */
+    struct run_deadlock_watch watch = {.socket = st.socket_path, .own_collector = st.collector > 0};
+    if (!cfg.no_end_on_deadlock && st.socket_path[0]) {
+        wait.should_end = run_deadlock_should_end;
+        wait.should_end_arg = &watch;
+    }
     memset(&left, 0, sizeof(left));
     int status = sig ? CLI_EXIT_SIGNAL_BASE + sig : run_job_exec(cfg.command, &wait, &left);
     if (st.collector > 0) /* a recording of the run's collector that a write error stopped (a full disk) */

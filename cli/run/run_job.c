@@ -98,11 +98,19 @@ static long grace_ms(void)
 /* When the first stop signal was seen (0: none yet) and whether the group got its SIGKILL. */
 static long long stop_seen_ms;
 static int group_killed;
+/* should_end said to end the command: its group got SIGTERM, as after a stop signal */
+static int ended;
+static long long next_ask_ms;
+
+int run_job_ended(void)
+{
+    return ended;
+}
 
 /* Past the grace: SIGKILL to the whole group, once. */
 static void kill_group_if_due(pid_t pgid)
 {
-    if (!stop_signal || group_killed)
+    if ((!stop_signal && !ended) || group_killed)
         return;
     if (!stop_seen_ms)
         stop_seen_ms = now_ms();
@@ -132,6 +140,21 @@ static void reap_group(pid_t pgid)
     }
 }
 
+/* At most once a second, and not once stopped or ended: should_end says to end the command's
+ * group; it gets SIGTERM now, SIGKILL after the grace (kill_group_if_due). 1 when it was ended now. */
+static int end_if_asked(const struct run_job_wait *w, pid_t pgid)
+{
+    if (!w->should_end || stop_signal || ended || now_ms() < next_ask_ms)
+        return 0;
+    next_ask_ms = now_ms() + 1000;
+    if (!w->should_end(w->should_end_arg, pgid))
+        return 0;
+    ended = 1;
+    stop_seen_ms = now_ms();
+    kill(-pgid, SIGTERM);
+    return 1;
+}
+
 /* ---- what the command left running ---- */
 
 /* Its zombie children (orphans of the command come to vtpin, the subreaper). */
@@ -146,7 +169,7 @@ static pid_t watchman;
 /* After the command itself exited: all it left running (its background
  * JVMs), until that ends, the timeout or a stop signal. What still runs at
  * the timeout stays in left, described; otherwise left is empty. */
-static void wait_left(const struct run_job_wait *w, struct run_left *left)
+static void wait_left(const struct run_job_wait *w, pid_t pgid, struct run_left *left)
 {
     pid_t skip[] = {watchman, w->collector};
     long long deadline = now_ms() + w->background_ms;
@@ -155,7 +178,16 @@ static void wait_left(const struct run_job_wait *w, struct run_left *left)
         reap_zombies(left);
         if (!left->n || stop_signal)
             break;
-        if (now_ms() >= deadline) {
+        /* ended: what it left (in its group or not) gets the group's signals, then is waited for */
+        int end_now = end_if_asked(w, pgid);
+        int kill_now = ended && !group_killed && now_ms() - stop_seen_ms >= grace_ms();
+        for (size_t i = 0; (end_now || kill_now) && i < left->n && i < RUN_LEFT_MAX; i++)
+            kill(left->procs[i].pid, end_now ? SIGTERM : SIGKILL);
+        if (kill_now) {
+            kill(-pgid, SIGKILL);
+            group_killed = 1;
+        }
+        if (now_ms() >= deadline && (!ended || group_killed)) {
             run_left_describe(left);
             return;
         }
@@ -279,7 +311,7 @@ static void on_child(int sig)
  * sees the job stopped) and continues it when continued itself. After a stop
  * signal, SIGKILL to the group once the grace is over. The signals are
  * blocked but in ppoll, so none comes between looking and sleeping. */
-static int wait_command(pid_t pid, int tty)
+static int wait_command(pid_t pid, int tty, const struct run_job_wait *wait)
 {
     struct sigaction sa, old_chld;
     memset(&sa, 0, sizeof(sa));
@@ -304,9 +336,12 @@ static int wait_command(pid_t pid, int tty)
             break;
         }
         if (w == 0) {
+            end_if_asked(wait, pid);
             kill_group_if_due(pid);
             struct timespec tick = {0, 100 * 1000000L}; /* after a stop signal: look at the clock */
-            ppoll(NULL, 0, stop_signal && !group_killed ? &tick : NULL, &orig);
+            struct timespec ask = {1, 0};               /* should_end, once a second */
+            int stopping = (stop_signal || ended) && !group_killed;
+            ppoll(NULL, 0, stopping ? &tick : wait->should_end && !ended ? &ask : NULL, &orig);
             continue;
         }
         if (!WIFSTOPPED(status))
@@ -331,6 +366,8 @@ int run_job_exec(char **argv, const struct run_job_wait *wait, struct run_left *
     int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
     stop_seen_ms = 0;
     group_killed = 0;
+    ended = 0;
+    next_ask_ms = 0;
     watchman_start();
     pid_t pid = fork();
     if (pid == 0) {
@@ -355,10 +392,10 @@ int run_job_exec(char **argv, const struct run_job_wait *wait, struct run_left *
         kill(-pid, stop_signal);
     if (tty) /* Ctrl-C and Ctrl-Z straight to the command, as a shell would */
         give_terminal(pid);
-    int status = wait_command(pid, tty);
+    int status = wait_command(pid, tty, wait);
     if (!stop_signal && status >= 0)
-        wait_left(wait, left);
-    if (stop_signal)
+        wait_left(wait, pid, left);
+    if (stop_signal || ended)
         reap_group(pid);
     command_pgid = 0;
     watchman_done();

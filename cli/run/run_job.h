@@ -29,7 +29,15 @@ int run_job_stop_signal(void);
 struct run_job_wait {
     long long background_ms; /* for what the command left running; 0: not at all */
     pid_t collector;         /* the run's collector (0: none): not the command's */
+    /* Asked about once a second while the command, or what it left, runs (pgid: the command's
+     * group): 1 ends them, SIGTERM and SIGKILL after the grace, as a stop signal would, though
+     * the run was not stopped. NULL: never. */
+    int (*should_end)(void *arg, pid_t pgid);
+    void *should_end_arg;
 };
+
+/* Whether should_end ended the command (and what it left) in the last run_job_exec. */
+int run_job_ended(void);
 
 /* Runs argv (PATH searched) in its own process group and waits for it, then
  * for all it left running (its descendants, in the group or not) up to

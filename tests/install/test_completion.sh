@@ -76,7 +76,8 @@ expect "vtpin attach 1 st" stop
 expect_has "vtpin attach 1 " stop record= collector
 expect "vtpin run --fail" --fail-on-pins --fail-on-pinned-time --fail-on-native-block --fail-on-hogs --fail-on-deadlock
 expect "vtpin run --format " text json
-expect "vtpin run --no" --no-collector --no-fail-on-deadlock
+expect "vtpin run --no" --no-collector --no-fail-on-deadlock --no-end-on-deadlock
+expect "vtpin run --end" --end-on-deadlock
 expect_has "vtpin run -- ba" bash
 expect "vtpin status --timeout " # a value: nothing to offer
 

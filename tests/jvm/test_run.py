@@ -281,17 +281,20 @@ def alive(pid):
 DEADLOCK = "deadlock (carrier starvation): all 2 carriers of the scheduler (parallelism 2) are pinned"
 
 
-def case_fail_on_deadlock():
+def case_fail_on_deadlock(keep="end"):
     """The gate that is on by default: a test JVM that hangs in the incident (2 carriers pinned behind a
-    ReentrantLock whose owner, unmounted, never gets one back) fails the run once its wrapper kills it (a
-    test timeout does so), with the deadlock named in the report, first, and as a JUnit case."""
+    ReentrantLock whose owner, unmounted, never gets one back) fails the run, with the deadlock named in
+    the report, first, and as a JUnit case. By default the run ends the hung command itself once its
+    collector has the deadlock (SIGTERM: exit 143); keep (--no-end-on-deadlock): it runs on until its
+    wrapper kills it, as a test timeout does (exit 137)."""
     d = tempdir(prefix="vtpin-run-deadlock-")
     jvm = None
     try:
         run_dir = os.path.join(d, "run")
         junit = os.path.join(d, "pins.xml")
-        cmd = [VTPIN, "run", "--dir", run_dir, "--junit", junit, "--"] + java(21, "LockChain", "lock", 2, 200,
-                                                                               parallelism=2)
+        opts = ["--no-end-on-deadlock"] if keep == "keep" else []
+        cmd = [VTPIN, "run", "--dir", run_dir, "--junit", junit] + opts + ["--"] + \
+            java(21, "LockChain", "lock", 2, 200, parallelism=2)
         out, err = open(os.path.join(d, "out"), "w+"), open(os.path.join(d, "err"), "w+")
         p = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
         try:
@@ -300,21 +303,33 @@ def case_fail_on_deadlock():
                 time.sleep(0.1)
             check(DEADLOCK in open(err.name).read(), "the agent did not say the deadlock on the JVM's stderr:\n" +
                   open(err.name).read()[-1500:])
-            q = subprocess.run([VTPIN, "status", "--json", "--socket", os.path.join(run_dir, "collector.sock")],
-                               capture_output=True, text=True, timeout=30)
-            jvms = json.loads(q.stdout)["jvms"] if q.returncode == 0 else []
-            check(len(jvms) == 1 and alive(jvms[0]["pid"]), "the hung JVM, in the run's collector: %s" % q.stdout)
-            jvm = jvms[0]["pid"]
-            os.kill(jvm, signal.SIGKILL)  # as a test's timeout ends a hung JVM
+            if keep == "keep":
+                q = subprocess.run([VTPIN, "status", "--json", "--socket", os.path.join(run_dir, "collector.sock")],
+                                   capture_output=True, text=True, timeout=30)
+                jvms = json.loads(q.stdout)["jvms"] if q.returncode == 0 else []
+                check(len(jvms) == 1 and alive(jvms[0]["pid"]), "the hung JVM, in the run's collector: %s" % q.stdout)
+                jvm = jvms[0]["pid"]
+                os.kill(jvm, signal.SIGKILL)  # as a test's timeout ends a hung JVM
             rc = p.wait(90)
         finally:
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+        stderr = open(err.name).read()
+        ended = "vtpin run: ended the command: a deadlock found live never ends by itself"
+        if keep == "keep":
+            check("ending COMMAND" not in stderr and ended not in open(out.name).read(),
+                  "--no-end-on-deadlock: the run let it run:\n" + stderr[-1500:])
+        else:
+            check(re.search(r"^vtpin run: JVM \d+: DEADLOCK \(carrier_starvation\) found live, which never ends by "
+                            r"itself: ending COMMAND \(SIGTERM, SIGKILL after the grace\)", stderr, re.M),
+                  "the run says it ends the command, and why:\n" + stderr[-1500:])
+            check(ended in open(out.name).read(), "and says so after the report:\n" + open(out.name).read()[-800:])
         stdout = open(out.name).read()
         check(rc == GATE_FAILED, "exit %d, expected %d\n%s" % (rc, GATE_FAILED, stdout[-1500:]))
         check("--fail-on-deadlock: 1 deadlock(s) found live (carrier_starvation)" in stdout and
-              "1 deadlock(s); command exited 137" in stdout, "the failed gate names the deadlock:\n" + stdout[-1500:])
+              "1 deadlock(s); command exited %d" % (137 if keep == "keep" else 143) in stdout,
+              "the failed gate names the deadlock:\n" + stdout[-1500:])
         lines = stdout.splitlines()
         first = next(i for i, l in enumerate(lines) if l.startswith("DEADLOCK (carrier_starvation, found live"))
         sites = next(i for i, l in enumerate(lines) if " pin" in l and " site" in l and "pinned in total" in l)
