@@ -279,10 +279,14 @@ static enum watch_kind classify(jthread vt, struct carrier_slot *c, jmethodID *t
     return kind;
 }
 
-/* A parked carrier's voluntary context switches: 1 and *sw when known. */
+/* A parked carrier's voluntary context switches: 1 and *sw when known, read while it sleeps. The
+ * JDK's state says parked a moment before the carrier blocks and a moment after it wakes: a count
+ * read then is one short of the park's own switch, which the next sample would take for a new park
+ * (one park of a round split in two, the first piece one period long, where JFR has one event). */
 static int parked_switches(struct carrier_slot *c, uint64_t *sw)
 {
-    return vmblock_thread_switches(c->tid, &c->status_fd1, &c->status_tid, sw) == 0;
+    return vmblock_thread_sleeps(c->tid, &c->stat_fd1, &c->stat_tid) == 1 &&
+           vmblock_thread_switches(c->tid, &c->status_fd1, &c->status_tid, sw) == 0;
 }
 
 void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t round_ns)
@@ -345,8 +349,10 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
         start_block(c, vt, vid, reason, now);
         return;
     }
-    c->has_switches = has_sw;
-    c->switches = sw;
+    if (has_sw) { /* a sample that found it awake keeps the count of the last that found it asleep */
+        c->has_switches = 1;
+        c->switches = sw;
+    }
     /* The same state, with the carrier asleep, in two samples in a row: a pin (short calls are not). */
     if (kind != WATCH_NONE && !c->block_pin && !c->watch_set_aside)
         start_block(c, vt, vid, reason, now);
