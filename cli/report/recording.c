@@ -74,6 +74,16 @@ int64_t recording_hog_duration(const struct recording_session *s, const struct r
     return h->ended ? h->duration_ns : duration_so_far(s, h->start_ns);
 }
 
+int recording_hog_seen_unmounting(const struct recording_hog *h)
+{
+    for (uint32_t i = 0; h->stack && i < h->stack->count; i++) {
+        const struct recording_method *m = h->stack->frames[i].method;
+        if (m && strcmp(m->class_name, "java.lang.VirtualThread") == 0 && strcmp(m->name, "yieldContinuation") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* strdup that keeps NULL; returns 0 or -ENOMEM. */
 static int dup_str(const char *s, char **out)
 {

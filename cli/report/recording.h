@@ -328,6 +328,11 @@ int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_
 int64_t recording_pin_duration(const struct recording_session *s, const struct recording_pin *p);
 /* The same for a hog. */
 int64_t recording_hog_duration(const struct recording_session *s, const struct recording_hog *h);
+/* 1 when the hog's stack, taken as it was reported, shows it unmounting (a frame of
+ * java.lang.VirtualThread.yieldContinuation: a Thread.yield or a park). Sampled occupancy sees no
+ * mounts, and such a thread may have been given its carrier straight back each time rather than
+ * have held it (docs/agent.md, "Carrier hogs"). */
+int recording_hog_seen_unmounting(const struct recording_hog *h);
 
 /* Carrier tid's name: as announced (Carrier), else from a pin that ran on it; NULL when none says. */
 const char *recording_carrier_name(const struct recording_session *s, int32_t tid);

@@ -326,6 +326,7 @@ static void put_hog(struct json *j, const struct recording_session *s, const str
         json_null(j);
     json_key(j, "stack");
     put_frames(j, h->stack, NULL);
+    json_kv_bool(j, "seen_unmounting", recording_hog_seen_unmounting(h));
     json_object_end(j);
 }
 

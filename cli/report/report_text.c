@@ -401,6 +401,13 @@ static int put_hogs(FILE *out, const struct recording_session *s, const struct r
         fputs("\n    longest: ", out);
         put_hog_threads(out, g->example);
         fputc('\n', out);
+        /* sampled occupancy sees no mounts: a thread given its carrier straight back looks the same */
+        if (s->occupancy_source != VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT &&
+            recording_hog_seen_unmounting(g->example))
+            fputs("    seen unmounting as it was reported (VirtualThread.yieldContinuation): without counted mounts\n"
+                  "    it may have yielded or parked and been given its carrier straight back each time, rather\n"
+                  "    than have held it (occupancy=exact counts mounts; docs/agent.md)\n",
+                  out);
     }
     if (shown < hogs.count)
         fprintf(out, "\n... %zu more hog culprit%s (--top 0 shows all)\n", hogs.count - shown,

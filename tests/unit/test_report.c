@@ -1256,6 +1256,65 @@ static void test_sample_gaps(void)
     recording_free(r);
 }
 
+/* A hog whose stack, taken as it was reported, shows it unmounting (VirtualThread.yieldContinuation:
+ * ci10's "hog" on a yielding thread of JDK 25 had it on top): seen_unmounting in the JSON, and the
+ * text says what sampled occupancy cannot tell; a hog computing in App.other is neither. */
+static void test_hog_seen_unmounting(void)
+{
+    enum { S_VT = 60, S_YC, S_VT_JAVA, M_YC = 30, ST_Y = 60, ST_C };
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 0);
+    ev_string(&b, S_VT, "java.lang.VirtualThread");
+    ev_string(&b, S_YC, "yieldContinuation");
+    ev_string(&b, S_VT_JAVA, "VirtualThread.java");
+    ev_method(&b, M_YC, S_VT, S_YC, S_VT_JAVA, 0, 0, 0);
+    struct fspec ys[] = {{M_YC, 537, 8, 0}, {M_OTHER, 20, 5, 0}, {M_MAIN, 10, 3, 0}};
+    struct fspec cs[] = {{M_MAIN, 12, 4, 0}};
+    ev_stack(&b, ST_Y, ys, 3);
+    ev_stack(&b, ST_C, cs, 1);
+    ev_hog_start(&b, 1, 2 * SEC, 201, 0, S_CARRIER, ST_Y, 1);
+    ev_hog_end(&b, 1, 2 * SEC, 2 * SEC + 250 * MS, 2 * SEC + 240 * MS);
+    ev_hog_start(&b, 2, 3 * SEC, 202, 0, S_CARRIER, ST_C, 0);
+    ev_hog_end(&b, 2, 3 * SEC, 3 * SEC + 300 * MS, 3 * SEC + 290 * MS);
+    Vtpin__V1__Stats st = VTPIN__V1__STATS__INIT;
+    fill_stats(&st, 4 * SEC);
+    ev_goodbye_stats(&b, &st);
+    struct recording *r = load_ok(write_file("hog_unmounting.vtp", &b));
+    free(b.data);
+    if (!CHECK(r != NULL))
+        return;
+    const struct recording_session *s = r->sessions[0];
+    if (CHECK_UINT(s->n_hogs, 2)) {
+        CHECK(recording_hog_seen_unmounting(&s->hogs[0]));
+        CHECK(!recording_hog_seen_unmounting(&s->hogs[1]));
+    }
+    struct report_options o = {.top = 10};
+    size_t n = 0;
+    char *j = render(report_json, r, &o, &n);
+    struct jsonread *doc = NULL;
+    char err[200];
+    if (CHECK(j && json_valid(j, n)) && CHECK_INT(jsonread_parse(j, n, &doc, err, sizeof(err)), 0)) {
+        const struct jsonread *hogs = jsonread_get(doc, "hogs");
+        CHECK(jsonread_bool(jsonread_get(jsonread_at(hogs, 0), "seen_unmounting"), 0));
+        CHECK(!jsonread_bool(jsonread_get(jsonread_at(hogs, 1), "seen_unmounting"), 1));
+    }
+    jsonread_free(doc);
+    free(j);
+    char *t = render(report_text, r, &o, NULL);
+    if (CHECK(t != NULL)) {
+        const char *said =
+            strstr(t, "    seen unmounting as it was reported (VirtualThread.yieldContinuation): without "
+                      "counted mounts\n");
+        CHECK(said != NULL);
+        CHECK(said && !strstr(strchr(said, '\n'), "seen unmounting")); /* once: the computing hog has none */
+        const char *other = strstr(t, "com.example.App.other(App.java:20)");
+        CHECK(other && said && other < said); /* under its culprit, App.other */
+    }
+    free(t);
+    recording_free(r);
+}
+
 /* Carrier hogs: loaded as pins are (an end without its start and a second
  * start counted), in the JSON's hogs[] and stats.hogs, and in the text's
  * section grouped by culprit frame. Hogs 1 (400 ms) and 2 (ongoing: 800 ms
@@ -1743,6 +1802,7 @@ int main(void)
     CHECK_RUN(test_damaged_report);
     CHECK_RUN(test_jdk_sites);
     CHECK_RUN(test_hogs);
+    CHECK_RUN(test_hog_seen_unmounting);
     CHECK_RUN(test_sample_gaps);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
