@@ -407,17 +407,52 @@ static void test_budget(void)
     jvms_free(r);
 }
 
+/* What the alert tests start from: a JVM (pid 4242) attached at 1 s whose agent said Hello then. */
+struct alert_jvm {
+    struct jvms_config cfg;
+    struct jvms *r;
+    struct session *s;
+    struct jvm *j;
+};
+
+static int alert_jvm_open(struct alert_jvm *a)
+{
+    *a = (struct alert_jvm){.cfg = config()};
+    int owner;
+    a->s = session_of(4242, 0);
+    if (!a->s || jvms_new(&a->r, &a->cfg) || jvms_attach(a->r, a->s, NULL, &owner, SEC, &a->j)) {
+        session_free(a->s);
+        jvms_free(a->r);
+        return -1;
+    }
+    setup_agent(a->j, a->s, SEC);
+    return 0;
+}
+
+static void alert_jvm_close(struct alert_jvm *a)
+{
+    session_free(a->s);
+    jvms_free(a->r);
+}
+
+/* What an alert call said, freed: the next call's out-values start empty. */
+static void said_free(char **line, uint8_t **frame)
+{
+    free(*line);
+    free(*frame);
+    *line = NULL;
+    *frame = NULL;
+}
+
 static void test_alert(void)
 {
-    struct jvms_config cfg = config();
-    struct jvms *r = NULL;
-    CHECK_INT(jvms_new(&r, &cfg), 0);
-    struct session *s = session_of(4242, 0);
-    struct jvm *j = NULL;
-    int owner;
-    CHECK_INT(jvms_attach(r, s, NULL, &owner, SEC, &j), 0);
+    struct alert_jvm a;
+    if (!CHECK_INT(alert_jvm_open(&a), 0))
+        return;
+    struct jvms_config cfg = a.cfg;
+    struct session *s = a.s;
+    struct jvm *j = a.j;
     int64_t t = SEC;
-    setup_agent(j, s, t);
     char *line = NULL;
     uint8_t *frame = NULL;
     size_t len = 0;
@@ -449,10 +484,7 @@ static void test_alert(void)
         }
         wire_event_free(ev);
     }
-    free(line);
-    free(frame);
-    line = NULL;
-    frame = NULL;
+    said_free(&line, &frame);
     CHECK(j->alert_active);
     CHECK_INT(jvm_alert_check(j, &cfg.alert, t + 300 * MS, &line, &frame, &len), 0); /* still on: no change */
     /* hysteresis: pin 2 ends and pin 3 starts at once on the same carrier; pin 3 is
@@ -471,10 +503,7 @@ static void test_alert(void)
             CHECK(!ev->alert->active);
         wire_event_free(ev);
     }
-    free(line);
-    free(frame);
-    line = NULL;
-    frame = NULL;
+    said_free(&line, &frame);
     CHECK_INT(jvm_alert_reset(j, t + SEC, "gone", &line, &frame, &len), 0); /* not active */
     /* k = 1: one carrier held is enough; a disconnect clears it */
     struct alert_rule one = {.k = 1, .hold_ns = 100 * MS};
@@ -485,25 +514,21 @@ static void test_alert(void)
     if (CHECK(line))
         CHECK_CONTAINS(line, "alert cleared after 1.00 s: the JVM disconnected");
     CHECK(!j->alert_active);
-    free(line);
-    free(frame);
-    session_free(s);
-    jvms_free(r);
+    said_free(&line, &frame);
+    alert_jvm_close(&a);
 }
 
 /* The starvation alert names a deadlock its agent found live: at the alert's start when found
  * first, and said again at once when found while the alert is raised; never when cleared. */
 static void test_alert_deadlock(void)
 {
-    struct jvms_config cfg = config();
-    struct jvms *r = NULL;
-    CHECK_INT(jvms_new(&r, &cfg), 0);
-    struct session *s = session_of(4242, 0);
-    struct jvm *j = NULL;
-    int owner;
-    CHECK_INT(jvms_attach(r, s, NULL, &owner, SEC, &j), 0);
+    struct alert_jvm a;
+    if (!CHECK_INT(alert_jvm_open(&a), 0))
+        return;
+    struct jvms_config cfg = a.cfg;
+    struct session *s = a.s;
+    struct jvm *j = a.j;
     int64_t t = SEC;
-    setup_agent(j, s, t);
     char *line = NULL;
     uint8_t *frame = NULL;
     size_t len = 0;
@@ -524,10 +549,7 @@ static void test_alert_deadlock(void)
         }
         wire_event_free(ev);
     }
-    free(line);
-    free(frame);
-    line = NULL;
-    frame = NULL;
+    said_free(&line, &frame);
     /* found again while raised: said at once, still active */
     CHECK_INT(jvm_note_deadlock(j, "deadlock.carrier_starvation", "again", t + 2 * SEC), 1);
     CHECK_INT(jvm_alert_deadlock(j, t + 2 * SEC + 200 * MS, &line, &frame, &len), 1);
@@ -541,19 +563,14 @@ static void test_alert_deadlock(void)
             CHECK(ev->alert->active);
         wire_event_free(ev);
     }
-    free(line);
-    free(frame);
-    line = NULL;
-    frame = NULL;
+    said_free(&line, &frame);
     CHECK(j->alert_active);
     /* cleared: the line says so without the deadlock */
     CHECK_INT(jvm_alert_reset(j, t + 3 * SEC, "the JVM disconnected", &line, &frame, &len), 1);
     if (CHECK(line))
         CHECK(!strstr(line, "DEADLOCK"));
-    free(line);
-    free(frame);
-    session_free(s);
-    jvms_free(r);
+    said_free(&line, &frame);
+    alert_jvm_close(&a);
 }
 
 /* A hog: state "hog" with its time and culprit, counted per JVM; held for the

@@ -585,6 +585,25 @@ static char *render(formatter f, const struct recording *r, const struct report_
     return text;
 }
 
+/* r's JSON report, valid and parsed (NULL when not, with a failed check and the parser's word); text, when not NULL,
+ * takes the JSON itself (the caller frees both). */
+static struct jsonread *render_json_doc(const struct recording *r, const struct report_options *o, char **text)
+{
+    size_t n = 0;
+    char *j = render(report_json, r, o, &n);
+    struct jsonread *doc = NULL;
+    char err[200];
+    if (CHECK(j && json_valid(j, n)) && !CHECK_INT(jsonread_parse(j, n, &doc, err, sizeof(err)), 0)) {
+        fprintf(stderr, "    %s\n", err);
+        doc = NULL;
+    }
+    if (text)
+        *text = j;
+    else
+        free(j);
+    return doc;
+}
+
 static char *json_of_string(const char *s)
 {
     char *text = NULL;
@@ -1231,16 +1250,12 @@ static void test_sample_gaps(void)
     const struct recording_stats *st = &r->sessions[0]->stats;
     CHECK(st->has_sample_gaps && st->sample_gaps == 3 && st->has_sample_gap_max_ns && st->sample_gap_max_ns == 45 * MS);
     struct report_options o = {.top = 10};
-    size_t n = 0;
-    char *j = render(report_json, r, &o, &n);
-    struct jsonread *doc = NULL;
-    char err[200];
-    if (CHECK(j && json_valid(j, n)) && CHECK_INT(jsonread_parse(j, n, &doc, err, sizeof(err)), 0)) {
+    struct jsonread *doc = render_json_doc(r, &o, NULL);
+    if (doc) {
         CHECK_INT(jsonread_int(jsonread_get(jsonread_get(doc, "stats"), "sample_gaps"), 0), 3);
         CHECK_INT(jsonread_int(jsonread_get(jsonread_get(doc, "stats"), "sample_gap_max_ns"), 0), 45 * MS);
     }
     jsonread_free(doc);
-    free(j);
     char *t = render(report_text, r, &o, NULL);
     if (CHECK(t != NULL))
         CHECK_CONTAINS(t, "\n  sampler late 3 time(s), a carrier at most 45.0 ms without a look: a park after attach, "
@@ -1290,17 +1305,13 @@ static void test_hog_seen_unmounting(void)
         CHECK(!recording_hog_seen_unmounting(&s->hogs[1]));
     }
     struct report_options o = {.top = 10};
-    size_t n = 0;
-    char *j = render(report_json, r, &o, &n);
-    struct jsonread *doc = NULL;
-    char err[200];
-    if (CHECK(j && json_valid(j, n)) && CHECK_INT(jsonread_parse(j, n, &doc, err, sizeof(err)), 0)) {
+    struct jsonread *doc = render_json_doc(r, &o, NULL);
+    if (doc) {
         const struct jsonread *hogs = jsonread_get(doc, "hogs");
         CHECK(jsonread_bool(jsonread_get(jsonread_at(hogs, 0), "seen_unmounting"), 0));
         CHECK(!jsonread_bool(jsonread_get(jsonread_at(hogs, 1), "seen_unmounting"), 1));
     }
     jsonread_free(doc);
-    free(j);
     char *t = render(report_text, r, &o, NULL);
     if (CHECK(t != NULL)) {
         const char *said =
@@ -1364,11 +1375,9 @@ static void test_hogs(void)
         CHECK_INT(recording_hog_duration(s, &s->hogs[2]), 800 * MS);
     }
     struct report_options o = {.top = 10};
-    size_t n = 0;
-    char *j = render(report_json, r, &o, &n);
-    struct jsonread *doc = NULL;
-    char err[200];
-    if (CHECK(j && json_valid(j, n)) && CHECK_INT(jsonread_parse(j, n, &doc, err, sizeof(err)), 0)) {
+    char *j = NULL;
+    struct jsonread *doc = render_json_doc(r, &o, &j);
+    if (doc) {
         const char *pins = strstr(j, "\"pins\": ["), *hogs_at = strstr(j, "\"hogs\": [\n"),
                    *sites = strstr(j, "\"sites\": [");
         CHECK(pins && hogs_at && sites && pins < hogs_at && hogs_at < sites); /* after pins */
@@ -1408,8 +1417,6 @@ static void test_hogs(void)
         const struct jsonread *rec = jsonread_get(doc, "recording");
         CHECK_INT(jsonread_int(jsonread_get(rec, "unmatched_hog_ends"), 0), 1);
         CHECK_INT(jsonread_int(jsonread_get(rec, "duplicate_hog_events"), 0), 2);
-    } else {
-        fprintf(stderr, "    %s\n", err);
     }
     jsonread_free(doc);
     free(j);
