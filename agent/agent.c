@@ -15,6 +15,7 @@
 #include "downcall.h"
 #include "jthread.h"
 #include "log.h"
+#include "mount_events.h"
 #include "natives.h"
 #include "options.h"
 #include "outputs.h"
@@ -34,6 +35,7 @@ static struct {
     struct queue *queue;
     int attach_mode;
     int breakpoints, monitor_events, monitor_depths, native_binds, downcall_names, constant_pool, blockers;
+    int mounts_on_demand; /* hogs may count mounts (mount_events.h) */
     unsigned jdk_feature;
     unsigned parallelism;
     char *java_version, *vm_name, *vm_version, *vm_vendor;
@@ -259,52 +261,6 @@ static void read_jvm_identity(jvmtiEnv *jvmti)
     agent.parallelism = scheduler_parallelism(jvmti);
 }
 
-/* The mount events' indexes while they are enabled (-1: not), for "stop". */
-static jint mount_event_index[2] = {-1, -1};
-
-/* The exact occupancy source: HotSpot's VirtualThreadMount/Unmount extension
- * events, looked up by name (their numbers are not part of any contract). */
-static void enable_mount_events(jvmtiEnv *jvmti)
-{
-    jint n = 0;
-    jvmtiExtensionEventInfo *events = NULL;
-    int found = 0;
-    if ((*jvmti)->GetExtensionEvents(jvmti, &n, &events) == JVMTI_ERROR_NONE) {
-        for (jint i = 0; i < n; i++) {
-            jvmtiExtensionEvent cb = NULL;
-            int which = 0;
-            if (strcmp(events[i].id, "com.sun.hotspot.events.VirtualThreadMount") == 0)
-                cb = (jvmtiExtensionEvent)carriers_on_mount;
-            else if (strcmp(events[i].id, "com.sun.hotspot.events.VirtualThreadUnmount") == 0)
-                cb = (jvmtiExtensionEvent)carriers_on_unmount, which = 1;
-            if (!cb)
-                continue;
-            /* Setting the callback is not enough: the event must also be enabled. */
-            if ((*jvmti)->SetExtensionEventCallback(jvmti, events[i].extension_event_index, cb) == JVMTI_ERROR_NONE &&
-                (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)events[i].extension_event_index,
-                                                   NULL) == JVMTI_ERROR_NONE) {
-                mount_event_index[which] = events[i].extension_event_index;
-                found++;
-            }
-        }
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)events);
-    }
-    if (found != 2)
-        missing("virtual_thread_mount_events", "exact occupancy is not available; use occupancy=sampled");
-}
-
-/* "stop": every mount and unmount called the agent, and counted drops while nothing read them. */
-static void disable_mount_events(jvmtiEnv *jvmti)
-{
-    for (size_t i = 0; i < 2; i++) {
-        if (mount_event_index[i] < 0)
-            continue;
-        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount_event_index[i], NULL);
-        (*jvmti)->SetExtensionEventCallback(jvmti, mount_event_index[i], NULL); /* NULL: the event is off */
-        mount_event_index[i] = -1;
-    }
-}
-
 static void enable_events(jvmtiEnv *jvmti, const jvmtiEvent *events, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -321,8 +277,16 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         missing("monitor_events", agent.jdk_feature < 24
                                       ? "contended monitor entry and Object.wait pins are not seen"
                                       : "contended monitor entry and Object.wait under a native frame are not seen");
-    if (agent.options.occupancy == OCCUPANCY_EXACT)
-        enable_mount_events(jvmti);
+    /* exact occupancy counts every mount; otherwise hogs count them on demand (mount_events.h) */
+    if (agent.options.occupancy == OCCUPANCY_EXACT && mount_events_exact(jvmti))
+        missing("virtual_thread_mount_events", "exact occupancy is not available; use occupancy=sampled");
+    agent.mounts_on_demand = 0;
+    if (agent.options.occupancy != OCCUPANCY_EXACT && options_hog_ns(&agent.options) > 0) {
+        agent.mounts_on_demand = mount_events_count_ready(jvmti) == 0;
+        if (!agent.mounts_on_demand)
+            missing("virtual_thread_mount_events",
+                    "a virtual thread that yields and is handed its carrier straight back may be taken for a hog");
+    }
     struct pins_setup setup = {
         .queue = agent.queue,
         .depth = agent.options.depth,
@@ -358,6 +322,7 @@ static void start_detection(jvmtiEnv *jvmti, JNIEnv *jni)
         .app = agent.app,
         .capabilities_missing = agent.missing,
         .capabilities_missing_count = agent.missing_count,
+        .mounts_on_demand = agent.mounts_on_demand,
     };
     writer_configure(&wc); /* after every missing() above: the Hello lists them */
     static const jvmtiEvent always[] = {JVMTI_EVENT_BREAKPOINT, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END};
@@ -426,10 +391,11 @@ static void stop_detection(void)
                                         JVMTI_EVENT_MONITOR_WAITED};
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
         (*agent.jvmti)->SetEventNotificationMode(agent.jvmti, JVMTI_DISABLE, events[i], NULL);
-    disable_mount_events(agent.jvmti);
+    mount_events_exact_off(agent.jvmti);
     pins_stop();
     pins_release(agent.jvmti);
     writer_stop(2000, 0); /* a later attach may start it again */
+    mount_events_count_off(agent.jvmti);
     log_info("stopped: events off (mount events and breakpoints too), outputs flushed");
 }
 

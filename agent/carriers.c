@@ -172,6 +172,16 @@ void JNICALL carriers_on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
     record_mount(jni, vthread, 0);
 }
 
+void JNICALL carriers_on_mount_counted(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)vthread;
+    struct carrier_slot *s = this_carriers_slot();
+    if (s) /* one writer (this carrier), one reader (the writer thread) */
+        atomic_fetch_add_explicit(&s->mounts_counted, 1, memory_order_relaxed);
+}
+
 unsigned carriers_capacity(void)
 {
     return slot_count;

@@ -38,10 +38,11 @@ struct carrier_slot {
     int has_switches;
     uint64_t switches; /* voluntary context switches at the last sample that saw it parked */
     uint64_t block_pin;
-    struct native_awake awake; /* block_pin's native call found running between its sleeps (watchdog.c) */
-    uint64_t mounts_taken;     /* mounts read from the ring (exact occupancy) */
-    struct hog_track hog;      /* hogs.c: the thread holding it, and whether it is a hog */
-    uint64_t hog_id;           /* of the hog in progress, reported */
+    struct native_awake awake;       /* block_pin's native call found running between its sleeps (watchdog.c) */
+    uint64_t mounts_taken;           /* mounts read from the ring (exact occupancy) */
+    _Atomic uint64_t mounts_counted; /* mounts counted on demand (carriers_on_mount_counted; hogs.c) */
+    struct hog_track hog;            /* hogs.c: the thread holding it, and whether it is a hog */
+    uint64_t hog_id;                 /* of the hog in progress, reported */
     uint32_t hog_stack, hog_culprit, hog_vname;
 };
 
@@ -56,6 +57,8 @@ void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_cla
 
 void JNICALL carriers_on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
 void JNICALL carriers_on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
+/* Mounts counted, nothing recorded: the carrier's mounts_counted goes up by one (mount_events.h). */
+void JNICALL carriers_on_mount_counted(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
 
 /* Writer side. */
 unsigned carriers_capacity(void);

@@ -8,8 +8,16 @@ enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, 
     t->last_look = s->now;
     t->cpu_ns = s->cpu_ns;
     int holds = s->vthread_id != 0 && s->running && !s->pinned;
-    int same_thread = t->state != HOG_NONE && t->vthread_id == s->vthread_id && t->mounts == s->mounts;
+    int compared = s->counting && t->counted_since; /* a count to compare with: counted since the base */
+    int same_thread = t->state != HOG_NONE && t->vthread_id == s->vthread_id && (!compared || t->mounts == s->mounts);
     int same = holds && same_thread;
+    if (same && s->counting && !t->counted_since) { /* counting began: this sample's count is the base */
+        t->counted_since = s->now;
+        t->counted_cpu_ns = s->cpu_ns;
+        t->mounts = s->mounts;
+    } else if (!s->counting) {
+        t->counted_since = 0;
+    }
     if (same && frozen) /* off every CPU since the last look: no evidence either way */
         return HOG_NOTHING;
     if (same_thread && !s->running && !s->pinned && !t->asleep_at) {
@@ -20,13 +28,18 @@ enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, 
         t->since = t->last_running = s->now;
         t->asleep_at = 0;
         t->looks = 1;
+        t->counted_since = s->counting ? s->now : 0;
+        t->counted_cpu_ns = s->cpu_ns;
         return HOG_NOTHING;
     }
     if (same) {
         t->asleep_at = 0;
         t->last_running = s->now;
         t->looks++;
-        if (t->state == HOG_WATCHED && s->now - t->since >= rule->hog_ns && t->looks >= rule->min_looks) {
+        int verified = !rule->verify_ns ||
+                       (t->counted_since && s->now - t->counted_since >= rule->verify_ns &&
+                        (!s->cpu_ns || !t->counted_cpu_ns || s->cpu_ns - t->counted_cpu_ns >= rule->verify_ns / 2));
+        if (t->state == HOG_WATCHED && s->now - t->since >= rule->hog_ns && t->looks >= rule->min_looks && verified) {
             t->state = HOG_RUNNING;
             return HOG_STARTS;
         }
@@ -45,6 +58,8 @@ enum hog_step hog_track_sample(struct hog_track *t, const struct hog_sample *s, 
                             .last_running = holds ? s->now : 0,
                             .last_look = s->now,
                             .cpu_ns = s->cpu_ns,
+                            .counted_since = holds && s->counting ? s->now : 0,
+                            .counted_cpu_ns = s->cpu_ns,
                             .looks = holds ? 1 : 0};
     return step;
 }

@@ -13,9 +13,15 @@
  *   HOG       the same thread holds                   -> HOG       -
  *   HOG       anything else                           -> NONE or WATCHED   HOG_ENDS
  *
- * "The same thread" also needs the carrier's mount count unchanged: with exact
- * occupancy every mount is counted, so a thread that yields and mounts again
- * starts over; sampled occupancy counts none (mounts stays 0).
+ * "The same thread" also needs the carrier's mount count unchanged wherever
+ * mounts are counted: with exact occupancy every mount is, so a thread that
+ * yields and mounts again starts over. Without it (sampled occupancy) mounts
+ * are counted on demand (hogs.c, mount_events.h): from shortly before a watch
+ * reaches hog=, and a hog is reported only once mounts were counted for
+ * verify_ns of its watch with none seen, and the carrier had half of that
+ * on a CPU (a thread that could not run could not yield either: no evidence).
+ * Counting that starts mid-watch takes the count at its first sample as the
+ * base; counting that stops forgets it.
  *
  * A watch needs looks close enough together and enough of them: across a
  * gap longer than max_gap between two samples (the sampler ran late: the JVM
@@ -29,10 +35,10 @@
  * hog in 3 runs of 6 before. A hog already reported goes on across a gap: it
  * proved itself, and the gap is in the session's sample_gaps. The cost: where
  * every gap is late no hog is found, and the report says the sampler ran late.
- * What no sampled rule can tell: a yielder that the JDK hands its carrier
- * straight back (nothing else queued for that carrier) is found by sample
- * after sample, and is a hog unless one of them falls between its unmount and
- * its mount. Exact occupancy counts those mounts (docs/agent.md).
+ * What no sample can tell: a yielder that the JDK hands its carrier straight
+ * back (nothing else queued for that carrier) is found by sample after sample,
+ * as a hog is, unless one of them falls between its unmount and its mount.
+ * Only counted mounts tell them apart (docs/agent.md): hence verify_ns.
  *
  * A sample that finds the carrier's OS thread has had no CPU since the previous
  * one (runnable, but every CPU taken: an overloaded machine, a quota) says
@@ -58,19 +64,22 @@ struct hog_track {
     enum hog_state state;
     int64_t vthread_id;
     uint64_t mounts;
-    int64_t since;        /* the first sample that saw it hold the carrier */
-    int64_t last_running; /* the last sample that did */
-    int64_t asleep_at;    /* a sample found it asleep after that one (a pause so far); 0: none */
-    int64_t last_look;    /* the previous sample of this carrier, whatever it saw; 0: none yet */
-    int64_t cpu_ns;       /* the carrier's CPU time at that sample; 0: unknown */
-    unsigned looks;       /* samples in a row that saw it hold the carrier, this watch */
+    int64_t since;          /* the first sample that saw it hold the carrier */
+    int64_t last_running;   /* the last sample that did */
+    int64_t asleep_at;      /* a sample found it asleep after that one (a pause so far); 0: none */
+    int64_t last_look;      /* the previous sample of this carrier, whatever it saw; 0: none yet */
+    int64_t cpu_ns;         /* the carrier's CPU time at that sample; 0: unknown */
+    int64_t counted_since;  /* the first sample of this watch, in a row, with mounts counted; 0: none */
+    int64_t counted_cpu_ns; /* the carrier's CPU time at that sample; 0: unknown */
+    unsigned looks;         /* samples in a row that saw it hold the carrier, this watch */
 };
 
 /* What makes a hog: hog_ns > 0 long, watched with no gap over max_gap_ns > 0 between two
  * samples, seen by at least min_looks samples (hogs.c: hog=, two sample periods or a quarter of
- * hog= if longer, and one look every two sample periods of hog=). */
+ * hog= if longer, and one look every two sample periods of hog=), and, where mounts are counted
+ * on demand, verify_ns of it with mounts counted and none seen (0: every mount is counted). */
 struct hog_rule {
-    int64_t hog_ns, max_gap_ns;
+    int64_t hog_ns, max_gap_ns, verify_ns;
     unsigned min_looks;
 };
 
@@ -79,7 +88,8 @@ struct hog_sample {
     int64_t vthread_id; /* mounted; 0: none */
     int running;        /* the carrier's OS thread is on CPU or runnable, not asleep */
     int pinned;         /* a pin is in progress on the carrier */
-    uint64_t mounts;    /* mounts counted on the carrier so far (exact occupancy; else 0) */
+    int counting;       /* mounts counts every mount on the carrier since counting began */
+    uint64_t mounts;    /* mounts counted on the carrier so far (meaningful only while counting) */
     int64_t cpu_ns;     /* the carrier's OS thread's CPU time; 0: unknown (taken as having run) */
 };
 

@@ -1,12 +1,14 @@
 #include "hogs.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "active_pins.h"
 #include "defs.h"
+#include "mount_events.h"
 #include "outputs.h"
 #include "stack_read.h"
 #include "trace.h"
@@ -19,6 +21,9 @@ static struct {
     struct rec *scratch;
     int64_t hog_ns;
     struct hog_rule rule;
+    int exact;          /* exact occupancy counts every mount */
+    int64_t count_from; /* a watch this old wants mounts counted (on demand) */
+    int want_count;     /* a carrier of this round does */
     uint64_t next_id, reported;
 } hogs;
 
@@ -34,12 +39,21 @@ int hogs_init(const struct writer_config *cfg, struct symbols *symbols)
     int64_t looks = hogs.hog_ns / (2 * period);
     hogs.rule =
         (struct hog_rule){.hog_ns = hogs.hog_ns, .max_gap_ns = gap, .min_looks = looks > 2 ? (unsigned)looks : 2};
+    hogs.exact = cfg->options->occupancy == OCCUPANCY_EXACT;
+    if (!hogs.exact && cfg->mounts_on_demand) {
+        /* a quarter of hog= (two periods at least) of counted mounts, none seen, before a hog is said:
+         * counting starts that long before a watch reaches hog=, and a period more, as its first
+         * sample only takes the base count */
+        hogs.rule.verify_ns = 2 * period > hogs.hog_ns / 4 ? 2 * period : hogs.hog_ns / 4;
+        hogs.count_from = hogs.hog_ns - hogs.rule.verify_ns - period;
+    }
     hogs.scratch = calloc(1, pins_record_size(cfg->options->depth));
     return hogs.scratch ? 0 : -ENOMEM;
 }
 
 void hogs_fini(void)
 {
+    mount_events_count(0);
     free(hogs.scratch);
     memset(&hogs, 0, sizeof(hogs));
 }
@@ -149,7 +163,14 @@ void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, i
 {
     if (!hogs_enabled())
         return;
-    struct hog_sample s = {.now = now, .vthread_id = vt ? vid : 0, .mounts = c->mounts_taken};
+    struct hog_sample s = {.now = now, .vthread_id = vt ? vid : 0};
+    if (hogs.exact) {
+        s.counting = 1;
+        s.mounts = c->mounts_taken;
+    } else if (mount_events_counting()) {
+        s.counting = 1;
+        s.mounts = atomic_load_explicit(&c->mounts_counted, memory_order_relaxed);
+    }
     if (s.vthread_id) {
         s.running = runs(c);
         s.cpu_ns = s.running ? vmblock_thread_cpu_ns(c->tid) : 0;
@@ -166,6 +187,16 @@ void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, i
     default:
         break;
     }
+    if (hogs.rule.verify_ns && c->hog.state == HOG_WATCHED && now - c->hog.since >= hogs.count_from)
+        hogs.want_count = 1;
+}
+
+void hogs_round_end(void)
+{
+    if (!hogs.rule.verify_ns)
+        return;
+    mount_events_count(hogs.want_count); /* the JVM's every mount calls the agent while it counts */
+    hogs.want_count = 0;
 }
 
 void hogs_carrier_gone(struct carrier_slot *c, int64_t now)

@@ -1,7 +1,9 @@
 /* Carrier hogs on the writer side: each sample of a carrier (sampler.c) goes
  * through its hog_track (hog_track.h); a hog is reported once it has lasted
  * hog= (HogStart: its virtual thread, carrier, a stack taken while it runs and
- * its top application frame) and when it ends (HogEnd). Writer thread only. */
+ * its top application frame) and when it ends (HogEnd). Without exact
+ * occupancy it switches the counting of mounts on and off (mount_events.h).
+ * Writer thread only. */
 #ifndef VTPIN_HOGS_H
 #define VTPIN_HOGS_H
 
@@ -19,6 +21,9 @@ void hogs_fini(void);
 int hogs_enabled(void);
 /* One sample of carrier c: vt (a local ref, or NULL) mounted with id vid, or none (vid 0). */
 void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, int64_t now);
+/* After a round's samples: without exact occupancy, mounts are counted (mount_events.h) from
+ * shortly before a watch reaches hog= to its end, and only then (hog_track.h). */
+void hogs_round_end(void);
 /* The carrier ended: its hog in progress ends now. */
 void hogs_carrier_gone(struct carrier_slot *c, int64_t now);
 /* The hogs in progress again, to a new collector connection. */

@@ -156,6 +156,7 @@ static void sample_carriers(int64_t now, int sampled)
             vts[n++] = vid;
         }
     }
+    hogs_round_end();
     if (n == 0)
         return;
     Vtpin__V1__CarrierSample m = VTPIN__V1__CARRIER_SAMPLE__INIT;

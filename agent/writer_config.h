@@ -26,6 +26,7 @@ struct writer_config {
     const char *app; /* main class or jar, NULL when unknown */
     const char **capabilities_missing;
     unsigned capabilities_missing_count;
+    int mounts_on_demand; /* hogs may count mounts (mount_events.h); exact occupancy counts every one */
 };
 
 #endif

@@ -329,9 +329,9 @@ int64_t recording_pin_duration(const struct recording_session *s, const struct r
 /* The same for a hog. */
 int64_t recording_hog_duration(const struct recording_session *s, const struct recording_hog *h);
 /* 1 when the hog's stack, taken as it was reported, shows it unmounting (a frame of
- * java.lang.VirtualThread.yieldContinuation: a Thread.yield or a park). Sampled occupancy sees no
- * mounts, and such a thread may have been given its carrier straight back each time rather than
- * have held it (docs/agent.md, "Carrier hogs"). */
+ * java.lang.VirtualThread.yieldContinuation: a Thread.yield or a park). Sampled occupancy counts
+ * mounts only near hog=, and such a thread may have been given its carrier straight back at times
+ * before rather than have held it throughout (docs/agent.md, "Carrier hogs"). */
 int recording_hog_seen_unmounting(const struct recording_hog *h);
 
 /* Carrier tid's name: as announced (Carrier), else from a pin that ran on it; NULL when none says. */

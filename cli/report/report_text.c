@@ -401,12 +401,14 @@ static int put_hogs(FILE *out, const struct recording_session *s, const struct r
         fputs("\n    longest: ", out);
         put_hog_threads(out, g->example);
         fputc('\n', out);
-        /* sampled occupancy sees no mounts: a thread given its carrier straight back looks the same */
+        /* sampled occupancy counts mounts only near hog=: earlier, a thread given its carrier straight
+         * back looks the same as one that held it */
         if (s->occupancy_source != VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT &&
             recording_hog_seen_unmounting(g->example))
             fputs("    seen unmounting as it was reported (VirtualThread.yieldContinuation): without counted mounts\n"
-                  "    it may have yielded or parked and been given its carrier straight back each time, rather\n"
-                  "    than have held it (occupancy=exact counts mounts; docs/agent.md)\n",
+                  "    for all of its run it may have yielded or parked and been given its carrier straight back\n"
+                  "    at times, rather than have held it throughout (occupancy=exact counts every mount;\n"
+                  "    docs/agent.md)\n",
                   out);
     }
     if (shown < hogs.count)

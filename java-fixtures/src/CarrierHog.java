@@ -9,8 +9,11 @@ import java.util.List;
  *   yielder its carrier straight back while the others wait: only counted mounts show the yields).
  * - sleep: each computes in short slices with a 1 ms sleep between them: it unmounts each
  *   time, and none is a hog.
+ * - yieldwork: as yield, but each slice computes for 2 ms: a sample rarely finds the carrier
+ *   between the unmount and the mount, so without counted mounts a yielder handed its carrier
+ *   straight back looks like a hog sample after sample.
  *
- * usage: CarrierHog [--ready] spin|yield|sleep [threads=1] [runMs=600]
+ * usage: CarrierHog [--ready] spin|yield|yieldwork|sleep [threads=1] [runMs=600]
  * --ready: says "CarrierHog: ready pid=N" and waits for a line on stdin first (for attach);
  *   after "done" it waits for its stdin to end (a test attaches again, or closes it at once).
  */
@@ -28,10 +31,10 @@ public class CarrierHog {
         return x;
     }
 
-    static void slices(long ms, boolean yield) throws InterruptedException {
+    static void slices(long ms, boolean yield, long sliceMs) throws InterruptedException {
         long end = System.nanoTime() + ms * 1_000_000L;
         while (System.nanoTime() < end) {
-            sink += spin(0);
+            sink += spin(sliceMs);
             if (yield)
                 Thread.yield();
             else
@@ -51,8 +54,10 @@ public class CarrierHog {
         // main (a platform thread: no pin) links slices' calls first, so that the virtual threads do
         // not race to resolve them: under load one waited 64 ms in the JVM for another's resolution
         // of Thread.yield, a VM_BLOCK of the JDK's own linkage, not of the code under test
+        boolean yield = mode.startsWith("yield");
+        long sliceMs = mode.equals("yieldwork") ? 2 : 0;
         if (!mode.equals("spin"))
-            slices(5, mode.equals("yield"));
+            slices(5, yield, sliceMs);
         java.io.BufferedReader stdin = new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
         if (ready) {
             System.out.println("CarrierHog: ready pid=" + ProcessHandle.current().pid());
@@ -66,7 +71,7 @@ public class CarrierHog {
                     if (mode.equals("spin"))
                         sink += spin(runMs);
                     else
-                        slices(runMs, mode.equals("yield"));
+                        slices(runMs, yield, sliceMs);
                 } catch (InterruptedException e) {
                     throw new RuntimeException(e);
                 }

@@ -6,22 +6,34 @@
 
 #define MS 1000000LL
 #define HOG (200 * MS)
-/* as hogs.c makes it for sample=10ms: gaps up to a quarter of hog=, half the looks of a sampler on time */
+/* as hogs.c makes it for sample=10ms: gaps up to a quarter of hog=, half the looks of a sampler on time;
+ * exact occupancy (every mount counted: nothing to verify) */
 static const struct hog_rule RULE = {.hog_ns = HOG, .max_gap_ns = 50 * MS, .min_looks = 10};
+/* the same where mounts are counted on demand: 50 ms of counted mounts before a hog */
+static const struct hog_rule ON_DEMAND = {.hog_ns = HOG, .max_gap_ns = 50 * MS, .verify_ns = 50 * MS, .min_looks = 10};
 
 static enum hog_step feed(struct hog_track *t, int64_t at_ms, int64_t vid, int running, int pinned, uint64_t mounts,
                           struct hog_ended *ended)
 {
     struct hog_sample s = {
-        .now = at_ms * MS, .vthread_id = vid, .running = running, .pinned = pinned, .mounts = mounts};
+        .now = at_ms * MS, .vthread_id = vid, .running = running, .pinned = pinned, .counting = 1, .mounts = mounts};
     return hog_track_sample(t, &s, &RULE, ended);
 }
 
 /* A sample of a carrier whose OS thread had cpu_ms of CPU time by then. */
 static enum hog_step feed_cpu(struct hog_track *t, int64_t at_ms, int64_t vid, int64_t cpu_ms, struct hog_ended *ended)
 {
-    struct hog_sample s = {.now = at_ms * MS, .vthread_id = vid, .running = 1, .cpu_ns = cpu_ms * MS};
+    struct hog_sample s = {.now = at_ms * MS, .vthread_id = vid, .running = 1, .counting = 1, .cpu_ns = cpu_ms * MS};
     return hog_track_sample(t, &s, &RULE, ended);
+}
+
+/* A running sample of thread vid where mounts are counted on demand: counting says whether they
+ * were counted at it, and mounts is the count then. */
+static enum hog_step feed_on_demand(struct hog_track *t, int64_t at_ms, int64_t vid, int counting, uint64_t mounts,
+                                    struct hog_ended *ended)
+{
+    struct hog_sample s = {.now = at_ms * MS, .vthread_id = vid, .running = 1, .counting = counting, .mounts = mounts};
+    return hog_track_sample(t, &s, &ON_DEMAND, ended);
 }
 
 /* The same thread running at every sample: a hog once it lasted hog=, from its first sample. */
@@ -220,6 +232,84 @@ static void test_frozen_carrier(void)
     CHECK_INT(e.last_running, (ms - 10) * MS);
 }
 
+/* Mounts counted on demand (sampled occupancy, hogs.c): a yielder that the JDK hands its carrier
+ * straight back is seen at every sample, as a hog is (CarrierHog yieldwork: false hogs in 3 runs of 3
+ * on JDK 21 before). A hog is reported only after verify_ns with mounts counted and none seen:
+ * counting that begins takes its first count as the base, whatever it is; a mount then starts the
+ * watch over; counting that stops forgets the base, and starting again takes a new one; a window in
+ * which the carrier hardly ran proves nothing. */
+static void test_counted_on_demand(void)
+{
+    struct hog_track t = {0};
+    struct hog_ended e = {0};
+    for (int ms = 0; ms < 150; ms += 10) /* not counted: nothing to compare, the watch goes on */
+        CHECK_INT(feed_on_demand(&t, ms, 7, 0, 0, &e), HOG_NOTHING);
+    CHECK_INT(feed_on_demand(&t, 150, 7, 1, 1234, &e), HOG_NOTHING); /* counting began: the base */
+    CHECK_INT(t.counted_since, 150 * MS);
+    CHECK_INT(feed_on_demand(&t, 160, 7, 1, 1240, &e), HOG_NOTHING); /* it yielded and came back */
+    CHECK_INT(t.state, HOG_WATCHED);
+    CHECK_INT(t.since, 160 * MS); /* watched afresh from the sample that saw the mount */
+    CHECK_INT(t.counted_since, 160 * MS);
+    for (int ms = 170; ms <= 400; ms += 10) /* yields between every two samples: never a hog */
+        CHECK_INT(feed_on_demand(&t, ms, 7, 1, 1240 + (uint64_t)ms, &e), HOG_NOTHING);
+    CHECK_INT(t.state, HOG_WATCHED);
+
+    /* a true hog: counted from 150 ms of its watch, no mount; hog= reached at 200 ms and verified
+     * (50 ms counted) by then, so it is reported then, from its first sample */
+    struct hog_track h = {0};
+    enum hog_step step = HOG_NOTHING;
+    int ms;
+    for (ms = 0; step == HOG_NOTHING && ms <= 1000; ms += 10)
+        step = feed_on_demand(&h, ms, 7, ms >= 150, 99, &e);
+    CHECK_INT(step, HOG_STARTS);
+    CHECK_INT(ms - 10, 200);
+    CHECK_INT(h.since, 0);
+    /* counted for less than verify_ns when hog= is reached: reported once it has been */
+    struct hog_track v = {0};
+    step = HOG_NOTHING;
+    for (ms = 0; step == HOG_NOTHING && ms <= 1000; ms += 10)
+        step = feed_on_demand(&v, ms, 7, ms >= 190, 5, &e);
+    CHECK_INT(step, HOG_STARTS);
+    CHECK_INT(ms - 10, 240);
+    CHECK_INT(v.since, 0);
+    /* counting stopped and began again: the new count is a new base, not a mount */
+    struct hog_track w = {0};
+    step = HOG_NOTHING;
+    for (ms = 0; step == HOG_NOTHING && ms <= 1000; ms += 10)
+        step = feed_on_demand(&w, ms, 7, ms != 180, ms < 180 ? 10 : 20, &e);
+    CHECK_INT(step, HOG_STARTS);
+    CHECK_INT(ms - 10, 240); /* 50 ms counted from 190 ms */
+    CHECK_INT(w.since, 0);
+    /* counted, but the carrier had 1 ms of CPU in every 10 (a starved machine): a thread that could
+     * not run could not yield either, so the window proves nothing until the carrier has run half
+     * of it (25 ms of CPU); the hog is still timed from its first sample */
+    struct hog_track c = {0};
+    step = HOG_NOTHING;
+    for (ms = 0; step == HOG_NOTHING && ms <= 1000; ms += 10) {
+        struct hog_sample s = {.now = ms * MS,
+                               .vthread_id = 7,
+                               .running = 1,
+                               .counting = ms >= 150,
+                               .mounts = 3,
+                               .cpu_ns = (1000 + ms / 10) * MS};
+        step = hog_track_sample(&c, &s, &ON_DEMAND, &e);
+    }
+    CHECK_INT(step, HOG_STARTS);
+    CHECK_INT(ms - 10, 400); /* 25 ms of CPU counted from 150 ms */
+    CHECK_INT(c.since, 0);
+    /* never counted (the mount events are not available): hog= alone, as before */
+    struct hog_track n = {0};
+    struct hog_rule unverified = ON_DEMAND;
+    unverified.verify_ns = 0;
+    step = HOG_NOTHING;
+    for (ms = 0; step == HOG_NOTHING && ms <= 1000; ms += 10) {
+        struct hog_sample s = {.now = ms * MS, .vthread_id = 7, .running = 1};
+        step = hog_track_sample(&n, &s, &unverified, &e);
+    }
+    CHECK_INT(step, HOG_STARTS);
+    CHECK_INT(ms - 10, 200);
+}
+
 int main(void)
 {
     CHECK_RUN(test_hog_starts_and_ends);
@@ -230,5 +320,6 @@ int main(void)
     CHECK_RUN(test_late_samples);
     CHECK_RUN(test_few_looks);
     CHECK_RUN(test_frozen_carrier);
+    CHECK_RUN(test_counted_on_demand);
     CHECK_MAIN_RETURN();
 }
