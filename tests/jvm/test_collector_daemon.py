@@ -490,9 +490,10 @@ def case_hostile(tmp):
         wait_for(lambda: jvm_of(col.query("status"), FAKE_PID)["pins_in_progress"] == 2, 5, "the good agent's pin")
         check(col.proc.poll() is None, "the collector died")
 
-        # the client cap: good + slow + 2 idle = 4; the fifth is refused
+        # the client cap: good + slow + 2 idle = 4; the fifth is refused, once the collector holds the two
+        held = socket_fds(col.proc.pid)
         idle = [connect(col.socket), connect(col.socket)]
-        time.sleep(0.2)
+        wait_for(lambda: socket_fds(col.proc.pid) >= held + 2, 5, "the collector accepting the two idle clients")
         fifth = connect(col.socket)
         check(peer_closed(fifth), "a connection beyond --max-clients was served")
         wait_for(lambda: "refusing new connections" in col.log(), 5, "the max-clients line")
@@ -504,6 +505,17 @@ def case_hostile(tmp):
         check(col.stop() == 0, "collector exit status")
     finally:
         col.stop(signal.SIGKILL)
+
+
+def socket_fds(pid):
+    """The sockets a process holds open: the collector's listeners and the connections it accepted."""
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("socket:")
+        except OSError:  # closed meanwhile
+            pass
+    return n
 
 
 def case_second(tmp):

@@ -207,10 +207,13 @@ class UnitCollector:
         with open(self.log.name, errors="replace") as f:
             return f.read()
 
-    def jvm_pids(self):
+    def jvms(self):
         p = subprocess.run([self.vtpin, "status", "--json", "--socket", self.socket], capture_output=True, text=True)
         check(p.returncode == 0, "vtpin status --socket %s: %s" % (self.socket, p.stderr))
-        return [j["pid"] for j in json.loads(p.stdout)["jvms"]]
+        return json.loads(p.stdout)["jvms"]
+
+    def jvm_pids(self):
+        return [j["pid"] for j in self.jvms()]
 
     def stop(self):
         """SIGTERM, as systemctl stop sends: exit 0, a recording closed in the state dir."""
@@ -247,10 +250,11 @@ def attach_and_report(vtpin, jdk, collector):
             check(time.monotonic() < deadline, "the unit's collector lists the JVM:\n" + collector.text())
             time.sleep(0.2)
         deadline = time.monotonic() + 60
-        # ReproLoop pins every 100 ms on JDK 21: wait for the recording to grow, then stop
-        while os.path.getsize(record) < 4096 and time.monotonic() < deadline:
+        # ReproLoop pins every 100 ms on JDK 21: wait for its pins to reach the collector (on 24+, where
+        # nothing pins, for the recording to grow), then stop
+        pinned = lambda: int(jdk) >= 24 or any(j["pid"] == t.pid and j["pins_total"] >= 3 for j in collector.jvms())
+        while (os.path.getsize(record) < 4096 or not pinned()) and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(1)
         p = run([vtpin, "attach", str(t.pid), "stop"], timeout=120)
         check(p.returncode == 0, "%s attach PID stop exits 0" % vtpin)
         t.stop()
