@@ -38,6 +38,17 @@ def http_get(url, method="GET", timeout=10):
         return e.code, e.headers, e.read().decode()
 
 
+def socket_fds(pid):
+    """The sockets a process holds open: the collector's listeners and the connections it accepted."""
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("socket:")
+        except OSError:  # closed meanwhile
+            pass
+    return n
+
+
 class CollectorProcess:
     """A real `vtpin collector`.
 

@@ -30,7 +30,7 @@ VTPIN = os.path.join(BUILD, "vtpin")
 MAGIC = b"VTPIN\0\0\1"
 
 
-from collector_fixture import CollectorProcess, Failure  # noqa: E402  (one Failure for every test file)
+from collector_fixture import CollectorProcess, Failure, socket_fds  # noqa: E402  (one Failure for every test file)
 
 
 class Skipped(Exception):
@@ -505,17 +505,6 @@ def case_hostile(tmp):
         check(col.stop() == 0, "collector exit status")
     finally:
         col.stop(signal.SIGKILL)
-
-
-def socket_fds(pid):
-    """The sockets a process holds open: the collector's listeners and the connections it accepted."""
-    n = 0
-    for fd in os.listdir("/proc/%d/fd" % pid):
-        try:
-            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("socket:")
-        except OSError:  # closed meanwhile
-            pass
-    return n
 
 
 def case_second(tmp):

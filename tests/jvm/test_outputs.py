@@ -12,6 +12,7 @@ import threading
 import time
 
 from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, report_json, scheduler, skip, tempdir
+from collector_fixture import socket_fds
 from test_collector import Collector, streaming
 from test_views import hostile_names, hostile_pins
 
@@ -244,7 +245,9 @@ def case_collector_full(jdk):
             except OSError:
                 check(time.monotonic() < deadline and coll.proc.poll() is None, "collector did not start")
                 time.sleep(0.05)
-        time.sleep(0.5)
+        while socket_fds(coll.proc.pid) < 2:  # its listener and the holder: the JVM's agent is the second client
+            check(time.monotonic() < deadline and coll.proc.poll() is None, "the collector did not take the holder")
+            time.sleep(0.05)
         # 80 pins of 400 ms on 4 carriers: about 8 s of refused reconnects
         r = streaming(jdk, coll, "JniSleep", args=(80, 400), props=scheduler(4)).run(180)
         lines = [l for l in r.stderr().splitlines() if "collector" in l]
