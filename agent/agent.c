@@ -560,7 +560,7 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
     agent.queue = queue_new(agent.options.queue_slots, pins_record_size(agent.options.depth));
     if (!agent.queue || natives_init(16384) ||
         carriers_init(agent.options.max_carriers, agent.options.ring_entries,
-                      agent.options.occupancy == OCCUPANCY_EXACT)) {
+                      agent.options.occupancy == OCCUPANCY_EXACT, pins_record_size(agent.options.depth))) {
         log_error("out of memory for the event queue (queue=%u, depth=%u)", agent.options.queue_slots,
                   agent.options.depth);
         return JNI_ERR;

@@ -16,6 +16,7 @@ static struct carrier_slot *slots;
 static unsigned slot_count;
 static unsigned mounts_per_ring;
 static int exact_source;
+static size_t scratch_bytes;
 static _Atomic uint64_t dropped, unregistered;
 /* Bumped when carriers_register_existing registers carriers from outside their own threads. */
 static _Atomic unsigned registry_generation;
@@ -25,7 +26,7 @@ static __thread struct carrier_slot *my_slot;
 /* The registry generation this thread last looked itself up in (found nothing). */
 static __thread unsigned my_lookup_generation;
 
-int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact)
+int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact, size_t record_size)
 {
     if (slots)
         return 0;
@@ -35,6 +36,7 @@ int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact)
     slot_count = max_carriers;
     mounts_per_ring = ring_entries;
     exact_source = exact;
+    scratch_bytes = record_size;
     return 0;
 }
 
@@ -66,6 +68,11 @@ static void publish(struct carrier_slot *s, JNIEnv *jni, jthread thread, int tid
         s->ring = mount_ring_new(mounts_per_ring); /* kept across reuse of the slot */
     else if (s->ring)
         mount_ring_clear(s->ring);
+    if (!s->scratch) { /* kept across reuse too; none (out of memory): records are filled in their slot */
+        s->scratch = malloc(scratch_bytes);
+        s->scratch_size = s->scratch ? scratch_bytes : 0;
+    }
+    s->scratch_busy = 0;
     atomic_store_explicit(&s->state, SLOT_LIVE, memory_order_release);
 }
 
@@ -170,6 +177,22 @@ void JNICALL carriers_on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
 {
     (void)jvmti;
     record_mount(jni, vthread, 0);
+}
+
+void *carriers_scratch_take(size_t size)
+{
+    struct carrier_slot *s = this_carriers_slot();
+    if (!s || !s->scratch || s->scratch_size < size || s->scratch_busy)
+        return NULL;
+    s->scratch_busy = 1;
+    return s->scratch;
+}
+
+void carriers_scratch_give_back(void *scratch)
+{
+    struct carrier_slot *s = this_carriers_slot();
+    if (s && scratch && s->scratch == scratch)
+        s->scratch_busy = 0;
 }
 
 void JNICALL carriers_on_mount_counted(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)

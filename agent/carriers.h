@@ -26,6 +26,10 @@ struct carrier_slot {
     char name[JTHREAD_NAME_MAX];
     int64_t start_ns;
     struct mount_ring *ring;
+    /* this carrier's callbacks only: a record is filled here before a queue slot is taken (pins.c) */
+    void *scratch;
+    size_t scratch_size;
+    int scratch_busy;
     /* writer-only */
     unsigned announced; /* sinks told about this carrier */
     int64_t seen_vthread, watch_since;
@@ -46,7 +50,8 @@ struct carrier_slot {
     uint32_t hog_stack, hog_culprit, hog_vname;
 };
 
-int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact); /* 0 or -ENOMEM */
+/* record_size: each carrier's scratch record (carriers_scratch_take). 0 or -ENOMEM. */
+int carriers_init(unsigned max_carriers, unsigned ring_entries, int exact, size_t record_size);
 
 /* From ThreadStart of a CarrierThread (runs on that thread; agent.c). */
 void carriers_register(JNIEnv *jni, jthread thread, int tid, const char *name);
@@ -57,6 +62,12 @@ void carriers_register_existing(jvmtiEnv *jvmti, JNIEnv *jni, jclass carrier_cla
 
 void JNICALL carriers_on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
 void JNICALL carriers_on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
+/* This carrier's scratch record of at least size bytes, for one callback to fill before it takes a
+ * queue slot, so that a slot is never held while its record is made (queue.h). NULL when there is
+ * none: a thread with no carrier slot, a depth raised by a later attach, or a callback on this thread
+ * that holds it already (a JVMTI event inside one of its JNI calls). Give it back when done. */
+void *carriers_scratch_take(size_t size);
+void carriers_scratch_give_back(void *scratch);
 /* Mounts counted, nothing recorded: the carrier's mounts_counted goes up by one (mount_events.h). */
 void JNICALL carriers_on_mount_counted(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread);
 

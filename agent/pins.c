@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bytecode.h"
+#include "carriers.h"
 #include "clock.h"
 #include "jdk_words.h"
 #include "jthread.h"
@@ -84,6 +85,40 @@ static int mounted_reason(jint code)
                                                                               : REASON_UNKNOWN;
 }
 
+/* Where a callback makes its record: in its carrier's scratch record, then copied into a queue slot
+ * taken only once it is made (record_close), so that a slot is never held while a callback reads a
+ * stack or calls into the JVM: the writer takes slots in order, and one held open would hold back
+ * every record behind it (issue 36). A thread without a scratch record fills its slot in place. */
+struct record_space {
+    struct rec *r;
+    void *scratch;
+    uint64_t ticket;
+};
+
+static struct rec *record_open(struct record_space *sp)
+{
+    struct queue *q = detector.setup.queue;
+    sp->scratch = carriers_scratch_take(queue_slot_size(q));
+    sp->r = sp->scratch ? sp->scratch : queue_reserve(q, &sp->ticket);
+    return sp->r;
+}
+
+/* 0, or -1 when the queue was full (counted by the queue: the record is lost). */
+static int record_close(struct record_space *sp)
+{
+    struct queue *q = detector.setup.queue;
+    if (sp->scratch) {
+        void *slot = queue_reserve(q, &sp->ticket);
+        if (slot)
+            memcpy(slot, sp->scratch, queue_slot_size(q));
+        carriers_scratch_give_back(sp->scratch);
+        if (!slot)
+            return -1;
+    }
+    queue_commit(q, sp->ticket);
+    return 0;
+}
+
 /* A pin end. thread (non-NULL when the pin outlasted the threshold with its
  * stack deferred): the writer may not have taken that stack yet, because it
  * looked late under CPU load or a record ahead in the queue held the start
@@ -91,8 +126,8 @@ static int mounted_reason(jint code)
  * own stack here and the pin is not reported without one. */
 static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind kind)
 {
-    uint64_t ticket;
-    struct rec *r = queue_reserve(detector.setup.queue, &ticket);
+    struct record_space sp;
+    struct rec *r = record_open(&sp);
     if (!r)
         return;
     r->kind = REC_PIN_END;
@@ -108,8 +143,8 @@ static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind
         if (kind == KIND_ENTER && r->frame_count > 0 && monitors[0] > 0)
             monitors[0]--;
     }
-    queue_commit(detector.setup.queue, ticket);
-    detector.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
+    if (record_close(&sp) == 0)
+        detector.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
 }
 
 /* stack_now: the writer needs the stack to decide whether this is a pin at all.
@@ -123,8 +158,8 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     on_carrier.pin_id = 0;
     on_carrier.kind = KIND_NONE;
     atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
-    uint64_t ticket;
-    struct rec *r = queue_reserve(detector.setup.queue, &ticket);
+    struct record_space sp;
+    struct rec *r = record_open(&sp);
     if (!r)
         return; /* counted by the queue; the end will be ignored too */
     uint64_t id = atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
@@ -158,12 +193,14 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
      * stack) is vtpin's cost, not the program's pin (JFR's park event begins after it too). */
     int64_t now = begun_ns ? begun_ns : clock_mono_ns();
     r->time_ns = now;
-    queue_commit(detector.setup.queue, ticket);
+    int monitors_later = r->monitors_later; /* r is the scratch record, free for reuse once closed */
+    if (record_close(&sp))
+        return; /* the queue was full: counted; the end will be ignored too */
     on_carrier.pin_id = id;
     on_carrier.start_ns = now;
     on_carrier.kind = kind;
     on_carrier.stack_deferred = deferred;
-    on_carrier.monitors_later = r->monitors_later;
+    on_carrier.monitors_later = monitors_later;
     /* Wake the writer only if it would otherwise look too late: when the pin crosses the threshold. */
     detector.setup.wake_writer(now + (int64_t)detector.setup.threshold_ns);
 }
@@ -286,8 +323,8 @@ void pins_carrier_started(const char *name)
 {
     if (atomic_load_explicit(&stopped, memory_order_relaxed))
         return;
-    uint64_t ticket;
-    struct rec *r = queue_reserve(detector.setup.queue, &ticket);
+    struct record_space sp;
+    struct rec *r = record_open(&sp);
     if (!r)
         return;
     r->kind = REC_CARRIER_START;
@@ -295,8 +332,8 @@ void pins_carrier_started(const char *name)
     r->carrier_tid = jthread_self_tid();
     memcpy(r->carrier_name, name, REC_NAME_MAX);
     r->frame_count = 0;
-    queue_commit(detector.setup.queue, ticket);
-    detector.setup.wake_writer(INT64_MAX);
+    if (record_close(&sp) == 0)
+        detector.setup.wake_writer(INT64_MAX);
 }
 
 int pins_running(void)

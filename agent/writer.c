@@ -168,8 +168,10 @@ static void wait_for_work(int64_t timeout_ns)
     atomic_store(&sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
     if (!queue_peek(writer.cfg.queue) && !atomic_load(&stop_requested)) {
-        /* A producer still filling the head slot holds back the records behind
-         * it, and its commit may not wake us (an end never does): look again soon. */
+        /* A producer between its reserve and its commit holds back the records behind
+         * it, and its commit may not wake us (an end never does): look again soon. Only
+         * a copy lies between the two (pins.c fills its record first), unless the
+         * producer was preempted there or had no scratch record. */
         if (queue_pending(writer.cfg.queue) && timeout_ns > 1000000)
             timeout_ns = 1000000;
         struct timespec ts = {timeout_ns / 1000000000LL, timeout_ns % 1000000000LL};
