@@ -37,6 +37,7 @@ struct link {
     uint32_t connections;
     int warned_down;
     int warned_refused; /* said why the socket is not ours to send to */
+    int64_t owner;      /* collector_owner=: also trusted; -1: none */
     int64_t connected_at;
     uint64_t conn_sent;    /* bytes the current connection took */
     int64_t log_refill_at; /* when the next message token comes */
@@ -78,7 +79,7 @@ static const char *held_note(unsigned held, char *buf, size_t cap)
     return buf;
 }
 
-struct link *link_new(const char *path, size_t buffer_bytes, int *err)
+struct link *link_new(const char *path, size_t buffer_bytes, int64_t owner, int *err)
 {
     char def[4096];
     if (!path || !*path) {
@@ -103,6 +104,7 @@ struct link *link_new(const char *path, size_t buffer_bytes, int *err)
         return NULL;
     }
     l->fd = -1;
+    l->owner = owner;
     l->backoff = BACKOFF_MIN_NS;
     return l;
 }
@@ -196,10 +198,13 @@ static void say_refused(struct link *l, const char *why)
     if (l->warned_refused)
         return;
     l->warned_refused = 1;
-    log_warn("collector at %s refused: %s; another user may have made it to receive this JVM's events: none are "
-             "sent there (they are counted as dropped); start a collector as this user or root, or give "
-             "collector=PATH",
-             l->path, why);
+    char owner[64] = "";
+    if (l->owner >= 0)
+        snprintf(owner, sizeof(owner), " (nor collector_owner's, uid %lld)", (long long)l->owner);
+    log_warn("collector at %s refused: %s%s; another user may have made it to receive this JVM's events: none are "
+             "sent there (they are counted as dropped); start a collector as this user or root, give "
+             "collector=PATH, or collector_owner=USER to trust the user who runs it",
+             l->path, why, owner);
 }
 
 /* Whether the socket and its directory are this user's or root's (common/path_trust.h);
@@ -208,6 +213,10 @@ static int socket_trusted(struct link *l)
 {
     char why[512];
     int rc = path_trust_check_socket(l->path, geteuid(), why, sizeof(why));
+    char unused[512];
+    /* collector_owner=: what that user would trust (its paths or root's, in a directory no one else writes) */
+    if (rc == -EPERM && l->owner >= 0 && path_trust_check_socket(l->path, (uid_t)l->owner, unused, sizeof(unused)) == 0)
+        rc = 0;
     if (rc == -EPERM || rc == -ENOTDIR || rc == -ENOTSOCK) {
         say_refused(l, why);
         return 0;
@@ -215,7 +224,7 @@ static int socket_trusted(struct link *l)
     return 1;
 }
 
-/* Whether the process listening on fd runs as this user or root: the socket may have been
+/* Whether the process listening on fd runs as this user, root or collector_owner: the socket may have been
  * swapped since it was checked. */
 static int peer_trusted(struct link *l, int fd)
 {
@@ -223,7 +232,7 @@ static int peer_trusted(struct link *l, int fd)
     socklen_t len = sizeof(cred);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
         return 1; /* no credentials to judge: the socket's owner was checked */
-    if (path_trust_uid(cred.uid, geteuid(), PATH_TRUST_ROOT))
+    if (path_trust_uid(cred.uid, geteuid(), PATH_TRUST_ROOT) || (l->owner >= 0 && cred.uid == (uid_t)l->owner))
         return 1;
     char why[160];
     snprintf(why, sizeof(why),

@@ -12,9 +12,11 @@
 
 struct link;
 
-/* path NULL or "": the default socket. NULL with *err = -ENAMETOOLONG when
- * the path does not fit a Unix socket address, or -ENOMEM. */
-struct link *link_new(const char *path, size_t buffer_bytes, int *err);
+/* path NULL or "": the default socket. A collector is trusted when its socket, the socket's
+ * directory and the process listening are this user's or root's, or owner's (>= 0: the
+ * collector_owner= option; -1: none). NULL with *err = -ENAMETOOLONG when the path does not fit
+ * a Unix socket address, or -ENOMEM. */
+struct link *link_new(const char *path, size_t buffer_bytes, int64_t owner, int *err);
 void link_free(struct link *l);
 
 /* Tries to connect when disconnected and the backoff has expired.

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ const char options_usage[] =
     "  log=PATH        agent messages to PATH instead of stderr\n"
     "  collector[=PATH]  stream events to 'vtpin collector' on this Unix socket (default\n"
     "                  $XDG_RUNTIME_DIR/vtpin/collector.sock or /tmp/vtpin-UID/collector.sock)\n"
+    "  collector_owner=USER  trust a collector that USER (a name or uid) runs, as well as this\n"
+    "                  user's and root's (a shared collector started with --allow-uid for this user)\n"
     "  buffer=N        bytes kept for a slow collector before events are dropped (default 4194304)\n"
     "  occupancy=sampled|exact|off  how carrier occupancy is measured (default sampled)\n"
     "  sample=DUR      sampling period of the carrier watchdog: native and VM blocks, parks\n"
@@ -56,6 +59,7 @@ void options_defaults(struct options *o)
     o->hog_ns = 200000000ull;
     o->trace = TRACE_OFF;
     o->depth = 128;
+    o->collector_owner = -1;
     o->queue_slots = 1024;
     o->max_stacks = 65536;
     o->max_methods = 65536;
@@ -105,6 +109,26 @@ static int parse_uint(const char *text, unsigned lo, unsigned hi, unsigned *out)
     if (errno || *end || v < lo || v > hi)
         return -EINVAL;
     *out = (unsigned)v;
+    return 0;
+}
+
+/* A user by name (the passwd database) or by uid. */
+static int parse_user(const char *text, int64_t *uid)
+{
+    if (!text || !*text)
+        return -EINVAL;
+    if (isdigit((unsigned char)*text)) {
+        unsigned n = 0;
+        if (parse_uint(text, 0, 0xfffffffeu, &n))
+            return -EINVAL;
+        *uid = n;
+        return 0;
+    }
+    struct passwd pw, *found = NULL;
+    char buf[4096];
+    if (getpwnam_r(text, &pw, buf, sizeof(buf), &found) != 0 || !found)
+        return -EINVAL;
+    *uid = found->pw_uid;
     return 0;
 }
 
@@ -199,6 +223,9 @@ static int parse_one(struct options *o, const char *key, const char *value, char
                      strlen(value), socket_path_max(), value);
             return -EINVAL;
         }
+    } else if (strcmp(key, "collector_owner") == 0) {
+        rc = parse_user(value, &o->collector_owner);
+        expect = "a user name or a uid";
     } else if (strcmp(key, "buffer") == 0) {
         rc = parse_uint(value, 65536, 1u << 30, &o->collector_buffer);
         expect = "a byte count from 65536 to 1073741824";
@@ -250,7 +277,7 @@ static int parse_one(struct options *o, const char *key, const char *value, char
     } else {
         snprintf(err, errlen,
                  "unknown option '%s' (valid: threshold, hog, trace, tracefile, record, record_mode, record_max, "
-                 "record_keep, log, collector, "
+                 "record_keep, log, collector, collector_owner, "
                  "buffer, "
                  "occupancy, sample, occupancy_sample, carriers, ring, depth, queue, stacks, methods, stats, "
                  "downcalls, quiet, stop, "

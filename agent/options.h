@@ -36,6 +36,7 @@ struct options {
     uint64_t record_mode;       /* the recording's permissions (default 0600); 64 bits keep the struct unpadded */
     uint64_t record_max;        /* past this many bytes the recording rotates; 0: never */
     uint64_t record_keep;       /* rotated files kept: PATH.1 (the newest) .. PATH.N */
+    int64_t collector_owner;    /* collector_owner=: a collector this uid runs is trusted too; -1: none */
     int downcalls_marked;       /* downcalls=marked: FFM downcalls are marked, their targets not read */
     int quiet;                  /* no informational log lines */
     int stop;                   /* loaded again with "stop": turn events off and flush */

@@ -51,7 +51,7 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
         }
     }
     if (o->collector && !outputs.link) {
-        outputs.link = link_new(o->collector_path, o->collector_buffer, &rc);
+        outputs.link = link_new(o->collector_path, o->collector_buffer, o->collector_owner, &rc);
         if (!outputs.link && rc == -ENAMETOOLONG) {
             snprintf(err, errlen,
                      "the default collector socket path is over the %zu bytes a Unix socket path can "

@@ -17,6 +17,9 @@ uid 65534 (nobody), through a preexec_fn that drops root as test_attach.py does.
   own_files JDK            tracefile= and log= are 0600 too; a link at record=, tracefile= or
                            log=, or nobody's file there, stops the load saying why, and nothing
                            is written through the link or into nobody's file
+  collector_owner JDK      a collector nobody runs in a directory of its own: a root JVM refuses
+                           it and says collector_owner=; with collector_owner=nobody it streams
+                           there, and nobody's collector lists it
 Root only (others skip)."""
 import json
 import os
@@ -312,7 +315,33 @@ def case_own_files(jdk="21"):
         os.umask(old)
 
 
+def case_collector_owner(jdk="21"):
+    need_root()
+    d = tempdir(prefix="vtpin-owner-")
+    os.chmod(d, 0o711)  # nobody reaches its own directories in it
+    sock = os.path.join(nobody_dir(os.path.join(d, "run")), "c.sock")
+    col = NobodyCollector(sock, nobody_dir(os.path.join(d, "rec"), 0o700), os.path.join(d, "collector.log"))
+    try:
+        refused = Run(int(jdk), "Repro", props=["-Djdk.virtualThreadScheduler.parallelism=4"],
+                      agent_opts="collector=" + sock).run()
+        err = refused.stderr()
+        check("connected to the collector" not in err and "refused" in err and "uid 65534" in err and
+              "collector_owner=USER" in err, "without collector_owner= a root JVM refuses nobody's collector, "
+              "saying how to trust it:\n" + err)
+        check(not [j for j in col.jvms() if j["pid"] == refused.proc.pid], "nobody's collector saw the refused JVM")
+        trusted = Run(int(jdk), "Repro", props=["-Djdk.virtualThreadScheduler.parallelism=4"],
+                      agent_opts="collector=%s,collector_owner=nobody" % sock).run()
+        err = trusted.stderr()
+        check("refused" not in err, "collector_owner=nobody: refused anyway:\n" + err)
+        seen = wait_for(lambda: [j for j in col.jvms() if j["pid"] == trusted.proc.pid and j["pins_total"] > 0], 10,
+                        "nobody's collector listing the root JVM that trusts it, with its pins")
+        check(seen[0]["pins_total"] == len(trusted.report()["pins"]), "every pin reached nobody's collector: %s vs %d"
+              % (seen[0]["pins_total"], len(trusted.report()["pins"])))
+    finally:
+        col.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main({"foreign_socket_dir": case_foreign_socket_dir, "collector_dirs": case_collector_dirs,
                    "run_foreign_dir": case_run_foreign_dir, "record_mode": case_record_mode,
-                   "own_files": case_own_files}))
+                   "own_files": case_own_files, "collector_owner": case_collector_owner}))

@@ -544,6 +544,26 @@ static void test_record_rotation(void)
         expect_bad_value(bad_keep[i], "record_keep");
 }
 
+/* collector_owner=: a uid or a user name of the passwd database; none by default */
+static void test_collector_owner(void)
+{
+    struct options o;
+    char err[256];
+    options_defaults(&o);
+    CHECK_INT(o.collector_owner, -1);
+    CHECK_INT(parse(&o, "collector=/tmp/c.sock,collector_owner=4242", err, sizeof(err)), 0);
+    CHECK_INT(o.collector_owner, 4242);
+    CHECK_INT(parse(&o, "collector_owner:root", err, sizeof(err)), 0);
+    CHECK_INT(o.collector_owner, 0);
+    CHECK_INT(parse(&o, "collector_owner=nobody", err, sizeof(err)), 0); /* Debian's: 65534 */
+    CHECK_INT(o.collector_owner, 65534);
+    static const char *const bad[] = {
+        "collector_owner=",           "collector_owner",     "collector_owner=no-such-user-vtpin", "collector_owner=-1",
+        "collector_owner=4294967295", "collector_owner=12ab"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        expect_bad_value(bad[i], "collector_owner");
+}
+
 int main(void)
 {
     CHECK_RUN(test_defaults);
@@ -565,5 +585,6 @@ int main(void)
     CHECK_RUN(test_fixed_at_first_load);
     CHECK_RUN(test_record_mode);
     CHECK_RUN(test_record_rotation);
+    CHECK_RUN(test_collector_owner);
     CHECK_MAIN_RETURN();
 }
