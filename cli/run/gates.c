@@ -1,5 +1,6 @@
 #include "gates.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,9 +43,59 @@ int gates_pin_jdk_internal(const struct recording_pin *p)
     return p->origin == PIN_ORIGIN_JDK;
 }
 
+/* 1 when --only patterns were given and the culprit frame (index culprit of stack when
+ * has_culprit) matches none of them. */
+static int culprit_not_only(const struct gate_config *c, const struct recording_stack *stack, int has_culprit,
+                            uint32_t culprit)
+{
+    if (!c->n_only)
+        return 0;
+    if (!stack || !has_culprit || culprit >= stack->count)
+        return 1;
+    const struct recording_method *m = stack->frames[culprit].method;
+    char name[1024];
+    snprintf(name, sizeof(name), "%s.%s", m->class_name, m->name);
+    for (size_t i = 0; i < c->n_only; i++)
+        if (fnmatch(c->only[i], name, 0) == 0)
+            return 0;
+    return 1;
+}
+
+int gates_pin_not_only(const struct gate_config *c, const struct recording_pin *p)
+{
+    return culprit_not_only(c, p->stack, p->has_culprit, p->culprit);
+}
+
+int gates_pin_baselined(const struct gate_config *c, const struct recording_pin *p)
+{
+    if (!c->baseline || !c->run_sites)
+        return 0;
+    const struct baseline_site *site = baseline_site_of(c->run_sites, p);
+    return site && !baseline_site_fails(c->baseline, site, c->baseline_tolerance_pct);
+}
+
+/* Set aside before a baseline is applied: the pins a baseline is made of are the others. */
+static int set_aside_before_baseline(const struct gate_config *c, const struct recording_pin *p)
+{
+    return gates_pin_allowed(c, p) || (!c->count_jdk_pins && gates_pin_jdk_internal(p)) || gates_pin_not_only(c, p);
+}
+
 int gates_pin_set_aside(const struct gate_config *c, const struct recording_pin *p)
 {
-    return gates_pin_allowed(c, p) || (!c->count_jdk_pins && gates_pin_jdk_internal(p));
+    return set_aside_before_baseline(c, p) || gates_pin_baselined(c, p);
+}
+
+int gates_run_sites(const struct gate_config *c, struct recording *const *recs, size_t n, struct baseline *out)
+{
+    for (size_t r = 0; r < n; r++)
+        for (size_t s = 0; s < recs[r]->n_sessions; s++) {
+            const struct recording_session *sess = recs[r]->sessions[s];
+            for (size_t i = 0; i < sess->n_pins; i++)
+                if (!set_aside_before_baseline(c, &sess->pins[i]) && baseline_add_pin(out, &sess->pins[i]))
+                    return -ENOMEM;
+        }
+    baseline_sort(out);
+    return 0;
 }
 
 static void add_reason(struct gate_result *out, const char *line)
@@ -67,6 +118,42 @@ static const char *first_deadlock_kind(struct recording *const *recs, size_t n)
     return "";
 }
 
+/* --baseline: one line for each site of the run that is not in the baseline or outgrew it, the
+ * first few named (the JUnit cases and the report name every one). */
+static void judge_sites(const struct gate_config *c, struct gate_result *out)
+{
+    if (!c->baseline || !c->run_sites)
+        return;
+    enum { NAMED = 8 };
+    char line[768];
+    for (size_t i = 0; i < c->run_sites->n; i++) {
+        const struct baseline_site *s = &c->run_sites->sites[i];
+        if (!baseline_site_fails(c->baseline, s, c->baseline_tolerance_pct))
+            continue;
+        if (++out->sites_failed > NAMED)
+            continue;
+        const struct baseline_site *known = baseline_find(c->baseline, s);
+        char was[96] = "not in the baseline";
+        if (known)
+            snprintf(was, sizeof(was), "the baseline has %" PRIu64 ", over its %d %% tolerance", known->pins,
+                     c->baseline_tolerance_pct);
+        char at[512] = "";
+        const struct recording_pin *e = s->example;
+        if (e && e->stack && e->has_culprit && e->culprit < e->stack->count)
+            report_format_frame(&e->stack->frames[e->culprit], at, sizeof(at));
+        snprintf(line, sizeof(line), "--baseline: %s pin site %.200s%s%.100s %s%s%.60s%s: %" PRIu64 " pin(s), %s%s%s",
+                 known ? "grown" : "new", s->class_name, s->method[0] ? "." : "", s->method, s->reason,
+                 s->library[0] ? " (" : "", s->library, s->library[0] ? ")" : "", s->pins, was, at[0] ? "; at " : "",
+                 at);
+        add_reason(out, line);
+    }
+    if (out->sites_failed > NAMED) {
+        snprintf(line, sizeof(line), "--baseline: %zu more new or grown pin site(s) (the JUnit cases name each)",
+                 out->sites_failed - NAMED);
+        add_reason(out, line);
+    }
+}
+
 void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out)
 {
     memset(out, 0, sizeof(*out));
@@ -83,6 +170,14 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
                     out->jdk_internal++;
                     continue;
                 }
+                if (gates_pin_not_only(c, p)) {
+                    out->not_only++;
+                    continue;
+                }
+                if (gates_pin_baselined(c, p)) {
+                    out->baselined++;
+                    continue;
+                }
                 out->pins++;
                 out->pinned_ns = recording_sat_add(out->pinned_ns, recording_pin_duration(sess, p));
                 if (p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK)
@@ -93,6 +188,10 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
                 const struct recording_hog *h = &sess->hogs[i];
                 if (gates_hog_allowed(c, h)) {
                     out->hogs_allowed++;
+                    continue;
+                }
+                if (culprit_not_only(c, h->stack, h->has_culprit, h->culprit)) {
+                    out->not_only++;
                     continue;
                 }
                 out->hogs++;
@@ -123,6 +222,7 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
                  out->deadlocks, first_deadlock_kind(recs, n));
         add_reason(out, line);
     }
+    judge_sites(c, out);
     if (c->fail_hogs && out->hogs >= c->fail_hogs) {
         snprintf(line, sizeof(line), "--fail-on-hogs %" PRIu64 ": %" PRIu64 " carrier hog(s), %s in all", c->fail_hogs,
                  out->hogs, units_format_duration(out->hogged_ns, a, sizeof(a)));

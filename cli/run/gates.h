@@ -1,6 +1,8 @@
 /* The pass/fail verdict of `vtpin run` over the recordings of every JVM a
  * command started: pins counted, pinned time summed, pins under accepted
- * frames (--allow) set aside, native blocks flagged, carrier hogs and deadlocks counted.
+ * frames (--allow), at other culprits than --only names and at the sites of a baseline
+ * (--baseline, baseline.h) set aside, native blocks flagged, carrier hogs and deadlocks counted;
+ * with a baseline, a site not in it or grown past its tolerance fails the run, named.
  * Pure logic. */
 #ifndef VTPIN_CLI_GATES_H
 #define VTPIN_CLI_GATES_H
@@ -8,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "baseline.h"
 #include "recording.h"
 
 struct gate_config {
@@ -18,13 +21,24 @@ struct gate_config {
     int fail_on_deadlock;     /* fail on any deadlock the agent found live (on in vtpin run) */
     const char **allow;       /* fnmatch patterns on "class.method" of any frame */
     size_t n_allow;
+    const char **only; /* --only: fnmatch patterns on the culprit's "class.method"; pins and hogs
+                          blamed elsewhere do not count (none: every culprit counts) */
+    size_t n_only;
     int count_jdk_pins; /* count pins with only JDK frames too (--count-jdk-pins) */
+    /* --baseline: the accepted sites, and the run's own (gates_run_sites) judged against them:
+     * a pin at an accepted site within baseline_tolerance_pct does not count */
+    const struct baseline *baseline;
+    const struct baseline *run_sites;
+    int baseline_tolerance_pct; /* -1: pin counts are not compared */
 };
 
 struct gate_result {
     uint64_t pins;         /* counted against the gates (not allowed) */
     uint64_t allowed;      /* set aside by --allow */
     uint64_t jdk_internal; /* set aside: every frame is the JDK's own */
+    uint64_t not_only;     /* set aside: the culprit is not one --only names (pins and hogs) */
+    uint64_t baselined;    /* set aside: at a site of the baseline, within its tolerance */
+    size_t sites_failed;   /* sites not in the baseline, or grown past its tolerance */
     uint64_t native_blocks;
     int64_t pinned_ns;     /* of the counted pins (in progress ones up to the end) */
     uint64_t hogs;         /* carrier hogs counted (not allowed) */
@@ -32,7 +46,7 @@ struct gate_result {
     int64_t hogged_ns;     /* of the counted hogs (in progress ones up to the end) */
     uint64_t deadlocks;    /* found live by the agent (docs/deadlocks.md) */
     int failed;
-    char why[768]; /* one line per failed gate */
+    char why[4096]; /* one line per failed gate */
 };
 
 /* 1 when a frame of the pin's stack matches one of the allow patterns. */
@@ -46,9 +60,21 @@ int gates_hog_allowed(const struct gate_config *c, const struct recording_hog *h
  * method-handle linkage), nothing the application can change. 0 without a stack. */
 int gates_pin_jdk_internal(const struct recording_pin *p);
 
-/* 1 when the pin does not count against the gates: allowed, or JDK-internal
- * unless those are counted. */
+/* 1 when --only patterns were given and the pin's culprit frame matches none of them (a pin
+ * without a culprit frame matches none). */
+int gates_pin_not_only(const struct gate_config *c, const struct recording_pin *p);
+
+/* 1 when the pin is at a site of the baseline, which the run's pins there do not outgrow. */
+int gates_pin_baselined(const struct gate_config *c, const struct recording_pin *p);
+
+/* 1 when the pin does not count against the gates: allowed, JDK-internal unless those are
+ * counted, not blamed where --only says, or baselined. */
 int gates_pin_set_aside(const struct gate_config *c, const struct recording_pin *p);
+
+/* The sites of the run's pins that count before a baseline is applied (not allowed, JDK-internal
+ * or outside --only) into out, sorted: what --write-baseline writes and --baseline judges.
+ * 0 or -ENOMEM. */
+int gates_run_sites(const struct gate_config *c, struct recording *const *recs, size_t n, struct baseline *out);
 
 void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out);
 

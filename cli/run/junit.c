@@ -76,7 +76,8 @@ static void put_case(FILE *out, const struct gate_config *c, const struct gate_r
              wire_reason_name(site->reason), units_format_duration(site->total_ns, a, sizeof(a)),
              units_format_duration(site->max_ns, b, sizeof(b)), site->ongoing ? ", some still pinned at the end" : "");
     if (allowed) {
-        put_system_out(out, "not counted (--allow, or only the JDK's own frames): ", summary);
+        put_system_out(
+            out, "not counted (--allow, only the JDK's own frames, outside --only, or in the --baseline): ", summary);
     } else if (g->failed) {
         fputs("      <failure message=\"", out);
         put_escaped(out, summary);

@@ -48,6 +48,7 @@
 
 #include "ask.h"
 #include "attach_protocol.h"
+#include "baseline.h"
 #include "commands.h"
 #include "common/path_trust.h"
 #include "common/socket_path.h"
@@ -82,6 +83,14 @@ static const char usage[] =
     "                            gates judge what it recorded (--end-on-deadlock says so)\n"
     "  --allow PATTERN           pins with a frame matching PATTERN (fnmatch on\n"
     "                            class.method, e.g. 'com.vendor.driver.*') do not count\n"
+    "  --only PATTERN            count only pins (and hogs) whose culprit frame matches PATTERN\n"
+    "                            (fnmatch on class.method, e.g. 'com.acme.*'; repeatable)\n"
+    "  --write-baseline FILE     write the pin sites found (class, method, reason, native library;\n"
+    "                            JSON, sorted) to FILE, to accept them with --baseline\n"
+    "  --baseline FILE           pins at FILE's sites do not count, and a site not in FILE, or with\n"
+    "                            more pins than FILE says past --baseline-tolerance, fails the run\n"
+    "  --baseline-tolerance PCT  growth of a known site's pins accepted, in percent (default 100;\n"
+    "                            none: pin counts are not compared)\n"
     "  --count-jdk-pins          also count pins whose every frame is the JDK's own\n"
     "                            (java., javax., jdk., sun., com.sun.; not counted by default)\n"
     "  --junit FILE              JUnit XML: one test case per pin site\n"
@@ -109,6 +118,9 @@ static const char usage[] =
 struct run_config {
     struct gate_config gates;
     const char *allow[MAX_ALLOW];
+    const char *only[MAX_ALLOW];
+    struct baseline baseline; /* --baseline FILE, read before the command runs */
+    const char *baseline_file, *write_baseline;
     const char *junit, *dir, *socket_arg, *agent, *extra, *format;
     int no_collector;
     int no_end_on_deadlock; /* --no-end-on-deadlock */
@@ -141,6 +153,28 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* The baseline file at path into b. 0, or -1 with why said. */
+static int read_baseline(const char *path, struct baseline *b, char *why, size_t cap)
+{
+    enum { LIMIT = 64 << 20 }; /* a baseline lists sites: megabytes would be a wrong file */
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, cap, "%s", strerror(errno));
+        return -1;
+    }
+    char *text = malloc(LIMIT + 1);
+    size_t len = text ? fread(text, 1, LIMIT + 1, f) : 0;
+    int bad = !text || ferror(f) || len > LIMIT;
+    fclose(f);
+    int rc = -1;
+    if (bad)
+        snprintf(why, cap, "%s", !text ? "out of memory" : len > LIMIT ? "over 64 MiB: not a baseline" : "read error");
+    else
+        rc = baseline_parse(text, len, b, why, cap) ? -1 : 0;
+    free(text);
+    return rc;
+}
+
 /* Options into cfg: -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct run_config *cfg)
 {
@@ -154,6 +188,10 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
                                              {"no-end-on-deadlock", no_argument, NULL, 'L'},
                                              {"allow", required_argument, NULL, 'a'},
                                              {"count-jdk-pins", no_argument, NULL, 'J'},
+                                             {"only", required_argument, NULL, 'O'},
+                                             {"baseline", required_argument, NULL, 'B'},
+                                             {"write-baseline", required_argument, NULL, 'W'},
+                                             {"baseline-tolerance", required_argument, NULL, 'T'},
                                              {"junit", required_argument, NULL, 'j'},
                                              {"dir", required_argument, NULL, 'd'},
                                              {"socket", required_argument, NULL, 's'},
@@ -204,6 +242,30 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
         case 'J':
             cfg->gates.count_jdk_pins = 1;
             break;
+        case 'O':
+            if (cfg->gates.n_only == MAX_ALLOW)
+                return cli_usage_error("run", "at most %d --only patterns", MAX_ALLOW);
+            cfg->only[cfg->gates.n_only++] = optarg;
+            break;
+        case 'B':
+            cfg->baseline_file = optarg;
+            break;
+        case 'W':
+            cfg->write_baseline = optarg;
+            break;
+        case 'T': {
+            long long v = strtoll(optarg, &end, 10);
+            if (strcmp(optarg, "none") == 0)
+                cfg->gates.baseline_tolerance_pct = -1;
+            else if (!*optarg || *end || v < 0 || v > 100000)
+                return cli_usage_error("run",
+                                       "--baseline-tolerance wants a percentage from 0 to 100000 or none, got "
+                                       "'%s'",
+                                       optarg);
+            else
+                cfg->gates.baseline_tolerance_pct = (int)v;
+            break;
+        }
         case 'j':
             cfg->junit = optarg;
             break;
@@ -249,6 +311,13 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
         }
     }
     cfg->gates.allow = cfg->allow;
+    cfg->gates.only = cfg->only;
+    if (cfg->baseline_file) { /* a bad baseline is said before the command runs */
+        char why[512];
+        if (read_baseline(cfg->baseline_file, &cfg->baseline, why, sizeof(why)))
+            return cli_usage_error("run", "--baseline %s: %s", cfg->baseline_file, why);
+        cfg->gates.baseline = &cfg->baseline;
+    }
     if (optind >= argc) {
         fputs("vtpin run: no command to run\n", stderr);
         fputs(usage, stderr);
@@ -602,7 +671,13 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
                       const struct run_left *left, size_t unreadable)
 {
     struct gate_result result;
-    gates_evaluate(&cfg->gates, recs, nrecs, &result);
+    struct gate_config gates = cfg->gates;
+    struct baseline sites = {0};
+    if ((cfg->baseline_file || cfg->write_baseline) && gates_run_sites(&gates, recs, nrecs, &sites))
+        fprintf(stderr, "vtpin run: out of memory for the pin sites: the baseline is left out\n");
+    else if (cfg->baseline_file)
+        gates.run_sites = &sites;
+    gates_evaluate(&gates, recs, nrecs, &result);
     /* past RUN_LEFT_MAX the rest may be JVMs: counted as such, not to pass over them */
     size_t unjudged = left->jvms + (left->n > RUN_LEFT_MAX ? left->n - RUN_LEFT_MAX : 0);
     gates_unjudged(&result, unjudged, cfg->background_ns, unreadable);
@@ -623,6 +698,12 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
            nrecs, result.pins, units_format_duration(result.pinned_ns, a, sizeof(a)), result.allowed,
            result.jdk_internal, result.native_blocks, result.hogs,
            units_format_duration(result.hogged_ns, b, sizeof(b)), result.deadlocks, status);
+    if (cfg->gates.n_only)
+        printf("vtpin run: %" PRIu64 " pin(s) and hog(s) blamed outside --only, not counted\n", result.not_only);
+    if (cfg->baseline_file)
+        printf("vtpin run: --baseline %s: %" PRIu64 " pin(s) at its %zu site(s) accepted, %zu site(s) new or "
+               "grown\n",
+               cfg->baseline_file, result.baselined, cfg->baseline.n, result.sites_failed);
     say_left(cfg, left);
     int stop_signal = run_job_stop_signal();
     if (stop_signal)
@@ -642,11 +723,22 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
         printf("vtpin run: gates passed\n");
     if (cfg->junit) {
         FILE *f = fopen(cfg->junit, "w");
-        if (!f || junit_write(f, &cfg->gates, &result, recs, nrecs) || fclose(f)) {
+        if (!f || junit_write(f, &gates, &result, recs, nrecs) || fclose(f)) {
             fprintf(stderr, "vtpin run: cannot write %s: %s\n", cfg->junit, strerror(errno));
             status = status ? status : CLI_EXIT_FAIL;
         }
     }
+    if (cfg->write_baseline) {
+        FILE *f = fopen(cfg->write_baseline, "w");
+        int failed = !f || baseline_write(f, &sites);
+        if ((f && fclose(f)) || failed) {
+            fprintf(stderr, "vtpin run: cannot write the baseline %s: %s\n", cfg->write_baseline, strerror(errno));
+            status = status ? status : CLI_EXIT_FAIL;
+        } else {
+            printf("vtpin run: wrote the baseline %s: %zu pin site(s)\n", cfg->write_baseline, sites.n);
+        }
+    }
+    baseline_free(&sites);
     fflush(stdout);
     return gates_exit_status(&result, nrecs, status, stop_signal);
 }
@@ -695,16 +787,21 @@ static void free_recordings(struct recording **recs, size_t nrecs)
 /* parse, set up, run the command, then judge what its JVMs recorded */
 int run_main(int argc, char **argv)
 {
-    struct run_config cfg = {.gates = {.fail_pins = -1, .fail_pinned_ns = -1, .fail_on_deadlock = 1},
-                             .format = "text",
-                             .background_ns = RUN_JOB_BACKGROUND_MS * 1000000LL};
+    struct run_config cfg = {
+        .gates = {.fail_pins = -1, .fail_pinned_ns = -1, .fail_on_deadlock = 1, .baseline_tolerance_pct = 100},
+        .format = "text",
+        .background_ns = RUN_JOB_BACKGROUND_MS * 1000000LL};
     struct run_state st;
     int rc = parse_options(argc, argv, &cfg);
-    if (rc >= 0)
+    if (rc >= 0) {
+        baseline_free(&cfg.baseline);
         return rc;
+    }
     memset(&st, 0, sizeof(st));
-    if (prepare_paths(&cfg, &st))
+    if (prepare_paths(&cfg, &st)) {
+        baseline_free(&cfg.baseline);
         return CLI_EXIT_FAIL;
+    }
     run_job_catch_signals();
     start_run(&cfg, &st);
 
@@ -728,6 +825,7 @@ int run_main(int argc, char **argv)
         join_kernel_view(&st, recs, nrecs);
     status = report_run(&cfg, recs, nrecs, status, &left, unreadable);
     free_recordings(recs, nrecs);
+    baseline_free(&cfg.baseline);
     run_job_release_signals();
     return status;
 }

@@ -713,6 +713,83 @@ def case_nothing_judged():
         check(re.search(r"^vtpin run: nothing judged: no JVM ran with vtpin", p.stdout, re.M), "the verdict says so")
 
 
+def run_pins(run_dir):
+    """Every pin of the run's recordings (the JSON report's)."""
+    pins = []
+    for f in sorted(os.listdir(run_dir)):
+        if f.endswith(".vtp"):
+            pins += report_json(os.path.join(run_dir, f))["pins"]
+    return pins
+
+
+def site_of(pin):
+    """A pin's baseline site as docs/run.md defines it, computed here from the JSON report."""
+    stack, c = pin["stack"] or [], pin["culprit"]
+    top = stack[c] if c is not None and c < len(stack) else None
+    if not top:
+        return ("(no stack)", "", pin["reason"])
+    return (top["class"].split("/0x")[0], top["method"], pin["reason"])
+
+
+def case_baseline(jdk):
+    """--write-baseline, then --baseline on a run with one site more: Repro's sites are accepted and
+    only the new one (JniSleep's native pins) fails the run, named; the verdict is the one computed
+    here from the run's own recordings (a site of the run that is not in the baseline, or has more
+    than twice its pins). --only with a pattern no culprit matches counts nothing."""
+    jdk = int(jdk)
+    d = tempdir("vtpin-baseline-")
+    base = os.path.join(d, "baseline.json")
+    p, _, run_dir = vtpin_run(["--write-baseline", base], [java(jdk, "Repro", parallelism=4)])
+    print(p.stdout[-600:])
+    check(p.returncode == 0 and "vtpin run: wrote the baseline %s" % base in p.stdout,
+          "the baseline written: exit %d\n%s%s" % (p.returncode, p.stdout[-800:], p.stderr[-800:]))
+    with open(base) as f:
+        text = f.read()
+    doc = json.loads(text)
+    check(doc["format"] == "vtpin.baseline/1", "the format: %s" % text[:200])
+    known = {(s["class"], s["method"], s["reason"]): s["pins"] for s in doc["sites"]}
+    counted = [q for q in run_pins(run_dir) if q["origin"] == "app"]
+    check(sorted(known) == sorted(set(site_of(q) for q in counted)), "the baseline's sites are the run's: %s vs %s"
+          % (sorted(known), sorted(set(site_of(q) for q in counted))))
+    check(not re.search(r'"line"|\.java:', text), "no line numbers in the baseline:\n" + text)
+    if jdk < 24:
+        check(known.get(("Repro", "settle", "MONITOR"), 0) >= 100, "Repro's 100 monitor pins: %s" % known)
+    else:
+        check(("Repro", "settle", "MONITOR") not in known, "no monitor pins on 24+ (JEP 491): %s" % known)
+
+    p, junit, run_dir = vtpin_run(["--baseline", base],
+                                  [java(jdk, "Chain", "Repro", "--", "JniSleep", 2, 100, parallelism=4)])
+    print(p.stdout[-1500:])
+    now = {}
+    for q in run_pins(run_dir):
+        if q["origin"] == "app":
+            now[site_of(q)] = now.get(site_of(q), 0) + 1
+    failing = sorted(s for s, n in now.items() if s not in known or n > 2 * known[s])
+    check(("JniSleep", "sleep", "NATIVE") in failing or any(s[0] == "JniSleep" and s[2] == "NATIVE" for s in failing),
+          "JniSleep's native pins are a new site: %s" % failing)
+    named = re.findall(r"^--baseline: (?:new|grown) pin site (\S+) (\S+)", p.stdout, re.M)
+    check(sorted("%s%s%s %s" % (s[0], "." if s[1] else "", s[1], s[2]) for s in failing) ==
+          sorted("%s %s" % n for n in named), "the run names exactly the new or grown sites: %s vs %s"
+          % (failing, named))
+    check(p.returncode == GATE_FAILED, "a new site fails the run: exit %d" % p.returncode)
+    check(not re.search(r"^--baseline: .*Repro\.settle", p.stdout, re.M), "Repro's known site is not named")
+    if jdk < 24:
+        check(re.search(r"--baseline %s: (\d+) pin\(s\) at its" % re.escape(base), p.stdout) and
+              int(re.search(r"--baseline %s: (\d+) pin\(s\) at its" % re.escape(base), p.stdout).group(1)) >= 100,
+              "Repro's pins accepted:\n" + p.stdout[-800:])
+    _, failed = junit_cases(junit)
+    check(any("JniSleep" in c.getAttribute("name") for c in failed), "the JUnit case of the new site fails: %s"
+          % [c.getAttribute("name") for c in failed])
+
+    p, _, run_dir = vtpin_run(["--only", "com.nosuch.*", "--fail-on-pins", "1"],
+                              [java(jdk, "Chain", "Repro", "--", "JniSleep", 2, 100, parallelism=4)])
+    app = [q for q in run_pins(run_dir) if q["origin"] == "app"]
+    check(p.returncode == 0 and "vtpin run: %d pin(s) and hog(s) blamed outside --only, not counted" % len(app)
+          in p.stdout, "--only counts only what it names: exit %d, %d app pins\n%s" % (p.returncode, len(app),
+                                                                                      p.stdout[-800:]))
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def case_usage():
     p = subprocess.run([VTPIN, "run", "--fail-on-pins", "x", "--", "true"], capture_output=True, text=True)
     check(p.returncode == 2 and "--fail-on-pins" in p.stderr, "bad gate value: %d %s" % (p.returncode, p.stderr))
@@ -740,6 +817,7 @@ if __name__ == "__main__":
         "background_timeout": case_background_timeout,
         "agent_options_outputs": case_agent_options_outputs,
         "nothing_judged": case_nothing_judged,
+        "baseline": case_baseline,
         "kernel_view": case_kernel_view,
         "kernel_view_off": case_kernel_view_off,
         "kernel_view_container": case_kernel_view_container,
