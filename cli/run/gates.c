@@ -12,19 +12,25 @@
 #include "report.h"
 #include "vtpin.pb-c.h"
 
+/* 1 when "class.method" of m matches one of patterns[n] (fnmatch). */
+static int method_matches(const struct recording_method *m, const char *const *patterns, size_t n)
+{
+    char name[1024];
+    snprintf(name, sizeof(name), "%s.%s", m->class_name, m->name);
+    for (size_t i = 0; i < n; i++)
+        if (fnmatch(patterns[i], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
 /* 1 when a frame of stack matches one of the allow patterns. */
 static int stack_allowed(const struct gate_config *c, const struct recording_stack *stack)
 {
     if (!c->n_allow || !stack)
         return 0;
-    for (uint32_t f = 0; f < stack->count; f++) {
-        const struct recording_method *m = stack->frames[f].method;
-        char name[1024];
-        snprintf(name, sizeof(name), "%s.%s", m->class_name, m->name);
-        for (size_t i = 0; i < c->n_allow; i++)
-            if (fnmatch(c->allow[i], name, 0) == 0)
-                return 1;
-    }
+    for (uint32_t f = 0; f < stack->count; f++)
+        if (method_matches(stack->frames[f].method, c->allow, c->n_allow))
+            return 1;
     return 0;
 }
 
@@ -52,13 +58,7 @@ static int culprit_not_only(const struct gate_config *c, const struct recording_
         return 0;
     if (!stack || !has_culprit || culprit >= stack->count)
         return 1;
-    const struct recording_method *m = stack->frames[culprit].method;
-    char name[1024];
-    snprintf(name, sizeof(name), "%s.%s", m->class_name, m->name);
-    for (size_t i = 0; i < c->n_only; i++)
-        if (fnmatch(c->only[i], name, 0) == 0)
-            return 0;
-    return 1;
+    return !method_matches(stack->frames[culprit].method, c->only, c->n_only);
 }
 
 int gates_pin_not_only(const struct gate_config *c, const struct recording_pin *p)
