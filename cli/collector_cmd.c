@@ -100,25 +100,234 @@ static int absolute(const char *path, char *out, size_t cap)
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+/* The long options without a short form. */
+enum collector_option {
+    OPT_MAX_FRAME = 256,
+    OPT_MAX_CLIENTS,
+    OPT_METRICS,
+    OPT_METRICS_ANY,
+    OPT_MEMORY_BUDGET,
+    OPT_KERNEL,
+    OPT_KERNEL_MIN,
+    OPT_JVMS,
+    OPT_ATTACH_ON_PIN,
+    OPT_ATTACH_ONLY,
+    OPT_ATTACH_DENY,
+    OPT_ATTACH_PER_MINUTE,
+    OPT_ALLOW_UID,
+    OPT_ALLOW_GID,
+    OPT_ALLOW_SEE_ALL
+};
+
+/* What the command line says: the server's configuration, and what is resolved after the
+ * options are read (the paths, made absolute; the metrics address). */
+struct collector_args {
+    struct server_config cfg;
+    const char *socket_arg, *dir_arg, *metrics_arg;
+    int metrics_any;
+    int64_t attach_min; /* --attach-on-pin's DUR; -1: off */
+};
+
+/* One option (getopt_long's opt and optarg) into a: -1 to go on, else the exit status. */
+static int take_option(int opt, char **argv, struct collector_args *a)
+{
+    uint64_t v;
+    switch (opt) {
+    case 's':
+        a->socket_arg = optarg;
+        break;
+    case 'd':
+        a->dir_arg = optarg;
+        break;
+    case 'k':
+        if (units_parse_count(optarg, 0, 4096, &v) != 0)
+            return cli_usage_error("collector", "--alert-k: '%s' is not a carrier count (0-4096; 0: all carriers)",
+                                   optarg);
+        a->cfg.alert.k = (unsigned)v;
+        break;
+    case 'a':
+        if (units_parse_duration(optarg, &a->cfg.alert.hold_ns) != 0)
+            return cli_usage_error("collector", "--alert-after: '%s' is not a duration (e.g. 500ms, 1s)", optarg);
+        break;
+    case 'w':
+        if (units_parse_duration(optarg, &a->cfg.window_ns) != 0 || a->cfg.window_ns < 1000000000LL ||
+            a->cfg.window_ns > 86400000000000LL)
+            return cli_usage_error("collector", "--window: '%s' is not a duration between 1s and 24h (e.g. 60s, 5m)",
+                                   optarg);
+        break;
+    case OPT_MAX_FRAME:
+        if (units_parse_size(optarg, &v) != 0 || v < 1024 || v > (256u << 20))
+            return cli_usage_error("collector", "--max-frame: '%s' is not a size between 1k and 256M", optarg);
+        a->cfg.max_frame = (size_t)v;
+        break;
+    case OPT_MAX_CLIENTS:
+        if (units_parse_count(optarg, 1, 65536, &v) != 0)
+            return cli_usage_error("collector", "--max-clients: '%s' is not a count between 1 and 65536", optarg);
+        a->cfg.max_clients = (unsigned)v;
+        break;
+    case OPT_METRICS:
+        a->metrics_arg = optarg;
+        break;
+    case OPT_METRICS_ANY:
+        a->metrics_any = 1;
+        break;
+    case OPT_MEMORY_BUDGET:
+        if (units_parse_size(optarg, &v) != 0 || v < (1u << 20) || v > ((uint64_t)1 << 40))
+            return cli_usage_error("collector", "--memory-budget: '%s' is not a size between 1M and 1024G", optarg);
+        a->cfg.memory_budget = (size_t)v;
+        break;
+    case OPT_KERNEL:
+        if (strcmp(optarg, "auto") == 0)
+            a->cfg.kernel_mode = KGLUE_AUTO;
+        else if (strcmp(optarg, "on") == 0)
+            a->cfg.kernel_mode = KGLUE_ON;
+        else if (strcmp(optarg, "off") == 0)
+            a->cfg.kernel_mode = KGLUE_OFF;
+        else
+            return cli_usage_error("collector", "--kernel: '%s' is not auto, on or off", optarg);
+        break;
+    case OPT_KERNEL_MIN: {
+        int64_t ns;
+        if (units_parse_duration(optarg, &ns) != 0 || ns < 10000 || ns > 60000000000LL)
+            return cli_usage_error("collector", "--kernel-min: '%s' is not a duration between 10us and 60s", optarg);
+        a->cfg.kernel_min_ns = (uint64_t)ns;
+        break;
+    }
+    case OPT_JVMS:
+        if (strcmp(optarg, "all") == 0)
+            a->cfg.zero_touch = 1;
+        else if (strcmp(optarg, "agents") == 0)
+            a->cfg.zero_touch = 0;
+        else
+            return cli_usage_error("collector", "--jvms: '%s' is not all or agents", optarg);
+        break;
+    case OPT_ATTACH_ON_PIN: {
+        /* its value only as --attach-on-pin=DUR (optional_argument), read from the word itself */
+        const char *eq = strchr(argv[optind - 1], '=');
+        int64_t ns = 0; /* no DUR: the first pin */
+        if (eq && (units_parse_duration(eq + 1, &ns) != 0 || ns > 3600000000000LL))
+            return cli_usage_error("collector", "--attach-on-pin: '%s' is not a duration of at most 1h", eq + 1);
+        a->attach_min = ns;
+        break;
+    }
+    case OPT_ATTACH_ONLY:
+        a->cfg.attach.only = optarg;
+        break;
+    case OPT_ATTACH_DENY:
+        a->cfg.attach.deny = optarg;
+        break;
+    case OPT_ATTACH_PER_MINUTE: {
+        char *end;
+        long n = strtol(optarg, &end, 10);
+        if (end == optarg || *end || n < 1 || n > ZTATTACH_PER_MINUTE_MAX)
+            return cli_usage_error("collector", "--attach-per-minute: '%s' is not a number from 1 to %d", optarg,
+                                   ZTATTACH_PER_MINUTE_MAX);
+        a->cfg.attach.per_minute = (unsigned)n;
+        break;
+    }
+    case OPT_ALLOW_UID: {
+        uid_t uid;
+        int r = access_parse_uid(optarg, &uid);
+        if (r)
+            return cli_usage_error("collector",
+                                   r == -ENOENT ? "--allow-uid: no user named '%s'"
+                                                : "--allow-uid: '%s' is not a uid (0-4294967294) or user name",
+                                   optarg);
+        if (access_add_uid(&a->cfg.allow, uid) != 0)
+            return cli_usage_error("collector", "--allow-uid: '%s': at most 64 uids", optarg);
+        break;
+    }
+    case OPT_ALLOW_GID: {
+        gid_t gid;
+        int r = access_parse_gid(optarg, &gid);
+        if (r)
+            return cli_usage_error("collector",
+                                   r == -ENOENT ? "--allow-gid: no group named '%s'"
+                                                : "--allow-gid: '%s' is not a gid (0-4294967294) or group name",
+                                   optarg);
+        if (access_add_gid(&a->cfg.allow, gid) != 0)
+            return cli_usage_error("collector", "--allow-gid: '%s': at most 64 gids", optarg);
+        break;
+    }
+    case OPT_ALLOW_SEE_ALL:
+        a->cfg.allow.see_all = 1;
+        break;
+    case 'v':
+        clog_set_verbose(1);
+        break;
+    case 'h':
+        fputs(collector_usage, stdout);
+        return CLI_EXIT_OK;
+    case ':':
+        return cli_usage_error("collector", "option '%s' needs a value", argv[optind - 1]);
+    default:
+        return cli_usage_error("collector", "unknown option '%s'", argv[optind - 1]);
+    }
+    return -1;
+}
+
+/* The options that only mean something together: -1 to go on, else the exit status. */
+static int check_options(struct collector_args *a)
+{
+    if (a->metrics_arg) {
+        char err[512];
+        if (metrics_http_parse_addr(a->metrics_arg, a->metrics_any, &a->cfg.metrics_addr, &a->cfg.metrics_addrlen, err,
+                                    sizeof(err)) != 0)
+            return cli_usage_error("collector", "--metrics: %s", err);
+    } else if (a->metrics_any) {
+        return cli_usage_error("collector", "--metrics-listen-any needs --metrics=HOST:PORT");
+    }
+    if (a->cfg.allow.see_all && !a->cfg.allow.nuids && !a->cfg.allow.ngids)
+        return cli_usage_error("collector", "--allow-see-all needs --allow-uid or --allow-gid");
+    if ((a->attach_min >= 0 || a->cfg.attach.only || a->cfg.attach.deny || a->cfg.attach.per_minute) &&
+        !a->cfg.zero_touch)
+        return cli_usage_error("collector", "--attach-on-pin, --attach-only, --attach-deny and --attach-per-minute "
+                                            "need zero-touch, which --jvms=agents turns off");
+    if ((a->cfg.attach.only || a->cfg.attach.deny || a->cfg.attach.per_minute) && a->attach_min < 0)
+        return cli_usage_error("collector",
+                               "--attach-only, --attach-deny and --attach-per-minute need --attach-on-pin");
+    a->cfg.attach.min_ns = a->attach_min;
+    return -1;
+}
+
+/* The socket path and the recording directory, absolute, into socket_path and dir (PATH_MAX
+ * each): -1 to go on, else the exit status. */
+static int resolve_paths(struct collector_args *a, char *socket_path, char *dir)
+{
+    char given[PATH_MAX];
+    int rc;
+    if (a->socket_arg) {
+        rc = absolute(a->socket_arg, socket_path, PATH_MAX);
+    } else {
+        rc = socket_path_default(socket_path, PATH_MAX);
+        a->cfg.socket_dir_strict = 1;
+    }
+    if (a->socket_arg && (rc == -ENAMETOOLONG || socket_path_fits(socket_path)))
+        return cli_usage_error("collector",
+                               "--socket: '%s' (made absolute) is longer than a Unix socket path can be "
+                               "(at most 107 bytes): the kernel would cut it and listen elsewhere",
+                               a->socket_arg);
+    if (rc) {
+        fprintf(stderr, "vtpin collector: socket path: %s\n", strerror(-rc));
+        return CLI_EXIT_FAIL;
+    }
+    if (a->dir_arg) {
+        rc = absolute(a->dir_arg, dir, PATH_MAX);
+    } else {
+        rc = collector_default_dir(given, sizeof(given));
+        if (!rc)
+            rc = absolute(given, dir, PATH_MAX);
+    }
+    if (rc) {
+        fprintf(stderr, "vtpin collector: recording directory: %s%s\n", strerror(-rc),
+                rc == -ENOENT ? " (no home directory: give one with --dir)" : "");
+        return CLI_EXIT_FAIL;
+    }
+    return -1;
+}
+
 int collector_main(int argc, char **argv)
 {
-    enum {
-        OPT_MAX_FRAME = 256,
-        OPT_MAX_CLIENTS,
-        OPT_METRICS,
-        OPT_METRICS_ANY,
-        OPT_MEMORY_BUDGET,
-        OPT_KERNEL,
-        OPT_KERNEL_MIN,
-        OPT_JVMS,
-        OPT_ATTACH_ON_PIN,
-        OPT_ATTACH_ONLY,
-        OPT_ATTACH_DENY,
-        OPT_ATTACH_PER_MINUTE,
-        OPT_ALLOW_UID,
-        OPT_ALLOW_GID,
-        OPT_ALLOW_SEE_ALL
-    };
     static const struct option long_options[] = {
         {"socket", required_argument, NULL, 's'},
         {"dir", required_argument, NULL, 'd'},
@@ -144,199 +353,21 @@ int collector_main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct server_config cfg;
-    server_config_defaults(&cfg);
-    cfg.version = VTPIN_VERSION;
-    const char *socket_arg = NULL, *dir_arg = NULL, *metrics_arg = NULL;
-    int opt, metrics_any = 0;
-    int64_t attach_min = -1; /* --attach-on-pin: off */
-    uint64_t v;
+    struct collector_args a = {.attach_min = -1};
+    server_config_defaults(&a.cfg);
+    a.cfg.version = VTPIN_VERSION;
+    int opt, rc;
     opterr = 0;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":s:d:k:a:w:vh", long_options, NULL)) != -1) {
-        switch (opt) {
-        case 's':
-            socket_arg = optarg;
-            break;
-        case 'd':
-            dir_arg = optarg;
-            break;
-        case 'k':
-            if (units_parse_count(optarg, 0, 4096, &v) != 0)
-                return cli_usage_error("collector", "--alert-k: '%s' is not a carrier count (0-4096; 0: all carriers)",
-                                       optarg);
-            cfg.alert.k = (unsigned)v;
-            break;
-        case 'a':
-            if (units_parse_duration(optarg, &cfg.alert.hold_ns) != 0)
-                return cli_usage_error("collector", "--alert-after: '%s' is not a duration (e.g. 500ms, 1s)", optarg);
-            break;
-        case 'w':
-            if (units_parse_duration(optarg, &cfg.window_ns) != 0 || cfg.window_ns < 1000000000LL ||
-                cfg.window_ns > 86400000000000LL)
-                return cli_usage_error("collector",
-                                       "--window: '%s' is not a duration between 1s and 24h (e.g. 60s, 5m)", optarg);
-            break;
-        case OPT_MAX_FRAME:
-            if (units_parse_size(optarg, &v) != 0 || v < 1024 || v > (256u << 20))
-                return cli_usage_error("collector", "--max-frame: '%s' is not a size between 1k and 256M", optarg);
-            cfg.max_frame = (size_t)v;
-            break;
-        case OPT_MAX_CLIENTS:
-            if (units_parse_count(optarg, 1, 65536, &v) != 0)
-                return cli_usage_error("collector", "--max-clients: '%s' is not a count between 1 and 65536", optarg);
-            cfg.max_clients = (unsigned)v;
-            break;
-        case OPT_METRICS:
-            metrics_arg = optarg;
-            break;
-        case OPT_METRICS_ANY:
-            metrics_any = 1;
-            break;
-        case OPT_MEMORY_BUDGET:
-            if (units_parse_size(optarg, &v) != 0 || v < (1u << 20) || v > ((uint64_t)1 << 40))
-                return cli_usage_error("collector", "--memory-budget: '%s' is not a size between 1M and 1024G", optarg);
-            cfg.memory_budget = (size_t)v;
-            break;
-        case OPT_KERNEL:
-            if (strcmp(optarg, "auto") == 0)
-                cfg.kernel_mode = KGLUE_AUTO;
-            else if (strcmp(optarg, "on") == 0)
-                cfg.kernel_mode = KGLUE_ON;
-            else if (strcmp(optarg, "off") == 0)
-                cfg.kernel_mode = KGLUE_OFF;
-            else
-                return cli_usage_error("collector", "--kernel: '%s' is not auto, on or off", optarg);
-            break;
-        case OPT_KERNEL_MIN: {
-            int64_t ns;
-            if (units_parse_duration(optarg, &ns) != 0 || ns < 10000 || ns > 60000000000LL)
-                return cli_usage_error("collector", "--kernel-min: '%s' is not a duration between 10us and 60s",
-                                       optarg);
-            cfg.kernel_min_ns = (uint64_t)ns;
-            break;
-        }
-        case OPT_JVMS:
-            if (strcmp(optarg, "all") == 0)
-                cfg.zero_touch = 1;
-            else if (strcmp(optarg, "agents") == 0)
-                cfg.zero_touch = 0;
-            else
-                return cli_usage_error("collector", "--jvms: '%s' is not all or agents", optarg);
-            break;
-        case OPT_ATTACH_ON_PIN: {
-            /* its value only as --attach-on-pin=DUR (optional_argument), read from the word itself */
-            const char *eq = strchr(argv[optind - 1], '=');
-            int64_t ns = 0; /* no DUR: the first pin */
-            if (eq && (units_parse_duration(eq + 1, &ns) != 0 || ns > 3600000000000LL))
-                return cli_usage_error("collector", "--attach-on-pin: '%s' is not a duration of at most 1h", eq + 1);
-            attach_min = ns;
-            break;
-        }
-        case OPT_ATTACH_ONLY:
-            cfg.attach.only = optarg;
-            break;
-        case OPT_ATTACH_DENY:
-            cfg.attach.deny = optarg;
-            break;
-        case OPT_ATTACH_PER_MINUTE: {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (end == optarg || *end || n < 1 || n > ZTATTACH_PER_MINUTE_MAX)
-                return cli_usage_error("collector", "--attach-per-minute: '%s' is not a number from 1 to %d", optarg,
-                                       ZTATTACH_PER_MINUTE_MAX);
-            cfg.attach.per_minute = (unsigned)n;
-            break;
-        }
-        case OPT_ALLOW_UID: {
-            uid_t uid;
-            int r = access_parse_uid(optarg, &uid);
-            if (r)
-                return cli_usage_error("collector",
-                                       r == -ENOENT ? "--allow-uid: no user named '%s'"
-                                                    : "--allow-uid: '%s' is not a uid (0-4294967294) or user name",
-                                       optarg);
-            if (access_add_uid(&cfg.allow, uid) != 0)
-                return cli_usage_error("collector", "--allow-uid: '%s': at most 64 uids", optarg);
-            break;
-        }
-        case OPT_ALLOW_GID: {
-            gid_t gid;
-            int r = access_parse_gid(optarg, &gid);
-            if (r)
-                return cli_usage_error("collector",
-                                       r == -ENOENT ? "--allow-gid: no group named '%s'"
-                                                    : "--allow-gid: '%s' is not a gid (0-4294967294) or group name",
-                                       optarg);
-            if (access_add_gid(&cfg.allow, gid) != 0)
-                return cli_usage_error("collector", "--allow-gid: '%s': at most 64 gids", optarg);
-            break;
-        }
-        case OPT_ALLOW_SEE_ALL:
-            cfg.allow.see_all = 1;
-            break;
-        case 'v':
-            clog_set_verbose(1);
-            break;
-        case 'h':
-            fputs(collector_usage, stdout);
-            return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("collector", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error("collector", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
+    while ((opt = getopt_long(argc, argv, ":s:d:k:a:w:vh", long_options, NULL)) != -1)
+        if ((rc = take_option(opt, argv, &a)) >= 0)
+            return rc;
     if (optind < argc)
         return cli_usage_error("collector", "unexpected argument '%s'", argv[optind]);
-    if (metrics_arg) {
-        char err[512];
-        if (metrics_http_parse_addr(metrics_arg, metrics_any, &cfg.metrics_addr, &cfg.metrics_addrlen, err,
-                                    sizeof(err)) != 0)
-            return cli_usage_error("collector", "--metrics: %s", err);
-    } else if (metrics_any) {
-        return cli_usage_error("collector", "--metrics-listen-any needs --metrics=HOST:PORT");
-    }
-    if (cfg.allow.see_all && !cfg.allow.nuids && !cfg.allow.ngids)
-        return cli_usage_error("collector", "--allow-see-all needs --allow-uid or --allow-gid");
-    if ((attach_min >= 0 || cfg.attach.only || cfg.attach.deny || cfg.attach.per_minute) && !cfg.zero_touch)
-        return cli_usage_error("collector", "--attach-on-pin, --attach-only, --attach-deny and --attach-per-minute "
-                                            "need zero-touch, which --jvms=agents turns off");
-    if ((cfg.attach.only || cfg.attach.deny || cfg.attach.per_minute) && attach_min < 0)
-        return cli_usage_error("collector",
-                               "--attach-only, --attach-deny and --attach-per-minute need --attach-on-pin");
-    cfg.attach.min_ns = attach_min;
-
-    char socket_path[PATH_MAX], dir[PATH_MAX], given[PATH_MAX];
-    int rc;
-    if (socket_arg) {
-        rc = absolute(socket_arg, socket_path, sizeof(socket_path));
-    } else {
-        rc = socket_path_default(socket_path, sizeof(socket_path));
-        cfg.socket_dir_strict = 1;
-    }
-    if (socket_arg && (rc == -ENAMETOOLONG || socket_path_fits(socket_path)))
-        return cli_usage_error("collector",
-                               "--socket: '%s' (made absolute) is longer than a Unix socket path can be "
-                               "(at most 107 bytes): the kernel would cut it and listen elsewhere",
-                               socket_arg);
-    if (rc) {
-        fprintf(stderr, "vtpin collector: socket path: %s\n", strerror(-rc));
-        return CLI_EXIT_FAIL;
-    }
-    if (dir_arg) {
-        rc = absolute(dir_arg, dir, sizeof(dir));
-    } else {
-        rc = collector_default_dir(given, sizeof(given));
-        if (!rc)
-            rc = absolute(given, dir, sizeof(dir));
-    }
-    if (rc) {
-        fprintf(stderr, "vtpin collector: recording directory: %s%s\n", strerror(-rc),
-                rc == -ENOENT ? " (no home directory: give one with --dir)" : "");
-        return CLI_EXIT_FAIL;
-    }
-    cfg.socket_path = socket_path;
-    cfg.dir = dir;
-    return server_run(&cfg) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    char socket_path[PATH_MAX], dir[PATH_MAX];
+    if ((rc = check_options(&a)) >= 0 || (rc = resolve_paths(&a, socket_path, dir)) >= 0)
+        return rc;
+    a.cfg.socket_path = socket_path;
+    a.cfg.dir = dir;
+    return server_run(&a.cfg) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
