@@ -206,7 +206,17 @@ static int judge(const struct attach_target *t, const char *agent, const struct 
     return CLI_EXIT_OK;
 }
 
-int attach_main(int argc, char **argv)
+/* What the command line says. */
+struct attach_args {
+    const char *agent_arg; /* --agent; NULL: next to this vtpin */
+    int64_t timeout_ns;
+    int verbose;
+    pid_t pid;
+    const char *options; /* the agent's option string, "" when none */
+};
+
+/* The command line into a: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct attach_args *a)
 {
     static const struct option long_options[] = {
         {"agent", required_argument, NULL, 'a'},
@@ -215,22 +225,20 @@ int attach_main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *agent_arg = NULL;
-    int64_t timeout_ns = DEFAULT_TIMEOUT_NS;
-    int verbose = 0, opt;
+    int opt;
     opterr = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, ":a:t:vh", long_options, NULL)) != -1) {
         switch (opt) {
         case 'a':
-            agent_arg = optarg;
+            a->agent_arg = optarg;
             break;
         case 't':
-            if (units_parse_duration(optarg, &timeout_ns) != 0 || timeout_ns <= 0)
+            if (units_parse_duration(optarg, &a->timeout_ns) != 0 || a->timeout_ns <= 0)
                 return cli_usage_error("attach", "--timeout: '%s' is not a duration above 0 (e.g. 500ms, 10s)", optarg);
             break;
         case 'v':
-            verbose = 1;
+            a->verbose = 1;
             break;
         case 'h':
             fputs(attach_usage, stdout);
@@ -243,24 +251,27 @@ int attach_main(int argc, char **argv)
     }
     if (optind >= argc)
         return cli_usage_error("attach", "which JVM? give its PID");
-    pid_t pid;
-    if (parse_pid(argv[optind], &pid) != 0)
+    if (parse_pid(argv[optind], &a->pid) != 0)
         return cli_usage_error("attach", "'%s' is not a process id", argv[optind]);
-    const char *options = optind + 1 < argc ? argv[optind + 1] : "";
+    a->options = optind + 1 < argc ? argv[optind + 1] : "";
     if (optind + 2 < argc)
         return cli_usage_error("attach", "unexpected argument '%s' (OPTIONS is one string: a,b=c,...)",
                                argv[optind + 2]);
-    if (strlen(options) > ATTACH_ARG_MAX)
-        return cli_usage_error("attach", "the option string is %zu bytes; HotSpot takes at most %d", strlen(options),
+    if (strlen(a->options) > ATTACH_ARG_MAX)
+        return cli_usage_error("attach", "the option string is %zu bytes; HotSpot takes at most %d", strlen(a->options),
                                ATTACH_ARG_MAX);
+    return -1;
+}
 
-    struct attach_target t;
-    int rc = attach_proc_read(pid, &t);
-    if (rc == 0 && t.tgid != t.pid) { /* a thread id: its process is the JVM */
-        pid = t.tgid;
-        rc = attach_proc_read(pid, &t);
+/* The process pid names (a thread id: its process) into t: 0, or the exit status after saying why. */
+static int read_target(pid_t pid, struct attach_target *t)
+{
+    int rc = attach_proc_read(pid, t);
+    if (rc == 0 && t->tgid != t->pid) { /* a thread id: its process is the JVM */
+        pid = t->tgid;
+        rc = attach_proc_read(pid, t);
     }
-    if (rc == -ESRCH || (rc == 0 && (t.state == 'Z' || t.state == 'X'))) {
+    if (rc == -ESRCH || (rc == 0 && (t->state == 'Z' || t->state == 'X'))) {
         fprintf(stderr, "vtpin attach: no such process: %d\n", (int)pid);
         return CLI_EXIT_FAIL;
     }
@@ -268,16 +279,21 @@ int attach_main(int argc, char **argv)
         fprintf(stderr, "vtpin attach: cannot read /proc/%d/status: %s\n", (int)pid, strerror(-rc));
         return CLI_EXIT_FAIL;
     }
+    return 0;
+}
 
-    /* Before anything about the agent or permissions: a process that is not
-     * a JVM gets the one message that matters (pid 1, a typo). When another
-     * user's maps cannot be read, the listener step checks again. */
+/* Before anything about the agent or permissions: a process that is not a JVM gets the one
+ * message that matters (pid 1, a typo). When another user's maps cannot be read, the listener
+ * step checks again. 0, or the exit status after saying why. */
+static int refuse_non_jvm(const struct attach_target *t)
+{
+    pid_t pid = t->pid;
     int jvm = attach_proc_has_jvm(pid);
     if (jvm == 0) {
         fprintf(stderr,
                 "vtpin attach: process %d (%s) is not a HotSpot JVM: no libjvm.so in /proc/%d/maps, so no attach "
                 "listener to load an agent through; nothing was sent to it\n",
-                (int)pid, t.name, (int)pid);
+                (int)pid, t->name, (int)pid);
         return CLI_EXIT_FAIL;
     }
     if ((jvm == -EACCES || jvm == -EPERM) && geteuid() == 0) {
@@ -285,57 +301,92 @@ int attach_main(int argc, char **argv)
                 "vtpin attach: process %d (%s) is not a HotSpot JVM we can attach to: even root cannot read "
                 "/proc/%d/maps (a protected process: not dumpable, or of another user namespace), which a JVM "
                 "lets its user and root do; nothing was sent to it\n",
-                (int)pid, t.name, (int)pid);
+                (int)pid, t->name, (int)pid);
         return CLI_EXIT_FAIL;
     }
     if ((jvm == -EACCES || jvm == -EPERM) && geteuid() != 0) {
         /* another user's process: its maps are closed to us, not what anyone may see of it */
         char why[PATH_MAX + 256] = "";
-        if (attach_proc_jvm_hints(&t, why, sizeof(why)) == 0) {
+        if (attach_proc_jvm_hints(t, why, sizeof(why)) == 0) {
             char perm[512] = "";
             struct attach_creds probe;
-            if (attach_creds_become(&t, &probe, perm, sizeof(perm)) == 0)
+            if (attach_creds_become(t, &probe, perm, sizeof(perm)) == 0)
                 attach_creds_restore(&probe); /* same ids: cannot happen with the maps closed, but be safe */
             fprintf(stderr,
                     "vtpin attach: process %d (%s) does not look like a JVM: %s (its /proc/%d/maps, which would "
                     "tell for sure, is readable only by its user and root); nothing was sent to it%s%s\n",
-                    (int)pid, t.name, why, (int)pid, *perm ? ". If it is one: " : "", perm);
+                    (int)pid, t->name, why, (int)pid, *perm ? ". If it is one: " : "", perm);
             return CLI_EXIT_FAIL;
         }
     }
+    return 0;
+}
+
+/* The attach listener, as the JVM's user: a connection (fd), or -1 after saying why. */
+static int connect_as_jvm(const struct attach_target *t, const char *agent, int64_t timeout_ns, FILE *log)
+{
+    char err[1024] = "";
+    struct attach_creds creds;
+    if (attach_creds_become(t, &creds, err, sizeof(err))) {
+        fprintf(stderr, "vtpin attach: %s\n", err);
+        return -1;
+    }
+    if (creds.switched && log)
+        fprintf(log, "vtpin attach: acting as uid %u gid %u, the JVM's\n", (unsigned)t->euid, (unsigned)t->egid);
+    if (agent_visible(t, agent)) {
+        attach_creds_restore(&creds);
+        return -1;
+    }
+    int fd = attach_listener_connect(t, timeout_ns, log, err, sizeof(err));
+    attach_creds_restore(&creds); /* the connection keeps the ids it was made with */
+    if (fd < 0)
+        fprintf(stderr, "vtpin attach: %s\n", err);
+    return fd;
+}
+
+/* A reply that is not HotSpot's, said. */
+static void say_bad_reply(const struct attach_target *t, char *reply, size_t len)
+{
+    if (len == 0) {
+        fprintf(stderr,
+                "vtpin attach: process %d closed the connection without a reply (a JVM answers only its own "
+                "uid and gid, or root)\n",
+                (int)t->pid);
+        return;
+    }
+    fprintf(stderr, "vtpin attach: process %d sent a reply that is not HotSpot's: ", (int)t->pid);
+    if (len > 80)
+        reply[80] = '\0';
+    utf8_write_printable(stderr, reply);
+    fputc('\n', stderr);
+}
+
+int attach_main(int argc, char **argv)
+{
+    struct attach_args a = {.timeout_ns = DEFAULT_TIMEOUT_NS};
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    struct attach_target t;
+    if ((rc = read_target(a.pid, &t)) || (rc = refuse_non_jvm(&t)))
+        return rc;
     char agent[PATH_MAX];
-    if (agent_path(agent_arg, agent))
+    if (agent_path(a.agent_arg, agent))
         return CLI_EXIT_FAIL;
     if (strlen(agent) > ATTACH_ARG_MAX) {
         fprintf(stderr, "vtpin attach: the agent path is longer than the %d bytes HotSpot takes\n", ATTACH_ARG_MAX);
         return CLI_EXIT_FAIL;
     }
-
-    FILE *log = verbose ? stderr : NULL;
-    char err[1024] = "";
-    struct attach_creds creds;
-    if (attach_creds_become(&t, &creds, err, sizeof(err))) {
-        fprintf(stderr, "vtpin attach: %s\n", err);
+    FILE *log = a.verbose ? stderr : NULL;
+    int fd = connect_as_jvm(&t, agent, a.timeout_ns, log);
+    if (fd < 0)
         return CLI_EXIT_FAIL;
-    }
-    if (creds.switched && log)
-        fprintf(log, "vtpin attach: acting as uid %u gid %u, the JVM's\n", (unsigned)t.euid, (unsigned)t.egid);
-    if (agent_visible(&t, agent)) {
-        attach_creds_restore(&creds);
-        return CLI_EXIT_FAIL;
-    }
-    int fd = attach_listener_connect(&t, timeout_ns, log, err, sizeof(err));
-    attach_creds_restore(&creds); /* the connection keeps the ids it was made with */
-    if (fd < 0) {
-        fprintf(stderr, "vtpin attach: %s\n", err);
-        return CLI_EXIT_FAIL;
-    }
     if (log)
-        fprintf(log, "vtpin attach: load %s with options '%s'\n", agent, options);
-    const char *args[ATTACH_ARGS] = {agent, "true", options};
-    char *reply = NULL;
+        fprintf(log, "vtpin attach: load %s with options '%s'\n", agent, a.options);
+    const char *args[ATTACH_ARGS] = {agent, "true", a.options};
+    char *reply = NULL, err[1024] = "";
     size_t len = 0;
-    rc = attach_listener_execute(fd, "load", args, ATTACH_ARGS, timeout_ns, &reply, &len, err, sizeof(err));
+    rc = attach_listener_execute(fd, "load", args, ATTACH_ARGS, a.timeout_ns, &reply, &len, err, sizeof(err));
     close(fd);
     if (rc) {
         fprintf(stderr, "vtpin attach: process %d: %s\n", (int)t.pid, err);
@@ -343,18 +394,7 @@ int attach_main(int argc, char **argv)
     }
     struct attach_reply r;
     if (attach_reply_parse(reply, len, &r)) {
-        if (len == 0) {
-            fprintf(stderr,
-                    "vtpin attach: process %d closed the connection without a reply (a JVM answers only its own "
-                    "uid and gid, or root)\n",
-                    (int)t.pid);
-        } else {
-            fprintf(stderr, "vtpin attach: process %d sent a reply that is not HotSpot's: ", (int)t.pid);
-            if (len > 80)
-                reply[80] = '\0';
-            utf8_write_printable(stderr, reply);
-            fputc('\n', stderr);
-        }
+        say_bad_reply(&t, reply, len);
         free(reply);
         return CLI_EXIT_FAIL;
     }
