@@ -478,33 +478,35 @@ static jint stand_down(const char *option_text)
     return JNI_OK;
 }
 
-static jint init_once(JavaVM *vm, char *option_text, int attach)
+/* A load after the first (jcmd JVMTI.agent_load twice: one agent per JVM): "stop" turns it off,
+ * a load after "stop" starts it again with the new options. */
+static jint load_again(JavaVM *vm, char *option_text)
 {
-    if (atomic_exchange(&initialized, 1)) {
-        if (!attach)
-            return stand_down(option_text);
-        /* jcmd JVMTI.agent_load twice: one agent per JVM; "stop" turns it off,
-         * a load after "stop" starts it again with the new options. */
-        struct options again;
-        char err[512];
-        options_defaults(&again);
-        if (options_parse(&again, option_text, err, sizeof(err))) {
-            log_error("%s", err);
-            return JNI_ERR;
-        }
-        if (again.stop)
-            stop_detection();
-        else if (again.help)
-            fputs(options_usage, stderr);
-        else if (atomic_load(&live)) {
-            log_tell("%s (options '%s'): it stands down, vtpin is already running (options '%s'); this load "
-                     "changed nothing (load with 'stop' first to change options)",
-                     VTPIN_SECOND_LOAD, option_text ? option_text : "", agent.option_text);
-            return VTPIN_LOAD_ALREADY_RUNNING; /* `vtpin attach` says so and exits non-zero */
-        } else
-            return rearm(vm, &again, option_text);
-        return JNI_OK;
+    struct options again;
+    char err[512];
+    options_defaults(&again);
+    if (options_parse(&again, option_text, err, sizeof(err))) {
+        log_error("%s", err);
+        return JNI_ERR;
     }
+    if (again.stop)
+        stop_detection();
+    else if (again.help)
+        fputs(options_usage, stderr);
+    else if (atomic_load(&live)) {
+        log_tell("%s (options '%s'): it stands down, vtpin is already running (options '%s'); this load "
+                 "changed nothing (load with 'stop' first to change options)",
+                 VTPIN_SECOND_LOAD, option_text ? option_text : "", agent.option_text);
+        return VTPIN_LOAD_ALREADY_RUNNING; /* `vtpin attach` says so and exits non-zero */
+    } else
+        return rearm(vm, &again, option_text);
+    return JNI_OK;
+}
+
+/* The first load's options into agent.options. 0 to go on; 1 when the load ends here with *rc
+ * (a bad option; "stop" or "help", which load nothing). */
+static int first_options(char *option_text, int attach, jint *rc)
+{
     agent.attach_mode = attach;
     options_defaults(&agent.options);
     char err[512];
@@ -514,26 +516,65 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
             log_error("vtpin not loaded; the JVM runs on without it ('help' lists the options)");
         else
             log_error("the JVM cannot start with a half-configured agent; 'help' lists the options");
-        return JNI_ERR;
+        *rc = JNI_ERR;
+        return 1;
     }
     snprintf(agent.option_text, sizeof(agent.option_text), "%s", option_text ? option_text : "");
     if (agent.options.stop) {
         log_info("not loaded yet: nothing to stop");
         atomic_store(&initialized, 0);
-        return attach ? JNI_OK : JNI_ERR;
+        *rc = attach ? JNI_OK : JNI_ERR;
+        return 1;
     }
     char *paths[] = {agent.options.record_file, agent.options.trace_file, agent.options.log_file};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         if (options_expand_pid(paths[i], OPTIONS_PATH_MAX, (long)getpid())) {
             log_error("path too long after %%p expansion: '%s'", paths[i]);
-            return JNI_ERR;
+            *rc = JNI_ERR;
+            return 1;
         }
     }
     if (agent.options.help) {
         fputs(options_usage, stderr);
         atomic_store(&initialized, 0); /* help loads nothing: a later real load must work */
-        return attach ? JNI_OK : JNI_ERR;
+        *rc = attach ? JNI_OK : JNI_ERR;
+        return 1;
     }
+    return 0;
+}
+
+/* The agent's callbacks, and the events it needs from the start. 0 or -1. */
+static int set_callbacks(jvmtiEnv *jvmti)
+{
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof(cb));
+    cb.VMInit = on_vm_init;
+    cb.VMDeath = on_vm_death;
+    cb.Breakpoint = pins_on_breakpoint;
+    cb.ThreadStart = on_thread_start;
+    cb.ThreadEnd = on_thread_end;
+    cb.NativeMethodBind = on_native_bind;
+    cb.MonitorContendedEnter = pins_on_contended_enter;
+    cb.MonitorContendedEntered = pins_on_contended_entered;
+    cb.MonitorWait = pins_on_wait;
+    cb.MonitorWaited = pins_on_waited;
+    if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE) {
+        log_error("SetEventCallbacks failed");
+        return -1;
+    }
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_NATIVE_METHOD_BIND, NULL);
+    return 0;
+}
+
+static jint init_once(JavaVM *vm, char *option_text, int attach)
+{
+    if (atomic_exchange(&initialized, 1))
+        return attach ? load_again(vm, option_text) : stand_down(option_text);
+    jint rc;
+    if (first_options(option_text, attach, &rc))
+        return rc;
+    char err[512];
     if (open_log(agent.options.log_file))
         return JNI_ERR;
     log_set_quiet(agent.options.quiet);
@@ -569,25 +610,8 @@ static jint init_once(JavaVM *vm, char *option_text, int attach)
         log_error("%s", err);
         return JNI_ERR;
     }
-
-    jvmtiEventCallbacks cb;
-    memset(&cb, 0, sizeof(cb));
-    cb.VMInit = on_vm_init;
-    cb.VMDeath = on_vm_death;
-    cb.Breakpoint = pins_on_breakpoint;
-    cb.ThreadStart = on_thread_start;
-    cb.ThreadEnd = on_thread_end;
-    cb.NativeMethodBind = on_native_bind;
-    cb.MonitorContendedEnter = pins_on_contended_enter;
-    cb.MonitorContendedEntered = pins_on_contended_entered;
-    cb.MonitorWait = pins_on_wait;
-    cb.MonitorWaited = pins_on_waited;
-    if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE) {
-        log_error("SetEventCallbacks failed");
+    if (set_callbacks(jvmti))
         return JNI_ERR;
-    }
-    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
-    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_NATIVE_METHOD_BIND, NULL);
     if (!attach) {
         (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
         return JNI_OK;
