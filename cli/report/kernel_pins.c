@@ -367,138 +367,167 @@ static int dup_opt(const char *in, char **out)
     return in && !(*out = strdup(in)) ? -ENOMEM : 0;
 }
 
+/* kernel_split_parks' work: which sleeps each sampled park claims, then the pins that replace
+ * the parks that claimed some. */
+struct park_split {
+    struct recording_session *s;
+    int64_t period;
+    size_t *ks, nk;            /* the sleeps (kinterval indexes) by carrier, then start */
+    size_t *owner;             /* by sleep: the pin that claimed it, index + 1; SIZE_MAX: too short; 0: none */
+    size_t *chain;             /* by pin: its loop (index of the loop's first pin) + 1; 0: not a candidate */
+    unsigned char *loop_parks; /* by a loop's first pin: the loop claimed a sleep */
+};
+
+/* Pin i is replaced by the sleeps it claimed: its loop claimed some (a pin whose park went to
+ * its neighbour leaves nothing). */
+static int replaced(const struct park_split *w, size_t i)
+{
+    return w->chain[i] && w->loop_parks[w->chain[i] - 1];
+}
+
+/* Each sampled park (cand[nc], by carrier and start) claims the sleeps of its carrier that
+ * overlap it: the sampler saw one park at its start and every sample until its end, and a park
+ * in progress at the first sample began less than a period before. When the previous sampled
+ * park of the same virtual thread on the same carrier ended at most two periods earlier (a
+ * sample between two parks broke the loop, or the agent ended one park and began the next), the
+ * two are one loop and the sleeps in that gap are its parks too. A sleep is claimed once, by the
+ * earlier pin. Returns the sleeps claimed. */
+static size_t claim_sleeps(struct park_split *w, const size_t *cand, size_t nc)
+{
+    struct recording_session *s = w->s;
+    size_t pieces = 0;
+    for (size_t c = 0; c < nc; c++) {
+        const struct recording_pin *p = &s->pins[cand[c]];
+        int64_t lo = p->start_ns;
+        w->chain[cand[c]] = cand[c] + 1;
+        if (c > 0) {
+            const struct recording_pin *q = &s->pins[cand[c - 1]];
+            if (q->carrier_tid == p->carrier_tid && q->vthread_id == p->vthread_id && q->end_ns <= p->start_ns &&
+                recording_sat_sub(p->start_ns, q->end_ns) <= 2 * w->period) {
+                lo = q->end_ns;
+                w->chain[cand[c]] = w->chain[cand[c - 1]];
+            }
+        }
+        for (size_t i = first_ending_after(s, w->ks, w->nk, p->carrier_tid, lo); i < w->nk; i++) {
+            const struct recording_kinterval *k = &s->kintervals[w->ks[i]];
+            if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
+                break;
+            if (w->owner[w->ks[i]] || !can_be_park_of(k, p))
+                continue;
+            if (s->has_threshold && (uint64_t)recording_sat_sub(k->end_ns, k->start_ns) < s->threshold_ns) {
+                w->owner[w->ks[i]] = SIZE_MAX; /* a park too short to report, as at startup */
+                continue;
+            }
+            w->owner[w->ks[i]] = cand[c] + 1;
+            w->loop_parks[w->chain[cand[c]] - 1] = 1;
+            pieces++;
+        }
+    }
+    return pieces;
+}
+
+/* The pieces of replaced pin i (the sleeps it claimed, in time order: ks is sorted by start per
+ * carrier) into out from *o, each a pin of its own timed by the kernel. 0 or -ENOMEM. */
+static int put_pieces(const struct park_split *w, size_t i, struct recording_pin *out, size_t *o, size_t n_out,
+                      uint64_t *next_id)
+{
+    const struct recording_session *s = w->s;
+    const struct recording_pin *p = &s->pins[i];
+    for (size_t j = first_ending_after(s, w->ks, w->nk, p->carrier_tid, recording_sat_sub(p->start_ns, 2 * w->period));
+         j < w->nk && *o < n_out; j++) {
+        const struct recording_kinterval *k = &s->kintervals[w->ks[j]];
+        if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
+            break;
+        if (w->owner[w->ks[j]] != i + 1)
+            continue;
+        struct recording_pin *x = &out[(*o)++];
+        *x = *p;
+        x->id = ++*next_id;
+        x->split_from = p->id;
+        x->timed_by_kernel = 1;
+        x->start_ns = k->start_ns;
+        x->end_ns = k->end_ns;
+        x->duration_ns = recording_sat_sub(k->end_ns, k->start_ns);
+        x->blocked_in = x->downcall_symbol = x->downcall_library = NULL;
+        if (dup_opt(p->blocked_in, &x->blocked_in) || dup_opt(p->downcall_symbol, &x->downcall_symbol) ||
+            dup_opt(p->downcall_library, &x->downcall_library))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static void free_pin_strings(struct recording_pin *p)
+{
+    free(p->blocked_in);
+    free(p->downcall_symbol);
+    free(p->downcall_library);
+}
+
+/* The session's pins with each replaced one in its place as its pieces (pieces in all). 0 or
+ * -ENOMEM (the session unchanged). */
+static int replace_pins(struct park_split *w, size_t pieces)
+{
+    struct recording_session *s = w->s;
+    size_t split = 0;
+    for (size_t i = 0; i < s->n_pins; i++)
+        split += replaced(w, i);
+    size_t n_out = s->n_pins - split + pieces;
+    struct recording_pin *out = calloc(n_out, sizeof(*out));
+    if (!out)
+        return -ENOMEM;
+    uint64_t next_id = 0;
+    for (size_t i = 0; i < s->n_pins; i++)
+        if (s->pins[i].id > next_id)
+            next_id = s->pins[i].id;
+    size_t o = 0;
+    for (size_t i = 0; i < s->n_pins; i++) {
+        if (!replaced(w, i)) {
+            out[o++] = s->pins[i]; /* moved: its strings now belong to out */
+            continue;
+        }
+        if (put_pieces(w, i, out, &o, n_out, &next_id)) {
+            for (size_t j = 0; j < o; j++)
+                if (out[j].split_from)
+                    free_pin_strings(&out[j]);
+            free(out);
+            return -ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < s->n_pins; i++)
+        if (replaced(w, i))
+            free_pin_strings(&s->pins[i]);
+    free(s->pins);
+    s->pins = out;
+    s->n_pins = o;
+    s->pins_split = split;
+    return 0;
+}
+
 int kernel_split_parks(struct recording_session *s)
 {
     if (s->mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_kintervals == 0 || s->n_pins == 0)
         return 0;
-    int64_t period = sample_period(s);
+    struct park_split w = {.s = s, .period = sample_period(s)};
     int rc = -ENOMEM;
-    size_t nk = 0, nc = 0, pieces = 0;
-    size_t *ks = NULL;
-    size_t *owner = malloc(s->n_kintervals * sizeof(*owner)); /* pin index + 1, 0: none */
+    size_t nc = 0;
+    w.owner = calloc(s->n_kintervals, sizeof(*w.owner));
     size_t *cand = malloc(s->n_pins * sizeof(*cand));
-    size_t *chain = malloc(s->n_pins * sizeof(*chain)); /* a candidate's loop (index of its first pin) + 1, 0: none */
-    unsigned char *loop_parks = calloc(s->n_pins ? s->n_pins : 1, 1); /* by a loop's first pin: it has parks */
-    struct recording_pin *out = NULL;
-    if (!owner || !cand || !chain || !loop_parks || sleeps_by_carrier(s, &ks, &nk, NULL))
+    w.chain = calloc(s->n_pins, sizeof(*w.chain));
+    w.loop_parks = calloc(s->n_pins, 1);
+    if (!w.owner || !cand || !w.chain || !w.loop_parks || sleeps_by_carrier(s, &w.ks, &w.nk, NULL))
         goto done;
     for (size_t i = 0; i < s->n_pins; i++)
         if (attach_sampled_park(&s->pins[i]))
             cand[nc++] = i;
     sort_session = s;
     qsort(cand, nc, sizeof(*cand), pins_by_carrier_start);
-    memset(owner, 0, s->n_kintervals * sizeof(*owner));
-    memset(chain, 0, s->n_pins * sizeof(*chain));
-    /* Each sampled park claims the sleeps of its carrier that overlap it: the
-     * sampler saw one park at its start and every sample until its end, and a
-     * park in progress at the first sample began less than a period before.
-     * When the previous sampled park of the same virtual thread on the same
-     * carrier ended at most two periods earlier (a sample between two parks
-     * broke the loop, or the agent ended one park and began the next), the two
-     * are one loop and the sleeps in that gap are its parks too. A sleep is
-     * claimed once, by the earlier pin; every pin of a loop with parks is
-     * replaced (one whose park went to its neighbour leaves nothing). */
-    for (size_t c = 0; c < nc; c++) {
-        const struct recording_pin *p = &s->pins[cand[c]];
-        int64_t lo = p->start_ns;
-        chain[cand[c]] = cand[c] + 1;
-        if (c > 0) {
-            const struct recording_pin *q = &s->pins[cand[c - 1]];
-            if (q->carrier_tid == p->carrier_tid && q->vthread_id == p->vthread_id && q->end_ns <= p->start_ns &&
-                recording_sat_sub(p->start_ns, q->end_ns) <= 2 * period) {
-                lo = q->end_ns;
-                chain[cand[c]] = chain[cand[c - 1]];
-            }
-        }
-        for (size_t i = first_ending_after(s, ks, nk, p->carrier_tid, lo); i < nk; i++) {
-            const struct recording_kinterval *k = &s->kintervals[ks[i]];
-            if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
-                break;
-            if (owner[ks[i]] || !can_be_park_of(k, p))
-                continue;
-            if (s->has_threshold && (uint64_t)recording_sat_sub(k->end_ns, k->start_ns) < s->threshold_ns) {
-                owner[ks[i]] = SIZE_MAX; /* a park too short to report, as at startup */
-                continue;
-            }
-            owner[ks[i]] = cand[c] + 1;
-            loop_parks[chain[cand[c]] - 1] = 1;
-            pieces++;
-        }
-    }
-    if (pieces == 0) {
-        rc = 0;
-        goto done;
-    }
-#define REPLACED(i) (chain[i] && loop_parks[chain[i] - 1])
-    size_t split = 0;
-    for (size_t i = 0; i < s->n_pins; i++)
-        split += REPLACED(i);
-    size_t n_out = s->n_pins - split + pieces;
-    out = calloc(n_out, sizeof(*out));
-    if (!out)
-        goto done;
-    uint64_t next_id = 0;
-    for (size_t i = 0; i < s->n_pins; i++)
-        if (s->pins[i].id > next_id)
-            next_id = s->pins[i].id;
-    /* pieces in the pin's place, in time order (ks is sorted by start per carrier) */
-    size_t o = 0;
-    for (size_t i = 0; i < s->n_pins; i++) {
-        const struct recording_pin *p = &s->pins[i];
-        if (!REPLACED(i)) {
-            out[o++] = *p; /* moved: its strings now belong to out */
-            continue;
-        }
-        for (size_t j = first_ending_after(s, ks, nk, p->carrier_tid, recording_sat_sub(p->start_ns, 2 * period));
-             j < nk && o < n_out; j++) {
-            const struct recording_kinterval *k = &s->kintervals[ks[j]];
-            if (k->carrier_tid != p->carrier_tid || k->start_ns >= p->end_ns)
-                break;
-            if (owner[ks[j]] != i + 1)
-                continue;
-            struct recording_pin *x = &out[o++];
-            *x = *p;
-            x->id = ++next_id;
-            x->split_from = p->id;
-            x->timed_by_kernel = 1;
-            x->start_ns = k->start_ns;
-            x->end_ns = k->end_ns;
-            x->duration_ns = recording_sat_sub(k->end_ns, k->start_ns);
-            x->blocked_in = x->downcall_symbol = x->downcall_library = NULL;
-            if (dup_opt(p->blocked_in, &x->blocked_in) || dup_opt(p->downcall_symbol, &x->downcall_symbol) ||
-                dup_opt(p->downcall_library, &x->downcall_library)) {
-                n_out = o;
-                goto fail;
-            }
-        }
-    }
-    for (size_t i = 0; i < s->n_pins; i++)
-        if (REPLACED(i)) {
-            free(s->pins[i].blocked_in);
-            free(s->pins[i].downcall_symbol);
-            free(s->pins[i].downcall_library);
-        }
-    free(s->pins);
-    s->pins = out;
-    s->n_pins = o;
-    s->pins_split = split;
-    out = NULL;
-    rc = 0;
-    goto done;
-fail:
-    for (size_t i = 0; i < n_out; i++)
-        if (out[i].split_from) {
-            free(out[i].blocked_in);
-            free(out[i].downcall_symbol);
-            free(out[i].downcall_library);
-        }
-#undef REPLACED
+    size_t pieces = claim_sleeps(&w, cand, nc);
+    rc = pieces ? replace_pins(&w, pieces) : 0;
 done:
-    free(out);
-    free(ks);
-    free(owner);
+    free(w.ks);
+    free(w.owner);
     free(cand);
-    free(chain);
-    free(loop_parks);
+    free(w.chain);
+    free(w.loop_parks);
     return rc;
 }
