@@ -90,6 +90,7 @@ static int mounted_reason(jint code)
  * stack or calls into the JVM: the writer takes slots in order, and one held open would hold back
  * every record behind it (issue 36). A thread without a scratch record fills its slot in place. */
 struct record_space {
+    struct queue *q; /* the queue at the open (a later attach may give the detector a new one) */
     struct rec *r;
     void *scratch;
     uint64_t ticket;
@@ -97,16 +98,16 @@ struct record_space {
 
 static struct rec *record_open(struct record_space *sp)
 {
-    struct queue *q = detector.setup.queue;
-    sp->scratch = carriers_scratch_take(queue_slot_size(q));
-    sp->r = sp->scratch ? sp->scratch : queue_reserve(q, &sp->ticket);
+    sp->q = detector.setup.queue;
+    sp->scratch = carriers_scratch_take(queue_slot_size(sp->q));
+    sp->r = sp->scratch ? sp->scratch : queue_reserve(sp->q, &sp->ticket);
     return sp->r;
 }
 
 /* 0, or -1 when the queue was full (counted by the queue: the record is lost). */
 static int record_close(struct record_space *sp)
 {
-    struct queue *q = detector.setup.queue;
+    struct queue *q = sp->q;
     if (sp->scratch) {
         void *slot = queue_reserve(q, &sp->ticket);
         if (slot)
