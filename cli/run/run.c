@@ -156,21 +156,34 @@ static void sleep_ms(long ms)
 /* The baseline file at path into b. 0, or -1 with why said. */
 static int read_baseline(const char *path, struct baseline *b, char *why, size_t cap)
 {
-    enum { LIMIT = 64 << 20 }; /* a baseline lists sites: megabytes would be a wrong file */
+    enum { LIMIT = 64 << 20 }; /* a baseline lists sites: more would be a wrong file */
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(why, cap, "%s", strerror(errno));
         return -1;
     }
-    char *text = malloc(LIMIT + 1);
-    size_t len = text ? fread(text, 1, LIMIT + 1, f) : 0;
-    int bad = !text || ferror(f) || len > LIMIT;
+    char *text = NULL;
+    size_t len = 0, size = 0;
+    const char *bad = NULL;
+    while (!bad && !feof(f)) {
+        if (len == size) {
+            char *grown = size < LIMIT ? realloc(text, size = size ? 2 * size : 65536) : NULL;
+            if (!grown) {
+                bad = size >= LIMIT ? "over 64 MiB: not a baseline" : "out of memory";
+                break;
+            }
+            text = grown;
+        }
+        len += fread(text + len, 1, size - len, f);
+        if (ferror(f))
+            bad = "read error";
+    }
     fclose(f);
     int rc = -1;
     if (bad)
-        snprintf(why, cap, "%s", !text ? "out of memory" : len > LIMIT ? "over 64 MiB: not a baseline" : "read error");
+        snprintf(why, cap, "%s", bad);
     else
-        rc = baseline_parse(text, len, b, why, cap) ? -1 : 0;
+        rc = baseline_parse(text ? text : "", len, b, why, cap) ? -1 : 0;
     free(text);
     return rc;
 }
