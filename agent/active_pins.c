@@ -503,7 +503,10 @@ unsigned active_pins_brief(struct pin_brief *out, unsigned max)
         out[i] = (struct pin_brief){.pin_id = a->pin_id,
                                     .carrier_tid = a->carrier_tid,
                                     .vthread_id = a->vthread_id,
-                                    .vthread_name = a->vthread_name};
+                                    .vthread_name = a->vthread_name,
+                                    .blocker = &a->blocker,
+                                    .stack = a->stack,
+                                    .culprit = a->culprit};
     }
     return n;
 }

@@ -38,11 +38,16 @@ void active_pins_carrier_started(const struct rec *r);
 int64_t active_pins_report_crossings(int64_t now);
 
 /* A pin in progress, briefly (deadlock.h); vthread_name is the table's, valid until the next record. */
+struct blocker;
+
 struct pin_brief {
     uint64_t pin_id;
     int carrier_tid;
     int64_t vthread_id;
     const char *vthread_name;
+    const struct blocker *blocker;  /* what it waits for (what BLOCKER_NONE: not known) */
+    const struct stack_info *stack; /* its stack, NULL when not kept */
+    uint32_t culprit;               /* its culprit frame in stack */
 };
 /* The pins in progress into out[max]: how many there are (more than max when they did not fit). */
 unsigned active_pins_brief(struct pin_brief *out, unsigned max);

@@ -7,19 +7,26 @@
 #include "active_pins.h"
 #include "blocker.h"
 #include "carriers.h"
+#include "clock.h"
 #include "jthread.h"
 #include "log.h"
 #include "outputs.h"
+#include "pin_cycle.h"
 #include "self_cost.h"
+#include "trace.h"
 #include "writer_thread.h"
 
 /* Carriers looked at; a scheduler with more is not judged (said nowhere: none seen so large). */
 #define DEADLOCK_CARRIERS_MAX 64
 #define DEADLOCK_TEXT_MAX 1024
 
+/* The longest cycle said whole. */
+#define DEADLOCK_CYCLE_MAX 8
+
 static struct {
     int64_t next_ns;
-    uint64_t said; /* the pins of the deadlock said last (their ids' sum): not said twice */
+    uint64_t said;       /* the pins of the carrier starvation said last (their ids' sum): not said twice */
+    uint64_t said_cycle; /* the same for the cycle said last */
 } dl;
 
 /* A pinned carrier as looked at: its pin, the virtual thread parked on it, and the lock. */
@@ -122,14 +129,100 @@ static const struct pinned *starving_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct 
     return starving;
 }
 
-int deadlock_check(jvmtiEnv *jvmti, unsigned parallelism, int64_t now)
+/* What pin p waits for, in a few words: "the java.lang.Object monitor", "the ...ReentrantLock". */
+static const char *waited_for(const struct pin_brief *p, char *out, size_t cap)
 {
-    if (!jvmti || !parallelism || parallelism > DEADLOCK_CARRIERS_MAX || now < dl.next_ns)
+    const struct blocker *b = p->blocker;
+    snprintf(out, cap, "the %s%s", b->object_class[0] ? b->object_class : "unknown object",
+             b->what == BLOCKER_MONITOR ? " monitor" : "");
+    return out;
+}
+
+static void say_cycle(struct symbols *symbols, const struct pin_brief *pins, const unsigned *ring, unsigned len)
+{
+    char text[DEADLOCK_TEXT_MAX];
+    size_t n = (size_t)snprintf(text, sizeof(text),
+                                "deadlock (cycle): %u pinned virtual threads wait for each other, each for what the "
+                                "next one holds, and none can go on:",
+                                len);
+    for (unsigned i = 0; i < len && n < sizeof(text); i++) {
+        const struct pin_brief *p = &pins[ring[i]], *next = &pins[ring[(i + 1) % len]];
+        const struct carrier_slot *c = carriers_by_tid(p->carrier_tid);
+        char frame[512] = "", what[BLOCKER_CLASS_MAX + 16];
+        if (p->stack)
+            trace_format_frame(symbols, p->stack, p->culprit, frame, sizeof(frame));
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "%s \"%s\" (pin #%llu on %s%s%s) waits for %s held by \"%s\"",
+                              i ? ";" : "", p->vthread_name, (unsigned long long)p->pin_id, c ? c->name : "a carrier",
+                              frame[0] ? ", at " : "", frame, waited_for(p, what, sizeof(what)), next->vthread_name);
+    }
+    outputs_say(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "deadlock.cycle", text);
+    log_tell("%s", text);
+}
+
+/* Each pin of the cycle still waits for the next one's thread: its blocker looked at again now
+ * (the looks that made the cycle were each made once, as its pin crossed the threshold, and an
+ * owner may have changed since). Uses the blockers' look budget. */
+static int cycle_holds(const struct pin_brief *pins, const unsigned *ring, unsigned len)
+{
+    JNIEnv *jni = writer_thread_jni();
+    if (!jni)
+        return 0;
+    int holds = 1;
+    for (unsigned i = 0; holds && i < len; i++) {
+        const struct pin_brief *p = &pins[ring[i]], *next = &pins[ring[(i + 1) % len]];
+        const struct carrier_slot *c = carriers_by_tid(p->carrier_tid);
+        jthread vt = NULL;
+        holds = c && jthread_mounted(jni, c->thread, &vt) == 0 && vt && jthread_id(jni, vt) == p->vthread_id;
+        struct blocker b;
+        if (holds) {
+            int found = p->blocker->what == BLOCKER_LOCK ? blocker_find_lock(jni, vt, clock_mono_ns(), &b)
+                                                         : blocker_find(jni, vt, clock_mono_ns(), &b);
+            holds = found == 1 && b.has_thread && b.id == next->vthread_id;
+        }
+        if (vt)
+            (*jni)->DeleteLocalRef(jni, vt);
+    }
+    return holds;
+}
+
+/* A cycle among the pins in progress (pin_cycle.h), from their blockers: said once. 1 when there is one. */
+static int check_cycle(struct symbols *symbols, const struct pin_brief *pins, unsigned count)
+{
+    struct pin_edge edges[DEADLOCK_CARRIERS_MAX];
+    for (unsigned i = 0; i < count; i++) {
+        const struct blocker *b = pins[i].blocker;
+        edges[i] =
+            (struct pin_edge){.pin_id = pins[i].pin_id,
+                              .vthread_id = pins[i].vthread_id,
+                              .owner_id = b && b->what != BLOCKER_NONE && b->has_thread && b->is_virtual ? b->id : 0};
+    }
+    unsigned ring[DEADLOCK_CYCLE_MAX];
+    unsigned len = pin_cycle_find(edges, count, ring, DEADLOCK_CYCLE_MAX);
+    if (!len)
+        return 0;
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < len; i++)
+        sum += pins[ring[i]].pin_id;
+    if (sum == dl.said_cycle) /* said, and its pins still in progress: no new looks */
+        return 1;
+    if (!cycle_holds(pins, ring, len))
+        return 0;
+    dl.said_cycle = sum;
+    say_cycle(symbols, pins, ring, len);
+    return 1;
+}
+
+int deadlock_check(jvmtiEnv *jvmti, struct symbols *symbols, unsigned parallelism, int64_t now)
+{
+    if (!jvmti || now < dl.next_ns)
         return 0;
     dl.next_ns = now + DEADLOCK_CHECK_NS;
     struct pin_brief pins[DEADLOCK_CARRIERS_MAX];
     unsigned count = active_pins_brief(pins, DEADLOCK_CARRIERS_MAX);
-    if (count < parallelism || count > DEADLOCK_CARRIERS_MAX)
+    /* a cycle among the first DEADLOCK_CARRIERS_MAX pins in progress (more: the rest not looked at) */
+    if (count >= 2 && check_cycle(symbols, pins, count < DEADLOCK_CARRIERS_MAX ? count : DEADLOCK_CARRIERS_MAX))
+        return 1;
+    if (!parallelism || parallelism > DEADLOCK_CARRIERS_MAX || count < parallelism || count > DEADLOCK_CARRIERS_MAX)
         return 0;
     /* every live carrier pinned, and at least parallelism of them (fewer: the pool may start one) */
     struct pinned on[DEADLOCK_CARRIERS_MAX];

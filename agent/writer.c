@@ -198,7 +198,7 @@ static void writer_main(void *arg)
         drain();
         sampler_round(now);
         int64_t wait = min64(active_pins_report_crossings(now), max_wait);
-        deadlock_check(writer.jvmti, writer.cfg.parallelism, now);
+        deadlock_check(writer.jvmti, writer.symbols, writer.cfg.parallelism, now);
         /* Only sampled occupancy knows it will need the JVM at the next sample. */
         writer_thread_end_round(now, o->occupancy == OCCUPANCY_SAMPLED ? sampler_next_ns() : INT64_MAX,
                                 atomic_load(&stop_requested));

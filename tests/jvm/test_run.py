@@ -790,6 +790,27 @@ def case_baseline(jdk):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def case_deadlock_cycle():
+    """A monitor cycle (21): "cycle-1" holds A and enters B, "cycle-2" holds B and enters A, both
+    pinned. The agent says the deadlock live, kind cycle, naming both threads, their culprit frame
+    and what each waits for; the run ends the hung command and its deadlock gate fails."""
+    d = tempdir(prefix="vtpin-run-cycle-")
+    run_dir = os.path.join(d, "run")
+    p = subprocess.run([VTPIN, "run", "--dir", run_dir, "--"] + java(21, "MonitorCycle", parallelism=4),
+                       capture_output=True, text=True, timeout=120)
+    print(p.stdout[-1500:] + p.stderr[-800:])
+    check(p.returncode == GATE_FAILED, "exit %d, expected %d" % (p.returncode, GATE_FAILED))
+    check(re.search(r"^vtpin run: JVM \d+: DEADLOCK \(cycle\) found live", p.stderr, re.M),
+          "the run ends the hung command, naming the kind")
+    check("--fail-on-deadlock: 1 deadlock(s) found live (cycle)" in p.stdout, "the gate names the cycle")
+    line = next((l for l in p.stdout.splitlines() if l.startswith("DEADLOCK (cycle, found live")), "")
+    check('deadlock (cycle): 2 pinned virtual threads wait for each other' in line and '"cycle-1"' in line and
+          '"cycle-2"' in line and line.count("MonitorCycle.holdThenEnter(MonitorCycle.java:") == 2 and
+          line.count("waits for the java.lang.Object monitor held by") == 2,
+          "the report says the cycle first, each thread, its frame and its monitor:\n" + line)
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def case_usage():
     p = subprocess.run([VTPIN, "run", "--fail-on-pins", "x", "--", "true"], capture_output=True, text=True)
     check(p.returncode == 2 and "--fail-on-pins" in p.stderr, "bad gate value: %d %s" % (p.returncode, p.stderr))
@@ -818,6 +839,7 @@ if __name__ == "__main__":
         "agent_options_outputs": case_agent_options_outputs,
         "nothing_judged": case_nothing_judged,
         "baseline": case_baseline,
+        "deadlock_cycle": case_deadlock_cycle,
         "kernel_view": case_kernel_view,
         "kernel_view_off": case_kernel_view_off,
         "kernel_view_container": case_kernel_view_container,
