@@ -2,11 +2,15 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "api_pins.h"
+#include "api_record.h"
 #include "blocker.h"
 #include "carriers.h"
 #include "clock.h"
+#include "common/strbuf.h"
 #include "defs.h"
 #include "downcall.h"
 #include "jdk_words.h"
@@ -341,6 +345,11 @@ static void report_end(struct active_pin *a, int64_t end_ns)
 {
     struct pin_view v = view_of(a, end_ns);
     trace_pin_end(outputs_trace(), active.symbols, &v);
+    if (api_pins_enabled()) {
+        char *record = api_record_format(active.symbols, &v, &a->blocker);
+        if (record)
+            api_pins_put_ended(a->start_ns, record);
+    }
     Vtpin__V1__PinEnd p = VTPIN__V1__PIN_END__INIT;
     p.pin_id = a->pin_id;
     p.end_ns = end_ns;
@@ -524,6 +533,26 @@ void active_pins_resend(unsigned sinks)
         if (pm_state_of(m, slot) == PM_REPORTED)
             pin_start_to(sinks, &active.pins[slot]);
     }
+}
+
+void active_pins_to_api(void)
+{
+    struct strbuf all = {0};
+    const struct pin_machine *m = &active.machine;
+    for (unsigned i = 0; i < pm_count(m); i++) {
+        int slot = pm_slot_at(m, i);
+        if (pm_state_of(m, slot) != PM_REPORTED)
+            continue;
+        const struct active_pin *a = &active.pins[slot];
+        struct pin_view v = view_of(a, 0);
+        char *record = api_record_format(active.symbols, &v, &a->blocker);
+        if (record)
+            strbuf_printf(&all, "%s", record);
+        free(record);
+    }
+    if (all.oom)
+        strbuf_fini(&all);
+    api_pins_set_in_progress(all.s);
 }
 
 void active_pins_counts(struct active_pins_counts *out)

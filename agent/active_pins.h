@@ -57,6 +57,8 @@ int active_pins_on_carrier(int carrier_tid, uint64_t except_id);
 unsigned active_pins_count(void);
 /* The reported pins still in progress again, to a new collector connection. */
 void active_pins_resend(unsigned sinks);
+/* The pins in progress that were reported, as the Java API's snapshot (api_pins.h). */
+void active_pins_to_api(void);
 
 struct active_pins_counts {
     uint64_t reported, below_threshold, dropped, without_stack, carriers_started, compensations;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "active_pins.h"
+#include "api_pins.h"
 #include "clock.h"
 #include "deadlock.h"
 #include "hogs.h"
@@ -45,6 +46,9 @@ static _Atomic int64_t sleep_until; /* when the sleeping writer wakes by itself 
 static _Atomic int stop_requested;
 static _Atomic int finished;
 static _Atomic int running;
+/* A sync (writer_sync): tickets asked and the last one whose round is done. */
+static _Atomic uint64_t sync_asked;
+static _Atomic uint64_t sync_done;
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
 {
@@ -167,7 +171,8 @@ static void wait_for_work(int64_t timeout_ns)
     atomic_store(&sleep_until, clock_mono_ns() + timeout_ns);
     atomic_store(&sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
-    if (!queue_peek(writer.cfg.queue) && !atomic_load(&stop_requested)) {
+    if (!queue_peek(writer.cfg.queue) && !atomic_load(&stop_requested) &&
+        atomic_load(&sync_asked) == atomic_load(&sync_done)) {
         /* A producer between its reserve and its commit holds back the records behind
          * it, and its commit may not wake us (an end never does): look again soon. Only
          * a copy lies between the two (pins.c fills its record first), unless the
@@ -192,12 +197,22 @@ static void writer_main(void *arg)
     /* Exact occupancy fills per-carrier rings quickly on mount-heavy code. */
     int64_t max_wait = o->occupancy == OCCUPANCY_EXACT ? 5000000LL : 200000000LL;
     while (!atomic_load(&stop_requested)) {
+        /* read first: the round drains what was committed before the sync was asked */
+        uint64_t asked = atomic_load(&sync_asked);
+        int syncing = asked != atomic_load(&sync_done);
         int64_t now = clock_mono_ns();
         if (outputs_poll_connect(now))
             on_connected();
         drain();
+        if (syncing)
+            sampler_due_now(); /* a watchdog pin that ended is seen ended */
         sampler_round(now);
         int64_t wait = min64(active_pins_report_crossings(now), max_wait);
+        if (syncing) {
+            if (api_pins_enabled())
+                active_pins_to_api();
+            atomic_store(&sync_done, asked);
+        }
         deadlock_check(writer.jvmti, writer.symbols, writer.cfg.parallelism, now);
         /* Only sampled occupancy knows it will need the JVM at the next sample. */
         writer_thread_end_round(now, o->occupancy == OCCUPANCY_SAMPLED ? sampler_next_ns() : INT64_MAX,
@@ -273,6 +288,28 @@ int writer_start(jvmtiEnv *jvmti, JNIEnv *jni)
     if (rc)
         return rc;
     atomic_store(&running, 1);
+    return 0;
+}
+
+int64_t writer_threshold_ns(void)
+{
+    if (!atomic_load(&running) || atomic_load(&finished) || !writer.cfg.options)
+        return -1;
+    return (int64_t)writer.cfg.options->threshold_ns;
+}
+
+int writer_sync(unsigned timeout_ms)
+{
+    if (!atomic_load(&running) || atomic_load(&stop_requested) || atomic_load(&finished))
+        return -ESRCH;
+    uint64_t ticket = atomic_fetch_add(&sync_asked, 1) + 1;
+    atomic_fetch_add(&wake_word, 1);
+    futex(&wake_word, FUTEX_WAKE_PRIVATE, 1, NULL);
+    for (unsigned waited = 0; atomic_load(&sync_done) < ticket; waited++) {
+        if (waited >= timeout_ms * 10 || atomic_load(&finished))
+            return -ETIMEDOUT;
+        usleep(100);
+    }
     return 0;
 }
 

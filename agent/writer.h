@@ -33,6 +33,13 @@ int writer_reset(void);
 /* Called by the callbacks after committing a record that the writer must
  * see by due_ns: wakes it if it sleeps past that (a futex wake only then). */
 void writer_wake(int64_t due_ns);
+/* Waits until the writer has run a round that began after this call: everything the
+ * callbacks committed before it is drained and reported, the carriers sampled, and the
+ * Java API's pins in progress renewed. 0, -ESRCH (no writer running), -ETIMEDOUT. Any
+ * thread but the writer's; it sleeps, so never a callback. */
+int writer_sync(unsigned timeout_ms);
+/* The threshold of the session running now (pins shorter are counted, not reported); -1: none runs. */
+int64_t writer_threshold_ns(void);
 /* Adds a notice (missing capability, ...) to the outputs; call before writer_start. */
 void writer_notice(int severity, const char *code, const char *text);
 

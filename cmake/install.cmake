@@ -1,6 +1,7 @@
 # Install rules and the Debian package (CPack), included by the top-level CMakeLists.txt.
 #
 #   cmake --install build --prefix P    P/bin/vtpin, P/lib/vtpin/libvtpin.so,
+#                                       P/lib/vtpin/vtpin-junit.jar (when built: java/),
 #                                       P/share/doc/vtpin/{README.md,*.md},
 #                                       P/share/man/man1/vtpin.1.gz,
 #                                       P/share/bash-completion/completions/vtpin,
@@ -13,6 +14,9 @@ set(VTPIN_DOC_REL share/doc/vtpin)
 
 install(TARGETS vtpin_cli RUNTIME DESTINATION bin)
 install(TARGETS vtpin LIBRARY DESTINATION lib/vtpin)
+if(VTPIN_JUNIT_JAR)
+  install(FILES "${VTPIN_JUNIT_JAR}" DESTINATION lib/vtpin) # next to the agent it reaches
+endif()
 install(FILES README.md DESTINATION ${VTPIN_DOC_REL})
 file(GLOB VTPIN_DOCS CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/docs/*.md")
 install(FILES ${VTPIN_DOCS} DESTINATION ${VTPIN_DOC_REL})

@@ -54,6 +54,8 @@ APT_PACKAGES=(
   golang-go
   # embedded Tomcat 10.1 (virtual-thread connector) for java-fixtures/srctomcat and tests/jvm/test_attach_exact.py
   libtomcat10-java
+  # JUnit 5 (the jars vtpin-junit.jar builds against, and the console launcher tests/jvm/test_junit.py runs)
+  junit5
 )
 # The suite's libraries the patched JDK runs against (its NEEDED set outside the JDK).
 SUITE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)

@@ -4,6 +4,7 @@ a self-contained agent, and `vtpin attach` finding the installed agent by itself
 
   test_install.py agent_libs       build/agent/libvtpin.so needs only libc-level libraries
                                    and exports only the Agent_* entry points
+                                   and the Java API's native methods
   test_install.py docs             man/vtpin.1 and the bash completion cover every command
                                    and long option of build/vtpin's --help texts
   test_install.py prefix JDK       `cmake --install --prefix P` into a temp dir; P/bin/vtpin
@@ -33,7 +34,9 @@ CMAKE = os.environ.get("VTPIN_CMAKE", "cmake")
 CPACK = os.environ.get("VTPIN_CPACK", "cpack")
 # what a JVM already maps: the agent may need these and nothing else
 LIBC_LEVEL = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "ld-linux-x86-64.so.2", "librt.so.1"}
-AGENT_EXPORTS = {"Agent_OnLoad", "Agent_OnAttach", "Agent_OnUnload"}
+AGENT_EXPORTS = {"Agent_OnLoad", "Agent_OnAttach", "Agent_OnUnload"} | {
+    # the Java API's native methods (agent/java_api.c), which the JVM binds from the agent's library
+    "Java_dev_vtpin_Vtpin_" + m for m in ("version0", "threshold0", "mark0", "evictions0", "flush0", "pinsSince0")}
 
 
 def run(cmd, **kw):
@@ -66,6 +69,8 @@ LAYOUT = ("bin/vtpin", "lib/vtpin/libvtpin.so", "share/man/man1/vtpin.1.gz",
           "share/bash-completion/completions/vtpin", "share/doc/vtpin/README.md",
           "share/doc/vtpin/collector.md", "share/doc/vtpin/report-json.md",
           "lib/systemd/system/vtpin-collector.service")
+if os.path.exists("/usr/share/java/junit-jupiter-api.jar"):  # junit5 installed: java/ builds the jar
+    LAYOUT += ("lib/vtpin/vtpin-junit.jar",)
 
 
 def dpkg_excluded(path):
