@@ -7,6 +7,9 @@ runs them (JUnit's console launcher over java-fixtures/srcjunit/PinningTests, th
                                 (a monitor held across a park) and passes on 24+
   test_junit.py no_agent JDK    without the agent, a @NoPinning test fails naming the -agentpath to
                                 add; with -Dvtpin.junit.requireAgent=false it is skipped
+  test_junit.py parallel JDK    with JUnit's parallel execution on, a test that pins beside the
+                                @NoPinning tests: they run alone (NoPinning's global lock), so it
+                                never lands in their windows
   test_junit.py self_attach JDK with -Djdk.attach.allowAttachSelf=true the extension attaches the
                                 agent itself and judges as with -agentpath
 
@@ -25,7 +28,7 @@ CLASSES_JUNIT = os.path.join(BUILD, "java-fixtures", "classes-junit")
 LAUNCHER = "/usr/share/java/junit-platform-console-standalone.jar"
 
 
-def launch(feature, props=(), agent=True, select=None):
+def launch(feature, props=(), agent=True, select=None, classes=("PinningTests",)):
     """Runs PinningTests (or the methods in select) under the console launcher; returns
     ({test name: (verdict, message)}, the launcher's output)."""
     for path, what in ((JAR, "vtpin-junit.jar"), (CLASSES_JUNIT, "the JUnit fixtures"), (LAUNCHER, "junit5")):
@@ -37,7 +40,8 @@ def launch(feature, props=(), agent=True, select=None):
         "--enable-native-access=ALL-UNNAMED", "-Djava.library.path=" + FIXTURE_LIB] + list(props) + [
         "-jar", LAUNCHER, "--disable-banner", "--details=none", "--reports-dir", reports,
         "-cp", ":".join([CLASSES_JUNIT, JAR, CLASSES])]
-    cmd += ["--select-method=PinningTests#" + m for m in select] if select else ["--select-class", "PinningTests"]
+    cmd += ["--select-method=PinningTests#" + m for m in select] if select else []
+    cmd += [] if select and classes == ("PinningTests",) else ["--select-class=" + c for c in classes]
     print("$ " + " ".join(cmd))
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     output = p.stdout + p.stderr
@@ -100,6 +104,14 @@ def case_no_agent(jdk):
     check(verdicts.get("passClean", ("missing",))[0] == "skipped", "without the agent and required, skipped")
 
 
+def case_parallel(jdk):
+    parallel = ["-Djunit.jupiter.execution.parallel.enabled=true"] + [
+        "-Djunit.jupiter.execution.parallel.mode.%s=concurrent" % m for m in ("default", "classes.default")]
+    verdicts, _ = launch(int(jdk), props=parallel, select=["passClean", "passTwoAtMostTwo"], classes=("NoisyNeighbour",))
+    for name in ("passClean", "passTwoAtMostTwo", "pinsWhileOthersRun"):
+        passed(verdicts, name)
+
+
 def case_self_attach(jdk):
     feature = int(jdk)
     verdicts, output = launch(feature, agent=False, select=["passClean", "failNative", "passApi"],
@@ -111,4 +123,5 @@ def case_self_attach(jdk):
 
 
 if __name__ == "__main__":
-    sys.exit(main({"extension": case_extension, "no_agent": case_no_agent, "self_attach": case_self_attach}))
+    sys.exit(main({"extension": case_extension, "no_agent": case_no_agent, "self_attach": case_self_attach,
+                  "parallel": case_parallel}))
