@@ -56,6 +56,8 @@ APT_PACKAGES=(
   libtomcat10-java
   # JUnit 5 (the jars vtpin-junit.jar builds against, and the console launcher tests/jvm/test_junit.py runs)
   junit5
+  # Maven offline, for examples/maven (tests/jvm/test_junit.py maven): the plugin versions its pom pins
+  maven libsurefire-java libmaven-compiler-plugin-java libmaven-resources-plugin-java
 )
 # The suite's libraries the patched JDK runs against (its NEEDED set outside the JDK).
 SUITE_LIBS=(libc6 libstdc++6 libgcc-s1 zlib1g)

@@ -44,4 +44,11 @@ public @interface NoPinning {
 
     /** When given, only pins of these reasons count. */
     PinReason[] reasons() default {};
+
+    /**
+     * A baseline file ({@code vtpin run --write-baseline FILE}, relative to the working directory):
+     * pins at its sites do not count, only new ones do. Empty: the system property {@code
+     * vtpin.baseline}, if set.
+     */
+    String baseline() default "";
 }

@@ -1,12 +1,18 @@
 package dev.vtpin.junit;
 
+import dev.vtpin.Baseline;
 import dev.vtpin.Mark;
 import dev.vtpin.Pin;
 import dev.vtpin.PinReason;
 import dev.vtpin.PinRule;
+import dev.vtpin.PinSite;
 import dev.vtpin.Pins;
 import dev.vtpin.Vtpin;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.reflect.AnnotatedElement;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
@@ -58,10 +64,17 @@ public class VtpinExtension implements BeforeTestExecutionCallback, AfterTestExe
         }
         NoPinning r = rule.get();
         PinRule pinRule = new PinRule(Arrays.asList(r.allow()), Arrays.asList(r.only()), reasons(r));
-        List<Pin> counted = pinRule.counted(pins.list());
+        List<Pin> counted = new ArrayList<>(pinRule.counted(pins.list()));
+        Optional<Baseline> baseline = baselineOf(context, r);
+        int accepted = 0;
+        if (baseline.isPresent()) {
+            int before = counted.size();
+            counted.removeIf(baseline.get()::accepts);
+            accepted = before - counted.size();
+        }
         // pins dropped for room: whether they count cannot be told, so no pass is given
         if (counted.size() > r.atMost() || pins.dropped() > 0) {
-            throw new AssertionError(message(counted, pins, r));
+            throw new AssertionError(message(counted, pins, r, baseline.isPresent() ? accepted : -1));
         }
     }
 
@@ -98,7 +111,24 @@ public class VtpinExtension implements BeforeTestExecutionCallback, AfterTestExe
         return b.toString();
     }
 
-    static String message(List<Pin> counted, Pins pins, NoPinning r) {
+    /** The rule's baseline, read once per file for the whole run. */
+    private static Optional<Baseline> baselineOf(ExtensionContext context, NoPinning r) {
+        String file = r.baseline().isEmpty() ? System.getProperty("vtpin.baseline", "") : r.baseline();
+        if (file.isEmpty()) {
+            return Optional.empty();
+        }
+        Path path = Path.of(file).toAbsolutePath();
+        return Optional.of(context.getRoot().getStore(NS).getOrComputeIfAbsent("baseline:" + path, k -> {
+            try {
+                return Baseline.read(path);
+            } catch (IOException e) {
+                throw new UncheckedIOException("vtpin: cannot read the baseline " + path, e);
+            }
+        }, Baseline.class));
+    }
+
+    /** accepted: pins at the baseline's sites, -1 without a baseline. */
+    static String message(List<Pin> counted, Pins pins, NoPinning r, int accepted) {
         StringBuilder b = new StringBuilder();
         b.append("vtpin: this test caused ").append(counted.size()).append(" pin(s) that count, at most ")
             .append(r.atMost()).append(" allowed (@NoPinning)");
@@ -108,9 +138,16 @@ public class VtpinExtension implements BeforeTestExecutionCallback, AfterTestExe
                         + " verdict can be given");
         }
         for (Pin p : counted) {
-            b.append("\n  pin #").append(p.id()).append(": ").append(p.describe(FRAMES_SHOWN));
+            b.append("\n  pin #").append(p.id());
+            if (accepted >= 0) {
+                b.append(" (a new site: ").append(PinSite.of(p)).append(')');
+            }
+            b.append(": ").append(p.describe(FRAMES_SHOWN));
         }
-        int aside = pins.list().size() - counted.size();
+        if (accepted > 0) {
+            b.append("\n(").append(accepted).append(" pin(s) at the baseline's sites accepted)");
+        }
+        int aside = pins.list().size() - counted.size() - Math.max(accepted, 0);
         if (aside > 0) {
             long jdk = pins.list().stream().filter(Pin::jdkInternal).count();
             b.append("\n(").append(aside).append(" other pin(s) set aside: ").append(jdk).append(" the JDK's own, ")
