@@ -18,7 +18,9 @@ static _Atomic int enabled;
 static struct {
     struct kept_pin *ring; /* API_PINS_KEPT slots; head is the oldest */
     unsigned head, count;
+    size_t bytes; /* of the records kept */
     uint64_t evictions;
+    int64_t latest_evicted_start; /* the latest start among the pins dropped, INT64_MIN: none */
     char *in_progress;
 } kept;
 
@@ -31,6 +33,7 @@ int api_pins_enable(void)
     if (!kept.ring) {
         kept.ring = calloc(API_PINS_KEPT, sizeof(*kept.ring));
         rc = kept.ring ? 0 : -ENOMEM;
+        kept.latest_evicted_start = INT64_MIN;
     }
     if (!rc)
         atomic_store(&enabled, 1);
@@ -51,14 +54,20 @@ void api_pins_put_ended(int64_t start_ns, char *record)
         free(record);
         return;
     }
-    if (kept.count == API_PINS_KEPT) {
-        free(kept.ring[kept.head].record);
+    size_t len = strlen(record);
+    while (kept.count && (kept.count == API_PINS_KEPT || kept.bytes + len > API_PINS_BYTES)) {
+        struct kept_pin *old = &kept.ring[kept.head];
+        if (old->start_ns > kept.latest_evicted_start)
+            kept.latest_evicted_start = old->start_ns;
+        kept.bytes -= strlen(old->record);
+        free(old->record);
         kept.head = (kept.head + 1) % API_PINS_KEPT;
         kept.count--;
         kept.evictions++;
     }
     kept.ring[(kept.head + kept.count) % API_PINS_KEPT] = (struct kept_pin){start_ns, record};
     kept.count++;
+    kept.bytes += len;
     pthread_mutex_unlock(&lock);
 }
 
@@ -89,8 +98,12 @@ char *api_pins_since(int64_t since_ns, uint64_t evictions_before, size_t *len)
     }
     if (kept.in_progress)
         strbuf_printf(&b, "%s", kept.in_progress);
-    if (kept.evictions > evictions_before)
-        strbuf_printf(&b, "dropped\t%llu\n", (unsigned long long)(kept.evictions - evictions_before));
+    /* none of the caller's was dropped unless a dropped pin started at or after since_ns; then
+     * the evictions since its mark are as many as it can have lost (at least one) */
+    if (kept.latest_evicted_start >= since_ns && kept.evictions > 0) {
+        uint64_t lost = kept.evictions > evictions_before ? kept.evictions - evictions_before : 1;
+        strbuf_printf(&b, "dropped\t%llu\n", (unsigned long long)lost);
+    }
     pthread_mutex_unlock(&lock);
     if (b.oom) {
         strbuf_fini(&b);

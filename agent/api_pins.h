@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define API_PINS_KEPT 4096 /* ended pins kept for the API; older ones are dropped, counted */
+/* Ended pins kept for the API, at most so many and so many bytes of records (a deep stack is
+ * several KB); the oldest are dropped first, counted. */
+#define API_PINS_KEPT 4096
+#define API_PINS_BYTES (8u << 20)
 
 int api_pins_enable(void); /* 0, or -ENOMEM; any thread */
 int api_pins_enabled(void);
@@ -21,7 +24,8 @@ void api_pins_put_ended(int64_t start_ns, char *record);
 void api_pins_set_in_progress(char *records);
 
 /* The records of the ended pins that started at or after since_ns, then the pins in
- * progress, then "dropped N" when pins that ended after evictions_before were dropped;
+ * progress, then "dropped N" when a pin that started at or after since_ns was dropped (N: the
+ * evictions since evictions_before, the count at the caller's mark, at least 1);
  * a malloc'd string and its length in *len (NULL: out of memory). */
 char *api_pins_since(int64_t since_ns, uint64_t evictions_before, size_t *len);
 uint64_t api_pins_evictions(void); /* ended pins dropped so far */

@@ -14,6 +14,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define SYNC_TIMEOUT_MS 5000
+#define NOT_DETECTING                                                                                                  \
+    "vtpin: the agent is loaded but not detecting (stopped by `vtpin stop`, or it failed to start: see its log)"
 
 static void throw_state(JNIEnv *jni, const char *text)
 {
@@ -31,10 +33,9 @@ static int sync_or_throw(JNIEnv *jni)
     }
     int rc = writer_sync(SYNC_TIMEOUT_MS);
     if (rc == -ESRCH)
-        throw_state(jni, "vtpin: the agent is loaded but not detecting (stopped by `vtpin stop`, or it failed to "
-                         "start: see its log)");
+        throw_state(jni, NOT_DETECTING);
     else if (rc)
-        throw_state(jni, "vtpin: the agent's writer did not answer within 5 s");
+        throw_state(jni, "vtpin: the agent's writer stopped, or did not answer within 5 s");
     return rc ? -1 : 0;
 }
 
@@ -54,9 +55,16 @@ EXPORT JNIEXPORT jlong JNICALL Java_dev_vtpin_Vtpin_threshold0(JNIEnv *jni, jcla
 EXPORT JNIEXPORT jlong JNICALL Java_dev_vtpin_Vtpin_mark0(JNIEnv *jni, jclass cls)
 {
     (void)cls;
-    /* the sync first: a pin that started before the mark is never taken for one after it */
-    if (sync_or_throw(jni))
+    /* No sync: the pins since are those that start after the clock is read, and the API keeps
+     * pins from now on, so every one of them ends once it is on. */
+    if (api_pins_enable()) {
+        throw_state(jni, "vtpin: out of memory for the Java API's pins");
         return 0;
+    }
+    if (writer_threshold_ns() < 0) {
+        throw_state(jni, NOT_DETECTING);
+        return 0;
+    }
     return clock_mono_ns();
 }
 

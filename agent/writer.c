@@ -6,6 +6,7 @@
 #include "writer.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@ static _Atomic int running;
 /* A sync (writer_sync): tickets asked and the last one whose round is done. */
 static _Atomic uint64_t sync_asked;
 static _Atomic uint64_t sync_done;
+static _Atomic uint32_t sync_word; /* bumped at each sync round's end: its waiters sleep on it */
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
 {
@@ -212,6 +214,8 @@ static void writer_main(void *arg)
             if (api_pins_enabled())
                 active_pins_to_api();
             atomic_store(&sync_done, asked);
+            atomic_fetch_add(&sync_word, 1);
+            futex(&sync_word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
         }
         deadlock_check(writer.jvmti, writer.symbols, writer.cfg.parallelism, now);
         /* Only sampled occupancy knows it will need the JVM at the next sample. */
@@ -305,12 +309,17 @@ int writer_sync(unsigned timeout_ms)
     uint64_t ticket = atomic_fetch_add(&sync_asked, 1) + 1;
     atomic_fetch_add(&wake_word, 1);
     futex(&wake_word, FUTEX_WAKE_PRIVATE, 1, NULL);
-    for (unsigned waited = 0; atomic_load(&sync_done) < ticket; waited++) {
-        if (waited >= timeout_ms * 10 || atomic_load(&finished))
+    int64_t deadline = clock_mono_ns() + (int64_t)timeout_ms * 1000000;
+    for (;;) {
+        uint32_t seen = atomic_load(&sync_word);
+        if (atomic_load(&sync_done) >= ticket)
+            return 0;
+        if (clock_mono_ns() >= deadline || atomic_load(&finished))
             return -ETIMEDOUT;
-        usleep(100);
+        /* at most 1 ms: a writer that finished meanwhile never bumps the word again */
+        struct timespec ts = {0, 1000000};
+        futex(&sync_word, FUTEX_WAIT_PRIVATE, seen, &ts);
     }
-    return 0;
 }
 
 void writer_stop(unsigned timeout_ms, int final)

@@ -9,6 +9,8 @@ Three parts, each optional (--only):
   ingest    the collector's decode rate and memory (bench/ingest.c).
   zerotouch-idle  (only when named) what `vtpin collector --jvms=all` costs with N idle JVMs
             (bench/zerotouch_idle.py).
+  junit-suite  (only when named) what @NoPinning costs a suite of 200 small tests, beside a
+            JFR-based check (bench/junit_suite.py).
 
 Expects JAVA21_HOME / JAVA25_HOME in the environment and the builds done by
 bench/run.sh (build/agent/libvtpin.so, build/vtpin, build/java-fixtures,
@@ -1152,7 +1154,7 @@ def run_ingest(args, workdir, out):
 # zero-touch with idle JVMs
 
 
-PARTS = ["overhead", "latency", "ingest", "zerotouch-idle"]
+PARTS = ["overhead", "latency", "ingest", "zerotouch-idle", "junit-suite"]
 
 
 def run_zerotouch_idle(args, stamp, suffix):
@@ -1163,6 +1165,20 @@ def run_zerotouch_idle(args, stamp, suffix):
     path = os.path.join(args.out, "%s-zerotouch-idle%s.md" % (stamp, suffix))
     with open(path, "w") as f:
         f.write("# vtpin zero-touch with idle JVMs — %s\n\n%s" % (stamp, table))
+    with open(path[:-3] + ".json", "w") as f:
+        json.dump(raw, f, indent=1)
+    log("bench: wrote %s" % path)
+
+
+def run_junit_suite(args, stamp, suffix):
+    """bench/junit_suite.py's measurement (200 tests x 50 virtual threads; quick: 1 round)."""
+    import junit_suite  # bench/, beside this file
+    table, raw = junit_suite.measure(args.rounds, args.jdks, 200, 50)
+    print(table, flush=True)
+    path = os.path.join(args.out, "%s-junit-suite%s.md" % (stamp, suffix))
+    with open(path, "w") as f:
+        f.write("# vtpin @NoPinning on a test suite — %s\n\n200 tests x 50 virtual threads, %d round(s)\n\n%s\n"
+                % (stamp, args.rounds, table))
     with open(path[:-3] + ".json", "w") as f:
         json.dump(raw, f, indent=1)
     log("bench: wrote %s" % path)
@@ -1182,7 +1198,7 @@ def main():
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--only", default="overhead,latency,ingest",
-                    help="parts: %s (zerotouch-idle only when named)" % ",".join(PARTS))
+                    help="parts: %s (zerotouch-idle and junit-suite only when named)" % ",".join(PARTS))
     ap.add_argument("--pins", type=int, default=101, help="PinTimer pins in the latency runs (default 101)")
     ap.add_argument("--poll-us", type=int, default=200, help="pause between collector queries (latency)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -1290,6 +1306,8 @@ def main():
             log("bench: wrote %s" % path)
         if "zerotouch-idle" in parts:
             run_zerotouch_idle(args, stamp, suffix)
+        if "junit-suite" in parts:
+            run_junit_suite(args, stamp, suffix)
     finally:
         if args.keep:
             log("bench: logs kept in %s" % workdir)

@@ -8,10 +8,11 @@
 #   bench/run.sh --only ingest
 #   bench/run.sh --configs none,floor,jfr,zero-touch --workloads mountchurn-steady,service
 #   bench/run.sh --only zerotouch-idle  (also: python3 bench/zerotouch_idle.py [--jvms 50] [--seconds 30])
+#   bench/run.sh --only junit-suite     (also: python3 bench/junit_suite.py [--rounds 5]): @NoPinning vs JFR
 #
 # Options: --quick, --rounds N, --jdks 21,25, --workloads mountchurn,mountchurn-steady,service,cpu,
 #   --configs none,floor,jfr,jfr-pinned,zero-touch,vtpin-pins,vtpin-exact,vtpin-sampled,vtpin-collector,
-#   --only overhead,latency,ingest,zerotouch-idle (the last only when named), --pins N, --poll-us N,
+#   --only overhead,latency,ingest,zerotouch-idle,junit-suite (the last two only when named), --pins N, --poll-us N,
 #   --out DIR (default bench/results), --keep (keep every run's logs), --no-build (use build/ as it
 #   is; only the bench tools are built).
 # zero-touch: no agent, a `vtpin collector --jvms=all --kernel=on` watches the JVM (root); target
@@ -28,7 +29,7 @@ args=()
 for a in "$@"; do
   case "$a" in
     --no-build) build_project=0 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done

@@ -46,7 +46,8 @@ static void test_since(void)
     CHECK_INT(api_pins_enabled(), 0);
 }
 
-/* Past API_PINS_KEPT the oldest go, and a caller whose mark saw fewer evictions is told how many. */
+/* Past API_PINS_KEPT the oldest go; a caller is told when one of its pins (started at or after its
+ * mark) went, and how many went since its mark. */
 static void test_bounded(void)
 {
     CHECK_INT(api_pins_enable(), 0);
@@ -57,6 +58,12 @@ static void test_bounded(void)
     CHECK_CONTAINS(out, "dropped\t3\n");
     CHECK_INT(strncmp(out, "pin\t4\n", 6), 0); /* 1, 2 and 3 are gone */
     free(out);
+    out = since(3, 0); /* pin 3, dropped, started at the mark: lost */
+    CHECK_CONTAINS(out, "dropped\t3\n");
+    free(out);
+    out = since(4, 0); /* every pin dropped started before the mark: nothing lost, whatever the count */
+    CHECK_INT(strstr(out, "dropped") == NULL, 1);
+    free(out);
     out = since(API_PINS_KEPT + 3, 3); /* a mark taken after those evictions: nothing dropped for it */
     char want[64];
     snprintf(want, sizeof(want), "pin\t%d\n", API_PINS_KEPT + 3);
@@ -66,9 +73,32 @@ static void test_bounded(void)
     CHECK_UINT(api_pins_evictions(), 0);
 }
 
+/* Deep stacks make big records: the bytes kept stay under API_PINS_BYTES, the oldest going first. */
+static void test_bytes(void)
+{
+    CHECK_INT(api_pins_enable(), 0);
+    size_t size = API_PINS_BYTES / 3 + 1; /* two fit, not three */
+    for (int64_t t = 1; t <= 3; t++) {
+        char *r = malloc(size + 1);
+        memset(r, 'x', size);
+        r[size] = '\0';
+        r[0] = (char)('0' + t);
+        api_pins_put_ended(t, r);
+    }
+    CHECK_UINT(api_pins_evictions(), 1);
+    size_t len = 0;
+    char *out = api_pins_since(0, 0, &len);
+    CHECK_INT(out[0], '2');
+    CHECK_INT(out[size], '3');
+    CHECK_CONTAINS(out + 2 * size, "dropped\t1\n");
+    free(out);
+    api_pins_reset();
+}
+
 int main(void)
 {
     test_since();
     test_bounded();
+    test_bytes();
     CHECK_MAIN_RETURN();
 }

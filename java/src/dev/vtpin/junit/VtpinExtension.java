@@ -134,7 +134,7 @@ public class VtpinExtension implements BeforeTestExecutionCallback, AfterTestExe
             .append(r.atMost()).append(" allowed (@NoPinning)");
         if (pins.dropped() > 0) {
             b.append("; ").append(pins.dropped())
-                .append(" pin(s) that ended meanwhile were dropped by the agent (it keeps the last 4096), so no"
+                .append(" pin(s) that ended meanwhile were dropped by the agent (it keeps the last 4096 pins), so no"
                         + " verdict can be given");
         }
         for (Pin p : counted) {
