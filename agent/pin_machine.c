@@ -81,6 +81,7 @@ struct pm_action pm_start(struct pin_machine *m, const struct pm_start *s)
     l->pin_id = s->pin_id;
     l->start_ns = s->time_ns;
     l->stack = (uint8_t)s->stack;
+    l->failed = 0;
     l->pos = (uint16_t)m->count;
     m->live[m->count++] = (uint16_t)slot;
     if (s->maybe) {
@@ -126,7 +127,11 @@ struct pm_action pm_result(struct pin_machine *m, int slot, enum pm_read result,
         l->state = PM_REPORTED; /* rows 12, 15 */
         return action(PM_ACT_NAME_TAKEN | settled | PM_ACT_REPORT_START, slot, PM_NOT_DUE);
     }
-    if (now - l->start_ns < (int64_t)m->threshold_ns + PM_WINDOW_NS) {
+    if (!l->failed) {
+        l->failed = 1;
+        l->first_failed_ns = now;
+    }
+    if (now - l->start_ns < (int64_t)m->threshold_ns + PM_WINDOW_NS || now - l->first_failed_ns < PM_WINDOW_NS) {
         l->state = monitors ? PM_FRAMES : PM_DEFERRED; /* rows 13, 16 */
         return action(0, slot, PM_RETRY_NS);
     }

@@ -31,8 +31,12 @@
  * The window: a crossed pin whose stack read fails (its thread not blocked
  * yet: the JDK posts the entry before it blocks, and freezing first can take
  * long under load; or blocked elsewhere, another pin's frames) is tried again
- * every PM_RETRY_NS until threshold + PM_WINDOW_NS after its start; then it
- * is reported with what it has. Its end, if it comes first, brings the stack.
+ * every PM_RETRY_NS until threshold + PM_WINDOW_NS after its start, and for
+ * a whole PM_WINDOW_NS after its first failed read when the writer looked late
+ * (starved under load, it may look only once the pin's thread was woken and
+ * waits for a CPU to run its ending callback, which takes the stack: that end
+ * is on its way); then it is reported with what it has. Its end, if it comes
+ * first, brings the stack.
  *
  * The table, one case per transition (state, event -> actions, next state):
  *
@@ -51,6 +55,8 @@
  * 11 DEFERRED      TICK crossed     -> TAKE_STACK                     READING_S
  * 12 READING_M     RESULT ok        -> NAME_TAKEN SETTLED REPORT_START REPORTED
  * 13 READING_M     RESULT again/other, in window  -> - (due 1 ms)     FRAMES
+ *                  ("in window": before threshold + PM_WINDOW_NS after the
+ *                   start, or PM_WINDOW_NS after the first failed read)
  * 14 READING_M     RESULT again/other, past window
  *                                   -> SETTLED REPORT_START (frames)  REPORTED
  * 15 READING_S     RESULT ok        -> NAME_TAKEN REPORT_START        REPORTED
@@ -80,8 +86,9 @@
 #include <stdint.h>
 
 #define PM_MAX_PINS 4096
-#define PM_RETRY_NS 1000000LL    /* a failed read is tried again after this */
-#define PM_WINDOW_NS 100000000LL /* past threshold: how long a crossed pin waits for its stack */
+#define PM_RETRY_NS 1000000LL /* a failed read is tried again after this */
+#define PM_WINDOW_NS                                                                                                   \
+    100000000LL /* past threshold, and past a first failed read: how long a crossed pin waits for its stack */
 #define PM_NOT_DUE INT64_MAX
 
 enum pm_state {
@@ -149,9 +156,11 @@ struct pm_end {
 struct pm_life {
     uint64_t pin_id;
     int64_t start_ns;
-    uint8_t state; /* enum pm_state */
-    uint8_t stack; /* enum pm_stack: what came with the start */
-    uint16_t pos;  /* index in live[] */
+    int64_t first_failed_ns; /* the first failed stack read's clock, when failed */
+    uint8_t state;           /* enum pm_state */
+    uint8_t stack;           /* enum pm_stack: what came with the start */
+    uint16_t pos;            /* index in live[] */
+    uint8_t failed;          /* a stack read failed */
 };
 
 struct pin_machine {
