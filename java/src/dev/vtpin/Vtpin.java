@@ -22,8 +22,9 @@ import java.util.List;
  * }</pre>
  *
  * <p>The pins are those the agent reports: at least its {@code threshold=} long (1 ms unless
- * set). Each call waits for the agent's writer to take in everything the JVM's threads did
- * before it (milliseconds at most); call them from a platform thread.
+ * set). {@link #pinsSince(Mark)} and {@link #flush()} wait for the agent's writer to take in
+ * everything the JVM's threads did before the call (a round of it: tens of microseconds, more
+ * under load); call them from a platform thread.
  */
 public final class Vtpin {
     /** Where the Debian package and {@code cmake --install} put the agent. */
