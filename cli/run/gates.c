@@ -230,7 +230,7 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
     }
 }
 
-void gates_unjudged(struct gate_result *out, size_t running_jvms, int64_t waited_ns, size_t unreadable)
+void gates_unjudged(struct gate_result *out, size_t running_jvms, int64_t waited_ns, size_t unreadable, int no_baseline)
 {
     char line[256], a[64];
     if (running_jvms) {
@@ -243,6 +243,8 @@ void gates_unjudged(struct gate_result *out, size_t running_jvms, int64_t waited
         snprintf(line, sizeof(line), "not judged: %zu recording(s) of this run could not be read", unreadable);
         add_reason(out, line);
     }
+    if (no_baseline)
+        add_reason(out, "not judged against --baseline: out of memory for the run's pin sites");
 }
 
 int gates_exit_status(const struct gate_result *g, size_t judged, int command_status, int stop_signal)

@@ -80,8 +80,11 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
 
 /* What the run could not judge fails it: JVMs of the command still running
  * when the run stopped waiting for them (waited_ns after the command exited),
- * recordings of this run it could not read. */
-void gates_unjudged(struct gate_result *out, size_t running_jvms, int64_t waited_ns, size_t unreadable);
+ * recordings of this run it could not read, a --baseline it could not apply
+ * (no_baseline: out of memory for the run's pin sites; judged without it, a
+ * new site would pass unseen). */
+void gates_unjudged(struct gate_result *out, size_t running_jvms, int64_t waited_ns, size_t unreadable,
+                    int no_baseline);
 
 /* The run's exit status: 128+N when signal N stopped it; else CLI_EXIT_GATE
  * when a gate failed; else COMMAND's own status when it failed; else

@@ -686,14 +686,16 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
     struct gate_result result;
     struct gate_config gates = cfg->gates;
     struct baseline sites = {0};
-    if ((cfg->baseline_file || cfg->write_baseline) && gates_run_sites(&gates, recs, nrecs, &sites))
-        fprintf(stderr, "vtpin run: out of memory for the pin sites: the baseline is left out\n");
+    int no_sites = (cfg->baseline_file || cfg->write_baseline) && gates_run_sites(&gates, recs, nrecs, &sites);
+    if (no_sites)
+        fprintf(stderr, "vtpin run: out of memory for the pin sites: %s\n",
+                cfg->baseline_file ? "the run is not judged against --baseline, and fails" : "no baseline written");
     else if (cfg->baseline_file)
         gates.run_sites = &sites;
     gates_evaluate(&gates, recs, nrecs, &result);
     /* past RUN_LEFT_MAX the rest may be JVMs: counted as such, not to pass over them */
     size_t unjudged = left->jvms + (left->n > RUN_LEFT_MAX ? left->n - RUN_LEFT_MAX : 0);
-    gates_unjudged(&result, unjudged, cfg->background_ns, unreadable);
+    gates_unjudged(&result, unjudged, cfg->background_ns, unreadable, no_sites && cfg->baseline_file);
     struct report_options ro = {.top = REPORT_TEXT_TOP_DEFAULT};
     for (size_t i = 0; i < nrecs; i++) {
         for (size_t s = 0; s < recs[i]->n_sessions; s++) {
@@ -741,7 +743,9 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
             status = status ? status : CLI_EXIT_FAIL;
         }
     }
-    if (cfg->write_baseline) {
+    if (cfg->write_baseline && no_sites) {
+        status = status ? status : CLI_EXIT_FAIL; /* a baseline missing sites would accept less than it says */
+    } else if (cfg->write_baseline) {
         FILE *f = fopen(cfg->write_baseline, "w");
         int failed = !f || baseline_write(f, &sites);
         if ((f && fclose(f)) || failed) {

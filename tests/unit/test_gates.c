@@ -136,14 +136,16 @@ int main(void)
     CHECK_UINT(g.deadlocks, 1);
     c.n_allow = 1;
 
-    /* JVMs still running past --background-timeout, unreadable recordings: not judged, failed */
+    /* JVMs still running past --background-timeout, unreadable recordings, a baseline that could not be
+     * applied: not judged, failed */
     CHECK(!g.failed);
-    gates_unjudged(&g, 0, 5000000000LL, 0);
+    gates_unjudged(&g, 0, 5000000000LL, 0, 0);
     CHECK(!g.failed);
-    gates_unjudged(&g, 2, 5000000000LL, 1);
+    gates_unjudged(&g, 2, 5000000000LL, 1, 1);
     CHECK(g.failed);
     CHECK_CONTAINS(g.why, "not judged: 2 JVM(s) still running 5.00 s after the command exited (--background-timeout)\n"
-                          "not judged: 1 recording(s) of this run could not be read");
+                          "not judged: 1 recording(s) of this run could not be read\n"
+                          "not judged against --baseline: out of memory for the run's pin sites");
 
     /* the exit status: a signal, then a failed gate, then the command's failure, then nothing judged */
     struct gate_result passed = {.failed = 0}, failed = {.failed = 1};
