@@ -8,6 +8,7 @@
 #include "blocker.h"
 #include "carriers.h"
 #include "clock.h"
+#include "hogs.h"
 #include "jthread.h"
 #include "log.h"
 #include "outputs.h"
@@ -23,10 +24,16 @@
 /* The longest cycle said whole. */
 #define DEADLOCK_CYCLE_MAX 8
 
+/* A starvation with hogged carriers is said once it has held this long: a hog may yet finish its
+ * computation and free its carrier, where a pin behind the starved owner cannot. */
+#define DEADLOCK_HOG_HOLD_NS 1000000000LL
+
 static struct {
     int64_t next_ns;
     uint64_t said;       /* the pins of the carrier starvation said last (their ids' sum): not said twice */
     uint64_t said_cycle; /* the same for the cycle said last */
+    uint64_t hog_seen;   /* pins and hogs of a starvation with hogs seen last (ids' sum), since hog_since */
+    int64_t hog_since;
 } dl;
 
 /* A pinned carrier as looked at: its pin, the virtual thread parked on it, and the lock. */
@@ -36,6 +43,13 @@ struct pinned {
     jthread waiter;
     jobject sync;
     jthread owner;
+};
+
+/* A carrier held by a hog (hogs.h): a virtual thread computing without unmounting. */
+struct hogged {
+    const struct carrier_slot *carrier;
+    int64_t vthread_id;
+    const char *name; /* NULL: not known */
 };
 
 void deadlock_reset(void)
@@ -80,20 +94,24 @@ static void release(JNIEnv *jni, struct pinned *on, unsigned n)
     }
 }
 
-static void say(JNIEnv *jni, const struct pinned *on, unsigned n, unsigned parallelism, const struct pinned *starving,
-                jint state)
+static void say(JNIEnv *jni, const struct pinned *on, unsigned n, const struct hogged *hogs, unsigned n_hogs,
+                unsigned parallelism, const struct pinned *starving, jint state)
 {
-    char owner[JTHREAD_NAME_MAX], lock[BLOCKER_CLASS_MAX], text[DEADLOCK_TEXT_MAX];
+    char owner[JTHREAD_NAME_MAX], lock[BLOCKER_CLASS_MAX], text[DEADLOCK_TEXT_MAX], held[96];
     jthread_copy_name(jni, starving->owner, owner);
     blocker_class_name(jni, starving->sync, lock, sizeof(lock));
+    if (n_hogs)
+        snprintf(held, sizeof(held), "pinned or hogged (%u pinned, %u hogged), each pin", n, n_hogs);
+    else
+        snprintf(held, sizeof(held), "pinned, each");
     size_t len = (size_t)snprintf(
         text, sizeof(text),
-        "deadlock (carrier starvation): all %u carriers of the scheduler (parallelism %u) are pinned, each by a "
-        "park on a java.util.concurrent lock whose owner is a virtual thread on no carrier; \"%s\" (virtual thread "
+        "deadlock (carrier starvation): all %u carriers of the scheduler (parallelism %u) are %s by a park on a "
+        "java.util.concurrent lock whose owner is a virtual thread on no carrier; \"%s\" (virtual thread "
         "%lld, %s) holds the %s that \"%s\" waits for, and can release it only on a carrier, which none of the pins "
-        "can free. Pinned:",
-        n, parallelism, owner, (long long)jthread_id(jni, starving->owner), blocker_state_name(state, 1), lock,
-        starving->pin->vthread_name);
+        "can free%s. Pinned:",
+        n + n_hogs, parallelism, held, owner, (long long)jthread_id(jni, starving->owner), blocker_state_name(state, 1),
+        lock, starving->pin->vthread_name, n_hogs ? " and no hog gives up" : "");
     for (unsigned i = 0; i < n && len < sizeof(text); i++) {
         char waits_for[JTHREAD_NAME_MAX];
         jthread_copy_name(jni, on[i].owner, waits_for);
@@ -101,6 +119,10 @@ static void say(JNIEnv *jni, const struct pinned *on, unsigned n, unsigned paral
                                 i ? "," : "", on[i].carrier->name, on[i].pin->vthread_name,
                                 (unsigned long long)on[i].pin->pin_id, waits_for);
     }
+    for (unsigned i = 0; i < n_hogs && len < sizeof(text); i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s %s by \"%s\" (virtual thread %lld, computing)",
+                                i ? "," : ". Hogged:", hogs[i].carrier->name, hogs[i].name ? hogs[i].name : "",
+                                (long long)hogs[i].vthread_id);
     outputs_say(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "deadlock.carrier_starvation", text);
     log_tell("%s", text);
 }
@@ -110,7 +132,8 @@ static void say(JNIEnv *jni, const struct pinned *on, unsigned n, unsigned paral
  * kind): a runnable one when there is one, else the first; NULL when it is not so. Runnable or not
  * (on 25 an owner's sleep stays TIMED_PARKED past its end: the task that would unpark it needs a
  * carrier too), an owner releases its lock only on a carrier, and none can be freed. */
-static const struct pinned *starving_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *on, unsigned n, jint *state)
+static const struct pinned *starving_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *on, unsigned n,
+                                           const struct hogged *hogs, unsigned n_hogs, jint *state)
 {
     for (unsigned i = 0; i < n; i++)
         if (!parked_on_virtual_owner(jni, jvmti, &on[i]))
@@ -119,6 +142,10 @@ static const struct pinned *starving_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct 
     for (unsigned i = 0; i < n; i++) {
         for (unsigned k = 0; k < n; k++)
             if ((*jni)->IsSameObject(jni, on[i].owner, on[k].waiter))
+                return NULL;
+        int64_t owner_id = jthread_id(jni, on[i].owner);
+        for (unsigned k = 0; k < n_hogs; k++)
+            if (hogs[k].vthread_id == owner_id) /* a hogging owner has a carrier: it may yet unlock */
                 return NULL;
         jint st = state_of(jvmti, on[i].owner);
         if (!starving || ((st & JVMTI_THREAD_STATE_RUNNABLE) && !(*state & JVMTI_THREAD_STATE_RUNNABLE))) {
@@ -222,33 +249,53 @@ int deadlock_check(jvmtiEnv *jvmti, struct symbols *symbols, unsigned parallelis
     /* a cycle among the first DEADLOCK_CARRIERS_MAX pins in progress (more: the rest not looked at) */
     if (count >= 2 && check_cycle(symbols, pins, count < DEADLOCK_CARRIERS_MAX ? count : DEADLOCK_CARRIERS_MAX))
         return 1;
-    if (!parallelism || parallelism > DEADLOCK_CARRIERS_MAX || count < parallelism || count > DEADLOCK_CARRIERS_MAX)
+    if (!parallelism || parallelism > DEADLOCK_CARRIERS_MAX || !count || count > DEADLOCK_CARRIERS_MAX)
         return 0;
-    /* every live carrier pinned, and at least parallelism of them (fewer: the pool may start one) */
+    /* every live carrier pinned or hogged, and at least parallelism of them (fewer: the pool may start one) */
     struct pinned on[DEADLOCK_CARRIERS_MAX];
-    unsigned n = 0;
+    struct hogged hogged[DEADLOCK_CARRIERS_MAX];
+    unsigned n = 0, n_hogs = 0;
     for (unsigned i = 0; i < carriers_capacity(); i++) {
         const struct carrier_slot *c = carriers_slot(i);
         if (!c || atomic_load(&c->state) != SLOT_LIVE)
             continue;
         const struct pin_brief *p = pin_on(pins, count, c->tid);
-        if (!p || n == DEADLOCK_CARRIERS_MAX)
+        struct hogged h = {.carrier = c};
+        if (n + n_hogs == DEADLOCK_CARRIERS_MAX)
             return 0;
-        on[n++] = (struct pinned){.carrier = c, .pin = p};
+        if (p)
+            on[n++] = (struct pinned){.carrier = c, .pin = p};
+        else if (hogs_on(c, &h.vthread_id, &h.name))
+            hogged[n_hogs++] = h;
+        else
+            return 0;
     }
     /* only now does the writer join the JVM: it stays out of it while it has no JVMTI work */
-    JNIEnv *jni = n >= parallelism ? writer_thread_jni() : NULL;
+    JNIEnv *jni = n && n + n_hogs >= parallelism ? writer_thread_jni() : NULL;
     if (!jni)
         return 0;
     jint state = 0;
-    const struct pinned *starving = starving_owner(jni, jvmti, on, n, &state);
+    const struct pinned *starving = starving_owner(jni, jvmti, on, n, hogged, n_hogs, &state);
+    if (starving && n_hogs) {
+        uint64_t seen = 0;
+        for (unsigned i = 0; i < n; i++)
+            seen += on[i].pin->pin_id;
+        for (unsigned i = 0; i < n_hogs; i++)
+            seen += (uint64_t)hogged[i].vthread_id;
+        if (seen != dl.hog_seen) {
+            dl.hog_seen = seen;
+            dl.hog_since = now;
+        }
+        if (now - dl.hog_since < DEADLOCK_HOG_HOLD_NS)
+            starving = NULL; /* not yet: a hog may end */
+    }
     if (starving) {
         uint64_t sum = 0;
         for (unsigned i = 0; i < n; i++)
             sum += on[i].pin->pin_id;
         if (sum != dl.said) {
             dl.said = sum;
-            say(jni, on, n, parallelism, starving, state);
+            say(jni, on, n, hogged, n_hogs, parallelism, starving, state);
         }
     }
     release(jni, on, n);

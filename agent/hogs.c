@@ -207,6 +207,15 @@ void hogs_carrier_gone(struct carrier_slot *c, int64_t now)
         report_end(c, &ended);
 }
 
+int hogs_on(const struct carrier_slot *c, int64_t *vthread_id, const char **name)
+{
+    if (!hogs_enabled() || c->hog.state != HOG_RUNNING || !c->hog_id)
+        return 0;
+    *vthread_id = c->hog.vthread_id;
+    *name = c->hog_vname ? symbols_string_text(hogs.symbols, c->hog_vname) : NULL;
+    return 1;
+}
+
 void hogs_resend(unsigned sinks)
 {
     for (unsigned i = 0; i < carriers_capacity(); i++) {

@@ -26,6 +26,9 @@ void hogs_sample(JNIEnv *jni, struct carrier_slot *c, jthread vt, int64_t vid, i
 void hogs_round_end(void);
 /* The carrier ended: its hog in progress ends now. */
 void hogs_carrier_gone(struct carrier_slot *c, int64_t now);
+/* 1 when a hog is in progress on c, reported: its virtual thread's id and name (NULL: none known) in
+ * *vthread_id and *name; else 0. */
+int hogs_on(const struct carrier_slot *c, int64_t *vthread_id, const char **name);
 /* The hogs in progress again, to a new collector connection. */
 void hogs_resend(unsigned sinks);
 uint64_t hogs_reported(void);

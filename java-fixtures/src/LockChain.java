@@ -21,8 +21,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * - holder virtual (the incident: unmounted while it sleeps); platform: a platform thread; pinned: a
  *   virtual thread that sleeps under a native frame (holdInNative), so it stays mounted and pinned.
  * --ready: says "LockChain: ready pid=N" and waits for a line on stdin first (for attach).
+ * - hogs: once the waiters are parked, so many virtual threads "carrier-hog-N" that compute for ever
+ *   without unmounting: with waiters + hogs carriers the holder never gets one back either (the
+ *   incident with a hog in place of a pin), and the program hangs until it is killed.
  *
- * usage: LockChain [--ready] lock|write|read [waiters=1] [holdMs=300] [holder=virtual|platform|pinned]
+ * usage: LockChain [--ready] lock|write|read [waiters=1] [holdMs=300] [holder=virtual|platform|pinned] [hogs=0]
  */
 public class LockChain {
 
@@ -84,6 +87,17 @@ public class LockChain {
         }
     }
 
+    static volatile long sink;
+
+    /** Computes for ever: never parks, never yields, so it never leaves its carrier. */
+    static void compute() {
+        long x = 1;
+        while (true) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+            sink = x;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         boolean ready = args.length > 0 && args[0].equals("--ready");
         if (ready)
@@ -92,6 +106,7 @@ public class LockChain {
         int waiters = args.length > 1 ? Integer.parseInt(args[1]) : 1;
         long holdMs = args.length > 2 ? Long.parseLong(args[2]) : 300;
         String holderKind = args.length > 3 ? args[3] : "virtual";
+        int hogs = args.length > 4 ? Integer.parseInt(args[4]) : 0;
         boolean viaNative = Runtime.version().feature() >= 24;
         System.out.println("java.version = " + System.getProperty("java.version"));
         Lock held;
@@ -129,6 +144,8 @@ public class LockChain {
             }
         }
         System.out.println("LockChain: waiters parked");
+        for (int i = 0; i < hogs; i++)
+            Thread.ofVirtual().name("carrier-hog-" + i).start(LockChain::compute);
         for (Thread vt : vts) vt.join();
         holder.join();
         System.out.println("LockChain: " + kind + " waiters=" + waiters + " holder=" + holderKind + " entries=" +

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 
 from harness import (FIXTURE_LIB, VTPIN, Run, attach_when_ready, check, classpath, describe, jdk_home, main,
                      report_json, scheduler, tempdir)
@@ -141,6 +142,34 @@ def case_lock_attach(jdk):
 DEADLOCK = "deadlock (carrier starvation): all 2 carriers of the scheduler (parallelism 2) are pinned"
 
 
+HOG_DEADLOCK = ("deadlock (carrier starvation): all 2 carriers of the scheduler (parallelism 2) are pinned or "
+                "hogged (1 pinned, 1 hogged), each pin by a park on a java.util.concurrent lock")
+
+
+def case_lock_hog_live(jdk):
+    """The incident with a hog in place of one pin: 2 carriers, one pinned by a waiter parked on a
+    ReentrantLock whose owner is unmounted, the other held by a virtual thread that computes for ever.
+    The owner never gets a carrier back; the agent says it is a deadlock, naming the pin and the hog,
+    on its log and in its recording, which holds it after the hung JVM is killed."""
+    r = Run(int(jdk), "LockChain", ("lock", 1, 200, "virtual", 1), props=scheduler(2)).start()
+    try:
+        deadline = time.monotonic() + 60
+        while HOG_DEADLOCK not in r.stderr():
+            check(r.proc.poll() is None and time.monotonic() < deadline,
+                  "the agent says the deadlock within 60 s:\n" + r.stderr()[-3000:])
+            time.sleep(0.05)
+        line = next(l for l in r.stderr().splitlines() if HOG_DEADLOCK in l)
+        print(line)
+        check('"lock-holder" (virtual thread ' in line and 'that "lock-waiter-0" waits for' in line and
+              "and no hog gives up" in line and ' by "lock-waiter-0" (pin #' in line and
+              ' by "carrier-hog-0" (virtual thread ' in line,
+              "it names the owner, the pinned waiter and the hog: %s" % line)
+    finally:
+        r.kill()
+    said = [n for n in r.report()["notices"] if n["code"] == "deadlock.carrier_starvation"]
+    check(len(said) == 1 and HOG_DEADLOCK in said[0]["text"], "the recording holds it once: %s" % said)
+
+
 def case_lock_live(jdk):
     """The incident itself, live: 2 carriers, both pinned by waiters parked on a ReentrantLock whose
     owner, an unmounted virtual thread, can never mount again to unlock it. The program hangs; the
@@ -268,4 +297,5 @@ def case_live(jdk):
 
 if __name__ == "__main__":
     raise SystemExit(main({"owner": case_owner, "notify": case_notify, "live": case_live, "lock": case_lock,
-                           "lock_attach": case_lock_attach, "lock_live": case_lock_live}))
+                           "lock_attach": case_lock_attach, "lock_live": case_lock_live,
+                           "lock_hog_live": case_lock_hog_live}))
