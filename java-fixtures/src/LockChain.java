@@ -21,11 +21,13 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * - holder virtual (the incident: unmounted while it sleeps); platform: a platform thread; pinned: a
  *   virtual thread that sleeps under a native frame (holdInNative), so it stays mounted and pinned.
  * --ready: says "LockChain: ready pid=N" and waits for a line on stdin first (for attach).
- * - hogs: once the waiters are parked, so many virtual threads "carrier-hog-N" that compute for ever
- *   without unmounting: with waiters + hogs carriers the holder never gets one back either (the
- *   incident with a hog in place of a pin), and the program hangs until it is killed.
+ * - hogs: once the waiters are parked, so many virtual threads "carrier-hog-N" that compute without
+ *   unmounting, for ever (hogMs 0) or for hogMs: with waiters + hogs carriers the holder gets none
+ *   back either (the incident with a hog in place of a pin), and the program hangs until it is
+ *   killed, or until the hogs end.
  *
  * usage: LockChain [--ready] lock|write|read [waiters=1] [holdMs=300] [holder=virtual|platform|pinned] [hogs=0]
+ *        [hogMs=0]
  */
 public class LockChain {
 
@@ -89,10 +91,11 @@ public class LockChain {
 
     static volatile long sink;
 
-    /** Computes for ever: never parks, never yields, so it never leaves its carrier. */
-    static void compute() {
+    /** Computes for ms (0: for ever): never parks, never yields, so it never leaves its carrier. */
+    static void compute(long ms) {
+        long end = System.nanoTime() + ms * 1_000_000L;
         long x = 1;
-        while (true) {
+        while (ms == 0 || System.nanoTime() < end) {
             x = x * 6364136223846793005L + 1442695040888963407L;
             sink = x;
         }
@@ -107,6 +110,7 @@ public class LockChain {
         long holdMs = args.length > 2 ? Long.parseLong(args[2]) : 300;
         String holderKind = args.length > 3 ? args[3] : "virtual";
         int hogs = args.length > 4 ? Integer.parseInt(args[4]) : 0;
+        long hogMs = args.length > 5 ? Long.parseLong(args[5]) : 0;
         boolean viaNative = Runtime.version().feature() >= 24;
         System.out.println("java.version = " + System.getProperty("java.version"));
         Lock held;
@@ -144,10 +148,12 @@ public class LockChain {
             }
         }
         System.out.println("LockChain: waiters parked");
+        List<Thread> hogThreads = new ArrayList<>();
         for (int i = 0; i < hogs; i++)
-            Thread.ofVirtual().name("carrier-hog-" + i).start(LockChain::compute);
+            hogThreads.add(Thread.ofVirtual().name("carrier-hog-" + i).start(() -> compute(hogMs)));
         for (Thread vt : vts) vt.join();
         holder.join();
+        for (Thread h : hogThreads) h.join();
         System.out.println("LockChain: " + kind + " waiters=" + waiters + " holder=" + holderKind + " entries=" +
                            entries + " done");
     }

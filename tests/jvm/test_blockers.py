@@ -170,6 +170,18 @@ def case_lock_hog_live(jdk):
     check(len(said) == 1 and HOG_DEADLOCK in said[0]["text"], "the recording holds it once: %s" % said)
 
 
+def case_lock_hog_ends(jdk):
+    """A hog that ends is no deadlock: one waiter pinned behind the unmounted owner and a hog that
+    computes 700 ms on the other carrier; when the hog ends the owner mounts, unlocks, and the
+    program ends, with no deadlock said (the starvation held for less than the second it must)."""
+    r = Run(int(jdk), "LockChain", ("lock", 1, 200, "virtual", 1, 700), props=scheduler(2)).run()
+    check("LockChain: lock waiters=1 holder=virtual entries=" in r.stdout(), "the program ended:\n" + r.stdout())
+    rep = r.report()
+    check(any(h["vthread"]["name"] == "carrier-hog-0" and not h["ongoing"] for h in rep["hogs"]),
+          "the hog was reported, and ended: %s" % rep["hogs"])
+    check(not [n for n in rep["notices"] if n["code"].startswith("deadlock")], "no deadlock: %s" % rep["notices"])
+
+
 def case_lock_live(jdk):
     """The incident itself, live: 2 carriers, both pinned by waiters parked on a ReentrantLock whose
     owner, an unmounted virtual thread, can never mount again to unlock it. The program hangs; the
@@ -298,4 +310,4 @@ def case_live(jdk):
 if __name__ == "__main__":
     raise SystemExit(main({"owner": case_owner, "notify": case_notify, "live": case_live, "lock": case_lock,
                            "lock_attach": case_lock_attach, "lock_live": case_lock_live,
-                           "lock_hog_live": case_lock_hog_live}))
+                           "lock_hog_live": case_lock_hog_live, "lock_hog_ends": case_lock_hog_ends}))
