@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 
+from zerotouch_idle import jdk_homes  # bench/, beside this file
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("VTPIN_BUILD_DIR", os.path.join(ROOT, "build"))
 AGENT = os.path.join(BUILD, "agent", "libvtpin.so")
@@ -87,20 +89,6 @@ public class JfrPinCheck implements BeforeEachCallback, AfterEachCallback {
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def jdk_homes(jdks):
-    env = {}
-    path = os.path.expanduser("~/.cache/vtpin/jdks.env")
-    if os.path.exists(path):
-        for line in open(path):
-            k, _, v = line.strip().removeprefix("export ").partition("=")
-            env[k] = v.strip("'\"")
-    homes = {j: os.environ.get("JAVA%s_HOME" % j) or env.get("JAVA%s_HOME" % j) for j in jdks}
-    missing = [j for j, h in homes.items() if not h or not os.path.exists(os.path.join(h, "bin", "java"))]
-    if missing:
-        raise SystemExit("junit_suite: no JDK %s (JAVA<N>_HOME, or ~/.cache/vtpin/jdks.env)" % ", ".join(missing))
-    return homes
 
 
 def test_class(name, annotation, tests, threads):

@@ -57,18 +57,19 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def jdk_homes():
-    """{"21": home, "25": home}: the environment's, else those of ~/.cache/vtpin/jdks.env (as run.sh)."""
+def jdk_homes(jdks=("21", "25")):
+    """{"21": home, "25": home} (or those of jdks): the environment's, else those of
+    ~/.cache/vtpin/jdks.env (as run.sh). bench/junit_suite.py uses it too."""
     env = {}
     path = os.path.expanduser("~/.cache/vtpin/jdks.env")
     if os.path.exists(path):
         for line in open(path):
             k, _, v = line.strip().removeprefix("export ").partition("=")
             env[k] = v.strip("'\"")
-    homes = {jdk: os.environ.get("JAVA%s_HOME" % jdk) or env.get("JAVA%s_HOME" % jdk) for jdk in ("21", "25")}
+    homes = {jdk: os.environ.get("JAVA%s_HOME" % jdk) or env.get("JAVA%s_HOME" % jdk) for jdk in jdks}
     missing = [j for j, h in homes.items() if not h or not os.path.exists(os.path.join(h, "bin", "java"))]
     if missing:
-        raise SystemExit("zerotouch_idle: no JDK %s (JAVA<N>_HOME, or ~/.cache/vtpin/jdks.env)" % ", ".join(missing))
+        raise SystemExit("bench: no JDK %s (JAVA<N>_HOME, or ~/.cache/vtpin/jdks.env)" % ", ".join(missing))
     return homes
 
 
