@@ -364,7 +364,8 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
                            .syscall = t.syscall,
                            .stack_id = t.stack_id,
                            .vthread_id = t.vthread_id,
-                           .java_wait = t.java_wait},
+                           .java_wait = t.java_wait,
+                           .park_why = t.park_why},
                 };
             if (c->pin_open)
                 clog_debug("kernel view: carrier tid %" PRId32 " (host %" PRId32 ") off CPU (%s) for %" PRId64
@@ -707,7 +708,8 @@ int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_
     int wait = java_wait_of(java->thread_state, l->state_blocked, l->state_in_native, java->pending_monitor,
                             java->waiting_monitor, futex_op);
     wait = java_wait_park(wait, l->vt_state && java->vthread_id > 0, java->vthread_state);
-    return kview_seed_java(k->kv, host_tid, off_since, java->vthread_id, wait);
+    return kview_seed_java(k->kv, host_tid, off_since, java->vthread_id, wait,
+                           wait == JAVA_WAIT_BLOCKED ? java->park_why : PARK_WHY_UNKNOWN);
 }
 
 void kglue_untrack_java(struct kglue *k, void *owner, int32_t host_tid)

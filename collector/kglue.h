@@ -79,6 +79,7 @@ struct kglue_java_now {
     int32_t vthread_state; /* its VirtualThread.state */
     int32_t thread_state;
     uint64_t pending_monitor, waiting_monitor;
+    int park_why; /* enum park_why (kstate.h), for a park on the carrier */
 };
 int kglue_seed_java(struct kglue *k, void *owner, int32_t host_tid, int64_t off_since,
                     const struct kglue_java_now *java);

@@ -359,8 +359,8 @@ static int send_hello(struct zt_jvm *j)
     ev.hello = &h;
     if (send_event(j, &ev) != 0)
         return -1;
-    j->park_reason = send_string(j, "Parked on its carrier while pinned (without the agent the reason is unknown: "
-                                    "a monitor held, a native or VM frame, a critical section)");
+    j->park_reason = send_string(j, "Parked on its carrier while pinned (this JVM does not let its reason be read "
+                                    "from outside: a monitor held, a native or VM frame, a critical section)");
     return j->owner ? 0 : -1;
 }
 
@@ -464,6 +464,21 @@ static struct zt_thread *thread_of(struct zt_jvm *j, int32_t ns_tid)
         if (j->threads[i].ns_tid == ns_tid)
             return &j->threads[i];
     return NULL;
+}
+
+/* How the reason of a park on the carrier is found in a JVM with this park_rule (kstate.h park_why_of). */
+static const char *park_reasons_words(unsigned rule)
+{
+    if (!(rule & (PARK_RULE_PIN_COUNT | PARK_RULE_NO_CS)) || !(rule & (PARK_RULE_HELD | PARK_RULE_NO_HELD)))
+        return "unknown: this JVM's tables give no ContinuationEntry::_pin_count or JavaThread::_held_monitor_count "
+               "(JVMCI's VM structs)";
+    if (rule & PARK_RULE_NO_CS)
+        return "read: monitors held (JavaThread::_held_monitor_count), else a native or VM frame; no critical "
+               "section read (JDK 21 exports no pin count, and its own code enters none)";
+    if (rule & PARK_RULE_NO_HELD)
+        return "read: a critical section (ContinuationEntry::_pin_count), else a native or VM frame";
+    return "read: a critical section (ContinuationEntry::_pin_count), monitors held "
+           "(JavaThread::_held_monitor_count), else a native or VM frame";
 }
 
 /* Starts a pin of t as iv began; t->pin_id stays 0 when it could not be said. */
@@ -619,7 +634,8 @@ static void seed_sleep(struct zt_jvm *j, struct zt_thread *t)
                                         .vthread_state = now.vthread_state,
                                         .thread_state = now.thread_state,
                                         .pending_monitor = now.pending_monitor,
-                                        .waiting_monitor = now.waiting_monitor};
+                                        .waiting_monitor = now.waiting_monitor,
+                                        .park_why = hotspot_park_why(j->hs, t->java_thread)};
     kglue_seed_java(j->z->k, j->owner, t->host_tid, since, &java);
 }
 
@@ -741,7 +757,11 @@ static void watch(struct zerotouch *z, int32_t pid, uint64_t ticks, int agent)
         .tid = hi->tid,
         .state_blocked = hi->state_blocked,
         .state_in_native = hi->state_in_native,
-        .vt_state = hi->vt_state, /* a park is a pin only when the virtual thread says PINNED */
+        .vt_state = hi->vt_state,           /* a park is a pin only when the virtual thread says PINNED */
+        .held_monitors = hi->held_monitors, /* and why it could not unmount */
+        .cont_entry = hi->cont_entry,
+        .pin_count = hi->pin_count,
+        .park_rule = hi->park_rule,
     };
     j->owner = z->host.open(z->host.arg, pid, j->uid);
     if (!j->owner || (rc = kglue_kernel_owner(z->k, j->owner, pid, &layout, on_interval, j)) != 0) {
@@ -1035,6 +1055,10 @@ void zerotouch_status_json(struct zerotouch *z, struct json *js, int mine_only, 
             json_kv_null(js, "why");
         json_kv_string(js, "app", j->app);
         json_kv_string(js, "java", j->hs ? hotspot_info(j->hs)->release : "");
+        if (j->hs)
+            json_kv_string(js, "park_reasons", park_reasons_words(hotspot_info(j->hs)->park_rule));
+        else
+            json_kv_null(js, "park_reasons");
         size_t tracked = 0, carriers = 0;
         for (size_t i = 0; i < j->n_threads; i++) {
             tracked += j->threads[i].host_tid >= 0;

@@ -1,5 +1,7 @@
 #include "hotspot.h"
 
+#include "kstate.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +64,7 @@ enum sym {
     S_SAFEPOINT,
     S_ZHEAP, /* optional, to recognise ZGC's heaps */
     S_XHEAP,
+    S_JVMCI, /* optional: JVMCI's VM structs, for why a park could not unmount */
     S_COUNT
 };
 static const char *const sym_names[S_COUNT] = {
@@ -83,6 +86,8 @@ static const char *const sym_names[S_COUNT] = {
     [S_SAFEPOINT] = "_ZN20SafepointSynchronize18_safepoint_counterE",
     [S_ZHEAP] = "_ZTV14ZCollectedHeap", /* generational ZGC's heap */
     [S_XHEAP] = "_ZTV14XCollectedHeap", /* 21's single-generation ZGC (-XX:-ZGenerational) */
+    /* the array itself, entries laid out as gHotSpotVMStructs' (the same VMStructEntry) */
+    [S_JVMCI] = "_ZN14JVMCIVMStructs21localHotSpotVMStructsE",
 };
 /* Their C++ names, for why[]. */
 static const char *const sym_words[S_COUNT] = {
@@ -108,6 +113,9 @@ enum field {
     F_MAJOR,
     F_RELEASE,
     F_HEAP,
+    F_HELD, /* JVMCI's table lists these three (kstate.h park_why_of) */
+    F_CONT_ENTRY,
+    F_PIN_COUNT,
     F_COUNT
 };
 static const struct {
@@ -128,6 +136,9 @@ static const struct {
     [F_MAJOR] = {"Abstract_VM_Version", NULL, "_vm_major_version", 1, 0},
     [F_RELEASE] = {"Abstract_VM_Version", NULL, "_s_vm_release", 1, 0},
     [F_HEAP] = {"Universe", NULL, "_collectedHeap", 1, 1},
+    [F_HELD] = {"JavaThread", NULL, "_held_monitor_count", 0, 1},
+    [F_CONT_ENTRY] = {"JavaThread", NULL, "_cont_entry", 0, 1},
+    [F_PIN_COUNT] = {"ContinuationEntry", NULL, "_pin_count", 0, 1},
 };
 
 enum constant { C_BLOCKED, C_IN_NATIVE, C_COUNT };
@@ -356,6 +367,7 @@ struct tables {
     int have_field[F_COUNT];
     int32_t constant[C_COUNT];
     int have_constant[C_COUNT];
+    int jvmci; /* JVMCI's table was read whole: a field it does not list, this VM does not have */
 };
 
 /* The companion value (an offset or stride, a uint64) of symbol k. */
@@ -379,38 +391,33 @@ static int type_is(const struct hotspot *h, uint64_t type_ptr, uint64_t *last_pt
     return strcmp(last, a) == 0 || (b && strcmp(last, b) == 0);
 }
 
-static int read_structs(const struct hotspot *h, uint64_t bias, const uint64_t *sym, struct tables *t, char *why,
-                        size_t whylen)
+/* The entry layout of gHotSpotVMStructs, which JVMCI's table shares. */
+struct entry_layout {
+    uint64_t o_type, o_field, o_static, o_offset, o_address, stride;
+};
+
+/* Walks the VMStructEntry array at table, filling the wanted fields still missing. 0 at its end,
+ * else -errno with why[] naming the table. */
+static int walk_structs(const struct hotspot *h, uint64_t table, const struct entry_layout *el, const char *what,
+                        struct tables *t, char *why, size_t whylen)
 {
-    uint64_t table, o_type, o_field, o_static, o_offset, o_address, stride;
-    int rc;
-    if ((rc = mem_u64(h, bias + sym[S_STRUCTS], &table)) || (rc = companion(h, bias, sym, S_S_TYPE, &o_type)) ||
-        (rc = companion(h, bias, sym, S_S_FIELD, &o_field)) || (rc = companion(h, bias, sym, S_S_STATIC, &o_static)) ||
-        (rc = companion(h, bias, sym, S_S_OFFSET, &o_offset)) ||
-        (rc = companion(h, bias, sym, S_S_ADDRESS, &o_address)) || (rc = companion(h, bias, sym, S_S_STRIDE, &stride)))
-        return rc == -ESRCH ? rc : fail(why, whylen, -ENOTSUP, "gHotSpotVMStructs' companions are unreadable");
-    if (!table || !stride) /* the VM fills them in as it starts (VMStructs::init) */
-        return fail(why, whylen, -EAGAIN, "gHotSpotVMStructs is not filled in yet (still starting): try again");
-    if (stride < 8 || o_type + 8 > stride || o_field + 8 > stride || o_static + 4 > stride || o_offset + 8 > stride ||
-        o_address + 8 > stride)
-        return fail(why, whylen, -ENOTSUP, "gHotSpotVMStructs' entry layout is not one this reads (stride %" PRIu64 ")",
-                    stride);
     uint8_t entry[SPAN_MAX];
     char type[NAME_LEN], name[NAME_LEN];
     uint64_t last_type = 0;
     type[0] = '\0';
     for (int i = 0; i < MAX_ENTRIES; i++) {
-        if ((rc = mem_read(h, table + (uint64_t)i * stride, entry, stride)))
-            return rc == -ESRCH ? rc : fail(why, whylen, -ENOTSUP, "gHotSpotVMStructs is unreadable at entry %d", i);
+        int rc = mem_read(h, table + (uint64_t)i * el->stride, entry, el->stride);
+        if (rc)
+            return rc == -ESRCH ? rc : fail(why, whylen, -ENOTSUP, "%s is unreadable at entry %d", what, i);
         uint64_t type_ptr, name_ptr, offset, address;
         int32_t is_static;
-        memcpy(&type_ptr, entry + o_type, 8);
+        memcpy(&type_ptr, entry + el->o_type, 8);
         if (!type_ptr)
             return 0;
-        memcpy(&name_ptr, entry + o_field, 8);
-        memcpy(&is_static, entry + o_static, 4);
-        memcpy(&offset, entry + o_offset, 8);
-        memcpy(&address, entry + o_address, 8);
+        memcpy(&name_ptr, entry + el->o_field, 8);
+        memcpy(&is_static, entry + el->o_static, 4);
+        memcpy(&offset, entry + el->o_offset, 8);
+        memcpy(&address, entry + el->o_address, 8);
         int have_name = 0; /* the field name is read once, for the first wanted type */
         for (int f = 0; f < F_COUNT; f++) {
             if (t->have_field[f] || !type_is(h, type_ptr, &last_type, type, fields[f].type, fields[f].type2))
@@ -424,7 +431,38 @@ static int read_structs(const struct hotspot *h, uint64_t bias, const uint64_t *
             }
         }
     }
-    return fail(why, whylen, -ENOTSUP, "gHotSpotVMStructs has no end within %d entries", MAX_ENTRIES);
+    return fail(why, whylen, -ENOTSUP, "%s has no end within %d entries", what, MAX_ENTRIES);
+}
+
+static int read_structs(const struct hotspot *h, uint64_t bias, const uint64_t *sym, struct tables *t, char *why,
+                        size_t whylen)
+{
+    uint64_t table;
+    struct entry_layout el;
+    int rc;
+    if ((rc = mem_u64(h, bias + sym[S_STRUCTS], &table)) || (rc = companion(h, bias, sym, S_S_TYPE, &el.o_type)) ||
+        (rc = companion(h, bias, sym, S_S_FIELD, &el.o_field)) ||
+        (rc = companion(h, bias, sym, S_S_STATIC, &el.o_static)) ||
+        (rc = companion(h, bias, sym, S_S_OFFSET, &el.o_offset)) ||
+        (rc = companion(h, bias, sym, S_S_ADDRESS, &el.o_address)) ||
+        (rc = companion(h, bias, sym, S_S_STRIDE, &el.stride)))
+        return rc == -ESRCH ? rc : fail(why, whylen, -ENOTSUP, "gHotSpotVMStructs' companions are unreadable");
+    if (!table || !el.stride) /* the VM fills them in as it starts (VMStructs::init) */
+        return fail(why, whylen, -EAGAIN, "gHotSpotVMStructs is not filled in yet (still starting): try again");
+    if (el.stride < 8 || el.o_type + 8 > el.stride || el.o_field + 8 > el.stride || el.o_static + 4 > el.stride ||
+        el.o_offset + 8 > el.stride || el.o_address + 8 > el.stride)
+        return fail(why, whylen, -ENOTSUP, "gHotSpotVMStructs' entry layout is not one this reads (stride %" PRIu64 ")",
+                    el.stride);
+    if ((rc = walk_structs(h, table, &el, "gHotSpotVMStructs", t, why, whylen)))
+        return rc;
+    /* JVMCI's table, where the build has one (not 27's Debian build): what it cannot give stays unread */
+    if (sym[S_JVMCI]) {
+        rc = walk_structs(h, bias + sym[S_JVMCI], &el, "JVMCI's VM structs", t, NULL, 0);
+        if (rc == -ESRCH)
+            return rc;
+        t->jvmci = rc == 0;
+    }
+    return 0;
 }
 
 static int read_constants(const struct hotspot *h, uint64_t bias, const uint64_t *sym, struct tables *t, char *why,
@@ -643,6 +681,20 @@ int hotspot_thread_now(struct hotspot *h, uint64_t java_thread, struct hotspot_t
     return after == before ? 0 : -EAGAIN;
 }
 
+int hotspot_park_why(struct hotspot *h, uint64_t java_thread)
+{
+    const struct hotspot_info *in = &h->info;
+    uint64_t entry;
+    uint32_t pins = 0;
+    int64_t held = 0;
+    if ((in->park_rule & PARK_RULE_PIN_COUNT) && (mem_u64(h, java_thread + in->cont_entry, &entry) || !entry ||
+                                                  mem_read(h, entry + in->pin_count, &pins, sizeof(pins))))
+        return PARK_WHY_UNKNOWN;
+    if ((in->park_rule & PARK_RULE_HELD) && mem_read(h, java_thread + in->held_monitors, &held, sizeof(held)))
+        return PARK_WHY_UNKNOWN;
+    return park_why_of(in->park_rule, pins, held);
+}
+
 int hotspot_thread_list(struct hotspot *h, uint64_t *list)
 {
     if (!h || !list)
@@ -754,6 +806,31 @@ static int is_jvm_thread(const struct hotspot *h, int32_t ns_tid, const int32_t 
  * JavaThread*, a tid > 0, a plausible state and an OS thread of the JVM; and
  * there must be one. A few walks (threads start and end between the walk and
  * the look at /proc). */
+/* The park counts' offsets, checked on the threads a verified walk gave: a count of held monitors
+ * is small and never negative, and so is a continuation's pin count. Any doubt and they are not read
+ * (a park's reason is then unknown, as without them). */
+static void verify_park(struct hotspot *h, const struct hotspot_thread *rows, size_t n)
+{
+    struct hotspot_info *in = &h->info;
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        uint64_t jt = rows[i].java_thread, entry = 0;
+        int64_t held = 0;
+        uint32_t pins = 0;
+        if ((in->park_rule & PARK_RULE_HELD) &&
+            (mem_read(h, jt + in->held_monitors, &held, sizeof(held)) || held < 0 || held > 1 << 20))
+            ok = 0;
+        if ((in->park_rule & PARK_RULE_PIN_COUNT) &&
+            (mem_u64(h, jt + in->cont_entry, &entry) ||
+             (entry && (mem_read(h, entry + in->pin_count, &pins, sizeof(pins)) || pins > 1 << 16))))
+            ok = 0;
+    }
+    if (!ok) {
+        in->park_rule = 0;
+        in->held_monitors = in->cont_entry = in->pin_count = 0;
+    }
+}
+
 static int verify(struct hotspot *h, char *why, size_t whylen)
 {
     struct hotspot_thread *rows = calloc(VERIFY_ROWS, sizeof(*rows));
@@ -811,6 +888,7 @@ static int verify(struct hotspot *h, char *why, size_t whylen)
         }
         free(tids);
         if (!bad && good) {
+            verify_park(h, rows, m);
             rc = 0;
             goto cleanup;
         }
@@ -853,6 +931,29 @@ static int read_java_offset(const struct hotspot *h, uint64_t addr, uint32_t *ou
         return -EAGAIN; /* not computed yet: the JVM is starting */
     *out = (uint32_t)v;
     return 0;
+}
+
+/* What of the JDK's freeze decision the kernel view can read (kstate.h park_why_of). */
+static void park_layout(struct hotspot_info *in, const struct tables *t)
+{
+    in->park_rule = 0;
+    in->held_monitors = in->cont_entry = in->pin_count = 0;
+    if (t->have_field[F_CONT_ENTRY] && t->have_field[F_PIN_COUNT] && t->field[F_CONT_ENTRY] < SPAN_MAX &&
+        t->field[F_PIN_COUNT] < 256) {
+        in->cont_entry = (uint32_t)t->field[F_CONT_ENTRY];
+        in->pin_count = (uint32_t)t->field[F_PIN_COUNT];
+        in->park_rule |= PARK_RULE_PIN_COUNT;
+    } else if (in->feature == 21) {
+        /* 21 exports no pin count; no class of its image calls Continuation.pin (every jmod's
+         * bytecode was searched): only code given --add-exports java.base/jdk.internal.vm can */
+        in->park_rule |= PARK_RULE_NO_CS;
+    }
+    if (t->have_field[F_HELD] && t->field[F_HELD] < SPAN_MAX) {
+        in->held_monitors = (uint32_t)t->field[F_HELD];
+        in->park_rule |= PARK_RULE_HELD;
+    } else if (t->jvmci && !t->have_field[F_HELD] && in->feature >= 26) {
+        in->park_rule |= PARK_RULE_NO_HELD; /* gone with legacy locking: its freeze checks none */
+    }
 }
 
 static int fill_layout(struct hotspot *h, uint64_t bias, const uint64_t *sym, const struct tables *t, char *why,
@@ -916,6 +1017,7 @@ static int fill_layout(struct hotspot *h, uint64_t bias, const uint64_t *sym, co
                     hi - lo);
     h->span_lo = lo;
     h->span_len = hi - lo;
+    park_layout(in, t);
     int rc;
     if ((rc = read_java_offset(h, bias + sym[S_TID], &in->tid)) ||
         (rc = read_java_offset(h, bias + sym[S_EETOP], &h->eetop)) ||

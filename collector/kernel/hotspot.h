@@ -49,6 +49,13 @@ struct hotspot_info {
     uint32_t tid; /* java.lang.Thread.tid in a thread object (java_lang_Thread::_tid_offset) */
     int32_t state_blocked, state_in_native; /* JavaThreadState values from gHotSpotVMIntConstants */
     uint32_t vt_state; /* java.lang.VirtualThread.state offset (java_lang_VirtualThread::_state_offset) */
+    /* Why a park on the carrier could not unmount (kstate.h park_why_of): the counts the JDK's freeze
+     * looks at, from JVMCI's table of VM structs (also in .symtab: JVMCIVMStructs::localHotSpotVMStructs),
+     * which lists more than the serviceability agent's. Offsets 0: not read; park_rule: PARK_RULE_*. */
+    uint32_t held_monitors; /* JavaThread::_held_monitor_count (intx) */
+    uint32_t cont_entry;    /* JavaThread::_cont_entry (ContinuationEntry*) */
+    uint32_t pin_count;     /* ContinuationEntry::_pin_count (uint32_t) */
+    uint32_t park_rule;
 };
 const struct hotspot_info *hotspot_info(const struct hotspot *h);
 
@@ -74,6 +81,9 @@ int hotspot_threads(struct hotspot *h, struct hotspot_thread *out, size_t cap);
 /* One Java thread now, by the JavaThread* a walk gave (the thread must not have ended since: a
  * JavaThread that ended reads as garbage). 0, -EAGAIN (torn by a safepoint), -ESRCH, -errno. */
 int hotspot_thread_now(struct hotspot *h, uint64_t java_thread, struct hotspot_thread *out);
+/* Why the virtual thread mounted on java_thread, parked on its carrier, could not unmount: an enum
+ * park_why (kstate.h park_why_of), PARK_WHY_UNKNOWN when this JVM does not let it be read. */
+int hotspot_park_why(struct hotspot *h, uint64_t java_thread);
 /* The ThreadsList pointer: it changes each time the thread list changes, so a caller can skip a
  * walk. 0 with *list, or -errno (-ESRCH: the JVM is gone). */
 int hotspot_thread_list(struct hotspot *h, uint64_t *list);

@@ -10,8 +10,17 @@ int kpin_reason(const struct kview_interval *iv)
     if (iv->vthread_id <= 0 || (iv->state != KSTATE_SLEEPING && iv->state != KSTATE_DISK))
         return -1;
     switch (iv->java_wait) {
-    case JAVA_WAIT_BLOCKED:
-        return VTPIN__V1__PIN_REASON__PIN_REASON_UNKNOWN;
+    case JAVA_WAIT_BLOCKED: /* a park on the carrier: why, where the JVM let it be read */
+        switch (iv->park_why) {
+        case PARK_WHY_CRITICAL_SECTION:
+            return VTPIN__V1__PIN_REASON__CRITICAL_SECTION;
+        case PARK_WHY_MONITOR:
+            return VTPIN__V1__PIN_REASON__MONITOR;
+        case PARK_WHY_NATIVE:
+            return VTPIN__V1__PIN_REASON__NATIVE;
+        default:
+            return VTPIN__V1__PIN_REASON__PIN_REASON_UNKNOWN;
+        }
     case JAVA_WAIT_MONITOR_ENTER:
         return VTPIN__V1__PIN_REASON__MONITOR_ENTER;
     case JAVA_WAIT_MONITOR_WAIT:

@@ -5,7 +5,8 @@
  * delivers no shorter one) of a thread that had a virtual thread mounted,
  * asleep (not waiting for a CPU: preemption is not a pin) and, by what its
  * JavaThread said at the switch out (kstate.h, java_wait_of):
- *   parked on its carrier      -> reason unknown (the agent names why)
+ *   parked on its carrier      -> why its freeze failed (kstate.h park_why_of): CRITICAL_SECTION,
+ *                                 MONITOR or NATIVE where the JVM let it be read, else unknown
  *   entering a monitor         -> MONITOR_ENTER
  *   in Object.wait             -> OBJECT_WAIT
  *   in native code             -> NATIVE_BLOCK

@@ -71,4 +71,41 @@ static inline __attribute__((always_inline)) int java_wait_park(int wait, int vt
     return wait;
 }
 
+/* Why a virtual thread that parks on its carrier could not unmount, as the JDK's freeze decides it
+ * (continuationFreezeThaw.cpp, freeze_internal, 21-27): a critical section first (its
+ * ContinuationEntry's _pin_count), then monitors held (JavaThread::_held_monitor_count, which 26 and
+ * later no longer have), then a frame it cannot freeze: a native or VM frame. The two counts are read
+ * from the JavaThread while it parks on its carrier, where they are what they were at the failed
+ * freeze (its stack has not changed). */
+enum park_why {
+    PARK_WHY_UNKNOWN = 0,
+    PARK_WHY_CRITICAL_SECTION = 1,
+    PARK_WHY_MONITOR = 2,
+    PARK_WHY_NATIVE = 3,
+};
+
+/* park_rule bits: what a JVM lets the kernel view read of that decision (collector/kernel/hotspot.c). */
+#define PARK_RULE_PIN_COUNT 1u /* ContinuationEntry::_pin_count is read */
+#define PARK_RULE_NO_CS 2u     /* it is not, and the JDK's own code enters no critical section (21, measured) */
+#define PARK_RULE_HELD 4u      /* JavaThread::_held_monitor_count is read */
+#define PARK_RULE_NO_HELD 8u   /* the JVM has no such count (26 and later: its freeze does not look) */
+
+/* The reason of a park on the carrier, by the JDK's order; unknown when a step it needs was not read. */
+static inline __attribute__((always_inline)) int park_why_of(unsigned int rule, unsigned int pin_count, long long held)
+{
+    if (rule & PARK_RULE_PIN_COUNT) {
+        if (pin_count > 0)
+            return PARK_WHY_CRITICAL_SECTION;
+    } else if (!(rule & PARK_RULE_NO_CS)) {
+        return PARK_WHY_UNKNOWN;
+    }
+    if (rule & PARK_RULE_HELD) {
+        if (held > 0)
+            return PARK_WHY_MONITOR;
+    } else if (!(rule & PARK_RULE_NO_HELD)) {
+        return PARK_WHY_UNKNOWN;
+    }
+    return PARK_WHY_NATIVE;
+}
+
 #endif

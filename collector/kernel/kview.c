@@ -79,6 +79,7 @@ static int on_event(void *ctx, void *data, size_t size)
         .stack_id = e->stack_id,
         .vthread_id = e->vthread_id,
         .java_wait = (int)e->java_wait,
+        .park_why = (int)e->park_why,
         .born = e->kind == OFFCPU_BORN,
         .jvm = e->kind == OFFCPU_JVM,
         .tgid = (int32_t)e->tgid,
@@ -193,10 +194,13 @@ int kview_find_jvms(struct kview *kv, int on)
     return 0;
 }
 
-int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait)
+int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait, int park_why)
 {
     __u32 key = (__u32)tid;
-    struct offcpu_seed seed = {.off_since = (__u64)off_since, .vthread_id = vthread_id, .java_wait = (__u32)java_wait};
+    struct offcpu_seed seed = {.off_since = (__u64)off_since,
+                               .vthread_id = vthread_id,
+                               .java_wait = (__u32)java_wait,
+                               .park_why = (__u32)park_why};
     kv->seeded = 1;
     return bpf_map_update_elem(kv->seeds_fd, &key, &seed, BPF_ANY) == 0 ? 0 : -errno;
 }
@@ -223,6 +227,10 @@ int kview_java(struct kview *kv, int32_t tid, uint64_t java_thread, const struct
         .state_blocked = l->state_blocked,
         .state_in_native = l->state_in_native,
         .vt_state = l->vt_state,
+        .held_monitors = l->held_monitors,
+        .cont_entry = l->cont_entry,
+        .pin_count = l->pin_count,
+        .park_rule = l->park_rule,
     };
     return bpf_map_update_elem(kv->java_fd, &key, &j, BPF_ANY) == 0 ? 0 : -errno;
 }
@@ -255,11 +263,13 @@ int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *
         out->stack_id = c.stack_id;
         out->vthread_id = c.vthread_id;
         out->java_wait = (int)c.java_wait;
+        out->park_why = (int)c.park_why;
         struct offcpu_seed seed;
         if (c.java_wait == JAVA_WAIT_UNKNOWN && kv->seeded && bpf_map_lookup_elem(kv->seeds_fd, &key, &seed) == 0 &&
             seed.off_since == c.off_since) { /* as the program will say when it ends */
             out->vthread_id = seed.vthread_id;
             out->java_wait = (int)seed.java_wait;
+            out->park_why = (int)seed.park_why;
         }
     } else if (c.on_since && (int64_t)c.on_since <= now) {
         out->on_ns += (uint64_t)now - c.on_since;

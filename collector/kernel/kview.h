@@ -19,6 +19,7 @@ struct kview_interval {
     /* the carrier's JavaThread at switch out (kview_java): */
     int64_t vthread_id; /* the virtual thread mounted, 0: none, -1: not known */
     int java_wait;      /* enum java_wait (offcpu.h), 0: not known */
+    int park_why;       /* enum park_why (kstate.h) of a park on the carrier, 0: not known */
     /* born: not an interval, but thread tid of watched process tgid was just created (kview_watch_process) */
     int born;
     /* jvm: not an interval, but process tgid just began to run java (kview_find_jvms) */
@@ -35,6 +36,7 @@ struct kview_times {
     int stack_id;
     int64_t vthread_id; /* of the interval in progress, as kview_interval's */
     int java_wait;
+    int park_why;
 };
 
 struct kview;
@@ -68,7 +70,7 @@ int kview_watch_process(struct kview *kv, int32_t tgid, int on);
 int kview_find_jvms(struct kview *kv, int on);
 /* What tid's JavaThread said, read from outside, while it sleeps in the interval that began at
  * off_since, when its switch out had nothing to read it with: that interval says it. 0 or -errno. */
-int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait);
+int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait, int park_why);
 int kview_untrack(struct kview *kv, int32_t tid);
 /* Where tid's JavaThread keeps what is read at each switch out (the agent's
  * ThreadLayout, offsets in bytes): from then on its intervals say which virtual
@@ -77,6 +79,9 @@ struct kview_java_layout {
     uint32_t thread_obj, vthread, pending_monitor, waiting_monitor, thread_state, tid;
     int32_t state_blocked, state_in_native;
     uint32_t vt_state; /* VirtualThread.state's offset, 0: not read (kstate.h java_wait_park) */
+    /* why a park on the carrier could not unmount (kstate.h park_why_of): JavaThread::_held_monitor_count,
+     * JavaThread::_cont_entry, ContinuationEntry::_pin_count (0: not read) and PARK_RULE_* */
+    uint32_t held_monitors, cont_entry, pin_count, park_rule;
 };
 int kview_java(struct kview *kv, int32_t tid, uint64_t java_thread, const struct kview_java_layout *l);
 /* Times of a tracked thread at now (CLOCK_MONOTONIC). 0 or -ENOENT. */

@@ -41,8 +41,9 @@ int kview_find_jvms(struct kview *kv, int on)
     (void)on;
     return -ENOTSUP;
 }
-int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait)
+int kview_seed_java(struct kview *kv, int32_t tid, int64_t off_since, int64_t vthread_id, int java_wait, int park_why)
 {
+    (void)park_why;
     (void)kv;
     (void)tid;
     (void)off_since;

@@ -106,6 +106,23 @@ static __always_inline int read_u64(__u64 addr, __u64 *out)
     return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
 }
 
+/* Why a virtual thread parked on its carrier could not unmount (kstate.h park_why_of): the counts
+ * the JDK's freeze looked at, read where the JVM lets them be read. */
+static __always_inline __u32 read_park_why(const struct offcpu_java *j, __u64 jt)
+{
+    __u32 rule = j->park_rule, pin_count = 0;
+    __s64 held = 0;
+    __u64 entry;
+    if (rule & PARK_RULE_PIN_COUNT) {
+        if (read_u64(jt + j->cont_entry, &entry) || !entry ||
+            bpf_probe_read_user(&pin_count, sizeof(pin_count), (const void *)(entry + j->pin_count)))
+            return PARK_WHY_UNKNOWN;
+    }
+    if ((rule & PARK_RULE_HELD) && bpf_probe_read_user(&held, sizeof(held), (const void *)(jt + j->held_monitors)))
+        return PARK_WHY_UNKNOWN;
+    return park_why_of(rule, pin_count, held);
+}
+
 /* What the JavaThread of a carrier that leaves the CPU asleep is doing, read
  * from the JVM's memory (prev's: this runs in its context) per the agent's
  * layout. A read that fails leaves it unknown; nothing is written. */
@@ -135,6 +152,8 @@ static __always_inline void read_java(const struct offcpu_java *j, struct offcpu
     if (tid > 0 && j->vt_state && c->java_wait == JAVA_WAIT_BLOCKED &&
         bpf_probe_read_user(&vt_state, sizeof(vt_state), (const void *)(vt + j->vt_state)) == 0)
         c->java_wait = java_wait_park(c->java_wait, 1, vt_state);
+    if (c->java_wait == JAVA_WAIT_BLOCKED && vt_state >= 0)
+        c->park_why = read_park_why(j, jt);
 }
 
 /* Closes the off-CPU interval from c->off_since to end: its times, and the ring buffer when it
@@ -165,16 +184,17 @@ static __always_inline void close_interval(struct offcpu_carrier *c, __u32 tid, 
     e->stack_id = c->stack_id;
     e->vthread_id = c->vthread_id;
     e->java_wait = c->java_wait;
+    e->park_why = c->park_why;
     if (c->java_wait == JAVA_WAIT_UNKNOWN) { /* nothing to read it with at its switch out: the collector's word */
         struct offcpu_seed *s = bpf_map_lookup_elem(&seeds, &tid);
         if (s && s->off_since == since) {
             e->vthread_id = s->vthread_id;
             e->java_wait = s->java_wait;
+            e->park_why = s->park_why;
         }
     }
     e->kind = OFFCPU_INTERVAL;
     e->tgid = 0;
-    e->pad = 0;
     bpf_ringbuf_submit(e, wakeup_flags());
 }
 
@@ -207,6 +227,7 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
     c->stack_id = -1;
     c->vthread_id = -1;
     c->java_wait = JAVA_WAIT_UNKNOWN;
+    c->park_why = PARK_WHY_UNKNOWN;
     if (c->state == KSTATE_RUNNABLE)
         return; /* preempted: no stack or syscall wanted, and cheaper */
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);

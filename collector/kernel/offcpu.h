@@ -24,6 +24,8 @@ struct offcpu_carrier {
     __s32 stack_id;             /* kernel stack at switch out, < 0 if none */
     __u32 java_wait;            /* enum java_wait at switch out (JAVA_WAIT_UNKNOWN: not read) */
     __s64 vthread_id;           /* mounted at switch out: 0 none, -1 not read */
+    __u32 park_why;             /* enum park_why of a park on the carrier at switch out (kstate.h) */
+    __u32 pad;
 };
 
 /* Value of the java map, one per carrier whose JavaThread the agent gave
@@ -33,6 +35,9 @@ struct offcpu_java {
     __u32 thread_obj, vthread, pending_monitor, waiting_monitor, thread_state, tid; /* offsets */
     __s32 state_blocked, state_in_native;
     __u32 vt_state; /* VirtualThread.state in the object, 0: not read (java_wait_park) */
+    /* why a park on the carrier could not unmount (kstate.h park_why_of); offsets 0: not read */
+    __u32 held_monitors, cont_entry, pin_count; /* JavaThread's, JavaThread's, ContinuationEntry's */
+    __u32 park_rule;                            /* PARK_RULE_* */
     __u32 pad;
 };
 
@@ -44,7 +49,7 @@ struct offcpu_seed {
     __u64 off_since;
     __s64 vthread_id;
     __u32 java_wait;
-    __u32 pad;
+    __u32 park_why;
 };
 
 #define OFFCPU_MAX_WATCHED 1024
@@ -59,9 +64,9 @@ struct offcpu_event {
     __s32 stack_id;
     __s64 vthread_id; /* as in offcpu_carrier */
     __u32 java_wait;
-    __u32 kind; /* enum offcpu_kind */
-    __u32 tgid; /* OFFCPU_BORN: the watched process; OFFCPU_JVM: the process that runs java */
-    __u32 pad;
+    __u32 kind;     /* enum offcpu_kind */
+    __u32 tgid;     /* OFFCPU_BORN: the watched process; OFFCPU_JVM: the process that runs java */
+    __u32 park_why; /* enum park_why, for a park on the carrier (java_wait BLOCKED, a virtual thread PINNED) */
 };
 
 /* What a ring buffer record is. */

@@ -1,3 +1,4 @@
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.locks.ReentrantLock;
@@ -16,6 +17,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *   unmounted  each thread sleeps holding a ReentrantLock: no pin on any JDK
  *   jni        each thread calls a JNI method that calls back into Java, which sleeps: a native
  *              frame pins on every JDK
+ *   critical   each thread sleeps inside a continuation critical section (jdk.internal.vm.Continuation
+ *              pin/unpin, by reflection: run with --add-exports java.base/jdk.internal.vm=ALL-UNNAMED):
+ *              a pin on every JDK
  */
 public class ZeroTouch {
 
@@ -65,6 +69,14 @@ public class ZeroTouch {
                     }
                 };
                 case "jni" -> () -> JniSleep.sleepInNative(ms);
+                case "critical" -> () -> {
+                    criticalSection("pin");
+                    try {
+                        sleep(ms);
+                    } finally {
+                        criticalSection("unpin");
+                    }
+                };
                 default -> throw new IllegalArgumentException("mode " + mode);
             };
             ts[i] = Thread.ofVirtual().name("zt-" + i).start(task);
@@ -72,6 +84,17 @@ public class ZeroTouch {
         for (Thread t : ts)
             t.join();
         System.out.println("ZeroTouch: done");
+    }
+
+    /** Continuation.pin or unpin: public static methods of a package java.base does not export. */
+    static void criticalSection(String which) {
+        try {
+            Method m = Class.forName("jdk.internal.vm.Continuation").getMethod(which);
+            m.invoke(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("Continuation." + which + ": run with --add-exports "
+                    + "java.base/jdk.internal.vm=ALL-UNNAMED", e);
+        }
     }
 
     static void sleep(long ms) {

@@ -50,6 +50,7 @@ def start_gated(jdk, coll, fixture, args, go, marker, props=(), jfr=False):
     wait_ready(r.proc, os.path.join(r.dir, "stdout.txt"), marker)
     j = coll.wait_for(lambda: watched(coll, r.proc.pid), lambda j: j is not None and j["state"] != "starting")
     check(j["state"] in ("watching", "session"), "the collector watches the JVM: %s" % j)
+    r.watch = j  # its zero-touch entry in status, as the gate opened
     open(go, "w").close()
     return r
 
@@ -82,11 +83,19 @@ def lasted(p, ns):
     return p["duration_ns"] is not None and p["duration_ns"] >= ns
 
 
+def park_reason(jdk, reason):
+    """The reason of a park on the carrier, as the collector reads it from outside (kstate.h
+    park_why_of): 21, 25 and 26 export the counts the JDK's freeze looks at in JVMCI's VM structs;
+    27's build has no JVMCI tables, so its parks stay UNKNOWN."""
+    return "UNKNOWN" if jdk >= 27 else reason
+
+
 def case_monitor(jdk):
     """JDK 21, no agent: 40 virtual threads each sleep 150 ms inside synchronized (a pin each).
-    The collector reports 40 pins of this JVM, each a park on its carrier (reason unknown without the
-    agent), each timed like JFR's jdk.VirtualThreadPinned event of the same pin in the same run. The
-    collector runs with no --jvms option: zero-touch is its default where the kernel view is on."""
+    The collector reports 40 pins of this JVM, each a park on its carrier, MONITOR as the JVM's
+    held-monitor count says (JFR says the same), each timed like JFR's jdk.VirtualThreadPinned event
+    of the same pin in the same run. The collector runs with no --jvms option: zero-touch is its
+    default where the kernel view is on."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(["--kernel=on"]).start()
@@ -94,6 +103,8 @@ def case_monitor(jdk):
         go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
         r = start_gated(jdk, coll, "ZeroTouch", ("monitor", go, 40, 150), go, "ZeroTouch: ready", props=scheduler(2),
                         jfr=True)
+        how = r.watch["park_reasons"]
+        check(how.startswith("read: monitors held"), "status says how a park's reason is read: %s" % how)
         rep = finish(coll, r)
         pins = kernel_pins(rep)
         for p in pins[:3]:
@@ -113,8 +124,8 @@ def case_monitor(jdk):
               "%s" % (len(pins), sorted(theirs - set(mine)),
                       sorted((p["carrier"]["tid"], p["start_ns"], p["duration_ns"], p["vthread"]["id"]) for p in pins)))
         for p in pins:
-            check(p["reason"] == "UNKNOWN" and p["vthread"]["id"] > 0 and p["carrier"]["tid"] > 0 and
-                  lasted(p, 140_000_000), "a park on its carrier: %s" % describe(p))
+            check(p["reason"] == "MONITOR" and p["vthread"]["id"] > 0 and p["carrier"]["tid"] > 0 and
+                  lasted(p, 140_000_000), "a park on its carrier, holding a monitor: %s" % describe(p))
         check(len(events) == 40, "JFR saw the same 40: %d" % len(events))
         for e in events:
             vt = e["values"]["eventThread"]["javaThreadId"]
@@ -154,7 +165,7 @@ def case_unmounted(jdk):
 
 def case_reasons(jdk):
     """JDK 21, no agent: Object.wait inside synchronized is OBJECT_WAIT, a contended entry is
-    MONITOR_ENTER (the holder's own sleep is a park: reason unknown)."""
+    MONITOR_ENTER (the holder's own sleep is a park holding the monitor: MONITOR)."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(JVMS_ALL).start()
@@ -171,7 +182,7 @@ def case_reasons(jdk):
                         props=scheduler(2))
         pins = kernel_pins(finish(coll, r))
         reasons = sorted(set(p["reason"] for p in pins))
-        check("MONITOR_ENTER" in reasons and set(reasons) <= {"MONITOR_ENTER", "UNKNOWN"},
+        check("MONITOR_ENTER" in reasons and set(reasons) <= {"MONITOR_ENTER", "MONITOR"},
               "contended entries: %s" % [describe(p) for p in pins])
     finally:
         coll.cleanup()
@@ -198,18 +209,46 @@ def case_native_block(jdk):
 
 def case_jni(jdk):
     """No agent, virtual threads in a JNI method that calls back into Java, which sleeps: the native
-    frame pins on every JDK. Without the agent it is a park on its carrier, reason unknown."""
+    frame pins on every JDK. Without the agent it is a park on its carrier: NATIVE where the JVM lets
+    the reason be read (held monitors and pin count 0: a frame the freeze could not take), else UNKNOWN;
+    status says which."""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(JVMS_ALL).start()
     try:
         go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
         r = start_gated(jdk, coll, "ZeroTouch", ("jni", go, 8, 100), go, "ZeroTouch: ready", props=scheduler(2))
+        how = r.watch["park_reasons"]
+        want = park_reason(jdk, "NATIVE")
+        check(how.startswith("unknown" if want == "UNKNOWN" else "read"), "status says how a park's reason is read: %s"
+              % how)
         pins = kernel_pins(finish(coll, r))
-        check(len(pins) == 8 and all(p["reason"] == "UNKNOWN" and lasted(p, 90_000_000) for p in pins),
-              "8 parks on their carriers (carrier, virtual thread, start, duration): %s\nthe collector's log:\n%s" %
-              (sorted((p["carrier"]["tid"], p["vthread"]["id"], p["start_ns"], p["duration_ns"]) for p in pins),
-               zt_trace(coll, r.proc.pid)))
+        check(len(pins) == 8 and all(p["reason"] == want and lasted(p, 90_000_000) for p in pins),
+              "8 parks on their carriers, %s (reason, carrier, virtual thread, start, duration): %s\nthe collector's "
+              "log:\n%s" % (want, sorted((p["reason"], p["carrier"]["tid"], p["vthread"]["id"], p["start_ns"],
+                                           p["duration_ns"]) for p in pins), zt_trace(coll, r.proc.pid)))
+    finally:
+        coll.cleanup()
+
+
+def case_critical(jdk):
+    """No agent, virtual threads that sleep inside a continuation critical section (Continuation.pin):
+    on a JDK whose pin count the collector reads (25, 26), each park on its carrier is a
+    CRITICAL_SECTION pin, as the JDK's freeze decided; this proves the pin count's offset, which the
+    other fixtures leave at 0."""
+    need_kernel_view()
+    jdk = int(jdk)
+    coll = Collector(JVMS_ALL).start()
+    try:
+        go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
+        r = start_gated(jdk, coll, "ZeroTouch", ("critical", go, 4, 100), go, "ZeroTouch: ready",
+                        props=scheduler(2) + ["--add-exports", "java.base/jdk.internal.vm=ALL-UNNAMED"])
+        how = r.watch["park_reasons"]
+        check(how.startswith("read: a critical section"), "status: the pin count is read: %s" % how)
+        pins = kernel_pins(finish(coll, r))
+        check(len(pins) == 4 and all(p["reason"] == "CRITICAL_SECTION" and lasted(p, 90_000_000) for p in pins),
+              "4 CRITICAL_SECTION pins: %s\nthe collector's log:\n%s" % ([describe(p) for p in pins],
+                                                                        zt_trace(coll, r.proc.pid)))
     finally:
         coll.cleanup()
 
@@ -297,8 +336,8 @@ def case_in_progress(jdk):
         got = [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\s+\d+\s+\d+: .*\n\s+(.*)$", raw, re.M)
                if "pid:[%d]" % r.proc.pid in m.group(2)]
         print("go tool pprof -raw:\n%s" % raw[:1500])
-        check("pid:[%d]" % r.proc.pid in raw and "app:[ZeroTouch]" in raw and "reason:[UNKNOWN]" in raw and
-              "[no stack: UNKNOWN]" in raw, "labels name the JVM, the stack the reason:\n" + raw[:3000])
+        check("pid:[%d]" % r.proc.pid in raw and "app:[ZeroTouch]" in raw and "reason:[MONITOR]" in raw and
+              "[no stack: MONITOR]" in raw, "labels name the JVM, the stack the reason:\n" + raw[:3000])
         check(sum(got) == want, "pprof's pinned ns %s add up to the recording's %d" % (got, want))
     finally:
         coll.cleanup()
@@ -537,6 +576,7 @@ if __name__ == "__main__":
         "monitor": case_monitor,
         "unmounted": case_unmounted,
         "reasons": case_reasons,
+        "critical": case_critical,
         "native_block": case_native_block,
         "jni": case_jni,
         "before": case_before,

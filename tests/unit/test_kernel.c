@@ -1120,6 +1120,16 @@ static void test_kpin(void)
     /* reasons: a virtual thread mounted, asleep, and what its JavaThread did */
     iv = kp_iv(100, 200, S, 5, JAVA_WAIT_BLOCKED);
     CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__PIN_REASON_UNKNOWN);
+    /* a park on the carrier, its freeze's reason read */
+    iv.park_why = PARK_WHY_MONITOR;
+    CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__MONITOR);
+    iv.park_why = PARK_WHY_NATIVE;
+    CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__NATIVE);
+    iv.park_why = PARK_WHY_CRITICAL_SECTION;
+    CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__CRITICAL_SECTION);
+    iv = kp_iv(100, 200, S, 5, JAVA_WAIT_IN_NATIVE); /* park_why says nothing of a block in native code */
+    iv.park_why = PARK_WHY_MONITOR;
+    CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__NATIVE_BLOCK);
     iv = kp_iv(100, 200, S, 5, JAVA_WAIT_MONITOR_ENTER);
     CHECK_INT(kpin_reason(&iv), VTPIN__V1__PIN_REASON__MONITOR_ENTER);
     iv = kp_iv(100, 200, S, 5, JAVA_WAIT_MONITOR_WAIT);
@@ -1158,6 +1168,22 @@ static void test_kpin(void)
     CHECK_INT(java_wait_park(JAVA_WAIT_BLOCKED, 1, 2 /* RUNNING */), JAVA_WAIT_VM);
     CHECK_INT(java_wait_park(JAVA_WAIT_BLOCKED, 0, 2), JAVA_WAIT_BLOCKED);
     CHECK_INT(java_wait_park(JAVA_WAIT_MONITOR_ENTER, 1, 2), JAVA_WAIT_MONITOR_ENTER);
+
+    /* why a park could not unmount, in the order of the JDK's freeze: a critical section, monitors
+     * held, a native frame; unknown when a step it needs cannot be read */
+    const unsigned P25 = PARK_RULE_PIN_COUNT | PARK_RULE_HELD, P21 = PARK_RULE_NO_CS | PARK_RULE_HELD,
+                   P26 = PARK_RULE_PIN_COUNT | PARK_RULE_NO_HELD;
+    CHECK_INT(park_why_of(P25, 1, 1), PARK_WHY_CRITICAL_SECTION);
+    CHECK_INT(park_why_of(P25, 0, 2), PARK_WHY_MONITOR);
+    CHECK_INT(park_why_of(P25, 0, 0), PARK_WHY_NATIVE);
+    CHECK_INT(park_why_of(P21, 0, 1), PARK_WHY_MONITOR);
+    CHECK_INT(park_why_of(P21, 0, 0), PARK_WHY_NATIVE);
+    CHECK_INT(park_why_of(P26, 1, 0), PARK_WHY_CRITICAL_SECTION);
+    CHECK_INT(park_why_of(P26, 0, 0), PARK_WHY_NATIVE);
+    CHECK_INT(park_why_of(0, 0, 0), PARK_WHY_UNKNOWN);                   /* 27: nothing read */
+    CHECK_INT(park_why_of(PARK_RULE_HELD, 0, 1), PARK_WHY_UNKNOWN);      /* a critical section unread comes first */
+    CHECK_INT(park_why_of(PARK_RULE_PIN_COUNT, 0, 0), PARK_WHY_UNKNOWN); /* held unread, and the JVM has one */
+    CHECK_INT(park_why_of(PARK_RULE_PIN_COUNT, 3, 0), PARK_WHY_CRITICAL_SECTION);
     CHECK_INT(java_wait_park(JAVA_WAIT_IN_NATIVE, 1, 2), JAVA_WAIT_IN_NATIVE);
 
     struct kpin_thread t = {0};
