@@ -150,26 +150,44 @@ int listener_open_mode(struct listener *ln, const char *path, int backlog, mode_
         snprintf(err, errlen, "socket: %s", strerror(-rc));
         goto cleanup;
     }
+    /* Bound as PATH.new and renamed to PATH once it listens, so that whoever sees the socket file can
+     * connect: a client that came between bind and listen was refused (a status query of vtpin run's,
+     * under load). A PATH too long for that is bound as it is. */
+    char at[sizeof(addr.sun_path)];
+    struct sockaddr_un bound = addr;
+    int staged = (size_t)snprintf(at, sizeof(at), "%s.new", path) < sizeof(at);
+    if (staged) {
+        make_addr(at, &bound);
+        unlink(at); /* one a collector that died left: the lock is ours */
+    } else {
+        snprintf(at, sizeof(at), "%s", path);
+    }
     mode_t old = umask(0177); /* the socket file is created 0600, opened up below if asked */
-    rc = bind(ln->fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 ? 0 : -errno;
+    rc = bind(ln->fd, (struct sockaddr *)&bound, sizeof(bound)) == 0 ? 0 : -errno;
     umask(old);
     if (rc) {
-        snprintf(err, errlen, "%s: bind: %s", ln->path, strerror(-rc));
+        snprintf(err, errlen, "%s: bind: %s", at, strerror(-rc));
         goto cleanup;
     }
     struct stat st;
-    if ((group != (gid_t)-1 && chown(path, (uid_t)-1, group) != 0) || chmod(path, mode) != 0 || lstat(path, &st) != 0) {
+    if ((group != (gid_t)-1 && chown(at, (uid_t)-1, group) != 0) || chmod(at, mode) != 0 || lstat(at, &st) != 0) {
         rc = -errno;
-        snprintf(err, errlen, "%s: %s", ln->path, strerror(-rc));
-        unlink(ln->path);
+        snprintf(err, errlen, "%s: %s", at, strerror(-rc));
+        unlink(at);
         goto cleanup;
     }
     ln->dev = st.st_dev;
     ln->ino = st.st_ino;
     if (listen(ln->fd, backlog) != 0) {
         rc = -errno;
-        snprintf(err, errlen, "%s: listen: %s", ln->path, strerror(-rc));
-        unlink(path);
+        snprintf(err, errlen, "%s: listen: %s", at, strerror(-rc));
+        unlink(at);
+        goto cleanup;
+    }
+    if (staged && rename(at, path) != 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: rename to %s: %s", at, path, strerror(-rc));
+        unlink(at);
         goto cleanup;
     }
     return 0;

@@ -5,7 +5,9 @@
  * the lock held, an existing PATH is removed only when it is a socket nobody
  * answers on (ECONNREFUSED: a collector that died); a live collector there
  * is reported with its pid. The socket is created with mode 0600 (other modes:
- * listener_open_mode, when SO_PEERCRED checks let other users in). */
+ * listener_open_mode, when SO_PEERCRED checks let other users in), bound as
+ * PATH.new and renamed to PATH once it listens: a client that sees PATH can
+ * connect. */
 #ifndef VTPIN_COLLECTOR_LISTENER_H
 #define VTPIN_COLLECTOR_LISTENER_H
 

@@ -1301,6 +1301,34 @@ def check_sanitizers(tmp):
                 check(marker not in text, "%s in %s:\n%s" % (marker, name, text))
 
 
+def case_socket_answers(tmp):
+    """Whoever sees the socket file can connect: the collector binds it under another name and renames it
+    into place once it listens. (Before: a client that came between bind and listen was refused; vtpin
+    run's first status query, under load, then said "kernel view off: the run's collector did not
+    answer", ci1 of stop 45.) 40 starts, each connected to the moment its file appears."""
+    sock = os.path.join(tmp, "c.sock")
+    refused = 0
+    for i in range(40):
+        proc = subprocess.Popen([VTPIN, "collector", "--socket", sock, "--dir", os.path.join(tmp, "s"), "--kernel=off",
+                                 "--jvms=agents"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 10
+            while not os.path.exists(sock):  # no sleep: the first moment the file is there
+                check(proc.poll() is None and time.monotonic() < deadline, "start %d: the collector made its socket" % i)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(sock)
+            except ConnectionRefusedError:
+                refused += 1
+            finally:
+                s.close()
+            check(not os.path.exists(sock + ".new"), "start %d: no staging name left: %s" % (i, os.listdir(tmp)))
+        finally:
+            proc.terminate()
+            proc.wait(20)
+    check(refused == 0, "a connect as the socket file appeared was refused %d time(s) in 40 starts" % refused)
+
+
 CASES = {
     "agent": case_agent,
     "reconnect": case_reconnect,
@@ -1321,6 +1349,7 @@ CASES = {
     "allow_gid": case_allow_gid,
     "allow_bad": case_allow_bad,
     "impersonate": case_impersonate,
+    "socket_answers": case_socket_answers,
 }
 
 
