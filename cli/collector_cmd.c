@@ -48,9 +48,10 @@ static const char collector_usage[] =
     "                          CAP_BPF and CAP_PERFMON): auto (default: on when it can,\n"
     "                          else one log line says why), on (fail without it), off\n"
     "      --kernel-min=DUR    shortest off-CPU interval the kernel view records (default 1ms)\n"
-    "      --jvms=all|agents   all (default where the kernel view is on): also every HotSpot JVM\n"
+    "      --jvms=WHICH        all (default where the kernel view is on): also every HotSpot JVM\n"
     "                          of the host with no agent, from the kernel view (zero-touch,\n"
-    "                          docs/zero-touch.md); agents: only those with the agent\n"
+    "                          docs/zero-touch.md); agents: only those with the agent;\n"
+    "                          under:PID: with zero-touch only for PID's descendants\n"
     "      --attach-on-pin[=DUR]  with zero-touch: load the agent (vtpin attach) into a JVM\n"
     "                          that pins for DUR (default: its first pin), so that its later\n"
     "                          pins have stacks; its agent streams to this collector\n"
@@ -194,12 +195,16 @@ static int take_option(int opt, char **argv, struct collector_args *a)
         break;
     }
     case OPT_JVMS:
-        if (strcmp(optarg, "all") == 0)
+        if (strcmp(optarg, "all") == 0) {
             a->cfg.zero_touch = 1;
-        else if (strcmp(optarg, "agents") == 0)
+        } else if (strcmp(optarg, "agents") == 0) {
             a->cfg.zero_touch = 0;
-        else
-            return cli_usage_error("collector", "--jvms: '%s' is not all or agents", optarg);
+        } else if (strncmp(optarg, "under:", 6) == 0 && units_parse_count(optarg + 6, 1, INT32_MAX, &v) == 0) {
+            a->cfg.zero_touch = 1;
+            a->cfg.zero_touch_under = (int32_t)v;
+        } else {
+            return cli_usage_error("collector", "--jvms: '%s' is not all, agents or under:PID", optarg);
+        }
         break;
     case OPT_ATTACH_ON_PIN: {
         /* its value only as --attach-on-pin=DUR (optional_argument), read from the word itself */

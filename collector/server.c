@@ -708,8 +708,11 @@ static int start_zero_touch(struct server *s)
         return 0;
     }
     struct zt_host host = {.arg = s, .open = kernel_peer_open, .frame = kernel_peer_frame, .close = kernel_peer_close};
-    struct zt_config zc = {
-        .proc_root = "/proc", .min_ns = s->cfg.kernel_min_ns, .version = s->cfg.version, .attach = s->cfg.attach};
+    struct zt_config zc = {.proc_root = "/proc",
+                           .min_ns = s->cfg.kernel_min_ns,
+                           .version = s->cfg.version,
+                           .attach = s->cfg.attach,
+                           .under_pid = s->cfg.zero_touch_under};
     zc.attach.socket = s->cfg.socket_path;
     zc.attach.exe = "/proc/self/exe";
     if (!zc.attach.per_minute)
@@ -719,9 +722,14 @@ static int start_zero_touch(struct server *s)
         clog_error("zero-touch: %s", strerror(-rc));
         return rc;
     }
-    clog_info("zero-touch on: watching every HotSpot JVM of the host, with nothing loaded into it (--jvms=agents: "
-              "only those with the agent)%s",
-              zc.attach.min_ns >= 0 ? "; the agent comes where a JVM pins (--attach-on-pin)" : "");
+    if (zc.under_pid)
+        clog_info("zero-touch on: watching the HotSpot JVMs descended from pid %d, with nothing loaded into them%s",
+                  (int)zc.under_pid,
+                  zc.attach.min_ns >= 0 ? "; the agent comes where a JVM pins (--attach-on-pin)" : "");
+    else
+        clog_info("zero-touch on: watching every HotSpot JVM of the host, with nothing loaded into it (--jvms=agents: "
+                  "only those with the agent)%s",
+                  zc.attach.min_ns >= 0 ? "; the agent comes where a JVM pins (--attach-on-pin)" : "");
     if ((rc = zerotouch_watch(s->zt, s->loop)) != 0) {
         clog_error("zero-touch: epoll: %s", strerror(-rc));
         return rc;

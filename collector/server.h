@@ -38,6 +38,7 @@ struct server_config {
     uint64_t kernel_min_ns;        /* shortest off-CPU interval the kernel view records */
     int zero_touch;                /* also the JVMs with no agent (zerotouch.h): 1 --jvms=all, 0 --jvms=agents, -1 (the
                                       default) wherever the kernel view is on */
+    int32_t zero_touch_under;      /* --jvms=under:PID: only the JVMs descended from PID; 0: every one */
     struct ztattach_config attach; /* --attach-on-pin (min_ns < 0: off); socket and exe set by the server */
     struct access allow;           /* --allow-uid, --allow-gid: other users served (access.h) */
 };

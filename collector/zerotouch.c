@@ -179,6 +179,27 @@ static int start_ticks(const struct zerotouch *z, int32_t pid, uint64_t *out)
     return end == p ? -EINVAL : 0;
 }
 
+/* Whether pid descends from root (--jvms=under:PID), following parents in /proc/PID/stat. vtpin run
+ * is its command's child subreaper, so whatever the command starts stays below it. */
+static int descends_from(const struct zerotouch *z, int32_t pid, int32_t root)
+{
+    for (int depth = 0; depth < 256 && pid > 1; depth++) {
+        char path[96], buf[1024];
+        snprintf(path, sizeof(path), "%s/%d/stat", z->cfg.proc_root, pid);
+        if (read_small(path, buf, sizeof(buf)) < 0)
+            return 0;
+        const char *p = strrchr(buf, ')'); /* "pid (name) state ppid ..." */
+        int ppid;
+        char state;
+        if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
+            return 0;
+        if (ppid == root)
+            return 1;
+        pid = ppid;
+    }
+    return 0;
+}
+
 static uid_t proc_uid(const struct zerotouch *z, int32_t pid)
 {
     char path[96], buf[2048];
@@ -789,6 +810,8 @@ static int same_process(const struct zt_jvm *j, uint64_t ticks)
 /* What pid maps (maps_kind); a JVM not known yet (j NULL) is watched from now on. */
 static int watch_if_jvm(struct zerotouch *z, const struct zt_jvm *j, int32_t pid, uint64_t ticks)
 {
+    if (z->cfg.under_pid && !descends_from(z, pid, z->cfg.under_pid))
+        return MAPS_OTHER; /* not one of the JVMs it was asked to watch */
     int kind = maps_kind(z, pid);
     if (!j && (kind == MAPS_JVM || kind == MAPS_JVM_AGENT))
         watch(z, pid, ticks, kind == MAPS_JVM_AGENT);

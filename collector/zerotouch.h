@@ -52,6 +52,7 @@ struct zt_config {
     const char *version;           /* the collector's, for the Hello */
     unsigned max_jvms;             /* watched at once */
     struct ztattach_config attach; /* --attach-on-pin (min_ns < 0: off) */
+    int32_t under_pid;             /* --jvms=under:PID: only JVMs descended from it (vtpin run's); 0: all */
 };
 
 struct zerotouch;

@@ -100,6 +100,10 @@ static const char usage[] =
     "  --agent PATH              libvtpin.so (default: next to this vtpin)\n"
     "  --agent-options OPTS      more agent options (e.g. threshold=5ms)\n"
     "  --format text|json        the report (json: one vtpin.report/1 document per JVM)\n"
+    "  --attach-on-pin[=DUR]     as root: the run's collector also watches COMMAND's JVMs that\n"
+    "                            did not take JAVA_TOOL_OPTIONS, from the kernel (zero-touch), and\n"
+    "                            loads the agent into one at its first pin of DUR (default: any);\n"
+    "                            their pins, the kernel's before and the agent's after, are judged\n"
     "  --background-timeout DUR  after COMMAND exits, wait up to DUR (default 60s) for what it\n"
     "                            left running; JVMs still running then are not judged: the run fails\n"
     "Each run's recordings are RUNDIR/jvm-<run id>-<pid>.vtp; only this run's are judged.\n"
@@ -122,6 +126,7 @@ struct run_config {
     struct baseline baseline; /* --baseline FILE, read before the command runs */
     const char *baseline_file, *write_baseline;
     const char *junit, *dir, *socket_arg, *agent, *extra, *format;
+    const char *attach_on_pin; /* --attach-on-pin: "" (its first pin) or "=DUR"; NULL: off */
     int no_collector;
     int no_end_on_deadlock; /* --no-end-on-deadlock */
     int64_t background_ns;  /* --background-timeout */
@@ -134,6 +139,7 @@ struct run_state {
     char run_id[64];
     pid_t collector;
     int kernel_view; /* the run's collector has the kernel view on */
+    int attached;    /* --attach-on-pin: its collector's recordings are read too (add_attached_jvms) */
     /* COMMAND's JVMs load vtpin already (found_in: where): no agent of ours; its
      * record= (%p as *) is read back instead, files written since the run started */
     const char *found_in;
@@ -213,6 +219,7 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
                                              {"agent-options", required_argument, NULL, 'o'},
                                              {"format", required_argument, NULL, 'f'},
                                              {"background-timeout", required_argument, NULL, 'b'},
+                                             {"attach-on-pin", optional_argument, NULL, 'X'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
@@ -315,6 +322,15 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
                 return cli_usage_error("run", "--background-timeout wants a duration such as 60s or 0, got '%s'",
                                        optarg);
             break;
+        case 'X': {
+            /* its value only as --attach-on-pin=DUR, read from the word itself (optional_argument) */
+            const char *eq = strchr(argv[optind - 1], '=');
+            int64_t ns;
+            if (eq && (units_parse_duration(eq + 1, &ns) != 0 || ns > 3600000000000LL))
+                return cli_usage_error("run", "--attach-on-pin: '%s' is not a duration of at most 1h", eq + 1);
+            cfg->attach_on_pin = eq ? eq : "";
+            break;
+        }
         case 'h':
             fputs(usage, stdout);
             return CLI_EXIT_OK;
@@ -323,6 +339,9 @@ static int parse_options(int argc, char **argv, struct run_config *cfg)
             return CLI_EXIT_USAGE;
         }
     }
+    if (cfg->attach_on_pin && (cfg->socket_arg || cfg->no_collector))
+        return cli_usage_error("run", "--attach-on-pin needs the run's own collector: not with --socket or "
+                                      "--no-collector");
     cfg->gates.allow = cfg->allow;
     cfg->gates.only = cfg->only;
     if (cfg->baseline_file) { /* a bad baseline is said before the command runs */
@@ -415,8 +434,14 @@ static int prepare_paths(const struct run_config *cfg, struct run_state *st)
 
 /* The collector for the run, its log lines out of the command's output; it
  * dies with vtpin should vtpin be killed outright. */
-static pid_t start_collector(const char *exe, const char *socket_path, const char *dir)
+static pid_t start_collector(const char *exe, const char *socket_path, const char *dir, const char *attach_on_pin)
 {
+    char jvms[48], attach[64];
+    /* the command's JVMs only: they carry the agent (JAVA_TOOL_OPTIONS); the host's others are not its.
+     * With --attach-on-pin, zero-touch watches those of them that did not take it (vtpin run is their
+     * subreaper: each stays a descendant of this process), and the agent comes at a pin */
+    snprintf(jvms, sizeof(jvms), attach_on_pin ? "--jvms=under:%ld" : "--jvms=agents", (long)getpid());
+    snprintf(attach, sizeof(attach), "--attach-on-pin%s", attach_on_pin ? attach_on_pin : "");
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
@@ -426,8 +451,11 @@ static pid_t start_collector(const char *exe, const char *socket_path, const cha
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0)
             dup2(devnull, 1);
-        /* the command's JVMs only: they carry the agent (JAVA_TOOL_OPTIONS); the host's others are not its */
-        execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, "--jvms=agents", (char *)NULL);
+        if (attach_on_pin)
+            execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, jvms, "--kernel=on", attach,
+                  (char *)NULL);
+        else
+            execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, jvms, (char *)NULL);
         _exit(CLI_EXIT_EXEC);
     }
     if (pid < 0)
@@ -460,7 +488,7 @@ static void setup_collector(const struct run_config *cfg, struct run_state *st)
         return;
     }
     snprintf(collector_dir, sizeof(collector_dir), "%s/collector", st->run_dir);
-    st->collector = start_collector(st->exe, st->socket_path, collector_dir);
+    st->collector = start_collector(st->exe, st->socket_path, collector_dir, cfg->attach_on_pin);
     if (st->collector <= 0 || !file_exists(st->socket_path)) {
         fprintf(stderr, "vtpin run: the collector did not start; recording only\n");
         st->socket_path[0] = '\0';
@@ -649,10 +677,63 @@ static struct recording **load_recordings(const struct run_state *st, size_t *n,
     if (*n == 0 && st->found_in)
         fprintf(stderr, "vtpin run: no recording of COMMAND's own vtpin (%s) written during this run\n",
                 pattern[0] ? pattern : "it has no record=");
-    else if (*n == 0)
+    else if (*n == 0 && !st->attached)
         fprintf(stderr, "vtpin run: no JVM ran with vtpin (no recording of this run, jvm-%s-*.vtp, in %s)\n",
                 st->run_id, st->run_dir);
     return recs;
+}
+
+/* 1 when a session of recs[0..n) is JVM pid's. */
+static int has_pid(struct recording *const *recs, size_t n, int64_t pid)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t s = 0; s < recs[i]->n_sessions; s++)
+            if (recs[i]->sessions[s]->pid == pid)
+                return 1;
+    return 0;
+}
+
+/* --attach-on-pin: the run's collector's recordings (RUNDIR/collector/<pid>-*.vtp) of the command's JVMs
+ * that have no recording of their own (they did not take JAVA_TOOL_OPTIONS): the kernel's session of each
+ * (its pins before the attach) and the attached agent's, appended to *recs. */
+static void add_attached_jvms(const struct run_state *st, struct recording ***recs, size_t *n, size_t *unreadable)
+{
+    char pattern[PATH_MAX + 32];
+    snprintf(pattern, sizeof(pattern), "%s/collector/*.vtp", st->run_dir);
+    glob_t g;
+    memset(&g, 0, sizeof(g));
+    size_t own = *n, jvms = 0;
+    struct recording **grown = NULL;
+    if (glob(pattern, 0, NULL, &g) == 0 && *recs)
+        grown = realloc(*recs, (own + g.gl_pathc) * sizeof(**recs));
+    if (grown)
+        *recs = grown;
+    for (size_t i = 0; grown && i < g.gl_pathc; i++) {
+        const char *base = strrchr(g.gl_pathv[i], '/') + 1;
+        char *end;
+        long pid = strtol(base, &end, 10);
+        if (end == base || *end != '-' || has_pid(*recs, own, pid))
+            continue; /* a JVM with the run's agent from its start: its own recording is the judged one */
+        char err[512];
+        if (report_open(g.gl_pathv[i], &(*recs)[*n], err, sizeof(err)) != 0) {
+            fprintf(stderr, "vtpin run: %s\n", err);
+            (*unreadable)++;
+            continue;
+        }
+        jvms += !has_pid(*recs + own, *n - own, pid);
+        (*n)++;
+    }
+    globfree(&g);
+    if (jvms)
+        fprintf(stderr,
+                "vtpin run: attach on pin: %zu JVM(s) without the agent at their start, judged from the run's "
+                "collector (%s/collector)\n",
+                jvms, st->run_dir);
+    else if (!*n)
+        fprintf(stderr,
+                "vtpin run: no JVM ran with vtpin, and the run's collector found none that pinned without it "
+                "(%s/collector)\n",
+                st->run_dir);
 }
 
 /* What the command left running past --background-timeout, one line each:
@@ -762,20 +843,37 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
 
 /* Everything before the command: the run's collector (or --socket's), the
  * agent in JAVA_TOOL_OPTIONS, and the lines saying where it records and
- * whether the kernel view is on. */
-static void start_run(const struct run_config *cfg, struct run_state *st)
+ * whether the kernel view is on. 0, or -1 when --attach-on-pin cannot be had (said). */
+static int start_run(const struct run_config *cfg, struct run_state *st)
 {
     prctl(PR_SET_CHILD_SUBREAPER, 1); /* the command's orphans come to us: run_job_exec can reap them */
     clock_gettime(CLOCK_REALTIME, &st->started);
     if (find_existing_agent(cfg, st)) {
+        if (cfg->attach_on_pin) {
+            fprintf(stderr,
+                    "vtpin run: --attach-on-pin: COMMAND loads vtpin itself (%s); its JVMs have the agent "
+                    "already\n",
+                    st->found_in);
+            return -1;
+        }
         reuse_existing_agent(cfg, st);
-        return;
+        return 0;
     }
     setup_collector(cfg, st);
+    if (cfg->attach_on_pin && !st->socket_path[0]) {
+        fprintf(stderr, "vtpin run: --attach-on-pin: the run's collector did not start with the kernel view (it "
+                        "needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE: its line above says why)\n");
+        return -1;
+    }
     export_agent_options(cfg, st);
     fprintf(stderr, "vtpin run: recording into %s (run %s)%s%s\n", st->run_dir, st->run_id,
             st->socket_path[0] ? "; watch live: vtpin top --socket " : "", st->socket_path);
     say_kernel_view(cfg, st);
+    st->attached = cfg->attach_on_pin != NULL;
+    if (cfg->attach_on_pin)
+        fprintf(stderr, "vtpin run: attach on pin: the command's JVMs without the agent are watched from the "
+                        "kernel, and get the agent at a pin\n");
+    return 0;
 }
 
 /* The run's collector's kernel intervals and times into the pins of the
@@ -820,7 +918,12 @@ int run_main(int argc, char **argv)
         return CLI_EXIT_FAIL;
     }
     run_job_catch_signals();
-    start_run(&cfg, &st);
+    if (start_run(&cfg, &st) != 0) {
+        stop_collector(&st);
+        baseline_free(&cfg.baseline);
+        run_job_release_signals();
+        return CLI_EXIT_FAIL;
+    }
 
     int sig = run_job_stop_signal(); /* one that came before the command started: do not start it */
     static struct run_left left;     /* static: RUN_LEFT_MAX processes' command lines */
@@ -840,6 +943,8 @@ int run_main(int argc, char **argv)
     struct recording **recs = load_recordings(&st, &nrecs, &unreadable);
     if (st.kernel_view)
         join_kernel_view(&st, recs, nrecs);
+    if (cfg.attach_on_pin)
+        add_attached_jvms(&st, &recs, &nrecs, &unreadable);
     status = report_run(&cfg, recs, nrecs, status, &left, unreadable);
     free_recordings(recs, nrecs);
     baseline_free(&cfg.baseline);

@@ -222,7 +222,8 @@ def case_kernel_view(jdk, container=False):
         p, blocks = run_native_block_nanosleep(jdk, d, wrap=wrap, tracked=True)
         if container:
             check(all(r["jvm"]["pid"] == 1 for r in json_reports(p.stdout)), "the JVM was pid 1 in its namespace")
-        check(re.search(r"^vtpin run: kernel view on\b", p.stderr, re.M), "the start line:\n" + p.stderr[-800:])
+        check(re.search(r"^vtpin run: kernel view on\b", p.stderr, re.M), "the start line: %s\n%s" % (
+            re.findall(r"^vtpin.*$", p.stderr, re.M)[:8], p.stderr[-800:]))
         for b in blocks:
             k = b["kernel"]
             check(k is not None, "the kernel view is joined to the pin: %s" % b)
@@ -255,6 +256,60 @@ def case_kernel_view_off(jdk):
         line = re.search(r"^vtpin run: kernel view off: (.*)$", p.stderr, re.M)
         check(line and "CAP_BPF" in line.group(1), "the start line says why:\n" + p.stderr[-800:])
         check(all(b["kernel"] is None for b in blocks), "no kernel view, none joined: %s" % blocks)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def case_attach_on_pin(jdk):
+    """--attach-on-pin: a command whose JVM sheds JAVA_TOOL_OPTIONS (env -u) has no agent, and a plain run
+    judges nothing (exit 4). With --attach-on-pin, the run's collector watches that JVM from the kernel,
+    loads the agent at its first pin, and the run judges both sessions: the kernel's pins before the
+    attach, the agent's after (with their culprit), and --fail-on-pins fails on them. A JVM outside the
+    run (started beside it, pinning too) is not watched: the run's collector is scoped to its command."""
+    if os.geteuid() != 0:
+        skip("the kernel view needs root (CI runs as root)")
+    jdk = int(jdk)
+    d = tempdir("vtpin-run-attach-")
+    try:
+        go = os.path.join(d, "go")
+        open(go, "w").close()  # ZeroTouch pins at once: 40 sleeps of 150 ms on 2 carriers, about 3 s
+        shed = ["env", "-u", "JAVA_TOOL_OPTIONS"] + java(jdk, "ZeroTouch", "monitor", go, 40, 150, parallelism=2)
+        p, _, _ = vtpin_run(["--fail-on-pins", "1"], [shed])
+        print("without --attach-on-pin: exit %d\n%s%s" % (p.returncode, p.stdout[-600:], p.stderr[-600:]))
+        check(p.returncode == 4 and re.search(r"^vtpin run: nothing judged", p.stdout, re.M),
+              "a JVM that shed the agent is not judged: exit %d" % p.returncode)
+        # beside the run: the same program, no agent, not the run's, pinning all through it (400 sleeps of
+        # 150 ms on 2 carriers: 30 s; stopped once the run is over)
+        beside_go = os.path.join(d, "go-beside")
+        beside = subprocess.Popen(java(jdk, "ZeroTouch", "monitor", beside_go, 400, 150, parallelism=2),
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            check(beside.stdout.readline().strip() == "ZeroTouch: ready", "the JVM beside the run is ready")
+            open(beside_go, "w").close()
+            p, _, _ = vtpin_run(["--fail-on-pins", "1", "--format", "json", "--attach-on-pin"], [shed])
+            check(beside.poll() is None, "the JVM beside the run pinned all through it")
+        finally:
+            beside.kill()
+            beside.wait(60)
+        print("with --attach-on-pin: exit %d\n%s" % (p.returncode, p.stderr[-1500:]))
+        check(re.search(r"^vtpin run: attach on pin: 1 JVM\(s\) without the agent", p.stderr, re.M),
+              "the run says it judged one JVM from its collector:\n" + p.stderr[-1500:])
+        reports = json_reports(p.stdout)
+        modes = sorted(r["jvm"]["mode"] for r in reports)
+        check(modes == ["attach", "kernel"] and len({r["jvm"]["pid"] for r in reports}) == 1,
+              "one JVM, its kernel session and its attached agent's: %s" % [(r["jvm"]["pid"], r["jvm"]["mode"])
+                                                                             for r in reports])
+        check(beside.pid not in {r["jvm"]["pid"] for r in reports}, "the JVM beside the run is not judged")
+        kernel = [r for r in reports if r["jvm"]["mode"] == "kernel"][0]["pins"]
+        agent = [r for r in reports if r["jvm"]["mode"] == "attach"][0]["pins"]
+        check(kernel and all(x["reason"] == "MONITOR" and not x["stack"] for x in kernel),
+              "the kernel's pins before the attach, MONITOR (read from the JVM), no stack: %s" %
+              [describe(x) for x in kernel[:3]])
+        check(agent and any(x["reason"] == "MONITOR" and "ZeroTouch" in describe(x) for x in agent),
+              "the agent's pins after it, with their culprit: %s" % [describe(x) for x in agent[:3]])
+        m = re.search(r"--fail-on-pins 1: (\d+) pins", p.stdout)
+        check(p.returncode == GATE_FAILED and m and int(m.group(1)) >= len(kernel) + 1,
+              "the gate judged both sessions' pins: exit %d\n%s" % (p.returncode, p.stdout[-1500:]))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -828,6 +883,7 @@ if __name__ == "__main__":
         "pinned_time": case_pinned_time,
         "native_block": case_native_block,
         "wrapper": case_wrapper,
+        "attach_on_pin": case_attach_on_pin,
         "usage": case_usage,
         "signal": case_signal,
         "reused_dir": case_reused_dir,

@@ -62,7 +62,8 @@ usage collector "--window: '0' is not a duration between 1s and 24h (e.g. 60s, 5
 usage collector "--metrics-listen-any needs --metrics=HOST:PORT" --metrics-listen-any
 usage collector "--allow-see-all needs --allow-uid or --allow-gid" --allow-see-all
 usage collector "unexpected argument 'extra'" extra
-usage collector "--jvms: 'some' is not all or agents" --jvms=some
+usage collector "--jvms: 'some' is not all, agents or under:PID" --jvms=some
+usage collector "--jvms: 'under:x' is not all, agents or under:PID" --jvms=under:x
 usage collector "--attach-on-pin, --attach-only, --attach-deny and --attach-per-minute need zero-touch, which --jvms=agents turns off" --jvms=agents --attach-on-pin
 usage collector "--attach-only, --attach-deny and --attach-per-minute need --attach-on-pin" --jvms=all --attach-deny='*x*'
 usage collector "--attach-on-pin: '5x' is not a duration of at most 1h" --jvms=all --attach-on-pin=5x
@@ -71,6 +72,8 @@ usage run "--fail-on-pins wants a count, got 'x'" --fail-on-pins x -- true
 usage run "--fail-on-pinned-time wants a duration such as 500ms, got 'soon'" --fail-on-pinned-time soon -- true
 usage run "--format is text or json" --format xml -- true
 usage run "--background-timeout wants a duration such as 60s or 0, got 'long'" --background-timeout long -- true
+usage run "--attach-on-pin: '5x' is not a duration of at most 1h" --attach-on-pin=5x -- true
+usage run "--attach-on-pin needs the run's own collector: not with --socket or --no-collector" --attach-on-pin --no-collector -- true
 usage run "--agent-options: record=/tmp/x-%p.vtp would replace the run's own (the agent keeps one record, the last given), and the run would not see what its JVMs do; the run records each JVM into --dir DIR" --agent-options threshold=0,record=/tmp/x-%p.vtp -- true
 usage run "--agent-options: collector would replace the run's own (the agent keeps one collector, the last given), and the run would not see what its JVMs do; --socket PATH streams the run to a collector of yours" --agent-options collector -- true
 usage run "--agent-options: white space in 'quiet -Dx=1': JAVA_TOOL_OPTIONS is split there, and the rest would reach the JVM as options of its own" --agent-options "quiet -Dx=1" -- true
