@@ -123,8 +123,9 @@ fuzzing() { # builds build-fuzz/, then replays and fuzzes each target (its ctest
 if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   # the unit and collector tests (mostly waits on the collector's bounds) beside the JVM tests with the
   # ASan agent; the timing comparisons that the ASan agent's slower callbacks moved past their bounds
-  # beside another test run alone (serial) or not under ASan (no-asan); nested_pins repeats 10 times
-  VTPIN_NESTED_RUNS=${VTPIN_NESTED_RUNS:-10} \
+  # beside another test run alone (serial) or not under ASan (no-asan); nested_pins repeats 6 times
+  # (about 6 s a run under ASan; the build/ stage repeats it 30 times)
+  VTPIN_NESTED_RUNS=${VTPIN_NESTED_RUNS:-6} \
     tests "unit, collector and JVM tests under ASan/UBSan, side by side" --test-dir "$san" --output-on-failure \
     -j "$((asan_jobs + light_jobs))" --resource-spec-file "$logs/resources-asan.json" -L 'unit|collector|asan' -LE serial
 fi

@@ -794,7 +794,7 @@ def case_baseline(jdk):
     jdk = int(jdk)
     d = tempdir("vtpin-baseline-")
     base = os.path.join(d, "baseline.json")
-    p, _, run_dir = vtpin_run(["--write-baseline", base], [java(jdk, "Repro", parallelism=4)])
+    p, _, run_dir = vtpin_run(["--write-baseline", base], [java(jdk, "Repro", parallelism=20)])
     print(p.stdout[-600:])
     check(p.returncode == 0 and "vtpin run: wrote the baseline %s" % base in p.stdout,
           "the baseline written: exit %d\n%s%s" % (p.returncode, p.stdout[-800:], p.stderr[-800:]))
@@ -813,7 +813,7 @@ def case_baseline(jdk):
         check(("Repro", "settle", "MONITOR") not in known, "no monitor pins on 24+ (JEP 491): %s" % known)
 
     p, junit, run_dir = vtpin_run(["--baseline", base],
-                                  [java(jdk, "Chain", "Repro", "--", "JniSleep", 2, 100, parallelism=4)])
+                                  [java(jdk, "Chain", "Repro", "--", "JniSleep", 2, 100, parallelism=20)])
     print(p.stdout[-1500:])
     now = {}
     for q in run_pins(run_dir):
@@ -837,7 +837,7 @@ def case_baseline(jdk):
           % [c.getAttribute("name") for c in failed])
 
     p, _, run_dir = vtpin_run(["--only", "com.nosuch.*", "--fail-on-pins", "1"],
-                              [java(jdk, "Chain", "Repro", "--", "JniSleep", 2, 100, parallelism=4)])
+                              [java(jdk, "Chain", "Repro", "--", "JniSleep", 2, 100, parallelism=20)])
     app = [q for q in run_pins(run_dir) if q["origin"] == "app"]
     check(p.returncode == 0 and "vtpin run: %d pin(s) and hog(s) blamed outside --only, not counted" % len(app)
           in p.stdout, "--only counts only what it names: exit %d, %d app pins\n%s" % (p.returncode, len(app),
