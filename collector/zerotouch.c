@@ -22,6 +22,7 @@
 #include "loop.h"
 #include "nspid.h"
 #include "syscalls.h"
+#include "ustack.h"
 #include "wire.h"
 
 #define NS_PER_SEC 1000000000LL
@@ -43,6 +44,8 @@
 #define ZT_STARTING_NS (2 * NS_PER_SEC)
 #define ZT_STARTING_MAX 64
 #define ZT_BIRTH_NS NS_PER_SEC
+#define ZT_NATIVE_METHODS 256 /* native frames defined per JVM (then its pins go without) */
+#define ZT_UNWINDS_PER_SEC 10 /* native stacks read per JVM and second */
 
 enum zt_state {
     ZT_WATCHING = 0, /* its threads tracked; no pin yet */
@@ -91,7 +94,16 @@ struct zt_jvm {
     uint64_t next_pin, pins;
     uint32_t next_string;
     uint32_t park_reason; /* string id of the text for a park whose reason is unknown */
-    char cmdline[1024];   /* its arguments joined by spaces, for --attach-only/--attach-deny */
+    /* NATIVE_BLOCK pins' native frames (ustack.h): the methods defined for them, the stacks sent */
+    struct zt_native_method {
+        char key[400]; /* module '\n' symbol */
+        uint32_t id;
+    } * native_methods;
+    unsigned n_native_methods;
+    uint32_t next_method, next_stack;
+    int64_t unwinds_since; /* the second unwinds counts in */
+    unsigned unwinds;
+    char cmdline[1024]; /* its arguments joined by spaces, for --attach-only/--attach-deny */
     enum zt_attach attach;
     char attach_why[200];
     pid_t attach_child;
@@ -502,6 +514,84 @@ static const char *park_reasons_words(unsigned rule)
            "(JavaThread::_held_monitor_count), else a native or VM frame";
 }
 
+/* The MethodDef of a native frame: class the module's file name, method its symbol (else +0xOFFSET in it),
+ * library its path. Its id, 0 when none could be given (the table is full). */
+static uint32_t native_method(struct zt_jvm *j, const struct ustack_frame *f)
+{
+    char key[sizeof(j->native_methods->key)], name[64];
+    snprintf(key, sizeof(key), "%s\n%s", f->module, f->symbol);
+    if (!f->symbol[0]) { /* by its place in the module: a symbol-less frame */
+        snprintf(name, sizeof(name), "+0x%" PRIx64, f->offset);
+        snprintf(key, sizeof(key), "%s\n%s", f->module, name);
+    }
+    for (unsigned i = 0; i < j->n_native_methods; i++)
+        if (strcmp(j->native_methods[i].key, key) == 0)
+            return j->native_methods[i].id;
+    if (!j->native_methods && !(j->native_methods = calloc(ZT_NATIVE_METHODS, sizeof(*j->native_methods))))
+        return 0;
+    if (j->n_native_methods == ZT_NATIVE_METHODS)
+        return 0;
+    const char *slash = strrchr(f->module, '/');
+    Vtpin__V1__MethodDef m = VTPIN__V1__METHOD_DEF__INIT;
+    m.class_name = send_string(j, slash ? slash + 1 : f->module[0] ? f->module : "[unknown]");
+    m.method_name = send_string(j, f->symbol[0] ? f->symbol : name);
+    m.has_library = f->module[0] != '\0';
+    m.library = m.has_library ? send_string(j, f->module) : 0;
+    m.has_is_native = m.is_native = 1;
+    m.has_kind = 1;
+    m.kind = VTPIN__V1__FRAME_KIND__FRAME_KIND_NATIVE;
+    m.id = ++j->next_method;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_METHOD;
+    ev.method = &m;
+    if (!m.class_name || !m.method_name || send_event(j, &ev) != 0)
+        return 0;
+    struct zt_native_method *e = &j->native_methods[j->n_native_methods++];
+    snprintf(e->key, sizeof(e->key), "%s", key);
+    e->id = m.id;
+    return m.id;
+}
+
+/* A NATIVE_BLOCK pin's native frames, read while t sleeps in its system call (ustack.h): a StackDef sent,
+ * its id (0: none) and the culprit, its outermost frame: the JNI function the JVM called. At most
+ * ZT_UNWINDS_PER_SEC a second per JVM (an unwind opens the modules it meets: a few milliseconds). */
+static uint32_t native_stack(struct zt_jvm *j, const struct zt_thread *t, uint32_t *culprit)
+{
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
+    if (now - j->unwinds_since >= NS_PER_SEC) {
+        j->unwinds_since = now;
+        j->unwinds = 0;
+    }
+    if (j->unwinds >= ZT_UNWINDS_PER_SEC || t->host_tid <= 0)
+        return 0;
+    j->unwinds++;
+    struct ustack_frame frames[USTACK_MAX_FRAMES];
+    int n = ustack_read(j->z->cfg.proc_root, j->pid, t->host_tid, frames, USTACK_MAX_FRAMES);
+    if (n <= 0)
+        return 0;
+    Vtpin__V1__Frame fr[USTACK_MAX_FRAMES], *ptrs[USTACK_MAX_FRAMES];
+    for (int i = 0; i < n; i++) {
+        Vtpin__V1__Frame init = VTPIN__V1__FRAME__INIT;
+        fr[i] = init;
+        if (!(fr[i].method = native_method(j, &frames[i])))
+            return 0;
+        fr[i].has_line = fr[i].has_bci = 1;
+        fr[i].line = fr[i].bci = -1;
+        ptrs[i] = &fr[i];
+    }
+    Vtpin__V1__StackDef s = VTPIN__V1__STACK_DEF__INIT;
+    s.id = ++j->next_stack;
+    s.n_frames = (size_t)n;
+    s.frames = ptrs;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STACK;
+    ev.stack = &s;
+    if (send_event(j, &ev) != 0)
+        return 0;
+    *culprit = (uint32_t)n - 1;
+    return s.id;
+}
+
 /* Starts a pin of t as iv began; t->pin_id stays 0 when it could not be said. */
 static void pin_start(struct zt_jvm *j, struct zt_thread *t, const struct kview_interval *iv, int reason)
 {
@@ -523,6 +613,10 @@ static void pin_start(struct zt_jvm *j, struct zt_thread *t, const struct kview_
     }
     if (reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK && iv->syscall >= 0)
         m.blocked_in = (char *)syscalls_name(iv->syscall);
+    /* a block told while it lasts (crossing the minimum): its native frames can still be read */
+    if (reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK && iv->end_ns == 0 &&
+        (m.stack = native_stack(j, t, &m.culprit_frame)) != 0)
+        m.has_stack = m.has_culprit_frame = 1;
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_PIN_START;
     ev.pin_start = &m;
@@ -620,6 +714,7 @@ static void reap_orphans(struct zerotouch *z)
 
 static void jvm_free(struct zt_jvm *j)
 {
+    free(j->native_methods);
     int status;
     if (j->attach == AT_RUNNING && ztattach_reap(j->attach_child, &status) == 0 &&
         j->z->n_orphans < ZTATTACH_PER_MINUTE_MAX)

@@ -266,7 +266,7 @@ static int find_libjvm(const char *proc_root, int32_t pid, struct jvm_map *m)
 /* The collector runs as root: it parses only a libjvm.so that root (or its own user) owns and no
  * one else can write. Another user's file could be changed while it is mapped and parsed (a
  * truncation is a SIGBUS), or made to lead libelf astray. 0, or -EPERM. */
-static int trusted_file(int fd, uid_t *owner)
+int hotspot_trusted_file(int fd, uid_t *owner)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -1081,7 +1081,7 @@ int hotspot_open(struct hotspot **out, const char *proc_root, int32_t pid, char 
         goto cleanup;
     }
     uid_t owner = 0;
-    if ((rc = trusted_file(fd, &owner))) {
+    if ((rc = hotspot_trusted_file(fd, &owner))) {
         if (rc == -EPERM)
             rc = fail(why, whylen, -ENOTSUP,
                       "its %s is owned by uid %lu or writable by others: the collector reads only a JDK that root "

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct hotspot;
 
@@ -84,6 +85,10 @@ int hotspot_thread_now(struct hotspot *h, uint64_t java_thread, struct hotspot_t
 /* Why the virtual thread mounted on java_thread, parked on its carrier, could not unmount: an enum
  * park_why (kstate.h park_why_of), PARK_WHY_UNKNOWN when this JVM does not let it be read. */
 int hotspot_park_why(struct hotspot *h, uint64_t java_thread);
+/* Whether the file open at fd is one the collector may parse: a regular file owned by root or by the
+ * collector's user, that no group or other user can write (another user could change it as it is
+ * read). 0, -EPERM (with *owner), -errno. */
+int hotspot_trusted_file(int fd, uid_t *owner);
 /* The ThreadsList pointer: it changes each time the thread list changes, so a caller can skip a
  * walk. 0 with *list, or -errno (-ESRCH: the JVM is gone). */
 int hotspot_thread_list(struct hotspot *h, uint64_t *list);

@@ -189,20 +189,38 @@ def case_reasons(jdk):
 
 
 def case_native_block(jdk):
-    """No agent, two virtual threads that sleep 300 ms in C (NativeBlock): two NATIVE_BLOCK pins, in
-    nanosleep, shown in top while they last."""
+    """No agent, two virtual threads that sleep 2 s in C (NativeBlock): two NATIVE_BLOCK pins, in
+    nanosleep, each with the native frames read while it lasted (unwound from outside by the modules'
+    call frame information: ustack.h), down to the JNI function that blocks, its culprit: the fixture's
+    library and Java_NativeBlock_blockInNanosleep are named. (2 s: a block is seen in progress within a
+    second on a thread that never carried before, docs/zero-touch.md; a second more for a loaded CI.)"""
     need_kernel_view()
     jdk = int(jdk)
     coll = Collector(JVMS_ALL).start()
     try:
         go = os.path.join(tempdir(prefix="vtpin-zt-"), "go")
-        r = start_gated(jdk, coll, "NativeBlock", ("nanosleep", 2, 300, go), go, "NativeBlock: ready",
+        r = start_gated(jdk, coll, "NativeBlock", ("nanosleep", 2, 2000, go), go, "NativeBlock: ready",
                         props=scheduler(2))
         rep = finish(coll, r)
         pins = kernel_pins(rep)
         check(len(pins) == 2 and all(p["reason"] == "NATIVE_BLOCK" and "nanosleep" in (p["blocked_in"] or "")
                                      for p in pins),
               "two NATIVE_BLOCK pins in nanosleep: %s" % [describe(p) for p in pins])
+        for p in pins:
+            stack, c = p["stack"] or [], p["culprit"]
+            top = stack[c] if c is not None and c < len(stack) else {}
+            check(top.get("method") == "Java_NativeBlock_blockInNanosleep" and
+                  top.get("class") == "libvtpinfixture.so" and (top.get("library") or "").endswith("/libvtpinfixture.so"),
+                  "the culprit is the JNI function, in its library: %s" % (stack,))
+            check(c == len(stack) - 1 and any("nanosleep" in f["method"] for f in stack[:c]),
+                  "the frames from the sleep in libc down to it: %s" % [(f["class"], f["method"]) for f in stack])
+        if jdk != 21:
+            return  # the profile's path is the same on every JDK: go tool pprof once (the suite's time)
+        # the pinned profile has them too, under the JVM
+        raw = go_pprof(["-raw", "-unit=ns", "http://127.0.0.1:%d/debug/pprof/pinned?seconds=60" % coll.port],
+                       tempdir(prefix="vtpin-zt-pprof-"))
+        check("pid:[%d]" % r.proc.pid in raw and "Java_NativeBlock_blockInNanosleep" in raw,
+              "/debug/pprof/pinned names the JNI function:\n" + raw[:3000])
     finally:
         coll.cleanup()
 
