@@ -45,6 +45,7 @@
 #define ZT_STARTING_MAX 64
 #define ZT_BIRTH_NS NS_PER_SEC
 #define ZT_NATIVE_METHODS 256 /* native frames defined per JVM (then its pins go without) */
+#define ZT_NATIVE_STACKS 64   /* distinct native stacks defined per JVM (then its new ones go without) */
 #define ZT_UNWINDS_PER_SEC 10 /* native stacks read per JVM and second */
 
 enum zt_state {
@@ -100,6 +101,11 @@ struct zt_jvm {
         uint32_t id;
     } * native_methods;
     unsigned n_native_methods;
+    struct zt_native_stack {
+        uint32_t id, n;
+        uint32_t methods[USTACK_MAX_FRAMES];
+    } * native_stacks; /* each sent once: a block that recurs reuses its stack */
+    unsigned n_native_stacks;
     uint32_t next_method, next_stack;
     int64_t unwinds_since; /* the second unwinds counts in */
     unsigned unwinds;
@@ -552,9 +558,10 @@ static uint32_t native_method(struct zt_jvm *j, const struct ustack_frame *f)
     return m.id;
 }
 
-/* A NATIVE_BLOCK pin's native frames, read while t sleeps in its system call (ustack.h): a StackDef sent,
- * its id (0: none) and the culprit, its outermost frame: the JNI function the JVM called. At most
- * ZT_UNWINDS_PER_SEC a second per JVM (an unwind opens the modules it meets: a few milliseconds). */
+/* A NATIVE_BLOCK pin's native frames, read while t sleeps in its system call (ustack.h): its StackDef's id
+ * (sent once per distinct stack, ZT_NATIVE_STACKS of them; 0: none) and the culprit, its outermost frame:
+ * the JNI function the JVM called. At most ZT_UNWINDS_PER_SEC a second per JVM (an unwind opens the
+ * modules it meets: a few milliseconds). */
 static uint32_t native_stack(struct zt_jvm *j, const struct zt_thread *t, uint32_t *culprit)
 {
     int64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -569,12 +576,23 @@ static uint32_t native_stack(struct zt_jvm *j, const struct zt_thread *t, uint32
     int n = ustack_read(j->z->cfg.proc_root, j->pid, t->host_tid, frames, USTACK_MAX_FRAMES);
     if (n <= 0)
         return 0;
+    struct zt_native_stack key = {.n = (uint32_t)n};
+    for (int i = 0; i < n; i++)
+        if (!(key.methods[i] = native_method(j, &frames[i])))
+            return 0;
+    *culprit = (uint32_t)n - 1;
+    for (unsigned i = 0; i < j->n_native_stacks; i++)
+        if (j->native_stacks[i].n == key.n && !memcmp(j->native_stacks[i].methods, key.methods, n * sizeof(uint32_t)))
+            return j->native_stacks[i].id;
+    if (!j->native_stacks && !(j->native_stacks = calloc(ZT_NATIVE_STACKS, sizeof(*j->native_stacks))))
+        return 0;
+    if (j->n_native_stacks == ZT_NATIVE_STACKS)
+        return 0;
     Vtpin__V1__Frame fr[USTACK_MAX_FRAMES], *ptrs[USTACK_MAX_FRAMES];
     for (int i = 0; i < n; i++) {
         Vtpin__V1__Frame init = VTPIN__V1__FRAME__INIT;
         fr[i] = init;
-        if (!(fr[i].method = native_method(j, &frames[i])))
-            return 0;
+        fr[i].method = key.methods[i];
         fr[i].has_line = fr[i].has_bci = 1;
         fr[i].line = fr[i].bci = -1;
         ptrs[i] = &fr[i];
@@ -588,7 +606,8 @@ static uint32_t native_stack(struct zt_jvm *j, const struct zt_thread *t, uint32
     ev.stack = &s;
     if (send_event(j, &ev) != 0)
         return 0;
-    *culprit = (uint32_t)n - 1;
+    key.id = s.id;
+    j->native_stacks[j->n_native_stacks++] = key;
     return s.id;
 }
 
@@ -715,6 +734,7 @@ static void reap_orphans(struct zerotouch *z)
 static void jvm_free(struct zt_jvm *j)
 {
     free(j->native_methods);
+    free(j->native_stacks);
     int status;
     if (j->attach == AT_RUNNING && ztattach_reap(j->attach_child, &status) == 0 &&
         j->z->n_orphans < ZTATTACH_PER_MINUTE_MAX)

@@ -17,6 +17,7 @@ from harness import (Run, check, check_timed_like_jfr, describe, jfr_duration_ns
                      main, report_json, scheduler, skip, tempdir, wait_ready)
 from test_kernel import need_kernel_view
 from test_metrics import samples, select
+from test_collector_daemon import event_fields, split_frames
 from test_pprof import go_pprof
 
 # -v: the collector logs each interval that starts or ends a zero-touch pin (zt_trace)
@@ -214,6 +215,11 @@ def case_native_block(jdk):
                   "the culprit is the JNI function, in its library: %s" % (stack,))
             check(c == len(stack) - 1 and any("nanosleep" in f["method"] for f in stack[:c]),
                   "the frames from the sleep in libc down to it: %s" % [(f["class"], f["method"]) for f in stack])
+        # the two blocks are one stack, defined once (a block that recurs does not define it again)
+        rec = [f for f in coll.recordings() if os.path.basename(f).startswith("%d-" % r.proc.pid)][0]
+        with open(rec, "rb") as f:
+            defs = [e for e in split_frames(f.read()) if 4 in event_fields(e[4:])]  # Event.stack: StackDef
+        check(len(defs) == 1, "one StackDef for the two blocks of one stack: %d" % len(defs))
         if jdk != 21:
             return  # the profile's path is the same on every JDK: go tool pprof once (the suite's time)
         # the pinned profile has them too, under the JVM
