@@ -365,7 +365,8 @@ static void on_scan(struct loop *l, struct loop_watch *w, uint32_t events)
                            .stack_id = t.stack_id,
                            .vthread_id = t.vthread_id,
                            .java_wait = t.java_wait,
-                           .park_why = t.park_why},
+                           .park_why = t.park_why,
+                           .user_bp = t.user_bp},
                 };
             if (c->pin_open)
                 clog_debug("kernel view: carrier tid %" PRId32 " (host %" PRId32 ") off CPU (%s) for %" PRId64

@@ -562,7 +562,7 @@ static uint32_t native_method(struct zt_jvm *j, const struct ustack_frame *f)
  * (sent once per distinct stack, ZT_NATIVE_STACKS of them; 0: none) and the culprit, its outermost frame:
  * the JNI function the JVM called. At most ZT_UNWINDS_PER_SEC a second per JVM (an unwind opens the
  * modules it meets: a few milliseconds). */
-static uint32_t native_stack(struct zt_jvm *j, const struct zt_thread *t, uint32_t *culprit)
+static uint32_t native_stack(struct zt_jvm *j, const struct zt_thread *t, uint64_t bp, uint32_t *culprit)
 {
     int64_t now = clock_ns(CLOCK_MONOTONIC);
     if (now - j->unwinds_since >= NS_PER_SEC) {
@@ -573,7 +573,7 @@ static uint32_t native_stack(struct zt_jvm *j, const struct zt_thread *t, uint32
         return 0;
     j->unwinds++;
     struct ustack_frame frames[USTACK_MAX_FRAMES];
-    int n = ustack_read(j->z->cfg.proc_root, j->pid, t->host_tid, frames, USTACK_MAX_FRAMES);
+    int n = ustack_read(j->z->cfg.proc_root, j->pid, t->host_tid, bp, frames, USTACK_MAX_FRAMES);
     if (n <= 0)
         return 0;
     struct zt_native_stack key = {.n = (uint32_t)n};
@@ -634,7 +634,7 @@ static void pin_start(struct zt_jvm *j, struct zt_thread *t, const struct kview_
         m.blocked_in = (char *)syscalls_name(iv->syscall);
     /* a block told while it lasts (crossing the minimum): its native frames can still be read */
     if (reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK && iv->end_ns == 0 &&
-        (m.stack = native_stack(j, t, &m.culprit_frame)) != 0)
+        (m.stack = native_stack(j, t, iv->user_bp, &m.culprit_frame)) != 0)
         m.has_stack = m.has_culprit_frame = 1;
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_PIN_START;

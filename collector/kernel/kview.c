@@ -264,6 +264,7 @@ int kview_times(struct kview *kv, int32_t tid, int64_t now, struct kview_times *
         out->vthread_id = c.vthread_id;
         out->java_wait = (int)c.java_wait;
         out->park_why = (int)c.park_why;
+        out->user_bp = c.user_bp;
         struct offcpu_seed seed;
         if (c.java_wait == JAVA_WAIT_UNKNOWN && kv->seeded && bpf_map_lookup_elem(kv->seeds_fd, &key, &seed) == 0 &&
             seed.off_since == c.off_since) { /* as the program will say when it ends */

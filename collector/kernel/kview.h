@@ -20,6 +20,7 @@ struct kview_interval {
     int64_t vthread_id; /* the virtual thread mounted, 0: none, -1: not known */
     int java_wait;      /* enum java_wait (offcpu.h), 0: not known */
     int park_why;       /* enum park_why (kstate.h) of a park on the carrier, 0: not known */
+    uint64_t user_bp;   /* in progress (kview_times): its user rbp at the switch out, 0: not read */
     /* born: not an interval, but thread tid of watched process tgid was just created (kview_watch_process) */
     int born;
     /* jvm: not an interval, but process tgid just began to run java (kview_find_jvms) */
@@ -37,6 +38,7 @@ struct kview_times {
     int64_t vthread_id; /* of the interval in progress, as kview_interval's */
     int java_wait;
     int park_why;
+    uint64_t user_bp; /* of the interval in progress: its user rbp at the switch out, 0: not read */
 };
 
 struct kview;

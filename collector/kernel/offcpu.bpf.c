@@ -228,12 +228,14 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
     c->vthread_id = -1;
     c->java_wait = JAVA_WAIT_UNKNOWN;
     c->park_why = PARK_WHY_UNKNOWN;
+    c->user_bp = 0;
     if (c->state == KSTATE_RUNNABLE)
         return; /* preempted: no stack or syscall wanted, and cheaper */
     struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
     __s64 futex_op = -1; /* not known */
     if (regs) {
         c->syscall = (__s32)BPF_CORE_READ(regs, orig_ax);
+        c->user_bp = BPF_CORE_READ(regs, bp);
         if (c->syscall == SYS_FUTEX)
             futex_op = (__s64)(BPF_CORE_READ(regs, si) & 0xffffffff);
         else if (c->syscall >= 0)

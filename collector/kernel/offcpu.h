@@ -26,6 +26,7 @@ struct offcpu_carrier {
     __s64 vthread_id;           /* mounted at switch out: 0 none, -1 not read */
     __u32 park_why;             /* enum park_why of a park on the carrier at switch out (kstate.h) */
     __u32 pad;
+    __u64 user_bp; /* its user rbp at switch out (the frame pointer a native unwind needs: ustack.h), 0: none */
 };
 
 /* Value of the java map, one per carrier whose JavaThread the agent gave

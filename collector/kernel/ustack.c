@@ -10,12 +10,12 @@
 
 #include "hotspot.h"
 
-enum { X86_64_RSP = 7 }; /* DWARF register number */
+enum { X86_64_RBP = 6, X86_64_RSP = 7 }; /* DWARF register numbers */
 
 struct ustack_ctx {
     int mem; /* proc_root/pid/mem */
     pid_t tid;
-    uint64_t sp, pc;
+    uint64_t sp, pc, bp;
     struct ustack_frame *out;
     int cap, n;
 };
@@ -89,8 +89,9 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
     const struct ustack_ctx *c = thread_arg;
-    Dwarf_Word sp = c->sp;
-    if (!dwfl_thread_state_registers(thread, X86_64_RSP, 1, &sp))
+    Dwarf_Word bp_sp[2] = {c->bp, c->sp};
+    if (c->bp ? !dwfl_thread_state_registers(thread, X86_64_RBP, 2, bp_sp)
+              : !dwfl_thread_state_registers(thread, X86_64_RSP, 1, &bp_sp[1]))
         return false;
     dwfl_thread_state_register_pc(thread, c->pc);
     return true;
@@ -118,10 +119,10 @@ static int on_frame(Dwfl_Frame *state, void *arg)
     return DWARF_CB_OK;
 }
 
-int ustack_read(const char *proc_root, int32_t pid, int32_t tid, struct ustack_frame *out, int cap)
+int ustack_read(const char *proc_root, int32_t pid, int32_t tid, uint64_t bp, struct ustack_frame *out, int cap)
 {
     char path[512], before[512], after[512];
-    struct ustack_ctx c = {.tid = tid, .out = out, .cap = cap < USTACK_MAX_FRAMES ? cap : USTACK_MAX_FRAMES};
+    struct ustack_ctx c = {.tid = tid, .bp = bp, .out = out, .cap = cap < USTACK_MAX_FRAMES ? cap : USTACK_MAX_FRAMES};
     uint64_t sp2, pc2;
     snprintf(path, sizeof(path), "%s/%ld/task/%ld/syscall", proc_root, (long)pid, (long)tid);
     int rc = read_syscall(path, before, sizeof(before), &c.sp, &c.pc);

@@ -27,7 +27,9 @@ struct ustack_frame {
 
 /* Up to cap frames of thread tid of process pid (host numbers, as proc_root sees them), innermost
  * first: how many (0: none could be read), -EAGAIN when the thread did not hold still (not asleep in
- * a system call, or woke during the read), -errno. */
-int ustack_read(const char *proc_root, int32_t pid, int32_t tid, struct ustack_frame *out, int cap);
+ * a system call, or woke during the read), -errno. bp: its user rbp at the call, which the kernel
+ * view reads at its switch out (the syscall file does not say it), 0 when not known: a function built
+ * with frame pointers finds its caller through it, so without it the unwind ends at such a frame. */
+int ustack_read(const char *proc_root, int32_t pid, int32_t tid, uint64_t bp, struct ustack_frame *out, int cap);
 
 #endif
