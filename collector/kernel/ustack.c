@@ -12,8 +12,17 @@
 
 enum { X86_64_RBP = 6, X86_64_RSP = 7 }; /* DWARF register numbers */
 
+#define USTACK_MAX_CODE 512 /* executable file mappings kept (a JVM has about 60) */
+
+/* An executable mapping of a file: where a frame of a module may be. */
+struct code_map {
+    uint64_t start, end;
+};
+
 struct ustack_ctx {
     int mem; /* proc_root/pid/mem */
+    struct code_map code[USTACK_MAX_CODE];
+    int n_code;
     pid_t tid;
     uint64_t sp, pc, bp;
     struct ustack_frame *out;
@@ -70,6 +79,34 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
     return fd;
 }
 
+/* The process's executable mappings of files, from proc_root/pid/maps: libdw gives a module the range from
+ * its first mapping to its last, which can hold the JVM's code cache (seen: JIT frames named libnio.so). */
+static void read_code_maps(const char *proc_root, int32_t pid, struct ustack_ctx *c)
+{
+    char path[512], line[1024];
+    snprintf(path, sizeof(path), "%s/%ld/maps", proc_root, (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    while (c->n_code < USTACK_MAX_CODE && fgets(line, sizeof(line), f)) {
+        unsigned long long start, end;
+        char perms[8];
+        int name = 0;
+        if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &name) == 3 && name && perms[2] == 'x' &&
+            line[name] == '/')
+            c->code[c->n_code++] = (struct code_map){start, end};
+    }
+    fclose(f);
+}
+
+static int in_code(const struct ustack_ctx *c, uint64_t at)
+{
+    for (int i = 0; i < c->n_code; i++)
+        if (at >= c->code[i].start && at < c->code[i].end)
+            return 1;
+    return 0;
+}
+
 static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
 {
     (void)dwfl;
@@ -105,7 +142,7 @@ static int on_frame(Dwfl_Frame *state, void *arg)
     if (c->n >= c->cap || !dwfl_frame_pc(state, &pc, &activation))
         return DWARF_CB_ABORT;
     Dwarf_Addr at = activation ? pc : pc - 1; /* a return address: the call is the byte before */
-    Dwfl_Module *mod = dwfl_addrmodule(dwfl_thread_dwfl(dwfl_frame_thread(state)), at);
+    Dwfl_Module *mod = in_code(c, at) ? dwfl_addrmodule(dwfl_thread_dwfl(dwfl_frame_thread(state)), at) : NULL;
     if (!mod)
         return DWARF_CB_ABORT; /* generated code: no module describes it, the unwind ends here */
     struct ustack_frame *f = &c->out[c->n++];
@@ -131,6 +168,7 @@ int ustack_read(const char *proc_root, int32_t pid, int32_t tid, uint64_t bp, st
     char mem[512];
     snprintf(mem, sizeof(mem), "%s/%ld/mem", proc_root, (long)pid);
     snprintf(root_prefix, sizeof(root_prefix), "%s/%ld/root", proc_root, (long)pid);
+    read_code_maps(proc_root, pid, &c);
     c.mem = open(mem, O_RDONLY | O_CLOEXEC);
     if (c.mem < 0)
         return -errno;

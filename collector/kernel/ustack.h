@@ -5,9 +5,11 @@
  * The thread's pc and stack pointer at the system call's entry come from
  * /proc/PID/task/TID/syscall. From them libdw (elfutils) unwinds by each
  * module's call frame information (.eh_frame), reading the stack through
- * /proc/PID/mem: the thread sleeps, so its stack holds still. It stops at the
- * first frame no module describes (the JVM's generated code: a JNI method's
- * native wrapper), so the last frame is the JNI function itself. The syscall
+ * /proc/PID/mem: the thread sleeps, so its stack holds still (its frame
+ * pointer, which the syscall file does not give, comes from the caller). It
+ * stops at the first frame outside the executable mappings of files (the JVM's
+ * generated code: a JNI method's native wrapper), so the last frame is the JNI
+ * function itself. The syscall
  * file must read the same after the unwind, else nothing is told (the thread
  * woke in the middle). Needs ptrace-read access to the process (root). */
 #ifndef VTPIN_KERNEL_USTACK_H
