@@ -109,7 +109,13 @@ class PinningTests {
         check(app.size() == 2 && pins.dropped() == 0, "2 pins of the application, none dropped: " + pins);
         for (Pin p : app) {
             check(p.reason() == PinReason.NATIVE && !p.inProgress(), "an ended NATIVE pin: " + p);
-            check(p.duration().toMillis() >= 10, "it lasted about 20 ms: " + p);
+            // an agent loaded at startup times a park from its start; one attached by Vtpin.load (the
+            // self_attach case, -Dvtpin.agent) finds parks by sampling the carriers, so a start up to a
+            // sample period late, more on a loaded machine (docs/attach.md; ci6 under ASan: 4.3 of 20 ms)
+            boolean attached = System.getProperty("vtpin.agent") != null;
+            check(attached ? !p.duration().isNegative() && p.duration().toMillis() <= 1000
+                           : p.duration().toMillis() >= 10,
+                  "it lasted about 20 ms: " + p);
             check(p.virtualThreadName().startsWith("vt-") && p.virtualThreadId() > 0, "its thread: " + p);
             check(p.culprit().map(f -> f.name().equals("JniSleep.sleepInNative")).orElse(false),
                   "its culprit is the native method: " + p.describe(20));
