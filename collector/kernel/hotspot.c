@@ -681,18 +681,33 @@ int hotspot_thread_now(struct hotspot *h, uint64_t java_thread, struct hotspot_t
     return after == before ? 0 : -EAGAIN;
 }
 
-int hotspot_park_why(struct hotspot *h, uint64_t java_thread)
+/* The counts a park's reason reads (kstate.h park_why_of), those park_rule names: its continuation's pin
+ * count (0, with *entry 0, when it runs none) and its monitors held. 0, or -errno (unreadable). */
+static int park_counts(struct hotspot *h, uint64_t java_thread, uint64_t *entry, uint32_t *pins, int64_t *held)
 {
     const struct hotspot_info *in = &h->info;
+    int rc = 0;
+    *entry = 0;
+    *pins = 0;
+    *held = 0;
+    if ((in->park_rule & PARK_RULE_PIN_COUNT) &&
+        ((rc = mem_u64(h, java_thread + in->cont_entry, entry)) ||
+         (*entry && (rc = mem_read(h, *entry + in->pin_count, pins, sizeof(*pins))))))
+        return rc;
+    if (in->park_rule & PARK_RULE_HELD)
+        rc = mem_read(h, java_thread + in->held_monitors, held, sizeof(*held));
+    return rc;
+}
+
+int hotspot_park_why(struct hotspot *h, uint64_t java_thread)
+{
     uint64_t entry;
-    uint32_t pins = 0;
-    int64_t held = 0;
-    if ((in->park_rule & PARK_RULE_PIN_COUNT) && (mem_u64(h, java_thread + in->cont_entry, &entry) || !entry ||
-                                                  mem_read(h, entry + in->pin_count, &pins, sizeof(pins))))
+    uint32_t pins;
+    int64_t held;
+    if (park_counts(h, java_thread, &entry, &pins, &held) ||
+        ((h->info.park_rule & PARK_RULE_PIN_COUNT) && !entry)) /* parked on its carrier: it runs one */
         return PARK_WHY_UNKNOWN;
-    if ((in->park_rule & PARK_RULE_HELD) && mem_read(h, java_thread + in->held_monitors, &held, sizeof(held)))
-        return PARK_WHY_UNKNOWN;
-    return park_why_of(in->park_rule, pins, held);
+    return park_why_of(h->info.park_rule, pins, held);
 }
 
 int hotspot_thread_list(struct hotspot *h, uint64_t *list)
@@ -814,16 +829,11 @@ static void verify_park(struct hotspot *h, const struct hotspot_thread *rows, si
     struct hotspot_info *in = &h->info;
     int ok = 1;
     for (size_t i = 0; i < n && ok; i++) {
-        uint64_t jt = rows[i].java_thread, entry = 0;
-        int64_t held = 0;
-        uint32_t pins = 0;
-        if ((in->park_rule & PARK_RULE_HELD) &&
-            (mem_read(h, jt + in->held_monitors, &held, sizeof(held)) || held < 0 || held > 1 << 20))
-            ok = 0;
-        if ((in->park_rule & PARK_RULE_PIN_COUNT) &&
-            (mem_u64(h, jt + in->cont_entry, &entry) ||
-             (entry && (mem_read(h, entry + in->pin_count, &pins, sizeof(pins)) || pins > 1 << 16))))
-            ok = 0;
+        uint64_t entry;
+        int64_t held;
+        uint32_t pins;
+        ok = park_counts(h, rows[i].java_thread, &entry, &pins, &held) == 0 && held >= 0 && held <= 1 << 20 &&
+             pins <= 1 << 16;
     }
     if (!ok) {
         in->park_rule = 0;
