@@ -67,7 +67,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Depends from the ELF files' NEEDED entries (dpkg-shlibdeps): libprotobuf-c1,
-# libbpf1, libelf1, libmicrohttpd12, zlib1g, libc6 for bin/vtpin; libc6 for the agent.
+# libbpf1, libelf1, libdw1, libcapstone4, libmicrohttpd12, zlib1g, libc6 for bin/vtpin; libc6 for the agent.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # enable the unit on install only if asked (systemctl enable --now), stop it on removal
 configure_file("${PROJECT_SOURCE_DIR}/packaging/debian/postinst" "${CMAKE_BINARY_DIR}/packaging/debian/postinst" COPYONLY)

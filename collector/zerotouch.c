@@ -505,19 +505,24 @@ static struct zt_thread *thread_of(struct zt_jvm *j, int32_t ns_tid)
     return NULL;
 }
 
-/* How the reason of a park on the carrier is found in a JVM with this park_rule (kstate.h park_why_of). */
-static const char *park_reasons_words(unsigned rule)
+/* How the reason of a park on the carrier is found in this JVM (kstate.h park_why_of), and from where. */
+static void park_reasons_words(const struct hotspot_info *in, char *out, size_t len)
 {
+    unsigned rule = in->park_rule;
+    const char *how;
     if (!(rule & (PARK_RULE_PIN_COUNT | PARK_RULE_NO_CS)) || !(rule & (PARK_RULE_HELD | PARK_RULE_NO_HELD)))
-        return "unknown: this JVM's tables give no ContinuationEntry::_pin_count or JavaThread::_held_monitor_count "
-               "(JVMCI's VM structs)";
-    if (rule & PARK_RULE_NO_CS)
-        return "read: monitors held (JavaThread::_held_monitor_count), else a native or VM frame; no critical "
-               "section read (JDK 21 exports no pin count, and its own code enters none)";
-    if (rule & PARK_RULE_NO_HELD)
-        return "read: a critical section (ContinuationEntry::_pin_count), else a native or VM frame";
-    return "read: a critical section (ContinuationEntry::_pin_count), monitors held "
-           "(JavaThread::_held_monitor_count), else a native or VM frame";
+        how = "unknown: this JVM gives no ContinuationEntry::_pin_count or JavaThread::_held_monitor_count "
+              "(JVMCI's VM structs, the machine code of Continuation::pin)";
+    else if (rule & PARK_RULE_NO_CS)
+        how = "read: monitors held (JavaThread::_held_monitor_count), else a native or VM frame; no critical "
+              "section read (JDK 21's own code enters none)";
+    else if (rule & PARK_RULE_NO_HELD)
+        how = "read: a critical section (ContinuationEntry::_pin_count), else a native or VM frame (the JVM counts "
+              "no monitors held: its freeze does not look)";
+    else
+        how = "read: a critical section (ContinuationEntry::_pin_count), monitors held "
+              "(JavaThread::_held_monitor_count), else a native or VM frame";
+    snprintf(out, len, "%s%s%s", how, in->park_from[0] ? "; " : "", in->park_from);
 }
 
 /* The MethodDef of a native frame: class the module's file name, method its symbol (else +0xOFFSET in it),
@@ -1193,9 +1198,11 @@ void zerotouch_status_json(struct zerotouch *z, struct json *js, int mine_only, 
             json_kv_null(js, "why");
         json_kv_string(js, "app", j->app);
         json_kv_string(js, "java", j->hs ? hotspot_info(j->hs)->release : "");
-        if (j->hs)
-            json_kv_string(js, "park_reasons", park_reasons_words(hotspot_info(j->hs)->park_rule));
-        else
+        if (j->hs) {
+            char words[512];
+            park_reasons_words(hotspot_info(j->hs), words, sizeof(words));
+            json_kv_string(js, "park_reasons", words);
+        } else
             json_kv_null(js, "park_reasons");
         size_t tracked = 0, carriers = 0;
         for (size_t i = 0; i < j->n_threads; i++) {

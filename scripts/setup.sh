@@ -34,7 +34,7 @@ declare -A JDK_SUITE=([21]=trixie [25]=trixie [26]=sid [27]=sid)
 declare -A JDK_REQUIRED=([21]=1 [25]=1 [26]=0 [27]=0)
 APT_PACKAGES=(
   build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev
-  libbpf-dev bpftool clang llvm libelf-dev libdw-dev zlib1g-dev patchelf python3
+  libbpf-dev bpftool clang llvm libelf-dev libdw-dev libcapstone-dev zlib1g-dev patchelf python3
   ca-certificates
   # the collector's /metrics (libmicrohttpd) and its tests (promtool, a real Prometheus)
   libmicrohttpd-dev prometheus

@@ -1,5 +1,6 @@
 #include "hotspot.h"
 
+#include "jvmcode.h"
 #include "kstate.h"
 
 #include <dirent.h>
@@ -64,7 +65,9 @@ enum sym {
     S_SAFEPOINT,
     S_ZHEAP, /* optional, to recognise ZGC's heaps */
     S_XHEAP,
-    S_JVMCI, /* optional: JVMCI's VM structs, for why a park could not unmount */
+    S_JVMCI,    /* optional: JVMCI's VM structs, for why a park could not unmount */
+    S_CONT_PIN, /* optional: Continuation::pin, whose code gives the pin count's offsets (jvmcode.h) */
+    S_HELD_ASM, /* optional: the generator of code that counts monitors held (21 to 25) */
     S_COUNT
 };
 static const char *const sym_names[S_COUNT] = {
@@ -88,6 +91,8 @@ static const char *const sym_names[S_COUNT] = {
     [S_XHEAP] = "_ZTV14XCollectedHeap", /* 21's single-generation ZGC (-XX:-ZGenerational) */
     /* the array itself, entries laid out as gHotSpotVMStructs' (the same VMStructEntry) */
     [S_JVMCI] = "_ZN14JVMCIVMStructs21localHotSpotVMStructsE",
+    [S_CONT_PIN] = JVMCODE_PIN_SYMBOL,
+    [S_HELD_ASM] = "_ZN14MacroAssembler22inc_held_monitor_countEv",
 };
 /* Their C++ names, for why[]. */
 static const char *const sym_words[S_COUNT] = {
@@ -838,6 +843,7 @@ static void verify_park(struct hotspot *h, const struct hotspot_thread *rows, si
     if (!ok) {
         in->park_rule = 0;
         in->held_monitors = in->cont_entry = in->pin_count = 0;
+        in->park_from = "the counts read out of range on a live thread, so they are not read";
     }
 }
 
@@ -943,26 +949,51 @@ static int read_java_offset(const struct hotspot *h, uint64_t addr, uint32_t *ou
     return 0;
 }
 
-/* What of the JDK's freeze decision the kernel view can read (kstate.h park_why_of). */
-static void park_layout(struct hotspot_info *in, const struct tables *t)
+/* The pin count's offsets as Continuation::pin's machine code has them (jvmcode.h): 0, or -ENOTSUP. */
+static int code_pin_offsets(const struct hotspot *h, uint64_t bias, const uint64_t *sym, uint32_t *entry,
+                            uint32_t *count)
 {
+    uint8_t code[JVMCODE_PIN_BYTES];
+    if (!sym[S_CONT_PIN] || mem_read(h, bias + sym[S_CONT_PIN], code, sizeof(code)))
+        return -ENOTSUP;
+    return jvmcode_pin_offsets(code, sizeof(code), entry, count);
+}
+
+/* What of the JDK's freeze decision the kernel view can read (kstate.h park_why_of), and from where. */
+static void park_layout(struct hotspot *h, uint64_t bias, const uint64_t *sym, const struct tables *t)
+{
+    struct hotspot_info *in = &h->info;
     in->park_rule = 0;
     in->held_monitors = in->cont_entry = in->pin_count = 0;
-    if (t->have_field[F_CONT_ENTRY] && t->have_field[F_PIN_COUNT] && t->field[F_CONT_ENTRY] < SPAN_MAX &&
-        t->field[F_PIN_COUNT] < 256) {
-        in->cont_entry = (uint32_t)t->field[F_CONT_ENTRY];
-        in->pin_count = (uint32_t)t->field[F_PIN_COUNT];
+    in->park_from = "";
+    uint32_t code_entry = 0, code_count = 0;
+    int by_code =
+        code_pin_offsets(h, bias, sym, &code_entry, &code_count) == 0 && code_entry < SPAN_MAX && code_count < 256;
+    int by_table = t->have_field[F_CONT_ENTRY] && t->have_field[F_PIN_COUNT] && t->field[F_CONT_ENTRY] < SPAN_MAX &&
+                   t->field[F_PIN_COUNT] < 256;
+    if (by_table && by_code && (code_entry != t->field[F_CONT_ENTRY] || code_count != t->field[F_PIN_COUNT])) {
+        in->park_from = "JVMCI's VM structs and the machine code of Continuation::pin disagree on the pin count's "
+                        "offsets, so neither is read";
+    } else if (by_table || by_code) {
+        in->cont_entry = by_table ? (uint32_t)t->field[F_CONT_ENTRY] : code_entry;
+        in->pin_count = by_table ? (uint32_t)t->field[F_PIN_COUNT] : code_count;
         in->park_rule |= PARK_RULE_PIN_COUNT;
+        in->park_from = by_table && by_code ? "the pin count's offsets from JVMCI's VM structs, which the machine code "
+                                              "of Continuation::pin agrees with"
+                        : by_table          ? "the pin count's offsets from JVMCI's VM structs"
+                                            : "the pin count's offsets from the machine code of Continuation::pin";
     } else if (in->feature == 21) {
-        /* 21 exports no pin count; no class of its image calls Continuation.pin (every jmod's
-         * bytecode was searched): only code given --add-exports java.base/jdk.internal.vm can */
+        /* no pin count read; no class of 21's image calls Continuation.pin (every jmod's bytecode was
+         * searched): only code given --add-exports java.base/jdk.internal.vm can */
         in->park_rule |= PARK_RULE_NO_CS;
     }
     if (t->have_field[F_HELD] && t->field[F_HELD] < SPAN_MAX) {
         in->held_monitors = (uint32_t)t->field[F_HELD];
         in->park_rule |= PARK_RULE_HELD;
-    } else if (t->jvmci && !t->have_field[F_HELD] && in->feature >= 26) {
-        in->park_rule |= PARK_RULE_NO_HELD; /* gone with legacy locking: its freeze checks none */
+    } else if (in->feature >= 26 && (t->jvmci ? !t->have_field[F_HELD] : !sym[S_HELD_ASM])) {
+        /* gone with legacy locking: its freeze checks none. JVMCI's table, read whole, lists no such
+         * field; without that table, no code generator maintains the count (21 to 25 have one) */
+        in->park_rule |= PARK_RULE_NO_HELD;
     }
 }
 
@@ -1027,7 +1058,7 @@ static int fill_layout(struct hotspot *h, uint64_t bias, const uint64_t *sym, co
                     hi - lo);
     h->span_lo = lo;
     h->span_len = hi - lo;
-    park_layout(in, t);
+    park_layout(h, bias, sym, t);
     int rc;
     if ((rc = read_java_offset(h, bias + sym[S_TID], &in->tid)) ||
         (rc = read_java_offset(h, bias + sym[S_EETOP], &h->eetop)) ||

@@ -52,11 +52,14 @@ struct hotspot_info {
     uint32_t vt_state; /* java.lang.VirtualThread.state offset (java_lang_VirtualThread::_state_offset) */
     /* Why a park on the carrier could not unmount (kstate.h park_why_of): the counts the JDK's freeze
      * looks at, from JVMCI's table of VM structs (also in .symtab: JVMCIVMStructs::localHotSpotVMStructs),
-     * which lists more than the serviceability agent's. Offsets 0: not read; park_rule: PARK_RULE_*. */
+     * which lists more than the serviceability agent's, or, for the pin count where a build has no such
+     * table, from Continuation::pin's machine code (jvmcode.h). Offsets 0: not read; park_rule:
+     * PARK_RULE_*. */
     uint32_t held_monitors; /* JavaThread::_held_monitor_count (intx) */
     uint32_t cont_entry;    /* JavaThread::_cont_entry (ContinuationEntry*) */
     uint32_t pin_count;     /* ContinuationEntry::_pin_count (uint32_t) */
     uint32_t park_rule;
+    const char *park_from; /* where the offsets came from, or why they are not read; "" when no source had them */
 };
 const struct hotspot_info *hotspot_info(const struct hotspot *h);
 
