@@ -51,6 +51,14 @@ struct active_pin {
     struct blocker blocker;
     const struct stack_info *blocker_stack;
     uint64_t blocker_pin; /* the owner's own pin in progress, 0: none */
+    /* what that owner itself waits for, and so on (blocker.h struct blocker_chain), strings by id */
+    struct kept_hop {
+        int what, has_thread, is_virtual;
+        uint32_t class_sid, name_sid, carrier_sid;
+        int64_t id;
+        const char *state;
+    } chain[BLOCKER_CHAIN_MAX];
+    int n_chain;
 };
 
 static struct {
@@ -138,7 +146,7 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
         p.has_blocking_frame = 1;
         p.blocking_frame = (uint32_t)a->blocking;
     }
-    Vtpin__V1__Blocker bl = VTPIN__V1__BLOCKER__INIT;
+    Vtpin__V1__Blocker bl = VTPIN__V1__BLOCKER__INIT, hops[BLOCKER_CHAIN_MAX], *hop_of[BLOCKER_CHAIN_MAX];
     const struct blocker *b = &a->blocker;
     if (b->what != BLOCKER_NONE) {
         defs_send_stack(active.symbols, a->blocker_stack);
@@ -166,6 +174,29 @@ static void pin_start_to(unsigned sinks, struct active_pin *a)
         }
         bl.has_pin = a->blocker_pin != 0;
         bl.pin = a->blocker_pin;
+        for (int i = 0; i < a->n_chain; i++) {
+            const struct kept_hop *k = &a->chain[i];
+            Vtpin__V1__Blocker *h = &hops[i];
+            vtpin__v1__blocker__init(h);
+            defs_send_string(active.symbols, k->class_sid);
+            defs_send_string(active.symbols, k->name_sid);
+            defs_send_string(active.symbols, k->carrier_sid);
+            h->has_what = 1;
+            h->what = (Vtpin__V1__BlockerKind)k->what;
+            OPT_U32(*h, object_class, k->class_sid);
+            OPT_U32(*h, thread_name, k->name_sid);
+            OPT_U32(*h, carrier_name, k->carrier_sid);
+            if (k->has_thread) {
+                h->has_thread_id = 1;
+                h->thread_id = k->id;
+                h->has_virtual_ = 1;
+                h->virtual_ = k->is_virtual;
+                h->state = (char *)k->state;
+            }
+            hop_of[i] = h;
+        }
+        bl.n_chain = (size_t)a->n_chain;
+        bl.chain = a->n_chain ? hop_of : NULL;
         p.blocker = &bl;
     }
     WireEvent ev = VTPIN__V1__EVENT__INIT;
@@ -291,8 +322,14 @@ static uint64_t pin_of_vthread(int64_t vid, uint64_t except)
     return 0;
 }
 
-/* b (blocker.h) as a's: its stack named now, the module's buffer reused by the next look. */
-static void keep_blocker(struct active_pin *a, JNIEnv *jni, const struct blocker *b)
+/* The id of text, 0 for "". */
+static uint32_t string_id(const char *text)
+{
+    return text[0] ? symbols_string(active.symbols, text) : 0;
+}
+
+/* b and its chain (blocker.h) as a's: its stack named now, the module's buffer reused by the next look. */
+static void keep_blocker(struct active_pin *a, JNIEnv *jni, const struct blocker *b, const struct blocker_chain *chain)
 {
     a->blocker_stack = b->stack && b->stack->frame_count
                            ? symbols_stack(active.symbols, jni, b->stack, active.cfg->options->depth)
@@ -300,6 +337,18 @@ static void keep_blocker(struct active_pin *a, JNIEnv *jni, const struct blocker
     a->blocker_pin = b->has_thread && b->is_virtual ? pin_of_vthread(b->id, a->pin_id) : 0;
     a->blocker = *b;
     a->blocker.stack = NULL;
+    a->n_chain = chain->n;
+    for (int i = 0; i < chain->n; i++) {
+        const struct blocker_hop *h = &chain->hop[i];
+        a->chain[i] = (struct kept_hop){.what = h->what,
+                                        .has_thread = h->has_thread,
+                                        .is_virtual = h->is_virtual,
+                                        .class_sid = string_id(h->object_class),
+                                        .name_sid = h->has_thread ? string_id(h->name) : 0,
+                                        .carrier_sid = string_id(h->carrier),
+                                        .id = h->id,
+                                        .state = h->state};
+    }
 }
 
 /* What a pin blocked in a contended entry or Object.wait waits for, or a pinned park on a
@@ -325,8 +374,10 @@ static void find_blocker(struct active_pin *a)
         return;
     }
     struct blocker b;
-    if ((waits ? blocker_find(jni, vt, clock_mono_ns(), &b) : blocker_find_lock(jni, vt, clock_mono_ns(), &b)) == 1)
-        keep_blocker(a, jni, &b);
+    struct blocker_chain chain;
+    if ((waits ? blocker_find(jni, vt, clock_mono_ns(), &b, &chain)
+               : blocker_find_lock(jni, vt, clock_mono_ns(), &b, &chain)) == 1)
+        keep_blocker(a, jni, &b, &chain);
     (*jni)->DeleteLocalRef(jni, vt);
 }
 
@@ -433,7 +484,7 @@ void active_pins_start(const struct rec *r, const char *blocked_in, const char *
         if (waits_for)
             snprintf(a->waits_for, sizeof(a->waits_for), "%s", waits_for);
         if (blocker && blocker->what != BLOCKER_NONE)
-            keep_blocker(a, writer_thread_jni(), blocker);
+            keep_blocker(a, writer_thread_jni(), blocker, &(struct blocker_chain){0}); /* an initializer */
         set_words(a); /* from the reason alone until a stack names more */
     }
     perform(act, r, NULL);

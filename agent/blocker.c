@@ -142,8 +142,9 @@ static jthread mounted_owner(JNIEnv *jni, jobject monitor, jthread waiter)
     return NULL;
 }
 
-/* The thread t in out: its name, id, virtual or not, carrier, state and stack (into blk.stack). */
-static void describe_thread(JNIEnv *jni, jthread t, struct blocker *out)
+/* The thread t in out: its name, id, virtual or not, carrier, state, and with_stack its stack (into
+ * blk.stack). Its JVMTI state, -1 when JVMTI did not say. */
+static jint describe_thread(JNIEnv *jni, jthread t, struct blocker *out, int with_stack)
 {
     jvmtiEnv *jvmti = blk.jvmti;
     out->has_thread = 1;
@@ -153,7 +154,8 @@ static void describe_thread(JNIEnv *jni, jthread t, struct blocker *out)
     jint st = 0;
     jvmtiError state_err = COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, t, &st));
     jint count = 0;
-    if (COUNTED(CALL_GET_STACK_TRACE,
+    if (with_stack &&
+        COUNTED(CALL_GET_STACK_TRACE,
                 (*jvmti)->GetStackTrace(jvmti, t, 0, (jint)blk.depth, blk.stack->frames, &count)) == JVMTI_ERROR_NONE) {
         blk.stack->frame_count = (uint32_t)count;
         blk.stack->truncated = count == (jint)blk.depth;
@@ -162,12 +164,115 @@ static void describe_thread(JNIEnv *jni, jthread t, struct blocker *out)
     if (out->is_virtual)
         carrier_of(jni, out->id, out);
     out->state = state_err == JVMTI_ERROR_NONE ? blocker_state_name(st, out->is_virtual && !out->carrier_tid) : NULL;
+    return state_err == JVMTI_ERROR_NONE ? st : -1;
 }
 
-int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out)
+/* The owner of the monitor waiter is blocked entering (a new local ref), NULL when none is known;
+ * -1 in *failed when JVMTI could not look. GetObjectMonitorUsage stops the JVM at a safepoint. */
+static jthread monitor_owner(JNIEnv *jni, jobject monitor, jthread waiter, int *failed)
+{
+    jvmtiEnv *jvmti = blk.jvmti;
+    jvmtiMonitorUsage usage;
+    memset(&usage, 0, sizeof(usage));
+    *failed = 0;
+    if (COUNTED(CALL_GET_OBJECT_MONITOR_USAGE, (*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage)) !=
+        JVMTI_ERROR_NONE) {
+        *failed = -1;
+        return NULL;
+    }
+    jthread owner = usage.owner ? usage.owner : mounted_owner(jni, monitor, waiter);
+    for (jint i = 0; i < usage.waiter_count; i++)
+        (*jni)->DeleteLocalRef(jni, usage.waiters[i]);
+    for (jint i = 0; i < usage.notify_waiter_count; i++)
+        (*jni)->DeleteLocalRef(jni, usage.notify_waiters[i]);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)usage.waiters);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)usage.notify_waiters);
+    if (owner && (*jni)->IsSameObject(jni, owner, waiter)) {
+        (*jni)->DeleteLocalRef(jni, owner);
+        return NULL;
+    }
+    return owner;
+}
+
+/* What thread t (in state st) itself waits for, into *h: a j.u.c. lock it is parked on, or a monitor
+ * it is blocked entering. Its owner (a new local ref, NULL: none known), with *h filled; 0 in
+ * *found when t waits for neither (or the budget is spent). */
+static jthread next_hop(JNIEnv *jni, jthread t, jint st, int64_t now_ns, struct blocker_hop *h, int *found)
+{
+    jvmtiEnv *jvmti = blk.jvmti;
+    jobject what = NULL;
+    jthread owner = NULL;
+    *found = 0;
+    if (st & JVMTI_THREAD_STATE_PARKED) {
+        if (!blocker_lock_of(jni, t, &what, &owner))
+            return NULL;
+        h->what = BLOCKER_LOCK;
+    } else if (st & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) {
+        if (!per_second_take(&blk.budget, now_ns, BLOCKER_LOOKS_PER_SECOND))
+            return NULL; /* the chain ends here: the owner itself was named */
+        int failed;
+        if (COUNTED(CALL_GET_CURRENT_CONTENDED_MONITOR, (*jvmti)->GetCurrentContendedMonitor(jvmti, t, &what)) !=
+                JVMTI_ERROR_NONE ||
+            !what)
+            return NULL;
+        owner = monitor_owner(jni, what, t, &failed);
+        h->what = BLOCKER_MONITOR;
+    } else {
+        return NULL;
+    }
+    *found = 1;
+    blocker_class_name(jni, what, h->object_class, sizeof(h->object_class));
+    (*jni)->DeleteLocalRef(jni, what);
+    return owner;
+}
+
+/* The chain past owner (in state st), named out->id, for waiter (blocker.h struct blocker_chain). */
+static void follow(JNIEnv *jni, jthread owner, jint st, jthread waiter, int64_t now_ns, const struct blocker *out,
+                   struct blocker_chain *chain)
+{
+    memset(chain, 0, sizeof(*chain));
+    int64_t named[BLOCKER_CHAIN_MAX + 2] = {jthread_id(jni, waiter), out->id};
+    int n_named = 2;
+    jthread t = (*jni)->NewLocalRef(jni, owner);
+    while (t && st >= 0 && chain->n < BLOCKER_CHAIN_MAX) {
+        struct blocker_hop *h = &chain->hop[chain->n];
+        int found;
+        jthread next = next_hop(jni, t, st, now_ns, h, &found);
+        (*jni)->DeleteLocalRef(jni, t);
+        t = NULL;
+        if (!found)
+            break;
+        chain->n++;
+        if (!next)
+            break;
+        struct blocker who;
+        memset(&who, 0, sizeof(who));
+        st = describe_thread(jni, next, &who, 0);
+        h->has_thread = 1;
+        memcpy(h->name, who.name, sizeof(h->name));
+        h->id = who.id;
+        h->is_virtual = who.is_virtual;
+        memcpy(h->carrier, who.carrier, sizeof(h->carrier));
+        h->state = who.state;
+        for (int i = 0; i < n_named; i++)
+            chain->cycle |= named[i] == who.id;
+        if (chain->cycle) {
+            (*jni)->DeleteLocalRef(jni, next);
+            break;
+        }
+        named[n_named++] = who.id;
+        t = next;
+    }
+    if (t)
+        (*jni)->DeleteLocalRef(jni, t);
+}
+
+int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out, struct blocker_chain *chain)
 {
     jvmtiEnv *jvmti = blk.jvmti;
     memset(out, 0, sizeof(*out));
+    if (chain)
+        memset(chain, 0, sizeof(*chain));
     out->stack = blk.stack;
     blk.stack->frame_count = 0;
     if (!jvmti || !blk.stack)
@@ -220,21 +325,13 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
         return 1;
     }
     out->what = BLOCKER_MONITOR;
-    jvmtiMonitorUsage usage;
-    memset(&usage, 0, sizeof(usage));
-    if (COUNTED(CALL_GET_OBJECT_MONITOR_USAGE, (*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage)) ==
-        JVMTI_ERROR_NONE) {
-        jthread owner = usage.owner ? usage.owner : mounted_owner(jni, monitor, waiter);
-        if (owner && !(*jni)->IsSameObject(jni, owner, waiter))
-            describe_thread(jni, owner, out);
-        if (owner)
-            (*jni)->DeleteLocalRef(jni, owner);
-        for (jint i = 0; i < usage.waiter_count; i++)
-            (*jni)->DeleteLocalRef(jni, usage.waiters[i]);
-        for (jint i = 0; i < usage.notify_waiter_count; i++)
-            (*jni)->DeleteLocalRef(jni, usage.notify_waiters[i]);
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)usage.waiters);
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)usage.notify_waiters);
+    int failed;
+    jthread owner = monitor_owner(jni, monitor, waiter, &failed);
+    if (owner) {
+        jint owner_st = describe_thread(jni, owner, out, 1);
+        if (chain)
+            follow(jni, owner, owner_st, waiter, now_ns, out, chain);
+        (*jni)->DeleteLocalRef(jni, owner);
     }
     (*jni)->DeleteLocalRef(jni, monitor);
     return 1;
@@ -267,9 +364,11 @@ int blocker_lock_of(JNIEnv *jni, jthread thread, jobject *sync, jthread *owner)
     return 1;
 }
 
-int blocker_find_lock(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out)
+int blocker_find_lock(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out, struct blocker_chain *chain)
 {
     memset(out, 0, sizeof(*out));
+    if (chain)
+        memset(chain, 0, sizeof(*chain));
     out->stack = blk.stack;
     if (!blk.jvmti || !blk.stack)
         return 0;
@@ -285,8 +384,11 @@ int blocker_find_lock(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocke
     } else {
         out->what = BLOCKER_LOCK;
         blocker_class_name(jni, sync, out->object_class, sizeof(out->object_class));
-        if (owner && !(*jni)->IsSameObject(jni, owner, waiter))
-            describe_thread(jni, owner, out);
+        if (owner && !(*jni)->IsSameObject(jni, owner, waiter)) {
+            jint owner_st = describe_thread(jni, owner, out, 1);
+            if (chain)
+                follow(jni, owner, owner_st, waiter, now_ns, out, chain);
+        }
     }
     if (owner)
         (*jni)->DeleteLocalRef(jni, owner);
@@ -386,7 +488,7 @@ int blocker_find_initializer(JNIEnv *jni, jthread waiter, const char *cls, int64
     if (named) {
         out->what = BLOCKER_CLASS_INIT;
         memcpy(out->object_class, one, sizeof(out->object_class));
-        describe_thread(jni, initializer, out);
+        describe_thread(jni, initializer, out, 1);
     }
     if (initializer)
         (*jni)->DeleteLocalRef(jni, initializer);

@@ -16,6 +16,7 @@
 
 #define BLOCKER_LOOKS_PER_SECOND 20
 #define BLOCKER_CLASS_MAX 160
+#define BLOCKER_CHAIN_MAX 3 /* hops past the owner: the chain names up to four threads */
 
 enum blocker_what {
     BLOCKER_NONE = 0,
@@ -40,14 +41,35 @@ struct blocker {
     struct rec *stack;          /* the owner's frames (frame_count 0: none); the module's own buffer */
 };
 
+/* What the owner itself waits for, then that one's owner, ...: hop i says what thread i waits for
+ * (thread 0 the blocker's owner) and who holds it. Only a j.u.c. lock the thread is parked on (JNI
+ * reads) or a monitor it is blocked entering (a look from the same budget) is followed. The chain
+ * ends at a thread that waits for neither, an owner not known, the budget, BLOCKER_CHAIN_MAX hops,
+ * or a thread already named (a cycle: cycle set, the deadlock check names it). */
+struct blocker_hop {
+    int what; /* BLOCKER_LOCK or BLOCKER_MONITOR */
+    char object_class[BLOCKER_CLASS_MAX];
+    int has_thread;
+    char name[REC_NAME_MAX];
+    int64_t id;
+    int is_virtual;
+    char carrier[REC_NAME_MAX];
+    const char *state;
+};
+struct blocker_chain {
+    struct blocker_hop hop[BLOCKER_CHAIN_MAX];
+    int n;
+    int cycle; /* the last hop's owner is a thread named before it */
+};
+
 int blocker_init(jvmtiEnv *jvmti, unsigned depth, unsigned jdk_feature); /* 0 or -ENOMEM */
 void blocker_fini(void);
 
 /* Looks at what the virtual thread waiter (mounted, pinned) waits for. 1 and *out filled, 0
  * nothing known (no contended monitor: the entry won meanwhile, or its Object.wait ended before or
  * between the looks; counted in blocker_skipped), -EAGAIN over this second's budget (counted in
- * blocker_skipped). */
-int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out);
+ * blocker_skipped). chain: where not NULL, what the owner itself waits for (struct blocker_chain). */
+int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out, struct blocker_chain *chain);
 
 /* A thread's JVMTI state in a word, as blockers and deadlocks say it: "sleeping", "parked",
  * "waiting", "blocked", "in native", "running"; a runnable virtual thread on no carrier is
@@ -59,8 +81,8 @@ const char *blocker_state_name(jint state, int virtual_on_no_carrier);
  * lock), its exclusive owner, as blocker_find names a monitor's. 1 and *out filled (no owner: held
  * shared, or released meanwhile), 0 parked on nothing such (a sleep, a condition, a future),
  * -EAGAIN over this second's looks (counted in blocker_skipped). JNI field reads before the budget:
- * a park on no lock costs no look. */
-int blocker_find_lock(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out);
+ * a park on no lock costs no look. chain as blocker_find's. */
+int blocker_find_lock(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out, struct blocker_chain *chain);
 /* The same without a look: 1 when thread is parked on such a lock, with *sync its synchronizer and
  * *owner its exclusive owner (local refs; *owner NULL: none), else 0. JNI reads only. */
 int blocker_lock_of(JNIEnv *jni, jthread thread, jobject *sync, jthread *owner);

@@ -202,8 +202,8 @@ static int cycle_holds(const struct pin_brief *pins, const unsigned *ring, unsig
         holds = c && jthread_mounted(jni, c->thread, &vt) == 0 && vt && jthread_id(jni, vt) == p->vthread_id;
         struct blocker b;
         if (holds) {
-            int found = p->blocker->what == BLOCKER_LOCK ? blocker_find_lock(jni, vt, clock_mono_ns(), &b)
-                                                         : blocker_find(jni, vt, clock_mono_ns(), &b);
+            int found = p->blocker->what == BLOCKER_LOCK ? blocker_find_lock(jni, vt, clock_mono_ns(), &b, NULL)
+                                                         : blocker_find(jni, vt, clock_mono_ns(), &b, NULL);
             holds = found == 1 && b.has_thread && b.id == next->vthread_id;
         }
         if (vt)

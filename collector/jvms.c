@@ -432,6 +432,21 @@ static const char *blocker_line(const struct session *s, const Vtpin__V1__Blocke
                                   .state = b->state,
                                   .pin = b->has_pin ? b->pin : 0,
                                   .at = at};
+    struct blocker_parts hops[4];
+    for (size_t i = 0; i < b->n_chain && parts.n_chain < sizeof(hops) / sizeof(hops[0]); i++) {
+        const Vtpin__V1__Blocker *h = b->chain[i];
+        if (!h->has_what || !blocker_kind_name((int)h->what))
+            break; /* a hop of no kind known: the chain ends there */
+        hops[parts.n_chain++] =
+            (struct blocker_parts){.what = (int)h->what,
+                                   .object_class = h->has_object_class ? session_string(s, h->object_class) : NULL,
+                                   .has_thread = h->has_thread_id,
+                                   .thread_name = h->has_thread_name ? session_string(s, h->thread_name) : NULL,
+                                   .is_virtual = h->has_virtual_ && h->virtual_,
+                                   .carrier = h->has_carrier_name ? session_string(s, h->carrier_name) : NULL,
+                                   .state = h->state};
+    }
+    parts.chain = hops;
     return blocker_text(&parts, out, cap);
 }
 

@@ -20,7 +20,25 @@ const char *blocker_kind_name(int what)
     }
 }
 
+static char *one_blocker(const struct blocker_parts *b, char *out, size_t cap);
+
 char *blocker_text(const struct blocker_parts *b, char *out, size_t cap)
+{
+    one_blocker(b, out, cap);
+    const char *who = b->thread_name;
+    for (size_t i = 0; i < b->n_chain && who && out[0]; i++) {
+        char hop[512];
+        one_blocker(&b->chain[i], hop, sizeof(hop));
+        size_t len = strlen(out);
+        if (hop[0] && len < cap)
+            snprintf(out + len, cap - len, "; \"%s\" in turn is %s", who, hop);
+        who = b->chain[i].has_thread ? b->chain[i].thread_name : NULL;
+    }
+    return out;
+}
+
+/* b alone, without its chain. */
+static char *one_blocker(const struct blocker_parts *b, char *out, size_t cap)
 {
     const char *cls = b->object_class ? b->object_class : "?";
     out[0] = '\0';

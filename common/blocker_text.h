@@ -27,9 +27,14 @@ struct blocker_parts {
     const char *state;   /* "sleeping", ...; NULL or "": unknown */
     uint64_t pin;        /* the owner's own pin in progress, 0: none */
     const char *at;      /* the owner's frame to show (its first application frame), NULL: none */
+    /* what the owner itself waits for, hop by hop (PinStart.blocker.chain): each a blocker_parts of
+     * kind MONITOR or LOCK with no pin, frame or chain of its own */
+    const struct blocker_parts *chain;
+    size_t n_chain;
 };
 
-/* The line into out[cap] ("" for BLOCKER_KIND_NONE); returns out. */
+/* The line into out[cap] ("" for BLOCKER_KIND_NONE), the chain after it: '...; "lock-holder" in
+ * turn is blocked by "deep-holder" (platform, sleeping) holding a ...'; returns out. */
 char *blocker_text(const struct blocker_parts *b, char *out, size_t cap);
 /* "monitor", "notify", "class_init", "lock"; NULL for none or an unknown kind. */
 const char *blocker_kind_name(int what);

@@ -1,5 +1,7 @@
 #include "recording.h"
 
+#include "common/blocker_text.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -142,6 +144,7 @@ static void content_free(struct recording_session *s)
         free(s->kintervals[i].stack);
     }
     free(s->kintervals);
+    free(s->blocker_hops);
     free(s->ktimes);
     free(s->pins);
     free(s->hogs);
@@ -202,6 +205,8 @@ static int session_drop_content(struct recording_session *s)
     s->pins = NULL;
     s->hogs = NULL;
     s->kintervals = NULL;
+    s->blocker_hops = NULL;
+    s->n_blocker_hops = s->blocker_hops_cap = 0;
     s->ktimes = NULL;
     s->carriers = NULL;
     s->occupancy = NULL;
@@ -381,6 +386,34 @@ static int apply_stack(struct recording_session *s, const Vtpin__V1__StackDef *d
     return 0;
 }
 
+/* b's chain (what the owner itself waits for) into the session's blocker_hops, as x's. A hop of no
+ * kind known ends it. 0 or -ENOMEM. */
+static int read_chain(struct recording_session *s, const Vtpin__V1__Blocker *b, struct recording_blocker *x)
+{
+    x->chain_at = (uint32_t)s->n_blocker_hops;
+    for (size_t i = 0; i < b->n_chain && i < RECORDING_CHAIN_MAX; i++) {
+        const Vtpin__V1__Blocker *h = b->chain[i];
+        if (!h->has_what || !blocker_kind_name((int)h->what))
+            break;
+        int rc = grow_array((void **)&s->blocker_hops, &s->blocker_hops_cap, s->n_blocker_hops + 1,
+                            sizeof(*s->blocker_hops));
+        if (rc)
+            return rc;
+        struct recording_hop *k = &s->blocker_hops[s->n_blocker_hops++];
+        memset(k, 0, sizeof(*k));
+        k->what = (int)h->what;
+        k->class_sid = h->has_object_class ? h->object_class : 0;
+        k->name_sid = h->has_thread_name ? h->thread_name : 0;
+        k->carrier_sid = h->has_carrier_name ? h->carrier_name : 0;
+        k->has_thread = h->has_thread_id;
+        k->thread_id = h->thread_id;
+        k->is_virtual = h->has_virtual_ && h->virtual_;
+        snprintf(k->state, sizeof(k->state), "%s", h->state ? h->state : "");
+        x->n_chain++;
+    }
+    return 0;
+}
+
 static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStart *d)
 {
     struct session_private *sp = (struct session_private *)s;
@@ -424,6 +457,8 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
         x->is_virtual = b->has_virtual_ && b->virtual_;
         x->pin = b->has_pin ? b->pin : 0;
         snprintf(x->state, sizeof(x->state), "%s", b->state ? b->state : "");
+        if ((rc = read_chain(s, b, x)))
+            return rc;
     }
     if (d->downcall) {
         p->has_downcall = 1;
@@ -848,6 +883,12 @@ static int session_resolve(struct recording_session *s)
             }
             f->method = m;
         }
+    }
+    for (size_t i = 0; i < s->n_blocker_hops; i++) {
+        struct recording_hop *k = &s->blocker_hops[i];
+        k->object_class = optional_of(s, k->class_sid);
+        k->thread_name = optional_of(s, k->name_sid);
+        k->carrier_name = optional_of(s, k->carrier_sid);
     }
     for (size_t i = 0; i < s->n_pins; i++) {
         struct recording_pin *p = &s->pins[i];

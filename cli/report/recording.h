@@ -63,6 +63,8 @@ struct recording_stack {
 /* enum pin_origin of a pin with this stack (NULL: none), by common/frames_kind.h's one rule. */
 int recording_stack_origin(const struct recording_stack *st);
 
+#define RECORDING_CHAIN_MAX 8 /* hops of a blocker chain kept per pin (the agent sends up to 3) */
+
 struct recording_pin {
     uint64_t id;
     int reason;       /* a Vtpin__V1__PinReason value */
@@ -100,10 +102,13 @@ struct recording_pin {
         int64_t thread_id;
         int is_virtual;
         const char *carrier_name;            /* a virtual owner's carrier when mounted, else NULL */
-        char state[16];                      /* "" when not recorded (a copy: pins are copied whole) */
+        char state[24];                      /* "" when not recorded (a copy: pins are copied whole) */
         const struct recording_stack *stack; /* the owner's stack at the look, NULL when none */
         uint64_t pin;                        /* the owner's own pin in progress, 0: none */
         uint32_t class_sid, name_sid, carrier_sid, stack_id;
+        /* what the owner itself waits for, hop by hop: the session's blocker_hops [chain_at,
+         * chain_at + n_chain) (an index: pins are copied whole) */
+        uint32_t chain_at, n_chain;
     } blocker;
     /* raw ids as read */
     uint32_t stack_id, vthread_sid, carrier_sid, jdk_reason_sid, culprit_raw, blocking_raw;
@@ -257,6 +262,18 @@ struct recording_session {
     uint64_t occupancy_dropped;             /* over RECORDING_MAX_OCCUPANCY, or mismatched arrays */
     struct recording_kinterval *kintervals; /* kernel view, in file order */
     size_t n_kintervals, kintervals_cap;
+    /* the hops of the pins' blocker chains (recording_pin.blocker.chain_at): each a blocker of its
+     * own, kind monitor or lock, with no stack, pin or chain */
+    struct recording_hop {
+        int what;
+        const char *object_class, *thread_name, *carrier_name; /* NULL when not recorded */
+        int has_thread;
+        int64_t thread_id;
+        int is_virtual;
+        char state[24];
+        uint32_t class_sid, name_sid, carrier_sid;
+    } * blocker_hops;
+    size_t n_blocker_hops, blocker_hops_cap;
     struct recording_ktimes *ktimes; /* the last KernelTimes; NULL when none */
     size_t n_ktimes;
     int64_t ktimes_ns;

@@ -35,7 +35,7 @@ char *report_format_frame(const struct recording_frame *f, char *out, size_t cap
 /* What pin p waits for, in one line: `blocked by "lock-owner" (platform, sleeping) at
  * Owner.holdLong(Owner.java:9)` (the owner's first frame outside the JDK), `waits for notify on
  * a java.lang.Object`; "" when not recorded. Returns out. */
-char *report_blocker_line(const struct recording_pin *p, char *out, size_t cap);
+char *report_blocker_line(const struct recording_session *s, const struct recording_pin *p, char *out, size_t cap);
 /* The agent's markers after a frame: " <== monitors:N", and for the culprit
  * frame of a native method " <== native (libfoo.so)". Returns out ("" for none). */
 char *report_frame_markers(const struct recording_frame *f, int is_culprit, char *out, size_t cap);

@@ -116,7 +116,7 @@ static void put_jvm(struct json *j, const struct recording *r, const struct reco
     json_object_end(j);
 }
 
-static void put_sites(struct json *j, const struct sites *sites)
+static void put_sites(struct json *j, const struct recording_session *s, const struct sites *sites)
 {
     char frame[1200], marks[300];
     int64_t by_reason_ns[WIRE_REASON_COUNT] = {0};
@@ -172,7 +172,7 @@ static void put_sites(struct json *j, const struct sites *sites)
         json_kv_string(j, "blocked_in", ex->blocked_in);
         json_kv_string(j, "jdk_reason", ex->jdk_reason);
         char line[1400];
-        json_kv_string(j, "blocker", ex->blocker.what ? report_blocker_line(ex, line, sizeof(line)) : NULL);
+        json_kv_string(j, "blocker", ex->blocker.what ? report_blocker_line(s, ex, line, sizeof(line)) : NULL);
         json_object_end(j);
     }
     json_array_end(j);
@@ -560,7 +560,7 @@ static int html_data(const struct recording *r, const struct recording_session *
             json_string(&j, wire_reason_name(k));
         json_array_end(&j);
         put_jvm(&j, r, s);
-        put_sites(&j, &sites);
+        put_sites(&j, s, &sites);
         put_hog_summary(&j, s);
         put_counters(&j, s);
         put_flame(&j, &f);

@@ -195,8 +195,25 @@ static void put_kernel(struct json *j, const struct recording_session *s, const 
     json_object_end(j);
 }
 
-/* What the pin waits for (PinStart.blocker): {what, object_class, thread, state, stack, pin}, or null. */
-static void put_blocker(struct json *j, const struct recording_pin *p)
+/* A blocker's owner: {name, id, virtual, carrier}, or null. */
+static void put_owner(struct json *j, int has_thread, const char *name, int64_t id, int is_virtual, const char *carrier)
+{
+    json_key(j, "thread");
+    if (!has_thread) {
+        json_null(j);
+        return;
+    }
+    json_object_begin_inline(j);
+    json_kv_string(j, "name", name);
+    json_kv_int(j, "id", id);
+    json_kv_bool(j, "virtual", is_virtual);
+    json_kv_string(j, "carrier", carrier);
+    json_object_end(j);
+}
+
+/* What the pin waits for (PinStart.blocker): {what, object_class, thread, state, stack, pin, chain}, or
+ * null; chain: what the owner itself waits for, hop by hop, each {what, object_class, thread, state}. */
+static void put_blocker(struct json *j, const struct recording_session *s, const struct recording_pin *p)
 {
     const struct recording_blocker *b = &p->blocker;
     json_key(j, "blocker");
@@ -207,17 +224,7 @@ static void put_blocker(struct json *j, const struct recording_pin *p)
     json_object_begin(j);
     json_kv_string(j, "what", blocker_kind_name(b->what));
     json_kv_string(j, "object_class", b->object_class);
-    json_key(j, "thread");
-    if (b->has_thread) {
-        json_object_begin_inline(j);
-        json_kv_string(j, "name", b->thread_name);
-        json_kv_int(j, "id", b->thread_id);
-        json_kv_bool(j, "virtual", b->is_virtual);
-        json_kv_string(j, "carrier", b->carrier_name);
-        json_object_end(j);
-    } else {
-        json_null(j);
-    }
+    put_owner(j, b->has_thread, b->thread_name, b->thread_id, b->is_virtual, b->carrier_name);
     json_kv_string(j, "state", b->state[0] ? b->state : NULL);
     json_key(j, "pin");
     if (b->pin)
@@ -226,6 +233,18 @@ static void put_blocker(struct json *j, const struct recording_pin *p)
         json_null(j);
     json_key(j, "stack");
     put_frames(j, b->stack, NULL);
+    json_key(j, "chain");
+    json_array_begin(j);
+    for (uint32_t i = 0; i < b->n_chain; i++) {
+        const struct recording_hop *h = &s->blocker_hops[b->chain_at + i];
+        json_object_begin_inline(j);
+        json_kv_string(j, "what", blocker_kind_name(h->what));
+        json_kv_string(j, "object_class", h->object_class);
+        put_owner(j, h->has_thread, h->thread_name, h->thread_id, h->is_virtual, h->carrier_name);
+        json_kv_string(j, "state", h->state[0] ? h->state : NULL);
+        json_object_end(j);
+    }
+    json_array_end(j);
     json_object_end(j);
 }
 
@@ -281,7 +300,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
     else
         json_null(j);
     json_kv_bool(j, "stack_truncated", p->stack && p->stack->truncated);
-    put_blocker(j, p);
+    put_blocker(j, s, p);
     json_key(j, "stack");
     put_stack(j, p);
     json_object_end(j);

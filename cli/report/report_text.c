@@ -24,7 +24,7 @@ _Static_assert((int)BLOCKER_KIND_CLASS_INIT == (int)VTPIN__V1__BLOCKER_KIND__BLO
                    (int)BLOCKER_KIND_LOCK == (int)VTPIN__V1__BLOCKER_KIND__BLOCKER_LOCK,
                "common's blocker kinds");
 
-char *report_blocker_line(const struct recording_pin *p, char *out, size_t cap)
+char *report_blocker_line(const struct recording_session *s, const struct recording_pin *p, char *out, size_t cap)
 {
     const struct recording_blocker *b = &p->blocker;
     const struct recording_frame *at = NULL;
@@ -45,6 +45,18 @@ char *report_blocker_line(const struct recording_pin *p, char *out, size_t cap)
                                   .state = b->state,
                                   .pin = b->pin,
                                   .at = at ? frame : NULL};
+    struct blocker_parts hops[RECORDING_CHAIN_MAX];
+    for (uint32_t i = 0; i < b->n_chain && i < RECORDING_CHAIN_MAX; i++) {
+        const struct recording_hop *h = &s->blocker_hops[b->chain_at + i];
+        hops[parts.n_chain++] = (struct blocker_parts){.what = h->what,
+                                                       .object_class = h->object_class,
+                                                       .has_thread = h->has_thread,
+                                                       .thread_name = h->thread_name,
+                                                       .is_virtual = h->is_virtual,
+                                                       .carrier = h->carrier_name,
+                                                       .state = h->state};
+    }
+    parts.chain = hops;
     return blocker_text(&parts, out, cap);
 }
 
@@ -318,7 +330,7 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
     if (p->blocker.what) {
         char line[1400];
         fputs("    ", out);
-        put(out, report_blocker_line(p, line, sizeof(line)));
+        put(out, report_blocker_line(s, p, line, sizeof(line)));
         fputc('\n', out);
     }
     if (p->stack && p->has_blocking) {

@@ -20,13 +20,19 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * Prints "LockChain: waiters parked" once every waiter is parked on the lock.
  * - holder virtual (the incident: unmounted while it sleeps); platform: a platform thread; pinned: a
  *   virtual thread that sleeps under a native frame (holdInNative), so it stays mounted and pinned.
+ *   chained: a virtual holder that, holding the lock, parks on a second ReentrantLock (unmounted),
+ *   which a platform thread "deep-holder" holds, sleeping holdMs; chained-monitor: a platform holder
+ *   that, holding the lock, blocks entering a monitor "deep-holder" holds, sleeping. A chain two
+ *   deep: the waiters wait for lock-holder, which waits for deep-holder. The waiters start once the
+ *   holder is parked (blocked) on the second lock.
  * --ready: says "LockChain: ready pid=N" and waits for a line on stdin first (for attach).
  * - hogs: once the waiters are parked, so many virtual threads "carrier-hog-N" that compute without
  *   unmounting, for ever (hogMs 0) or for hogMs: with waiters + hogs carriers the holder gets none
  *   back either (the incident with a hog in place of a pin), and the program hangs until it is
  *   killed, or until the hogs end.
  *
- * usage: LockChain [--ready] lock|write|read [waiters=1] [holdMs=300] [holder=virtual|platform|pinned] [hogs=0]
+ * usage: LockChain [--ready] lock|write|read [waiters=1] [holdMs=300]
+ *        [holder=virtual|platform|pinned|chained|chained-monitor] [hogs=0]
  *        [hogMs=0]
  */
 public class LockChain {
@@ -89,6 +95,35 @@ public class LockChain {
         }
     }
 
+    /** Holds held, then waits for deeper (a ReentrantLock) or enters deeperMonitor, which deep-holder holds. */
+    static void holdThenWait(Lock held, CountDownLatch taken, Lock deeper, Object deeperMonitor) {
+        held.lock();
+        try {
+            taken.countDown();
+            if (deeperMonitor != null) {
+                synchronized (deeperMonitor) { // <== blocked: deep-holder holds it
+                    sink = 1;
+                }
+            } else {
+                deeper.lock(); // <== parks: deep-holder holds it
+                deeper.unlock();
+            }
+        } finally {
+            held.unlock();
+        }
+    }
+
+    static void sleepHolding(Object monitor, CountDownLatch taken, long ms) {
+        synchronized (monitor) {
+            taken.countDown();
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+        }
+    }
+
     static volatile long sink;
 
     /** Computes for ms (0: for ever): never parks, never yields, so it never leaves its carrier. */
@@ -134,9 +169,26 @@ public class LockChain {
         heldLatch = taken;
         heldMs = holdMs;
         Runnable hold = holderKind.equals("pinned") ? LockChain::holdInNative : () -> hold(held, taken, holdMs);
-        Thread holder = holderKind.equals("platform") ? Thread.ofPlatform().name("lock-holder").start(hold)
-                                                      : Thread.ofVirtual().name("lock-holder").start(hold);
+        Thread deep = null;
+        if (holderKind.startsWith("chained")) {
+            Lock deeper = new ReentrantLock();
+            Object deeperMonitor = holderKind.equals("chained-monitor") ? new Object() : null;
+            CountDownLatch deepTaken = new CountDownLatch(1);
+            deep = Thread.ofPlatform().name("deep-holder").start(
+                deeperMonitor != null ? () -> sleepHolding(deeperMonitor, deepTaken, holdMs)
+                                      : () -> hold(deeper, deepTaken, holdMs));
+            deepTaken.await();
+            hold = () -> holdThenWait(held, taken, deeper, deeperMonitor);
+        }
+        Thread holder = holderKind.equals("platform") || holderKind.equals("chained-monitor")
+                            ? Thread.ofPlatform().name("lock-holder").start(hold)
+                            : Thread.ofVirtual().name("lock-holder").start(hold);
         taken.await();
+        long holderDeadline = System.nanoTime() + 30_000_000_000L;
+        while (deep != null && holder.getState() != Thread.State.WAITING && holder.getState() != Thread.State.BLOCKED) {
+            if (System.nanoTime() > holderDeadline) throw new AssertionError(holder + " never waited for deep-holder");
+            Thread.sleep(1);
+        }
         List<Thread> vts = new ArrayList<>();
         for (int i = 0; i < waiters; i++)
             vts.add(Thread.ofVirtual().name("lock-waiter-" + i).start(() -> enterThenLock(viaNative)));
@@ -153,6 +205,7 @@ public class LockChain {
             hogThreads.add(Thread.ofVirtual().name("carrier-hog-" + i).start(() -> compute(hogMs)));
         for (Thread vt : vts) vt.join();
         holder.join();
+        if (deep != null) deep.join();
         for (Thread h : hogThreads) h.join();
         System.out.println("LockChain: " + kind + " waiters=" + waiters + " holder=" + holderKind + " entries=" +
                            entries + " done");

@@ -126,6 +126,46 @@ def case_lock(jdk, kind, holder="virtual"):
     shutil.rmtree(r.dir, ignore_errors=True)
 
 
+def case_chain(jdk, via):
+    """LockChain lock chained|chained-monitor: the lock's owner "lock-holder" is itself blocked,
+    parked on a second ReentrantLock (a virtual holder, unmounted) or entering a monitor (a platform
+    holder), which the platform thread "deep-holder" holds, sleeping 300 ms. The waiters' blocker
+    names the owner, then the chain: what the owner waits for and who holds that, where the chain
+    ends (deep-holder waits for nothing). The text report says it in one line."""
+    jdk = int(jdk)
+    holder = {"lock": "chained", "monitor": "chained-monitor"}[via]
+    r = Run(jdk, "LockChain", args=("lock", 2, 300, holder), props=scheduler(4)).run()
+    check("LockChain: lock waiters=2 holder=%s entries=3 done" % holder in r.stdout(), "the fixture ran:\n" +
+          r.stdout())
+    rep = r.report()
+    waits = [p for p in rep["pins"] if (p["vthread"]["name"] or "").startswith("lock-waiter-")]
+    check(len(waits) == 2, "2 waiters pinned: %s" % [describe(p) for p in rep["pins"]])
+    for p in waits:
+        b = p["blocker"]
+        t = b and b["thread"]
+        check(b and b["what"] == "lock" and b["object_class"] == SYNC["lock"] and t and t["name"] == "lock-holder" and
+              t["virtual"] is (via == "lock") and b["state"] == ("parked" if via == "lock" else "blocked"),
+              "the owner, itself waiting: %s" % b)
+        check("LockChain.holdThenWait" in frames(b["stack"]), "the owner's stack: %s" % frames(b["stack"]))
+        chain = b["chain"]
+        check(len(chain) == 1, "one hop past the owner, where deep-holder waits for nothing: %s" % chain)
+        h = chain[0]
+        check(h["what"] == via and h["object_class"] == (SYNC["lock"] if via == "lock" else "java.lang.Object"),
+              "what the owner waits for: %s" % h)
+        check(h["thread"] and h["thread"]["name"] == "deep-holder" and h["thread"]["virtual"] is False and
+              h["thread"]["id"] > 0 and h["thread"]["carrier"] is None and h["state"] == "sleeping",
+              "who holds it: %s" % h)
+    calls = rep["stats"]["jvmti_calls"]
+    # a lock hop is JNI reads; a monitor hop one GetObjectMonitorUsage each
+    check(calls.get("GetObjectMonitorUsage", 0) == (0 if via == "lock" else 2), "monitor looks: %s" % calls)
+    check(not [n for n in rep["notices"] if n["code"].startswith("deadlock")], "no deadlock: %s" % rep["notices"])
+    text = subprocess.run([VTPIN, "report", r.record], capture_output=True, text=True, timeout=60).stdout
+    line = '; "lock-holder" in turn is blocked by "deep-holder" (platform, sleeping)%s' % (
+        " holding a %s" % SYNC["lock"] if via == "lock" else "")
+    check(line in text, "the text report says %r:\n%s" % (line, text))
+    shutil.rmtree(r.dir, ignore_errors=True)
+
+
 def case_lock_attach(jdk):
     """The same after attach, where JVMTI gives no monitor_info (a monitor's owner goes unnamed): the
     sampler finds the parks, and a lock's owner is named all the same (JNI reads only)."""
@@ -309,5 +349,6 @@ def case_live(jdk):
 
 if __name__ == "__main__":
     raise SystemExit(main({"owner": case_owner, "notify": case_notify, "live": case_live, "lock": case_lock,
+                           "chain": case_chain,
                            "lock_attach": case_lock_attach, "lock_live": case_lock_live,
                            "lock_hog_live": case_lock_hog_live, "lock_hog_ends": case_lock_hog_ends}))

@@ -143,6 +143,30 @@ static void test_blocker_text(void)
     CHECK_STR(blocker_text(&lock, out, sizeof(out)),
               "parked on a java.util.concurrent.Semaphore$NonfairSync, which no single thread owns (held shared, or "
               "just released)");
+    /* a chain: the owner waits for a lock held by a platform thread, which waits for a monitor whose
+     * owner is not known, then (never said) one more hop: a hop with no owner ends the line */
+    struct blocker_parts hops[3] = {{.what = BLOCKER_KIND_LOCK,
+                                     .object_class = "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+                                     .has_thread = 1,
+                                     .thread_name = "deep-holder",
+                                     .state = "blocked"},
+                                    {.what = BLOCKER_KIND_MONITOR, .object_class = "B"},
+                                    {.what = BLOCKER_KIND_MONITOR, .has_thread = 1, .thread_name = "never"}};
+    struct blocker_parts chained = {.what = BLOCKER_KIND_LOCK,
+                                    .object_class = "L",
+                                    .has_thread = 1,
+                                    .thread_name = "lock-holder",
+                                    .is_virtual = 1,
+                                    .state = "parked",
+                                    .chain = hops,
+                                    .n_chain = 3};
+    char longer[512];
+    CHECK_STR(blocker_text(&chained, longer, sizeof(longer)),
+              "blocked by \"lock-holder\" (virtual, unmounted, parked) holding a L; \"lock-holder\" in turn is blocked "
+              "by \"deep-holder\" (platform, blocked) holding a java.util.concurrent.locks.ReentrantLock$NonfairSync; "
+              "\"deep-holder\" in turn is blocked entering a B monitor (its owner not known)");
+    CHECK_STR(blocker_text(&chained, out, 60),
+              "blocked by \"lock-holder\" (virtual, unmounted, parked) holdi"); /* cut */
     char small[12];
     CHECK_STR(blocker_text(&owner, small, sizeof(small)), "blocked by "); /* cut, terminated */
     CHECK_STR(blocker_kind_name(BLOCKER_KIND_CLASS_INIT), "class_init");
