@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "jthread.h"
 #include "self_cost.h"
+#include "vowner.h"
 
 static struct {
     jvmtiEnv *jvmti;
@@ -181,6 +182,8 @@ static jthread monitor_owner(JNIEnv *jni, jobject monitor, jthread waiter, int *
         return NULL;
     }
     jthread owner = usage.owner ? usage.owner : mounted_owner(jni, monitor, waiter);
+    if (!owner && blk.jdk_feature >= 24) /* an unmounted virtual owner, which JVMTI leaves out */
+        owner = vowner_find(jni, monitor, waiter, clock_mono_ns());
     for (jint i = 0; i < usage.waiter_count; i++)
         (*jni)->DeleteLocalRef(jni, usage.waiters[i]);
     for (jint i = 0; i < usage.notify_waiter_count; i++)

@@ -35,6 +35,7 @@ static const char *const names[CALL_KINDS] = {
     [CALL_GET_FRAME_LOCATION] = "GetFrameLocation",
     [CALL_GET_LOCAL_OBJECT] = "GetLocalObject",
     [CALL_GET_VIRTUAL_THREAD] = "GetVirtualThread",
+    [CALL_THREAD_SNAPSHOT] = "ThreadSnapshot.of",
 };
 
 void self_cost_count(enum jvmti_call call)

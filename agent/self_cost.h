@@ -20,6 +20,7 @@ enum jvmti_call {
     CALL_GET_FRAME_LOCATION,
     CALL_GET_LOCAL_OBJECT,
     CALL_GET_VIRTUAL_THREAD,
+    CALL_THREAD_SNAPSHOT, /* not JVMTI: the JDK's ThreadSnapshot.of, which holds up its thread (vowner.h) */
     CALL_KINDS
 };
 

@@ -13,7 +13,10 @@ import java.util.concurrent.CountDownLatch;
  * - owner=pinned: that virtual thread holds it under a native frame (holdInNative), so it stays
  *   mounted and pinned itself: the waiters' blocker is a pin too.
  *
- * usage: LockOwner platform|virtual|pinned [waiters=3] [holdMs=300]
+ * - idle: so many more virtual threads parked for the run, started first (none of them owns anything):
+ *   what finding an unmounted owner among many virtual threads costs (vtpin's agent/vowner.h).
+ *
+ * usage: LockOwner platform|virtual|pinned [waiters=3] [holdMs=300] [idle=0]
  */
 public class LockOwner {
 
@@ -60,6 +63,7 @@ public class LockOwner {
         String owner = args.length > 0 ? args[0] : "platform";
         int waiters = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         long holdMs = args.length > 2 ? Long.parseLong(args[2]) : 300;
+        int idle = args.length > 3 ? Integer.parseInt(args[3]) : 0;
         boolean viaNative = Runtime.version().feature() >= 24;
         System.out.println("java.version = " + System.getProperty("java.version"));
         // one-time linkage on main: the waiters' pins are the contention, not the JDK's setup
@@ -67,6 +71,15 @@ public class LockOwner {
         if (viaNative)
             enterInNative();
         WarmUp.virtualThreads();
+        CountDownLatch idleParked = new CountDownLatch(idle);
+        List<Thread> idlers = new ArrayList<>();
+        for (int i = 0; i < idle; i++) {
+            idlers.add(Thread.ofVirtual().name("idle-" + i).start(() -> {
+                idleParked.countDown();
+                java.util.concurrent.locks.LockSupport.park();
+            }));
+        }
+        idleParked.await();
         CountDownLatch held = new CountDownLatch(1);
         heldLatch = held;
         heldMs = holdMs;
@@ -74,6 +87,13 @@ public class LockOwner {
         Thread holder = owner.equals("platform") ? Thread.ofPlatform().name("lock-owner").start(hold)
                                                  : Thread.ofVirtual().name("vlock-owner").start(hold);
         held.await();
+        // its sleep begun (a virtual owner parked: unmounted on 24+, pinned on 21-23), so the waiters'
+        // blocker sees the owner as it stays
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (holder.getState() != Thread.State.TIMED_WAITING) {
+            if (System.nanoTime() > deadline) throw new AssertionError(holder + " never slept");
+            Thread.sleep(1);
+        }
         List<Thread> vts = new ArrayList<>();
         for (int i = 0; i < waiters; i++) {
             vts.add(Thread.ofVirtual().name("waiter-" + i).start(() -> {
@@ -85,6 +105,8 @@ public class LockOwner {
         }
         for (Thread vt : vts) vt.join();
         holder.join();
+        for (Thread t : idlers) java.util.concurrent.locks.LockSupport.unpark(t);
+        for (Thread t : idlers) t.join();
         System.out.println("LockOwner: owner=" + owner + " waiters=" + waiters + " entries=" + entries + " done");
     }
 }

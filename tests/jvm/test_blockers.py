@@ -22,10 +22,14 @@ def frames(stack):
     return ["%s.%s" % (f["class"], f["method"]) for f in stack]
 
 
-def case_owner(jdk, kind):
-    """LockOwner KIND: three virtual threads enter a monitor another thread holds for 300 ms."""
+def case_owner(jdk, kind, idle="0"):
+    """LockOwner KIND: three virtual threads enter a monitor another thread holds for 300 ms. A
+    virtual owner sleeps holding it: pinned on 21-23, unmounted on 24+, where JVMTI names no such
+    owner and the agent finds it with the JDK's thread snapshots (agent/vowner.h), among IDLE more
+    parked virtual threads."""
     jdk = int(jdk)
-    r = Run(jdk, "LockOwner", args=(kind, 3, 300), props=scheduler(4)).run()
+    unmounted = kind == "virtual" and jdk >= 24
+    r = Run(jdk, "LockOwner", args=(kind, 3, 300, idle), props=scheduler(4)).run()
     check("LockOwner: owner=%s" % kind in r.stdout(), "the fixture ran:\n" + r.stdout())
     rep = r.report()
     waits = [p for p in rep["pins"] if (p["vthread"]["name"] or "").startswith("waiter-")]
@@ -40,7 +44,9 @@ def case_owner(jdk, kind):
         check(t and t["name"] == name and t["virtual"] is virtual and t["id"] > 0, "its owner: %s" % b)
         check(b["state"] == state, "the owner is %s: %s" % (state, b["state"]))
         check("LockOwner.holdLong" in frames(b["stack"]), "the owner's stack: %s" % frames(b["stack"]))
-        if virtual:
+        if unmounted:
+            check(t["carrier"] is None and b["pin"] is None, "an unmounted owner: no carrier, no pin: %s" % b)
+        elif virtual:
             check(t["carrier"] and t["carrier"].startswith("ForkJoinPool"), "a virtual owner's carrier: %s" % t)
             check(len(owner_pins) == 1 and b["pin"] == owner_pins[0]["id"],
                   "the owner is pinned itself, its pin linked: %s, owner's pins %s" %
@@ -52,11 +58,17 @@ def case_owner(jdk, kind):
     looked = [p for p in rep["pins"] if p["blocker"] and p["blocker"]["what"] == "monitor"]
     check(calls and calls["GetObjectMonitorUsage"] == len(looked) and calls["GetCurrentContendedMonitor"] >= len(looked),
           "JVMTI calls counted, one monitor usage per blocker: %s, %d blockers" % (calls, len(looked)))
+    # an unmounted owner: one look over the virtual threads (the owner and IDLE more), then one snapshot
+    # for each other waiter, which checks the owner found; none where JVMTI or the carriers named it
+    snapshots = calls.get("ThreadSnapshot.of", 0)
+    check(snapshots == 0 if not unmounted else 3 <= snapshots <= int(idle) + 3,
+          "thread snapshots: %d for %s idle virtual threads" % (snapshots, idle))
     check(rep["stats"]["agent_cpu_ns"] > 0, "the writer's CPU: %s" % rep["stats"]["agent_cpu_ns"])
     text = subprocess.run([VTPIN, "report", r.record], capture_output=True, text=True, timeout=60).stdout
     check("the agent's own cost: writer thread CPU " in text and "GetObjectMonitorUsage %d" % len(looked) in text,
           "the text report says what the agent cost:\n" + text)
-    line = 'blocked by "%s" (%s' % (name, "virtual on " if virtual else "platform, %s) at " % state)
+    line = 'blocked by "%s" (%s' % (name, "virtual, unmounted, " if unmounted else "virtual on " if virtual
+                                     else "platform, %s) at " % state)
     check(line in text and "LockOwner.holdLong(LockOwner.java:" in text, "the text report says %r:\n%s" %
           (line, text))
     page = os.path.join(r.dir, "r.html")
