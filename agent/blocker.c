@@ -340,6 +340,24 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
     return 1;
 }
 
+jthread blocker_monitor_owner(JNIEnv *jni, jthread waiter, int64_t now_ns, jobject *monitor)
+{
+    jvmtiEnv *jvmti = blk.jvmti;
+    *monitor = NULL;
+    if (!jvmti)
+        return NULL;
+    if (!per_second_take(&blk.budget, now_ns, BLOCKER_LOOKS_PER_SECOND))
+        return NULL;
+    int failed;
+    if (COUNTED(CALL_GET_CURRENT_CONTENDED_MONITOR, (*jvmti)->GetCurrentContendedMonitor(jvmti, waiter, monitor)) !=
+            JVMTI_ERROR_NONE ||
+        !*monitor) {
+        *monitor = NULL;
+        return NULL;
+    }
+    return monitor_owner(jni, *monitor, waiter, &failed);
+}
+
 static int resolve_locks(JNIEnv *jni)
 {
     if (!locks.resolved) {

@@ -83,6 +83,11 @@ const char *blocker_state_name(jint state, int virtual_on_no_carrier);
  * -EAGAIN over this second's looks (counted in blocker_skipped). JNI field reads before the budget:
  * a park on no lock costs no look. chain as blocker_find's. */
 int blocker_find_lock(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *out, struct blocker_chain *chain);
+/* The owner of the monitor waiter is blocked entering, as blocker_find finds it (JVMTI, then on 24+
+ * the carriers and the JDK's thread snapshots): a new local ref, with *monitor the monitor (a local
+ * ref, the caller's to delete), or NULL (not blocked entering one, no owner known, or the looks of
+ * this second spent). One look from blocker_find's budget. */
+jthread blocker_monitor_owner(JNIEnv *jni, jthread waiter, int64_t now_ns, jobject *monitor);
 /* The same without a look: 1 when thread is parked on such a lock, with *sync its synchronizer and
  * *owner its exclusive owner (local refs; *owner NULL: none), else 0. JNI reads only. */
 int blocker_lock_of(JNIEnv *jni, jthread thread, jobject *sync, jthread *owner);

@@ -36,13 +36,14 @@ static struct {
     int64_t hog_since;
 } dl;
 
-/* A pinned carrier as looked at: its pin, the virtual thread parked on it, and the lock. */
+/* A pinned carrier as looked at: its pin, the virtual thread waiting on it, and what it waits for. */
 struct pinned {
     const struct carrier_slot *carrier;
     const struct pin_brief *pin;
     jthread waiter;
-    jobject sync;
+    jobject sync; /* the j.u.c. lock's synchronizer, or the monitor */
     jthread owner;
+    int monitor; /* blocked entering the monitor sync, not parked on a lock */
 };
 
 /* A carrier held by a hog (hogs.h): a virtual thread computing without unmounting. */
@@ -71,17 +72,29 @@ static jint state_of(jvmtiEnv *jvmti, jthread t)
     return COUNTED(CALL_GET_THREAD_STATE, (*jvmti)->GetThreadState(jvmti, t, &st)) == JVMTI_ERROR_NONE ? st : 0;
 }
 
-/* The pinned carrier's virtual thread parked, untimed, on a lock that a virtual thread owns:
- * p's waiter, sync and owner set (local refs), 1; else 0. */
-static int parked_on_virtual_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *p)
+/* The pinned carrier's virtual thread waits, untimed, for what a virtual thread owns: parked on a
+ * java.util.concurrent lock (JNI reads), or (24+, where a virtual owner can unmount holding a
+ * monitor) blocked entering a monitor whose owner its blocker named virtual and unmounted, looked
+ * at again now (one look from the blockers' budget: only pins whose blocker said so cost one).
+ * p's waiter, sync, owner and monitor set (local refs), 1; else 0. */
+static int waits_on_virtual_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *p)
 {
     jthread vt = NULL;
     if (jthread_mounted(jni, p->carrier->thread, &vt) != 0 || !vt)
         return 0;
     p->waiter = vt;
-    if (jthread_id(jni, vt) != p->pin->vthread_id || !(state_of(jvmti, vt) & JVMTI_THREAD_STATE_WAITING_INDEFINITELY))
+    if (jthread_id(jni, vt) != p->pin->vthread_id)
         return 0;
-    return blocker_lock_of(jni, vt, &p->sync, &p->owner) && p->owner && (*jni)->IsVirtualThread(jni, p->owner);
+    jint st = state_of(jvmti, vt);
+    if (st & JVMTI_THREAD_STATE_WAITING_INDEFINITELY)
+        return blocker_lock_of(jni, vt, &p->sync, &p->owner) && p->owner && (*jni)->IsVirtualThread(jni, p->owner);
+    const struct blocker *b = p->pin->blocker;
+    if (!(st & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) || !b || b->what != BLOCKER_MONITOR || !b->has_thread ||
+        !b->is_virtual || b->carrier_tid)
+        return 0;
+    p->monitor = 1;
+    p->owner = blocker_monitor_owner(jni, vt, clock_mono_ns(), &p->sync);
+    return p->owner && (*jni)->IsVirtualThread(jni, p->owner);
 }
 
 static void release(JNIEnv *jni, struct pinned *on, unsigned n)
@@ -104,14 +117,20 @@ static void say(JNIEnv *jni, const struct pinned *on, unsigned n, const struct h
         snprintf(held, sizeof(held), "pinned or hogged (%u pinned, %u hogged), each pin", n, n_hogs);
     else
         snprintf(held, sizeof(held), "pinned, each");
+    unsigned monitors = 0;
+    for (unsigned i = 0; i < n; i++)
+        monitors += on[i].monitor != 0;
+    const char *waits = !monitors      ? "a park on a java.util.concurrent lock"
+                        : monitors < n ? "a park on a java.util.concurrent lock or an entry to a monitor"
+                                       : "an entry to a monitor";
     size_t len = (size_t)snprintf(
         text, sizeof(text),
-        "deadlock (carrier starvation): all %u carriers of the scheduler (parallelism %u) are %s by a park on a "
-        "java.util.concurrent lock whose owner is a virtual thread on no carrier; \"%s\" (virtual thread "
-        "%lld, %s) holds the %s that \"%s\" waits for, and can release it only on a carrier, which none of the pins "
-        "can free%s. Pinned:",
-        n + n_hogs, parallelism, held, owner, (long long)jthread_id(jni, starving->owner), blocker_state_name(state, 1),
-        lock, starving->pin->vthread_name, n_hogs ? " and no hog gives up" : "");
+        "deadlock (carrier starvation): all %u carriers of the scheduler (parallelism %u) are %s by %s whose "
+        "owner is a virtual thread on no carrier; \"%s\" (virtual thread %lld, %s) holds the %s%s that \"%s\" waits "
+        "for, and can release it only on a carrier, which none of the pins can free%s. Pinned:",
+        n + n_hogs, parallelism, held, waits, owner, (long long)jthread_id(jni, starving->owner),
+        blocker_state_name(state, 1), lock, starving->monitor ? " monitor" : "", starving->pin->vthread_name,
+        n_hogs ? " and no hog gives up" : "");
     for (unsigned i = 0; i < n && len < sizeof(text); i++) {
         char waits_for[JTHREAD_NAME_MAX];
         jthread_copy_name(jni, on[i].owner, waits_for);
@@ -127,16 +146,16 @@ static void say(JNIEnv *jni, const struct pinned *on, unsigned n, const struct h
     log_tell("%s", text);
 }
 
-/* The owner that starves, when each pinned carrier's virtual thread is parked, untimed, on a lock
- * owned by a virtual thread on no carrier (a mounted owner would be one of the waiters: not this
- * kind): a runnable one when there is one, else the first; NULL when it is not so. Runnable or not
- * (on 25 an owner's sleep stays TIMED_PARKED past its end: the task that would unpark it needs a
+/* The owner that starves, when each pinned carrier's virtual thread waits, untimed, for a lock or
+ * a monitor owned by a virtual thread on no carrier (waits_on_virtual_owner; a mounted owner would
+ * be one of the waiters: not this kind): a runnable one when there is one, else the first; NULL when it is not so.
+ * Runnable or not (on 25 an owner's sleep stays TIMED_PARKED past its end: the task that would unpark it needs a
  * carrier too), an owner releases its lock only on a carrier, and none can be freed. */
 static const struct pinned *starving_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *on, unsigned n,
                                            const struct hogged *hogs, unsigned n_hogs, jint *state)
 {
     for (unsigned i = 0; i < n; i++)
-        if (!parked_on_virtual_owner(jni, jvmti, &on[i]))
+        if (!waits_on_virtual_owner(jni, jvmti, &on[i]))
             return NULL;
     const struct pinned *starving = NULL;
     for (unsigned i = 0; i < n; i++) {

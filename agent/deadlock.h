@@ -1,6 +1,7 @@
 /* Deadlocks, found live (issue 34), of two kinds:
  * - carrier starvation: every carrier of the scheduler is pinned, each by an untimed park on a
- *   java.util.concurrent lock whose owner is a virtual thread on no carrier. An owner can release
+ *   java.util.concurrent lock whose owner is a virtual thread on no carrier, or (24+) by an entry to a
+ *   monitor whose owner is such a thread (a look again, for pins whose blocker named one). An owner can release
  *   its lock only on a carrier, and every carrier waits for such an owner: no pin can ever end
  *   (but by an interrupt of lockInterruptibly's waiter). Carriers held by a hog (hogs.h) count
  *   with the pinned ones, at least one pinned, once the same pins and hogs have held so for

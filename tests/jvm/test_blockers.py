@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from harness import (FIXTURE_LIB, VTPIN, Run, attach_when_ready, check, classpath, describe, jdk_home, main,
-                     report_json, scheduler, tempdir)
+                     report_json, scheduler, tempdir, wait_ready)
 
 OWNER = {"platform": ("lock-owner", False, "sleeping"),
          "virtual": ("vlock-owner", True, "parked"),  # a virtual thread's sleep is a park
@@ -300,6 +300,31 @@ def case_lock_live(jdk):
         coll.kill(signal.SIGTERM)
 
 
+def case_monitor_deadlock(jdk):
+    """24+, the incident with a monitor: 2 carriers, both pinned by waiters (under a native frame)
+    blocked entering a monitor whose owner, a virtual thread, unmounted as it slept holding it, and
+    can never mount again to leave it. The agent says it is a carrier-starvation deadlock, naming the
+    owner and the monitor, on its log and in its recording, which holds it after the hung JVM is
+    killed."""
+    jdk = int(jdk)
+    r = Run(jdk, "LockOwner", args=("virtual", 2, 200), props=scheduler(2)).start()
+    try:
+        wait_ready(r.proc, os.path.join(r.dir, "stderr.txt"), "deadlock (carrier starvation)", timeout=60)
+        line = next(l for l in r.stderr().splitlines() if "deadlock (carrier starvation)" in l)
+        print(line)
+        check(DEADLOCK + ", each by an entry to a monitor whose owner is a virtual thread on no carrier; "
+              '"vlock-owner" (virtual thread ' in line and "holds the java.lang.Object monitor that \"waiter-" in line
+              and line.count(' by "waiter-') == 2 and line.count('waits for "vlock-owner")') == 2,
+              "the deadlock names the owner, the monitor, each carrier and its waiter: %s" % line)
+        check(r.proc.poll() is None, "the program hangs: every carrier is pinned behind the unmounted owner")
+        r.kill()  # SIGKILL, as a hung process is ended
+        notices = [n for n in report_json(r.record)["notices"] if n["code"] == "deadlock.carrier_starvation"]
+        check(len(notices) == 1 and notices[0]["text"] in line, "the killed JVM's recording holds it, once: %s" %
+              notices)
+    finally:
+        r.kill()
+
+
 def case_notify(jdk):
     """Object.wait pins wait for a notify, which no thread owes: said so, no owner."""
     jdk = int(jdk)
@@ -361,6 +386,6 @@ def case_live(jdk):
 
 if __name__ == "__main__":
     raise SystemExit(main({"owner": case_owner, "notify": case_notify, "live": case_live, "lock": case_lock,
-                           "chain": case_chain,
+                           "chain": case_chain, "monitor_deadlock": case_monitor_deadlock,
                            "lock_attach": case_lock_attach, "lock_live": case_lock_live,
                            "lock_hog_live": case_lock_hog_live, "lock_hog_ends": case_lock_hog_ends}))
