@@ -41,9 +41,10 @@ struct pinned {
     const struct carrier_slot *carrier;
     const struct pin_brief *pin;
     jthread waiter;
-    jobject sync; /* the j.u.c. lock's synchronizer, or the monitor */
-    jthread owner;
-    int monitor; /* blocked entering the monitor sync, not parked on a lock */
+    jobject sync;               /* the j.u.c. lock's synchronizer, or the monitor */
+    jthread owner;              /* the virtual thread on no carrier at the chain's end */
+    int monitor;                /* blocked entering the monitor sync, not parked on a lock */
+    char via[JTHREAD_NAME_MAX]; /* the first owner, when it is a platform thread that itself waits: "" none */
 };
 
 /* A carrier held by a hog (hogs.h): a virtual thread computing without unmounting. */
@@ -97,6 +98,42 @@ static int waits_on_virtual_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *p
     return p->owner && (*jni)->IsVirtualThread(jni, p->owner);
 }
 
+/* What platform thread t waits for, untimed, as blocker.h names it: the owner of the j.u.c. lock it
+ * is parked on, or (a look) of the monitor it is blocked entering. A new local ref, or NULL. */
+static jthread platform_waits_for(JNIEnv *jni, jvmtiEnv *jvmti, jthread t)
+{
+    jint st = state_of(jvmti, t);
+    jobject what = NULL;
+    jthread owner = NULL;
+    if (st & JVMTI_THREAD_STATE_WAITING_INDEFINITELY)
+        blocker_lock_of(jni, t, &what, &owner);
+    else if (st & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
+        owner = blocker_monitor_owner(jni, t, clock_mono_ns(), &what);
+    if (what)
+        (*jni)->DeleteLocalRef(jni, what);
+    return owner;
+}
+
+/* waits_on_virtual_owner, and when the owner is a platform thread, the chain on (blocker.h): that
+ * thread waits, untimed, for a lock or monitor whose owner ... is a virtual thread, within
+ * BLOCKER_CHAIN_MAX hops. A platform thread waits as long as the virtual thread at the end of its
+ * chain, which needs a carrier. p->owner becomes that virtual thread, p->via the first owner. */
+static int waits_on_chain_to_virtual(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *p)
+{
+    if (!waits_on_virtual_owner(jni, jvmti, p)) {
+        if (!p->owner || (*jni)->IsVirtualThread(jni, p->owner))
+            return 0;
+        jthread_copy_name(jni, p->owner, p->via);
+        for (int hop = 0; hop < BLOCKER_CHAIN_MAX && p->owner && !(*jni)->IsVirtualThread(jni, p->owner); hop++) {
+            jthread next = platform_waits_for(jni, jvmti, p->owner);
+            (*jni)->DeleteLocalRef(jni, p->owner);
+            p->owner = next;
+        }
+        return p->owner && (*jni)->IsVirtualThread(jni, p->owner);
+    }
+    return 1;
+}
+
 static void release(JNIEnv *jni, struct pinned *on, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
@@ -123,20 +160,28 @@ static void say(JNIEnv *jni, const struct pinned *on, unsigned n, const struct h
     const char *waits = !monitors      ? "a park on a java.util.concurrent lock"
                         : monitors < n ? "a park on a java.util.concurrent lock or an entry to a monitor"
                                        : "an entry to a monitor";
+    int chained = 0;
+    for (unsigned i = 0; i < n; i++)
+        chained |= on[i].via[0] != 0;
+    char holds[JTHREAD_NAME_MAX + 48] = "";
+    if (starving->via[0]) /* the owner of the waiter's lock waits for the starving one in turn */
+        snprintf(holds, sizeof(holds), "what \"%s\" waits for, which holds ", starving->via);
     size_t len = (size_t)snprintf(
         text, sizeof(text),
         "deadlock (carrier starvation): all %u carriers of the scheduler (parallelism %u) are %s by %s whose "
-        "owner is a virtual thread on no carrier; \"%s\" (virtual thread %lld, %s) holds the %s%s that \"%s\" waits "
-        "for, and can release it only on a carrier, which none of the pins can free%s. Pinned:",
-        n + n_hogs, parallelism, held, waits, owner, (long long)jthread_id(jni, starving->owner),
-        blocker_state_name(state, 1), lock, starving->monitor ? " monitor" : "", starving->pin->vthread_name,
-        n_hogs ? " and no hog gives up" : "");
+        "owner %s a virtual thread on no carrier; \"%s\" (virtual thread %lld, %s) holds %sthe %s%s that \"%s\" "
+        "waits for, and can release it only on a carrier, which none of the pins can free%s. Pinned:",
+        n + n_hogs, parallelism, held, waits, chained ? "is, or waits for," : "is", owner,
+        (long long)jthread_id(jni, starving->owner), blocker_state_name(state, 1), holds, lock,
+        starving->monitor ? " monitor" : "", starving->pin->vthread_name, n_hogs ? " and no hog gives up" : "");
     for (unsigned i = 0; i < n && len < sizeof(text); i++) {
-        char waits_for[JTHREAD_NAME_MAX];
+        char waits_for[JTHREAD_NAME_MAX], via[JTHREAD_NAME_MAX + 32] = "";
         jthread_copy_name(jni, on[i].owner, waits_for);
-        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s %s by \"%s\" (pin #%llu, waits for \"%s\")",
+        if (on[i].via[0])
+            snprintf(via, sizeof(via), "\"%s\", which waits for ", on[i].via);
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s %s by \"%s\" (pin #%llu, waits for %s\"%s\")",
                                 i ? "," : "", on[i].carrier->name, on[i].pin->vthread_name,
-                                (unsigned long long)on[i].pin->pin_id, waits_for);
+                                (unsigned long long)on[i].pin->pin_id, via, waits_for);
     }
     for (unsigned i = 0; i < n_hogs && len < sizeof(text); i++)
         len += (size_t)snprintf(text + len, sizeof(text) - len, "%s %s by \"%s\" (virtual thread %lld, computing)",
@@ -155,7 +200,7 @@ static const struct pinned *starving_owner(JNIEnv *jni, jvmtiEnv *jvmti, struct 
                                            const struct hogged *hogs, unsigned n_hogs, jint *state)
 {
     for (unsigned i = 0; i < n; i++)
-        if (!waits_on_virtual_owner(jni, jvmti, &on[i]))
+        if (!waits_on_chain_to_virtual(jni, jvmti, &on[i]))
             return NULL;
     const struct pinned *starving = NULL;
     for (unsigned i = 0; i < n; i++) {

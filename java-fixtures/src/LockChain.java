@@ -22,9 +22,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *   virtual thread that sleeps under a native frame (holdInNative), so it stays mounted and pinned.
  *   chained: a virtual holder that, holding the lock, parks on a second ReentrantLock (unmounted),
  *   which a platform thread "deep-holder" holds, sleeping holdMs; chained-monitor: a platform holder
- *   that, holding the lock, blocks entering a monitor "deep-holder" holds, sleeping. A chain two
- *   deep: the waiters wait for lock-holder, which waits for deep-holder. The waiters start once the
- *   holder is parked (blocked) on the second lock.
+ *   that, holding the lock, blocks entering a monitor "deep-holder" holds, sleeping;
+ *   chained-to-virtual: a platform holder parked on a second ReentrantLock that a virtual
+ *   "deep-holder" holds, sleeping (unmounted: with as many waiters as carriers it never mounts again,
+ *   and the program hangs). A chain two deep: the waiters wait for lock-holder, which waits for
+ *   deep-holder. The waiters start once the holder is parked (blocked) on the second lock.
  * --ready: says "LockChain: ready pid=N" and waits for a line on stdin first (for attach).
  * - hogs: once the waiters are parked, so many virtual threads "carrier-hog-N" that compute without
  *   unmounting, for ever (hogMs 0) or for hogMs: with waiters + hogs carriers the holder gets none
@@ -32,7 +34,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *   killed, or until the hogs end.
  *
  * usage: LockChain [--ready] lock|write|read [waiters=1] [holdMs=300]
- *        [holder=virtual|platform|pinned|chained|chained-monitor] [hogs=0]
+ *        [holder=virtual|platform|pinned|chained|chained-monitor|chained-to-virtual] [hogs=0]
  *        [hogMs=0]
  */
 public class LockChain {
@@ -174,13 +176,15 @@ public class LockChain {
             Lock deeper = new ReentrantLock();
             Object deeperMonitor = holderKind.equals("chained-monitor") ? new Object() : null;
             CountDownLatch deepTaken = new CountDownLatch(1);
-            deep = Thread.ofPlatform().name("deep-holder").start(
-                deeperMonitor != null ? () -> sleepHolding(deeperMonitor, deepTaken, holdMs)
-                                      : () -> hold(deeper, deepTaken, holdMs));
+            Runnable deepHold = deeperMonitor != null ? () -> sleepHolding(deeperMonitor, deepTaken, holdMs)
+                                                      : () -> hold(deeper, deepTaken, holdMs);
+            deep = holderKind.equals("chained-to-virtual") ? Thread.ofVirtual().name("deep-holder").start(deepHold)
+                                                           : Thread.ofPlatform().name("deep-holder").start(deepHold);
             deepTaken.await();
             hold = () -> holdThenWait(held, taken, deeper, deeperMonitor);
         }
-        Thread holder = holderKind.equals("platform") || holderKind.equals("chained-monitor")
+        Thread holder = holderKind.equals("platform") || holderKind.equals("chained-monitor") ||
+                                holderKind.equals("chained-to-virtual")
                             ? Thread.ofPlatform().name("lock-holder").start(hold)
                             : Thread.ofVirtual().name("lock-holder").start(hold);
         taken.await();

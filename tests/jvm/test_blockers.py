@@ -325,6 +325,33 @@ def case_monitor_deadlock(jdk):
         r.kill()
 
 
+def case_chain_deadlock(jdk):
+    """The incident one hop longer: 2 carriers, both pinned by waiters parked on a ReentrantLock that
+    a platform thread holds, itself parked on a second ReentrantLock held by a virtual thread that
+    unmounted as it slept. That one needs a carrier to go on, and the platform thread waits for it:
+    the agent follows the chain and says it is a carrier-starvation deadlock, naming both owners; the
+    killed JVM's recording holds it."""
+    jdk = int(jdk)
+    r = Run(jdk, "LockChain", args=("lock", 2, 200, "chained-to-virtual"), props=scheduler(2)).start()
+    try:
+        marker = "deadlock (carrier starvation)"
+        wait_ready(r.proc, os.path.join(r.dir, "stderr.txt"), marker, timeout=60)
+        line = next(l for l in r.stderr().splitlines() if marker in l)
+        print(line)
+        check(DEADLOCK + ", each by a park on a java.util.concurrent lock whose owner is, or waits for, a virtual "
+              'thread on no carrier; "deep-holder" (virtual thread ' in line and
+              'holds what "lock-holder" waits for, which holds the %s that "lock-waiter-' % SYNC["lock"] in line and
+              line.count('waits for "lock-holder", which waits for "deep-holder")') == 2,
+              "the deadlock names both owners, the lock, each carrier and its waiter: %s" % line)
+        check(r.proc.poll() is None, "the program hangs")
+        r.kill()
+        notices = [n for n in report_json(r.record)["notices"] if n["code"] == "deadlock.carrier_starvation"]
+        check(len(notices) == 1 and notices[0]["text"] in line, "the killed JVM's recording holds it, once: %s" %
+              notices)
+    finally:
+        r.kill()
+
+
 def case_notify(jdk):
     """Object.wait pins wait for a notify, which no thread owes: said so, no owner."""
     jdk = int(jdk)
@@ -387,5 +414,6 @@ def case_live(jdk):
 if __name__ == "__main__":
     raise SystemExit(main({"owner": case_owner, "notify": case_notify, "live": case_live, "lock": case_lock,
                            "chain": case_chain, "monitor_deadlock": case_monitor_deadlock,
+                           "chain_deadlock": case_chain_deadlock,
                            "lock_attach": case_lock_attach, "lock_live": case_lock_live,
                            "lock_hog_live": case_lock_hog_live, "lock_hog_ends": case_lock_hog_ends}))
