@@ -168,19 +168,16 @@ static jint describe_thread(JNIEnv *jni, jthread t, struct blocker *out, int wit
     return state_err == JVMTI_ERROR_NONE ? st : -1;
 }
 
-/* The owner of the monitor waiter is blocked entering (a new local ref), NULL when none is known;
- * -1 in *failed when JVMTI could not look. GetObjectMonitorUsage stops the JVM at a safepoint. */
-static jthread monitor_owner(JNIEnv *jni, jobject monitor, jthread waiter, int *failed)
+/* The owner of the monitor waiter is blocked entering (a new local ref), NULL when none is known
+ * (or JVMTI could not look). GetObjectMonitorUsage stops the JVM at a safepoint. */
+static jthread monitor_owner(JNIEnv *jni, jobject monitor, jthread waiter)
 {
     jvmtiEnv *jvmti = blk.jvmti;
     jvmtiMonitorUsage usage;
     memset(&usage, 0, sizeof(usage));
-    *failed = 0;
     if (COUNTED(CALL_GET_OBJECT_MONITOR_USAGE, (*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage)) !=
-        JVMTI_ERROR_NONE) {
-        *failed = -1;
+        JVMTI_ERROR_NONE)
         return NULL;
-    }
     jthread owner = usage.owner ? usage.owner : mounted_owner(jni, monitor, waiter);
     if (!owner && blk.jdk_feature >= 24) /* an unmounted virtual owner, which JVMTI leaves out */
         owner = vowner_find(jni, monitor, waiter, clock_mono_ns());
@@ -213,12 +210,11 @@ static jthread next_hop(JNIEnv *jni, jthread t, jint st, int64_t now_ns, struct 
     } else if (st & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) {
         if (!per_second_take(&blk.budget, now_ns, BLOCKER_LOOKS_PER_SECOND))
             return NULL; /* the chain ends here: the owner itself was named */
-        int failed;
         if (COUNTED(CALL_GET_CURRENT_CONTENDED_MONITOR, (*jvmti)->GetCurrentContendedMonitor(jvmti, t, &what)) !=
                 JVMTI_ERROR_NONE ||
             !what)
             return NULL;
-        owner = monitor_owner(jni, what, t, &failed);
+        owner = monitor_owner(jni, what, t);
         h->what = BLOCKER_MONITOR;
     } else {
         return NULL;
@@ -328,8 +324,7 @@ int blocker_find(JNIEnv *jni, jthread waiter, int64_t now_ns, struct blocker *ou
         return 1;
     }
     out->what = BLOCKER_MONITOR;
-    int failed;
-    jthread owner = monitor_owner(jni, monitor, waiter, &failed);
+    jthread owner = monitor_owner(jni, monitor, waiter);
     if (owner) {
         jint owner_st = describe_thread(jni, owner, out, 1);
         if (chain)
@@ -348,14 +343,13 @@ jthread blocker_monitor_owner(JNIEnv *jni, jthread waiter, int64_t now_ns, jobje
         return NULL;
     if (!per_second_take(&blk.budget, now_ns, BLOCKER_LOOKS_PER_SECOND))
         return NULL;
-    int failed;
     if (COUNTED(CALL_GET_CURRENT_CONTENDED_MONITOR, (*jvmti)->GetCurrentContendedMonitor(jvmti, waiter, monitor)) !=
             JVMTI_ERROR_NONE ||
         !*monitor) {
         *monitor = NULL;
         return NULL;
     }
-    return monitor_owner(jni, *monitor, waiter, &failed);
+    return monitor_owner(jni, *monitor, waiter);
 }
 
 static int resolve_locks(JNIEnv *jni)

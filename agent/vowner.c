@@ -1,7 +1,5 @@
 #include "vowner.h"
 
-#include <stddef.h>
-
 #include "clock.h"
 #include "jthread.h"
 #include "self_cost.h"
@@ -16,7 +14,6 @@ static struct {
     jmethodID root, children, threads, to_array, of;
     jfieldID locks, lock_obj, carrier;
     struct per_second budget;
-    uint64_t looks, snapshots;
     jweak last_monitor, last_owner; /* the last owner found, and its monitor: its other waiters check it first */
 } vo;
 
@@ -68,7 +65,6 @@ static jobjectArray stream_array(JNIEnv *jni, jobject obj, jmethodID method)
 /* Does the unmounted virtual thread t hold monitor (ThreadSnapshot.of(t).locks[i].obj)? */
 static int holds(JNIEnv *jni, jthread t, jobject monitor)
 {
-    vo.snapshots++;
     self_cost_count(CALL_THREAD_SNAPSHOT);
     jobject snap = (*jni)->CallStaticObjectMethod(jni, vo.snapshot, vo.of, t);
     if ((*jni)->ExceptionCheck(jni)) {
@@ -150,7 +146,6 @@ jthread vowner_find(JNIEnv *jni, jobject monitor, jthread waiter, int64_t now_ns
     jthread known = last_owner(jni, monitor, waiter); /* the same monitor's other waiters: no look */
     if (known || !per_second_take(&vo.budget, now_ns, VOWNER_LOOKS_PER_SECOND))
         return known;
-    vo.looks++;
     if ((*jni)->PushLocalFrame(jni, 64) != 0) {
         (*jni)->ExceptionClear(jni);
         return NULL;
@@ -180,14 +175,4 @@ jthread vowner_find(JNIEnv *jni, jobject monitor, jthread waiter, int64_t now_ns
         remember(jni, monitor, owner);
     /* every local ref of the look goes with its frame, but the owner's */
     return (jthread)(*jni)->PopLocalFrame(jni, owner);
-}
-
-uint64_t vowner_looks(void)
-{
-    return vo.looks;
-}
-
-uint64_t vowner_snapshots(void)
-{
-    return vo.snapshots;
 }

@@ -27,8 +27,4 @@
  * not over the limits, or this JDK has no such machinery: before 25). Writer thread only. */
 jthread vowner_find(JNIEnv *jni, jobject monitor, jthread waiter, int64_t now_ns);
 
-/* Looks made and threads snapshotted since the start (for the docs' measurements and the tests). */
-uint64_t vowner_looks(void);
-uint64_t vowner_snapshots(void);
-
 #endif
