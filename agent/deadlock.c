@@ -120,18 +120,17 @@ static jthread platform_waits_for(JNIEnv *jni, jvmtiEnv *jvmti, jthread t)
  * chain, which needs a carrier. p->owner becomes that virtual thread, p->via the first owner. */
 static int waits_on_chain_to_virtual(JNIEnv *jni, jvmtiEnv *jvmti, struct pinned *p)
 {
-    if (!waits_on_virtual_owner(jni, jvmti, p)) {
-        if (!p->owner || (*jni)->IsVirtualThread(jni, p->owner))
-            return 0;
-        jthread_copy_name(jni, p->owner, p->via);
-        for (int hop = 0; hop < BLOCKER_CHAIN_MAX && p->owner && !(*jni)->IsVirtualThread(jni, p->owner); hop++) {
-            jthread next = platform_waits_for(jni, jvmti, p->owner);
-            (*jni)->DeleteLocalRef(jni, p->owner);
-            p->owner = next;
-        }
-        return p->owner && (*jni)->IsVirtualThread(jni, p->owner);
+    if (waits_on_virtual_owner(jni, jvmti, p))
+        return 1;
+    if (!p->owner || (*jni)->IsVirtualThread(jni, p->owner))
+        return 0; /* waits for nothing such, or for a virtual owner that is not this kind */
+    jthread_copy_name(jni, p->owner, p->via);
+    for (int hop = 0; hop < BLOCKER_CHAIN_MAX && p->owner && !(*jni)->IsVirtualThread(jni, p->owner); hop++) {
+        jthread next = platform_waits_for(jni, jvmti, p->owner);
+        (*jni)->DeleteLocalRef(jni, p->owner);
+        p->owner = next;
     }
-    return 1;
+    return p->owner && (*jni)->IsVirtualThread(jni, p->owner);
 }
 
 static void release(JNIEnv *jni, struct pinned *on, unsigned n)

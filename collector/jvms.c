@@ -407,6 +407,18 @@ static void note_carrier_id(struct idmap *by_carrier, int32_t tid, uint64_t late
         free(id);
 }
 
+/* b's own fields (what, the class, the owner) as blocker_text's parts: no pin, frame or chain. */
+static struct blocker_parts wire_parts(const struct session *s, const Vtpin__V1__Blocker *b)
+{
+    return (struct blocker_parts){.what = (int)b->what,
+                                  .object_class = b->has_object_class ? session_string(s, b->object_class) : NULL,
+                                  .has_thread = b->has_thread_id,
+                                  .thread_name = b->has_thread_name ? session_string(s, b->thread_name) : NULL,
+                                  .is_virtual = b->has_virtual_ && b->virtual_,
+                                  .carrier = b->has_carrier_name ? session_string(s, b->carrier_name) : NULL,
+                                  .state = b->state};
+}
+
 /* What the pin waits for as the reports say it (common/blocker_text.h), the owner at its first
  * application frame; NULL when the agent sent none. */
 static const char *blocker_line(const struct session *s, const Vtpin__V1__Blocker *b, char *out, size_t cap)
@@ -423,28 +435,15 @@ static const char *blocker_line(const struct session *s, const Vtpin__V1__Blocke
     }
     if (!at && depth)
         at = session_format_frame(s, b->stack, 0, frame, sizeof(frame));
-    struct blocker_parts parts = {.what = (int)b->what,
-                                  .object_class = b->has_object_class ? session_string(s, b->object_class) : NULL,
-                                  .has_thread = b->has_thread_id,
-                                  .thread_name = b->has_thread_name ? session_string(s, b->thread_name) : NULL,
-                                  .is_virtual = b->has_virtual_ && b->virtual_,
-                                  .carrier = b->has_carrier_name ? session_string(s, b->carrier_name) : NULL,
-                                  .state = b->state,
-                                  .pin = b->has_pin ? b->pin : 0,
-                                  .at = at};
+    struct blocker_parts parts = wire_parts(s, b);
+    parts.pin = b->has_pin ? b->pin : 0;
+    parts.at = at;
     struct blocker_parts hops[4];
     for (size_t i = 0; i < b->n_chain && parts.n_chain < sizeof(hops) / sizeof(hops[0]); i++) {
         const Vtpin__V1__Blocker *h = b->chain[i];
         if (!h->has_what || !blocker_kind_name((int)h->what))
             break; /* a hop of no kind known: the chain ends there */
-        hops[parts.n_chain++] =
-            (struct blocker_parts){.what = (int)h->what,
-                                   .object_class = h->has_object_class ? session_string(s, h->object_class) : NULL,
-                                   .has_thread = h->has_thread_id,
-                                   .thread_name = h->has_thread_name ? session_string(s, h->thread_name) : NULL,
-                                   .is_virtual = h->has_virtual_ && h->virtual_,
-                                   .carrier = h->has_carrier_name ? session_string(s, h->carrier_name) : NULL,
-                                   .state = h->state};
+        hops[parts.n_chain++] = wire_parts(s, h);
     }
     parts.chain = hops;
     return blocker_text(&parts, out, cap);

@@ -386,6 +386,20 @@ static int apply_stack(struct recording_session *s, const Vtpin__V1__StackDef *d
     return 0;
 }
 
+/* b's own fields (what, the class, the owner) into k, string ids unresolved. */
+static void read_hop(const Vtpin__V1__Blocker *b, struct recording_hop *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->what = (int)b->what;
+    k->class_sid = b->has_object_class ? b->object_class : 0;
+    k->name_sid = b->has_thread_name ? b->thread_name : 0;
+    k->carrier_sid = b->has_carrier_name ? b->carrier_name : 0;
+    k->has_thread = b->has_thread_id;
+    k->thread_id = b->thread_id;
+    k->is_virtual = b->has_virtual_ && b->virtual_;
+    snprintf(k->state, sizeof(k->state), "%s", b->state ? b->state : "");
+}
+
 /* b's chain (what the owner itself waits for) into the session's blocker_hops, as x's. A hop of no
  * kind known ends it. 0 or -ENOMEM. */
 static int read_chain(struct recording_session *s, const Vtpin__V1__Blocker *b, struct recording_blocker *x)
@@ -399,16 +413,7 @@ static int read_chain(struct recording_session *s, const Vtpin__V1__Blocker *b, 
                             sizeof(*s->blocker_hops));
         if (rc)
             return rc;
-        struct recording_hop *k = &s->blocker_hops[s->n_blocker_hops++];
-        memset(k, 0, sizeof(*k));
-        k->what = (int)h->what;
-        k->class_sid = h->has_object_class ? h->object_class : 0;
-        k->name_sid = h->has_thread_name ? h->thread_name : 0;
-        k->carrier_sid = h->has_carrier_name ? h->carrier_name : 0;
-        k->has_thread = h->has_thread_id;
-        k->thread_id = h->thread_id;
-        k->is_virtual = h->has_virtual_ && h->virtual_;
-        snprintf(k->state, sizeof(k->state), "%s", h->state ? h->state : "");
+        read_hop(h, &s->blocker_hops[s->n_blocker_hops++]);
         x->n_chain++;
     }
     return 0;
@@ -447,16 +452,9 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     if (d->blocker && d->blocker->has_what && d->blocker->what) {
         const Vtpin__V1__Blocker *b = d->blocker;
         struct recording_blocker *x = &p->blocker;
-        x->what = (int)b->what;
-        x->class_sid = b->has_object_class ? b->object_class : 0;
-        x->name_sid = b->has_thread_name ? b->thread_name : 0;
-        x->carrier_sid = b->has_carrier_name ? b->carrier_name : 0;
+        read_hop(b, &x->head);
         x->stack_id = b->has_stack ? b->stack : 0;
-        x->has_thread = b->has_thread_id;
-        x->thread_id = b->thread_id;
-        x->is_virtual = b->has_virtual_ && b->virtual_;
         x->pin = b->has_pin ? b->pin : 0;
-        snprintf(x->state, sizeof(x->state), "%s", b->state ? b->state : "");
         if ((rc = read_chain(s, b, x)))
             return rc;
     }
@@ -834,6 +832,13 @@ static const char *optional_of(struct recording_session *s, uint32_t sid)
     return sid ? name_of(s, sid) : NULL;
 }
 
+static void resolve_hop(struct recording_session *s, struct recording_hop *k)
+{
+    k->object_class = optional_of(s, k->class_sid);
+    k->thread_name = optional_of(s, k->name_sid);
+    k->carrier_name = optional_of(s, k->carrier_sid);
+}
+
 static const char *frame_class(const void *stack, uint32_t i)
 {
     return ((const struct recording_stack *)stack)->frames[i].method->class_name;
@@ -884,12 +889,8 @@ static int session_resolve(struct recording_session *s)
             f->method = m;
         }
     }
-    for (size_t i = 0; i < s->n_blocker_hops; i++) {
-        struct recording_hop *k = &s->blocker_hops[i];
-        k->object_class = optional_of(s, k->class_sid);
-        k->thread_name = optional_of(s, k->name_sid);
-        k->carrier_name = optional_of(s, k->carrier_sid);
-    }
+    for (size_t i = 0; i < s->n_blocker_hops; i++)
+        resolve_hop(s, &s->blocker_hops[i]);
     for (size_t i = 0; i < s->n_pins; i++) {
         struct recording_pin *p = &s->pins[i];
         p->stack = p->stack_id ? idmap_get(s->stacks, p->stack_id) : NULL;
@@ -899,9 +900,7 @@ static int session_resolve(struct recording_session *s)
         p->carrier_name = optional_of(s, p->carrier_sid);
         p->jdk_reason = optional_of(s, p->jdk_reason_sid);
         struct recording_blocker *b = &p->blocker;
-        b->object_class = optional_of(s, b->class_sid);
-        b->thread_name = optional_of(s, b->name_sid);
-        b->carrier_name = optional_of(s, b->carrier_sid);
+        resolve_hop(s, &b->head);
         b->stack = b->stack_id ? idmap_get(s->stacks, b->stack_id) : NULL;
         p->has_culprit = p->has_culprit_raw && p->stack && p->culprit_raw < p->stack->count;
         p->culprit = p->has_culprit ? p->culprit_raw : 0;

@@ -65,6 +65,20 @@ int recording_stack_origin(const struct recording_stack *st);
 
 #define RECORDING_CHAIN_MAX 8 /* hops of a blocker chain kept per pin (the agent sends up to 3) */
 
+/* What a pin, or a thread on its blocker's chain, waits for and who holds it (PinStart.blocker,
+ * Blocker.chain). */
+struct recording_hop {
+    int what;                 /* a Vtpin__V1__BlockerKind value; 0: none recorded */
+    const char *object_class; /* the monitor's, the lock's or the class initialized; NULL when not recorded */
+    int has_thread;           /* the owner is known */
+    const char *thread_name;  /* NULL when not recorded */
+    int64_t thread_id;
+    int is_virtual;
+    const char *carrier_name; /* a virtual owner's carrier when mounted, else NULL */
+    char state[24];           /* "" when not recorded (a copy: pins are copied whole) */
+    uint32_t class_sid, name_sid, carrier_sid;
+};
+
 struct recording_pin {
     uint64_t id;
     int reason;       /* a Vtpin__V1__PinReason value */
@@ -95,17 +109,10 @@ struct recording_pin {
     uint32_t blocking;         /* the blocking operation, when not the culprit frame */
     int origin;                /* enum pin_origin (common/frames_kind.h): the JDK's own or the application's */
     struct recording_blocker {
-        int what;                 /* a Vtpin__V1__BlockerKind value; 0: none recorded */
-        const char *object_class; /* the monitor's class, NULL when not recorded */
-        int has_thread;           /* the owner is known */
-        const char *thread_name;  /* NULL when not recorded */
-        int64_t thread_id;
-        int is_virtual;
-        const char *carrier_name;            /* a virtual owner's carrier when mounted, else NULL */
-        char state[24];                      /* "" when not recorded (a copy: pins are copied whole) */
+        struct recording_hop head;           /* what it waits for and who holds it (head.what 0: none) */
         const struct recording_stack *stack; /* the owner's stack at the look, NULL when none */
         uint64_t pin;                        /* the owner's own pin in progress, 0: none */
-        uint32_t class_sid, name_sid, carrier_sid, stack_id;
+        uint32_t stack_id;
         /* what the owner itself waits for, hop by hop: the session's blocker_hops [chain_at,
          * chain_at + n_chain) (an index: pins are copied whole) */
         uint32_t chain_at, n_chain;
@@ -262,17 +269,8 @@ struct recording_session {
     uint64_t occupancy_dropped;             /* over RECORDING_MAX_OCCUPANCY, or mismatched arrays */
     struct recording_kinterval *kintervals; /* kernel view, in file order */
     size_t n_kintervals, kintervals_cap;
-    /* the hops of the pins' blocker chains (recording_pin.blocker.chain_at): each a blocker of its
-     * own, kind monitor or lock, with no stack, pin or chain */
-    struct recording_hop {
-        int what;
-        const char *object_class, *thread_name, *carrier_name; /* NULL when not recorded */
-        int has_thread;
-        int64_t thread_id;
-        int is_virtual;
-        char state[24];
-        uint32_t class_sid, name_sid, carrier_sid;
-    } * blocker_hops;
+    /* the hops of the pins' blocker chains (recording_pin.blocker.chain_at), kind monitor or lock */
+    struct recording_hop *blocker_hops;
     size_t n_blocker_hops, blocker_hops_cap;
     struct recording_ktimes *ktimes; /* the last KernelTimes; NULL when none */
     size_t n_ktimes;

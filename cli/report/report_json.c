@@ -195,20 +195,24 @@ static void put_kernel(struct json *j, const struct recording_session *s, const 
     json_object_end(j);
 }
 
-/* A blocker's owner: {name, id, virtual, carrier}, or null. */
-static void put_owner(struct json *j, int has_thread, const char *name, int64_t id, int is_virtual, const char *carrier)
+/* What a blocker (or a hop of its chain) waits for: what, object_class, thread {name, id, virtual,
+ * carrier} or null, state. */
+static void put_hop(struct json *j, const struct recording_hop *h)
 {
+    json_kv_string(j, "what", blocker_kind_name(h->what));
+    json_kv_string(j, "object_class", h->object_class);
     json_key(j, "thread");
-    if (!has_thread) {
+    if (h->has_thread) {
+        json_object_begin_inline(j);
+        json_kv_string(j, "name", h->thread_name);
+        json_kv_int(j, "id", h->thread_id);
+        json_kv_bool(j, "virtual", h->is_virtual);
+        json_kv_string(j, "carrier", h->carrier_name);
+        json_object_end(j);
+    } else {
         json_null(j);
-        return;
     }
-    json_object_begin_inline(j);
-    json_kv_string(j, "name", name);
-    json_kv_int(j, "id", id);
-    json_kv_bool(j, "virtual", is_virtual);
-    json_kv_string(j, "carrier", carrier);
-    json_object_end(j);
+    json_kv_string(j, "state", h->state[0] ? h->state : NULL);
 }
 
 /* What the pin waits for (PinStart.blocker): {what, object_class, thread, state, stack, pin, chain}, or
@@ -217,15 +221,12 @@ static void put_blocker(struct json *j, const struct recording_session *s, const
 {
     const struct recording_blocker *b = &p->blocker;
     json_key(j, "blocker");
-    if (!b->what) {
+    if (!b->head.what) {
         json_null(j);
         return;
     }
     json_object_begin(j);
-    json_kv_string(j, "what", blocker_kind_name(b->what));
-    json_kv_string(j, "object_class", b->object_class);
-    put_owner(j, b->has_thread, b->thread_name, b->thread_id, b->is_virtual, b->carrier_name);
-    json_kv_string(j, "state", b->state[0] ? b->state : NULL);
+    put_hop(j, &b->head);
     json_key(j, "pin");
     if (b->pin)
         json_uint(j, b->pin);
@@ -236,12 +237,8 @@ static void put_blocker(struct json *j, const struct recording_session *s, const
     json_key(j, "chain");
     json_array_begin(j);
     for (uint32_t i = 0; i < b->n_chain; i++) {
-        const struct recording_hop *h = &s->blocker_hops[b->chain_at + i];
         json_object_begin_inline(j);
-        json_kv_string(j, "what", blocker_kind_name(h->what));
-        json_kv_string(j, "object_class", h->object_class);
-        put_owner(j, h->has_thread, h->thread_name, h->thread_id, h->is_virtual, h->carrier_name);
-        json_kv_string(j, "state", h->state[0] ? h->state : NULL);
+        put_hop(j, &s->blocker_hops[b->chain_at + i]);
         json_object_end(j);
     }
     json_array_end(j);

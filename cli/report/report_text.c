@@ -24,38 +24,36 @@ _Static_assert((int)BLOCKER_KIND_CLASS_INIT == (int)VTPIN__V1__BLOCKER_KIND__BLO
                    (int)BLOCKER_KIND_LOCK == (int)VTPIN__V1__BLOCKER_KIND__BLOCKER_LOCK,
                "common's blocker kinds");
 
+/* h as blocker_text's parts (no pin, frame or chain). */
+static struct blocker_parts hop_parts(const struct recording_hop *h)
+{
+    return (struct blocker_parts){.what = h->what,
+                                  .object_class = h->object_class,
+                                  .has_thread = h->has_thread,
+                                  .thread_name = h->thread_name,
+                                  .is_virtual = h->is_virtual,
+                                  .carrier = h->carrier_name,
+                                  .state = h->state};
+}
+
 char *report_blocker_line(const struct recording_session *s, const struct recording_pin *p, char *out, size_t cap)
 {
     const struct recording_blocker *b = &p->blocker;
     const struct recording_frame *at = NULL;
-    for (uint32_t i = 0; b->has_thread && b->stack && i < b->stack->count && !at; i++)
+    for (uint32_t i = 0; b->head.has_thread && b->stack && i < b->stack->count && !at; i++)
         if (b->stack->frames[i].method && !frames_is_jdk_class(b->stack->frames[i].method->class_name))
             at = &b->stack->frames[i];
-    if (!at && b->has_thread && b->stack && b->stack->count)
+    if (!at && b->head.has_thread && b->stack && b->stack->count)
         at = &b->stack->frames[0];
     char frame[1024] = "";
     if (at)
         report_format_frame(at, frame, sizeof(frame));
-    struct blocker_parts parts = {.what = b->what,
-                                  .object_class = b->object_class,
-                                  .has_thread = b->has_thread,
-                                  .thread_name = b->thread_name,
-                                  .is_virtual = b->is_virtual,
-                                  .carrier = b->carrier_name,
-                                  .state = b->state,
-                                  .pin = b->pin,
-                                  .at = at ? frame : NULL};
+    struct blocker_parts parts = hop_parts(&b->head);
+    parts.pin = b->pin;
+    parts.at = at ? frame : NULL;
     struct blocker_parts hops[RECORDING_CHAIN_MAX];
-    for (uint32_t i = 0; i < b->n_chain && i < RECORDING_CHAIN_MAX; i++) {
-        const struct recording_hop *h = &s->blocker_hops[b->chain_at + i];
-        hops[parts.n_chain++] = (struct blocker_parts){.what = h->what,
-                                                       .object_class = h->object_class,
-                                                       .has_thread = h->has_thread,
-                                                       .thread_name = h->thread_name,
-                                                       .is_virtual = h->is_virtual,
-                                                       .carrier = h->carrier_name,
-                                                       .state = h->state};
-    }
+    for (uint32_t i = 0; i < b->n_chain && i < RECORDING_CHAIN_MAX; i++)
+        hops[parts.n_chain++] = hop_parts(&s->blocker_hops[b->chain_at + i]);
     parts.chain = hops;
     return blocker_text(&parts, out, cap);
 }
@@ -327,7 +325,7 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
         put(out, p->jdk_reason);
         fputc('\n', out);
     }
-    if (p->blocker.what) {
+    if (p->blocker.head.what) {
         char line[1400];
         fputs("    ", out);
         put(out, report_blocker_line(s, p, line, sizeof(line)));

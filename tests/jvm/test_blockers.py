@@ -300,6 +300,23 @@ def case_lock_live(jdk):
         coll.kill(signal.SIGTERM)
 
 
+def starvation_said(r):
+    """The agent's carrier-starvation line on the hung JVM r's log, once it is there."""
+    marker = "deadlock (carrier starvation)"
+    wait_ready(r.proc, os.path.join(r.dir, "stderr.txt"), marker, timeout=60)
+    line = next(l for l in r.stderr().splitlines() if marker in l)
+    print(line)
+    return line
+
+
+def killed_holds(r, line):
+    """r still hangs; SIGKILLed, as a hung process is ended, its recording holds the line, once."""
+    check(r.proc.poll() is None, "the program hangs: every carrier is pinned behind the unmounted owner")
+    r.kill()
+    notices = [n for n in report_json(r.record)["notices"] if n["code"] == "deadlock.carrier_starvation"]
+    check(len(notices) == 1 and notices[0]["text"] in line, "the killed JVM's recording holds it, once: %s" % notices)
+
+
 def case_monitor_deadlock(jdk):
     """24+, the incident with a monitor: 2 carriers, both pinned by waiters (under a native frame)
     blocked entering a monitor whose owner, a virtual thread, unmounted as it slept holding it, and
@@ -309,18 +326,12 @@ def case_monitor_deadlock(jdk):
     jdk = int(jdk)
     r = Run(jdk, "LockOwner", args=("virtual", 2, 200), props=scheduler(2)).start()
     try:
-        wait_ready(r.proc, os.path.join(r.dir, "stderr.txt"), "deadlock (carrier starvation)", timeout=60)
-        line = next(l for l in r.stderr().splitlines() if "deadlock (carrier starvation)" in l)
-        print(line)
+        line = starvation_said(r)
         check(DEADLOCK + ", each by an entry to a monitor whose owner is a virtual thread on no carrier; "
               '"vlock-owner" (virtual thread ' in line and "holds the java.lang.Object monitor that \"waiter-" in line
               and line.count(' by "waiter-') == 2 and line.count('waits for "vlock-owner")') == 2,
               "the deadlock names the owner, the monitor, each carrier and its waiter: %s" % line)
-        check(r.proc.poll() is None, "the program hangs: every carrier is pinned behind the unmounted owner")
-        r.kill()  # SIGKILL, as a hung process is ended
-        notices = [n for n in report_json(r.record)["notices"] if n["code"] == "deadlock.carrier_starvation"]
-        check(len(notices) == 1 and notices[0]["text"] in line, "the killed JVM's recording holds it, once: %s" %
-              notices)
+        killed_holds(r, line)
     finally:
         r.kill()
 
@@ -334,20 +345,13 @@ def case_chain_deadlock(jdk):
     jdk = int(jdk)
     r = Run(jdk, "LockChain", args=("lock", 2, 200, "chained-to-virtual"), props=scheduler(2)).start()
     try:
-        marker = "deadlock (carrier starvation)"
-        wait_ready(r.proc, os.path.join(r.dir, "stderr.txt"), marker, timeout=60)
-        line = next(l for l in r.stderr().splitlines() if marker in l)
-        print(line)
+        line = starvation_said(r)
         check(DEADLOCK + ", each by a park on a java.util.concurrent lock whose owner is, or waits for, a virtual "
               'thread on no carrier; "deep-holder" (virtual thread ' in line and
               'holds what "lock-holder" waits for, which holds the %s that "lock-waiter-' % SYNC["lock"] in line and
               line.count('waits for "lock-holder", which waits for "deep-holder")') == 2,
               "the deadlock names both owners, the lock, each carrier and its waiter: %s" % line)
-        check(r.proc.poll() is None, "the program hangs")
-        r.kill()
-        notices = [n for n in report_json(r.record)["notices"] if n["code"] == "deadlock.carrier_starvation"]
-        check(len(notices) == 1 and notices[0]["text"] in line, "the killed JVM's recording holds it, once: %s" %
-              notices)
+        killed_holds(r, line)
     finally:
         r.kill()
 
