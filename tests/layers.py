@@ -4,7 +4,10 @@ file resolves to a header of its own directory or of a layer below it.
 
   common/            itself only (no wire, no collector, no CLI, no agent)
   proto/             itself (and protoc-c's vtpin.pb-c.h), common/
-  agent/             itself, proto/, common/
+  agent/ROOM/        itself, the agent's rooms before it (support, jvm, carriers, callbacks,
+                     names, outputs, pinpath, occupancy, writer), proto/, common/
+  agent/             agent.c and java_api.c, the library's entry points: every room,
+                     proto/, common/
   collector/kernel/  itself (and its generated BPF headers), proto/, common/
   collector/         itself, collector/kernel/, proto/, common/: never cli/
   cli/               the CLI's frame (commands.h, exit_codes.h, usage.h; vtpin.c's
@@ -28,10 +31,16 @@ ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 # Headers a build generates (not in the source tree), by the directory that may include them.
 GENERATED = {"vtpin.pb-c.h": "proto", "pprof.pb-c.h": "proto", "offcpu.skel.h": "collector/kernel", "vmlinux.h": "collector/kernel",
              "syscall_names.inc": "collector/kernel"}
+# The agent's rooms, from the ground up (docs/architecture.md, "The agent's rooms"): each
+# may include the headers of the rooms before it, never of one after it.
+AGENT_ORDER = ["support", "jvm", "carriers", "callbacks", "names", "outputs", "pinpath", "occupancy", "writer"]
+AGENT_ROOMS = {"agent/" + r: ["agent/" + b for b in reversed(AGENT_ORDER[:i])] + ["proto", "common"]
+               for i, r in enumerate(AGENT_ORDER)}
+AGENT_ROOMS["agent"] = ["agent/" + b for b in reversed(AGENT_ORDER)] + ["proto", "common"]
 BELOW = {
     "common": [],
     "proto": ["common"],
-    "agent": ["proto", "common"],
+    **AGENT_ROOMS,
     "collector/kernel": ["proto", "common"],
     "collector": ["collector/kernel", "proto", "common"],
     "cli": ["collector", "proto", "common"],

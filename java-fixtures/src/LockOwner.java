@@ -14,7 +14,7 @@ import java.util.concurrent.CountDownLatch;
  *   mounted and pinned itself: the waiters' blocker is a pin too.
  *
  * - idle: so many more virtual threads parked for the run, started first (none of them owns anything):
- *   what finding an unmounted owner among many virtual threads costs (vtpin's agent/vowner.h).
+ *   what finding an unmounted owner among many virtual threads costs (vtpin's agent/jvm/vowner.h).
  *
  * usage: LockOwner platform|virtual|pinned [waiters=3] [holdMs=300] [idle=0]
  */

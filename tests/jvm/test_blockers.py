@@ -25,7 +25,7 @@ def frames(stack):
 def case_owner(jdk, kind, idle="0"):
     """LockOwner KIND: three virtual threads enter a monitor another thread holds for 300 ms. A
     virtual owner sleeps holding it: pinned on 21-23, unmounted on 24+, where JVMTI names no such
-    owner and the agent finds it with the JDK's thread snapshots (agent/vowner.h), among IDLE more
+    owner and the agent finds it with the JDK's thread snapshots (agent/jvm/vowner.h), among IDLE more
     parked virtual threads."""
     jdk = int(jdk)
     unmounted = kind == "virtual" and jdk >= 24

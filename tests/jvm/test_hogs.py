@@ -62,7 +62,7 @@ def case_no_hog(jdk, mode, occupancy):
     threads whose slices compute for 2 ms, each alone on its carrier, which the JDK hands it straight
     back at every yield: a sample rarely falls between the unmount and the mount, so only counted
     mounts tell it from a hog. Sampled occupancy counts them on demand as a watch nears hog=
-    (agent/mount_events.h): before that, this run reported a false hog in 3 runs of 3 on JDK 21 and
+    (agent/callbacks/mount_events.h): before that, this run reported a false hog in 3 runs of 3 on JDK 21 and
     2 of 3 on 25 (six threads)."""
     jdk = int(jdk)
     opts = "occupancy=exact" if occupancy == "exact" else ""

@@ -69,7 +69,7 @@ def case_jdk_reason_jfr(jdk, case):
     shutil.rmtree(r.dir, ignore_errors=True)
 
 
-# 21-23: JFR's event has no pinnedReason; vtpin gives the equivalents (agent/jdk_words.c)
+# 21-23: JFR's event has no pinnedReason; vtpin gives the equivalents (agent/callbacks/jdk_words.c)
 WORDS_21 = {
     "runs": ("NATIVE", "VM call to ClassInitPaths$Runs%d.<clinit> on stack"),
     "forname": ("VM_BLOCK", "Waited for initialization of %s by another thread" % SLOW),

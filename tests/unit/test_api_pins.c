@@ -1,4 +1,4 @@
-/* Unit tests for agent/api_pins.c: the pins the Java API reads, bounded, since a mark. */
+/* Unit tests for agent/outputs/api_pins.c: the pins the Java API reads, bounded, since a mark. */
 #include "api_pins.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Unit tests for agent/bytecode.c over hand-assembled methods: every opcode's
+/* Unit tests for agent/jvm/bytecode.c over hand-assembled methods: every opcode's
  * length against an independent JVMS table, switch padding at each alignment,
  * wide forms, truncation, invalid opcodes, and whole-method walks. */
 #include "bytecode.h"

@@ -1,4 +1,4 @@
-/* FFM downcall targets (agent/downcall.c): an address named by dladdr, and
+/* FFM downcall targets (agent/jvm/downcall.c): an address named by dladdr, and
  * the per-call-site memory that names a pin the writer looked at too late. */
 #include <dlfcn.h>
 #include <errno.h>

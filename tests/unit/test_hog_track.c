@@ -1,4 +1,4 @@
-/* Unit tests for agent/hog_track.c: a carrier's hog decided from samples, each
+/* Unit tests for agent/carriers/hog_track.c: a carrier's hog decided from samples, each
  * row of the table in hog_track.h. Times in ms for reading; hog= is 200 ms. */
 #include "hog_track.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for agent/jdk_words.c: freeze results read by name (26 moved
+/* Unit tests for agent/callbacks/jdk_words.c: freeze results read by name (26 moved
  * EXCEPTION to 4 when MONITOR went away), and the JDK's words for each kind of
  * pin in JavaThread::post_vthread_pinned_event's order. */
 #include "jdk_words.h"

@@ -1,4 +1,4 @@
-/* Unit tests for agent/mount_ring.c: capacity, order, batches, wrap-around,
+/* Unit tests for agent/carriers/mount_ring.c: capacity, order, batches, wrap-around,
  * clearing for a new carrier, and a carrier thread pushing while the writer
  * takes, in which every entry is either taken once, in order, or counted as
  * dropped by its producer. Built with TSan too (label tsan). */

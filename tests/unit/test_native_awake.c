@@ -1,4 +1,4 @@
-/* Unit tests for agent/native_awake.c: a NATIVE_BLOCK's native call found running
+/* Unit tests for agent/carriers/native_awake.c: a NATIVE_BLOCK's native call found running
  * between its sleeps, each row of the table in native_awake.h. Times in ms; the rule is
  * the watchdog's for sample=10ms: three periods of CPU, or three samples. */
 #include "native_awake.h"

@@ -1,4 +1,4 @@
-/* Unit tests for agent/options.c: defaults, every option, both separators,
+/* Unit tests for agent/support/options.c: defaults, every option, both separators,
  * error messages that name the option, and duration parsing. */
 #include "options.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for agent/pin_cycle.c: a cycle of pins found from their blockers' owners. */
+/* Unit tests for agent/writer/pin_cycle.c: a cycle of pins found from their blockers' owners. */
 #include "pin_cycle.h"
 
 #include "check.h"

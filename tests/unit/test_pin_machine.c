@@ -1,4 +1,4 @@
-/* Unit tests for agent/pin_machine.c: every transition of the writer-side
+/* Unit tests for agent/pinpath/pin_machine.c: every transition of the writer-side
  * pin machine (the table in pin_machine.h, rows cited), driven with
  * synthetic starts, ends, verdicts, ticks and stack-read results. */
 #include "pin_machine.h"

@@ -1,4 +1,4 @@
-/* Unit tests for agent/queue.c: sizing, FIFO order, commit order, overflow
+/* Unit tests for agent/callbacks/queue.c: sizing, FIFO order, commit order, overflow
  * counting, wrap-around, and a multi-producer stress run with a concurrent
  * consumer in which every record is either consumed once, in per-producer
  * order, or counted as dropped. */

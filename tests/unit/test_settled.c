@@ -1,6 +1,6 @@
-/* Unit tests for agent/settled.c: what a mark means, what hides it, and the
+/* Unit tests for agent/callbacks/settled.c: what a mark means, what hides it, and the
  * real traffic from several threads: carriers queue their pins' starts
- * (agent/queue.c) and ask at each end whether the writer settled it, while
+ * (agent/callbacks/queue.c) and ask at each end whether the writer settled it, while
  * the writer drains the queue and marks. Built with TSan too (label tsan).
  *
  * Each carrier owns a quarter of the table's slots and its ids grow, so no

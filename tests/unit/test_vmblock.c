@@ -1,4 +1,4 @@
-/* The watchdog's /proc readers (agent/vmblock.c) on this process's own
+/* The watchdog's /proc readers (agent/jvm/vmblock.c) on this process's own
  * threads: sleeping or running (stat) and voluntary context switches
  * (status), with the files kept open across reads, and where a blocked
  * thread sleeps (syscall, wchan). */

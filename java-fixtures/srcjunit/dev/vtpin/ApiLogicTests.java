@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The Java API's pure logic, on recorded inputs, with no agent (tests/jvm/test_junit.py logic). */
 class ApiLogicTests {
-    /** Two records as agent/api_record.c writes them: an ended NATIVE pin, one in progress, a drop. */
+    /** Two records as agent/outputs/api_record.c writes them: an ended NATIVE pin, one in progress, a drop. */
     static final String RECORDED = String.join("\n",
         "pin\t7\tNATIVE\t1000\t20000000\t31\tvt-0\tForkJoinPool-1-worker-1\tapp\t1\t0\tNative or VM frame on stack"
             + "\t\t/opt/lib/libz.so.1",

@@ -1,4 +1,4 @@
-#include "record.h"
+#include "record_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #define TAIL_FRAME_MAX 4096
 #define TAIL_STATS_MAX 32 /* counters written after a failure, then only the end marker */
 
-struct record {
+struct record_file {
     int fd;
     uint8_t *buf;
     size_t len, cap;
@@ -32,7 +32,7 @@ struct record {
     uint64_t write_failures, unwritten;
 };
 
-static void reserve_open(struct record *r, const char *path)
+static void reserve_open(struct record_file *r, const char *path)
 {
     char dir[4096];
     const char *slash = strrchr(path, '/');
@@ -51,7 +51,7 @@ static void reserve_open(struct record *r, const char *path)
     r->reserve_error = e == ENOSPC || e == EDQUOT ? e : 0;
 }
 
-static void reserve_release(struct record *r)
+static void reserve_release(struct record_file *r)
 {
     if (r->reserve_fd >= 0)
         close(r->reserve_fd);
@@ -60,7 +60,7 @@ static void reserve_release(struct record *r)
 
 /* A failed write may have left part of a frame: cut the file back to the
  * last whole one. */
-static void cut_back(struct record *r)
+static void cut_back(struct record_file *r)
 {
     if (ftruncate(r->fd, r->good) != 0) {
         /* a device or pipe: nothing to cut */
@@ -70,7 +70,7 @@ static void cut_back(struct record *r)
     }
 }
 
-static void failed(struct record *r, int rc, uint64_t frames)
+static void failed(struct record_file *r, int rc, uint64_t frames)
 {
     r->write_failures++;
     r->unwritten += frames;
@@ -80,9 +80,9 @@ static void failed(struct record *r, int rc, uint64_t frames)
     reserve_release(r);
 }
 
-struct record *record_open(const char *path, unsigned mode, int *err)
+struct record_file *record_file_open(const char *path, unsigned mode, int *err)
 {
-    struct record *r = calloc(1, sizeof(*r));
+    struct record_file *r = calloc(1, sizeof(*r));
     if (!r) {
         *err = -ENOMEM;
         return NULL;
@@ -118,7 +118,7 @@ struct record *record_open(const char *path, unsigned mode, int *err)
 
 /* After a failed write only self-contained events are tried: they say why
  * the file stops and what was lost, and reference no definition. */
-static int put_tail(struct record *r, const WireEvent *ev)
+static int put_tail(struct record_file *r, const WireEvent *ev)
 {
     int self_contained = ev->body_case == VTPIN__V1__EVENT__BODY_STATS ||
                          ev->body_case == VTPIN__V1__EVENT__BODY_NOTICE ||
@@ -144,13 +144,13 @@ static int put_tail(struct record *r, const WireEvent *ev)
     return 0;
 }
 
-int record_put(struct record *r, const WireEvent *ev)
+int record_file_put(struct record_file *r, const WireEvent *ev)
 {
     if (r->error)
         return put_tail(r, ev);
     size_t need = wire_packed_size(ev);
     if (need > r->cap - r->len) {
-        int rc = record_flush(r);
+        int rc = record_file_flush(r);
         if (rc)
             return put_tail(r, ev);
         if (need > r->cap) {
@@ -168,7 +168,7 @@ int record_put(struct record *r, const WireEvent *ev)
     return 0;
 }
 
-int record_flush(struct record *r)
+int record_file_flush(struct record_file *r)
 {
     if (!r || r->len == 0)
         return 0;
@@ -182,32 +182,32 @@ int record_flush(struct record *r)
     return rc;
 }
 
-int record_reserve_error(const struct record *r)
+int record_file_reserve_error(const struct record_file *r)
 {
     return r ? r->reserve_error : 0;
 }
 
-uint64_t record_lost(const struct record *r)
+uint64_t record_file_lost(const struct record_file *r)
 {
     return r ? r->lost : 0;
 }
 
-int record_error(const struct record *r)
+int record_file_error(const struct record_file *r)
 {
     return r ? r->error : 0;
 }
 
-uint64_t record_write_failures(const struct record *r)
+uint64_t record_file_write_failures(const struct record_file *r)
 {
     return r ? r->write_failures : 0;
 }
 
-uint64_t record_unwritten(const struct record *r)
+uint64_t record_file_unwritten(const struct record_file *r)
 {
     return r ? r->unwritten : 0;
 }
 
-uint64_t record_size(const struct record *r)
+uint64_t record_file_size(const struct record_file *r)
 {
     return r ? (uint64_t)r->good + r->len : 0;
 }
@@ -230,9 +230,9 @@ static void shift_rotated(const char *path, unsigned keep)
     }
 }
 
-int record_rotate(struct record *r, const char *path, unsigned keep, unsigned mode)
+int record_file_rotate(struct record_file *r, const char *path, unsigned keep, unsigned mode)
 {
-    int rc = record_flush(r);
+    int rc = record_file_flush(r);
     if (rc)
         return rc;
     char first[4096 + 16];
@@ -257,11 +257,11 @@ int record_rotate(struct record *r, const char *path, unsigned keep, unsigned mo
     return 0;
 }
 
-void record_close(struct record *r)
+void record_file_close(struct record_file *r)
 {
     if (!r)
         return;
-    record_flush(r);
+    record_file_flush(r);
     reserve_release(r);
     close(r->fd);
     free(r->buf);

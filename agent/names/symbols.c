@@ -256,7 +256,7 @@ static int32_t line_for(const struct method_info *m, int32_t bci)
     return line;
 }
 
-int symbols_stack_same_frames(const struct stack_info *st, const struct rec *r)
+int symbols_stack_same_frames(const struct stack_info *st, const struct pin_rec *r)
 {
     if (!st || st->count != r->frame_count)
         return 0;
@@ -267,7 +267,7 @@ int symbols_stack_same_frames(const struct stack_info *st, const struct rec *r)
 }
 
 struct stack_key {
-    const struct rec *r;
+    const struct pin_rec *r;
     const uint16_t *monitors;
     uint64_t hash;
 };
@@ -280,10 +280,10 @@ static int stack_eq(const void *ctx, uint32_t item, const void *key)
            memcmp(st->raw_monitors, k->monitors, k->r->frame_count * sizeof(*k->monitors)) == 0;
 }
 
-const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct rec *r, unsigned depth)
+const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct pin_rec *r, unsigned depth)
 {
     const jvmtiFrameInfo *frames = r->frames;
-    const uint16_t *monitors = rec_monitors_const(r, depth);
+    const uint16_t *monitors = pin_rec_monitors_const(r, depth);
     uint32_t n = r->frame_count;
     uint64_t h = hash_u64(n);
     for (uint32_t f = 0; f < n; f++)
@@ -393,7 +393,7 @@ void symbols_native_site(struct symbols *s, const struct stack_info *st, uint32_
     free(names);
 }
 
-int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct rec *r)
+int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct pin_rec *r)
 {
     const jvmtiFrameInfo *frames = r->frames;
     struct frame_name *names = calloc(r->frame_count ? r->frame_count : 1, sizeof(*names));

@@ -2,8 +2,8 @@
  * socket to `vtpin collector`. Owned by the writer thread: never blocks (a
  * non-blocking socket and a bounded buffer), reconnects with backoff, and
  * counts every frame it had to drop so the collector hears about it. */
-#ifndef VTPIN_LINK_H
-#define VTPIN_LINK_H
+#ifndef VTPIN_COLLECTOR_LINK_H
+#define VTPIN_COLLECTOR_LINK_H
 
 #include <stddef.h>
 #include <stdint.h>

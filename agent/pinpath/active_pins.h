@@ -25,13 +25,13 @@ void active_pins_fini(void); /* forgets the table and the counts (a new session)
  * waits_for: the class whose initialization by another thread it waits for (VM_BLOCK), or NULL;
  * blocker: who it waits for, looked up by the watchdog (its initializer), or NULL. */
 struct blocker;
-void active_pins_start(const struct rec *r, const char *blocked_in, const char *waits_for,
+void active_pins_start(const struct pin_rec *r, const char *blocked_in, const char *waits_for,
                        const struct blocker *blocker);
-void active_pins_end(const struct rec *r);
+void active_pins_end(const struct pin_rec *r);
 /* A pin the watchdog found is still asleep at this sample (PinEnd.last_asleep_ns). */
 void active_pins_asleep(uint64_t pin_id, int64_t at);
 /* A carrier started: counted; one beyond the scheduler's parallelism is a compensation (a notice). */
-void active_pins_carrier_started(const struct rec *r);
+void active_pins_carrier_started(const struct pin_rec *r);
 
 /* Reports the pins that have now lasted longer than the threshold; returns
  * how long until the next one will (or a default idle wait). */

@@ -3,8 +3,8 @@
  * started, the counters (Stats) and the Goodbye. A collector that connects
  * late gets them again. Writer thread only, except session_add_notice
  * (before the writer starts). */
-#ifndef VTPIN_SESSION_H
-#define VTPIN_SESSION_H
+#ifndef VTPIN_SESSION_FRAMES_H
+#define VTPIN_SESSION_FRAMES_H
 
 #include <stdint.h>
 

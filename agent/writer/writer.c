@@ -26,7 +26,7 @@
 #include "outputs.h"
 #include "pins.h"
 #include "sampler.h"
-#include "session.h"
+#include "session_frames.h"
 #include "symbols.h"
 #include "trace.h"
 #include "vmstructs.h"
@@ -102,7 +102,7 @@ int writer_recording(void)
 
 static void drain(void)
 {
-    const struct rec *r;
+    const struct pin_rec *r;
     while ((r = queue_peek(writer.cfg.queue)) != NULL) {
         switch (r->kind) {
         case REC_PIN_START:

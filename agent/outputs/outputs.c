@@ -5,17 +5,17 @@
 #include <string.h>
 
 #include "clock.h"
+#include "collector_link.h"
 #include "common/socket_path.h"
-#include "link.h"
 #include "log.h"
-#include "record.h"
+#include "record_file.h"
 #include "trace.h"
 
 static struct {
-    struct record *record;
+    struct record_file *record;
     struct link *link;
     struct trace *trace;
-    char record_file[OPTIONS_PATH_MAX], trace_file[OPTIONS_PATH_MAX]; /* for the failure notice */
+    char record_path[OPTIONS_PATH_MAX], trace_file[OPTIONS_PATH_MAX]; /* for the failure notice */
     uint64_t record_max; /* record_max=: rotate past it; 0: never (nor after a failed rotation) */
     unsigned record_keep, record_mode;
     int told_record, told_trace;
@@ -40,7 +40,7 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
 {
     int rc = 0;
     if (o->record_file[0] && !outputs.record) {
-        outputs.record = record_open(o->record_file, (unsigned)o->record_mode, &rc);
+        outputs.record = record_file_open(o->record_file, (unsigned)o->record_mode, &rc);
         if (!outputs.record && no_room(rc)) {
             log_alert("cannot write the recording %s: %s (the disk is full): vtpin runs without record= and the JVM "
                       "runs on",
@@ -74,7 +74,7 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
             return rc;
         }
     }
-    snprintf(outputs.record_file, sizeof(outputs.record_file), "%s", o->record_file);
+    snprintf(outputs.record_path, sizeof(outputs.record_path), "%s", o->record_file);
     outputs.record_max = o->record_max;
     outputs.record_keep = (unsigned)o->record_keep;
     outputs.record_mode = (unsigned)o->record_mode;
@@ -84,7 +84,7 @@ int outputs_open(const struct options *o, char *err, size_t errlen)
 
 int outputs_record_reserve_error(void)
 {
-    return record_reserve_error(outputs.record);
+    return record_file_reserve_error(outputs.record);
 }
 
 int outputs_has_record(void)
@@ -94,12 +94,12 @@ int outputs_has_record(void)
 
 const char *outputs_record_file(void)
 {
-    return outputs.record_file;
+    return outputs.record_path;
 }
 
 void outputs_close(void)
 {
-    record_close(outputs.record);
+    record_file_close(outputs.record);
     trace_close(outputs.trace);
     link_free(outputs.link);
     memset(&outputs, 0, sizeof(outputs));
@@ -118,7 +118,7 @@ unsigned outputs_all(void)
 unsigned outputs_put(unsigned sinks, const WireEvent *ev)
 {
     unsigned ok = 0;
-    if ((sinks & SINK_RECORD) && outputs.record && record_put(outputs.record, ev) == 0)
+    if ((sinks & SINK_RECORD) && outputs.record && record_file_put(outputs.record, ev) == 0)
         ok |= SINK_RECORD;
     if ((sinks & SINK_LINK) && outputs.link && link_put(outputs.link, ev) == 0)
         ok |= SINK_LINK;
@@ -175,10 +175,10 @@ uint32_t outputs_connections(void)
 
 void outputs_counts(struct outputs_counts *out)
 {
-    out->record_lost = record_lost(outputs.record);
+    out->record_lost = record_file_lost(outputs.record);
     out->collector_dropped = link_dropped(outputs.link);
-    out->write_failures = record_write_failures(outputs.record) + trace_write_failures(outputs.trace);
-    out->events_unwritten = record_unwritten(outputs.record);
+    out->write_failures = record_file_write_failures(outputs.record) + trace_write_failures(outputs.trace);
+    out->events_unwritten = record_file_unwritten(outputs.record);
     out->connections = link_connections(outputs.link);
 }
 
@@ -186,13 +186,13 @@ void outputs_counts(struct outputs_counts *out)
  * recording gets the notice and the counters after its last whole frame. */
 static void tell_write_failure(void (*record_counters)(void))
 {
-    if (!outputs.told_record && record_error(outputs.record)) {
+    if (!outputs.told_record && record_file_error(outputs.record)) {
         outputs.told_record = 1;
         char text[OPTIONS_PATH_MAX + 200];
         snprintf(text, sizeof(text),
                  "cannot write the recording %s: %s; it ends here, later events are counted as unwritten "
                  "(the JVM runs on)",
-                 outputs.record_file, strerror(record_error(outputs.record)));
+                 outputs.record_path, strerror(record_file_error(outputs.record)));
         log_alert("%s", text);
         outputs_notice(SINK_RECORD | SINK_LINK, VTPIN__V1__SEVERITY__ERROR, "output.record.write_failed", text);
         record_counters();
@@ -210,7 +210,7 @@ static void tell_write_failure(void (*record_counters)(void))
 void outputs_flush(int64_t now, void (*record_counters)(void))
 {
     if (outputs.record)
-        record_flush(outputs.record);
+        record_file_flush(outputs.record);
     if (outputs.link)
         link_flush(outputs.link, now);
     trace_flush(outputs.trace);
@@ -219,17 +219,17 @@ void outputs_flush(int64_t now, void (*record_counters)(void))
 
 int outputs_record_due(void)
 {
-    return outputs.record && outputs.record_max && !record_error(outputs.record) &&
-           record_size(outputs.record) >= outputs.record_max;
+    return outputs.record && outputs.record_max && !record_file_error(outputs.record) &&
+           record_file_size(outputs.record) >= outputs.record_max;
 }
 
 int outputs_record_rotate(void)
 {
-    int rc = record_rotate(outputs.record, outputs.record_file, outputs.record_keep, outputs.record_mode);
+    int rc = record_file_rotate(outputs.record, outputs.record_path, outputs.record_keep, outputs.record_mode);
     if (rc) {
         outputs.record_max = 0; /* said once; the recording goes on growing */
         log_error("cannot rotate the recording %s (record_max=): %s; it goes on in %s%s without a size limit",
-                  outputs.record_file, outputs_file_refused(rc), outputs.record_file,
+                  outputs.record_path, outputs_file_refused(rc), outputs.record_path,
                   rc == -ELOOP || rc == -EPERM ? ".1" : "");
     }
     return rc;

@@ -38,7 +38,7 @@ struct blocker {
     int carrier_tid;            /* 0 unless mounted */
     const char *state;          /* "running", "sleeping", "parked", "waiting", "blocked", "in native", "waiting for a
                                    carrier" (a virtual thread, runnable and unmounted) */
-    struct rec *stack;          /* the owner's frames (frame_count 0: none); the module's own buffer */
+    struct pin_rec *stack;      /* the owner's frames (frame_count 0: none); the module's own buffer */
 };
 
 /* What the owner itself waits for, then that one's owner, ...: hop i says what thread i waits for

@@ -1,10 +1,9 @@
 /* The background thread: drains the callbacks' queue, names stacks, applies
  * the threshold and writes the trace and the recording. It is the only
  * place that does I/O, allocates freely or formats text. writer.c is its
- * loop; the work is in active_pins.c (the pin path: pin_machine.c decides,
- * active_pins.c executes, stack_read.c reads the stacks), sampler.c and
- * watchdog.c (occupancy, native and VM blocks), outputs.c, defs.c and
- * session.c (what goes out). */
+ * loop; the work is in the rooms below it: pinpath/ (pin_machine.c decides,
+ * active_pins.c executes), occupancy/ (sampler.c, watchdog.c, hogs.c),
+ * outputs/, and session_frames.c here (what goes out about the session). */
 #ifndef VTPIN_WRITER_H
 #define VTPIN_WRITER_H
 

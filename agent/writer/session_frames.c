@@ -1,4 +1,4 @@
-#include "session.h"
+#include "session_frames.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -34,7 +34,7 @@ enum watch_kind { WATCH_NONE = 0, WATCH_NATIVE, WATCH_PARKED, WATCH_VM };
 static struct {
     const struct writer_config *cfg;
     jvmtiEnv *jvmti;
-    struct rec *scratch;       /* the watchdog's own pin records */
+    struct pin_rec *scratch;   /* the watchdog's own pin records */
     uint64_t stalls_set_aside; /* jvm_stall */
     struct {
         jmethodID method;
@@ -71,7 +71,7 @@ void watchdog_end(struct carrier_slot *c, int64_t now)
 {
     if (!c->block_pin)
         return;
-    struct rec *r = watchdog.scratch;
+    struct pin_rec *r = watchdog.scratch;
     r->kind = REC_PIN_END;
     r->pin_id = c->block_pin;
     r->time_ns = now;
@@ -84,7 +84,7 @@ void watchdog_end(struct carrier_slot *c, int64_t now)
  * the block may have ended in between (the park over, the native call
  * returned, the class initialized): a stack that no longer shows it would
  * blame what the thread did next. An empty stack (not taken) proves nothing. */
-static int stack_shows_block(const struct carrier_slot *c, const struct rec *r)
+static int stack_shows_block(const struct carrier_slot *c, const struct pin_rec *r)
 {
     if (r->frame_count == 0)
         return 1;
@@ -152,7 +152,7 @@ static int jvm_stall(const struct carrier_slot *c)
  * started when its stack shows the block over (the next sample looks again). */
 static void start_block(struct carrier_slot *c, jthread vt, int64_t vid, int reason, int64_t now)
 {
-    struct rec *r = watchdog.scratch;
+    struct pin_rec *r = watchdog.scratch;
     unsigned depth = watchdog.cfg->options->depth;
     memset(r, 0, pins_record_size(depth));
     r->kind = REC_PIN_START;

@@ -1,4 +1,4 @@
-#include "link.h"
+#include "collector_link.h"
 
 #include <errno.h>
 #include <fcntl.h>

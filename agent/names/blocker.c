@@ -16,7 +16,7 @@ static struct {
     jvmtiEnv *jvmti;
     unsigned depth;
     unsigned jdk_feature;
-    struct rec *stack;
+    struct pin_rec *stack;
     struct per_second budget, init_budget;
     uint64_t skipped;
 } blk;
@@ -160,7 +160,7 @@ static jint describe_thread(JNIEnv *jni, jthread t, struct blocker *out, int wit
                 (*jvmti)->GetStackTrace(jvmti, t, 0, (jint)blk.depth, blk.stack->frames, &count)) == JVMTI_ERROR_NONE) {
         blk.stack->frame_count = (uint32_t)count;
         blk.stack->truncated = count == (jint)blk.depth;
-        memset(rec_monitors(blk.stack, blk.depth), 0, blk.depth * sizeof(uint16_t));
+        memset(pin_rec_monitors(blk.stack, blk.depth), 0, blk.depth * sizeof(uint16_t));
     }
     if (out->is_virtual)
         carrier_of(jni, out->id, out);

@@ -86,17 +86,17 @@ static int mounted_reason(jint code)
 }
 
 /* Where a callback makes its record: in its carrier's scratch record, then copied into a queue slot
- * taken only once it is made (record_close), so that a slot is never held while a callback reads a
+ * taken only once it is made (pin_rec_close), so that a slot is never held while a callback reads a
  * stack or calls into the JVM: the writer takes slots in order, and one held open would hold back
  * every record behind it (issue 36). A thread without a scratch record fills its slot in place. */
 struct record_space {
     struct queue *q; /* the queue at the open (a later attach may give the detector a new one) */
-    struct rec *r;
+    struct pin_rec *r;
     void *scratch;
     uint64_t ticket;
 };
 
-static struct rec *record_open(struct record_space *sp)
+static struct pin_rec *pin_rec_open(struct record_space *sp)
 {
     sp->q = detector.setup.queue;
     sp->scratch = carriers_scratch_take(queue_slot_size(sp->q));
@@ -105,7 +105,7 @@ static struct rec *record_open(struct record_space *sp)
 }
 
 /* 0, or -1 when the queue was full (counted by the queue: the record is lost). */
-static int record_close(struct record_space *sp)
+static int pin_rec_close(struct record_space *sp)
 {
     struct queue *q = sp->q;
     if (sp->scratch) {
@@ -128,7 +128,7 @@ static int record_close(struct record_space *sp)
 static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind kind)
 {
     struct record_space sp;
-    struct rec *r = record_open(&sp);
+    struct pin_rec *r = pin_rec_open(&sp);
     if (!r)
         return;
     r->kind = REC_PIN_END;
@@ -140,11 +140,11 @@ static void emit_end(uint64_t pin_id, int64_t now, jthread thread, enum pin_kind
     if (thread) {
         stack_read_full(thread, r);
         /* At MonitorContendedEntered the thread owns the monitor it was blocked on. */
-        uint16_t *monitors = rec_monitors(r, detector.setup.depth);
+        uint16_t *monitors = pin_rec_monitors(r, detector.setup.depth);
         if (kind == KIND_ENTER && r->frame_count > 0 && monitors[0] > 0)
             monitors[0]--;
     }
-    if (record_close(&sp) == 0)
+    if (pin_rec_close(&sp) == 0)
         detector.setup.wake_writer(INT64_MAX); /* an end can wait for the writer's next round */
 }
 
@@ -160,7 +160,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     on_carrier.kind = KIND_NONE;
     atomic_fetch_add_explicit(&started_count, 1, memory_order_relaxed);
     struct record_space sp;
-    struct rec *r = record_open(&sp);
+    struct pin_rec *r = pin_rec_open(&sp);
     if (!r)
         return; /* counted by the queue; the end will be ignored too */
     uint64_t id = atomic_fetch_add_explicit(&next_pin_id, 1, memory_order_relaxed) + 1;
@@ -195,7 +195,7 @@ static void pin_begin(JNIEnv *jni, jthread vthread, enum pin_kind kind, enum pin
     int64_t now = begun_ns ? begun_ns : clock_mono_ns();
     r->time_ns = now;
     int monitors_later = r->monitors_later; /* r is the scratch record, free for reuse once closed */
-    if (record_close(&sp))
+    if (pin_rec_close(&sp))
         return; /* the queue was full: counted; the end will be ignored too */
     on_carrier.pin_id = id;
     on_carrier.start_ns = now;
@@ -325,7 +325,7 @@ void pins_carrier_started(const char *name)
     if (atomic_load_explicit(&stopped, memory_order_relaxed))
         return;
     struct record_space sp;
-    struct rec *r = record_open(&sp);
+    struct pin_rec *r = pin_rec_open(&sp);
     if (!r)
         return;
     r->kind = REC_CARRIER_START;
@@ -333,7 +333,7 @@ void pins_carrier_started(const char *name)
     r->carrier_tid = jthread_self_tid();
     memcpy(r->carrier_name, name, REC_NAME_MAX);
     r->frame_count = 0;
-    if (record_close(&sp) == 0)
+    if (pin_rec_close(&sp) == 0)
         detector.setup.wake_writer(INT64_MAX);
 }
 

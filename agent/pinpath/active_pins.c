@@ -264,7 +264,7 @@ static void set_words(struct active_pin *a)
 }
 
 /* The stack in r (a callback's record) names a's stack, reason and culprit. */
-static void set_stack(struct active_pin *a, const struct rec *r)
+static void set_stack(struct active_pin *a, const struct pin_rec *r)
 {
     JNIEnv *jni = r->frame_count ? writer_thread_jni() : NULL; /* names need the JVM: never after VMDeath */
     a->stack = jni ? symbols_stack(active.symbols, jni, r, active.cfg->options->depth) : NULL;
@@ -290,7 +290,7 @@ static void set_stack(struct active_pin *a, const struct rec *r)
 /* A crossed pin's stack, read from the writer while the pin is in progress
  * (stack_read.h): for a deferred start the whole stack, for a frames-only
  * one the same frames again with their monitors. */
-static enum pm_read take_stack(struct active_pin *a, int monitors, const struct rec **taken)
+static enum pm_read take_stack(struct active_pin *a, int monitors, const struct pin_rec **taken)
 {
     int through_park = a->op == PIN_OP_PARK && is_park_reason(a->reason);
     if (stack_read_take(a->carrier_tid, a->vthread_id, through_park, pins_park_method(), taken) != 0)
@@ -304,7 +304,7 @@ static enum pm_read take_stack(struct active_pin *a, int monitors, const struct 
 
 /* 24+: a contended entry or Object.wait unmounts unless a native frame is below it (pins.c):
  * decided before the stack is kept, so the many that unmount take no room in the tables. */
-static int is_pin(const struct rec *r)
+static int is_pin(const struct pin_rec *r)
 {
     JNIEnv *jni = r->frame_count ? writer_thread_jni() : NULL;
     return jni && symbols_rec_has_native(active.symbols, jni, r) == 1;
@@ -418,7 +418,7 @@ static void report_end(struct active_pin *a, int64_t end_ns)
  * the records of this event, NULL when none (CHECK_PIN and NAME_START come
  * only with a start, NAME_END and REPORT_END only with an end). Returns when
  * the pin wants its next tick (ns from now, PM_NOT_DUE). */
-static int64_t perform(struct pm_action act, const struct rec *start, const struct rec *end)
+static int64_t perform(struct pm_action act, const struct pin_rec *start, const struct pin_rec *end)
 {
     struct pin_machine *m = &active.machine;
     if (act.act & PM_ACT_DROPPED)
@@ -435,7 +435,7 @@ static int64_t perform(struct pm_action act, const struct rec *start, const stru
     if ((act.act & PM_ACT_NAME_START) && start)
         set_stack(a, start);
     if (act.act & (PM_ACT_TAKE_MONITORS | PM_ACT_TAKE_STACK)) {
-        const struct rec *taken = NULL;
+        const struct pin_rec *taken = NULL;
         enum pm_read got = take_stack(a, (act.act & PM_ACT_TAKE_MONITORS) != 0, &taken);
         act = pm_result(m, act.slot, got, clock_mono_ns());
         if ((act.act & PM_ACT_NAME_TAKEN) && taken)
@@ -456,7 +456,7 @@ static int64_t perform(struct pm_action act, const struct rec *start, const stru
     return act.due;
 }
 
-void active_pins_start(const struct rec *r, const char *blocked_in, const char *waits_for,
+void active_pins_start(const struct pin_rec *r, const char *blocked_in, const char *waits_for,
                        const struct blocker *blocker)
 {
     struct pm_start s = {.pin_id = r->pin_id,
@@ -490,7 +490,7 @@ void active_pins_start(const struct rec *r, const char *blocked_in, const char *
     perform(act, r, NULL);
 }
 
-void active_pins_end(const struct rec *r)
+void active_pins_end(const struct pin_rec *r)
 {
     int slot = pm_find(&active.machine, r->pin_id);
     const struct active_pin *a = slot >= 0 ? &active.pins[slot] : NULL;
@@ -510,7 +510,7 @@ void active_pins_asleep(uint64_t pin_id, int64_t at)
         active.pins[slot].last_asleep_ns = at;
 }
 
-void active_pins_carrier_started(const struct rec *r)
+void active_pins_carrier_started(const struct pin_rec *r)
 {
     const struct writer_config *cfg = active.cfg;
     active.counts.carriers_started++;

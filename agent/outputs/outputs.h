@@ -35,7 +35,7 @@ int outputs_record_reserve_error(void);
 const char *outputs_record_file(void);
 /* The recording reached record_max= (and rotation has not failed before). */
 int outputs_record_due(void);
-/* Rotates it (record_rotate): 0, and the caller puts the session's start to SINK_RECORD again;
+/* Rotates it (record_file_rotate): 0, and the caller puts the session's start to SINK_RECORD again;
  * else -errno, said in the log, and it is not tried again. */
 int outputs_record_rotate(void);
 int outputs_has_record(void);

@@ -25,10 +25,10 @@
 void stack_read_setup(jvmtiEnv *jvmti, unsigned depth, int have_monitor_depths);
 
 /* The frames of thread into r (frame_count, truncated), every monitor count 0. */
-void stack_read_frames(jthread thread, struct rec *r);
+void stack_read_frames(jthread thread, struct pin_rec *r);
 /* The frames and the monitors each holds: the pinned thread itself in a
  * callback, or the writer for a thread that is still pinned on its carrier. */
-void stack_read_full(jthread thread, struct rec *r);
+void stack_read_full(jthread thread, struct pin_rec *r);
 
 /* The writer's scratch record for stack_read_take. Writer thread only. */
 int stack_read_writer_init(unsigned depth); /* 0 or -ENOMEM */
@@ -41,6 +41,6 @@ void stack_read_writer_fini(void);
  * not blocked yet (descheduled between the breakpoint and the park), or the
  * pin has ended and its end, which carries the stack, is still on its way
  * (the carrier runs another virtual thread). Writer thread only. */
-int stack_read_take(int carrier_tid, int64_t vthread_id, int through_park, jmethodID park, const struct rec **out);
+int stack_read_take(int carrier_tid, int64_t vthread_id, int through_park, jmethodID park, const struct pin_rec **out);
 
 #endif

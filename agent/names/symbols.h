@@ -60,11 +60,11 @@ unsigned *symbols_string_sent(struct symbols *s, uint32_t id);
 
 /* The stack of a pin-start record, named and deduplicated; NULL when the
  * stack table is full (counted). */
-const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct rec *r, unsigned depth);
+const struct stack_info *symbols_stack(struct symbols *s, JNIEnv *jni, const struct pin_rec *r, unsigned depth);
 struct stack_info *symbols_stack_by_id(struct symbols *s, uint32_t id);
 /* 1 when the record holds the same frames as the stack (methods and
  * locations, monitors aside): the thread is still where the stack was taken. */
-int symbols_stack_same_frames(const struct stack_info *st, const struct rec *r);
+int symbols_stack_same_frames(const struct stack_info *st, const struct pin_rec *r);
 struct method_info *symbols_method_by_id(struct symbols *s, uint32_t id);
 uint64_t symbols_stacks_dropped(const struct symbols *s);
 /* Frames of kept stacks whose method has no id (methods= table full or unreadable). */
@@ -74,7 +74,7 @@ void symbols_forget_sink(struct symbols *s, unsigned sink_bit);
 
 /* Whether the stack of a callback's record has a native frame (a JNI method,
  * or an FFM downcall), without keeping the stack: 1, 0, or -ENOMEM. */
-int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct rec *r);
+int symbols_rec_has_native(struct symbols *s, JNIEnv *jni, const struct pin_rec *r);
 
 /* Index of st's top application frame (outside the JDK), 0 when it has none. */
 uint32_t symbols_first_app_frame(struct symbols *s, const struct stack_info *st);

@@ -18,7 +18,7 @@
 static struct {
     const struct writer_config *cfg;
     struct symbols *symbols;
-    struct rec *scratch;
+    struct pin_rec *scratch;
     int64_t hog_ns;
     struct hog_rule rule;
     int exact;          /* exact occupancy counts every mount */
@@ -98,7 +98,7 @@ static void send_start(const struct carrier_slot *c, unsigned sinks)
 /* A hog that has lasted hog=: its stack now, while it runs, and the report. */
 static void report_start(JNIEnv *jni, struct carrier_slot *c, jthread vt)
 {
-    struct rec *r = hogs.scratch;
+    struct pin_rec *r = hogs.scratch;
     unsigned depth = hogs.cfg->options->depth;
     memset(r, 0, pins_record_size(depth));
     stack_read_full(vt, r);

@@ -37,7 +37,7 @@ enum pin_op {
     PIN_OP_WAIT = 2,
 };
 
-struct rec {
+struct pin_rec {
     uint8_t kind;
     uint8_t reason;
     uint8_t truncated;
@@ -53,24 +53,24 @@ struct rec {
     char carrier_name[REC_NAME_MAX];
     uint32_t frame_count;
     /* depth slots, as GetStackTrace fills them, then depth monitor counts
-     * (rec_monitors): one record size per queue, pins_record_size(depth). */
+     * (pin_rec_monitors): one record size per queue, pins_record_size(depth). */
     jvmtiFrameInfo frames[];
 };
 
 static inline size_t pins_record_size(unsigned depth)
 {
-    return sizeof(struct rec) + depth * (sizeof(jvmtiFrameInfo) + sizeof(uint16_t));
+    return sizeof(struct pin_rec) + depth * (sizeof(jvmtiFrameInfo) + sizeof(uint16_t));
 }
 
 _Static_assert(_Alignof(jvmtiFrameInfo) >= _Alignof(uint16_t), "the monitor counts follow the frames unpadded");
 
 /* The monitors each frame holds, stored after the depth frame slots. */
-static inline uint16_t *rec_monitors(struct rec *r, unsigned depth)
+static inline uint16_t *pin_rec_monitors(struct pin_rec *r, unsigned depth)
 {
     return (uint16_t *)(void *)(r->frames + depth);
 }
 
-static inline const uint16_t *rec_monitors_const(const struct rec *r, unsigned depth)
+static inline const uint16_t *pin_rec_monitors_const(const struct pin_rec *r, unsigned depth)
 {
     return (const uint16_t *)(const void *)(r->frames + depth);
 }

@@ -17,7 +17,7 @@ static struct {
 
 /* The writer's: its scratch record for stack_read_take. */
 static struct {
-    struct rec *scratch;
+    struct pin_rec *scratch;
 } late;
 
 void stack_read_setup(jvmtiEnv *jvmti, unsigned depth, int have_monitor_depths)
@@ -27,7 +27,7 @@ void stack_read_setup(jvmtiEnv *jvmti, unsigned depth, int have_monitor_depths)
     reader.have_monitor_depths = have_monitor_depths;
 }
 
-static jint capture_frames(jthread thread, struct rec *r)
+static jint capture_frames(jthread thread, struct pin_rec *r)
 {
     unsigned depth = reader.depth;
     jint count = 0;
@@ -36,7 +36,7 @@ static jint capture_frames(jthread thread, struct rec *r)
         JVMTI_ERROR_NONE)
         count = 0;
     r->frame_count = (uint32_t)count;
-    memset(rec_monitors(r, depth), 0, (size_t)count * sizeof(uint16_t));
+    memset(pin_rec_monitors(r, depth), 0, (size_t)count * sizeof(uint16_t));
     if (count == (jint)depth) {
         jint total = 0;
         if ((*reader.jvmti)->GetFrameCount(reader.jvmti, thread, &total) == JVMTI_ERROR_NONE && total > count)
@@ -45,15 +45,15 @@ static jint capture_frames(jthread thread, struct rec *r)
     return count;
 }
 
-void stack_read_frames(jthread thread, struct rec *r)
+void stack_read_frames(jthread thread, struct pin_rec *r)
 {
     capture_frames(thread, r);
 }
 
-void stack_read_full(jthread thread, struct rec *r)
+void stack_read_full(jthread thread, struct pin_rec *r)
 {
     unsigned depth = reader.depth;
-    uint16_t *monitors = rec_monitors(r, depth);
+    uint16_t *monitors = pin_rec_monitors(r, depth);
     jint count = capture_frames(thread, r);
     if (!reader.have_monitor_depths || count == 0)
         return;
@@ -92,14 +92,14 @@ static int is_blocked(jthread vt)
 /* Only from a thread blocked before and after: frames and monitors are read
  * in two calls, and a running thread's would not match (a monitor blamed on
  * the frame below). */
-int stack_read_take(int carrier_tid, int64_t vthread_id, int through_park, jmethodID park, const struct rec **out)
+int stack_read_take(int carrier_tid, int64_t vthread_id, int through_park, jmethodID park, const struct pin_rec **out)
 {
     struct carrier_slot *c = carriers_by_tid(carrier_tid);
     JNIEnv *jni = c ? writer_thread_jni() : NULL;
     jthread vt = NULL;
     int rc = -EAGAIN;
     if (jni && jthread_mounted(jni, c->thread, &vt) == 0 && vt && jthread_id(jni, vt) == vthread_id && is_blocked(vt)) {
-        struct rec *r = late.scratch;
+        struct pin_rec *r = late.scratch;
         r->frame_count = 0;
         r->truncated = 0;
         stack_read_full(vt, r);
