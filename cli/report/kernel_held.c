@@ -137,15 +137,13 @@ static void put_stack(char *out, size_t cap, const struct recording_kinterval *k
 
 int kernel_held_notices(struct recording_session *s)
 {
-    for (size_t i = 0; i < s->n_ktimes; i++) {
+    for (size_t i = 0; s->held && i < s->n_ktimes; i++) {
         int32_t tid = s->ktimes[i].carrier_tid;
-        struct kernel_held h;
-        if (kernel_held(s, tid, &h))
-            return -ENOMEM;
-        int64_t outside = h.held_ns - h.in_pins_ns;
-        if (!h.known || !h.worst || outside * 100 <= h.held_ns)
+        const struct recording_held *h = &s->held[i];
+        int64_t outside = h->held_ns - h->in_pins_ns;
+        if (!h->known || !h->has_worst || outside * 100 <= h->held_ns)
             continue;
-        const struct recording_kinterval *k = h.worst;
+        const struct recording_kinterval *k = &s->kintervals[h->worst];
         const char *name = recording_carrier_name(s, tid);
         char a[32], b[32], c[32], stack[1024], below[160] = "";
         if (s->has_stats && s->stats.has_pins_below_threshold && s->stats.pins_below_threshold && s->has_threshold)
@@ -158,8 +156,8 @@ int kernel_held_notices(struct recording_session *s)
                  "outside every reported pin%s. The largest such sleep: %s %s%s%s (virtual thread #%" PRId64
                  "), kernel stack: %s",
                  name ? name : "?", tid, units_format_duration(outside, a, sizeof(a)),
-                 units_format_duration(h.held_ns, b, sizeof(b)), 100.0 * (double)outside / (double)h.held_ns, below,
-                 units_format_duration(h.worst_outside_ns, c, sizeof(c)), wire_kernel_state_name(k->state),
+                 units_format_duration(h->held_ns, b, sizeof(b)), 100.0 * (double)outside / (double)h->held_ns, below,
+                 units_format_duration(h->worst_outside_ns, c, sizeof(c)), wire_kernel_state_name(k->state),
                  k->syscall_name ? " in " : "", k->syscall_name ? k->syscall_name : "", k->vthread_id, stack);
         int rc = recording_add_notice(s, k->start_ns, VTPIN__V1__SEVERITY__WARNING, "kernel.held_unexplained", text);
         if (rc)

@@ -29,7 +29,8 @@ int kernel_held(const struct recording_session *s, int32_t tid, struct kernel_he
 
 /* A notice (warning, code kernel.held_unexplained) for each carrier of the
  * kernel times whose held time is more than 1 % outside pins: the carrier,
- * how long, and the largest such sleep with its kernel stack. 0 or -ENOMEM. */
+ * how long, and the largest such sleep with its kernel stack. Reads the join
+ * (s->held, kernel_join.h): none before it. 0 or -ENOMEM. */
 int kernel_held_notices(struct recording_session *s);
 
 #endif

@@ -1,36 +1,12 @@
-/* What the kernel saw during a pin: the kernel view's off-CPU intervals of
- * the pin's carrier (recording_kinterval, written by a collector) that
- * overlap the pin, summed, with the state, syscall and kernel stack of the
- * one that overlaps it the most. Pure. */
+/* The passes that correct pins by the kernel view's intervals (recording_kinterval,
+ * written by a collector): blocks timed by the kernel, and the parks after attach split
+ * into the kernel's own. They change pins; kernel_join.h then joins the result. Pure. */
 #ifndef VTPIN_CLI_KERNEL_PINS_H
 #define VTPIN_CLI_KERNEL_PINS_H
 
 #include <stdint.h>
-#include <stdio.h>
 
 #include "recording.h"
-
-struct pin_kernel {
-    const struct recording_kinterval *main; /* overlaps the pin the most */
-    int64_t off_cpu_ns;                     /* overlap of all intervals with the pin */
-    int64_t runqueue_ns;                    /* their run-queue time (whole intervals) */
-    unsigned intervals;
-};
-
-/* 1 and *out when intervals of p's carrier overlap p, else 0. A pin still in
- * progress runs to the session's last timestamp. */
-int kernel_pin(const struct recording_session *s, const struct recording_pin *p, struct pin_kernel *out);
-
-/* "kernel_times": {"time_ns": ..., "carriers": [{"tid", "name", "on_cpu_ns", "off_cpu_ns",
- * "runqueue_ns"}]} of the session, or null without a collector's kernel view. */
-struct json;
-/* "parks": [{"start_ns", "duration_ns", "state"}]: the intervals of p's carrier
- * overlapping p in which it slept (S or D), whole and exact: after attach a
- * sampled pin can cover several back-to-back parks, and these are they. */
-void kernel_parks_json(struct json *j, const struct recording_session *s, const struct recording_pin *p);
-void kernel_times_json(struct json *j, const struct recording_session *s);
-/* The same for the text report: nothing without kernel times. */
-void kernel_times_text(FILE *out, const struct recording_session *s);
 
 /* Blocks timed by the kernel. The watchdog finds a NATIVE_BLOCK or VM_BLOCK
  * pin at the first sample that sees its carrier asleep, and ends it at the

@@ -144,6 +144,9 @@ static void content_free(struct recording_session *s)
         free(s->kintervals[i].stack);
     }
     free(s->kintervals);
+    free(s->pin_kernels);
+    free(s->kparks);
+    free(s->held);
     free(s->blocker_hops);
     free(s->ktimes);
     free(s->pins);

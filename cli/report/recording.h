@@ -172,6 +172,25 @@ struct recording_ktimes {
     uint64_t on_cpu_ns, off_cpu_ns, runqueue_ns;
 };
 
+/* What the kernel view saw during one pin, joined once (kernel_join.h) before any format
+ * reads it. */
+struct recording_pin_kernel {
+    uint32_t intervals;         /* the carrier's intervals overlapping the pin; 0: none (the rest unset) */
+    size_t main;                /* kintervals[main] overlaps it the most */
+    int64_t off_cpu_ns;         /* the overlaps, summed */
+    int64_t runqueue_ns;        /* those intervals' run-queue time (whole intervals) */
+    size_t first_park, n_parks; /* its sleeps: kparks[first_park .. first_park + n_parks) index kintervals */
+};
+
+/* One carrier's held time (kernel_held.h), joined once: per ktimes entry, in its order. */
+struct recording_held {
+    int known;                   /* the kernel view read the carrier's JavaThreads */
+    int64_t held_ns, in_pins_ns; /* asleep with a virtual thread mounted; of it, inside pins */
+    int has_worst;               /* kintervals[worst]: the sleep most outside every pin */
+    size_t worst;
+    int64_t worst_outside_ns;
+};
+
 struct recording_notice {
     int64_t time_ns; /* agent monotonic clock */
     int severity;    /* a Vtpin__V1__Severity value */
@@ -275,6 +294,11 @@ struct recording_session {
     struct recording_ktimes *ktimes; /* the last KernelTimes; NULL when none */
     size_t n_ktimes;
     int64_t ktimes_ns;
+    /* the kernel view joined to the pins and carriers above (kernel_join.h); NULL until joined */
+    struct recording_pin_kernel *pin_kernels; /* one per pin, by index in pins */
+    size_t *kparks;                           /* the pins' parks, as indexes into kintervals */
+    size_t n_kparks;
+    struct recording_held *held; /* one per ktimes */
 
     int has_time;
     int64_t first_ns, last_ns; /* earliest and latest timestamps seen (monotonic) */

@@ -11,6 +11,7 @@
 
 #include "attach_bounds.h"
 #include "kernel_held.h"
+#include "kernel_join.h"
 #include "kernel_pins.h"
 #include "wire.h"
 
@@ -80,8 +81,8 @@ int report_passes(struct recording *r)
         if (rc)
             return rc;
         kernel_time_blocks(r->sessions[i]);
-        /* last: against the pins as the report has them, timed and split */
-        if ((rc = kernel_held_notices(r->sessions[i])))
+        /* last: against the pins as the report has them, timed and split; the formats read the join */
+        if ((rc = kernel_join(r->sessions[i])) || (rc = kernel_held_notices(r->sessions[i])))
             return rc;
     }
     return 0;

@@ -7,7 +7,7 @@
 #include "common/blocker_text.h"
 #include "common/frames_kind.h"
 #include "common/json.h"
-#include "kernel_pins.h"
+#include "kernel_join.h"
 #include "sites.h"
 #include "wire.h"
 
@@ -166,32 +166,110 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_object_end(j);
 }
 
-/* "kernel": what the collector's kernel view saw during the pin, or null. */
+/* "kernel": what the collector's kernel view saw during the pin (kernel_join.h), or null. */
 static void put_kernel(struct json *j, const struct recording_session *s, const struct recording_pin *p)
 {
-    struct pin_kernel k;
-    if (!kernel_pin(s, p, &k)) {
+    const struct recording_pin_kernel *k = kernel_joined_pin(s, p);
+    if (!k) {
         json_kv_null(j, "kernel");
         return;
     }
+    const struct recording_kinterval *main = &s->kintervals[k->main];
     json_key(j, "kernel");
     json_object_begin_inline(j);
-    json_kv_string(j, "state", wire_kernel_state_name(k.main->state));
-    json_kv_string(j, "syscall", k.main->syscall_name);
+    json_kv_string(j, "state", wire_kernel_state_name(main->state));
+    json_kv_string(j, "syscall", main->syscall_name);
     json_key(j, "syscall_nr");
-    if (k.main->has_syscall)
-        json_int(j, k.main->syscall);
+    if (main->has_syscall)
+        json_int(j, main->syscall);
     else
         json_null(j);
     json_key(j, "stack");
     json_array_begin_inline(j);
-    for (size_t i = 0; i < k.main->n_stack; i++)
-        json_string(j, k.main->stack[i]);
+    for (size_t i = 0; i < main->n_stack; i++)
+        json_string(j, main->stack[i]);
     json_array_end(j);
-    json_kv_int(j, "off_cpu_ns", k.off_cpu_ns);
-    json_kv_int(j, "runqueue_ns", k.runqueue_ns);
-    json_kv_uint(j, "intervals", k.intervals);
-    kernel_parks_json(j, s, p);
+    json_kv_int(j, "off_cpu_ns", k->off_cpu_ns);
+    json_kv_int(j, "runqueue_ns", k->runqueue_ns);
+    json_kv_uint(j, "intervals", k->intervals);
+    /* "parks": [{"start_ns", "duration_ns", "state"}]: the sleeps in it, whole and exact (after attach a
+     * sampled pin can cover several back-to-back parks, and these are they) */
+    json_key(j, "parks");
+    json_array_begin(j);
+    for (size_t i = 0; i < k->n_parks; i++) {
+        const struct recording_kinterval *park = &s->kintervals[s->kparks[k->first_park + i]];
+        json_object_begin_inline(j);
+        kv_unix_ns(j, "start_ns", s, 1, park->start_ns);
+        json_kv_int(j, "duration_ns", park->end_ns - park->start_ns);
+        json_kv_string(j, "state", wire_kernel_state_name(park->state));
+        if (park->has_java) {
+            json_kv_int(j, "vthread_id", park->vthread_id);
+            json_kv_string(j, "java_wait", wire_java_wait_name(park->java_wait));
+        }
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
+/* The held sleep least covered by pins: {"start_ns", "duration_ns", "outside_pins_ns", "state", "syscall",
+ * "vthread_id", "java_wait", "stack"}. */
+static void put_unexplained(struct json *j, const struct recording_session *s, const struct recording_kinterval *k,
+                            int64_t outside)
+{
+    json_object_begin_inline(j);
+    kv_unix_ns(j, "start_ns", s, 1, k->start_ns);
+    json_kv_int(j, "duration_ns", k->end_ns - k->start_ns);
+    json_kv_int(j, "outside_pins_ns", outside);
+    json_kv_string(j, "state", wire_kernel_state_name(k->state));
+    json_kv_string(j, "syscall", k->syscall_name);
+    json_kv_int(j, "vthread_id", k->vthread_id);
+    json_kv_string(j, "java_wait", wire_java_wait_name(k->java_wait));
+    json_key(j, "stack");
+    json_array_begin_inline(j);
+    for (size_t i = 0; i < k->n_stack; i++)
+        json_string(j, k->stack[i]);
+    json_array_end(j);
+    json_object_end(j);
+}
+
+/* "kernel_times": {"time_ns": ..., "carriers": [{"tid", "name", "on_cpu_ns", "off_cpu_ns", "runqueue_ns",
+ * "held_ns", "held_in_pins_ns", "unexplained"}]} of the session, or null without a collector's kernel view. */
+static void put_kernel_times(struct json *j, const struct recording_session *s)
+{
+    json_key(j, "kernel_times");
+    if (!s->ktimes) {
+        json_null(j);
+        return;
+    }
+    json_object_begin(j);
+    kv_unix_ns(j, "time_ns", s, 1, s->ktimes_ns);
+    json_key(j, "carriers");
+    json_array_begin(j);
+    for (size_t i = 0; i < s->n_ktimes; i++) {
+        const struct recording_ktimes *k = &s->ktimes[i];
+        const struct recording_held *h = s->held ? &s->held[i] : NULL;
+        json_object_begin_inline(j);
+        json_kv_int(j, "tid", k->carrier_tid);
+        json_kv_string(j, "name", recording_carrier_name(s, k->carrier_tid));
+        json_kv_uint(j, "on_cpu_ns", k->on_cpu_ns);
+        json_kv_uint(j, "off_cpu_ns", k->off_cpu_ns);
+        json_kv_uint(j, "runqueue_ns", k->runqueue_ns);
+        if (h && h->known) {
+            json_kv_int(j, "held_ns", h->held_ns);
+            json_kv_int(j, "held_in_pins_ns", h->in_pins_ns);
+        } else {
+            json_kv_null(j, "held_ns");
+            json_kv_null(j, "held_in_pins_ns");
+        }
+        json_key(j, "unexplained");
+        if (h && h->known && h->has_worst)
+            put_unexplained(j, s, &s->kintervals[h->worst], h->worst_outside_ns);
+        else
+            json_null(j);
+        json_object_end(j);
+    }
+    json_array_end(j);
     json_object_end(j);
 }
 
@@ -488,7 +566,7 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
     json_array_end(&j);
 
     put_stats(&j, s);
-    kernel_times_json(&j, s);
+    put_kernel_times(&j, s);
     json_object_end(&j);
     sites_fini(&sites);
     return json_finish(&j);

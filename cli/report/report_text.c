@@ -11,7 +11,7 @@
 #include "common/frames_kind.h"
 #include "common/units.h"
 #include "common/utf8.h"
-#include "kernel_pins.h"
+#include "kernel_join.h"
 #include "sites.h"
 #include "wire.h"
 
@@ -255,28 +255,53 @@ static uint32_t shown_frames(const struct recording_pin *p, const struct report_
     return (uint32_t)keep;
 }
 
-/* "    kernel: sleeping in nanosleep, 1.2 s off CPU (3 intervals), 0.1 ms runnable" and the kernel stack. */
+/* "    kernel: sleeping in nanosleep, 1.2 s off CPU (3 intervals), 0.1 ms runnable" and the kernel stack
+ * (kernel_join.h). */
 static void put_kernel(FILE *out, const struct recording_session *s, const struct recording_pin *p)
 {
-    struct pin_kernel k;
+    const struct recording_pin_kernel *k = kernel_joined_pin(s, p);
     char a[64], b[64];
-    if (!kernel_pin(s, p, &k))
+    if (!k)
         return;
-    fprintf(out, "    kernel: %s", wire_kernel_state_name(k.main->state));
-    if (k.main->syscall_name) {
+    const struct recording_kinterval *main = &s->kintervals[k->main];
+    fprintf(out, "    kernel: %s", wire_kernel_state_name(main->state));
+    if (main->syscall_name) {
         fputs(" in ", out);
-        put(out, k.main->syscall_name);
-    } else if (k.main->has_syscall)
-        fprintf(out, " in syscall %" PRId32, k.main->syscall);
-    fprintf(out, ", %s off CPU in %u interval%s, %s runnable\n", units_format_duration(k.off_cpu_ns, a, sizeof(a)),
-            k.intervals, k.intervals == 1 ? "" : "s", units_format_duration(k.runqueue_ns, b, sizeof(b)));
-    for (size_t i = 0; i < k.main->n_stack && i < 8; i++) {
+        put(out, main->syscall_name);
+    } else if (main->has_syscall)
+        fprintf(out, " in syscall %" PRId32, main->syscall);
+    fprintf(out, ", %s off CPU in %u interval%s, %s runnable\n", units_format_duration(k->off_cpu_ns, a, sizeof(a)),
+            k->intervals, k->intervals == 1 ? "" : "s", units_format_duration(k->runqueue_ns, b, sizeof(b)));
+    for (size_t i = 0; i < main->n_stack && i < 8; i++) {
         fputs("      ", out);
-        put(out, k.main->stack[i]);
+        put(out, main->stack[i]);
         fputc('\n', out);
     }
-    if (k.main->n_stack > 8)
-        fprintf(out, "      ... %zu more kernel frames\n", k.main->n_stack - 8);
+    if (main->n_stack > 8)
+        fprintf(out, "      ... %zu more kernel frames\n", main->n_stack - 8);
+}
+
+/* The collector's kernel times of each carrier, and its held time (kernel_join.h); nothing without them. */
+static void put_kernel_times(FILE *out, const struct recording_session *s)
+{
+    if (!s->ktimes)
+        return;
+    fputs("kernel view (collector): carrier times since tracked\n", out);
+    for (size_t i = 0; i < s->n_ktimes; i++) {
+        const struct recording_ktimes *k = &s->ktimes[i];
+        const struct recording_held *h = s->held ? &s->held[i] : NULL;
+        char a[64], b[64], c[64];
+        const char *name = recording_carrier_name(s, k->carrier_tid);
+        fprintf(out, "  %s (tid %" PRId32 "): on CPU %s, off CPU %s, run queue %s", name ? name : "carrier",
+                k->carrier_tid, units_format_duration((int64_t)k->on_cpu_ns, a, sizeof(a)),
+                units_format_duration((int64_t)k->off_cpu_ns, b, sizeof(b)),
+                units_format_duration((int64_t)k->runqueue_ns, c, sizeof(c)));
+        if (h && h->known && h->held_ns > 0)
+            fprintf(out, "; held %s (asleep, a virtual thread mounted), %.1f %% in pins",
+                    units_format_duration(h->held_ns, a, sizeof(a)),
+                    100.0 * (double)h->in_pins_ns / (double)h->held_ns);
+        fputc('\n', out);
+    }
 }
 
 /* The heading of the JDK's own sites: pins whose every frame is the JDK's (common/frames_kind.h). */
@@ -651,7 +676,7 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
     put_notices(out, s);
     fputc('\n', out);
     put_counters(out, s);
-    kernel_times_text(out, s);
+    put_kernel_times(out, s);
     put_problems(out, s);
     sites_fini(&sites);
     if (fflush(out) != 0 || ferror(out))

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_join.h"
 #include "kernel_pins.h"
 
 int run_kernel_same(const struct recording_session *a, const struct recording_session *b)
@@ -89,6 +90,9 @@ static int join_session(const char *dir, struct recording_session *s)
         else
             fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not split by it\n", s->pid);
     }
+    /* joined again, to the pins as they are now, before the run's report reads them */
+    if (got && kernel_join(s))
+        fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not joined to it\n", s->pid);
     return got;
 }
 

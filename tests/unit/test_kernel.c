@@ -12,6 +12,7 @@
 #include "check.h"
 #include "common/json.h"
 #include "kernel_held.h"
+#include "kernel_join.h"
 #include "kernel_pins.h"
 #include "kglue.h"
 #include "kjoin.h"
@@ -417,13 +418,13 @@ static void test_kernel_pins(void)
     };
     struct recording_session s = {.kintervals = ks, .n_kintervals = 3, .last_ns = 450};
     struct recording_pin p = {.has_carrier_tid = 1, .carrier_tid = 5, .start_ns = 150, .ended = 1, .end_ns = 300};
-    struct pin_kernel k;
+    struct recording_pin_kernel k;
     CHECK_INT(kernel_pin(&s, &p, &k), 1);
     CHECK_INT(k.intervals, 2);
     CHECK_INT(k.off_cpu_ns, 50 + 90); /* only the overlaps */
     CHECK_INT(k.runqueue_ns, 7);
-    CHECK(k.main == &ks[1]); /* 90 ns of overlap beats 50 */
-    CHECK_STR(wire_kernel_state_name(k.main->state), "disk");
+    CHECK_INT(k.main, 1); /* 90 ns of overlap beats 50 */
+    CHECK_STR(wire_kernel_state_name(ks[k.main].state), "disk");
     /* still in progress: runs to the session's end */
     p.ended = 0;
     CHECK_INT(kernel_pin(&s, &p, &k), 1);
@@ -788,6 +789,70 @@ static void test_kernel_held(void)
     s.n_ktimes = 1;
     CHECK_INT(kernel_held(&s, 6, &h), 0); /* known: nothing held */
     CHECK(h.known && h.held_ns == 0 && !h.worst);
+}
+
+/* The join, kept in the session once (kernel_join): each pin's figures and parks, each carrier's held time;
+ * joined again from the pins as they are now, with nothing left of the join before. */
+static void test_kernel_join(void)
+{
+    const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING, D = VTPIN__V1__KERNEL_STATE__KERNEL_DISK,
+              R = VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
+    struct recording_kinterval ks[] = {
+        {.carrier_tid = 5, .start_ns = 100, .end_ns = 200, .state = S, .runqueue_ns = 3},
+        {.carrier_tid = 5, .start_ns = 205, .end_ns = 208, .state = R, .runqueue_ns = 2},
+        {.carrier_tid = 5, .start_ns = 210, .end_ns = 500, .state = D, .runqueue_ns = 4},
+        {.carrier_tid = 6, .start_ns = 0, .end_ns = 1000, .state = S},
+    };
+    struct recording_pin pins[] = {
+        {.id = 1, .has_carrier_tid = 1, .carrier_tid = 5, .start_ns = 150, .ended = 1, .end_ns = 300},
+        {.id = 2, .has_carrier_tid = 1, .carrier_tid = 7, .start_ns = 150, .ended = 1, .end_ns = 300},
+    };
+    struct recording_ktimes kt[] = {{.carrier_tid = 5}, {.carrier_tid = 6}};
+    struct recording_session s = {.pins = pins,
+                                  .n_pins = 2,
+                                  .kintervals = ks,
+                                  .n_kintervals = 4,
+                                  .ktimes = kt,
+                                  .n_ktimes = 2,
+                                  .has_thread_layout = 1,
+                                  .has_time = 1,
+                                  .last_ns = 1000};
+    CHECK(kernel_joined_pin(&s, &pins[0]) == NULL); /* not joined: the formats see nothing */
+    CHECK_INT(kernel_join(&s), 0);
+    const struct recording_pin_kernel *k = kernel_joined_pin(&s, &pins[0]);
+    CHECK(k != NULL);
+    CHECK(s.held != NULL);
+    if (!k || !s.held)
+        return;
+    CHECK_INT(k->intervals, 3);
+    CHECK_INT(k->main, 2); /* 90 ns of the disk wait beat 50 of the sleep */
+    CHECK_INT(k->off_cpu_ns, 50 + 3 + 90);
+    CHECK_INT(k->runqueue_ns, 3 + 2 + 4);
+    CHECK_INT(k->n_parks, 2); /* the sleep and the disk wait, not the preemption */
+    CHECK_INT(s.kparks[k->first_park], 0);
+    CHECK_INT(s.kparks[k->first_park + 1], 2);
+    CHECK(kernel_joined_pin(&s, &pins[1]) == NULL); /* a carrier the kernel view did not see */
+    struct recording_pin other = pins[0];
+    CHECK(kernel_joined_pin(&s, &other) == NULL); /* not one of the session's pins */
+    CHECK(s.held[0].known && s.held[1].known);    /* the Hello's layout and the collector's times */
+    /* a pass shortened the pin: joined again, to what it is now */
+    pins[0].end_ns = 199;
+    CHECK_INT(kernel_join(&s), 0);
+    k = kernel_joined_pin(&s, &pins[0]);
+    CHECK(k != NULL);
+    if (!k)
+        return;
+    CHECK_INT(k->intervals, 1);
+    CHECK_INT(k->main, 0);
+    CHECK_INT(k->n_parks, 1);
+    CHECK_INT(s.n_kparks, 1);
+    free(s.pin_kernels);
+    free(s.kparks);
+    free(s.held);
+    /* no kernel view: nothing kept */
+    struct recording_session none = {.pins = pins, .n_pins = 2};
+    CHECK_INT(kernel_join(&none), 0);
+    CHECK(none.pin_kernels == NULL && none.held == NULL && none.n_kparks == 0);
 }
 
 /* Watchdog blocks timed by the kernel (kernel_time_blocks). */
@@ -1259,6 +1324,7 @@ int main(void)
     test_kernel_held();
     test_kjoin_window();
     test_kernel_pins();
+    test_kernel_join();
     test_split_parks();
     test_split_parks_java();
     test_attach_bounds();

@@ -1,0 +1,25 @@
+/* The kernel view joined to a session's pins and carriers, in one place and once.
+ *
+ * Run after every pass that moves, splits or times pins (report_passes; vtpin run after
+ * it brought a collector's intervals in), and before any format: each pin's figures
+ * (recording_pin_kernel: the intervals of its carrier that overlap it, the one that
+ * overlaps most, and its sleeps), and each carrier's held time (recording_held) are kept
+ * in the session. The formats read them and compute nothing. Pure. */
+#ifndef VTPIN_CLI_KERNEL_JOIN_H
+#define VTPIN_CLI_KERNEL_JOIN_H
+
+#include "recording.h"
+
+/* Joins s again from what it holds now (a join made before is dropped first). Without
+ * kernel intervals or times nothing is kept. 0, or -ENOMEM (s keeps no join). */
+int kernel_join(struct recording_session *s);
+
+/* p's figures (p one of s->pins), or NULL: not joined, or no interval of its carrier overlaps it. */
+const struct recording_pin_kernel *kernel_joined_pin(const struct recording_session *s, const struct recording_pin *p);
+
+/* The join's one rule, for a single pin: the intervals of p's carrier that overlap p (one still
+ * in progress runs to the session's last timestamp), summed, and the one overlapping most.
+ * 1 and *out when any does, else 0 (*out zeroed; its parks are not computed here). */
+int kernel_pin(const struct recording_session *s, const struct recording_pin *p, struct recording_pin_kernel *out);
+
+#endif
