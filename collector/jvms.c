@@ -375,23 +375,6 @@ size_t jvms_expire(struct jvms *r, int64_t now)
     return n;
 }
 
-static void copy_stats(struct jvm_stats *d, const Vtpin__V1__Stats *s)
-{
-    d->has = 1;
-    d->pins = s->has_pins ? s->pins : 0;
-    d->pins_reported = s->has_pins_reported ? s->pins_reported : 0;
-    d->events_dropped = s->has_events_dropped ? s->events_dropped : 0;
-    d->stacks_dropped = s->has_stacks_dropped ? s->stacks_dropped : 0;
-    d->collector_dropped = s->has_collector_dropped ? s->collector_dropped : 0;
-    d->transitions_dropped = s->has_transitions_dropped ? s->transitions_dropped : 0;
-    d->reconnects = s->has_reconnects ? s->reconnects : 0;
-    d->has_agent_cost = s->has_agent_cpu_ns;
-    d->agent_cpu_ns = s->has_agent_cpu_ns ? s->agent_cpu_ns : 0;
-    d->jvmti_calls = 0;
-    for (size_t i = 0; i < s->n_jvmti_calls; i++)
-        d->jvmti_calls += s->jvmti_calls[i] ? s->jvmti_calls[i]->calls : 0;
-}
-
 /* Remembers latest as carrier tid's latest pin or hog in by_carrier (bounded by the carrier cap). */
 static void note_carrier_id(struct idmap *by_carrier, int32_t tid, uint64_t latest, unsigned max)
 {
@@ -538,11 +521,11 @@ static int apply(struct jvm *j, const struct session *s, const WireEvent *ev, in
             pinprofile_hog_end(j->pinprofile, ev->hog_end->hog_id, ev->hog_end->duration_ns, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_STATS:
-        copy_stats(&j->stats, ev->stats);
+        session_stats_take(&j->stats, ev->stats);
         return 0;
     case VTPIN__V1__EVENT__BODY_GOODBYE:
         if (ev->goodbye->stats)
-            copy_stats(&j->stats, ev->goodbye->stats);
+            session_stats_take(&j->stats, ev->goodbye->stats);
         return 0;
     case VTPIN__V1__EVENT__BODY_CARRIER: {
         const Vtpin__V1__Carrier *c = ev->carrier;

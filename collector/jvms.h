@@ -18,6 +18,7 @@
 #include "pinstats.h"
 #include "recstate.h"
 #include "session.h"
+#include "session_stats.h"
 #include "wire.h"
 
 struct budget;
@@ -32,15 +33,6 @@ struct jvms_config {
 };
 
 #define JVMS_CULPRIT_CAP 512
-
-/* The agent's counters from its latest Stats (or Goodbye). */
-struct jvm_stats {
-    int has;
-    uint64_t pins, pins_reported, events_dropped, stacks_dropped, collector_dropped, transitions_dropped;
-    uint32_t reconnects;
-    int has_agent_cost;                 /* the agent said what it costs (Stats.agent_cpu_ns) */
-    uint64_t agent_cpu_ns, jvmti_calls; /* its writer's CPU; its JVMTI calls, every function */
-};
 
 /* Where a JVM's name comes from. */
 enum jvm_pid_source {
@@ -101,11 +93,11 @@ struct jvm {
     uint64_t malformed;         /* Transitions / CarrierSample with mismatched arrays */
     uint64_t defs_dropped;      /* definitions dropped by full session tables (all connections) */
     uint64_t budget_dropped;    /* definitions and frames the collector's memory budget dropped */
-    struct jvm_stats stats;
-    struct alert_state alert; /* the occupancy's evaluation at the last tick */
-    int alert_active;         /* raised (logged, recorded) and not cleared yet */
-    int64_t alert_since;      /* when it was raised */
-    void *owner;              /* the newest connection (opaque to this module), NULL when none */
+    struct session_stats stats; /* the agent's counters, its latest Stats (or Goodbye's) */
+    struct alert_state alert;   /* the occupancy's evaluation at the last tick */
+    int alert_active;           /* raised (logged, recorded) and not cleared yet */
+    int64_t alert_since;        /* when it was raised */
+    void *owner;                /* the newest connection (opaque to this module), NULL when none */
     /* pinned time by stack over the window, for /debug/pprof/pinned */
     struct pinprofile *pinprofile;
     struct budget *budget;    /* what its tables hold is charged to it */

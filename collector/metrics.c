@@ -237,10 +237,10 @@ static void dropped(struct strbuf *b, const struct row *rows, size_t n)
             const char *kind;
             uint64_t v;
         } kinds[] = {
-            {"events", j->stats.events_dropped},
-            {"stacks", j->stats.stacks_dropped},
-            {"transitions", j->stats.transitions_dropped},
-            {"collector", j->stats.collector_dropped},
+            {"events", j->stats.msg.events_dropped},
+            {"stacks", j->stats.msg.stacks_dropped},
+            {"transitions", j->stats.msg.transitions_dropped},
+            {"collector", j->stats.msg.collector_dropped},
             {"definitions", j->defs_dropped},
             {"carriers", occupancy_carriers_dropped(j->occ)},
             {"pins", j->pinstats->lost},

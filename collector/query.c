@@ -294,20 +294,28 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     deadlock_object(js, j, pinned, clock);
     json_key(js, "drops");
     json_object_begin_inline(js);
-    json_kv_uint(js, "events_dropped", j->stats.events_dropped);
-    json_kv_uint(js, "collector_dropped", j->stats.collector_dropped);
-    json_kv_uint(js, "transitions_dropped", j->stats.transitions_dropped);
-    json_kv_uint(js, "stacks_dropped", j->stats.stacks_dropped);
+    json_kv_uint(js, "events_dropped", j->stats.msg.events_dropped);
+    json_kv_uint(js, "collector_dropped", j->stats.msg.collector_dropped);
+    json_kv_uint(js, "transitions_dropped", j->stats.msg.transitions_dropped);
+    json_kv_uint(js, "stacks_dropped", j->stats.msg.stacks_dropped);
     json_kv_uint(js, "definitions_dropped", j->defs_dropped);
     json_kv_uint(js, "memory_dropped", j->budget_dropped);
     json_kv_uint(js, "carriers_dropped", occupancy_carriers_dropped(j->occ));
     json_object_end(js);
-    json_kv_uint(js, "reconnects", j->stats.reconnects);
+    json_kv_uint(js, "reconnects", j->stats.msg.reconnects);
     json_key(js, "agent_cost"); /* what the agent says it costs (docs/agent.md) */
-    if (j->stats.has_agent_cost) {
+    if (j->stats.msg.has_agent_cpu_ns) {
         json_object_begin_inline(js);
-        json_kv_uint(js, "cpu_ns", j->stats.agent_cpu_ns);
-        json_kv_uint(js, "jvmti_calls", j->stats.jvmti_calls);
+        json_kv_uint(js, "cpu_ns", j->stats.msg.agent_cpu_ns);
+        json_kv_uint(js, "jvmti_calls", session_stats_jvmti_total(&j->stats));
+        json_object_end(js);
+    } else {
+        json_null(js);
+    }
+    json_key(js, "stats"); /* every counter of the agent's latest Stats, as the report's "stats" has them */
+    if (j->stats.has) {
+        json_object_begin(js);
+        session_stats_json(js, &j->stats);
         json_object_end(js);
     } else {
         json_null(js);

@@ -146,9 +146,10 @@ int kernel_held_notices(struct recording_session *s)
         const struct recording_kinterval *k = &s->kintervals[h->worst];
         const char *name = recording_carrier_name(s, tid);
         char a[32], b[32], c[32], stack[1024], below[160] = "";
-        if (s->has_stats && s->stats.has_pins_below_threshold && s->stats.pins_below_threshold && s->has_threshold)
+        if (s->stats.has && s->stats.msg.has_pins_below_threshold && s->stats.msg.pins_below_threshold &&
+            s->has_threshold)
             snprintf(below, sizeof(below), "; %" PRIu64 " pins below the threshold (%s) were not reported",
-                     s->stats.pins_below_threshold, units_format_duration((int64_t)s->threshold_ns, c, sizeof(c)));
+                     s->stats.msg.pins_below_threshold, units_format_duration((int64_t)s->threshold_ns, c, sizeof(c)));
         put_stack(stack, sizeof(stack), k);
         char text[2048];
         snprintf(text, sizeof(text),

@@ -556,43 +556,8 @@ static void apply_hog_end(struct recording_session *s, const Vtpin__V1__HogEnd *
 
 static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
 {
-    struct recording_stats *st = &s->stats;
     note_time(s, d->time_ns);
-    s->has_stats = 1;
-    st->time_ns = d->time_ns;
-#define COPY(f)                                                                                                        \
-    do {                                                                                                               \
-        st->has_##f = d->has_##f;                                                                                      \
-        st->f = d->f;                                                                                                  \
-    } while (0)
-    COPY(pins);
-    COPY(pins_reported);
-    COPY(pins_below_threshold);
-    COPY(events_dropped);
-    COPY(stacks_dropped);
-    COPY(carriers_started);
-    COPY(compensations);
-    COPY(collector_dropped);
-    COPY(reconnects);
-    COPY(write_failures);
-    COPY(events_unwritten);
-    COPY(methods_dropped);
-    COPY(pins_without_stack);
-    COPY(blockers_skipped);
-    COPY(hogs);
-    COPY(transitions_dropped);
-    COPY(agent_cpu_ns);
-    COPY(sample_gaps);
-    COPY(sample_gap_max_ns);
-#undef COPY
-    st->n_jvmti_calls = 0;
-    for (size_t i = 0; i < d->n_jvmti_calls && st->n_jvmti_calls < RECORDING_JVMTI_CALLS_MAX; i++) {
-        const Vtpin__V1__JvmtiCalls *c = d->jvmti_calls[i];
-        if (!c || !c->function)
-            continue;
-        snprintf(st->jvmti_calls[st->n_jvmti_calls].function, sizeof(st->jvmti_calls[0].function), "%s", c->function);
-        st->jvmti_calls[st->n_jvmti_calls++].calls = c->calls;
-    }
+    session_stats_take(&s->stats, d);
 }
 
 /* A kernel view interval (collector recordings); stacks capped at 128 frames. */
@@ -1305,7 +1270,7 @@ const char *recording_write_failed(const struct recording_session *s)
     for (size_t i = 0; i < s->n_notices; i++)
         if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.write_failed") == 0)
             return s->notices[i].text ? s->notices[i].text : "";
-    if (s->has_stats && s->stats.has_events_unwritten && s->stats.events_unwritten > 0)
+    if (s->stats.has && s->stats.msg.has_events_unwritten && s->stats.msg.events_unwritten > 0)
         return "";
     return NULL;
 }

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "session_stats.h"
+
 #define RECORDING_MAX_FRAME (16u << 20)
 #define RECORDING_MAX_FRAMES 8192
 #define RECORDING_UNKNOWN "<unknown>"
@@ -219,37 +221,6 @@ struct recording_occupancy {
 #define RECORDING_MAX_CARRIERS 4096
 #define RECORDING_MAX_OCCUPANCY (8u << 20) /* points kept per session (192 MiB); the rest counted */
 
-#define RECORDING_JVMTI_CALLS_MAX 16
-
-struct recording_stats {
-    int64_t time_ns;
-    int has_pins, has_pins_reported, has_pins_below_threshold, has_events_dropped, has_stacks_dropped,
-        has_carriers_started, has_compensations;
-    uint64_t pins, pins_reported, pins_below_threshold, events_dropped, stacks_dropped, carriers_started, compensations;
-    /* lost on the way out: to the collector, to a failed write, to a full method table */
-    int has_collector_dropped, has_reconnects, has_write_failures, has_events_unwritten, has_methods_dropped;
-    uint64_t collector_dropped, reconnects, write_failures, events_unwritten, methods_dropped;
-    int has_pins_without_stack;
-    uint64_t pins_without_stack; /* reported without a stack that could not be taken */
-    int has_blockers_skipped;
-    uint64_t blockers_skipped; /* pins whose blocker was not looked up (the looks a second were spent) */
-    int has_hogs;
-    uint64_t hogs; /* carrier hogs reported (HogStart) */
-    /* what vtpin cost, from itself: its writer thread's CPU, its JVMTI calls that stop a thread */
-    int has_agent_cpu_ns;
-    uint64_t agent_cpu_ns;
-    /* a late sampler: rounds more than two periods after the previous one, and the longest span */
-    int has_transitions_dropped;
-    uint64_t transitions_dropped; /* exact occupancy: mount records lost (a carrier's ring= full) */
-    int has_sample_gaps, has_sample_gap_max_ns;
-    uint64_t sample_gaps, sample_gap_max_ns;
-    struct {
-        char function[48];
-        uint64_t calls;
-    } jvmti_calls[RECORDING_JVMTI_CALLS_MAX];
-    size_t n_jvmti_calls; /* 0: not written (agents before it) */
-};
-
 struct recording_session {
     int has_hello;
     uint32_t schema_version;
@@ -271,8 +242,7 @@ struct recording_session {
     size_t n_hogs;
     struct recording_notice *notices;
     size_t n_notices;
-    int has_stats; /* the last Stats, or the Goodbye's */
-    struct recording_stats stats;
+    struct session_stats stats; /* the last Stats, or the Goodbye's (proto/session_stats.h) */
     int has_goodbye;
     int skipped;          /* not kept (recording_load_session): its Hello, Stats, notices and end only */
     int damaged;          /* a damaged frame cut this session short (what follows up to the next magic is skipped) */

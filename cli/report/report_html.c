@@ -192,7 +192,7 @@ static void put_sites(struct json *j, const struct recording_session *s, const s
 
 static void put_counters(struct json *j, const struct recording_session *s)
 {
-    const struct recording_stats *st = &s->stats;
+    const struct session_stats *st = &s->stats;
     json_key(j, "notices"); /* [severity, code, text] */
     json_array_begin(j);
     for (size_t i = 0; i < s->n_notices; i++) {
@@ -209,25 +209,25 @@ static void put_counters(struct json *j, const struct recording_session *s)
         int has;
         uint64_t v;
     } c[] = {
-        {"pins seen", st->has_pins, st->pins},
-        {"pins reported", st->has_pins_reported, st->pins_reported},
-        {"pins below threshold", st->has_pins_below_threshold, st->pins_below_threshold},
-        {"events dropped", st->has_events_dropped, st->events_dropped},
-        {"stacks dropped", st->has_stacks_dropped, st->stacks_dropped},
-        {"mount records dropped", st->has_transitions_dropped, st->transitions_dropped},
-        {"carriers started", st->has_carriers_started, st->carriers_started},
-        {"compensations", st->has_compensations, st->compensations},
+        {"pins seen", st->msg.has_pins, st->msg.pins},
+        {"pins reported", st->msg.has_pins_reported, st->msg.pins_reported},
+        {"pins below threshold", st->msg.has_pins_below_threshold, st->msg.pins_below_threshold},
+        {"events dropped", st->msg.has_events_dropped, st->msg.events_dropped},
+        {"stacks dropped", st->msg.has_stacks_dropped, st->msg.stacks_dropped},
+        {"mount records dropped", st->msg.has_transitions_dropped, st->msg.transitions_dropped},
+        {"carriers started", st->msg.has_carriers_started, st->msg.carriers_started},
+        {"compensations", st->msg.has_compensations, st->msg.compensations},
         {"references to undefined ids", 1, s->unknown_refs},
         {"pin ends without a start", 1, s->unmatched_ends},
         {"duplicate pin events", 1, s->duplicates},
-        {"carrier hogs reported", st->has_hogs, st->hogs},
+        {"carrier hogs reported", st->msg.has_hogs, st->msg.hogs},
         {"hog ends without a start", s->unmatched_hog_ends != 0, s->unmatched_hog_ends}, /* only when some */
         {"duplicate hog events", s->duplicate_hogs != 0, s->duplicate_hogs},
         {"occupancy points lost", 1, s->occupancy_dropped},
     };
     json_key(j, "counters"); /* [name, value] */
     json_array_begin(j);
-    for (size_t i = 0; s->has_stats && i < sizeof(c) / sizeof(c[0]); i++) {
+    for (size_t i = 0; s->stats.has && i < sizeof(c) / sizeof(c[0]); i++) {
         if (!c[i].has)
             continue;
         json_array_begin(j);

@@ -446,54 +446,17 @@ static void put_site(struct json *j, const struct site *site)
     json_object_end(j);
 }
 
-static void kv_counter(struct json *j, const char *key, int has, uint64_t v)
-{
-    json_key(j, key);
-    if (has)
-        json_uint(j, v);
-    else
-        json_null(j);
-}
-
 static void put_stats(struct json *j, const struct recording_session *s)
 {
-    const struct recording_stats *st = &s->stats;
     json_key(j, "stats");
-    if (!s->has_stats) {
+    if (!s->stats.has) {
         json_null(j);
         return;
     }
     json_object_begin(j);
-    kv_unix_ns(j, "time_ns", s, 1, st->time_ns);
+    kv_unix_ns(j, "time_ns", s, 1, s->stats.msg.time_ns);
     json_kv_bool(j, "final", s->has_goodbye);
-    kv_counter(j, "pins", st->has_pins, st->pins);
-    kv_counter(j, "pins_reported", st->has_pins_reported, st->pins_reported);
-    kv_counter(j, "pins_below_threshold", st->has_pins_below_threshold, st->pins_below_threshold);
-    kv_counter(j, "events_dropped", st->has_events_dropped, st->events_dropped);
-    kv_counter(j, "stacks_dropped", st->has_stacks_dropped, st->stacks_dropped);
-    kv_counter(j, "carriers_started", st->has_carriers_started, st->carriers_started);
-    kv_counter(j, "compensations", st->has_compensations, st->compensations);
-    kv_counter(j, "collector_dropped", st->has_collector_dropped, st->collector_dropped);
-    kv_counter(j, "reconnects", st->has_reconnects, st->reconnects);
-    kv_counter(j, "write_failures", st->has_write_failures, st->write_failures);
-    kv_counter(j, "events_unwritten", st->has_events_unwritten, st->events_unwritten);
-    kv_counter(j, "methods_dropped", st->has_methods_dropped, st->methods_dropped);
-    kv_counter(j, "transitions_dropped", st->has_transitions_dropped, st->transitions_dropped);
-    kv_counter(j, "blockers_skipped", st->has_blockers_skipped, st->blockers_skipped);
-    kv_counter(j, "pins_without_stack", st->has_pins_without_stack, st->pins_without_stack);
-    kv_counter(j, "hogs", st->has_hogs, st->hogs);
-    kv_counter(j, "agent_cpu_ns", st->has_agent_cpu_ns, st->agent_cpu_ns);
-    kv_counter(j, "sample_gaps", st->has_sample_gaps, st->sample_gaps);
-    kv_counter(j, "sample_gap_max_ns", st->has_sample_gap_max_ns, st->sample_gap_max_ns);
-    json_key(j, "jvmti_calls");
-    if (st->n_jvmti_calls) {
-        json_object_begin_inline(j);
-        for (size_t i = 0; i < st->n_jvmti_calls; i++)
-            json_kv_uint(j, st->jvmti_calls[i].function, st->jvmti_calls[i].calls);
-        json_object_end(j);
-    } else {
-        json_null(j);
-    }
+    session_stats_json(j, &s->stats); /* every counter by its name in the schema */
     json_object_end(j);
 }
 

@@ -205,13 +205,13 @@ static void put_header(FILE *out, const struct recording *r, const struct record
         fprintf(out, "%s", units_format_duration(recording_sat_sub(s->last_ns, s->first_ns), d, sizeof(d)));
     else
         fputs("no timestamps", out);
-    const struct recording_stats *st = &s->stats;
+    const struct session_stats *st = &s->stats;
     if (recording_write_failed(s)) {
         fputs(", ends early: the agent could not write it", out);
-        if (st->has_write_failures)
+        if (st->msg.has_write_failures)
             fprintf(out, " (%" PRIu64 " write%s failed, %" PRIu64 " event%s unwritten, as of the last counters)",
-                    st->write_failures, st->write_failures == 1 ? "" : "s", st->events_unwritten,
-                    st->events_unwritten == 1 ? "" : "s");
+                    st->msg.write_failures, st->msg.write_failures == 1 ? "" : "s", st->msg.events_unwritten,
+                    st->msg.events_unwritten == 1 ? "" : "s");
     } else if (recording_write_failed_probably(s)) {
         fputs(", ends early: writes probably failed on a full disk (the agent warned at the start that the disk "
               "was nearly full; no end marker)",
@@ -465,16 +465,16 @@ static void put_counter(FILE *out, const char *name, int has, uint64_t v)
  * 646.6 ms recorded); JVMTI calls that stop a thread: GetStackTrace 12, ...". */
 static void put_self_cost(FILE *out, const struct recording_session *s)
 {
-    const struct recording_stats *st = &s->stats;
-    if (!st->has_agent_cpu_ns && !st->n_jvmti_calls)
+    const struct session_stats *st = &s->stats;
+    if (!st->msg.has_agent_cpu_ns && !st->n_jvmti_calls)
         return;
     char cpu[32], span[32];
     fputs("  the agent's own cost:", out);
-    if (st->has_agent_cpu_ns) {
-        int64_t recorded = st->time_ns - s->start_mono_ns;
-        fprintf(out, " writer thread CPU %s", units_format_duration((int64_t)st->agent_cpu_ns, cpu, sizeof(cpu)));
+    if (st->msg.has_agent_cpu_ns) {
+        int64_t recorded = st->msg.time_ns - s->start_mono_ns;
+        fprintf(out, " writer thread CPU %s", units_format_duration((int64_t)st->msg.agent_cpu_ns, cpu, sizeof(cpu)));
         if (s->has_clock && recorded > 0)
-            fprintf(out, " (%.1f %% of %s recorded)", 100.0 * (double)st->agent_cpu_ns / (double)recorded,
+            fprintf(out, " (%.1f %% of %s recorded)", 100.0 * (double)st->msg.agent_cpu_ns / (double)recorded,
                     units_format_duration(recorded, span, sizeof(span)));
         fputc(';', out);
     }
@@ -490,81 +490,82 @@ static void put_self_cost(FILE *out, const struct recording_session *s)
 
 static void put_counters(FILE *out, const struct recording_session *s)
 {
-    const struct recording_stats *st = &s->stats;
-    if (!s->has_stats) {
+    const struct session_stats *st = &s->stats;
+    if (!s->stats.has) {
         fputs("counters: none recorded (the agent stopped before writing any)\n", out);
         return;
     }
     fputs(s->has_goodbye ? "counters (at the end)\n" : "counters (the last ones written)\n", out);
     fputs("  ", out);
-    put_counter(out, "pins seen", st->has_pins, st->pins);
-    put_counter(out, ", reported", st->has_pins_reported, st->pins_reported);
-    put_counter(out, ", below threshold", st->has_pins_below_threshold, st->pins_below_threshold);
+    put_counter(out, "pins seen", st->msg.has_pins, st->msg.pins);
+    put_counter(out, ", reported", st->msg.has_pins_reported, st->msg.pins_reported);
+    put_counter(out, ", below threshold", st->msg.has_pins_below_threshold, st->msg.pins_below_threshold);
     fputs("\n  ", out);
-    put_counter(out, "events dropped", st->has_events_dropped, st->events_dropped);
-    put_counter(out, ", stacks dropped", st->has_stacks_dropped, st->stacks_dropped);
-    if (st->has_pins_without_stack && st->pins_without_stack)
-        put_counter(out, ", pins without stack", 1, st->pins_without_stack);
-    if (st->has_transitions_dropped && st->transitions_dropped)
-        put_counter(out, ", mount records dropped (exact occupancy: ring= full)", 1, st->transitions_dropped);
+    put_counter(out, "events dropped", st->msg.has_events_dropped, st->msg.events_dropped);
+    put_counter(out, ", stacks dropped", st->msg.has_stacks_dropped, st->msg.stacks_dropped);
+    if (st->msg.has_pins_without_stack && st->msg.pins_without_stack)
+        put_counter(out, ", pins without stack", 1, st->msg.pins_without_stack);
+    if (st->msg.has_transitions_dropped && st->msg.transitions_dropped)
+        put_counter(out, ", mount records dropped (exact occupancy: ring= full)", 1, st->msg.transitions_dropped);
     fputs("\n  ", out);
-    put_counter(out, "carriers started", st->has_carriers_started, st->carriers_started);
+    put_counter(out, "carriers started", st->msg.has_carriers_started, st->msg.carriers_started);
     if (s->parallelism)
         fprintf(out, " (parallelism %" PRIu32 ")", s->parallelism);
-    put_counter(out, ", compensations", st->has_compensations, st->compensations);
+    put_counter(out, ", compensations", st->msg.has_compensations, st->msg.compensations);
     fputc('\n', out);
-    if ((st->has_events_dropped && st->events_dropped) || (st->has_stacks_dropped && st->stacks_dropped))
+    if ((st->msg.has_events_dropped && st->msg.events_dropped) ||
+        (st->msg.has_stacks_dropped && st->msg.stacks_dropped))
         fputs("  (dropped events or stacks: some pins are missing or have no stack; see the agent's queue= and "
               "stacks= options)\n",
               out);
     /* Older agents do not write these: shown only when the agent counted them. */
-    if (st->has_collector_dropped || st->has_reconnects) {
+    if (st->msg.has_collector_dropped || st->msg.has_reconnects) {
         fputs("  ", out);
-        put_counter(out, "collector dropped", st->has_collector_dropped, st->collector_dropped);
-        put_counter(out, ", reconnects", st->has_reconnects, st->reconnects);
+        put_counter(out, "collector dropped", st->msg.has_collector_dropped, st->msg.collector_dropped);
+        put_counter(out, ", reconnects", st->msg.has_reconnects, st->msg.reconnects);
         fputc('\n', out);
-        if (st->collector_dropped)
+        if (st->msg.collector_dropped)
             fputs("  (events lost while the collector was away or slow: its view misses them, this file has "
                   "them)\n",
                   out);
     }
-    if (st->has_write_failures || st->has_events_unwritten) {
+    if (st->msg.has_write_failures || st->msg.has_events_unwritten) {
         fputs("  ", out);
-        put_counter(out, "writes failed", st->has_write_failures, st->write_failures);
-        put_counter(out, ", events unwritten", st->has_events_unwritten, st->events_unwritten);
+        put_counter(out, "writes failed", st->msg.has_write_failures, st->msg.write_failures);
+        put_counter(out, ", events unwritten", st->msg.has_events_unwritten, st->msg.events_unwritten);
         fputc('\n', out);
     }
-    if (st->has_blockers_skipped && st->blockers_skipped) {
+    if (st->msg.has_blockers_skipped && st->msg.blockers_skipped) {
         fputs("  ", out);
-        put_counter(out, "blockers not looked up", 1, st->blockers_skipped);
+        put_counter(out, "blockers not looked up", 1, st->msg.blockers_skipped);
         fprintf(out, " (at most %d looks a second: each stops the JVM at a safepoint; or the wait was over by then)\n",
                 20);
     }
     put_self_cost(out, s);
-    if (st->has_sample_gaps && st->sample_gaps) {
+    if (st->msg.has_sample_gaps && st->msg.sample_gaps) {
         char d[32];
         fputs("  ", out);
-        put_counter(out, "sampler late", 1, st->sample_gaps);
+        put_counter(out, "sampler late", 1, st->msg.sample_gaps);
         fprintf(out,
                 " time(s), a carrier at most %s without a look: a park after attach, or a native or VM "
                 "block, shorter than that may be missing, and a carrier hog too\n",
-                units_format_duration((int64_t)st->sample_gap_max_ns, d, sizeof(d)));
+                units_format_duration((int64_t)st->msg.sample_gap_max_ns, d, sizeof(d)));
     }
-    if (st->has_hogs) { /* agents before hogs do not write it */
+    if (st->msg.has_hogs) { /* agents before hogs do not write it */
         fputs("  ", out);
-        put_counter(out, "carrier hogs reported", 1, st->hogs);
+        put_counter(out, "carrier hogs reported", 1, st->msg.hogs);
         fputc('\n', out);
     }
-    if (st->has_methods_dropped) {
+    if (st->msg.has_methods_dropped) {
         fputs("  ", out);
-        put_counter(out, "methods dropped", st->has_methods_dropped, st->methods_dropped);
+        put_counter(out, "methods dropped", st->msg.has_methods_dropped, st->msg.methods_dropped);
         fputc('\n', out);
-        if (st->methods_dropped)
+        if (st->msg.methods_dropped)
             fputs("  (stack frames named <unknown>: the method table was full; see the agent's methods= "
                   "option)\n",
                   out);
     }
-    if (st->has_pins_without_stack && st->pins_without_stack)
+    if (st->msg.has_pins_without_stack && st->msg.pins_without_stack)
         fputs("  (pins without stack: the agent could not take their stacks; the pins are reported, their sites "
               "have no culprit)\n",
               out);
@@ -629,9 +630,9 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
     put_deadlocks(out, s);
     if (sites.count == 0) {
         fputs("no pins reported", out);
-        if (s->has_stats && s->stats.has_pins_below_threshold && s->stats.pins_below_threshold > 0)
+        if (s->stats.has && s->stats.msg.has_pins_below_threshold && s->stats.msg.pins_below_threshold > 0)
             fprintf(out, " (%" PRIu64 " pin%s shorter than the threshold %s were counted only)",
-                    s->stats.pins_below_threshold, s->stats.pins_below_threshold == 1 ? "" : "s",
+                    s->stats.msg.pins_below_threshold, s->stats.msg.pins_below_threshold == 1 ? "" : "s",
                     units_format_duration((int64_t)s->threshold_ns, a, sizeof(a)));
         fputs("\n", out);
     } else {

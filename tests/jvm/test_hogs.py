@@ -156,6 +156,13 @@ def case_attach(jdk):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def stats_counters():
+    """The counters of message Stats in proto/vtpin.proto: its optional fields."""
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "proto", "vtpin.proto")) as f:
+        body = re.search(r"^message Stats \{(.*?)^\}", f.read(), re.S | re.M).group(1)
+    return set(re.findall(r"^\s*optional\s+\w+\s+(\w+)\s*=", body, re.M))
+
+
 def case_live(jdk):
     """Two virtual threads hog both carriers for 4 s: the collector shows them live (top and status
     --json, vtpin top, the metrics), and its starvation alert counts hogged carriers."""
@@ -179,6 +186,10 @@ def case_live(jdk):
         j = ask.wait_for(lambda: ask.jvm(r.proc.pid), lambda j: j and (j["agent_cost"] or {}).get("jvmti_calls", 0) >= 2,
                          timeout=10)
         check(j["agent_cost"]["cpu_ns"] > 0, "status says what the agent costs: %s" % j["agent_cost"])
+        # every counter of the agent's Stats, by the schema's names (the model the report keeps too)
+        j = ask.wait_for(lambda: ask.jvm(r.proc.pid), lambda j: j and (j["stats"] or {}).get("hogs") == 2, timeout=20)
+        check(set(j["stats"]) == stats_counters() | {"jvmti_calls"} and j["stats"]["pins"] is not None and
+              sum(j["stats"]["jvmti_calls"].values()) >= 2, "status has the agent's counters: %s" % j["stats"])
         text = subprocess.run([VTPIN, "top", "--once", "--socket", coll.socket], capture_output=True, text=True,
                               timeout=30).stdout
         check(text.count(" hog ") >= 2 and "CarrierHog.spin" in text, "vtpin top shows the hogs:\n" + text)

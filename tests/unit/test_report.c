@@ -646,8 +646,8 @@ static void test_load_sample(void)
     CHECK_UINT(s->n_pins, 3);
     CHECK_UINT(s->n_notices, 1);
     CHECK_UINT(s->unknown_refs, 0);
-    CHECK(s->has_stats);
-    CHECK_UINT(s->stats.pins_below_threshold, 2);
+    CHECK(s->stats.has);
+    CHECK_UINT(s->stats.msg.pins_below_threshold, 2);
     CHECK_INT(s->last_ns, 4 * SEC);
     if (s->n_pins == 3) {
         const struct recording_pin *p = &s->pins[0];
@@ -1247,8 +1247,9 @@ static void test_sample_gaps(void)
     struct recording *r = late_sampler_recording("late.vtp", 3, 45 * MS);
     if (!CHECK(r != NULL))
         return;
-    const struct recording_stats *st = &r->sessions[0]->stats;
-    CHECK(st->has_sample_gaps && st->sample_gaps == 3 && st->has_sample_gap_max_ns && st->sample_gap_max_ns == 45 * MS);
+    const struct session_stats *st = &r->sessions[0]->stats;
+    CHECK(st->msg.has_sample_gaps && st->msg.sample_gaps == 3 && st->msg.has_sample_gap_max_ns &&
+          st->msg.sample_gap_max_ns == 45 * MS);
     struct report_options o = {.top = 10};
     struct jsonread *doc = render_json_doc(r, &o, NULL);
     if (doc) {
@@ -1363,7 +1364,7 @@ static void test_hogs(void)
     CHECK_UINT(s->unmatched_ends, 0); /* the pins' counters stay the pins' */
     CHECK_UINT(s->duplicates, 0);
     CHECK_UINT(s->unknown_refs, 0);
-    CHECK(s->stats.has_hogs && s->stats.hogs == 3);
+    CHECK(s->stats.msg.has_hogs && s->stats.msg.hogs == 3);
     if (s->n_hogs == 3) {
         const struct recording_hog *h = &s->hogs[1];
         CHECK_UINT(h->id, 1);
@@ -1653,9 +1654,9 @@ static void test_lost_on_the_way_out(void)
     const struct recording_session *se = r->sessions[0];
     CHECK(recording_write_failed(se) != NULL);
     CHECK_CONTAINS(recording_write_failed(se), "No space left on device");
-    CHECK(se->stats.has_collector_dropped && se->stats.collector_dropped == 7);
-    CHECK(se->stats.has_reconnects && se->stats.reconnects == 2);
-    CHECK(se->stats.has_events_unwritten && se->stats.events_unwritten == 42);
+    CHECK(se->stats.msg.has_collector_dropped && se->stats.msg.collector_dropped == 7);
+    CHECK(se->stats.msg.has_reconnects && se->stats.msg.reconnects == 2);
+    CHECK(se->stats.msg.has_events_unwritten && se->stats.msg.events_unwritten == 42);
     /* pin 3 started at 3.5 s, its end unwritten: counted up to the failure (4 s), not the Goodbye (5 s) */
     for (size_t i = 0; i < se->n_pins; i++)
         if (se->pins[i].id == 3)

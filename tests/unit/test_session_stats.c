@@ -1,0 +1,119 @@
+/* Unit tests for proto/session_stats.c, the one model of an agent's counters that the
+ * collector and the report share: taken from a Stats message, read by name, and written to
+ * JSON by the schema's own descriptor (every counter of message Stats, null when not said). */
+#include "session_stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "common/json.h"
+#include "common/jsonread.h"
+
+static char *render(const struct session_stats *st)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    struct json j;
+    json_init(&j, out);
+    json_object_begin(&j);
+    session_stats_json(&j, st);
+    json_object_end(&j);
+    json_finish(&j);
+    fclose(out);
+    return text;
+}
+
+static void test_take_and_read(void)
+{
+    Vtpin__V1__JvmtiCalls c1 = VTPIN__V1__JVMTI_CALLS__INIT, c2 = VTPIN__V1__JVMTI_CALLS__INIT;
+    c1.function = "GetStackTrace";
+    c1.calls = 5;
+    c2.function = "GetObjectMonitorUsage";
+    c2.calls = 2;
+    Vtpin__V1__JvmtiCalls *calls[] = {&c1, &c2};
+    Vtpin__V1__Stats d = VTPIN__V1__STATS__INIT;
+    d.time_ns = 77;
+    d.has_pins = 1;
+    d.pins = 10;
+    d.has_pins_below_threshold = 1;
+    d.pins_below_threshold = 0; /* said, and zero: not the same as not said */
+    d.has_reconnects = 1;
+    d.reconnects = 3;
+    d.n_jvmti_calls = 2;
+    d.jvmti_calls = calls;
+
+    struct session_stats st = {0};
+    uint64_t v = 99;
+    CHECK_INT(session_stats_get(&st, "pins", &v), 0); /* nothing taken yet */
+    CHECK_UINT(v, 0);
+    session_stats_take(&st, &d);
+    CHECK(st.has);
+    CHECK(st.msg.jvmti_calls == NULL && st.msg.n_jvmti_calls == 0); /* no pointer into the caller's message */
+    CHECK_INT(st.msg.time_ns, 77);
+    CHECK_INT(session_stats_get(&st, "pins", &v), 1);
+    CHECK_UINT(v, 10);
+    CHECK_INT(session_stats_get(&st, "pins_below_threshold", &v), 1);
+    CHECK_UINT(v, 0);
+    CHECK_INT(session_stats_get(&st, "reconnects", &v), 1); /* a uint32 field */
+    CHECK_UINT(v, 3);
+    CHECK_INT(session_stats_get(&st, "hogs", &v), 0); /* not said */
+    CHECK_INT(session_stats_get(&st, "no_such_counter", &v), 0);
+    CHECK_INT(session_stats_get(&st, "time_ns", &v), 0); /* a timestamp, not a counter */
+    CHECK_INT(session_stats_get(&st, "jvmti_calls", &v), 0);
+    CHECK_UINT(session_stats_jvmti_total(&st), 7);
+}
+
+/* The JSON holds every counter the schema has, by its field name: one the schema gains appears
+ * with no change to the model or the renderer. */
+static void test_json_by_schema(void)
+{
+    Vtpin__V1__Stats d = VTPIN__V1__STATS__INIT;
+    d.time_ns = 1;
+    d.has_hogs = 1;
+    d.hogs = 4;
+    struct session_stats st = {0};
+    session_stats_take(&st, &d);
+    char *text = render(&st);
+    struct jsonread *tree = NULL;
+    char err[128];
+    if (!CHECK(text && jsonread_parse(text, strlen(text), &tree, err, sizeof(err)) == 0)) {
+        free(text);
+        return;
+    }
+    const ProtobufCMessageDescriptor *desc = &vtpin__v1__stats__descriptor;
+    size_t counters = 0;
+    for (unsigned i = 0; i < desc->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &desc->fields[i];
+        if (f->label != PROTOBUF_C_LABEL_OPTIONAL)
+            continue;
+        counters++;
+        const struct jsonread *v = jsonread_get(tree, f->name);
+        if (!CHECK(v != NULL))
+            fprintf(stderr, "  counter %s missing from %s\n", f->name, text);
+        else if (strcmp(f->name, "hogs") == 0)
+            CHECK_INT(jsonread_int(v, -1), 4);
+        else
+            CHECK(jsonread_is_null(v));
+    }
+    CHECK(counters >= 19);
+    CHECK(jsonread_get(tree, "time_ns") == NULL); /* the caller's */
+    CHECK(jsonread_get(tree, "jvmti_calls") != NULL && jsonread_is_null(jsonread_get(tree, "jvmti_calls")));
+    jsonread_free(tree);
+    free(text);
+    /* nothing taken: every counter null */
+    struct session_stats none = {0};
+    text = render(&none);
+    CHECK_CONTAINS(text, "\"pins\": null");
+    CHECK_CONTAINS(text, "\"hogs\": null");
+    free(text);
+}
+
+int main(void)
+{
+    test_take_and_read();
+    test_json_by_schema();
+    CHECK_MAIN_RETURN();
+}
