@@ -25,7 +25,6 @@ struct pending_notice {
 };
 
 static struct {
-    uint64_t stats_written;
     const struct writer_config *cfg;
     struct symbols *symbols;
     struct pending_notice notices[MAX_NOTICES];
@@ -129,8 +128,6 @@ static void fill_stats(Vtpin__V1__Stats *s)
     s->write_failures = out.write_failures;
     s->has_events_unwritten = 1;
     s->events_unwritten = out.events_unwritten;
-    s->has_writer_rounds = 1;
-    s->writer_rounds = ++session.stats_written;
     s->has_methods_dropped = 1;
     s->methods_dropped = symbols_methods_dropped(session.symbols);
     s->has_pins_without_stack = 1;

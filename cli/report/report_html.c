@@ -217,7 +217,6 @@ static void put_counters(struct json *j, const struct recording_session *s)
         {"mount records dropped", st->msg.has_transitions_dropped, st->msg.transitions_dropped},
         {"carriers started", st->msg.has_carriers_started, st->msg.carriers_started},
         {"compensations", st->msg.has_compensations, st->msg.compensations},
-        {"writer rounds", st->msg.has_writer_rounds, st->msg.writer_rounds},
         {"references to undefined ids", 1, s->unknown_refs},
         {"pin ends without a start", 1, s->unmatched_ends},
         {"duplicate pin events", 1, s->duplicates},

@@ -512,7 +512,6 @@ static void put_counters(FILE *out, const struct recording_session *s)
     if (s->parallelism)
         fprintf(out, " (parallelism %" PRIu32 ")", s->parallelism);
     put_counter(out, ", compensations", st->msg.has_compensations, st->msg.compensations);
-    put_counter(out, ", writer rounds", st->msg.has_writer_rounds, st->msg.writer_rounds);
     fputc('\n', out);
     if ((st->msg.has_events_dropped && st->msg.events_dropped) ||
         (st->msg.has_stacks_dropped && st->msg.stacks_dropped))
