@@ -32,28 +32,6 @@ int jvms_new(struct jvms **out, const struct jvms_config *cfg)
     return 0;
 }
 
-/* A deep copy of src into dst (freeing what dst held). 0 or -ENOMEM (dst unchanged). */
-static int hello_copy(struct session_hello *dst, const struct session_hello *src)
-{
-    struct session_hello h = *src;
-    h.java_version = strdup(src->java_version);
-    h.vm_name = strdup(src->vm_name);
-    h.vm_version = strdup(src->vm_version);
-    h.vm_vendor = strdup(src->vm_vendor);
-    h.host = strdup(src->host);
-    h.agent_version = strdup(src->agent_version);
-    h.options = strdup(src->options);
-    h.app = strdup(src->app);
-    if (!h.java_version || !h.vm_name || !h.vm_version || !h.vm_vendor || !h.host || !h.agent_version || !h.options ||
-        !h.app) {
-        session_hello_fini(&h);
-        return -ENOMEM;
-    }
-    session_hello_fini(dst);
-    *dst = h;
-    return 0;
-}
-
 static size_t str_bytes(const char *s)
 {
     return s ? strlen(s) + 1 : 0;
@@ -63,10 +41,7 @@ static size_t str_bytes(const char *s)
  * counted there, not at every event. */
 static void count_strings(struct jvm *j)
 {
-    const struct session_hello *h = &j->hello;
-    j->string_bytes = str_bytes(h->java_version) + str_bytes(h->vm_name) + str_bytes(h->vm_version) +
-                      str_bytes(h->vm_vendor) + str_bytes(h->host) + str_bytes(h->agent_version) +
-                      str_bytes(h->options) + str_bytes(h->app) + str_bytes(j->recording);
+    j->string_bytes = session_hello_bytes(&j->hello) + str_bytes(j->recording);
 }
 
 /* What j's tables hold now, as charged to the budget (idmap entries at about 32 bytes). */
@@ -268,7 +243,7 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
         j->pinstats = pinstats_new();
         j->pinprofile = pinprofile_new(r->cfg.window_ns);
         if (!j->occ || !j->carrier_pins || !j->carrier_hogs || !j->pinstats || !j->pinprofile ||
-            hello_copy(&j->hello, h) != 0) {
+            session_hello_copy(&j->hello, h) != 0) {
             jvm_free(j);
             return -ENOMEM;
         }
@@ -289,7 +264,8 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
         r->count++;
     } else if (h->connection >= j->hello.connection || !j->owner) {
         /* the newest connection describes the JVM */
-        if ((rc = hello_copy(&j->hello, h)) != 0 || (rc = end_pins(j, j->disconnected_at ? j->disconnected_at : now)))
+        if ((rc = session_hello_copy(&j->hello, h)) != 0 ||
+            (rc = end_pins(j, j->disconnected_at ? j->disconnected_at : now)))
             return rc;
         count_strings(j);
         j->ident = *id;

@@ -82,55 +82,17 @@ int session_classify_first(const WireEvent *ev, char *why, size_t whylen)
     return SESSION_FIRST_AGENT;
 }
 
-static char *dup_or_empty(const char *s)
-{
-    return strdup(s ? s : "");
-}
-
-void session_hello_fini(struct session_hello *h)
-{
-    free(h->java_version);
-    free(h->vm_name);
-    free(h->vm_version);
-    free(h->vm_vendor);
-    free(h->host);
-    free(h->agent_version);
-    free(h->options);
-    free(h->app);
-    memset(h, 0, sizeof(*h));
-}
-
 int session_new(struct session **out, const Vtpin__V1__Hello *hi, const struct session_limits *limits)
 {
     struct session *s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
-    struct session_hello *h = &s->hello;
     s->limits = *limits;
-    h->schema_version = hi->schema_version;
-    h->pid = hi->pid;
-    h->java_version = dup_or_empty(hi->java_version);
-    h->vm_name = dup_or_empty(hi->vm_name);
-    h->vm_version = dup_or_empty(hi->vm_version);
-    h->vm_vendor = dup_or_empty(hi->vm_vendor);
-    h->host = dup_or_empty(hi->host);
-    h->agent_version = dup_or_empty(hi->agent_version);
-    h->options = dup_or_empty(hi->options);
-    h->app = dup_or_empty(hi->app);
-    h->mode = hi->has_mode ? (int)hi->mode : 0;
-    h->occupancy = hi->has_occupancy ? (int)hi->occupancy : 0;
-    h->start_unix_ns = hi->has_start_unix_ns ? hi->start_unix_ns : 0;
-    h->start_mono_ns = hi->has_start_mono_ns ? hi->start_mono_ns : 0;
-    h->threshold_ns = hi->has_threshold_ns ? hi->threshold_ns : 0;
-    h->sample_interval_ns = hi->has_sample_interval_ns ? hi->sample_interval_ns : 0;
-    h->jdk_feature = hi->has_jdk_feature ? hi->jdk_feature : 0;
-    h->parallelism = hi->has_parallelism ? hi->parallelism : 0;
-    h->connection = hi->has_connection ? hi->connection : 0;
+    int failed = session_hello_take(&s->hello, hi) != 0;
     s->strings = idmap_new();
     s->methods = idmap_new();
     s->stacks = idmap_new();
-    if (!h->java_version || !h->vm_name || !h->vm_version || !h->vm_vendor || !h->host || !h->agent_version ||
-        !h->options || !h->app || !s->strings || !s->methods || !s->stacks) {
+    if (failed || !s->strings || !s->methods || !s->stacks) {
         session_free(s);
         return -ENOMEM;
     }

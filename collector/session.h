@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "session_hello.h"
+
 #include "wire.h"
 
 struct budget;
@@ -32,18 +34,6 @@ struct session_limits {
                              .max_frames = 1u << 20})
 
 /* What a Hello said, strings owned (never NULL: "" when absent). */
-struct session_hello {
-    uint32_t schema_version;
-    int64_t pid;
-    char *java_version, *vm_name, *vm_version, *vm_vendor, *host, *agent_version, *options;
-    char *app;     /* main class or jar ("" when the agent did not say) */
-    int mode;      /* vtpin.v1.LoadMode */
-    int occupancy; /* vtpin.v1.OccupancySource */
-    int64_t start_unix_ns, start_mono_ns;
-    uint64_t threshold_ns, sample_interval_ns;
-    uint32_t jdk_feature, parallelism;
-    uint32_t connection;
-};
 
 struct session;
 
@@ -62,8 +52,6 @@ int session_classify_first(const WireEvent *ev, char *why, size_t whylen);
 int session_new(struct session **out, const Vtpin__V1__Hello *hello, const struct session_limits *limits);
 void session_free(struct session *s);
 const struct session_hello *session_hello(const struct session *s);
-/* Frees the strings a session_hello owns and zeroes it. */
-void session_hello_fini(struct session_hello *h);
 
 /* Takes a StringDef, MethodDef or StackDef. 1 if ev was a definition
  * (kept or dropped by a limit), 0 if it is another event, -ENOMEM. */

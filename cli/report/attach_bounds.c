@@ -128,7 +128,7 @@ static void cut_at_waits(const struct recording_session *s, const size_t *waits,
 int attach_bound_samples(struct recording_session *s)
 {
     s->pins_sampled = s->pins_bounded = 0;
-    if (s->mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_pins == 0)
+    if (s->hello.mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_pins == 0)
         return 0;
     size_t nw = 0, np = 0, nsampled = 0;
     size_t *waits = malloc(s->n_pins * sizeof(*waits));

@@ -78,7 +78,7 @@ static int64_t covered(const struct span *v, size_t n, int64_t lo, int64_t hi)
 int kernel_held(const struct recording_session *s, int32_t tid, struct kernel_held *out)
 {
     memset(out, 0, sizeof(*out));
-    out->known = s->has_thread_layout && s->ktimes;
+    out->known = s->hello.has_thread_layout && s->ktimes;
     struct span *spans = NULL;
     size_t n = 0;
     for (size_t i = 0; i < s->n_kintervals; i++) {
@@ -147,9 +147,10 @@ int kernel_held_notices(struct recording_session *s)
         const char *name = recording_carrier_name(s, tid);
         char a[32], b[32], c[32], stack[1024], below[160] = "";
         if (s->stats.has && s->stats.msg.has_pins_below_threshold && s->stats.msg.pins_below_threshold &&
-            s->has_threshold)
+            s->hello.has_threshold)
             snprintf(below, sizeof(below), "; %" PRIu64 " pins below the threshold (%s) were not reported",
-                     s->stats.msg.pins_below_threshold, units_format_duration((int64_t)s->threshold_ns, c, sizeof(c)));
+                     s->stats.msg.pins_below_threshold,
+                     units_format_duration((int64_t)s->hello.threshold_ns, c, sizeof(c)));
         put_stack(stack, sizeof(stack), k);
         char text[2048];
         snprintf(text, sizeof(text),

@@ -80,7 +80,7 @@ static int join_parks(struct recording_session *s, const struct recording_pin *p
                       size_t *cap)
 {
     const struct recording_pin *prev =
-        p->split_from || s->mode != VTPIN__V1__LOAD_MODE__ATTACH ? NULL : previous_pin(s, p);
+        p->split_from || s->hello.mode != VTPIN__V1__LOAD_MODE__ATTACH ? NULL : previous_pin(s, p);
     pk->first_park = s->n_kparks;
     for (size_t i = 0; i < s->n_kintervals; i++) {
         const struct recording_kinterval *k = &s->kintervals[i];

@@ -12,7 +12,9 @@
 /* The agent's sample period, as its Hello said (bounded: the file may say anything). */
 static int64_t sample_period(const struct recording_session *s)
 {
-    return s->sample_interval_ns && s->sample_interval_ns < 10000000000ull ? (int64_t)s->sample_interval_ns : 10000000;
+    return s->hello.sample_interval_ns && s->hello.sample_interval_ns < 10000000000ull
+               ? (int64_t)s->hello.sample_interval_ns
+               : 10000000;
 }
 
 static int is_sleep(const struct recording_kinterval *k)
@@ -235,7 +237,7 @@ static size_t claim_sleeps(struct park_split *w, const size_t *cand, size_t nc)
                 break;
             if (w->owner[w->ks[i]] || !can_be_park_of(k, p))
                 continue;
-            if (s->has_threshold && (uint64_t)recording_sat_sub(k->end_ns, k->start_ns) < s->threshold_ns) {
+            if (s->hello.has_threshold && (uint64_t)recording_sat_sub(k->end_ns, k->start_ns) < s->hello.threshold_ns) {
                 w->owner[w->ks[i]] = SIZE_MAX; /* a park too short to report, as at startup */
                 continue;
             }
@@ -326,7 +328,7 @@ static int replace_pins(struct park_split *w, size_t pieces)
 
 int kernel_split_parks(struct recording_session *s)
 {
-    if (s->mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_kintervals == 0 || s->n_pins == 0)
+    if (s->hello.mode != VTPIN__V1__LOAD_MODE__ATTACH || s->n_kintervals == 0 || s->n_pins == 0)
         return 0;
     struct park_split w = {.s = s, .period = sample_period(s)};
     int rc = -ENOMEM;

@@ -41,10 +41,10 @@ int64_t recording_sat_sub(int64_t a, int64_t b)
 int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_t *unix_ns)
 {
     int64_t delta, r;
-    if (!s->has_clock)
+    if (!s->hello.has_clock)
         return -ENOENT;
-    if (__builtin_sub_overflow(mono_ns, s->start_mono_ns, &delta) ||
-        __builtin_add_overflow(s->start_unix_ns, delta, &r))
+    if (__builtin_sub_overflow(mono_ns, s->hello.start_mono_ns, &delta) ||
+        __builtin_add_overflow(s->hello.start_unix_ns, delta, &r))
         return -ERANGE;
     *unix_ns = r;
     return 0;
@@ -169,17 +169,7 @@ static void session_free(struct recording_session *s)
 {
     if (!s)
         return;
-    free(s->java_version);
-    free(s->vm_name);
-    free(s->vm_version);
-    free(s->vm_vendor);
-    free(s->host);
-    free(s->agent_version);
-    free(s->options);
-    free(s->app);
-    for (size_t i = 0; i < s->n_capabilities_missing; i++)
-        free(s->capabilities_missing[i]);
-    free(s->capabilities_missing);
+    session_hello_fini(&s->hello);
     content_free(s);
     for (size_t i = 0; i < s->n_notices; i++) {
         free(s->notices[i].code);
@@ -278,40 +268,10 @@ static int apply_hello(struct recording *r, struct recording_session **cur, cons
         *cur = s;
     }
     s->has_hello = 1;
-    s->schema_version = h->schema_version;
-    s->pid = h->pid;
-    if ((rc = dup_str(h->java_version, &s->java_version)) || (rc = dup_str(h->vm_name, &s->vm_name)) ||
-        (rc = dup_str(h->vm_version, &s->vm_version)) || (rc = dup_str(h->vm_vendor, &s->vm_vendor)) ||
-        (rc = dup_str(h->host, &s->host)) || (rc = dup_str(h->agent_version, &s->agent_version)) ||
-        (rc = dup_str(h->options, &s->options)) || (rc = dup_str(h->app, &s->app)))
+    if ((rc = session_hello_take(&s->hello, h)))
         return rc;
-    s->mode = h->has_mode ? (int)h->mode : 0;
-    if (h->has_start_unix_ns && h->has_start_mono_ns) {
-        s->has_clock = 1;
-        s->start_unix_ns = h->start_unix_ns;
-        s->start_mono_ns = h->start_mono_ns;
-        note_time(s, h->start_mono_ns);
-    }
-    s->has_threshold = h->has_threshold_ns;
-    s->threshold_ns = h->threshold_ns;
-    s->jdk_feature = h->has_jdk_feature ? h->jdk_feature : 0;
-    s->parallelism = h->has_parallelism ? h->parallelism : 0;
-    s->occupancy_source = h->has_occupancy ? (int)h->occupancy : 0;
-    s->sample_interval_ns = h->has_sample_interval_ns ? h->sample_interval_ns : 0;
-    s->has_thread_layout = h->thread_layout != NULL;
-    s->occupancy_interval_ns =
-        h->has_occupancy_sample_interval_ns ? h->occupancy_sample_interval_ns : s->sample_interval_ns;
-    if (h->n_capabilities_missing > 0) {
-        s->capabilities_missing = calloc(h->n_capabilities_missing, sizeof(char *));
-        if (!s->capabilities_missing)
-            return -ENOMEM;
-        for (size_t i = 0; i < h->n_capabilities_missing; i++) {
-            if ((rc = dup_str(h->capabilities_missing[i] ? h->capabilities_missing[i] : "",
-                              &s->capabilities_missing[i])))
-                return rc;
-            s->n_capabilities_missing++;
-        }
-    }
+    if (s->hello.has_clock)
+        note_time(s, s->hello.start_mono_ns);
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "session_hello.h"
 #include "session_stats.h"
 
 #define RECORDING_MAX_FRAME (16u << 20)
@@ -223,18 +224,7 @@ struct recording_occupancy {
 
 struct recording_session {
     int has_hello;
-    uint32_t schema_version;
-    int64_t pid;
-    char *java_version, *vm_name, *vm_version, *vm_vendor, *host, *agent_version, *options; /* NULL: absent */
-    char *app; /* main class or jar (Hello.app); NULL: absent */
-    int mode;  /* a Vtpin__V1__LoadMode value */
-    int has_clock;
-    int64_t start_unix_ns, start_mono_ns;
-    int has_threshold;
-    uint64_t threshold_ns;
-    uint32_t jdk_feature, parallelism; /* 0: unknown */
-    char **capabilities_missing;
-    size_t n_capabilities_missing;
+    struct session_hello hello; /* the Hello (proto/session_hello.h); zero before one */
 
     struct recording_pin *pins; /* in the order they started in the file */
     size_t n_pins;
@@ -244,13 +234,9 @@ struct recording_session {
     size_t n_notices;
     struct session_stats stats; /* the last Stats, or the Goodbye's (proto/session_stats.h) */
     int has_goodbye;
-    int skipped;          /* not kept (recording_load_session): its Hello, Stats, notices and end only */
-    int damaged;          /* a damaged frame cut this session short (what follows up to the next magic is skipped) */
-    uint64_t damaged_at;  /* its byte offset in the file */
-    int occupancy_source; /* a Vtpin__V1__OccupancySource value from the Hello */
-    uint64_t sample_interval_ns;        /* 0: not said */
-    int has_thread_layout;              /* the Hello gave it: a kernel view read the carriers' JavaThreads */
-    uint64_t occupancy_interval_ns;     /* sampled occupancy's period; older agents: sample_interval_ns */
+    int skipped;         /* not kept (recording_load_session): its Hello, Stats, notices and end only */
+    int damaged;         /* a damaged frame cut this session short (what follows up to the next magic is skipped) */
+    uint64_t damaged_at; /* its byte offset in the file */
     struct recording_carrier *carriers; /* in the order announced; one per tid */
     size_t n_carriers;
     struct recording_occupancy *occupancy;

@@ -257,11 +257,11 @@ int report_main(int argc, char **argv)
     }
     o.session = session ? session - 1 : r->n_sessions - 1;
     const struct recording_session *s = r->sessions[o.session];
-    if (s->has_hello && s->schema_version > WIRE_SCHEMA_VERSION)
+    if (s->has_hello && s->hello.schema_version > WIRE_SCHEMA_VERSION)
         fprintf(stderr,
                 "vtpin report: warning: %s: written with wire schema %u, this vtpin reads schema %u: "
                 "some information may be missing\n",
-                r->path, (unsigned)s->schema_version, (unsigned)WIRE_SCHEMA_VERSION);
+                r->path, (unsigned)s->hello.schema_version, (unsigned)WIRE_SCHEMA_VERSION);
     o.all_sessions = format == FORMAT_PPROF && !session;
     if (!session && r->n_sessions > 1 && !o.all_sessions)
         fprintf(stderr, "vtpin report: note: %s holds %zu sessions; reporting the last (--session N for another)\n",

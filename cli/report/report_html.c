@@ -92,27 +92,27 @@ static void put_jvm(struct json *j, const struct recording *r, const struct reco
     int64_t unix_ns = 0;
     json_key(j, "jvm");
     json_object_begin(j);
-    json_kv_int(j, "pid", s->has_hello ? s->pid : 0);
-    json_kv_string(j, "java", s->java_version);
-    json_kv_string(j, "vm", s->vm_name);
-    json_kv_string(j, "vendor", s->vm_vendor);
-    json_kv_string(j, "host", s->host);
-    json_kv_string(j, "mode", wire_mode_name(s->mode));
-    json_kv_string(j, "agent", s->agent_version);
-    json_kv_string(j, "options", s->options);
-    json_kv_int(j, "parallelism", s->parallelism);
+    json_kv_int(j, "pid", s->has_hello ? s->hello.pid : 0);
+    json_kv_string(j, "java", s->hello.java_version);
+    json_kv_string(j, "vm", s->hello.vm_name);
+    json_kv_string(j, "vendor", s->hello.vm_vendor);
+    json_kv_string(j, "host", s->hello.host);
+    json_kv_string(j, "mode", wire_mode_name(s->hello.mode));
+    json_kv_string(j, "agent", s->hello.agent_version);
+    json_kv_string(j, "options", s->hello.options);
+    json_kv_int(j, "parallelism", s->hello.parallelism);
     json_object_end(j);
     json_key(j, "recording");
     json_object_begin(j);
     json_kv_string(j, "file", r->path);
-    if (s->has_clock && s->has_time && recording_unix_ns(s, s->first_ns, &unix_ns) == 0)
+    if (s->hello.has_clock && s->has_time && recording_unix_ns(s, s->first_ns, &unix_ns) == 0)
         json_kv_int(j, "start_unix_ms", unix_ns / 1000000);
     json_kv_int(j, "duration_ns", s->has_time ? recording_sat_sub(s->last_ns, s->first_ns) : 0);
     json_kv_bool(j, "truncated", r->truncated);
     json_kv_bool(j, "complete", s->has_goodbye && !r->truncated);
-    int known_occ = s->occupancy_source >= 0 && s->occupancy_source <= 2 && s->has_hello;
-    json_kv_string(j, "occupancy", known_occ ? occ[s->occupancy_source] : NULL);
-    json_kv_int(j, "threshold_ns", s->has_threshold ? (int64_t)s->threshold_ns : -1);
+    int known_occ = s->hello.occupancy >= 0 && s->hello.occupancy <= 2 && s->has_hello;
+    json_kv_string(j, "occupancy", known_occ ? occ[s->hello.occupancy] : NULL);
+    json_kv_int(j, "threshold_ns", s->hello.has_threshold ? (int64_t)s->hello.threshold_ns : -1);
     json_object_end(j);
 }
 
@@ -606,8 +606,8 @@ int report_html(FILE *out, const struct recording *r, const struct report_option
         return rc;
     }
     char heading[300];
-    snprintf(heading, sizeof(heading), "vtpin: JVM %" PRId64 "%s%s", s->has_hello ? s->pid : 0,
-             s->java_version ? ", java " : "", s->java_version ? s->java_version : "");
+    snprintf(heading, sizeof(heading), "vtpin: JVM %" PRId64 "%s%s", s->has_hello ? s->hello.pid : 0,
+             s->hello.java_version ? ", java " : "", s->hello.java_version ? s->hello.java_version : "");
     const char *tpl = report_html_template;
     for (;;) { /* the page with its markers replaced */
         const char *title = strstr(tpl, TITLE_MARKER), *mark = strstr(tpl, DATA_MARKER);

@@ -91,31 +91,31 @@ static void put_jvm(struct json *j, const struct recording_session *s)
     json_object_begin(j);
     json_key(j, "pid");
     if (s->has_hello)
-        json_int(j, s->pid);
+        json_int(j, s->hello.pid);
     else
         json_null(j);
-    json_kv_string(j, "java_version", s->java_version);
-    json_kv_string(j, "vm", s->vm_name);
-    json_kv_string(j, "vm_version", s->vm_version);
-    json_kv_string(j, "vendor", s->vm_vendor);
-    json_kv_string(j, "mode", wire_mode_name(s->mode));
-    json_kv_string(j, "host", s->host);
-    json_kv_string(j, "options", s->options);
-    json_kv_string(j, "agent_version", s->agent_version);
+    json_kv_string(j, "java_version", s->hello.java_version);
+    json_kv_string(j, "vm", s->hello.vm_name);
+    json_kv_string(j, "vm_version", s->hello.vm_version);
+    json_kv_string(j, "vendor", s->hello.vm_vendor);
+    json_kv_string(j, "mode", wire_mode_name(s->hello.mode));
+    json_kv_string(j, "host", s->hello.host);
+    json_kv_string(j, "options", s->hello.options);
+    json_kv_string(j, "agent_version", s->hello.agent_version);
     json_key(j, "jdk_feature");
-    if (s->jdk_feature)
-        json_uint(j, s->jdk_feature);
+    if (s->hello.jdk_feature)
+        json_uint(j, s->hello.jdk_feature);
     else
         json_null(j);
     json_key(j, "parallelism");
-    if (s->parallelism)
-        json_uint(j, s->parallelism);
+    if (s->hello.parallelism)
+        json_uint(j, s->hello.parallelism);
     else
         json_null(j);
     json_key(j, "capabilities_missing");
     json_array_begin_inline(j);
-    for (size_t i = 0; i < s->n_capabilities_missing; i++)
-        json_string(j, s->capabilities_missing[i]);
+    for (size_t i = 0; i < s->hello.n_capabilities_missing; i++)
+        json_string(j, s->hello.capabilities_missing[i]);
     json_array_end(j);
     json_object_end(j);
 }
@@ -126,7 +126,7 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_key(j, "recording");
     json_object_begin(j);
     json_kv_string(j, "file", r->path);
-    kv_unix_ns(j, "start_unix_ns", s, s->has_clock, s->start_mono_ns);
+    kv_unix_ns(j, "start_unix_ns", s, s->hello.has_clock, s->hello.start_mono_ns);
     kv_unix_ns(j, "end_unix_ns", s, s->has_time, s->last_ns);
     json_key(j, "duration_ns");
     if (s->has_time)
@@ -473,8 +473,8 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
     json_kv_string(&j, "schema", REPORT_JSON_SCHEMA);
     put_jvm(&j, s);
     json_key(&j, "threshold_ns");
-    if (s->has_threshold)
-        json_uint(&j, s->threshold_ns);
+    if (s->hello.has_threshold)
+        json_uint(&j, s->hello.threshold_ns);
     else
         json_null(&j);
     put_recording(&j, r, s, o);

@@ -41,8 +41,8 @@ static void event_begin(struct json *j, const char *ph, const char *cat, const c
 static void put_metadata(struct json *j, int64_t pid, const struct recording_session *s, const struct timeline *t)
 {
     char name[256];
-    snprintf(name, sizeof(name), "JVM %" PRId64 "%s%s", pid, s->java_version ? " java " : "",
-             s->java_version ? s->java_version : "");
+    snprintf(name, sizeof(name), "JVM %" PRId64 "%s%s", pid, s->hello.java_version ? " java " : "",
+             s->hello.java_version ? s->hello.java_version : "");
     event_begin(j, "M", NULL, "process_name", pid, 0);
     json_key(j, "args");
     json_object_begin_inline(j);
@@ -202,7 +202,7 @@ int report_perfetto(FILE *out, const struct recording *r, const struct report_op
     int rc = timeline_build(s, &t);
     if (rc)
         return rc;
-    int64_t pid = s->has_hello && s->pid > 0 ? s->pid : 1;
+    int64_t pid = s->has_hello && s->hello.pid > 0 ? s->hello.pid : 1;
     int64_t origin = s->has_time ? s->first_ns : 0;
     int64_t origin_unix = 0;
 
@@ -233,10 +233,10 @@ int report_perfetto(FILE *out, const struct recording *r, const struct report_op
     char pid_text[32];
     snprintf(pid_text, sizeof(pid_text), "%" PRId64, pid);
     json_kv_string(&j, "pid", pid_text);
-    if (s->java_version)
-        json_kv_string(&j, "java_version", s->java_version);
-    if (s->host)
-        json_kv_string(&j, "host", s->host);
+    if (s->hello.java_version)
+        json_kv_string(&j, "java_version", s->hello.java_version);
+    if (s->hello.host)
+        json_kv_string(&j, "host", s->hello.host);
     json_object_end(&j);
     json_object_end(&j);
     rc = json_finish(&j);

@@ -139,11 +139,11 @@ static int add_session(struct pprof_builder *b, const struct recording_session *
     struct pprof_label labels[5];
     size_t n_labels = 3;
     if (s->has_hello) {
-        snprintf(pid, sizeof(pid), "%" PRId64, s->pid);
+        snprintf(pid, sizeof(pid), "%" PRId64, s->hello.pid);
         labels[n_labels++] = (struct pprof_label){.key = "pid", .str = pid};
     }
-    if (s->app && *s->app)
-        labels[n_labels++] = (struct pprof_label){.key = "app", .str = s->app};
+    if (s->hello.app && *s->hello.app)
+        labels[n_labels++] = (struct pprof_label){.key = "app", .str = s->hello.app};
     for (size_t i = 0; i < s->n_pins; i++) {
         int rc = add_pin(b, s, &s->pins[i], locs, labels, n_labels);
         if (rc)

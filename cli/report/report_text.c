@@ -144,49 +144,50 @@ static void put_header(FILE *out, const struct recording *r, const struct record
 
     fputs("  jvm        ", out);
     if (s->has_hello) {
-        fprintf(out, "pid %" PRId64, s->pid);
-        if (s->host) {
+        fprintf(out, "pid %" PRId64, s->hello.pid);
+        if (s->hello.host) {
             fputs(" on ", out);
-            put(out, s->host);
+            put(out, s->hello.host);
         }
         fputs(", java ", out);
-        put(out, s->java_version ? s->java_version : "?");
-        if (s->vm_name || s->vm_version) {
+        put(out, s->hello.java_version ? s->hello.java_version : "?");
+        if (s->hello.vm_name || s->hello.vm_version) {
             fputs(", ", out);
-            put(out, s->vm_name ? s->vm_name : "?");
+            put(out, s->hello.vm_name ? s->hello.vm_name : "?");
             fputc(' ', out);
-            put(out, s->vm_version ? s->vm_version : "");
+            put(out, s->hello.vm_version ? s->hello.vm_version : "");
         }
-        if (s->vm_vendor) {
+        if (s->hello.vm_vendor) {
             fputs(" (", out);
-            put(out, s->vm_vendor);
+            put(out, s->hello.vm_vendor);
             fputc(')', out);
         }
         fputc('\n', out);
         fputs("  agent      ", out);
         fputs("vtpin ", out);
-        put(out, s->agent_version ? s->agent_version : "?");
-        const char *mode = wire_mode_name(s->mode);
+        put(out, s->hello.agent_version ? s->hello.agent_version : "?");
+        const char *mode = wire_mode_name(s->hello.mode);
         fprintf(out, ", %s",
-                !mode                                     ? "load mode ?"
-                : s->mode == VTPIN__V1__LOAD_MODE__ATTACH ? "attached"
-                : s->mode == VTPIN__V1__LOAD_MODE__KERNEL ? "none loaded: the collector's kernel view (zero-touch)"
-                                                          : "loaded at startup");
-        if (s->has_threshold && s->threshold_ns == 0)
+                !mode                                           ? "load mode ?"
+                : s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH ? "attached"
+                : s->hello.mode == VTPIN__V1__LOAD_MODE__KERNEL
+                    ? "none loaded: the collector's kernel view (zero-touch)"
+                    : "loaded at startup");
+        if (s->hello.has_threshold && s->hello.threshold_ns == 0)
             fputs(", threshold 0 (every pin)", out);
-        else if (s->has_threshold)
-            fprintf(out, ", threshold %s", units_format_duration((int64_t)s->threshold_ns, d, sizeof(d)));
-        if (s->options) {
+        else if (s->hello.has_threshold)
+            fprintf(out, ", threshold %s", units_format_duration((int64_t)s->hello.threshold_ns, d, sizeof(d)));
+        if (s->hello.options) {
             fputs(", options \"", out);
-            put(out, s->options);
+            put(out, s->hello.options);
             fputc('"', out);
         }
         fputc('\n', out);
-        if (s->n_capabilities_missing > 0) {
+        if (s->hello.n_capabilities_missing > 0) {
             fputs("  missing    ", out);
-            for (size_t i = 0; i < s->n_capabilities_missing; i++) {
+            for (size_t i = 0; i < s->hello.n_capabilities_missing; i++) {
                 fputs(i ? ", " : "", out);
-                put(out, s->capabilities_missing[i]);
+                put(out, s->hello.capabilities_missing[i]);
             }
             fputs(" (see notices)\n", out);
         }
@@ -196,7 +197,7 @@ static void put_header(FILE *out, const struct recording *r, const struct record
 
     fputs("  recording  ", out);
     int64_t start_unix;
-    int have_start = s->has_clock && recording_unix_ns(s, s->start_mono_ns, &start_unix) == 0;
+    int have_start = s->hello.has_clock && recording_unix_ns(s, s->hello.start_mono_ns, &start_unix) == 0;
     if (have_start) {
         put_wall_clock(out, start_unix);
         fputs(", ", out);
@@ -415,9 +416,9 @@ static int put_hogs(FILE *out, const struct recording_session *s, const struct r
     if (hogs.ongoing)
         fprintf(out, ", %" PRIu64 " still running at the end", hogs.ongoing);
     fputs(" (virtual threads that kept their carrier on CPU without unmounting, nothing pinned", out);
-    if (s->sample_interval_ns)
+    if (s->hello.sample_interval_ns)
         fprintf(out, "; timed by samples every %s",
-                units_format_duration((int64_t)s->sample_interval_ns, b, sizeof(b)));
+                units_format_duration((int64_t)s->hello.sample_interval_ns, b, sizeof(b)));
     fputs(")\n", out);
     size_t shown = o->top && o->top < hogs.count ? o->top : hogs.count;
     for (size_t i = 0; i < shown; i++) {
@@ -438,7 +439,7 @@ static int put_hogs(FILE *out, const struct recording_session *s, const struct r
         fputc('\n', out);
         /* sampled occupancy counts mounts only near hog=: earlier, a thread given its carrier straight
          * back looks the same as one that held it */
-        if (s->occupancy_source != VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT &&
+        if (s->hello.occupancy != VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT &&
             recording_hog_seen_unmounting(g->example))
             fputs("    seen unmounting as it was reported (VirtualThread.yieldContinuation): without counted mounts\n"
                   "    for all of its run it may have yielded or parked and been given its carrier straight back\n"
@@ -471,9 +472,9 @@ static void put_self_cost(FILE *out, const struct recording_session *s)
     char cpu[32], span[32];
     fputs("  the agent's own cost:", out);
     if (st->msg.has_agent_cpu_ns) {
-        int64_t recorded = st->msg.time_ns - s->start_mono_ns;
+        int64_t recorded = st->msg.time_ns - s->hello.start_mono_ns;
         fprintf(out, " writer thread CPU %s", units_format_duration((int64_t)st->msg.agent_cpu_ns, cpu, sizeof(cpu)));
-        if (s->has_clock && recorded > 0)
+        if (s->hello.has_clock && recorded > 0)
             fprintf(out, " (%.1f %% of %s recorded)", 100.0 * (double)st->msg.agent_cpu_ns / (double)recorded,
                     units_format_duration(recorded, span, sizeof(span)));
         fputc(';', out);
@@ -509,8 +510,8 @@ static void put_counters(FILE *out, const struct recording_session *s)
         put_counter(out, ", mount records dropped (exact occupancy: ring= full)", 1, st->msg.transitions_dropped);
     fputs("\n  ", out);
     put_counter(out, "carriers started", st->msg.has_carriers_started, st->msg.carriers_started);
-    if (s->parallelism)
-        fprintf(out, " (parallelism %" PRIu32 ")", s->parallelism);
+    if (s->hello.parallelism)
+        fprintf(out, " (parallelism %" PRIu32 ")", s->hello.parallelism);
     put_counter(out, ", compensations", st->msg.has_compensations, st->msg.compensations);
     fputc('\n', out);
     if ((st->msg.has_events_dropped && st->msg.events_dropped) ||
@@ -633,7 +634,7 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
         if (s->stats.has && s->stats.msg.has_pins_below_threshold && s->stats.msg.pins_below_threshold > 0)
             fprintf(out, " (%" PRIu64 " pin%s shorter than the threshold %s were counted only)",
                     s->stats.msg.pins_below_threshold, s->stats.msg.pins_below_threshold == 1 ? "" : "s",
-                    units_format_duration((int64_t)s->threshold_ns, a, sizeof(a)));
+                    units_format_duration((int64_t)s->hello.threshold_ns, a, sizeof(a)));
         fputs("\n", out);
     } else {
         fprintf(out, "%" PRIu64 " pin%s at %zu site%s, %s pinned in total", sites.pins, sites.pins == 1 ? "" : "s",
@@ -652,7 +653,7 @@ int report_text(FILE *out, const struct recording *r, const struct report_option
                     "(after attach: %" PRIu64 " park pin%s timed by sampling every %s, start and end each to one "
                     "period%s; a collector with the kernel view times them exactly)\n",
                     s->pins_sampled, s->pins_sampled == 1 ? "" : "s",
-                    units_format_duration((int64_t)s->sample_interval_ns, period, sizeof(period)),
+                    units_format_duration((int64_t)s->hello.sample_interval_ns, period, sizeof(period)),
                     s->pins_bounded
                         ? ", cut where the monitor events, another carrier's samples or the kernel prove them over"
                         : "");

@@ -426,9 +426,9 @@ int64_t timeline_occupancy_end(const struct recording_session *s, const struct t
     if (i + 1 < l->n_occ)
         return s->occupancy[l->occ[i + 1]].time_ns;
     int64_t at = s->occupancy[l->occ[i]].time_ns;
-    if (s->occupancy_source == VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED) {
-        int64_t period = s->occupancy_interval_ns && s->occupancy_interval_ns < 10000000000ull
-                             ? (int64_t)s->occupancy_interval_ns
+    if (s->hello.occupancy == VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED) {
+        int64_t period = s->hello.occupancy_interval_ns && s->hello.occupancy_interval_ns < 10000000000ull
+                             ? (int64_t)s->hello.occupancy_interval_ns
                              : 10000000;
         int64_t end = recording_sat_add(at, period);
         return end < t->last_ns ? end : (t->last_ns > at ? t->last_ns : at);

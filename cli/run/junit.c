@@ -68,7 +68,8 @@ static void put_case(FILE *out, const struct gate_config *c, const struct gate_r
     if (site->culprit)
         report_format_frame(site->culprit, frame, sizeof(frame));
     int allowed = site_allowed(c, s, site);
-    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".%s\" name=\"", s->pid, wire_reason_name(site->reason));
+    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".%s\" name=\"", s->hello.pid,
+            wire_reason_name(site->reason));
     put_escaped(out, frame);
     fprintf(out, "\" time=\"%.3f\">\n", (double)site->total_ns / 1e9);
     char summary[256];
@@ -113,7 +114,7 @@ static void put_hog(FILE *out, const struct gate_config *c, const struct gate_re
     if (h->stack && h->has_culprit)
         report_format_frame(&h->stack->frames[h->culprit], frame, sizeof(frame));
     int64_t ns = recording_hog_duration(s, h);
-    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".HOG\" name=\"", s->pid);
+    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".HOG\" name=\"", s->hello.pid);
     put_escaped(out, frame);
     fprintf(out, "\" time=\"%.3f\">\n", (double)ns / 1e9);
     snprintf(summary, sizeof(summary), "carrier hog: virtual thread %s held carrier %s for %s%s",
@@ -142,7 +143,7 @@ static void put_hog(FILE *out, const struct gate_config *c, const struct gate_re
 static void put_deadlock(FILE *out, const struct gate_config *c, const struct recording_session *s,
                          const struct recording_notice *n)
 {
-    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".DEADLOCK\" name=\"", s->pid);
+    fprintf(out, "    <testcase classname=\"vtpin.pid%" PRId64 ".DEADLOCK\" name=\"", s->hello.pid);
     put_escaped(out, recording_deadlock_kind(n));
     fputs("\">\n", out);
     if (c->fail_on_deadlock) {

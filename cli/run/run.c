@@ -688,7 +688,7 @@ static int has_pid(struct recording *const *recs, size_t n, int64_t pid)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t s = 0; s < recs[i]->n_sessions; s++)
-            if (recs[i]->sessions[s]->pid == pid)
+            if (recs[i]->sessions[s]->hello.pid == pid)
                 return 1;
     return 0;
 }

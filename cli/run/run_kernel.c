@@ -14,10 +14,10 @@
 
 int run_kernel_same(const struct recording_session *a, const struct recording_session *b)
 {
-    if (!a->has_hello || !b->has_hello || a->pid != b->pid)
+    if (!a->has_hello || !b->has_hello || a->hello.pid != b->hello.pid)
         return 0;
-    if (a->has_clock && b->has_clock)
-        return a->start_unix_ns == b->start_unix_ns && a->start_mono_ns == b->start_mono_ns;
+    if (a->hello.has_clock && b->hello.has_clock)
+        return a->hello.start_unix_ns == b->hello.start_unix_ns && a->hello.start_mono_ns == b->hello.start_mono_ns;
     return 1;
 }
 
@@ -53,10 +53,10 @@ int run_kernel_move(struct recording_session *dst, struct recording_session *src
 static int join_session(const char *dir, struct recording_session *s)
 {
     char pattern[PATH_MAX + 48];
-    if (s->has_clock)
-        snprintf(pattern, sizeof(pattern), "%s/*-%" PRId64 "-*.vtp", dir, s->start_unix_ns);
+    if (s->hello.has_clock)
+        snprintf(pattern, sizeof(pattern), "%s/*-%" PRId64 "-*.vtp", dir, s->hello.start_unix_ns);
     else
-        snprintf(pattern, sizeof(pattern), "%s/%" PRId64 "-*.vtp", dir, s->pid);
+        snprintf(pattern, sizeof(pattern), "%s/%" PRId64 "-*.vtp", dir, s->hello.pid);
     glob_t g;
     memset(&g, 0, sizeof(g));
     if (glob(pattern, 0, NULL, &g) != 0) {
@@ -88,11 +88,13 @@ static int join_session(const char *dir, struct recording_session *s)
         if (kernel_split_parks(s) == 0)
             kernel_time_blocks(s);
         else
-            fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not split by it\n", s->pid);
+            fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not split by it\n",
+                    s->hello.pid);
     }
     /* joined again, to the pins as they are now, before the run's report reads them */
     if (got && kernel_join(s))
-        fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not joined to it\n", s->pid);
+        fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not joined to it\n",
+                s->hello.pid);
     return got;
 }
 

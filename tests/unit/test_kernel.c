@@ -481,14 +481,14 @@ static void test_split_parks(void)
     pins[3] = base;
     pins[3].id = 4, pins[3].start_ns = 1000, pins[3].end_ns = 1100; /* no sleep inside: kept */
     pins[0].blocked_in = strdup("x");                               /* owned strings move to the pieces */
-    struct recording_session s = {.mode = VTPIN__V1__LOAD_MODE__ATTACH,
+    struct recording_session s = {.hello.mode = VTPIN__V1__LOAD_MODE__ATTACH,
                                   .pins = pins,
                                   .n_pins = 4,
                                   .kintervals = ks,
                                   .n_kintervals = 9,
-                                  .sample_interval_ns = 30,
-                                  .has_threshold = 1,
-                                  .threshold_ns = 5};
+                                  .hello.sample_interval_ns = 30,
+                                  .hello.has_threshold = 1,
+                                  .hello.threshold_ns = 5};
     if (!CHECK_INT(kernel_split_parks(&s), 0))
         return;
     CHECK_INT(s.pins_split, 2);
@@ -525,12 +525,12 @@ static void test_split_parks(void)
     pins[0].id = 1, pins[0].start_ns = 120, pins[0].end_ns = 200;
     pins[1] = base;
     pins[1].id = 2, pins[1].start_ns = 200, pins[1].end_ns = 250;
-    s = (struct recording_session){.mode = VTPIN__V1__LOAD_MODE__ATTACH,
+    s = (struct recording_session){.hello.mode = VTPIN__V1__LOAD_MODE__ATTACH,
                                    .pins = pins,
                                    .n_pins = 2,
                                    .kintervals = loop,
                                    .n_kintervals = 2,
-                                   .sample_interval_ns = 10};
+                                   .hello.sample_interval_ns = 10};
     CHECK_INT(kernel_split_parks(&s), 0);
     CHECK_INT(s.pins_split, 2);
     if (CHECK_INT(s.n_pins, 2)) {
@@ -543,7 +543,7 @@ static void test_split_parks(void)
     struct recording_pin one = base;
     one.start_ns = 100, one.end_ns = 200;
     struct recording_session st = {
-        .mode = VTPIN__V1__LOAD_MODE__STARTUP, .pins = &one, .n_pins = 1, .kintervals = ks, .n_kintervals = 9};
+        .hello.mode = VTPIN__V1__LOAD_MODE__STARTUP, .pins = &one, .n_pins = 1, .kintervals = ks, .n_kintervals = 9};
     CHECK_INT(kernel_split_parks(&st), 0);
     CHECK_INT(st.n_pins, 1);
     CHECK(st.pins == &one);
@@ -601,12 +601,12 @@ static void test_split_parks_java(void)
                                      .stack = &parked,
                                      .start_ns = 100,
                                      .end_ns = 200};
-    struct recording_session s = {.mode = VTPIN__V1__LOAD_MODE__ATTACH,
+    struct recording_session s = {.hello.mode = VTPIN__V1__LOAD_MODE__ATTACH,
                                   .pins = pins,
                                   .n_pins = 1,
                                   .kintervals = ks,
                                   .n_kintervals = 5,
-                                  .sample_interval_ns = 30};
+                                  .hello.sample_interval_ns = 30};
     CHECK_INT(kernel_split_parks(&s), 0);
     if (CHECK_INT(s.n_pins, 2)) {
         CHECK_INT(s.pins[0].start_ns, 121);
@@ -655,7 +655,7 @@ static void test_attach_bounds(void)
     pins[8].vthread_id = 9, pins[8].start_ns = 200, pins[8].end_ns = 260, pins[8].timed_by_kernel = 1;
     for (int i = 0; i < 9; i++)
         pins[i].duration_ns = pins[i].end_ns - pins[i].start_ns;
-    struct recording_session s = {.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = 9};
+    struct recording_session s = {.hello.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = 9};
     CHECK_INT(attach_bound_samples(&s), 0);
     CHECK_INT(pins[0].end_ns, 190);
     CHECK_INT(pins[0].duration_ns, 90);
@@ -672,7 +672,7 @@ static void test_attach_bounds(void)
     CHECK_INT(s.pins_bounded, 3);
     /* at startup every park is exact */
     pins[0].end_ns = 200;
-    s.mode = VTPIN__V1__LOAD_MODE__STARTUP;
+    s.hello.mode = VTPIN__V1__LOAD_MODE__STARTUP;
     CHECK_INT(attach_bound_samples(&s), 0);
     CHECK_INT(pins[0].end_ns, 200);
     CHECK_INT(s.pins_sampled, 0);
@@ -689,7 +689,7 @@ static void test_attach_bounds(void)
     after[3].vthread_id = 15, after[3].start_ns = 2700, after[3].end_ns = 2800, after[3].last_asleep_ns = 2790;
     for (int i = 0; i < 4; i++)
         after[i].duration_ns = after[i].end_ns - after[i].start_ns;
-    struct recording_session a = {.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = after, .n_pins = 4};
+    struct recording_session a = {.hello.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = after, .n_pins = 4};
     CHECK_INT(attach_bound_samples(&a), 0);
     CHECK_INT(after[1].start_ns, 2500);
     CHECK_INT(after[1].duration_ns, 100);
@@ -783,7 +783,7 @@ static void test_kernel_held(void)
     CHECK_INT(kernel_held(&s, 6, &h), 0); /* no layout in the Hello, no interval read: not known */
     CHECK(!h.known);
     CHECK_INT(h.held_ns, 0);
-    s.has_thread_layout = 1;
+    s.hello.has_thread_layout = 1;
     struct recording_ktimes kt = {.carrier_tid = 6};
     s.ktimes = &kt;
     s.n_ktimes = 1;
@@ -814,7 +814,7 @@ static void test_kernel_join(void)
                                   .n_kintervals = 4,
                                   .ktimes = kt,
                                   .n_ktimes = 2,
-                                  .has_thread_layout = 1,
+                                  .hello.has_thread_layout = 1,
                                   .has_time = 1,
                                   .last_ns = 1000};
     CHECK(kernel_joined_pin(&s, &pins[0]) == NULL); /* not joined: the formats see nothing */
@@ -915,7 +915,7 @@ static void test_time_blocks(void)
          .last_asleep_ns = 190},
     };
     struct recording_session s = {
-        .pins = pins, .n_pins = 6, .kintervals = ks, .n_kintervals = 8, .sample_interval_ns = 10};
+        .pins = pins, .n_pins = 6, .kintervals = ks, .n_kintervals = 8, .hello.sample_interval_ns = 10};
     CHECK_UINT(kernel_time_blocks(&s), 4);
     /* from the sleep at its first sample to the end of the sleep at its last, not the idle one after */
     CHECK_INT(pins[0].start_ns, 90);
@@ -1038,7 +1038,7 @@ static void test_time_blocks_java(void)
          .last_asleep_ns = 290},
     };
     struct recording_session s = {
-        .pins = pins, .n_pins = 4, .kintervals = ks, .n_kintervals = 6, .sample_interval_ns = 10};
+        .pins = pins, .n_pins = 4, .kintervals = ks, .n_kintervals = 6, .hello.sample_interval_ns = 10};
     CHECK_UINT(kernel_time_blocks(&s), 2);
     /* its own sleep, 27 after the sample, to the sleep's end */
     CHECK_INT(pins[0].timed_by_kernel, 1);
@@ -1091,7 +1091,7 @@ static void test_time_blocks_unordered(void)
     /* carriers with no interval, either side of those with some */
     pins[3].carrier_tid = 19, pins[4].carrier_tid = 22;
     struct recording_session s = {
-        .pins = pins, .n_pins = 5, .kintervals = ks, .n_kintervals = 10, .sample_interval_ns = 10};
+        .pins = pins, .n_pins = 5, .kintervals = ks, .n_kintervals = 10, .hello.sample_interval_ns = 10};
     CHECK_UINT(kernel_time_blocks(&s), 2);
     /* the earliest sleep in progress at each sample, not the first in the file nor the later one
      * that also began within a period */
@@ -1121,7 +1121,7 @@ static void test_time_blocks_unordered(void)
     ps[0].last_asleep_ns = 700; /* only the first has not ended then (it starts before the others end) */
     ps[1].last_asleep_ns = 550; /* the first two have not: same start */
     s = (struct recording_session){
-        .pins = ps, .n_pins = 2, .kintervals = odd, .n_kintervals = 4, .sample_interval_ns = 10};
+        .pins = ps, .n_pins = 2, .kintervals = odd, .n_kintervals = 4, .hello.sample_interval_ns = 10};
     CHECK_UINT(kernel_time_blocks(&s), 2);
     for (int i = 0; i < 2; i++) {
         CHECK_INT(ps[i].start_ns, 500);

@@ -639,10 +639,10 @@ static void test_load_sample(void)
     const struct recording_session *s = r->sessions[0];
     CHECK(s->has_hello);
     CHECK(s->has_goodbye);
-    CHECK_INT(s->pid, 4242);
-    CHECK_STR(s->java_version, "21.0.5");
-    CHECK_STR(wire_mode_name(s->mode), "startup");
-    CHECK_UINT(s->threshold_ns, 0);
+    CHECK_INT(s->hello.pid, 4242);
+    CHECK_STR(s->hello.java_version, "21.0.5");
+    CHECK_STR(wire_mode_name(s->hello.mode), "startup");
+    CHECK_UINT(s->hello.threshold_ns, 0);
     CHECK_UINT(s->n_pins, 3);
     CHECK_UINT(s->n_notices, 1);
     CHECK_UINT(s->unknown_refs, 0);
@@ -981,7 +981,7 @@ static void test_bad_files(void)
         CHECK_UINT(d->damaged, 1);
         CHECK_UINT(d->damaged_at, at);
         CHECK_CONTAINS(d->damage, msg);
-        CHECK_INT(d->sessions[0]->pid, 1);
+        CHECK_INT(d->sessions[0]->hello.pid, 1);
     }
     recording_free(d);
     free(big.data);
@@ -1028,7 +1028,7 @@ static void test_damaged(void)
         CHECK(!r->truncated);
         CHECK_UINT(r->n_sessions, 1);
         CHECK_UINT(r->sessions[0]->n_pins, 3); /* the valid prefix */
-        CHECK_INT(r->sessions[0]->pid, 4242);
+        CHECK_INT(r->sessions[0]->hello.pid, 4242);
     }
     recording_free(r);
     /* another recording appended after the damage is read */
@@ -1041,7 +1041,7 @@ static void test_damaged(void)
         CHECK_UINT(r->n_sessions, 2);
         if (r->n_sessions == 2) {
             CHECK_UINT(r->sessions[0]->n_pins, 3);
-            CHECK_INT(r->sessions[1]->pid, 777);
+            CHECK_INT(r->sessions[1]->hello.pid, 777);
         }
     }
     recording_free(r);
@@ -1082,9 +1082,9 @@ static void test_concatenated_pipe(void)
         CHECK_UINT(r->n_sessions, 2);
         CHECK(!r->damaged && !r->truncated);
         if (r->n_sessions == 2) {
-            CHECK_INT(r->sessions[0]->pid, 4242);
+            CHECK_INT(r->sessions[0]->hello.pid, 4242);
             CHECK(r->sessions[0]->has_goodbye);
-            CHECK_INT(r->sessions[1]->pid, 31337);
+            CHECK_INT(r->sessions[1]->hello.pid, 31337);
             CHECK_UINT(r->sessions[1]->n_pins, 1);
         }
     }
@@ -1131,7 +1131,7 @@ static void check_kept(struct recording *r, size_t keep)
     for (size_t i = 0; i < 3; i++) {
         const struct recording_session *s = r->sessions[i];
         int kept = keep == RECORDING_KEEP_ALL || keep == i + 1 || (keep == RECORDING_KEEP_LAST && i == 2);
-        CHECK_INT(s->pid, pids[i]);
+        CHECK_INT(s->hello.pid, pids[i]);
         CHECK_INT(s->skipped, !kept);
         CHECK_UINT(s->n_pins, kept ? pins[i] : 0);
         CHECK(kept && i == 0 ? idmap_count(s->strings) > 0 : idmap_count(s->strings) == 0);
@@ -1493,9 +1493,9 @@ static void test_sessions(void)
     CHECK(r->bytes > second);
     if (r->n_sessions == 4) {
         CHECK(!r->sessions[0]->has_hello);
-        CHECK_INT(r->sessions[1]->pid, 100);
-        CHECK_INT(r->sessions[2]->pid, 200);
-        CHECK_INT(r->sessions[3]->pid, 300);
+        CHECK_INT(r->sessions[1]->hello.pid, 100);
+        CHECK_INT(r->sessions[2]->hello.pid, 200);
+        CHECK_INT(r->sessions[3]->hello.pid, 300);
         CHECK_STR(r->sessions[1]->pins[0].stack->frames[0].method->class_name, "first.Session");
         CHECK_STR(r->sessions[2]->pins[0].stack->frames[0].method->class_name, "second.Session");
         CHECK(!r->sessions[1]->pins[0].ended);

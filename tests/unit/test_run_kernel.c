@@ -10,10 +10,10 @@ static void session_init(struct recording_session *s, int64_t pid, int64_t start
 {
     memset(s, 0, sizeof(*s));
     s->has_hello = 1;
-    s->pid = pid;
-    s->has_clock = 1;
-    s->start_unix_ns = start_unix;
-    s->start_mono_ns = start_mono;
+    s->hello.pid = pid;
+    s->hello.has_clock = 1;
+    s->hello.start_unix_ns = start_unix;
+    s->hello.start_mono_ns = start_mono;
 }
 
 static void add_interval(struct recording_session *s, int32_t tid, int64_t start, const char *syscall)
@@ -59,11 +59,11 @@ static void test_same(void)
     session_init(&a, 42, 1000, 5);
     session_init(&b, 42, 1000, 5);
     CHECK(run_kernel_same(&a, &b));
-    b.pid = 43;
+    b.hello.pid = 43;
     CHECK(!run_kernel_same(&a, &b)); /* another JVM */
     session_init(&b, 42, 2000, 5);
     CHECK(!run_kernel_same(&a, &b)); /* the pid reused by a later JVM */
-    b.has_clock = 0;
+    b.hello.has_clock = 0;
     CHECK(run_kernel_same(&a, &b)); /* no clock to tell: the pid decides */
     b.has_hello = 0;
     CHECK(!run_kernel_same(&a, &b)); /* events without a Hello belong to no JVM */

@@ -1,6 +1,8 @@
-/* Unit tests for proto/session_stats.c, the one model of an agent's counters that the
- * collector and the report share: taken from a Stats message, read by name, and written to
- * JSON by the schema's own descriptor (every counter of message Stats, null when not said). */
+/* Unit tests for the one model of an agent session that the collector and the report share:
+ * its counters (proto/session_stats.c: taken from a Stats message, read by name, and written to
+ * JSON by the schema's own descriptor, every counter of message Stats, null when not said) and
+ * its Hello (proto/session_hello.c: taken, copied deep, its strings counted). */
+#include "session_hello.h"
 #include "session_stats.h"
 
 #include <stdio.h>
@@ -111,8 +113,53 @@ static void test_json_by_schema(void)
     free(text);
 }
 
+static void test_hello(void)
+{
+    char *caps[] = {"can_support_virtual_threads", NULL};
+    Vtpin__V1__Hello d = VTPIN__V1__HELLO__INIT;
+    d.schema_version = 2;
+    d.pid = 4242;
+    d.java_version = "21.0.5";
+    d.app = "Repro";
+    d.has_start_unix_ns = d.has_start_mono_ns = 1;
+    d.start_unix_ns = 1700000000000000000LL;
+    d.start_mono_ns = 5;
+    d.has_sample_interval_ns = 1;
+    d.sample_interval_ns = 10000000;
+    d.n_capabilities_missing = 2;
+    d.capabilities_missing = caps;
+    struct session_hello h = {0};
+    CHECK_INT(session_hello_take(&h, &d), 0);
+    CHECK_INT(h.pid, 4242);
+    CHECK_STR(h.java_version, "21.0.5");
+    CHECK(h.java_version != d.java_version);    /* owned */
+    CHECK(h.host == NULL && h.vm_name == NULL); /* not said */
+    CHECK(h.has_clock && h.start_mono_ns == 5);
+    CHECK(!h.has_threshold && !h.has_thread_layout);
+    CHECK_UINT(h.occupancy_interval_ns, 10000000); /* an older agent's: the sample period */
+    CHECK_UINT(h.n_capabilities_missing, 2);
+    CHECK_STR(h.capabilities_missing[0], "can_support_virtual_threads");
+    CHECK_STR(h.capabilities_missing[1], ""); /* a NULL in the message */
+    CHECK_UINT(session_hello_bytes(&h),
+               sizeof("21.0.5") + sizeof("Repro") + 2 * sizeof(char *) + sizeof("can_support_virtual_threads") + 1);
+    struct session_hello c = {0};
+    CHECK_INT(session_hello_copy(&c, &h), 0);
+    CHECK_STR(c.app, "Repro");
+    CHECK(c.app != h.app && c.capabilities_missing != h.capabilities_missing);
+    session_hello_fini(&h); /* the copy stands alone */
+    CHECK_STR(c.java_version, "21.0.5");
+    CHECK_STR(c.capabilities_missing[0], "can_support_virtual_threads");
+    d.has_occupancy_sample_interval_ns = 1;
+    d.occupancy_sample_interval_ns = 7;
+    CHECK_INT(session_hello_take(&c, &d), 0); /* taken again: what it held is freed first */
+    CHECK_UINT(c.occupancy_interval_ns, 7);
+    session_hello_fini(&c);
+    CHECK(c.java_version == NULL && c.n_capabilities_missing == 0);
+}
+
 int main(void)
 {
+    test_hello();
     test_take_and_read();
     test_json_by_schema();
     CHECK_MAIN_RETURN();
