@@ -198,6 +198,10 @@ static int session_drop_content(struct recording_session *s)
     s->pins = NULL;
     s->hogs = NULL;
     s->kintervals = NULL;
+    s->pin_kernels = NULL;
+    s->kparks = NULL;
+    s->held = NULL;
+    s->n_kparks = 0;
     s->blocker_hops = NULL;
     s->n_blocker_hops = s->blocker_hops_cap = 0;
     s->ktimes = NULL;
