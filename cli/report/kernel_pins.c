@@ -271,9 +271,8 @@ static int put_pieces(const struct park_split *w, size_t i, struct recording_pin
         x->start_ns = k->start_ns;
         x->end_ns = k->end_ns;
         x->duration_ns = recording_sat_sub(k->end_ns, k->start_ns);
-        x->blocked_in = x->downcall_symbol = x->downcall_library = NULL;
-        if (dup_opt(p->blocked_in, &x->blocked_in) || dup_opt(p->downcall_symbol, &x->downcall_symbol) ||
-            dup_opt(p->downcall_library, &x->downcall_library))
+        x->blocked_in = NULL; /* its own copy; the extra (blocker, downcall) is the session's, shared */
+        if (dup_opt(p->blocked_in, &x->blocked_in))
             return -ENOMEM;
     }
     return 0;
@@ -282,8 +281,6 @@ static int put_pieces(const struct park_split *w, size_t i, struct recording_pin
 static void free_pin_strings(struct recording_pin *p)
 {
     free(p->blocked_in);
-    free(p->downcall_symbol);
-    free(p->downcall_library);
 }
 
 /* The session's pins with each replaced one in its place as its pieces (pieces in all). 0 or

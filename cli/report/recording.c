@@ -134,9 +134,13 @@ static void content_free(struct recording_session *s)
 {
     for (size_t i = 0; i < s->n_pins; i++) {
         free(s->pins[i].blocked_in);
-        free(s->pins[i].downcall_symbol);
-        free(s->pins[i].downcall_library);
     }
+    for (size_t i = 0; i < s->n_extras; i++) {
+        free(s->extras[i]->downcall.symbol);
+        free(s->extras[i]->downcall.library);
+        free(s->extras[i]);
+    }
+    free(s->extras);
     for (size_t i = 0; i < s->n_kintervals; i++) {
         free(s->kintervals[i].syscall_name);
         for (size_t f = 0; f < s->kintervals[i].n_stack; f++)
@@ -386,6 +390,23 @@ static int read_chain(struct recording_session *s, const Vtpin__V1__Blocker *b, 
     return 0;
 }
 
+/* A new extra for a pin, owned by the session: *out. 0 or -ENOMEM. */
+static int new_extra(struct recording_session *s, struct recording_pin_extra **out)
+{
+    if (s->n_extras == s->extras_cap) {
+        size_t cap = s->extras_cap ? 2 * s->extras_cap : 16;
+        struct recording_pin_extra **v = realloc(s->extras, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        s->extras = v;
+        s->extras_cap = cap;
+    }
+    if (!(*out = calloc(1, sizeof(**out))))
+        return -ENOMEM;
+    s->extras[s->n_extras++] = *out;
+    return 0;
+}
+
 static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStart *d)
 {
     struct session_private *sp = (struct session_private *)s;
@@ -416,9 +437,12 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
         return -ENOMEM;
     p->has_blocking_raw = d->has_blocking_frame;
     p->blocking_raw = d->blocking_frame;
-    if (d->blocker && d->blocker->has_what && d->blocker->what) {
+    int has_blocker = d->blocker && d->blocker->has_what && d->blocker->what;
+    if ((has_blocker || d->downcall) && (rc = new_extra(s, &p->extra)))
+        return rc;
+    if (has_blocker) {
         const Vtpin__V1__Blocker *b = d->blocker;
-        struct recording_blocker *x = &p->blocker;
+        struct recording_blocker *x = &p->extra->blocker;
         read_hop(b, &x->head);
         x->stack_id = b->has_stack ? b->stack : 0;
         x->pin = b->has_pin ? b->pin : 0;
@@ -426,14 +450,13 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
             return rc;
     }
     if (d->downcall) {
-        p->has_downcall = 1;
-        p->downcall_api = d->downcall->has_api && d->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA
-                              ? NATIVE_API_JNA
-                              : NATIVE_API_FFM;
-        p->downcall_address = d->downcall->has_address ? d->downcall->address : 0;
+        struct recording_downcall *dc = &p->extra->downcall;
+        p->extra->has_downcall = 1;
+        dc->api = d->downcall->has_api && d->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA ? NATIVE_API_JNA
+                                                                                                    : NATIVE_API_FFM;
+        dc->address = d->downcall->has_address ? d->downcall->address : 0;
         const char *sym = d->downcall->symbol, *lib = d->downcall->library;
-        if ((sym && *sym && !(p->downcall_symbol = strdup(sym))) ||
-            (lib && *lib && !(p->downcall_library = strdup(lib))))
+        if ((sym && *sym && !(dc->symbol = strdup(sym))) || (lib && *lib && !(dc->library = strdup(lib))))
             return -ENOMEM;
     }
     rc = idmap_put(s->pin_index, d->pin_id, (void *)(uintptr_t)(s->n_pins + 1), NULL);
@@ -785,6 +808,10 @@ static int session_resolve(struct recording_session *s)
 {
     size_t pos = 0;
     void *value;
+    /* pin and hog ids matched their ends while the file was read: nothing looks them up after */
+    idmap_free(s->pin_index, NULL);
+    idmap_free(s->hog_index, NULL);
+    s->pin_index = s->hog_index = NULL;
     for (size_t i = 0; i < s->n_carriers; i++)
         s->carriers[i].name = optional_of(s, s->carriers[i].name_sid);
     while (idmap_next(s->methods, &pos, NULL, &value)) {
@@ -831,9 +858,11 @@ static int session_resolve(struct recording_session *s)
         p->vthread_name = optional_of(s, p->vthread_sid);
         p->carrier_name = optional_of(s, p->carrier_sid);
         p->jdk_reason = optional_of(s, p->jdk_reason_sid);
-        struct recording_blocker *b = &p->blocker;
-        resolve_hop(s, &b->head);
-        b->stack = b->stack_id ? idmap_get(s->stacks, b->stack_id) : NULL;
+        if (p->extra) {
+            struct recording_blocker *b = &p->extra->blocker;
+            resolve_hop(s, &b->head);
+            b->stack = b->stack_id ? idmap_get(s->stacks, b->stack_id) : NULL;
+        }
         p->has_culprit = p->has_culprit_raw && p->stack && p->culprit_raw < p->stack->count;
         p->culprit = p->has_culprit ? p->culprit_raw : 0;
         if (p->has_culprit_raw && p->stack && !p->has_culprit)

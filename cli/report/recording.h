@@ -82,47 +82,61 @@ struct recording_hop {
     uint32_t class_sid, name_sid, carrier_sid;
 };
 
+/* Who a pin waits for (PinStart.blocker). */
+struct recording_blocker {
+    struct recording_hop head;           /* what it waits for and who holds it (head.what 0: none) */
+    const struct recording_stack *stack; /* the owner's stack at the look, NULL when none */
+    uint64_t pin;                        /* the owner's own pin in progress, 0: none */
+    uint32_t stack_id;
+    /* what the owner itself waits for, hop by hop: the session's blocker_hops [chain_at,
+     * chain_at + n_chain) (an index: pins are copied whole) */
+    uint32_t chain_at, n_chain;
+};
+
+/* The C function that the culprit frame called through an FFM downcall or JNA (PinStart.downcall). */
+struct recording_downcall {
+    int api;          /* enum native_api (common/frames_kind.h): NATIVE_API_FFM or NATIVE_API_JNA */
+    char *symbol;     /* its target, e.g. "qsort"; NULL when unknown */
+    char *library;    /* path of the target's shared object; NULL when unknown */
+    uint64_t address; /* 0 when unknown */
+};
+
+/* What only some pins have, kept apart so that the others do not carry its room (a session's
+ * memory follows what its pins hold). Owned by the session (recording_session.extras): a pin
+ * copied whole (split, bounded) shares its extra. */
+struct recording_pin_extra {
+    struct recording_blocker blocker; /* blocker.head.what 0: none */
+    int has_downcall;
+    struct recording_downcall downcall;
+};
+
 struct recording_pin {
     uint64_t id;
-    int reason;       /* a Vtpin__V1__PinReason value */
-    int64_t start_ns; /* agent monotonic clock */
-    int ended;
-    int64_t end_ns;      /* when ended */
-    int64_t duration_ns; /* when ended; never negative */
-    int has_vthread_id;
-    int64_t vthread_id;
+    int64_t start_ns;         /* agent monotonic clock */
+    int64_t end_ns;           /* when ended */
+    int64_t duration_ns;      /* when ended; never negative */
+    int64_t vthread_id;       /* when has_vthread_id */
+    uint64_t split_from;      /* 0, or the sampled pin (id) this one was split from by the kernel view */
+    int64_t last_asleep_ns;   /* watchdog pins: the last sample that saw it asleep (PinEnd); 0 when not said */
     const char *vthread_name; /* NULL when not recorded */
-    int has_carrier_tid;
-    int32_t carrier_tid;
-    const char *carrier_name;            /* NULL when not recorded */
-    const char *jdk_reason;              /* the JDK's own words (PinStart.jdk_reason); NULL when not recorded */
+    const char *carrier_name; /* NULL when not recorded */
+    const char *jdk_reason;   /* the JDK's own words (PinStart.jdk_reason); NULL when not recorded */
     const struct recording_stack *stack; /* NULL when not taken or unknown */
-    int has_culprit;                     /* culprit is a valid index into stack */
-    uint32_t culprit;
-    char *blocked_in;          /* NATIVE_BLOCK: where the kernel said the carrier slept; NULL if not said */
-    int has_downcall;          /* the culprit frame invoked an FFM downcall or called a JNA function */
-    int downcall_api;          /* enum native_api (common/frames_kind.h): NATIVE_API_FFM or NATIVE_API_JNA */
-    char *downcall_symbol;     /* its target, e.g. "qsort"; NULL when unknown */
-    char *downcall_library;    /* path of the target's shared object; NULL when unknown */
-    uint64_t downcall_address; /* 0 when unknown */
-    int has_blocking;          /* blocking is a valid index into stack */
-    uint64_t split_from;       /* 0, or the sampled pin (id) this one was split from by the kernel view */
-    int timed_by_kernel;       /* start and end are the kernel's (split_from, or kernel_time_blocks) */
-    int64_t last_asleep_ns;    /* watchdog pins: the last sample that saw it asleep (PinEnd); 0 when not said */
-    uint32_t blocking;         /* the blocking operation, when not the culprit frame */
-    int origin;                /* enum pin_origin (common/frames_kind.h): the JDK's own or the application's */
-    struct recording_blocker {
-        struct recording_hop head;           /* what it waits for and who holds it (head.what 0: none) */
-        const struct recording_stack *stack; /* the owner's stack at the look, NULL when none */
-        uint64_t pin;                        /* the owner's own pin in progress, 0: none */
-        uint32_t stack_id;
-        /* what the owner itself waits for, hop by hop: the session's blocker_hops [chain_at,
-         * chain_at + n_chain) (an index: pins are copied whole) */
-        uint32_t chain_at, n_chain;
-    } blocker;
+    char *blocked_in;                    /* NATIVE_BLOCK: where the kernel said the carrier slept; NULL if not said */
+    struct recording_pin_extra *extra;   /* what few pins have (above); NULL: neither; the session's */
+    int32_t reason;                      /* a Vtpin__V1__PinReason value (as read: a file may say any) */
+    int32_t carrier_tid;                 /* when has_carrier_tid */
+    uint32_t culprit;                    /* when has_culprit */
+    uint32_t blocking;                   /* the blocking operation, when not the culprit frame (has_blocking) */
     /* raw ids as read */
     uint32_t stack_id, vthread_sid, carrier_sid, jdk_reason_sid, culprit_raw, blocking_raw;
-    int has_culprit_raw, has_blocking_raw;
+    uint8_t origin; /* enum pin_origin (common/frames_kind.h): the JDK's own or the application's */
+    uint8_t ended;
+    uint8_t has_vthread_id, has_carrier_tid;
+    uint8_t has_culprit;     /* culprit is a valid index into stack */
+    uint8_t has_blocking;    /* blocking is a valid index into stack */
+    uint8_t timed_by_kernel; /* start and end are the kernel's (split_from, or kernel_time_blocks) */
+    uint8_t has_culprit_raw, has_blocking_raw;
 };
 
 /* A carrier hog (HogStart, HogEnd): a virtual thread that stayed mounted and
@@ -247,6 +261,8 @@ struct recording_session {
     /* the hops of the pins' blocker chains (recording_pin.blocker.chain_at), kind monitor or lock */
     struct recording_hop *blocker_hops;
     size_t n_blocker_hops, blocker_hops_cap;
+    struct recording_pin_extra **extras; /* the pins' extras (recording_pin.extra), each its own allocation */
+    size_t n_extras, extras_cap;
     struct recording_ktimes *ktimes; /* the last KernelTimes; NULL when none */
     size_t n_ktimes;
     int64_t ktimes_ns;
@@ -317,6 +333,16 @@ void recording_free(struct recording *r);
 /* Unix epoch ns for a monotonic timestamp of the session: 0 and *unix_ns,
  * or -ENOENT when the session has no clock pair (or it would overflow). */
 int recording_unix_ns(const struct recording_session *s, int64_t mono_ns, int64_t *unix_ns);
+/* p's blocker, or NULL when it has none. */
+static inline const struct recording_blocker *recording_pin_blocker(const struct recording_pin *p)
+{
+    return p->extra && p->extra->blocker.head.what ? &p->extra->blocker : NULL;
+}
+/* p's downcall (the culprit frame invoked an FFM downcall or called a JNA function), or NULL. */
+static inline const struct recording_downcall *recording_pin_downcall(const struct recording_pin *p)
+{
+    return p->extra && p->extra->has_downcall ? &p->extra->downcall : NULL;
+}
 /* A pin's duration, or for one still in progress at the end of the
  * recording, its duration so far (up to the session's last timestamp, or
  * up to the agent's failed write when it could not write the rest). */

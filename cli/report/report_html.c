@@ -172,7 +172,7 @@ static void put_sites(struct json *j, const struct recording_session *s, const s
         json_kv_string(j, "blocked_in", ex->blocked_in);
         json_kv_string(j, "jdk_reason", ex->jdk_reason);
         char line[1400];
-        json_kv_string(j, "blocker", ex->blocker.head.what ? report_blocker_line(s, ex, line, sizeof(line)) : NULL);
+        json_kv_string(j, "blocker", recording_pin_blocker(ex) ? report_blocker_line(s, ex, line, sizeof(line)) : NULL);
         json_object_end(j);
     }
     json_array_end(j);

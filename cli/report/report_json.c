@@ -22,7 +22,7 @@ static void kv_unix_ns(struct json *j, const char *key, const struct recording_s
 }
 
 /* dc: the pin whose culprit this frame is, when that culprit invoked an FFM downcall or a JNA function. */
-static void put_frame(struct json *j, const struct recording_frame *f, const struct recording_pin *dc)
+static void put_frame(struct json *j, const struct recording_frame *f, const struct recording_downcall *dc)
 {
     const struct recording_method *m = f->method;
     json_object_begin_inline(j);
@@ -47,9 +47,9 @@ static void put_frame(struct json *j, const struct recording_frame *f, const str
     json_key(j, "downcall");
     if (dc) {
         json_object_begin_inline(j);
-        json_kv_string(j, "api", frames_api_name(dc->downcall_api));
-        json_kv_string(j, "symbol", dc->downcall_symbol);
-        json_kv_string(j, "library", dc->downcall_library);
+        json_kv_string(j, "api", frames_api_name(dc->api));
+        json_kv_string(j, "symbol", dc->symbol);
+        json_kv_string(j, "library", dc->library);
         json_object_end(j);
     } else {
         json_null(j);
@@ -57,9 +57,9 @@ static void put_frame(struct json *j, const struct recording_frame *f, const str
     json_object_end(j);
 }
 
-static const struct recording_pin *downcall_of(const struct recording_pin *p)
+static const struct recording_downcall *downcall_of(const struct recording_pin *p)
 {
-    return p && p->stack && p->has_culprit && p->has_downcall ? p : NULL;
+    return p && p->stack && p->has_culprit ? recording_pin_downcall(p) : NULL;
 }
 
 /* st's frames; p: the pin whose stack it is (its culprit's downcall), or NULL. */
@@ -297,9 +297,9 @@ static void put_hop(struct json *j, const struct recording_hop *h)
  * null; chain: what the owner itself waits for, hop by hop, each {what, object_class, thread, state}. */
 static void put_blocker(struct json *j, const struct recording_session *s, const struct recording_pin *p)
 {
-    const struct recording_blocker *b = &p->blocker;
+    const struct recording_blocker *b = recording_pin_blocker(p);
     json_key(j, "blocker");
-    if (!b->head.what) {
+    if (!b) {
         json_null(j);
         return;
     }

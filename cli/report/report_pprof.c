@@ -31,8 +31,9 @@ static const char *native_frame(const struct recording_pin *p, char *out, size_t
     if (!p->stack || !p->has_culprit)
         return NULL;
     const struct recording_method *m = p->stack->frames[p->culprit].method;
-    if (p->has_downcall)
-        return frames_native_frame(p->downcall_api, p->downcall_symbol, p->downcall_library, out, cap);
+    const struct recording_downcall *dc = recording_pin_downcall(p);
+    if (dc)
+        return frames_native_frame(dc->api, dc->symbol, dc->library, out, cap);
     if (!m || !m->is_native)
         return NULL;
     return frames_native_frame(-1, NULL, m->library, out, cap);

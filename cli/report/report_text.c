@@ -38,8 +38,12 @@ static struct blocker_parts hop_parts(const struct recording_hop *h)
 
 char *report_blocker_line(const struct recording_session *s, const struct recording_pin *p, char *out, size_t cap)
 {
-    const struct recording_blocker *b = &p->blocker;
+    const struct recording_blocker *b = recording_pin_blocker(p);
     const struct recording_frame *at = NULL;
+    if (!b) {
+        snprintf(out, cap, "%s", "");
+        return out;
+    }
     for (uint32_t i = 0; b->head.has_thread && b->stack && i < b->stack->count && !at; i++)
         if (b->stack->frames[i].method && !frames_is_jdk_class(b->stack->frames[i].method->class_name))
             at = &b->stack->frames[i];
@@ -92,10 +96,11 @@ char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *
 {
     const struct recording_frame *f = &p->stack->frames[i];
     int culprit = p->has_culprit && i == p->culprit;
-    report_frame_markers(f, culprit && !p->has_downcall, out, cap);
+    const struct recording_downcall *dc = culprit ? recording_pin_downcall(p) : NULL;
+    report_frame_markers(f, culprit && !dc, out, cap);
     size_t len = strlen(out);
-    if (culprit && p->has_downcall && len < cap) {
-        frames_call_marker(p->downcall_api, p->downcall_symbol, p->downcall_library, out + len, cap - len);
+    if (dc && len < cap) {
+        frames_call_marker(dc->api, dc->symbol, dc->library, out + len, cap - len);
         len = strlen(out);
     }
     if (f->method && f->method->kind == FRAME_UPCALL_STUB && len < cap) {
@@ -351,7 +356,7 @@ static void put_site(FILE *out, const struct recording_session *s, size_t rank, 
         put(out, p->jdk_reason);
         fputc('\n', out);
     }
-    if (p->blocker.head.what) {
+    if (recording_pin_blocker(p)) {
         char line[1400];
         fputs("    ", out);
         put(out, report_blocker_line(s, p, line, sizeof(line)));

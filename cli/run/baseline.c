@@ -63,7 +63,8 @@ static void site_of(const struct recording_pin *p, char *class_name, const char 
         snprintf(class_name, 512, "%s", NO_STACK);
         *method = "";
     }
-    const char *lib = p->has_downcall && p->downcall_library ? p->downcall_library : m ? m->library : NULL;
+    const struct recording_downcall *dc = recording_pin_downcall(p);
+    const char *lib = dc && dc->library ? dc->library : m ? m->library : NULL;
     *library = lib ? base_name(lib) : "";
 }
 

@@ -253,18 +253,21 @@ static void test_model(const struct recording *r)
     if (!CHECK_INT(s->n_pins, 7))
         return;
     const struct recording_pin *p = &s->pins[0];
-    CHECK(p->has_downcall);
-    CHECK_INT(p->downcall_api, NATIVE_API_FFM); /* not said: FFM, as recordings before JNA calls */
-    CHECK_STR(p->downcall_symbol, "qsort");
-    CHECK_STR(p->downcall_library, "/lib/x86_64-linux-gnu/libc.so.6");
-    CHECK_UINT(p->downcall_address, 0x7f0012345678ULL);
+    const struct recording_downcall *dc = recording_pin_downcall(p);
+    if (!CHECK(dc != NULL))
+        return;
+    CHECK_INT(dc->api, NATIVE_API_FFM); /* not said: FFM, as recordings before JNA calls */
+    CHECK_STR(dc->symbol, "qsort");
+    CHECK_STR(dc->library, "/lib/x86_64-linux-gnu/libc.so.6");
+    CHECK_UINT(dc->address, 0x7f0012345678ULL);
     CHECK(p->has_blocking && p->blocking == 1);
     CHECK_INT(p->stack->frames[2].method->kind, 3);
     CHECK_INT(p->stack->frames[4].method->kind, 2); /* classified by name: the recording did not say */
     CHECK_INT(p->stack->frames[3].method->kind, 4);
     CHECK_INT(p->stack->frames[6].method->kind, 0);
-    CHECK(s->pins[1].has_downcall && !s->pins[1].downcall_symbol && !s->pins[1].downcall_library);
-    CHECK(!s->pins[2].has_downcall);
+    dc = recording_pin_downcall(&s->pins[1]);
+    CHECK(dc && !dc->symbol && !dc->library);
+    CHECK(recording_pin_downcall(&s->pins[2]) == NULL);
     CHECK_INT(s->pins[2].stack->frames[2].method->kind, 1);
     CHECK(!s->pins[3].has_blocking);
     CHECK_UINT(s->unknown_refs, 1);
@@ -278,9 +281,11 @@ static void test_model(const struct recording *r)
     CHECK_STR(report_pin_frame_markers(&s->pins[2], 2, m, sizeof(m)), " <== native (libfoo.so)");
     CHECK_STR(report_pin_frame_markers(&s->pins[2], 1, m, sizeof(m)), " <== blocking operation");
     const struct recording_pin *jna = &s->pins[4];
-    CHECK(jna->has_downcall);
-    CHECK_INT(jna->downcall_api, NATIVE_API_JNA);
-    CHECK_STR(jna->downcall_symbol, "usleep");
+    const struct recording_downcall *jdc = recording_pin_downcall(jna);
+    if (!CHECK(jdc != NULL))
+        return;
+    CHECK_INT(jdc->api, NATIVE_API_JNA);
+    CHECK_STR(jdc->symbol, "usleep");
     CHECK_INT(jna->stack->frames[0].method->kind, 1);
     CHECK_INT(jna->stack->frames[1].method->kind, 4); /* classified by name */
     CHECK_STR(report_pin_frame_markers(jna, 5, m, sizeof(m)), " <== native (JNA usleep, libc.so.6)");
