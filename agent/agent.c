@@ -34,6 +34,8 @@ static struct {
     char option_text[1024];
     struct queue *queue;
     int attach_mode;
+    int caps_live;     /* the first load was an attach: every capability came in the live phase, which gives it again */
+    int caps_given_up; /* stop gave them back: the next attach asks again */
     int breakpoints, monitor_events, monitor_depths, native_binds, downcall_names, constant_pool, blockers;
     int mounts_on_demand; /* hogs may count mounts (mount_events.h) */
     unsigned jdk_feature;
@@ -375,6 +377,41 @@ static int open_log(const char *path)
     return rc;
 }
 
+/* The number of capabilities set in c. */
+static unsigned count_capabilities(const jvmtiCapabilities *c)
+{
+    const unsigned char *b = (const unsigned char *)c;
+    unsigned n = 0;
+    for (size_t i = 0; i < sizeof(*c); i++)
+        n += (unsigned)__builtin_popcount(b[i]);
+    return n;
+}
+
+/* At stop, the capabilities go back with the events: one held costs the JVM even with its events off
+ * (can_access_local_variables keeps C2 from eliminating allocations and locks; breakpoints and monitor
+ * events keep their slower paths armed), all but NativeMethodBind's. Only an attached agent gives them back: it got
+ * each in the live phase, which gives it again at the next attach (rearm); a startup agent's were the OnLoad phase's
+ * and could not be taken again. What HotSpot keeps regardless is in docs/attach.md. */
+static void give_back_capabilities(void)
+{
+    jvmtiCapabilities held;
+    memset(&held, 0, sizeof(held));
+    if (!agent.caps_live || (*agent.jvmti)->GetCapabilities(agent.jvmti, &held) != JVMTI_ERROR_NONE)
+        return;
+    unsigned had = count_capabilities(&held);
+    /* NativeMethodBind stays on while stopped (a bind is rare and cheap): the next session names the
+     * libraries of the methods bound meanwhile */
+    held.can_generate_native_method_bind_events = 0;
+    if ((*agent.jvmti)->RelinquishCapabilities(agent.jvmti, &held) != JVMTI_ERROR_NONE) {
+        log_warn("could not give back its %u JVMTI capabilities at stop; the JVM keeps them", had);
+        return;
+    }
+    agent.caps_given_up = 1;
+    memset(&held, 0, sizeof(held));
+    (*agent.jvmti)->GetCapabilities(agent.jvmti, &held);
+    log_info("gave back %u of its %u JVMTI capabilities", had - count_capabilities(&held), had);
+}
+
 /* Loaded again with "stop": no more events, outputs flushed and closed. */
 static void stop_detection(void)
 {
@@ -396,6 +433,7 @@ static void stop_detection(void)
     pins_release(agent.jvmti);
     writer_stop(2000, 0); /* a later attach may start it again */
     mount_events_count_off(agent.jvmti);
+    give_back_capabilities();
     log_info("stopped: events off (mount events and breakpoints too), outputs flushed");
 }
 
@@ -453,6 +491,14 @@ static jint rearm(JavaVM *vm, struct options *again, const char *option_text)
     }
     agent.options = *again;
     snprintf(agent.option_text, sizeof(agent.option_text), "%s", option_text ? option_text : "");
+    if (agent.caps_given_up) { /* stop gave them back: the live phase gives them again */
+        if (request_capabilities(agent.jvmti)) {
+            log_error("the JVM did not give back the JVMTI capabilities vtpin needs (virtual threads); vtpin stays "
+                      "stopped");
+            return JNI_ERR;
+        }
+        agent.caps_given_up = 0;
+    }
     JNIEnv *jni = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || !jni) {
         log_error("no JNI environment in Agent_OnAttach");
@@ -508,6 +554,7 @@ static jint load_again(JavaVM *vm, char *option_text)
 static int first_options(char *option_text, int attach, jint *rc)
 {
     agent.attach_mode = attach;
+    agent.caps_live = attach;
     options_defaults(&agent.options);
     char err[512];
     if (options_parse(&agent.options, option_text, err, sizeof(err))) {

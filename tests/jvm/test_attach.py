@@ -5,6 +5,7 @@ protocol, on JDK 21 and 25, and failing clearly when it cannot.
 Each case is one CTest entry: `test_attach.py CASE [JDK]` (e.g. `attach 21`).
 The JVMs here start WITHOUT the agent: ReproLoop runs until its stop file appears."""
 import os
+import re
 import shutil
 import socket
 import signal
@@ -198,7 +199,10 @@ def case_reattach(jdk):
         wait_for("stderr.txt", "stopped")
         rep = report_json(first)
         check(rep["recording"]["complete"], "the first recording ends with its Goodbye: %s" % rep["recording"])
-        first_stats = rep["stats"]
+        first_stats, first_missing = rep["stats"], rep["jvm"]["capabilities_missing"]
+        # stop gives back the capabilities (all but NativeMethodBind's), as the JVM itself then says
+        gave = re.search(r"gave back (\d+) of its (\d+) JVMTI capabilities", text("stderr.txt"))
+        check(gave and int(gave.group(1)) == int(gave.group(2)) - 1 >= 5, "stop gave them back:\n" + text("stderr.txt"))
 
         # a load after stop that cannot start fails (exit 1) and the agent says why
         rc, _, e, _ = attach(proc.pid, "record=%s/no-such-dir/x.vtp" % d)
@@ -247,6 +251,8 @@ def case_reattach(jdk):
                   first_stats["pins"], len(report_json(first)["pins"]), st["pins"], st["pins_reported"],
                   len(rep["pins"])))
         check(rep["jvm"]["options"].startswith("record=" + second), "the Hello has the new options: %s" % rep["jvm"])
+        check(rep["jvm"]["capabilities_missing"] == first_missing, "the next attach took every capability again: %s, "
+              "first %s" % (rep["jvm"]["capabilities_missing"], first_missing))
         check(proc.poll() is None, "the JVM runs on")
 
 
