@@ -258,19 +258,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     const struct session_hello *h = &j->hello;
     json_object_begin(js);
     ident_fields(js, j);
-    kv_text(js, "java_version", h->java_version);
-    kv_text(js, "vm", h->vm_name);
-    kv_text(js, "vm_version", h->vm_version);
-    kv_text(js, "vendor", h->vm_vendor);
-    kv_text(js, "host", h->host);
-    kv_text(js, "agent_version", h->agent_version);
-    kv_text(js, "options", h->options);
-    kv_text(js, "app", h->app);
-    json_kv_string(js, "mode", wire_mode_name(h->mode));
-    if (h->jdk_feature)
-        json_kv_uint(js, "jdk_feature", h->jdk_feature);
-    else
-        json_kv_null(js, "jdk_feature");
+    session_hello_json(js, h); /* as the report's "jvm" gives it */
     json_kv_int(js, "start_unix_ns", j->start_unix_ns);
     json_kv_bool(js, "connected", j->live > 0);
     if (j->live)

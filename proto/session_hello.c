@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
+#include "wire_names.h"
+
 /* A copy of s, or NULL for NULL; *failed set when memory ran out. */
 static char *dup_opt(const char *s, int *failed)
 {
@@ -117,4 +120,32 @@ size_t session_hello_bytes(const struct session_hello *h)
     for (size_t i = 0; i < h->n_capabilities_missing; i++)
         n += sizeof(char *) + strlen(h->capabilities_missing[i]) + 1;
     return n;
+}
+
+static void kv_nonzero(struct json *j, const char *key, uint32_t v)
+{
+    if (v)
+        json_kv_uint(j, key, v);
+    else
+        json_kv_null(j, key);
+}
+
+void session_hello_json(struct json *j, const struct session_hello *h)
+{
+    json_kv_string(j, "java_version", h->java_version);
+    json_kv_string(j, "vm", h->vm_name);
+    json_kv_string(j, "vm_version", h->vm_version);
+    json_kv_string(j, "vendor", h->vm_vendor);
+    json_kv_string(j, "host", h->host);
+    json_kv_string(j, "agent_version", h->agent_version);
+    json_kv_string(j, "options", h->options);
+    json_kv_string(j, "app", h->app);
+    json_kv_string(j, "mode", wire_mode_name(h->mode));
+    kv_nonzero(j, "jdk_feature", h->jdk_feature);
+    kv_nonzero(j, "parallelism", h->parallelism);
+    json_key(j, "capabilities_missing");
+    json_array_begin_inline(j);
+    for (size_t i = 0; i < h->n_capabilities_missing; i++)
+        json_string(j, h->capabilities_missing[i]);
+    json_array_end(j);
 }

@@ -41,4 +41,11 @@ void session_hello_fini(struct session_hello *h);
 /* The bytes its strings hold (for a memory budget). */
 size_t session_hello_bytes(const struct session_hello *h);
 
+struct json;
+/* Into the JSON object being written, the Hello's facts as the report's "jvm" and the collector's
+ * status both give them: "java_version", "vm", "vm_version", "vendor", "host", "agent_version",
+ * "options", "app" (null when not said), "mode", "jdk_feature", "parallelism" (null when not
+ * said) and "capabilities_missing" (an array). Each reader writes the pid its own way. */
+void session_hello_json(struct json *j, const struct session_hello *h);
+
 #endif

@@ -94,29 +94,7 @@ static void put_jvm(struct json *j, const struct recording_session *s)
         json_int(j, s->hello.pid);
     else
         json_null(j);
-    json_kv_string(j, "java_version", s->hello.java_version);
-    json_kv_string(j, "vm", s->hello.vm_name);
-    json_kv_string(j, "vm_version", s->hello.vm_version);
-    json_kv_string(j, "vendor", s->hello.vm_vendor);
-    json_kv_string(j, "mode", wire_mode_name(s->hello.mode));
-    json_kv_string(j, "host", s->hello.host);
-    json_kv_string(j, "options", s->hello.options);
-    json_kv_string(j, "agent_version", s->hello.agent_version);
-    json_key(j, "jdk_feature");
-    if (s->hello.jdk_feature)
-        json_uint(j, s->hello.jdk_feature);
-    else
-        json_null(j);
-    json_key(j, "parallelism");
-    if (s->hello.parallelism)
-        json_uint(j, s->hello.parallelism);
-    else
-        json_null(j);
-    json_key(j, "capabilities_missing");
-    json_array_begin_inline(j);
-    for (size_t i = 0; i < s->hello.n_capabilities_missing; i++)
-        json_string(j, s->hello.capabilities_missing[i]);
-    json_array_end(j);
+    session_hello_json(j, &s->hello); /* as the collector's status gives it */
     json_object_end(j);
 }
 
