@@ -153,6 +153,23 @@ static void test_hello(void)
     d.occupancy_sample_interval_ns = 7;
     CHECK_INT(session_hello_take(&c, &d), 0); /* taken again: what it held is freed first */
     CHECK_UINT(c.occupancy_interval_ns, 7);
+    /* its JSON, as the report's "jvm" and status's JVMs both have it */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    struct json j;
+    json_init(&j, out);
+    json_object_begin(&j);
+    session_hello_json(&j, &c);
+    json_object_end(&j);
+    json_finish(&j);
+    fclose(out);
+    CHECK_CONTAINS(text, "\"java_version\": \"21.0.5\"");
+    CHECK_CONTAINS(text, "\"vm\": null"); /* not said */
+    CHECK_CONTAINS(text, "\"app\": \"Repro\"");
+    CHECK_CONTAINS(text, "\"parallelism\": null");
+    CHECK_CONTAINS(text, "\"capabilities_missing\": [\"can_support_virtual_threads\", \"\"]");
+    free(text);
     session_hello_fini(&c);
     CHECK(c.java_version == NULL && c.n_capabilities_missing == 0);
 }
