@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
+#include "common/budget.h"
 #include "wire.h"
 
 static uint32_t get_le32(const uint8_t *p)

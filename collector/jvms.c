@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
 #include "clog.h"
 #include "common/blocker_text.h"
+#include "common/budget.h"
 #include "common/frame_text.h"
 #include "common/frames_kind.h"
 #include "common/idmap.h"
@@ -48,7 +48,7 @@ static void count_strings(struct jvm *j)
 static size_t jvm_memory(const struct jvm *j)
 {
     return sizeof(*j) + occupancy_memory(j->occ) + pinstats_memory(j->pinstats) + pinprofile_memory(j->pinprofile) +
-           32 * (idmap_count(j->carrier_pins) + idmap_count(j->carrier_hogs)) + j->string_bytes;
+           session_pins_bytes(j->pins) + j->string_bytes;
 }
 
 /* The budget follows what j holds after an event (it grows by one event's worth at most past
@@ -73,8 +73,7 @@ static void jvm_free(struct jvm *j)
     occupancy_free(j->occ);
     pinstats_free(j->pinstats);
     pinprofile_free(j->pinprofile);
-    idmap_free(j->carrier_pins, free);
-    idmap_free(j->carrier_hogs, free);
+    session_pins_free(j->pins);
     free(j);
 }
 
@@ -157,23 +156,18 @@ static int charge_new(struct jvms *r, size_t base)
     return budget_take(r->cfg.budget, base) == 0 ? 0 : -ENOBUFS;
 }
 
-/* Ends every pin and hog in progress at t (a reconnect: the agent re-sends the live ones). */
-static int end_pins(struct jvm *j, int64_t t)
+/* Ends every pin and hog in progress on its carrier at t (a reconnect: the agent re-sends the live
+ * ones). They stay in progress in j->pins, so a re-sent start is counted once. */
+static void end_pins(struct jvm *j, int64_t t)
 {
     size_t pos = 0;
-    uint64_t tid;
-    void *value;
-    while (idmap_next(j->carrier_hogs, &pos, &tid, &value)) /* the ids stay: a re-sent hog counts once */
-        occupancy_hog_end(j->occ, *(uint64_t *)value, t);
-    pos = 0;
-    while (idmap_next(j->carrier_pins, &pos, &tid, &value))
-        occupancy_pin_end(j->occ, *(uint64_t *)value, t);
-    struct idmap *fresh = idmap_new();
-    if (!fresh)
-        return -ENOMEM;
-    idmap_free(j->carrier_pins, free);
-    j->carrier_pins = fresh;
-    return 0;
+    const struct session_pin *p;
+    while ((p = session_pins_next(j->pins, &pos))) {
+        if (p->kind == SESSION_HOG)
+            occupancy_hog_end(j->occ, p->id, t);
+        else
+            occupancy_pin_end(j->occ, p->id, t);
+    }
 }
 
 void jvm_ident_choose(struct jvm_ident *id, int64_t hello_pid, int64_t peer_pid, int64_t peer_ns_pid, uint64_t pidns)
@@ -238,11 +232,9 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
         j->start_unix_ns = h->start_unix_ns;
         j->max_carriers = r->cfg.max_carriers;
         j->occ = occupancy_new(r->cfg.max_carriers, r->cfg.window_ns, r->cfg.bucket_ns);
-        j->carrier_pins = idmap_new();
-        j->carrier_hogs = idmap_new();
         j->pinstats = pinstats_new();
         j->pinprofile = pinprofile_new(r->cfg.window_ns);
-        if (!j->occ || !j->carrier_pins || !j->carrier_hogs || !j->pinstats || !j->pinprofile ||
+        if (!j->occ || session_pins_new(&j->pins, JVMS_IN_PROGRESS, 0) != 0 || !j->pinstats || !j->pinprofile ||
             session_hello_copy(&j->hello, h) != 0) {
             jvm_free(j);
             return -ENOMEM;
@@ -264,9 +256,9 @@ int jvms_attach_as(struct jvms *r, const struct session *s, const struct jvm_ide
         r->count++;
     } else if (h->connection >= j->hello.connection || !j->owner) {
         /* the newest connection describes the JVM */
-        if ((rc = session_hello_copy(&j->hello, h)) != 0 ||
-            (rc = end_pins(j, j->disconnected_at ? j->disconnected_at : now)))
+        if ((rc = session_hello_copy(&j->hello, h)) != 0)
             return rc;
+        end_pins(j, j->disconnected_at ? j->disconnected_at : now);
         count_strings(j);
         j->ident = *id;
     } else {
@@ -351,50 +343,36 @@ size_t jvms_expire(struct jvms *r, int64_t now)
     return n;
 }
 
-/* Remembers latest as carrier tid's latest pin or hog in by_carrier (bounded by the carrier cap). */
-static void note_carrier_id(struct idmap *by_carrier, int32_t tid, uint64_t latest, unsigned max)
-{
-    uint64_t *id = idmap_get(by_carrier, (uint32_t)tid);
-    if (id) {
-        *id = latest;
-        return;
-    }
-    if (idmap_count(by_carrier) >= 2u * max || !(id = malloc(sizeof(*id))))
-        return;
-    *id = latest;
-    if (idmap_put(by_carrier, (uint32_t)tid, id, NULL) != 0)
-        free(id);
-}
-
 /* b's own fields (what, the class, the owner) as blocker_text's parts: no pin, frame or chain. */
-static struct blocker_parts wire_parts(const struct session *s, const Vtpin__V1__Blocker *b)
+static struct blocker_parts wire_parts(const struct session_defs *d, const Vtpin__V1__Blocker *b)
 {
     return (struct blocker_parts){.what = (int)b->what,
-                                  .object_class = b->has_object_class ? session_string(s, b->object_class) : NULL,
+                                  .object_class = b->has_object_class ? session_defs_string(d, b->object_class) : NULL,
                                   .has_thread = b->has_thread_id,
-                                  .thread_name = b->has_thread_name ? session_string(s, b->thread_name) : NULL,
+                                  .thread_name = b->has_thread_name ? session_defs_string(d, b->thread_name) : NULL,
                                   .is_virtual = b->has_virtual_ && b->virtual_,
-                                  .carrier = b->has_carrier_name ? session_string(s, b->carrier_name) : NULL,
+                                  .carrier = b->has_carrier_name ? session_defs_string(d, b->carrier_name) : NULL,
                                   .state = b->state};
 }
 
 /* What the pin waits for as the reports say it (common/blocker_text.h), the owner at its first
  * application frame; NULL when the agent sent none. */
-static const char *blocker_line(const struct session *s, const Vtpin__V1__Blocker *b, char *out, size_t cap)
+static const char *blocker_line(const struct session_defs *d, const Vtpin__V1__Blocker *b, char *out, size_t cap)
 {
     if (!b || !b->has_what || !blocker_kind_name((int)b->what))
         return NULL;
     char frame[JVMS_CULPRIT_CAP];
     const char *at = NULL;
-    uint32_t depth = b->has_stack ? session_stack_depth(s, b->stack, NULL) : 0;
+    const struct session_defs_stack *st = b->has_stack ? session_defs_stack(d, b->stack) : NULL;
+    uint32_t depth = st ? st->count : 0;
     for (uint32_t i = 0; i < depth && !at; i++) {
         struct frame_parts parts;
-        if (session_frame(s, b->stack, i, &parts, NULL) == 0 && parts.cls && !frames_is_jdk_class(parts.cls))
-            at = session_format_frame(s, b->stack, i, frame, sizeof(frame));
+        if (session_defs_frame(d, b->stack, i, &parts, NULL) == 0 && parts.cls && !frames_is_jdk_class(parts.cls))
+            at = session_defs_frame_text(d, b->stack, i, frame, sizeof(frame));
     }
     if (!at && depth)
-        at = session_format_frame(s, b->stack, 0, frame, sizeof(frame));
-    struct blocker_parts parts = wire_parts(s, b);
+        at = session_defs_frame_text(d, b->stack, 0, frame, sizeof(frame));
+    struct blocker_parts parts = wire_parts(d, b);
     parts.pin = b->has_pin ? b->pin : 0;
     parts.at = at;
     struct blocker_parts hops[4];
@@ -402,64 +380,10 @@ static const char *blocker_line(const struct session *s, const Vtpin__V1__Blocke
         const Vtpin__V1__Blocker *h = b->chain[i];
         if (!h->has_what || !blocker_kind_name((int)h->what))
             break; /* a hop of no kind known: the chain ends there */
-        hops[parts.n_chain++] = wire_parts(s, h);
+        hops[parts.n_chain++] = wire_parts(d, h);
     }
     parts.chain = hops;
     return blocker_text(&parts, out, cap);
-}
-
-static void apply_pin_start(struct jvm *j, const struct session *s, const Vtpin__V1__PinStart *p)
-{
-    char culprit[JVMS_CULPRIT_CAP];
-    const char *text = NULL;
-    if (p->has_stack && p->has_culprit_frame)
-        text = session_format_frame(s, p->stack, p->culprit_frame, culprit, sizeof(culprit));
-    if (text && p->downcall) { /* a Java frame that is in C: say so, as the report does */
-        size_t len = strlen(culprit);
-        int api = p->downcall->has_api && p->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA ? NATIVE_API_JNA
-                                                                                                    : NATIVE_API_FFM;
-        frames_call_marker(api, p->downcall->symbol, p->downcall->library, culprit + len, sizeof(culprit) - len);
-    }
-    int origin = p->has_stack ? session_stack_origin(s, p->stack) : PIN_ORIGIN_APP;
-    int opened = pinstats_start(j->pinstats, p->pin_id, (int)p->reason, origin, text);
-    /* Ids grow, but two carriers' PinStarts can arrive in either order (pin 2
-     * before pin 1): an earlier id is new unless still open, a PinStart the
-     * agent re-sent after a reconnect. */
-    if (p->pin_id > j->max_pin_id) {
-        j->pins_total++;
-        j->max_pin_id = p->pin_id;
-    } else if (opened) {
-        j->pins_total++;
-    }
-    if (!p->has_carrier_tid)
-        return; /* no carrier to account it to */
-    note_carrier_id(j->carrier_pins, p->carrier_tid, p->pin_id, j->max_carriers);
-    occupancy_pin_start(j->occ, p->carrier_tid, p->pin_id, (int)p->reason, text, p->has_vthread_id ? p->vthread_id : 0,
-                        p->start_ns);
-    char blocker[JVMS_CULPRIT_CAP];
-    const char *waits = blocker_line(s, p->blocker, blocker, sizeof(blocker));
-    if (waits)
-        occupancy_pin_blocker(j->occ, p->pin_id, waits);
-}
-
-/* A hog's culprit is formatted as a pin's. One hog per carrier at a time, and
- * the agent re-sends only the hog in progress: a HogStart whose id is its
- * carrier's latest is a re-send (after a reconnect), counted once. */
-static void apply_hog_start(struct jvm *j, const struct session *s, const Vtpin__V1__HogStart *h)
-{
-    char culprit[JVMS_CULPRIT_CAP];
-    const char *text = NULL;
-    if (h->has_stack && h->has_culprit_frame)
-        text = session_format_frame(s, h->stack, h->culprit_frame, culprit, sizeof(culprit));
-    if (!h->has_carrier_tid) {
-        j->hogs_total++; /* no carrier to account it to */
-        return;
-    }
-    const uint64_t *latest = idmap_get(j->carrier_hogs, (uint32_t)h->carrier_tid);
-    if (!latest || *latest != h->hog_id)
-        j->hogs_total++;
-    note_carrier_id(j->carrier_hogs, h->carrier_tid, h->hog_id, j->max_carriers);
-    occupancy_hog_start(j->occ, h->carrier_tid, h->hog_id, text, h->has_vthread_id ? h->vthread_id : 0, h->start_ns);
 }
 
 /* The profile grows with what it is shown: past the budget, a pin or hog is left out of it, counted. */
@@ -472,29 +396,95 @@ static int profile_room(struct jvm *j)
     return 0;
 }
 
-static int apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now)
+/* A pin's start, kept in j->pins with what the metrics and the profile take from it; its
+ * carrier is pinned from it. A start re-sent after a reconnect (a pin still in progress) counts
+ * once; ids grow, but two carriers' PinStarts can arrive in either order, so only the table says. */
+static void apply_pin_start(struct jvm *j, const struct session_defs *d, const Vtpin__V1__PinStart *p, int64_t now)
+{
+    char culprit[JVMS_CULPRIT_CAP];
+    const char *text = NULL;
+    if (p->has_stack && p->has_culprit_frame)
+        text = session_defs_frame_text(d, p->stack, p->culprit_frame, culprit, sizeof(culprit));
+    if (text && p->downcall) { /* a Java frame that is in C: say so, as the report does */
+        size_t len = strlen(culprit);
+        int api = p->downcall->has_api && p->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA ? NATIVE_API_JNA
+                                                                                                    : NATIVE_API_FFM;
+        frames_call_marker(api, p->downcall->symbol, p->downcall->library, culprit + len, sizeof(culprit) - len);
+    }
+    if (p->pin_id) {
+        struct session_pin start = session_pin_of_start(p, now), *pin;
+        int seen = session_pins_start(j->pins, &start, &pin);
+        if (seen == SESSION_PINS_NEW || seen < 0)
+            j->pins_total++;
+        if (seen == SESSION_PINS_NEW) {
+            pin->origin = (uint8_t)(p->has_stack ? session_defs_stack_origin(d, p->stack) : PIN_ORIGIN_APP);
+            pin->site = pinstats_site(j->pinstats, text);
+            pin->profile_stack = PINPROFILE_NONE;
+            if (profile_room(j))
+                pinprofile_start(j->pinprofile, d, p, pin);
+        }
+    }
+    if (!p->has_carrier_tid)
+        return; /* no carrier to account it to */
+    occupancy_pin_start(j->occ, p->carrier_tid, p->pin_id, (int)p->reason, text, p->has_vthread_id ? p->vthread_id : 0,
+                        p->start_ns);
+    char blocker[JVMS_CULPRIT_CAP];
+    const char *waits = blocker_line(d, p->blocker, blocker, sizeof(blocker));
+    if (waits)
+        occupancy_pin_blocker(j->occ, p->pin_id, waits);
+}
+
+/* A hog's start, kept and counted as a pin's; its culprit is formatted as a pin's. */
+static void apply_hog_start(struct jvm *j, const struct session_defs *d, const Vtpin__V1__HogStart *h, int64_t now)
+{
+    char culprit[JVMS_CULPRIT_CAP];
+    const char *text = NULL;
+    if (h->has_stack && h->has_culprit_frame)
+        text = session_defs_frame_text(d, h->stack, h->culprit_frame, culprit, sizeof(culprit));
+    struct session_pin start = session_pin_of_hog(h, now), *hog = NULL;
+    int seen = h->hog_id ? session_pins_start(j->pins, &start, &hog) : -ENOENT;
+    if (seen != SESSION_PINS_AGAIN)
+        j->hogs_total++;
+    if (seen == SESSION_PINS_NEW) {
+        hog->profile_stack = PINPROFILE_NONE;
+        if (profile_room(j))
+            pinprofile_hog_start(j->pinprofile, d, h, hog);
+    }
+    if (h->has_carrier_tid)
+        occupancy_hog_start(j->occ, h->carrier_tid, h->hog_id, text, h->has_vthread_id ? h->vthread_id : 0,
+                            h->start_ns);
+}
+
+/* The end of a pin or hog: its carrier freed, and its time counted under what its start said. */
+static void apply_end(struct jvm *j, int kind, uint64_t id, int64_t end_ns, int64_t duration_ns, int64_t now)
+{
+    if (kind == SESSION_HOG)
+        occupancy_hog_end(j->occ, id, end_ns);
+    else
+        occupancy_pin_end(j->occ, id, end_ns);
+    struct session_pin start;
+    if (session_pins_end(j->pins, kind, id, &start) != SESSION_PINS_ENDS)
+        return; /* never started, or forgotten */
+    if (kind == SESSION_PIN)
+        pinstats_end(j->pinstats, &start, duration_ns);
+    if (start.profile_stack != PINPROFILE_NONE && profile_room(j))
+        pinprofile_end(j->pinprofile, &start, duration_ns, now);
+}
+
+static int apply(struct jvm *j, const struct session_defs *d, const WireEvent *ev, int64_t now)
 {
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_PIN_START:
-        apply_pin_start(j, s, ev->pin_start);
-        if (profile_room(j))
-            pinprofile_start(j->pinprofile, s, ev->pin_start, now);
+        apply_pin_start(j, d, ev->pin_start, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_PIN_END:
-        occupancy_pin_end(j->occ, ev->pin_end->pin_id, ev->pin_end->end_ns);
-        pinstats_end(j->pinstats, ev->pin_end->pin_id, ev->pin_end->duration_ns);
-        if (profile_room(j))
-            pinprofile_end(j->pinprofile, ev->pin_end->pin_id, ev->pin_end->duration_ns, now);
+        apply_end(j, SESSION_PIN, ev->pin_end->pin_id, ev->pin_end->end_ns, ev->pin_end->duration_ns, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_HOG_START:
-        apply_hog_start(j, s, ev->hog_start);
-        if (profile_room(j))
-            pinprofile_hog_start(j->pinprofile, s, ev->hog_start, now);
+        apply_hog_start(j, d, ev->hog_start, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_HOG_END:
-        occupancy_hog_end(j->occ, ev->hog_end->hog_id, ev->hog_end->end_ns);
-        if (profile_room(j))
-            pinprofile_hog_end(j->pinprofile, ev->hog_end->hog_id, ev->hog_end->duration_ns, now);
+        apply_end(j, SESSION_HOG, ev->hog_end->hog_id, ev->hog_end->end_ns, ev->hog_end->duration_ns, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_STATS:
         session_stats_take(&j->stats, ev->stats);
@@ -505,7 +495,7 @@ static int apply(struct jvm *j, const struct session *s, const WireEvent *ev, in
         return 0;
     case VTPIN__V1__EVENT__BODY_CARRIER: {
         const Vtpin__V1__Carrier *c = ev->carrier;
-        const char *name = c->has_name ? session_string(s, c->name) : NULL;
+        const char *name = c->has_name ? session_defs_string(d, c->name) : NULL;
         occupancy_carrier(j->occ, c->tid, name, c->has_start_ns ? c->start_ns : now);
         return 0;
     }
@@ -539,7 +529,7 @@ static int apply(struct jvm *j, const struct session *s, const WireEvent *ev, in
 
 int jvm_apply(struct jvm *j, const struct session *s, const WireEvent *ev, int64_t now)
 {
-    int rc = apply(j, s, ev, now);
+    int rc = apply(j, session_defs(s), ev, now);
     settle(j);
     return rc;
 }

@@ -18,6 +18,7 @@
 #include "pinstats.h"
 #include "recstate.h"
 #include "session.h"
+#include "session_pins.h"
 #include "session_stats.h"
 #include "wire.h"
 
@@ -33,6 +34,7 @@ struct jvms_config {
 };
 
 #define JVMS_CULPRIT_CAP 512
+#define JVMS_IN_PROGRESS 1024 /* pins and hogs in progress kept per JVM: past it the oldest is forgotten, counted */
 
 /* Where a JVM's name comes from. */
 enum jvm_pid_source {
@@ -83,12 +85,12 @@ struct jvm {
     unsigned connections;                  /* connections seen in all */
     int64_t connected_at, disconnected_at; /* of the newest connection; 0 while connected */
     struct occupancy *occ;
-    struct pinstats *pinstats;  /* pinned time by reason and site, for the metrics */
+    struct pinstats *pinstats; /* pinned time by reason and site, for the metrics */
+    /* its pins and hogs in progress, over all connections (JVMS_IN_PROGRESS at most): a start re-sent
+     * after a reconnect is counted once, and an end finds what its start said */
+    struct session_pins *pins;
     uint64_t pins_total;        /* distinct pins reported (PinStart) over all connections */
-    uint64_t max_pin_id;        /* the highest pin id seen; a lower one still open is a re-sent PinStart */
-    struct idmap *carrier_pins; /* carrier tid -> its latest pin id, to end them on a reconnect */
     uint64_t hogs_total;        /* distinct carrier hogs reported (HogStart) over all connections */
-    struct idmap *carrier_hogs; /* carrier tid -> its latest hog id: ended on a reconnect, a re-send counted once */
     unsigned max_carriers;      /* the occupancy's cap */
     uint64_t malformed;         /* Transitions / CarrierSample with mismatched arrays */
     uint64_t defs_dropped;      /* definitions dropped by full session tables (all connections) */

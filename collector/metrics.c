@@ -243,7 +243,7 @@ static void dropped(struct strbuf *b, const struct row *rows, size_t n)
             {"collector", j->stats.msg.collector_dropped},
             {"definitions", j->defs_dropped},
             {"carriers", occupancy_carriers_dropped(j->occ)},
-            {"pins", j->pinstats->lost},
+            {"pins", session_pins_lost(j->pins)},
             {"recording", j->rec_frames_lost},
         };
         for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)

@@ -97,12 +97,13 @@ static int add_jvm(struct pinned_pprof_build *pb, const struct jvm *j)
         pinprofile_collect(j->pinprofile, pb->now, pb->span_ns, pb->b, labels, j->hello.app && *j->hello.app ? 2 : 1);
     struct pinprofile_drops d;
     pinprofile_drops(j->pinprofile, &d);
-    if (!rc && (d.stacks || d.entries || d.open)) { /* said, not hidden: what the bounds cost this JVM */
+    uint64_t forgotten = session_pins_lost(j->pins);
+    if (!rc && (d.stacks || d.entries || forgotten)) { /* said, not hidden: what the bounds cost this JVM */
         char text[256];
         snprintf(text, sizeof(text),
                  "pid %s: %" PRIu64 " pins counted under [other stacks] (stack table full), %" PRIu64
                  " dropped (a second's table full), %" PRIu64 " pins in progress forgotten",
-                 pid, d.stacks, d.entries, d.open);
+                 pid, d.stacks, d.entries, forgotten);
         rc = pprof_builder_comment(pb->b, text);
     }
     return rc;

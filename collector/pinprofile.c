@@ -30,14 +30,11 @@ struct stack {
     uint32_t frames[];
 };
 
-/* What an entry or an open one is: a pin or a carrier hog (their ids are two spaces). */
-enum held_kind { HELD_PIN = 0, HELD_HOG = 1 };
-
 struct entry {
     uint32_t stack, carrier; /* carrier: a string index */
     uint32_t count;          /* pins; 0 for hogs */
     uint16_t reason;         /* a pin's; 0 for hogs */
-    uint8_t kind;            /* enum held_kind */
+    uint8_t kind;            /* enum session_pin_kind */
     uint64_t ns;             /* pinned or hogged */
 };
 
@@ -45,16 +42,6 @@ struct bucket {
     int64_t epoch; /* now / bucket_ns of the pins it holds; -1: empty */
     uint32_t n;
     struct entry *e; /* PINPROFILE_ENTRIES, allocated at first use */
-};
-
-#define OPEN_MAX (PINPROFILE_OPEN * 3 / 4)
-
-struct open_pin {
-    uint64_t pin_id; /* or hog id */
-    uint32_t stack, carrier;
-    uint16_t reason;
-    uint8_t kind; /* enum held_kind */
-    int64_t since;
 };
 
 struct pinprofile {
@@ -69,9 +56,6 @@ struct pinprofile {
     size_t n_stacks;
     struct table stack_ix;
     struct bucket ring[PINPROFILE_BUCKETS];
-    struct open_pin open[OPEN_MAX]; /* the first n_open, by pin_id in open_ix */
-    size_t n_open;
-    struct table open_ix;
     struct pinprofile_drops drops;
     size_t bytes; /* malloc'ed beside the struct */
 };
@@ -206,8 +190,7 @@ struct pinprofile *pinprofile_new(int64_t window_ns)
     p->strings_cap = 64;
     p->strings = calloc(p->strings_cap, sizeof(*p->strings));
     if (!p->strings || table_init(&p->string_ix, 64, TABLE_GROWING) || table_init(&p->frame_ix, 64, TABLE_GROWING) ||
-        table_init(&p->stack_ix, 64, TABLE_GROWING) || table_init(&p->open_ix, OPEN_MAX, TABLE_FIXED) ||
-        !(p->strings[0] = strdup("")))
+        table_init(&p->stack_ix, 64, TABLE_GROWING) || !(p->strings[0] = strdup("")))
         goto fail;
     p->n_strings = 1;
     p->bytes = p->strings_cap * sizeof(*p->strings) + 1;
@@ -236,87 +219,33 @@ void pinprofile_free(struct pinprofile *p)
     for (size_t i = 0; i < p->n_stacks; i++)
         free(p->stacks[i]);
     table_fini(&p->stack_ix);
-    table_fini(&p->open_ix);
     for (size_t i = 0; i < PINPROFILE_BUCKETS; i++)
         free(p->ring[i].e);
     free(p);
 }
 
-/* ---- pins and hogs in progress: the first n_open of open[], by (kind, id) in open_ix ---- */
-
-struct open_key {
-    uint64_t id;
-    int kind;
-};
-
-static uint64_t open_hash(uint64_t id, int kind)
-{
-    return hash_combine(hash_u64(id), (uint64_t)kind);
-}
-
-static int open_eq(const void *ctx, uint32_t item, const void *key)
-{
-    const struct open_pin *o = &((const struct pinprofile *)ctx)->open[item];
-    const struct open_key *k = key;
-    return o->pin_id == k->id && o->kind == k->kind;
-}
-
-/* The index of the open pin (or hog) id, or -1. */
-static int64_t open_find(const struct pinprofile *p, int kind, uint64_t id)
-{
-    struct open_key k = {id, kind};
-    return table_find(&p->open_ix, open_hash(id, kind), open_eq, p, &k);
-}
-
-/* Forgets open pin i: the last one takes its place. */
-static void open_remove(struct pinprofile *p, uint32_t i)
-{
-    uint32_t last = (uint32_t)p->n_open - 1;
-    table_remove(&p->open_ix, open_hash(p->open[i].pin_id, p->open[i].kind), i);
-    if (i != last) {
-        table_move(&p->open_ix, open_hash(p->open[last].pin_id, p->open[last].kind), last, i);
-        p->open[i] = p->open[last];
-    }
-    p->n_open--;
-}
-
-static void open_add(struct pinprofile *p, const struct open_pin *o)
-{
-    if (p->n_open >= OPEN_MAX) { /* full: forget the oldest (its end was lost on the way) */
-        uint32_t oldest = 0;
-        for (uint32_t i = 1; i < p->n_open; i++)
-            if (p->open[i].since < p->open[oldest].since)
-                oldest = i;
-        open_remove(p, oldest);
-        p->drops.open++;
-    }
-    if (table_add(&p->open_ix, open_hash(o->pin_id, o->kind), (uint32_t)p->n_open))
-        return; /* cannot happen: room was made above */
-    p->open[p->n_open++] = *o;
-}
-
 /* ---- a PinStart's or HogStart's stack, by content ---- */
 
-struct session_stack {
-    const struct session *s;
+struct defs_stack {
+    const struct session_defs *d;
     uint32_t stack;
 };
 
 static int kind_at(const void *ctx, uint32_t i)
 {
-    const struct session_stack *ss = ctx;
+    const struct defs_stack *ss = ctx;
     struct frame_parts parts;
-    if (session_frame(ss->s, ss->stack, i, &parts, NULL) != 0)
+    if (session_defs_frame(ss->d, ss->stack, i, &parts, NULL) != 0)
         return FRAME_JAVA;
     return (int)frames_classify(parts.cls, parts.name, parts.is_native);
 }
 
 /* The native code the pin is in, as a frame, into out; NULL when its culprit is not in native code. */
-static const char *native_frame(const struct session *s, const Vtpin__V1__PinStart *ps, char *out, size_t cap)
+static const char *native_frame(const struct session_defs *d, const Vtpin__V1__PinStart *ps, char *out, size_t cap)
 {
     struct frame_parts parts;
     const char *library = NULL;
-    if (!ps->has_culprit_frame || session_frame(s, ps->stack, ps->culprit_frame, &parts, &library) != 0)
+    if (!ps->has_culprit_frame || session_defs_frame(d, ps->stack, ps->culprit_frame, &parts, &library) != 0)
         return NULL;
     if (ps->downcall) {
         int api = ps->downcall->has_api && ps->downcall->api == VTPIN__V1__NATIVE_API__NATIVE_API_JNA ? NATIVE_API_JNA
@@ -338,15 +267,16 @@ static int64_t add_frame(struct pinprofile *p, uint32_t *frames, uint32_t *n, co
 /* The index of the stack (leaf first, as pprof wants it), with the native frame nat (NULL: none) where
  * frames_native_entry puts it for the culprit frame nat_culprit, or one "[no stack: what]" frame when there
  * is none; OTHER_STACK when it finds no room. */
-static uint32_t stack_of(struct pinprofile *p, const struct session *s, int has_stack, uint32_t stack, const char *nat,
-                         uint32_t nat_culprit, const char *what)
+static uint32_t stack_of(struct pinprofile *p, const struct session_defs *d, int has_stack, uint32_t stack,
+                         const char *nat, uint32_t nat_culprit, const char *what)
 {
     uint32_t frames[PINPROFILE_DEPTH + 2], n = 0;
     char text[640];
-    int truncated = 0;
-    uint32_t depth = has_stack ? session_stack_depth(s, stack, &truncated) : 0;
-    struct session_stack ss = {.s = s, .stack = stack};
-    int origin = depth ? session_stack_origin(s, stack) : PIN_ORIGIN_APP; /* the reports' one rule */
+    const struct session_defs_stack *def = has_stack ? session_defs_stack(d, stack) : NULL;
+    uint32_t depth = def ? def->count : 0;
+    int truncated = def && def->truncated;
+    struct defs_stack ss = {.d = d, .stack = stack};
+    int origin = depth ? session_defs_stack_origin(d, stack) : PIN_ORIGIN_APP; /* the reports' one rule */
     int64_t ok = 0;
     if (depth == 0) {
         snprintf(text, sizeof(text), "[no stack: %s]", what);
@@ -358,7 +288,7 @@ static uint32_t stack_of(struct pinprofile *p, const struct session *s, int has_
             struct frame_parts parts;
             if (k == nat_at && (ok = add_frame(p, frames, &n, nat, NULL, 0)) < 0)
                 break;
-            session_frame(s, stack, k, &parts, NULL);
+            session_defs_frame(d, stack, k, &parts, NULL);
             snprintf(text, sizeof(text), "%s.%s", parts.cls ? parts.cls : FRAME_TEXT_UNKNOWN,
                      parts.name ? parts.name : FRAME_TEXT_UNKNOWN);
             ok = add_frame(p, frames, &n, text, parts.source, parts.line);
@@ -375,11 +305,11 @@ static uint32_t stack_of(struct pinprofile *p, const struct session *s, int has_
 }
 
 /* The carrier's name (a string index): its name, else "tid N", else "unknown". */
-static uint32_t carrier_of(struct pinprofile *p, const struct session *s, int has_name, uint32_t name_sid, int has_tid,
-                           int32_t tid)
+static uint32_t carrier_of(struct pinprofile *p, const struct session_defs *d, int has_name, uint32_t name_sid,
+                           int has_tid, int32_t tid)
 {
     char carrier[64];
-    const char *name = has_name ? session_string(s, name_sid) : NULL;
+    const char *name = has_name ? session_defs_string(d, name_sid) : NULL;
     if (!name || !*name) {
         if (has_tid)
             snprintf(carrier, sizeof(carrier), "tid %" PRId32, tid);
@@ -391,43 +321,29 @@ static uint32_t carrier_of(struct pinprofile *p, const struct session *s, int ha
     return c > 0 ? (uint32_t)c : 0;
 }
 
-void pinprofile_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__PinStart *ps, int64_t now)
+void pinprofile_start(struct pinprofile *p, const struct session_defs *d, const Vtpin__V1__PinStart *ps,
+                      struct session_pin *pin)
 {
-    if (!ps->pin_id || open_find(p, HELD_PIN, ps->pin_id) >= 0)
-        return; /* re-sent after a reconnect: already open */
     char native[512];
-    const char *nat = ps->has_stack ? native_frame(s, ps, native, sizeof(native)) : NULL;
-    struct open_pin o = {
-        .pin_id = ps->pin_id,
-        .stack = stack_of(p, s, ps->has_stack, ps->stack, nat, ps->culprit_frame, wire_reason_name((int)ps->reason)),
-        .carrier = carrier_of(p, s, ps->has_carrier_name, ps->carrier_name, ps->has_carrier_tid, ps->carrier_tid),
-        .reason = (uint16_t)ps->reason,
-        .kind = HELD_PIN,
-        .since = now};
-    open_add(p, &o);
+    const char *nat = ps->has_stack ? native_frame(d, ps, native, sizeof(native)) : NULL;
+    pin->profile_stack =
+        stack_of(p, d, ps->has_stack, ps->stack, nat, ps->culprit_frame, wire_reason_name((int)ps->reason));
+    pin->profile_carrier =
+        carrier_of(p, d, ps->has_carrier_name, ps->carrier_name, ps->has_carrier_tid, ps->carrier_tid);
 }
 
-void pinprofile_hog_start(struct pinprofile *p, const struct session *s, const Vtpin__V1__HogStart *hs, int64_t now)
+void pinprofile_hog_start(struct pinprofile *p, const struct session_defs *d, const Vtpin__V1__HogStart *hs,
+                          struct session_pin *pin)
 {
-    if (!hs->hog_id || open_find(p, HELD_HOG, hs->hog_id) >= 0)
-        return; /* re-sent after a reconnect: already open */
-    struct open_pin o = {
-        .pin_id = hs->hog_id,
-        .stack = stack_of(p, s, hs->has_stack, hs->stack, NULL, 0, HOG_REASON),
-        .carrier = carrier_of(p, s, hs->has_carrier_name, hs->carrier_name, hs->has_carrier_tid, hs->carrier_tid),
-        .kind = HELD_HOG,
-        .since = now};
-    open_add(p, &o);
+    pin->profile_stack = stack_of(p, d, hs->has_stack, hs->stack, NULL, 0, HOG_REASON);
+    pin->profile_carrier =
+        carrier_of(p, d, hs->has_carrier_name, hs->carrier_name, hs->has_carrier_tid, hs->carrier_tid);
 }
 
-/* The open pin (or hog) id of kind ended after duration_ns, its end seen at now: into now's bucket. */
-static void held_end(struct pinprofile *p, int kind, uint64_t id, int64_t duration_ns, int64_t now)
+void pinprofile_end(struct pinprofile *p, const struct session_pin *pin, int64_t duration_ns, int64_t now)
 {
-    int64_t at = id ? open_find(p, kind, id) : -1;
-    if (at < 0)
-        return;
-    struct open_pin pin = p->open[at];
-    open_remove(p, (uint32_t)at);
+    if (pin->profile_stack == PINPROFILE_NONE)
+        return; /* left out at its start */
     int64_t epoch = now / p->bucket_ns;
     struct bucket *b = &p->ring[epoch % PINPROFILE_BUCKETS];
     if (b->epoch != epoch) {
@@ -442,11 +358,13 @@ static void held_end(struct pinprofile *p, int kind, uint64_t id, int64_t durati
         p->bytes += PINPROFILE_ENTRIES * sizeof(*b->e);
     }
     uint64_t ns = duration_ns > 0 ? (uint64_t)duration_ns : 0;
+    uint16_t reason = pin->kind == SESSION_PIN ? (uint16_t)pin->reason : 0;
     for (uint32_t i = 0; i < b->n; i++) {
         struct entry *e = &b->e[i];
-        if (e->stack == pin.stack && e->carrier == pin.carrier && e->reason == pin.reason && e->kind == pin.kind) {
+        if (e->stack == pin->profile_stack && e->carrier == pin->profile_carrier && e->reason == reason &&
+            e->kind == pin->kind) {
             e->ns = e->ns + ns < e->ns ? UINT64_MAX : e->ns + ns;
-            e->count += pin.kind == HELD_PIN;
+            e->count += pin->kind == SESSION_PIN;
             return;
         }
     }
@@ -454,22 +372,12 @@ static void held_end(struct pinprofile *p, int kind, uint64_t id, int64_t durati
         p->drops.entries++;
         return;
     }
-    b->e[b->n++] = (struct entry){.stack = pin.stack,
-                                  .carrier = pin.carrier,
-                                  .count = pin.kind == HELD_PIN,
-                                  .reason = pin.reason,
-                                  .kind = pin.kind,
+    b->e[b->n++] = (struct entry){.stack = pin->profile_stack,
+                                  .carrier = pin->profile_carrier,
+                                  .count = pin->kind == SESSION_PIN,
+                                  .reason = reason,
+                                  .kind = pin->kind,
                                   .ns = ns};
-}
-
-void pinprofile_end(struct pinprofile *p, uint64_t pin_id, int64_t duration_ns, int64_t now)
-{
-    held_end(p, HELD_PIN, pin_id, duration_ns, now);
-}
-
-void pinprofile_hog_end(struct pinprofile *p, uint64_t hog_id, int64_t duration_ns, int64_t now)
-{
-    held_end(p, HELD_HOG, hog_id, duration_ns, now);
 }
 
 int pinprofile_collect(const struct pinprofile *p, int64_t now, int64_t span_ns, struct pprof_builder *b,
@@ -497,7 +405,7 @@ int pinprofile_collect(const struct pinprofile *p, int64_t now, int64_t span_ns,
                     return (int)id;
                 locs[f] = (uint64_t)id;
             }
-            int hog = e->kind == HELD_HOG;
+            int hog = e->kind == SESSION_HOG;
             int64_t ns = e->ns > INT64_MAX ? INT64_MAX : (int64_t)e->ns;
             labels[0] = (struct pprof_label){.key = "reason", .str = hog ? HOG_REASON : wire_reason_name(e->reason)};
             labels[1] = (struct pprof_label){.key = "origin", .str = frames_origin_name(st->origin)};
@@ -525,6 +433,5 @@ void pinprofile_drops(const struct pinprofile *p, struct pinprofile_drops *out)
 
 size_t pinprofile_memory(const struct pinprofile *p)
 {
-    return sizeof(*p) + p->bytes + table_bytes(&p->string_ix) + table_bytes(&p->frame_ix) + table_bytes(&p->stack_ix) +
-           table_bytes(&p->open_ix);
+    return sizeof(*p) + p->bytes + table_bytes(&p->string_ix) + table_bytes(&p->frame_ix) + table_bytes(&p->stack_ix);
 }

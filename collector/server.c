@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "budget.h"
 #include "clog.h"
+#include "common/budget.h"
 #include "common/units.h"
 #include "framer.h"
 #include "jvms.h"
@@ -409,7 +409,7 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
         return -EPERM;
     if (!c->kernel && id.source == JVM_PID_PEER)
         zerotouch_agent_hello(s->zt, id.pid, ev->hello->thread_layout); /* the agent's pins now, not the kernel's */
-    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    struct session_defs_limits limits = SESSION_LIMITS_DEFAULT;
     limits.budget = &s->budget;
     int rc = session_new(&c->session, ev->hello, &limits);
     if (rc) {
@@ -497,7 +497,7 @@ static void agent_notice(struct client *c, const Vtpin__V1__Notice *n)
 /* One decoded frame of an agent after its Hello. 0, or -1 when c was closed. */
 static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *frame, size_t len)
 {
-    uint64_t dropped = session_defs_dropped(c->session);
+    uint64_t dropped = session_defs_dropped(session_defs(c->session));
     int rc = session_define(c->session, ev);
     if (rc < 0) {
         client_reject(c, "cannot keep its definitions: %s", strerror(-rc));
@@ -525,8 +525,8 @@ static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *fra
         else if (ev->body_case == VTPIN__V1__EVENT__BODY_GOODBYE)
             clog_debug("JVM pid %" PRId64 ": goodbye", c->jvm->pid);
     } else {
-        c->jvm->defs_dropped += session_defs_dropped(c->session) - dropped;
-        uint64_t refused = session_budget_dropped(c->session);
+        c->jvm->defs_dropped += session_defs_dropped(session_defs(c->session)) - dropped;
+        uint64_t refused = session_defs_budget_dropped(session_defs(c->session));
         if (refused > c->budget_defs_seen) {
             budget_bit(c, refused - c->budget_defs_seen, "definitions");
             c->budget_defs_seen = refused;

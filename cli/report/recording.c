@@ -157,16 +157,12 @@ static void content_free(struct recording_session *s)
     free(s->hogs);
     free(s->carriers);
     free(s->occupancy);
-    if (s->strings)
-        idmap_free(s->strings, free);
+    session_defs_free(s->defs);
     if (s->methods)
         idmap_free(s->methods, free);
     if (s->stacks)
         idmap_free(s->stacks, stack_free);
-    if (s->pin_index)
-        idmap_free(s->pin_index, NULL);
-    if (s->hog_index)
-        idmap_free(s->hog_index, NULL);
+    session_pins_free(s->ids);
 }
 
 static void session_free(struct recording_session *s)
@@ -185,12 +181,14 @@ static void session_free(struct recording_session *s)
 
 static int new_tables(struct recording_session *s)
 {
-    s->strings = idmap_new();
+    /* no bounds but the depth: the file is the user's own */
+    struct session_defs_limits limits = {.max_depth = RECORDING_MAX_FRAMES};
+    s->defs = NULL;
+    s->ids = NULL;
     s->methods = idmap_new();
     s->stacks = idmap_new();
-    s->pin_index = idmap_new();
-    s->hog_index = idmap_new();
-    return s->strings && s->methods && s->stacks && s->pin_index && s->hog_index ? 0 : -ENOMEM;
+    int defs_rc = session_defs_new(&s->defs, &limits), ids_rc = session_pins_new(&s->ids, 0, 1);
+    return !defs_rc && !ids_rc && s->methods && s->stacks ? 0 : -ENOMEM;
 }
 
 /* A session that will not be shown keeps what the warnings and the session
@@ -283,80 +281,6 @@ static int apply_hello(struct recording *r, struct recording_session **cur, cons
     return 0;
 }
 
-static int apply_string(struct recording_session *s, const Vtpin__V1__StringDef *d)
-{
-    char *copy = strdup(d->value ? d->value : "");
-    if (!copy)
-        return -ENOMEM;
-    void *old = NULL;
-    int rc = idmap_put(s->strings, d->id, copy, &old);
-    if (rc) {
-        free(copy);
-        return rc;
-    }
-    free(old); /* redefined: the last definition wins */
-    return 0;
-}
-
-static int apply_method(struct recording_session *s, const Vtpin__V1__MethodDef *d)
-{
-    struct recording_method *m = calloc(1, sizeof(*m));
-    if (!m)
-        return -ENOMEM;
-    m->id = d->id;
-    m->defined = 1;
-    m->class_sid = d->class_name;
-    m->name_sid = d->method_name;
-    m->signature_sid = d->has_signature ? d->signature : 0;
-    m->source_sid = d->has_source_file ? d->source_file : 0;
-    m->library_sid = d->has_library ? d->library : 0;
-    m->module_sid = d->has_module ? d->module : 0;
-    m->is_native = d->has_is_native && d->is_native;
-    m->kind = d->has_kind ? (int)d->kind : -1; /* -1: classified by name once the names are known */
-    void *old = NULL;
-    int rc = idmap_put(s->methods, d->id, m, &old);
-    if (rc) {
-        free(m);
-        return rc;
-    }
-    free(old);
-    return 0;
-}
-
-static int apply_stack(struct recording_session *s, const Vtpin__V1__StackDef *d)
-{
-    struct recording_stack *st = calloc(1, sizeof(*st));
-    if (!st)
-        return -ENOMEM;
-    size_t n = d->n_frames < RECORDING_MAX_FRAMES ? d->n_frames : RECORDING_MAX_FRAMES;
-    st->id = d->id;
-    st->truncated = (d->has_truncated && d->truncated) || d->n_frames > n;
-    st->frames = calloc(n ? n : 1, sizeof(*st->frames));
-    if (!st->frames) {
-        free(st);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const Vtpin__V1__Frame *f = d->frames[i];
-        if (!f)
-            continue;
-        struct recording_frame *out = &st->frames[st->count++];
-        out->method_id = f->method;
-        out->line = f->has_line && f->line >= 0 ? f->line : -1;
-        out->bci = f->has_bci && f->bci >= 0 ? f->bci : -1;
-        out->monitors = f->has_monitors ? f->monitors : 0;
-    }
-    void *old = NULL;
-    int rc = idmap_put(s->stacks, d->id, st, &old);
-    if (rc) {
-        stack_free(st);
-        return rc;
-    }
-    if (old)
-        stack_free(old);
-    return 0;
-}
-
 /* b's own fields (what, the class, the owner) into k, string ids unresolved. */
 static void read_hop(const Vtpin__V1__Blocker *b, struct recording_hop *k)
 {
@@ -411,11 +335,16 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
 {
     struct session_private *sp = (struct session_private *)s;
     note_time(s, d->start_ns);
-    if (idmap_get(s->pin_index, d->pin_id)) {
+    struct session_pin begun = session_pin_of_start(d, 0), *kept;
+    int rc = session_pins_start(s->ids, &begun, &kept);
+    if (rc < 0)
+        return rc;
+    if (rc != SESSION_PINS_NEW) {
         s->duplicates++;
         return 0;
     }
-    int rc = grow_array((void **)&s->pins, &sp->pins_cap, s->n_pins + 1, sizeof(*s->pins));
+    kept->index = s->n_pins;
+    rc = grow_array((void **)&s->pins, &sp->pins_cap, s->n_pins + 1, sizeof(*s->pins));
     if (rc)
         return rc;
     struct recording_pin *p = &s->pins[s->n_pins];
@@ -459,9 +388,6 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
         if ((sym && *sym && !(dc->symbol = strdup(sym))) || (lib && *lib && !(dc->library = strdup(lib))))
             return -ENOMEM;
     }
-    rc = idmap_put(s->pin_index, d->pin_id, (void *)(uintptr_t)(s->n_pins + 1), NULL);
-    if (rc)
-        return rc;
     s->n_pins++;
     return 0;
 }
@@ -469,16 +395,16 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
 static void apply_pin_end(struct recording_session *s, const Vtpin__V1__PinEnd *d)
 {
     note_time(s, d->end_ns);
-    uintptr_t idx = (uintptr_t)idmap_get(s->pin_index, d->pin_id);
-    if (!idx) {
-        s->unmatched_ends++;
+    struct session_pin begun;
+    int seen = session_pins_end(s->ids, SESSION_PIN, d->pin_id, &begun);
+    if (seen != SESSION_PINS_ENDS) {
+        if (seen == SESSION_PINS_DONE)
+            s->duplicates++;
+        else
+            s->unmatched_ends++;
         return;
     }
-    struct recording_pin *p = &s->pins[idx - 1];
-    if (p->ended) {
-        s->duplicates++;
-        return;
-    }
+    struct recording_pin *p = &s->pins[begun.index];
     p->ended = 1;
     p->end_ns = d->end_ns;
     p->duration_ns = d->duration_ns > 0 ? d->duration_ns : 0;
@@ -493,11 +419,16 @@ static int apply_hog_start(struct recording_session *s, const Vtpin__V1__HogStar
 {
     struct session_private *sp = (struct session_private *)s;
     note_time(s, d->start_ns);
-    if (idmap_get(s->hog_index, d->hog_id)) {
+    struct session_pin begun = session_pin_of_hog(d, 0), *kept;
+    int rc = session_pins_start(s->ids, &begun, &kept);
+    if (rc < 0)
+        return rc;
+    if (rc != SESSION_PINS_NEW) {
         s->duplicate_hogs++;
         return 0;
     }
-    int rc = grow_array((void **)&s->hogs, &sp->hogs_cap, s->n_hogs + 1, sizeof(*s->hogs));
+    kept->index = s->n_hogs;
+    rc = grow_array((void **)&s->hogs, &sp->hogs_cap, s->n_hogs + 1, sizeof(*s->hogs));
     if (rc)
         return rc;
     struct recording_hog *h = &s->hogs[s->n_hogs];
@@ -513,9 +444,6 @@ static int apply_hog_start(struct recording_session *s, const Vtpin__V1__HogStar
     h->stack_id = d->has_stack ? d->stack : 0;
     h->has_culprit_raw = d->has_culprit_frame;
     h->culprit_raw = d->culprit_frame;
-    rc = idmap_put(s->hog_index, d->hog_id, (void *)(uintptr_t)(s->n_hogs + 1), NULL);
-    if (rc)
-        return rc;
     s->n_hogs++;
     return 0;
 }
@@ -523,16 +451,16 @@ static int apply_hog_start(struct recording_session *s, const Vtpin__V1__HogStar
 static void apply_hog_end(struct recording_session *s, const Vtpin__V1__HogEnd *d)
 {
     note_time(s, d->end_ns);
-    uintptr_t idx = (uintptr_t)idmap_get(s->hog_index, d->hog_id);
-    if (!idx) {
-        s->unmatched_hog_ends++;
+    struct session_pin begun;
+    int seen = session_pins_end(s->ids, SESSION_HOG, d->hog_id, &begun);
+    if (seen != SESSION_PINS_ENDS) {
+        if (seen == SESSION_PINS_DONE)
+            s->duplicate_hogs++;
+        else
+            s->unmatched_hog_ends++;
         return;
     }
-    struct recording_hog *h = &s->hogs[idx - 1];
-    if (h->ended) {
-        s->duplicate_hogs++;
-        return;
-    }
+    struct recording_hog *h = &s->hogs[begun.index];
     h->ended = 1;
     h->end_ns = d->end_ns;
     h->duration_ns = d->duration_ns > 0 ? d->duration_ns : 0;
@@ -727,11 +655,9 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
         return 0;
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_STRING:
-        return apply_string(s, ev->string);
     case VTPIN__V1__EVENT__BODY_METHOD:
-        return apply_method(s, ev->method);
     case VTPIN__V1__EVENT__BODY_STACK:
-        return apply_stack(s, ev->stack);
+        return session_defs_take(s->defs, ev) < 0 ? -ENOMEM : 0;
     case VTPIN__V1__EVENT__BODY_PIN_START:
         return apply_pin_start(s, ev->pin_start);
     case VTPIN__V1__EVENT__BODY_PIN_END:
@@ -773,7 +699,7 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
 /* A required name: the string, or the placeholder (counted). */
 static const char *name_of(struct recording_session *s, uint32_t sid)
 {
-    const char *text = idmap_get(s->strings, sid);
+    const char *text = session_defs_string(s->defs, sid);
     if (!text) {
         s->unknown_refs++;
         return RECORDING_UNKNOWN;
@@ -804,50 +730,105 @@ int recording_stack_origin(const struct recording_stack *st)
     return st ? frames_pin_origin(frame_class, st, st->count, st->truncated) : PIN_ORIGIN_APP;
 }
 
-static int session_resolve(struct recording_session *s)
+/* Each method defined, its names resolved, into s->methods. */
+static int resolve_methods(struct recording_session *s)
 {
     size_t pos = 0;
-    void *value;
-    /* pin and hog ids matched their ends while the file was read: nothing looks them up after */
-    idmap_free(s->pin_index, NULL);
-    idmap_free(s->hog_index, NULL);
-    s->pin_index = s->hog_index = NULL;
-    for (size_t i = 0; i < s->n_carriers; i++)
-        s->carriers[i].name = optional_of(s, s->carriers[i].name_sid);
-    while (idmap_next(s->methods, &pos, NULL, &value)) {
-        struct recording_method *m = value;
+    uint32_t id;
+    const struct session_defs_method *d;
+    while (session_defs_next_method(s->defs, &pos, &id, &d)) {
+        struct recording_method *m = calloc(1, sizeof(*m));
+        if (!m)
+            return -ENOMEM;
+        *m = (struct recording_method){.id = id,
+                                       .defined = 1,
+                                       .class_sid = d->class_sid,
+                                       .name_sid = d->name_sid,
+                                       .signature_sid = d->signature_sid,
+                                       .source_sid = d->source_sid,
+                                       .library_sid = d->library_sid,
+                                       .module_sid = d->module_sid,
+                                       .is_native = d->is_native};
         m->class_name = name_of(s, m->class_sid);
         m->name = name_of(s, m->name_sid);
         m->signature = optional_of(s, m->signature_sid);
         m->source_file = optional_of(s, m->source_sid);
         m->library = optional_of(s, m->library_sid);
         m->module = optional_of(s, m->module_sid);
-        if (m->kind < 0)
-            m->kind = (int)frames_classify(m->class_name, m->name, m->is_native);
-    }
-    pos = 0;
-    while (idmap_next(s->stacks, &pos, NULL, &value)) {
-        struct recording_stack *st = value;
-        for (uint32_t i = 0; i < st->count; i++) {
-            struct recording_frame *f = &st->frames[i];
-            struct recording_method *m = idmap_get(s->methods, f->method_id);
-            if (!m) { /* a placeholder, shared by every frame naming this id */
-                s->unknown_refs++;
-                m = calloc(1, sizeof(*m));
-                if (!m)
-                    return -ENOMEM;
-                m->id = f->method_id;
-                m->class_name = RECORDING_UNKNOWN;
-                m->name = RECORDING_UNKNOWN;
-                int rc = idmap_put(s->methods, f->method_id, m, NULL);
-                if (rc) {
-                    free(m);
-                    return rc;
-                }
-            }
-            f->method = m;
+        /* the agent's kind, else classified by the names */
+        m->kind = d->kind >= 0 ? d->kind : (int)frames_classify(m->class_name, m->name, m->is_native);
+        int rc = idmap_put(s->methods, id, m, NULL);
+        if (rc) {
+            free(m);
+            return rc;
         }
     }
+    return 0;
+}
+
+/* The method of id: the one defined, else a placeholder made once and shared by every frame naming it. */
+static struct recording_method *method_or_placeholder(struct recording_session *s, uint32_t id)
+{
+    struct recording_method *m = idmap_get(s->methods, id);
+    if (m)
+        return m;
+    s->unknown_refs++;
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    m->id = id;
+    m->class_name = RECORDING_UNKNOWN;
+    m->name = RECORDING_UNKNOWN;
+    if (idmap_put(s->methods, id, m, NULL) != 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Each stack defined, its frames pointing at their methods, into s->stacks. */
+static int resolve_stacks(struct recording_session *s)
+{
+    size_t pos = 0;
+    uint32_t id;
+    const struct session_defs_stack *d;
+    while (session_defs_next_stack(s->defs, &pos, &id, &d)) {
+        struct recording_stack *st = calloc(1, sizeof(*st));
+        if (!st || !(st->frames = calloc(d->count ? d->count : 1, sizeof(*st->frames)))) {
+            free(st);
+            return -ENOMEM;
+        }
+        st->id = id;
+        st->count = d->count;
+        st->truncated = d->truncated;
+        int rc = idmap_put(s->stacks, id, st, NULL);
+        if (rc) {
+            stack_free(st);
+            return rc;
+        }
+        for (uint32_t i = 0; i < d->count; i++) {
+            const struct session_defs_frame *f = &d->frames[i];
+            st->frames[i] = (struct recording_frame){
+                .method_id = f->method, .line = f->line, .bci = f->bci, .monitors = f->monitors};
+            if (!(st->frames[i].method = method_or_placeholder(s, f->method)))
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+static int session_resolve(struct recording_session *s)
+{
+    /* pin and hog ids matched their ends while the file was read: nothing looks them up after */
+    session_pins_free(s->ids);
+    s->ids = NULL;
+    for (size_t i = 0; i < s->n_carriers; i++)
+        s->carriers[i].name = optional_of(s, s->carriers[i].name_sid);
+    int rc = resolve_methods(s);
+    if (!rc)
+        rc = resolve_stacks(s);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < s->n_blocker_hops; i++)
         resolve_hop(s, &s->blocker_hops[i]);
     for (size_t i = 0; i < s->n_pins; i++) {

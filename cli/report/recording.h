@@ -26,7 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "session_defs.h"
 #include "session_hello.h"
+#include "session_pins.h"
 #include "session_stats.h"
 
 #define RECORDING_MAX_FRAME (16u << 20)
@@ -285,8 +287,12 @@ struct recording_session {
     uint64_t pins_sampled;       /* after attach: park pins timed by the sampler, not the kernel (attach_bounds.h) */
     uint64_t pins_bounded;       /* of those, the ones whose bounds the monitor events or other carriers moved */
 
-    /* id tables (private) */
-    struct idmap *strings, *methods, *stacks, *pin_index, *hog_index;
+    /* id tables (private): the definitions as read (proto/session_defs.h), then the methods and
+     * stacks resolved from them; the pins and hogs by id while the file is read, each start's
+     * index into pins or hogs (proto/session_pins.h, every id kept: a second start or end is a duplicate) */
+    struct session_defs *defs;
+    struct idmap *methods, *stacks;
+    struct session_pins *ids;
 };
 
 struct recording {

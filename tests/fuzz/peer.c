@@ -132,14 +132,14 @@ void peer_tick(struct peer_collector *pc)
 static void format_stack(const struct session *s, uint32_t stack)
 {
     char out[512];
-    for (uint32_t i = 0; i < 64 && session_format_frame(s, stack, i, out, sizeof(out)); i++)
+    for (uint32_t i = 0; i < 64 && session_defs_frame_text(session_defs(s), stack, i, out, sizeof(out)); i++)
         if (strlen(out) >= sizeof(out))
             abort();
 }
 
 static int agent_hello(struct peer_collector *pc, struct peer *p, const WireEvent *ev)
 {
-    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    struct session_defs_limits limits = SESSION_LIMITS_DEFAULT;
     if (session_new(&p->session, ev->hello, &limits) != 0)
         return -1;
     if (jvms_attach(pc->jvms, p->session, NULL, p, pc->now, &p->jvm) != 0) {
@@ -154,16 +154,16 @@ static int agent_hello(struct peer_collector *pc, struct peer *p, const WireEven
 
 static int agent_event(struct peer_collector *pc, struct peer *p, const WireEvent *ev)
 {
-    uint64_t dropped = session_defs_dropped(p->session);
+    uint64_t dropped = session_defs_dropped(session_defs(p->session));
     int rc = session_define(p->session, ev);
     if (rc < 0)
         return -1;
     if (rc == 1) {
-        p->jvm->defs_dropped += session_defs_dropped(p->session) - dropped;
+        p->jvm->defs_dropped += session_defs_dropped(session_defs(p->session)) - dropped;
         if (ev->body_case == VTPIN__V1__EVENT__BODY_STACK)
             format_stack(p->session, ev->stack->id);
         else if (ev->body_case == VTPIN__V1__EVENT__BODY_STRING)
-            (void)session_string(p->session, ev->string->id);
+            (void)session_defs_string(session_defs(p->session), ev->string->id);
         return 0;
     }
     if (jvm_apply(p->jvm, p->session, ev, pc->now) != 0)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
 #include "check.h"
+#include "common/budget.h"
 #include "wire.h"
 
 #define MAX 4096

@@ -76,7 +76,7 @@ static struct session *hello_session(int64_t pid, int64_t start, uint32_t connec
 {
     WireEvent *ev = ev_hello(pid, start, connection, WIRE_SCHEMA_VERSION);
     struct session *s = NULL;
-    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    struct session_defs_limits limits = SESSION_LIMITS_DEFAULT;
     if (ev && session_new(&s, ev->hello, &limits) != 0)
         s = NULL;
     wire_event_free(ev);

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
 #include "check.h"
 #include "collector_events.h"
+#include "common/budget.h"
 #include "common/jsonread.h"
 
 #define MS 1000000LL
@@ -35,7 +35,7 @@ static struct session *session_of(int64_t pid, uint32_t connection)
 {
     WireEvent *ev = ev_hello(pid, START_UNIX, connection, WIRE_SCHEMA_VERSION);
     struct session *s = NULL;
-    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    struct session_defs_limits limits = SESSION_LIMITS_DEFAULT;
     if (ev)
         session_new(&s, ev->hello, &limits);
     wire_event_free(ev);
@@ -359,6 +359,7 @@ static void test_budget(void)
     size_t base = b.used;
     /* what a JVM that only said Hello costs: its fixed tables, no carrier's window */
     CHECK(base > 0 && base < 256 * 1024);
+    printf("a JVM that said only Hello: %zu bytes of the budget\n", base);
     CHECK_UINT(ja->charged, base);
     setup_agent(ja, a, SEC); /* two carriers: their state and windows come now */
     CHECK(b.used > base && b.used == ja->charged);

@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "collector_events.h"
+#include "common/frames_kind.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL
@@ -75,72 +76,72 @@ static void test_parse_addr(void)
 
 /* ---- pinstats --------------------------------------------------------------- */
 
+/* A pin's start and end as the JVM's table and the metrics take them (jvms.c's way). */
+static int stats_start(struct pinstats *p, struct session_pins *t, uint64_t id, int reason, const char *site)
+{
+    Vtpin__V1__PinStart ps = VTPIN__V1__PIN_START__INIT;
+    ps.pin_id = id;
+    ps.reason = (Vtpin__V1__PinReason)reason;
+    struct session_pin start = session_pin_of_start(&ps, 0), *pin;
+    int seen = session_pins_start(t, &start, &pin);
+    if (seen == SESSION_PINS_NEW)
+        pin->site = pinstats_site(p, site);
+    return seen;
+}
+
+static void stats_end(struct pinstats *p, struct session_pins *t, uint64_t id, int64_t duration_ns)
+{
+    struct session_pin start;
+    if (session_pins_end(t, SESSION_PIN, id, &start) == SESSION_PINS_ENDS)
+        pinstats_end(p, &start, duration_ns);
+}
+
 static void test_pinstats(void)
 {
     struct pinstats *p = pinstats_new();
-    if (!CHECK(p))
+    struct session_pins *t = NULL;
+    if (!CHECK(p) || !CHECK_INT(session_pins_new(&t, 1024, 0), 0)) {
+        pinstats_free(p);
         return;
-    CHECK_INT(pinstats_start(p, 1, 1, 0, "A.a(A.java:1)"), 1);
-    CHECK_INT(pinstats_start(p, 2, 2, 0, NULL), 1);
-    CHECK_INT(pinstats_start(p, 1, 1, 0, "A.a(A.java:1)"), 0); /* re-sent after a reconnect */
-    pinstats_end(p, 1, 300 * MS);
-    pinstats_end(p, 1, 300 * MS); /* a second end of the same pin */
-    pinstats_end(p, 7, 5 * SEC);  /* never started */
-    pinstats_end(p, 2, 100 * MS);
+    }
+    CHECK_INT(stats_start(p, t, 1, 1, "A.a(A.java:1)"), SESSION_PINS_NEW);
+    CHECK_INT(stats_start(p, t, 2, 2, NULL), SESSION_PINS_NEW);
+    CHECK_INT(stats_start(p, t, 1, 1, "A.a(A.java:1)"), SESSION_PINS_AGAIN); /* re-sent after a reconnect */
+    stats_end(p, t, 1, 300 * MS);
+    stats_end(p, t, 1, 300 * MS); /* a second end of the same pin */
+    stats_end(p, t, 7, 5 * SEC);  /* never started */
+    stats_end(p, t, 2, 100 * MS);
     CHECK_UINT(p->reasons[1].count, 1);
     CHECK_UINT(p->reasons[1].ns, 300 * MS);
     CHECK_UINT(p->reasons[2].count, 1);
     CHECK_UINT(p->nsites, 2);
     CHECK_STR(p->sites[1].name, "unknown");
-    CHECK_UINT(p->nopen, 0);
+    CHECK_UINT(session_pins_in_progress(t), 0);
     /* an out-of-range reason counts as 0 (unknown) */
-    pinstats_start(p, 3, 99, 0, "A.a(A.java:1)");
-    pinstats_end(p, 3, 1);
+    stats_start(p, t, 3, 99, "A.a(A.java:1)");
+    stats_end(p, t, 3, 1);
     CHECK_UINT(p->reasons[0].count, 1);
     /* the last reason of the schema has its own series (VM_BLOCK was folded into 0 once) */
-    pinstats_start(p, 4, WIRE_REASON_COUNT - 1, 0, "A.a(A.java:1)");
-    pinstats_end(p, 4, 2 * MS);
+    stats_start(p, t, 4, WIRE_REASON_COUNT - 1, "A.a(A.java:1)");
+    stats_end(p, t, 4, 2 * MS);
     CHECK_UINT(p->reasons[WIRE_REASON_COUNT - 1].count, 1);
     CHECK_UINT(p->reasons[0].count, 1);
     /* the site bound: 20 named sites, the rest in other */
     char site[32];
     for (uint64_t i = 0; i < 30; i++) {
         snprintf(site, sizeof(site), "S.m%02u(S.java:1)", (unsigned)i);
-        pinstats_start(p, 100 + i, 1, 0, site);
-        pinstats_end(p, 100 + i, 1 * MS);
+        stats_start(p, t, 100 + i, 1, site);
+        stats_end(p, t, 100 + i, 1 * MS);
     }
     CHECK_UINT(p->nsites, PINSTATS_SITES);
     CHECK_UINT(p->other.count, 30 - (PINSTATS_SITES - 2));
     CHECK_UINT(p->other.ns, (30 - (PINSTATS_SITES - 2)) * MS);
-    pinstats_free(p);
-}
-
-/* Many pins in progress at once, ended in a scrambled order: the table's
- * deletions keep every other pin findable; over capacity, the oldest go. */
-static void test_pinstats_table(void)
-{
-    struct pinstats *p = pinstats_new();
-    if (!CHECK(p))
-        return;
-    const unsigned n = PINSTATS_OPEN / 2;
-    for (unsigned i = 1; i <= n; i++)
-        pinstats_start(p, (uint64_t)i * 7919, 1, 0, "A.a(A.java:1)");
-    CHECK_UINT(p->nopen, n);
-    for (unsigned k = 0; k < n; k++) {
-        unsigned i = (k * 389u) % n + 1; /* 389 is prime to n: a permutation */
-        pinstats_end(p, (uint64_t)i * 7919, 1);
-    }
-    CHECK_UINT(p->reasons[1].count, n);
-    CHECK_UINT(p->nopen, 0);
-    CHECK_UINT(p->lost, 0);
-    /* ends never come: the table stays bounded and forgets the oldest */
-    for (uint64_t i = 1; i <= 2 * PINSTATS_OPEN; i++)
-        pinstats_start(p, 1000000 + i, 2, 0, "B.b(B.java:2)");
-    CHECK(p->nopen <= PINSTATS_OPEN * 3 / 4);
-    CHECK_UINT(p->lost, 2 * PINSTATS_OPEN - p->nopen);
-    pinstats_end(p, 1000000 + 1, 1); /* forgotten */
-    pinstats_end(p, 1000000 + 2 * PINSTATS_OPEN, 1);
-    CHECK_UINT(p->reasons[2].count, 1);
+    /* the JDK's own pins have their series too */
+    struct session_pin jdk = {.id = 500, .reason = 1, .origin = PIN_ORIGIN_JDK, .site = -1};
+    pinstats_end(p, &jdk, 4 * MS);
+    CHECK_UINT(p->jdk[1].count, 1);
+    CHECK_UINT(p->jdk[1].ns, 4 * MS);
+    session_pins_free(t);
     pinstats_free(p);
 }
 
@@ -176,7 +177,7 @@ static struct session *session_of(int64_t pid, int64_t start_unix, const char *a
     e.hello = &h;
     WireEvent *ev = ev_roundtrip(&e);
     struct session *s = NULL;
-    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    struct session_defs_limits limits = SESSION_LIMITS_DEFAULT;
     if (ev)
         session_new(&s, ev->hello, &limits);
     wire_event_free(ev);
@@ -563,7 +564,6 @@ int main(void)
     CHECK_RUN(test_escape);
     CHECK_RUN(test_parse_addr);
     CHECK_RUN(test_pinstats);
-    CHECK_RUN(test_pinstats_table);
     CHECK_RUN(test_render);
     CHECK_RUN(test_hogs);
     CHECK_RUN(test_reused_pid);

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "budget.h"
 #include "check.h"
 #include "collector_events.h"
+#include "common/budget.h"
 
 static int define(struct session *s, WireEvent *ev)
 {
@@ -65,7 +65,7 @@ static void test_decode(void)
     CHECK_INT(wire_decode(wrong_type, sizeof(wrong_type), &ev), -EPROTO);
 }
 
-static struct session *new_session(const struct session_limits *limits)
+static struct session *new_session(const struct session_defs_limits *limits)
 {
     WireEvent *ev = ev_hello(4242, 1700000000000000000LL, 3, WIRE_SCHEMA_VERSION);
     struct session *s = NULL;
@@ -78,7 +78,7 @@ static struct session *new_session(const struct session_limits *limits)
 
 static void test_hello_copied(void)
 {
-    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    struct session_defs_limits limits = SESSION_LIMITS_DEFAULT;
     struct session *s = new_session(&limits);
     if (!s)
         return;
@@ -96,7 +96,7 @@ static void test_hello_copied(void)
 
 static void test_format_frames(void)
 {
-    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    struct session_defs_limits limits = SESSION_LIMITS_DEFAULT;
     struct session *s = new_session(&limits);
     if (!s)
         return;
@@ -113,31 +113,32 @@ static void test_format_frames(void)
     int32_t lines[] = {-1, 20, 7, 1};
     CHECK_INT(define(s, ev_stack(7, 4, methods, lines)), 1);
     char out[256];
-    CHECK_STR(session_format_frame(s, 7, 1, out, sizeof(out)), "Repro.settle(Repro.java:20)");
-    CHECK_STR(session_format_frame(s, 7, 0, out, sizeof(out)), "java.base/java.lang.Thread.sleep0(Native Method)");
-    CHECK_STR(session_format_frame(s, 7, 2, out, sizeof(out)), "Repro.settle(Unknown Source)");
-    CHECK_STR(session_format_frame(s, 7, 3, out, sizeof(out)), "<unknown method>");
-    CHECK(session_format_frame(s, 7, 4, out, sizeof(out)) == NULL); /* index out of the stack */
-    CHECK(session_format_frame(s, 8, 0, out, sizeof(out)) == NULL); /* unknown stack */
-    CHECK(session_format_frame(s, 0, 0, out, sizeof(out)) == NULL); /* "no stack" */
+    CHECK_STR(session_defs_frame_text(session_defs(s), 7, 1, out, sizeof(out)), "Repro.settle(Repro.java:20)");
+    CHECK_STR(session_defs_frame_text(session_defs(s), 7, 0, out, sizeof(out)),
+              "java.base/java.lang.Thread.sleep0(Native Method)");
+    CHECK_STR(session_defs_frame_text(session_defs(s), 7, 2, out, sizeof(out)), "Repro.settle(Unknown Source)");
+    CHECK_STR(session_defs_frame_text(session_defs(s), 7, 3, out, sizeof(out)), "<unknown method>");
+    CHECK(session_defs_frame_text(session_defs(s), 7, 4, out, sizeof(out)) == NULL); /* index out of the stack */
+    CHECK(session_defs_frame_text(session_defs(s), 8, 0, out, sizeof(out)) == NULL); /* unknown stack */
+    CHECK(session_defs_frame_text(session_defs(s), 0, 0, out, sizeof(out)) == NULL); /* "no stack" */
     char small[8];
-    CHECK_STR(session_format_frame(s, 7, 1, small, sizeof(small)), "Repro.s"); /* cut, terminated */
+    CHECK_STR(session_defs_frame_text(session_defs(s), 7, 1, small, sizeof(small)), "Repro.s"); /* cut, terminated */
     /* a redefinition replaces */
     CHECK_INT(define(s, ev_string(2, "other")), 1);
-    CHECK_STR(session_format_frame(s, 7, 1, out, sizeof(out)), "Repro.other(Repro.java:20)");
-    CHECK_STR(session_string(s, 3), "Repro.java");
-    CHECK(session_string(s, 77) == NULL);
+    CHECK_STR(session_defs_frame_text(session_defs(s), 7, 1, out, sizeof(out)), "Repro.other(Repro.java:20)");
+    CHECK_STR(session_defs_string(session_defs(s), 3), "Repro.java");
+    CHECK(session_defs_string(session_defs(s), 77) == NULL);
     /* not a definition */
     WireEvent *ev = ev_pin_end(1, 1);
     CHECK_INT(session_define(s, ev), 0);
     wire_event_free(ev);
-    CHECK_UINT(session_defs_dropped(s), 0);
+    CHECK_UINT(session_defs_dropped(session_defs(s)), 0);
     session_free(s);
 }
 
 static void test_limits(void)
 {
-    struct session_limits limits = {
+    struct session_defs_limits limits = {
         .max_strings = 3, .max_string_bytes = 20, .max_methods = 2, .max_stacks = 2, .max_frames = 5};
     struct session *s = new_session(&limits);
     if (!s)
@@ -145,12 +146,12 @@ static void test_limits(void)
     CHECK_INT(define(s, ev_string(1, "aaaa")), 1);
     CHECK_INT(define(s, ev_string(2, "bbbb")), 1);
     CHECK_INT(define(s, ev_string(3, "cccccccccccccccc")), 1); /* over the byte budget: dropped */
-    CHECK(session_string(s, 3) == NULL);
+    CHECK(session_defs_string(session_defs(s), 3) == NULL);
     CHECK_INT(define(s, ev_string(3, "cc")), 1);
     CHECK_INT(define(s, ev_string(4, "d")), 1); /* over the count: dropped */
-    CHECK(session_string(s, 4) == NULL);
+    CHECK(session_defs_string(session_defs(s), 4) == NULL);
     CHECK_INT(define(s, ev_string(1, "a")), 1); /* replacing is not growing */
-    CHECK_STR(session_string(s, 1), "a");
+    CHECK_STR(session_defs_string(session_defs(s), 1), "a");
     CHECK_INT(define(s, ev_method(1, 1, 2, 0, 0, 0)), 1);
     CHECK_INT(define(s, ev_method(2, 1, 2, 0, 0, 0)), 1);
     CHECK_INT(define(s, ev_method(3, 1, 2, 0, 0, 0)), 1); /* dropped */
@@ -162,9 +163,9 @@ static void test_limits(void)
     CHECK_INT(define(s, ev_stack(2, 2, m, l)), 1);
     CHECK_INT(define(s, ev_stack(3, 1, m, l)), 1); /* a third stack: dropped */
     char out[64];
-    CHECK_STR(session_format_frame(s, 1, 2, out, sizeof(out)), "a.bbbb(Unknown Source)");
-    CHECK(session_format_frame(s, 3, 0, out, sizeof(out)) == NULL);
-    CHECK_UINT(session_defs_dropped(s), 5);
+    CHECK_STR(session_defs_frame_text(session_defs(s), 1, 2, out, sizeof(out)), "a.bbbb(Unknown Source)");
+    CHECK(session_defs_frame_text(session_defs(s), 3, 0, out, sizeof(out)) == NULL);
+    CHECK_UINT(session_defs_dropped(session_defs(s)), 5);
     session_free(s);
 }
 
@@ -174,7 +175,7 @@ static void test_budget(void)
 {
     struct budget b;
     budget_init(&b, 4096);
-    struct session_limits limits = SESSION_LIMITS_DEFAULT;
+    struct session_defs_limits limits = SESSION_LIMITS_DEFAULT;
     limits.budget = &b;
     struct session *s1 = new_session(&limits), *s2 = new_session(&limits);
     if (!s1 || !s2)
@@ -184,13 +185,13 @@ static void test_budget(void)
     big[sizeof(big) - 1] = '\0';
     CHECK_INT(define(s1, ev_string(1, big)), 1);
     CHECK_INT(define(s1, ev_string(2, big)), 1);
-    CHECK(session_string(s1, 2) != NULL);
+    CHECK(session_defs_string(session_defs(s1), 2) != NULL);
     CHECK_INT(define(s2, ev_string(1, big)), 1); /* a third would go over 4096 */
-    CHECK(session_string(s2, 1) == NULL);
-    CHECK_UINT(session_budget_dropped(s2), 1);
-    CHECK_UINT(session_defs_dropped(s2), 1);
+    CHECK(session_defs_string(session_defs(s2), 1) == NULL);
+    CHECK_UINT(session_defs_budget_dropped(session_defs(s2)), 1);
+    CHECK_UINT(session_defs_dropped(session_defs(s2)), 1);
     CHECK_INT(define(s2, ev_string(2, "small")), 1); /* what fits is kept */
-    CHECK_STR(session_string(s2, 2), "small");
+    CHECK_STR(session_defs_string(session_defs(s2), 2), "small");
     uint32_t m[16];
     int32_t l[16];
     for (size_t i = 0; i < 16; i++) {
@@ -198,10 +199,10 @@ static void test_budget(void)
         l[i] = (int32_t)i;
     }
     CHECK_INT(define(s2, ev_stack(1, 16, m, l)), 1); /* a stack that fits is kept */
-    CHECK(session_format_frame(s2, 1, 0, (char[64]){0}, 64) != NULL);
+    CHECK(session_defs_frame_text(session_defs(s2), 1, 0, (char[64]){0}, 64) != NULL);
     CHECK_INT(define(s2, ev_string(4, big)), 1); /* another large one is not */
-    CHECK(session_string(s2, 4) == NULL);
-    CHECK_UINT(session_budget_dropped(s2), 2);
+    CHECK(session_defs_string(session_defs(s2), 4) == NULL);
+    CHECK_UINT(session_defs_budget_dropped(session_defs(s2)), 2);
     CHECK(b.used <= b.limit);
     CHECK_UINT(b.refused, 2);
     CHECK_INT(define(s1, ev_string(1, "a")), 1); /* replacing with less gives some back */
@@ -210,8 +211,8 @@ static void test_budget(void)
     s1 = NULL;
     CHECK(b.used < used);
     CHECK_INT(define(s2, ev_string(3, big)), 1); /* now it fits */
-    CHECK(session_string(s2, 3) != NULL);
-    CHECK_UINT(session_budget_dropped(s2), 2);
+    CHECK(session_defs_string(session_defs(s2), 3) != NULL);
+    CHECK_UINT(session_defs_budget_dropped(session_defs(s2)), 2);
 out:
     session_free(s1);
     session_free(s2);

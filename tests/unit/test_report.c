@@ -1134,7 +1134,7 @@ static void check_kept(struct recording *r, size_t keep)
         CHECK_INT(s->hello.pid, pids[i]);
         CHECK_INT(s->skipped, !kept);
         CHECK_UINT(s->n_pins, kept ? pins[i] : 0);
-        CHECK(kept && i == 0 ? idmap_count(s->strings) > 0 : idmap_count(s->strings) == 0);
+        CHECK(kept && i == 0 ? idmap_count(s->methods) > 0 : idmap_count(s->methods) == 0);
     }
     CHECK_UINT(r->sessions[0]->n_notices, 1);
     CHECK(r->sessions[0]->has_goodbye);

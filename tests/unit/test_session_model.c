@@ -1,7 +1,9 @@
 /* Unit tests for the one model of an agent session that the collector and the report share:
  * its counters (proto/session_stats.c: taken from a Stats message, read by name, and written to
  * JSON by the schema's own descriptor, every counter of message Stats, null when not said) and
- * its Hello (proto/session_hello.c: taken, copied deep, its strings counted). */
+ * its Hello (proto/session_hello.c: taken, copied deep, its strings counted) and its definitions
+ * (proto/session_defs.c: taken, replaced, cut to a depth, bounded and charged to a budget). */
+#include "session_defs.h"
 #include "session_hello.h"
 #include "session_stats.h"
 
@@ -10,6 +12,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "common/budget.h"
+#include "common/frame_text.h"
+#include "common/frames_kind.h"
 #include "common/json.h"
 #include "common/jsonread.h"
 
@@ -174,9 +179,168 @@ static void test_hello(void)
     CHECK(c.java_version == NULL && c.n_capabilities_missing == 0);
 }
 
+/* ---- definitions ---- */
+
+static int take_string(struct session_defs *d, uint32_t id, char *value)
+{
+    Vtpin__V1__StringDef def = VTPIN__V1__STRING_DEF__INIT;
+    def.id = id;
+    def.value = value;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STRING;
+    ev.string = &def;
+    return session_defs_take(d, &ev);
+}
+
+static int take_method(struct session_defs *d, uint32_t id, uint32_t cls, uint32_t name, uint32_t source, int kind)
+{
+    Vtpin__V1__MethodDef def = VTPIN__V1__METHOD_DEF__INIT;
+    def.id = id;
+    def.class_name = cls;
+    def.method_name = name;
+    def.has_source_file = source != 0;
+    def.source_file = source;
+    def.has_kind = kind >= 0;
+    def.kind = (Vtpin__V1__FrameKind)kind;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_METHOD;
+    ev.method = &def;
+    return session_defs_take(d, &ev);
+}
+
+/* A stack of n frames calling methods[i] at line 10 + i, bci 3 * i, the first holding one monitor. */
+static int take_stack(struct session_defs *d, uint32_t id, const uint32_t *methods, size_t n)
+{
+    Vtpin__V1__Frame frames[8], *ptrs[8];
+    for (size_t i = 0; i < n && i < 8; i++) {
+        frames[i] = (Vtpin__V1__Frame)VTPIN__V1__FRAME__INIT;
+        frames[i].method = methods[i];
+        frames[i].has_line = 1;
+        frames[i].line = 10 + (int32_t)i;
+        frames[i].has_bci = 1;
+        frames[i].bci = 3 * (int64_t)i;
+        frames[i].has_monitors = i == 0;
+        frames[i].monitors = 1;
+        ptrs[i] = &frames[i];
+    }
+    Vtpin__V1__StackDef def = VTPIN__V1__STACK_DEF__INIT;
+    def.id = id;
+    def.n_frames = n;
+    def.frames = ptrs;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STACK;
+    ev.stack = &def;
+    return session_defs_take(d, &ev);
+}
+
+static void test_defs(void)
+{
+    struct session_defs *d = NULL;
+    if (!CHECK_INT(session_defs_new(&d, NULL), 0))
+        return;
+    CHECK_INT(take_string(d, 1, "java.lang.Thread"), 1);
+    CHECK_INT(take_string(d, 2, "sleep0"), 1);
+    CHECK_INT(take_string(d, 3, "Repro"), 1);
+    CHECK_INT(take_string(d, 4, "settle"), 1);
+    CHECK_INT(take_string(d, 5, "Repro.java"), 1);
+    CHECK_INT(take_method(d, 1, 1, 2, 0, -1), 1);
+    CHECK_INT(take_method(d, 2, 3, 4, 5, 0), 1);
+    uint32_t calls[] = {1, 2, 9}; /* method 9 is never defined */
+    CHECK_INT(take_stack(d, 7, calls, 3), 1);
+    WireEvent other = VTPIN__V1__EVENT__INIT;
+    other.body_case = VTPIN__V1__EVENT__BODY_PIN_END;
+    CHECK_INT(session_defs_take(d, &other), 0); /* not a definition */
+
+    CHECK_STR(session_defs_string(d, 3), "Repro");
+    CHECK(session_defs_string(d, 6) == NULL);
+    const struct session_defs_method *m = session_defs_method(d, 1);
+    if (CHECK(m != NULL))
+        CHECK_INT(m->kind, -1); /* not said: the reader classifies it by name */
+    m = session_defs_method(d, 2);
+    if (CHECK(m != NULL)) {
+        CHECK_INT(m->kind, 0);
+        CHECK_UINT(m->source_sid, 5);
+        CHECK_UINT(m->module_sid, 0);
+    }
+    const struct session_defs_stack *st = session_defs_stack(d, 7);
+    if (CHECK(st != NULL) && CHECK_UINT(st->count, 3)) {
+        CHECK_INT(st->frames[1].line, 11);
+        CHECK_INT(st->frames[1].bci, 3);
+        CHECK_UINT(st->frames[0].monitors, 1);
+        CHECK_UINT(st->frames[1].monitors, 0);
+        CHECK(!st->truncated);
+    }
+    CHECK(session_defs_stack(d, 0) == NULL); /* 0: no stack */
+    char out[128];
+    CHECK_STR(session_defs_frame_text(d, 7, 1, out, sizeof(out)), "Repro.settle(Repro.java:11)");
+    CHECK_STR(session_defs_frame_text(d, 7, 2, out, sizeof(out)), FRAME_TEXT_UNKNOWN_METHOD);
+    CHECK(session_defs_frame_text(d, 7, 3, out, sizeof(out)) == NULL);
+    CHECK_INT(session_defs_stack_origin(d, 7), PIN_ORIGIN_APP); /* Repro's frame is the application's */
+    uint32_t jdk_only[] = {1};
+    CHECK_INT(take_stack(d, 8, jdk_only, 1), 1);
+    CHECK_INT(session_defs_stack_origin(d, 8), PIN_ORIGIN_JDK); /* every frame a JDK class */
+
+    /* the last definition wins */
+    CHECK_INT(take_string(d, 4, "other"), 1);
+    CHECK_STR(session_defs_frame_text(d, 7, 1, out, sizeof(out)), "Repro.other(Repro.java:11)");
+    CHECK_INT(take_stack(d, 7, jdk_only, 1), 1);
+    st = session_defs_stack(d, 7);
+    if (CHECK(st != NULL))
+        CHECK_UINT(st->count, 1);
+    CHECK_INT(session_defs_stack_origin(d, 7), PIN_ORIGIN_JDK);
+
+    size_t pos = 0, n = 0;
+    uint32_t id;
+    while (session_defs_next_method(d, &pos, &id, &m))
+        n++;
+    CHECK_UINT(n, 2);
+    CHECK_UINT(session_defs_dropped(d), 0);
+    session_defs_free(d);
+}
+
+/* A stack deeper than max_depth is cut and marked; past a limit or the budget a definition is dropped, counted. */
+static void test_defs_bounded(void)
+{
+    struct budget budget;
+    budget_init(&budget, 1u << 20);
+    struct session_defs_limits limits = {.max_strings = 2, .max_stacks = 1, .max_depth = 2, .budget = &budget};
+    struct session_defs *d = NULL;
+    if (!CHECK_INT(session_defs_new(&d, &limits), 0))
+        return;
+    uint32_t calls[] = {1, 2, 3};
+    CHECK_INT(take_stack(d, 1, calls, 3), 1);
+    const struct session_defs_stack *st = session_defs_stack(d, 1);
+    if (CHECK(st != NULL)) {
+        CHECK_UINT(st->count, 2);
+        CHECK(st->truncated);
+    }
+    CHECK_INT(take_stack(d, 2, calls, 1), 1); /* a second stack: over max_stacks */
+    CHECK(session_defs_stack(d, 2) == NULL);
+    CHECK_INT(take_string(d, 1, "a"), 1);
+    CHECK_INT(take_string(d, 2, "b"), 1);
+    CHECK_INT(take_string(d, 3, "c"), 1); /* over max_strings */
+    CHECK(session_defs_string(d, 3) == NULL);
+    CHECK_UINT(session_defs_dropped(d), 2);
+    CHECK_UINT(session_defs_budget_dropped(d), 0);
+    CHECK(budget.used > 0);
+    session_defs_free(d);
+    CHECK_UINT(budget.used, 0); /* all given back */
+
+    budget_init(&budget, 8);
+    if (!CHECK_INT(session_defs_new(&d, &limits), 0))
+        return;
+    CHECK_INT(take_string(d, 1, "a"), 1); /* the budget refuses it */
+    CHECK(session_defs_string(d, 1) == NULL);
+    CHECK_UINT(session_defs_budget_dropped(d), 1);
+    CHECK_UINT(session_defs_dropped(d), 1);
+    session_defs_free(d);
+}
+
 int main(void)
 {
     test_hello();
+    test_defs();
+    test_defs_bounded();
     test_take_and_read();
     test_json_by_schema();
     CHECK_MAIN_RETURN();

@@ -1,11 +1,11 @@
-/* The collector's global memory budget: what peers make it keep (session
- * definition tables, input buffers grown past their first 16 KiB) is taken
+/* A memory budget, the collector's global one: what peers make it keep (session
+ * definition tables, proto/session_defs.h; input buffers grown past their first 16 KiB) is taken
  * from one budget shared by every connection. When it is used up, what would
  * go over is dropped and counted, never allocated: --max-clients agents at
  * the per-connection limits cannot add up to more than the budget.
  * Pure and single-threaded (the collector's loop). */
-#ifndef VTPIN_COLLECTOR_BUDGET_H
-#define VTPIN_COLLECTOR_BUDGET_H
+#ifndef VTPIN_COMMON_BUDGET_H
+#define VTPIN_COMMON_BUDGET_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "budget.h"
+#include "common/budget.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,0 +1,81 @@
+/* The pins and carrier hogs in progress of one JVM, by id: the one table of
+ * them. The collector keeps one per JVM, across its reconnects; the metrics'
+ * totals, the profile, the carriers' occupancy and the counts of pins and hogs
+ * all read a pin's start from it when its end comes. The report pairs a
+ * recording's starts and ends with one per session.
+ *
+ * A start says whether the pin is new, in progress already (the agent re-sends
+ * the pins in progress after a reconnect: counted once) or, when the table
+ * keeps ended pins, ended already (a duplicate). An end hands back the start.
+ * Pins and hogs have ids of their own: (kind, id) is the key.
+ *
+ * Bounded when given max_open: past it, the pin in progress that began first
+ * (its end was lost on the way) is forgotten and counted in lost. A table that
+ * keeps ended pins (the report's, unbounded) remembers every id it saw.
+ * Pure: no I/O. */
+#ifndef VTPIN_PROTO_SESSION_PINS_H
+#define VTPIN_PROTO_SESSION_PINS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+enum session_pin_kind { SESSION_PIN = 0, SESSION_HOG = 1 };
+
+/* What a PinStart or HogStart said, kept while it is in progress, and what its readers derived
+ * from it in their own tables. */
+struct session_pin {
+    uint64_t id;
+    int64_t start_ns;    /* the agent's clock */
+    int64_t vthread_id;  /* 0 when not said */
+    int64_t since;       /* the reader's clock when the start arrived (the collector's now) */
+    int32_t carrier_tid; /* when has_carrier_tid */
+    int32_t reason;      /* a pin's Vtpin__V1__PinReason as sent; 0 for a hog */
+    uint8_t kind;        /* enum session_pin_kind */
+    uint8_t has_carrier_tid;
+    uint8_t ended; /* a table that keeps ended pins: this one ended */
+    /* the readers' own */
+    uint8_t origin;                          /* enum pin_origin (common/frames_kind.h) */
+    int16_t site;                            /* the metrics' site (collector/pinstats.h) */
+    uint32_t profile_stack, profile_carrier; /* the profile's (collector/pinprofile.h) */
+    uint64_t index;                          /* the report's: where the pin is in its session */
+};
+
+/* A start or an end, with the table. */
+enum session_pins_seen {
+    SESSION_PINS_NEW = 1,     /* a start never seen: kept */
+    SESSION_PINS_AGAIN = 2,   /* a start of a pin in progress: a re-send */
+    SESSION_PINS_ENDS = 3,    /* an end of a pin in progress */
+    SESSION_PINS_DONE = 4,    /* a start or an end of a pin that ended (keep_ended) */
+    SESSION_PINS_UNKNOWN = 5, /* an end of a pin never started, or forgotten */
+};
+
+struct session_pins;
+
+/* max_open: pins and hogs in progress kept at most (0: no bound). keep_ended: ended ones
+ * stay, as ids seen (for duplicates). 0, or -ENOMEM. */
+int session_pins_new(struct session_pins **out, size_t max_open, int keep_ended);
+void session_pins_free(struct session_pins *t);
+
+/* The pin of a PinStart, and of a HogStart, at the reader's time `since` (the readers' fields 0). */
+struct session_pin session_pin_of_start(const Vtpin__V1__PinStart *ps, int64_t since);
+struct session_pin session_pin_of_hog(const Vtpin__V1__HogStart *hs, int64_t since);
+
+/* A start (p's kind and id): SESSION_PINS_NEW (p kept), _AGAIN or _DONE (nothing changes);
+ * *kept (may be NULL) is the pin in the table for NEW and AGAIN, NULL otherwise, valid until the
+ * next start or end. -ENOMEM. */
+int session_pins_start(struct session_pins *t, const struct session_pin *p, struct session_pin **kept);
+/* An end of (kind, id): SESSION_PINS_ENDS (its start into *out, the pin out of the table
+ * unless it keeps ended ones), _DONE or _UNKNOWN. */
+int session_pins_end(struct session_pins *t, int kind, uint64_t id, struct session_pin *out);
+
+/* The pins and hogs in progress: start with *pos = 0; NULL at the end. */
+const struct session_pin *session_pins_next(const struct session_pins *t, size_t *pos);
+size_t session_pins_in_progress(const struct session_pins *t);
+/* Pins and hogs in progress forgotten because the table was full. */
+uint64_t session_pins_lost(const struct session_pins *t);
+/* Bytes it holds. */
+size_t session_pins_bytes(const struct session_pins *t);
+
+#endif
