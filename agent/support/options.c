@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,141 +154,227 @@ static int copy_path(char *dst, const char *value)
     return 0;
 }
 
+/* ---- one option: a table of every key and how its value is read ---- */
+
+/* How a value is read into the field at spec->field of struct options. */
+enum option_kind {
+    OPT_DURATION, /* uint64_t ns, at least min and at most max (0: no bound) */
+    OPT_COUNT,    /* unsigned, from min to max */
+    OPT_PATH,     /* char[OPTIONS_PATH_MAX] */
+    OPT_WORD,     /* an int: the value of the word given among words[] */
+    OPT_FLAG,     /* an int set to 1; takes no value */
+    OPT_OWN,      /* the spec's own reader */
+};
+
+struct option_word {
+    const char *word;
+    int value;
+};
+
+struct option_spec {
+    const char *key;
+    enum option_kind kind;
+    size_t field;
+    uint64_t min, max;
+    const struct option_word *words; /* OPT_WORD, ended by a NULL word */
+    /* OPT_OWN: 0 or -EINVAL; a reader that fills err itself returns -EBADMSG */
+    int (*own)(struct options *o, const char *value, char *err, size_t errlen);
+    const char *expect; /* what a bad value should have been */
+};
+
+static int read_trace(struct options *o, const char *value, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    if (!value || strcmp(value, "full") == 0)
+        o->trace = TRACE_FULL;
+    else if (strcmp(value, "short") == 0)
+        o->trace = TRACE_SHORT;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+static int read_tracefile(struct options *o, const char *value, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    int rc = copy_path(o->trace_file, value);
+    if (!rc && o->trace == TRACE_OFF)
+        o->trace = TRACE_FULL; /* a trace file asks for the trace */
+    return rc;
+}
+
+static int read_record_mode(struct options *o, const char *value, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    return parse_file_mode(value, &o->record_mode);
+}
+
+static int read_record_max(struct options *o, const char *value, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    int rc = value ? units_parse_size(value, &o->record_max) : -EINVAL;
+    return !rc && o->record_max != 0 && o->record_max < (64u << 10) ? -EINVAL : rc;
+}
+
+static int read_record_keep(struct options *o, const char *value, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    return value ? units_parse_count(value, 1, 1000, &o->record_keep) : -EINVAL;
+}
+
+static int read_collector(struct options *o, const char *value, char *err, size_t errlen)
+{
+    o->collector = 1;
+    if (!value)
+        return 0; /* the default socket */
+    int rc = copy_path(o->collector_path, value);
+    /* A longer path would be cut by connect() to a different socket. */
+    if (!rc && socket_path_fits(value) != 0) {
+        snprintf(err, errlen,
+                 "collector socket path is %zu bytes, over the %zu a Unix socket path can hold: '%s' "
+                 "(use a shorter path, e.g. under /tmp or $XDG_RUNTIME_DIR)",
+                 strlen(value), socket_path_max(), value);
+        return -EBADMSG;
+    }
+    return rc;
+}
+
+static int read_collector_owner(struct options *o, const char *value, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    return parse_user(value, &o->collector_owner);
+}
+
+static const struct option_word occupancy_words[] = {
+    {"exact", OCCUPANCY_EXACT}, {"sampled", OCCUPANCY_SAMPLED}, {"off", OCCUPANCY_OFF}, {NULL, 0}};
+static const struct option_word downcalls_words[] = {{"named", 0}, {"marked", 1}, {NULL, 0}};
+
+#define FIELD(name) offsetof(struct options, name)
+/* OPT_WORD and OPT_FLAG fields are written as ints */
+_Static_assert(sizeof(enum occupancy_mode) == sizeof(int), "occupancy is read as an int");
+#define OPT_MS 1000000ull
+
+/* Every option, in the order the unknown-option error lists them. */
+static const struct option_spec option_specs[] = {
+    {"threshold", OPT_DURATION, FIELD(threshold_ns), 0, 0, NULL, NULL, "a duration such as 1ms, 500us or 0"},
+    {"hog", OPT_DURATION, FIELD(hog_ns), 0, 0, NULL, NULL, "a duration such as 200ms, 1s or 0 (off)"},
+    {"trace", OPT_OWN, 0, 0, 0, NULL, read_trace, "short or full"},
+    {"tracefile", OPT_OWN, 0, 0, 0, NULL, read_tracefile, "a file path"},
+    {"record", OPT_PATH, FIELD(record_file), 0, 0, NULL, NULL, "a file path"},
+    {"record_mode", OPT_OWN, 0, 0, 0, NULL, read_record_mode,
+     "an octal mode with read and write for the owner and no execute bits, such as 0600 or 0640"},
+    {"record_max", OPT_OWN, 0, 0, 0, NULL, read_record_max, "a size of at least 64k (k, m, g), or 0 for never"},
+    {"record_keep", OPT_OWN, 0, 0, 0, NULL, read_record_keep, "a number from 1 to 1000"},
+    {"log", OPT_PATH, FIELD(log_file), 0, 0, NULL, NULL, "a file path"},
+    {"collector", OPT_OWN, 0, 0, 0, NULL, read_collector, "a socket path"},
+    {"collector_owner", OPT_OWN, 0, 0, 0, NULL, read_collector_owner, "a user name or a uid"},
+    {"buffer", OPT_COUNT, FIELD(collector_buffer), 65536, 1u << 30, NULL, NULL,
+     "a byte count from 65536 to 1073741824"},
+    {"occupancy", OPT_WORD, FIELD(occupancy), 0, 0, occupancy_words, NULL, "exact, sampled or off"},
+    {"sample", OPT_DURATION, FIELD(sample_interval_ns), 1 * OPT_MS, 10000 * OPT_MS, NULL, NULL,
+     "a duration from 1ms to 10s"},
+    {"occupancy_sample", OPT_DURATION, FIELD(occupancy_interval_ns), 1 * OPT_MS, 10000 * OPT_MS, NULL, NULL,
+     "a duration from 1ms to 10s"},
+    {"carriers", OPT_COUNT, FIELD(max_carriers), 1, 65536, NULL, NULL, "a number from 1 to 65536"},
+    {"ring", OPT_COUNT, FIELD(ring_entries), 64, 1u << 24, NULL, NULL, "a number from 64 to 16777216"},
+    {"depth", OPT_COUNT, FIELD(depth), 1, 2048, NULL, NULL, "a number from 1 to 2048"},
+    {"queue", OPT_COUNT, FIELD(queue_slots), 16, 1u << 20, NULL, NULL, "a number from 16 to 1048576"},
+    {"stacks", OPT_COUNT, FIELD(max_stacks), 16, 1u << 24, NULL, NULL, "a number from 16 to 16777216"},
+    {"methods", OPT_COUNT, FIELD(max_methods), 16, 1u << 24, NULL, NULL, "a number from 16 to 16777216"},
+    {"stats", OPT_DURATION, FIELD(stats_interval_ns), 1 * OPT_MS, 0, NULL, NULL, "a duration of at least 1ms"},
+    {"downcalls", OPT_WORD, FIELD(downcalls_marked), 0, 0, downcalls_words, NULL, "named or marked"},
+    {"quiet", OPT_FLAG, FIELD(quiet), 0, 0, NULL, NULL, NULL},
+    {"stop", OPT_FLAG, FIELD(stop), 0, 0, NULL, NULL, NULL},
+    {"help", OPT_FLAG, FIELD(help), 0, 0, NULL, NULL, NULL},
+};
+
+#define N_SPECS (sizeof(option_specs) / sizeof(option_specs[0]))
+
+static int read_word(const struct option_word *words, const char *value, int *out)
+{
+    for (const struct option_word *w = words; value && w->word; w++)
+        if (strcmp(value, w->word) == 0) {
+            *out = w->value;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+/* Reads value into o as spec says: 0, -EINVAL (a bad value) or -EBADMSG (err already says why). */
+static int read_value(struct options *o, const struct option_spec *spec, const char *value, char *err, size_t errlen)
+{
+    char *field = (char *)o + spec->field;
+    switch (spec->kind) {
+    case OPT_DURATION: {
+        uint64_t ns;
+        if (options_parse_duration(value, &ns) || ns < spec->min || (spec->max && ns > spec->max))
+            return -EINVAL;
+        memcpy(field, &ns, sizeof(ns));
+        return 0;
+    }
+    case OPT_COUNT: {
+        unsigned n;
+        if (parse_uint(value, (unsigned)spec->min, (unsigned)spec->max, &n))
+            return -EINVAL;
+        memcpy(field, &n, sizeof(n));
+        return 0;
+    }
+    case OPT_PATH:
+        return copy_path(field, value);
+    case OPT_WORD: {
+        int v;
+        if (read_word(spec->words, value, &v))
+            return -EINVAL;
+        memcpy(field, &v, sizeof(v));
+        return 0;
+    }
+    case OPT_FLAG: {
+        if (value) {
+            snprintf(err, errlen, "option '%s' takes no value (got '%s')", spec->key, value);
+            return -EBADMSG;
+        }
+        int one = 1;
+        memcpy(field, &one, sizeof(one));
+        return 0;
+    }
+    case OPT_OWN:
+        return spec->own(o, value, err, errlen);
+    }
+    return -EINVAL;
+}
+
+/* "threshold, hog, ..., help": every key, for the unknown-option error. */
+static void list_keys(char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < N_SPECS && at < cap; i++) {
+        int n = snprintf(out + at, cap - at, "%s%s", i ? ", " : "", option_specs[i].key);
+        if (n < 0)
+            break;
+        at += (size_t)n;
+    }
+}
+
 /* One option. Returns 0 or -EINVAL with err filled. */
 static int parse_one(struct options *o, const char *key, const char *value, char *err, size_t errlen)
 {
-    int rc = 0;
-    const char *expect = NULL;
-    if (strcmp(key, "threshold") == 0) {
-        rc = options_parse_duration(value, &o->threshold_ns);
-        expect = "a duration such as 1ms, 500us or 0";
-    } else if (strcmp(key, "hog") == 0) {
-        rc = options_parse_duration(value, &o->hog_ns);
-        expect = "a duration such as 200ms, 1s or 0 (off)";
-    } else if (strcmp(key, "trace") == 0) {
-        if (!value || strcmp(value, "full") == 0)
-            o->trace = TRACE_FULL;
-        else if (strcmp(value, "short") == 0)
-            o->trace = TRACE_SHORT;
-        else
-            rc = -EINVAL;
-        expect = "short or full";
-    } else if (strcmp(key, "tracefile") == 0) {
-        rc = copy_path(o->trace_file, value);
-        if (!rc && o->trace == TRACE_OFF)
-            o->trace = TRACE_FULL;
-        expect = "a file path";
-    } else if (strcmp(key, "record") == 0) {
-        rc = copy_path(o->record_file, value);
-        expect = "a file path";
-    } else if (strcmp(key, "record_mode") == 0) {
-        rc = parse_file_mode(value, &o->record_mode);
-        expect = "an octal mode with read and write for the owner and no execute bits, such as 0600 or 0640";
-    } else if (strcmp(key, "record_max") == 0) {
-        rc = value ? units_parse_size(value, &o->record_max) : -EINVAL;
-        if (!rc && o->record_max != 0 && o->record_max < (64u << 10))
-            rc = -EINVAL;
-        expect = "a size of at least 64k (k, m, g), or 0 for never";
-    } else if (strcmp(key, "record_keep") == 0) {
-        rc = value ? units_parse_count(value, 1, 1000, &o->record_keep) : -EINVAL;
-        expect = "a number from 1 to 1000";
-    } else if (strcmp(key, "log") == 0) {
-        rc = copy_path(o->log_file, value);
-        expect = "a file path";
-    } else if (strcmp(key, "depth") == 0) {
-        rc = parse_uint(value, 1, 2048, &o->depth);
-        expect = "a number from 1 to 2048";
-    } else if (strcmp(key, "queue") == 0) {
-        rc = parse_uint(value, 16, 1u << 20, &o->queue_slots);
-        expect = "a number from 16 to 1048576";
-    } else if (strcmp(key, "stacks") == 0) {
-        rc = parse_uint(value, 16, 1u << 24, &o->max_stacks);
-        expect = "a number from 16 to 16777216";
-    } else if (strcmp(key, "methods") == 0) {
-        rc = parse_uint(value, 16, 1u << 24, &o->max_methods);
-        expect = "a number from 16 to 16777216";
-    } else if (strcmp(key, "stats") == 0) {
-        rc = options_parse_duration(value, &o->stats_interval_ns);
-        if (!rc && o->stats_interval_ns < 1000000)
-            rc = -EINVAL;
-        expect = "a duration of at least 1ms";
-    } else if (strcmp(key, "collector") == 0) {
-        o->collector = 1;
-        rc = value ? copy_path(o->collector_path, value) : 0;
-        expect = "a socket path";
-        /* A longer path would be cut by connect() to a different socket. */
-        if (!rc && value && socket_path_fits(value) != 0) {
-            snprintf(err, errlen,
-                     "collector socket path is %zu bytes, over the %zu a Unix socket path can hold: '%s' "
-                     "(use a shorter path, e.g. under /tmp or $XDG_RUNTIME_DIR)",
-                     strlen(value), socket_path_max(), value);
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "collector_owner") == 0) {
-        rc = parse_user(value, &o->collector_owner);
-        expect = "a user name or a uid";
-    } else if (strcmp(key, "buffer") == 0) {
-        rc = parse_uint(value, 65536, 1u << 30, &o->collector_buffer);
-        expect = "a byte count from 65536 to 1073741824";
-    } else if (strcmp(key, "occupancy") == 0) {
-        if (value && strcmp(value, "exact") == 0)
-            o->occupancy = OCCUPANCY_EXACT;
-        else if (value && strcmp(value, "sampled") == 0)
-            o->occupancy = OCCUPANCY_SAMPLED;
-        else if (value && strcmp(value, "off") == 0)
-            o->occupancy = OCCUPANCY_OFF;
-        else
-            rc = -EINVAL;
-        expect = "exact, sampled or off";
-    } else if (strcmp(key, "sample") == 0) {
-        rc = options_parse_duration(value, &o->sample_interval_ns);
-        if (!rc && (o->sample_interval_ns < 1000000 || o->sample_interval_ns > 10000000000ull))
-            rc = -EINVAL;
-        expect = "a duration from 1ms to 10s";
-    } else if (strcmp(key, "occupancy_sample") == 0) {
-        rc = options_parse_duration(value, &o->occupancy_interval_ns);
-        if (!rc && (o->occupancy_interval_ns < 1000000 || o->occupancy_interval_ns > 10000000000ull))
-            rc = -EINVAL;
-        expect = "a duration from 1ms to 10s";
-    } else if (strcmp(key, "carriers") == 0) {
-        rc = parse_uint(value, 1, 65536, &o->max_carriers);
-        expect = "a number from 1 to 65536";
-    } else if (strcmp(key, "ring") == 0) {
-        rc = parse_uint(value, 64, 1u << 24, &o->ring_entries);
-        expect = "a number from 64 to 16777216";
-    } else if (strcmp(key, "downcalls") == 0) {
-        if (value && strcmp(value, "named") == 0)
-            o->downcalls_marked = 0;
-        else if (value && strcmp(value, "marked") == 0)
-            o->downcalls_marked = 1;
-        else
-            rc = -EINVAL;
-        expect = "named or marked";
-    } else if (strcmp(key, "quiet") == 0 || strcmp(key, "help") == 0 || strcmp(key, "stop") == 0) {
-        if (value) {
-            snprintf(err, errlen, "option '%s' takes no value (got '%s')", key, value);
-            return -EINVAL;
-        }
-        if (key[0] == 'q')
-            o->quiet = 1;
-        else if (key[0] == 's')
-            o->stop = 1;
-        else
-            o->help = 1;
-    } else {
-        snprintf(err, errlen,
-                 "unknown option '%s' (valid: threshold, hog, trace, tracefile, record, record_mode, record_max, "
-                 "record_keep, log, collector, collector_owner, "
-                 "buffer, "
-                 "occupancy, sample, occupancy_sample, carriers, ring, depth, queue, stacks, methods, stats, "
-                 "downcalls, quiet, stop, "
-                 "help)",
-                 key);
+    const struct option_spec *spec = NULL;
+    for (size_t i = 0; i < N_SPECS && !spec; i++)
+        if (strcmp(key, option_specs[i].key) == 0)
+            spec = &option_specs[i];
+    if (!spec) {
+        char keys[512];
+        list_keys(keys, sizeof(keys));
+        snprintf(err, errlen, "unknown option '%s' (valid: %s)", key, keys);
         return -EINVAL;
     }
+    int rc = read_value(o, spec, value, err, errlen);
+    if (rc == -EBADMSG)
+        return -EINVAL;
     if (rc) {
         snprintf(err, errlen, "bad value for option '%s': '%s' (expected %s)", key, value ? value : "",
-                 expect ? expect : "a value");
+                 spec->expect ? spec->expect : "a value");
         return -EINVAL;
     }
     return 0;

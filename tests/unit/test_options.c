@@ -230,6 +230,13 @@ static void test_unknown_and_empty_names(void)
     /* The first error is the one reported. */
     expect_error("bogus,depth=0", "unknown option 'bogus'", NULL);
     expect_error("depth=0,bogus", "bad value for option 'depth'", NULL);
+    /* the error lists every key of the table, in its order */
+    struct options o;
+    char err[512];
+    CHECK_INT(parse(&o, "bogus", err, sizeof(err)), -EINVAL);
+    CHECK_CONTAINS(err, "(valid: threshold, hog, trace, tracefile, record, record_mode, record_max, record_keep, log, "
+                        "collector, collector_owner, buffer, occupancy, sample, occupancy_sample, carriers, ring, "
+                        "depth, queue, stacks, methods, stats, downcalls, quiet, stop, help)");
 }
 
 static void test_bad_values(void)
