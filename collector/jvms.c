@@ -399,7 +399,7 @@ static int profile_room(struct jvm *j)
 /* A pin's start, kept in j->pins with what the metrics and the profile take from it; its
  * carrier is pinned from it. A start re-sent after a reconnect (a pin still in progress) counts
  * once; ids grow, but two carriers' PinStarts can arrive in either order, so only the table says. */
-static void apply_pin_start(struct jvm *j, const struct session_defs *d, const Vtpin__V1__PinStart *p, int64_t now)
+static void apply_pin_start(struct jvm *j, const struct session_defs *d, const Vtpin__V1__PinStart *p)
 {
     char culprit[JVMS_CULPRIT_CAP];
     const char *text = NULL;
@@ -412,7 +412,7 @@ static void apply_pin_start(struct jvm *j, const struct session_defs *d, const V
         frames_call_marker(api, p->downcall->symbol, p->downcall->library, culprit + len, sizeof(culprit) - len);
     }
     if (p->pin_id) {
-        struct session_pin start = session_pin_of_start(p, now), *pin;
+        struct session_pin start = session_pin_of_start(p), *pin;
         int seen = session_pins_start(j->pins, &start, &pin);
         if (seen == SESSION_PINS_NEW || seen < 0)
             j->pins_total++;
@@ -435,13 +435,13 @@ static void apply_pin_start(struct jvm *j, const struct session_defs *d, const V
 }
 
 /* A hog's start, kept and counted as a pin's; its culprit is formatted as a pin's. */
-static void apply_hog_start(struct jvm *j, const struct session_defs *d, const Vtpin__V1__HogStart *h, int64_t now)
+static void apply_hog_start(struct jvm *j, const struct session_defs *d, const Vtpin__V1__HogStart *h)
 {
     char culprit[JVMS_CULPRIT_CAP];
     const char *text = NULL;
     if (h->has_stack && h->has_culprit_frame)
         text = session_defs_frame_text(d, h->stack, h->culprit_frame, culprit, sizeof(culprit));
-    struct session_pin start = session_pin_of_hog(h, now), *hog = NULL;
+    struct session_pin start = session_pin_of_hog(h), *hog = NULL;
     int seen = h->hog_id ? session_pins_start(j->pins, &start, &hog) : -ENOENT;
     if (seen != SESSION_PINS_AGAIN)
         j->hogs_total++;
@@ -475,13 +475,13 @@ static int apply(struct jvm *j, const struct session_defs *d, const WireEvent *e
 {
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_PIN_START:
-        apply_pin_start(j, d, ev->pin_start, now);
+        apply_pin_start(j, d, ev->pin_start);
         return 0;
     case VTPIN__V1__EVENT__BODY_PIN_END:
         apply_end(j, SESSION_PIN, ev->pin_end->pin_id, ev->pin_end->end_ns, ev->pin_end->duration_ns, now);
         return 0;
     case VTPIN__V1__EVENT__BODY_HOG_START:
-        apply_hog_start(j, d, ev->hog_start, now);
+        apply_hog_start(j, d, ev->hog_start);
         return 0;
     case VTPIN__V1__EVENT__BODY_HOG_END:
         apply_end(j, SESSION_HOG, ev->hog_end->hog_id, ev->hog_end->end_ns, ev->hog_end->duration_ns, now);

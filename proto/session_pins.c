@@ -6,14 +6,22 @@
 #include "common/hash.h"
 #include "common/table.h"
 
+/* A pin that ended, in a table that keeps them: its id and kind, nothing else. */
+struct ended {
+    uint64_t id;
+    uint8_t kind;
+};
+
 struct session_pins {
-    struct session_pin *pins; /* the first n, by (kind, id) in ix */
+    struct session_pin *pins; /* in progress: the first n, by (kind, id) in ix */
     size_t n, cap;
     size_t max_open; /* 0: no bound */
     int keep_ended;
-    size_t in_progress;
     uint64_t lost;
     struct table ix;
+    struct ended *ended; /* keep_ended: the first n_ended, by (kind, id) in ended_ix */
+    size_t n_ended, ended_cap;
+    struct table ended_ix;
 };
 
 struct key {
@@ -39,10 +47,53 @@ static int64_t find(const struct session_pins *t, int kind, uint64_t id)
     return table_find(&t->ix, key_hash(id, kind), key_eq, t, &k);
 }
 
+static int ended_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct ended *e = &((const struct session_pins *)ctx)->ended[item];
+    const struct key *k = key;
+    return e->id == k->id && e->kind == k->kind;
+}
+
+static int has_ended(const struct session_pins *t, int kind, uint64_t id)
+{
+    struct key k = {id, kind};
+    return t->keep_ended && table_find(&t->ended_ix, key_hash(id, kind), ended_eq, t, &k) >= 0;
+}
+
+/* Grows *arr of *cap elements of size elem to hold need: doubling, at most limit (0: none). 0 or -ENOMEM. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t limit)
+{
+    if (need <= *cap)
+        return 0;
+    if (need > TABLE_MAX_ITEM)
+        return -ENOMEM;
+    size_t n = *cap ? *cap * 2 : 16;
+    if (limit && n > limit)
+        n = limit;
+    void *grown = realloc(*arr, n * elem);
+    if (!grown)
+        return -ENOMEM;
+    *arr = grown;
+    *cap = n;
+    return 0;
+}
+
+/* Remembers that (kind, id) ended. 0 or -ENOMEM. */
+static int note_ended(struct session_pins *t, int kind, uint64_t id)
+{
+    int rc = grow((void **)&t->ended, &t->ended_cap, t->n_ended + 1, sizeof(*t->ended), 0);
+    if (rc || (rc = table_add(&t->ended_ix, key_hash(id, kind), (uint32_t)t->n_ended)))
+        return rc;
+    t->ended[t->n_ended++] = (struct ended){.id = id, .kind = (uint8_t)kind};
+    return 0;
+}
+
 int session_pins_new(struct session_pins **out, size_t max_open, int keep_ended)
 {
     struct session_pins *t = calloc(1, sizeof(*t));
-    if (!t || table_init(&t->ix, 0, TABLE_GROWING) != 0) {
+    if (!t || table_init(&t->ix, 0, TABLE_GROWING) != 0 || table_init(&t->ended_ix, 0, TABLE_GROWING) != 0) {
+        if (t)
+            table_fini(&t->ix);
         free(t);
         return -ENOMEM;
     }
@@ -57,29 +108,27 @@ void session_pins_free(struct session_pins *t)
     if (!t)
         return;
     table_fini(&t->ix);
+    table_fini(&t->ended_ix);
     free(t->pins);
+    free(t->ended);
     free(t);
 }
 
-struct session_pin session_pin_of_start(const Vtpin__V1__PinStart *ps, int64_t since)
+struct session_pin session_pin_of_start(const Vtpin__V1__PinStart *ps)
 {
     return (struct session_pin){.id = ps->pin_id,
                                 .kind = SESSION_PIN,
                                 .start_ns = ps->start_ns,
-                                .vthread_id = ps->has_vthread_id ? ps->vthread_id : 0,
-                                .since = since,
                                 .has_carrier_tid = ps->has_carrier_tid,
                                 .carrier_tid = ps->carrier_tid,
                                 .reason = (int32_t)ps->reason};
 }
 
-struct session_pin session_pin_of_hog(const Vtpin__V1__HogStart *hs, int64_t since)
+struct session_pin session_pin_of_hog(const Vtpin__V1__HogStart *hs)
 {
     return (struct session_pin){.id = hs->hog_id,
                                 .kind = SESSION_HOG,
                                 .start_ns = hs->start_ns,
-                                .vthread_id = hs->has_vthread_id ? hs->vthread_id : 0,
-                                .since = since,
                                 .has_carrier_tid = hs->has_carrier_tid,
                                 .carrier_tid = hs->carrier_tid};
 }
@@ -103,26 +152,13 @@ static int make_room(struct session_pins *t)
         size_t oldest = 0;
         for (size_t i = 1; i < t->n; i++) {
             const struct session_pin *p = &t->pins[i], *o = &t->pins[oldest];
-            if (p->since < o->since || (p->since == o->since && p->id < o->id))
+            if (p->start_ns < o->start_ns || (p->start_ns == o->start_ns && p->id < o->id))
                 oldest = i;
         }
         erase(t, oldest);
-        t->in_progress--;
         t->lost++;
     }
-    if (t->n < t->cap)
-        return 0;
-    if (t->n >= TABLE_MAX_ITEM)
-        return -ENOMEM;
-    size_t cap = t->cap ? t->cap * 2 : 16;
-    if (t->max_open && cap > t->max_open)
-        cap = t->max_open;
-    struct session_pin *grown = realloc(t->pins, cap * sizeof(*grown));
-    if (!grown)
-        return -ENOMEM;
-    t->pins = grown;
-    t->cap = cap;
-    return 0;
+    return grow((void **)&t->pins, &t->cap, t->n + 1, sizeof(*t->pins), t->max_open);
 }
 
 int session_pins_start(struct session_pins *t, const struct session_pin *p, struct session_pin **kept)
@@ -131,23 +167,21 @@ int session_pins_start(struct session_pins *t, const struct session_pin *p, stru
         *kept = NULL;
     int64_t at = find(t, p->kind, p->id);
     if (at >= 0) {
-        if (t->pins[at].ended)
-            return SESSION_PINS_DONE;
         if (kept)
             *kept = &t->pins[at];
         return SESSION_PINS_AGAIN;
     }
+    if (has_ended(t, p->kind, p->id))
+        return SESSION_PINS_DONE;
     int rc = make_room(t);
     if (rc)
         return rc;
     if (table_add(&t->ix, key_hash(p->id, p->kind), (uint32_t)t->n) != 0)
         return -ENOMEM;
     t->pins[t->n] = *p;
-    t->pins[t->n].ended = 0;
     if (kept)
         *kept = &t->pins[t->n];
     t->n++;
-    t->in_progress++;
     return SESSION_PINS_NEW;
 }
 
@@ -155,31 +189,23 @@ int session_pins_end(struct session_pins *t, int kind, uint64_t id, struct sessi
 {
     int64_t at = find(t, kind, id);
     if (at < 0)
-        return SESSION_PINS_UNKNOWN;
-    if (t->pins[at].ended)
-        return SESSION_PINS_DONE;
+        return has_ended(t, kind, id) ? SESSION_PINS_DONE : SESSION_PINS_UNKNOWN;
     *out = t->pins[at];
-    t->in_progress--;
+    erase(t, (size_t)at);
+    /* out of memory to remember it: a second end would read as unknown, not as a duplicate */
     if (t->keep_ended)
-        t->pins[at].ended = 1;
-    else
-        erase(t, (size_t)at);
+        (void)note_ended(t, kind, id);
     return SESSION_PINS_ENDS;
 }
 
 const struct session_pin *session_pins_next(const struct session_pins *t, size_t *pos)
 {
-    while (*pos < t->n) {
-        const struct session_pin *p = &t->pins[(*pos)++];
-        if (!p->ended)
-            return p;
-    }
-    return NULL;
+    return *pos < t->n ? &t->pins[(*pos)++] : NULL;
 }
 
 size_t session_pins_in_progress(const struct session_pins *t)
 {
-    return t->in_progress;
+    return t->n;
 }
 
 uint64_t session_pins_lost(const struct session_pins *t)
@@ -189,5 +215,6 @@ uint64_t session_pins_lost(const struct session_pins *t)
 
 size_t session_pins_bytes(const struct session_pins *t)
 {
-    return sizeof(*t) + t->cap * sizeof(*t->pins) + table_bytes(&t->ix);
+    return sizeof(*t) + t->cap * sizeof(*t->pins) + table_bytes(&t->ix) + t->ended_cap * sizeof(*t->ended) +
+           table_bytes(&t->ended_ix);
 }

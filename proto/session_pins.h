@@ -10,8 +10,9 @@
  * Pins and hogs have ids of their own: (kind, id) is the key.
  *
  * Bounded when given max_open: past it, the pin in progress that began first
- * (its end was lost on the way) is forgotten and counted in lost. A table that
- * keeps ended pins (the report's, unbounded) remembers every id it saw.
+ * (by its start_ns: its end was lost on the way) is forgotten and counted in lost. A table that
+ * keeps ended pins (the report's, unbounded) remembers the id of every pin that
+ * ended, and only its id.
  * Pure: no I/O. */
 #ifndef VTPIN_PROTO_SESSION_PINS_H
 #define VTPIN_PROTO_SESSION_PINS_H
@@ -27,19 +28,16 @@ enum session_pin_kind { SESSION_PIN = 0, SESSION_HOG = 1 };
  * from it in their own tables. */
 struct session_pin {
     uint64_t id;
-    int64_t start_ns;    /* the agent's clock */
-    int64_t vthread_id;  /* 0 when not said */
-    int64_t since;       /* the reader's clock when the start arrived (the collector's now) */
+    int64_t start_ns;    /* the agent's clock: which began first */
     int32_t carrier_tid; /* when has_carrier_tid */
     int32_t reason;      /* a pin's Vtpin__V1__PinReason as sent; 0 for a hog */
     uint8_t kind;        /* enum session_pin_kind */
     uint8_t has_carrier_tid;
-    uint8_t ended; /* a table that keeps ended pins: this one ended */
     /* the readers' own */
     uint8_t origin;                          /* enum pin_origin (common/frames_kind.h) */
     int16_t site;                            /* the metrics' site (collector/pinstats.h) */
     uint32_t profile_stack, profile_carrier; /* the profile's (collector/pinprofile.h) */
-    uint64_t index;                          /* the report's: where the pin is in its session */
+    uint32_t index;                          /* the report's: where the pin is in its session */
 };
 
 /* A start or an end, with the table. */
@@ -58,9 +56,9 @@ struct session_pins;
 int session_pins_new(struct session_pins **out, size_t max_open, int keep_ended);
 void session_pins_free(struct session_pins *t);
 
-/* The pin of a PinStart, and of a HogStart, at the reader's time `since` (the readers' fields 0). */
-struct session_pin session_pin_of_start(const Vtpin__V1__PinStart *ps, int64_t since);
-struct session_pin session_pin_of_hog(const Vtpin__V1__HogStart *hs, int64_t since);
+/* The pin of a PinStart, and of a HogStart (the readers' fields 0). */
+struct session_pin session_pin_of_start(const Vtpin__V1__PinStart *ps);
+struct session_pin session_pin_of_hog(const Vtpin__V1__HogStart *hs);
 
 /* A start (p's kind and id): SESSION_PINS_NEW (p kept), _AGAIN or _DONE (nothing changes);
  * *kept (may be NULL) is the pin in the table for NEW and AGAIN, NULL otherwise, valid until the

@@ -335,7 +335,7 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
 {
     struct session_private *sp = (struct session_private *)s;
     note_time(s, d->start_ns);
-    struct session_pin begun = session_pin_of_start(d, 0), *kept;
+    struct session_pin begun = session_pin_of_start(d), *kept;
     int rc = session_pins_start(s->ids, &begun, &kept);
     if (rc < 0)
         return rc;
@@ -343,7 +343,9 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
         s->duplicates++;
         return 0;
     }
-    kept->index = s->n_pins;
+    if (s->n_pins >= UINT32_MAX)
+        return -EOVERFLOW; /* session_pin.index is 32 bits */
+    kept->index = (uint32_t)s->n_pins;
     rc = grow_array((void **)&s->pins, &sp->pins_cap, s->n_pins + 1, sizeof(*s->pins));
     if (rc)
         return rc;
@@ -419,7 +421,7 @@ static int apply_hog_start(struct recording_session *s, const Vtpin__V1__HogStar
 {
     struct session_private *sp = (struct session_private *)s;
     note_time(s, d->start_ns);
-    struct session_pin begun = session_pin_of_hog(d, 0), *kept;
+    struct session_pin begun = session_pin_of_hog(d), *kept;
     int rc = session_pins_start(s->ids, &begun, &kept);
     if (rc < 0)
         return rc;
@@ -427,7 +429,9 @@ static int apply_hog_start(struct recording_session *s, const Vtpin__V1__HogStar
         s->duplicate_hogs++;
         return 0;
     }
-    kept->index = s->n_hogs;
+    if (s->n_hogs >= UINT32_MAX)
+        return -EOVERFLOW;
+    kept->index = (uint32_t)s->n_hogs;
     rc = grow_array((void **)&s->hogs, &sp->hogs_cap, s->n_hogs + 1, sizeof(*s->hogs));
     if (rc)
         return rc;

@@ -82,7 +82,7 @@ static int stats_start(struct pinstats *p, struct session_pins *t, uint64_t id, 
     Vtpin__V1__PinStart ps = VTPIN__V1__PIN_START__INIT;
     ps.pin_id = id;
     ps.reason = (Vtpin__V1__PinReason)reason;
-    struct session_pin start = session_pin_of_start(&ps, 0), *pin;
+    struct session_pin start = session_pin_of_start(&ps), *pin;
     int seen = session_pins_start(t, &start, &pin);
     if (seen == SESSION_PINS_NEW)
         pin->site = pinstats_site(p, site);

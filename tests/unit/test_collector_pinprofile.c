@@ -65,7 +65,7 @@ static void start(struct pinprofile *p, struct session *s, uint64_t pin, int rea
     WireEvent *ev = ev_pin_start(pin, now, reason, 100 + (int64_t)pin, tid, stack, culprit);
     struct session_pin *kept;
     if (CHECK(ev != NULL)) {
-        struct session_pin begun = session_pin_of_start(ev->pin_start, now);
+        struct session_pin begun = session_pin_of_start(ev->pin_start);
         if (session_pins_start(in_progress, &begun, &kept) == SESSION_PINS_NEW)
             pinprofile_start(p, session_defs(s), ev->pin_start, kept);
     }
@@ -78,7 +78,7 @@ static void hog_start(struct pinprofile *p, struct session *s, uint64_t hog, int
     WireEvent *ev = ev_hog_start(hog, now - 200 * MS, 300 + (int64_t)hog, tid, stack, culprit);
     struct session_pin *kept;
     if (CHECK(ev != NULL)) {
-        struct session_pin begun = session_pin_of_hog(ev->hog_start, now);
+        struct session_pin begun = session_pin_of_hog(ev->hog_start);
         if (session_pins_start(in_progress, &begun, &kept) == SESSION_PINS_NEW)
             pinprofile_hog_start(p, session_defs(s), ev->hog_start, kept);
     }
