@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "kernel_held.h"
 #include "wire.h"
@@ -19,13 +20,16 @@ static int64_t overlap(const struct recording_session *s, const struct recording
     return hi > lo ? hi - lo : 0;
 }
 
-int kernel_pin(const struct recording_session *s, const struct recording_pin *p, struct recording_pin_kernel *out)
+/* p's figures over the intervals cand[0..n) (by index; NULL: all of the session's). */
+static int figures(const struct recording_session *s, const struct recording_pin *p, const size_t *cand, size_t n,
+                   struct recording_pin_kernel *out)
 {
     memset(out, 0, sizeof(*out));
-    if (!p->has_carrier_tid || s->n_kintervals == 0)
+    if (!p->has_carrier_tid)
         return 0;
     int64_t best = -1;
-    for (size_t i = 0; i < s->n_kintervals; i++) {
+    for (size_t c = 0; c < n; c++) {
+        size_t i = cand ? cand[c] : c;
         int64_t o = overlap(s, p, &s->kintervals[i]);
         if (o == 0)
             continue;
@@ -40,20 +44,190 @@ int kernel_pin(const struct recording_session *s, const struct recording_pin *p,
     return out->intervals > 0;
 }
 
-/* The pin of the same virtual thread on the same carrier that ended last before p
- * started (NULL: none). After attach the sampler can break one pinned loop into
- * several pins; the parks between them belong to the loop. */
-static const struct recording_pin *previous_pin(const struct recording_session *s, const struct recording_pin *p)
+int kernel_pin(const struct recording_session *s, const struct recording_pin *p, struct recording_pin_kernel *out)
 {
-    const struct recording_pin *best = NULL;
-    if (!p->has_carrier_tid || !p->has_vthread_id)
-        return NULL;
+    return figures(s, p, NULL, s->n_kintervals, out);
+}
+
+/* ---- which intervals and which pins a pin can meet, found by search ---- */
+
+/* The session's intervals grouped by carrier, by end within each (then start, then index). On
+ * one carrier thread off-CPU intervals do not overlap, so their starts then rise too (`ordered`)
+ * and what overlaps a time span is one run of them; a carrier whose intervals overlap (a hostile
+ * or damaged file) is read whole, as before. */
+struct carrier_run {
+    int32_t tid;
+    size_t first, n; /* into order[] */
+    int ordered;
+};
+
+struct join_index {
+    size_t *order; /* interval indexes */
+    struct carrier_run *runs;
+    size_t n_runs;
+    size_t *ended; /* pins that ended with a carrier and a virtual thread: by (carrier, thread, end, index) */
+    size_t n_ended;
+    size_t *cand, cand_cap; /* one pin's candidate intervals, by index */
+};
+
+static int cmp64(int64_t a, int64_t b)
+{
+    return (a > b) - (a < b);
+}
+
+static int by_carrier_end(const void *a, const void *b, void *session)
+{
+    const struct recording_session *s = session;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const struct recording_kinterval *x = &s->kintervals[i], *y = &s->kintervals[j];
+    int c = cmp64(x->carrier_tid, y->carrier_tid);
+    if (!c)
+        c = cmp64(x->end_ns, y->end_ns);
+    if (!c)
+        c = cmp64(x->start_ns, y->start_ns);
+    return c ? c : (i > j) - (i < j);
+}
+
+static int by_thread_end(const void *a, const void *b, void *session)
+{
+    const struct recording_session *s = session;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const struct recording_pin *x = &s->pins[i], *y = &s->pins[j];
+    int c = cmp64(x->carrier_tid, y->carrier_tid);
+    if (!c)
+        c = cmp64(x->vthread_id, y->vthread_id);
+    if (!c)
+        c = cmp64(x->end_ns, y->end_ns);
+    return c ? c : (i > j) - (i < j);
+}
+
+static void index_free(struct join_index *ix)
+{
+    free(ix->order);
+    free(ix->runs);
+    free(ix->ended);
+    free(ix->cand);
+}
+
+static int index_build(const struct recording_session *s, struct join_index *ix)
+{
+    memset(ix, 0, sizeof(*ix));
+    size_t nk = s->n_kintervals;
+    if (!(ix->order = malloc((nk ? nk : 1) * sizeof(*ix->order))) ||
+        !(ix->runs = malloc((nk ? nk : 1) * sizeof(*ix->runs))) ||
+        !(ix->ended = malloc((s->n_pins ? s->n_pins : 1) * sizeof(*ix->ended))))
+        return -ENOMEM;
+    for (size_t i = 0; i < nk; i++)
+        ix->order[i] = i;
+    qsort_r(ix->order, nk, sizeof(*ix->order), by_carrier_end, (void *)s);
+    for (size_t i = 0; i < nk; i++) {
+        const struct recording_kinterval *k = &s->kintervals[ix->order[i]];
+        struct carrier_run *r = ix->n_runs ? &ix->runs[ix->n_runs - 1] : NULL;
+        if (!r || r->tid != k->carrier_tid) {
+            ix->runs[ix->n_runs++] = (struct carrier_run){.tid = k->carrier_tid, .first = i, .n = 1, .ordered = 1};
+            continue;
+        }
+        if (k->start_ns < s->kintervals[ix->order[i - 1]].start_ns)
+            r->ordered = 0;
+        r->n++;
+    }
     for (size_t i = 0; i < s->n_pins; i++) {
         const struct recording_pin *q = &s->pins[i];
-        if (q == p || !q->ended || !q->has_carrier_tid || q->carrier_tid != p->carrier_tid || !q->has_vthread_id ||
-            q->vthread_id != p->vthread_id || q->end_ns > p->start_ns)
-            continue;
-        if (!best || q->end_ns > best->end_ns)
+        if (q->ended && q->has_carrier_tid && q->has_vthread_id)
+            ix->ended[ix->n_ended++] = i;
+    }
+    qsort_r(ix->ended, ix->n_ended, sizeof(*ix->ended), by_thread_end, (void *)s);
+    return 0;
+}
+
+static const struct carrier_run *run_of(const struct join_index *ix, int32_t tid)
+{
+    size_t lo = 0, hi = ix->n_runs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->runs[mid].tid < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ix->n_runs && ix->runs[lo].tid == tid ? &ix->runs[lo] : NULL;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    return (i > j) - (i < j);
+}
+
+/* The intervals of carrier tid that can meet [lo, hi] (end at lo or later, start at hi or
+ * earlier; all of them on a carrier that is not ordered) into ix->cand, by index. Their count, or
+ * -ENOMEM. */
+static ssize_t candidates(const struct recording_session *s, struct join_index *ix, int32_t tid, int64_t lo, int64_t hi)
+{
+    const struct carrier_run *r = run_of(ix, tid);
+    if (!r)
+        return 0;
+    const size_t *run = ix->order + r->first;
+    size_t from = 0;
+    if (r->ordered) { /* the first whose end is at lo or later */
+        size_t a = 0, b = r->n;
+        while (a < b) {
+            size_t mid = a + (b - a) / 2;
+            if (s->kintervals[run[mid]].end_ns < lo)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        from = a;
+    }
+    size_t n = 0;
+    for (size_t i = from; i < r->n; i++) {
+        if (r->ordered && s->kintervals[run[i]].start_ns > hi)
+            break;
+        if (n == ix->cand_cap) {
+            size_t cap = ix->cand_cap ? ix->cand_cap * 2 : 64;
+            size_t *v = realloc(ix->cand, cap * sizeof(*v));
+            if (!v)
+                return -ENOMEM;
+            ix->cand = v;
+            ix->cand_cap = cap;
+        }
+        ix->cand[n++] = run[i];
+    }
+    if (n > 1) /* the session's order: the same main, the same parks */
+        qsort(ix->cand, n, sizeof(*ix->cand), by_index);
+    return (ssize_t)n;
+}
+
+/* The pin of the same virtual thread on the same carrier that ended last before p
+ * started (NULL: none; of two that ended at once, the first in the session). After attach
+ * the sampler can break one pinned loop into several pins; the parks between them belong
+ * to the loop. */
+static const struct recording_pin *previous_pin(const struct recording_session *s, const struct join_index *ix,
+                                                const struct recording_pin *p)
+{
+    if (!p->has_carrier_tid || !p->has_vthread_id)
+        return NULL;
+    size_t a = 0, b = ix->n_ended; /* the first pin after (p's carrier, p's thread, an end at p's start) */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        const struct recording_pin *q = &s->pins[ix->ended[mid]];
+        int c = cmp64(q->carrier_tid, p->carrier_tid);
+        if (!c)
+            c = cmp64(q->vthread_id, p->vthread_id);
+        if (!c)
+            c = cmp64(q->end_ns, p->start_ns);
+        if (c <= 0)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    const struct recording_pin *best = NULL;
+    for (size_t i = a; i-- > 0;) { /* back: the latest end; of its pins, the lowest index is met last */
+        const struct recording_pin *q = &s->pins[ix->ended[i]];
+        if (q->carrier_tid != p->carrier_tid || q->vthread_id != p->vthread_id || (best && q->end_ns < best->end_ns))
+            break;
+        if (q != p)
             best = q;
     }
     return best;
@@ -73,16 +247,15 @@ static int push_park(struct recording_session *s, size_t *cap, size_t k)
     return 0;
 }
 
-/* p's parks: the intervals of its carrier overlapping it in which it slept (S or D), whole. After
- * attach also those between it and the sampler's previous pin of the same loop (a pin split from a
- * sampled one has its park exactly: nothing between). */
-static int join_parks(struct recording_session *s, const struct recording_pin *p, struct recording_pin_kernel *pk,
-                      size_t *cap)
+/* p's parks, of the intervals cand[0..n): those of its carrier overlapping it in which it slept (S
+ * or D), whole; after attach also those between it and prev, the sampler's previous pin of the same
+ * loop (NULL for a pin split from a sampled one: its park is exact, nothing between). */
+static int join_parks(struct recording_session *s, const size_t *cand, size_t n, const struct recording_pin *p,
+                      const struct recording_pin *prev, struct recording_pin_kernel *pk, size_t *cap)
 {
-    const struct recording_pin *prev =
-        p->split_from || s->hello.mode != VTPIN__V1__LOAD_MODE__ATTACH ? NULL : previous_pin(s, p);
     pk->first_park = s->n_kparks;
-    for (size_t i = 0; i < s->n_kintervals; i++) {
+    for (size_t c = 0; c < n; c++) {
+        size_t i = cand[c];
         const struct recording_kinterval *k = &s->kintervals[i];
         if (k->state != VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING && k->state != VTPIN__V1__KERNEL_STATE__KERNEL_DISK)
             continue;
@@ -92,6 +265,30 @@ static int join_parks(struct recording_session *s, const struct recording_pin *p
             return -ENOMEM;
     }
     pk->n_parks = s->n_kparks - pk->first_park;
+    return 0;
+}
+
+/* Each pin's figures and parks, from the intervals its span (and, after attach, the time since its
+ * loop's previous pin) can meet. */
+static int join_pins(struct recording_session *s, struct join_index *ix)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *p = &s->pins[i];
+        if (!p->has_carrier_tid)
+            continue;
+        int64_t end = p->ended ? p->end_ns : s->last_ns;
+        /* the parks between p and its loop's previous pin lie before p: reach back to its end */
+        const struct recording_pin *prev =
+            p->split_from || s->hello.mode != VTPIN__V1__LOAD_MODE__ATTACH ? NULL : previous_pin(s, ix, p);
+        int64_t lo = prev && prev->end_ns < p->start_ns ? prev->end_ns : p->start_ns;
+        ssize_t n = candidates(s, ix, p->carrier_tid, lo, end > p->start_ns ? end : p->start_ns);
+        if (n < 0)
+            return -ENOMEM;
+        if (figures(s, p, ix->cand, (size_t)n, &s->pin_kernels[i]) &&
+            join_parks(s, ix->cand, (size_t)n, p, prev, &s->pin_kernels[i], &cap))
+            return -ENOMEM;
+    }
     return 0;
 }
 
@@ -131,15 +328,17 @@ int kernel_join(struct recording_session *s)
 {
     forget(s);
     if (s->n_kintervals && s->n_pins) {
-        size_t cap = 0;
-        if (!(s->pin_kernels = calloc(s->n_pins, sizeof(*s->pin_kernels))))
-            return -ENOMEM;
-        for (size_t i = 0; i < s->n_pins; i++)
-            if (kernel_pin(s, &s->pins[i], &s->pin_kernels[i]) &&
-                join_parks(s, &s->pins[i], &s->pin_kernels[i], &cap)) {
-                forget(s);
-                return -ENOMEM;
-            }
+        struct join_index ix;
+        int rc = index_build(s, &ix);
+        if (!rc && !(s->pin_kernels = calloc(s->n_pins, sizeof(*s->pin_kernels))))
+            rc = -ENOMEM;
+        if (!rc)
+            rc = join_pins(s, &ix);
+        index_free(&ix);
+        if (rc) {
+            forget(s);
+            return rc;
+        }
     }
     if (join_held(s)) {
         forget(s);

@@ -4,7 +4,12 @@
  * it brought a collector's intervals in), and before any format: each pin's figures
  * (recording_pin_kernel: the intervals of its carrier that overlap it, the one that
  * overlaps most, and its sleeps), and each carrier's held time (recording_held) are kept
- * in the session. The formats read them and compute nothing. Pure. */
+ * in the session. The formats read them and compute nothing. Pure.
+ *
+ * Each pin meets only the intervals of its carrier that its span can reach, found by binary
+ * search among that carrier's intervals by end (and its loop's previous pin, after attach, among
+ * the pins by carrier, thread and end): a session of P pins and K intervals joins in
+ * O((P + K) log K) plus what overlaps, where every pin against every interval was O(P x K). */
 #ifndef VTPIN_CLI_KERNEL_JOIN_H
 #define VTPIN_CLI_KERNEL_JOIN_H
 

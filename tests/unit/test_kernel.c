@@ -855,6 +855,127 @@ static void test_kernel_join(void)
     CHECK(none.pin_kernels == NULL && none.held == NULL && none.n_kparks == 0);
 }
 
+/* ---- the join by search equals the join of every pin against every interval ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state % n;
+}
+
+/* The rule, written the slow way: every interval against the pin, the previous pin by a scan. */
+static void slow_pin(const struct recording_session *s, const struct recording_pin *p, uint32_t *intervals,
+                     size_t *main, int64_t *off, int64_t *rq, size_t *parks, size_t *n_parks)
+{
+    *intervals = 0, *main = 0, *off = 0, *rq = 0, *n_parks = 0;
+    int64_t end = p->ended ? p->end_ns : s->last_ns, best = -1;
+    const struct recording_pin *prev = NULL;
+    if (!p->split_from && s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH && p->has_carrier_tid && p->has_vthread_id)
+        for (size_t i = 0; i < s->n_pins; i++) {
+            const struct recording_pin *q = &s->pins[i];
+            if (q != p && q->ended && q->has_carrier_tid && q->carrier_tid == p->carrier_tid && q->has_vthread_id &&
+                q->vthread_id == p->vthread_id && q->end_ns <= p->start_ns && (!prev || q->end_ns > prev->end_ns))
+                prev = q;
+        }
+    for (size_t i = 0; p->has_carrier_tid && i < s->n_kintervals; i++) {
+        const struct recording_kinterval *k = &s->kintervals[i];
+        int64_t lo = k->start_ns > p->start_ns ? k->start_ns : p->start_ns, hi = k->end_ns < end ? k->end_ns : end;
+        int64_t o = k->carrier_tid == p->carrier_tid && hi > lo ? hi - lo : 0;
+        if (o > 0) {
+            (*intervals)++;
+            *off += o;
+            *rq += k->runqueue_ns;
+            if (o > best) {
+                best = o;
+                *main = i;
+            }
+        }
+        int sleeps =
+            k->state == VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING || k->state == VTPIN__V1__KERNEL_STATE__KERNEL_DISK;
+        int between =
+            prev && k->carrier_tid == p->carrier_tid && k->start_ns >= prev->end_ns && k->end_ns <= p->start_ns;
+        if (sleeps && (between || o > 0))
+            parks[(*n_parks)++] = i;
+    }
+    if (*intervals == 0)
+        *n_parks = 0; /* the join keeps parks only for a pin an interval overlaps */
+}
+
+static void test_kernel_join_by_search(void)
+{
+    enum { NK = 600, NP = 300, ROUNDS = 20 };
+    static struct recording_kinterval ks[NK];
+    static struct recording_pin pins[NP];
+    static size_t parks[NK];
+    const int states[] = {VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING, VTPIN__V1__KERNEL_STATE__KERNEL_DISK,
+                          VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE};
+    unsigned mismatches = 0, joined = 0, parked = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        /* carriers 1..4 with disjoint intervals back to back (written out of order), carrier 5's overlapping */
+        size_t nk = 0;
+        for (int32_t tid = 1; tid <= 5; tid++) {
+            int64_t t = (int64_t)rnd(50);
+            for (int i = 0; i < NK / 5; i++) {
+                int64_t len = (int64_t)rnd(40); /* 0: an instant (a file may hold one) */
+                int64_t start = tid == 5 ? (int64_t)rnd(4000) : t;
+                ks[nk++] = (struct recording_kinterval){.carrier_tid = tid,
+                                                        .start_ns = start,
+                                                        .end_ns = start + len,
+                                                        .state = states[rnd(3)],
+                                                        .runqueue_ns = (int64_t)rnd(5)};
+                t = start + len + (int64_t)rnd(3); /* a gap of 0 to 2 */
+            }
+        }
+        for (size_t i = nk - 1; i > 0; i--) { /* shuffled: the file's order is not the time's */
+            size_t j = rnd(i + 1);
+            struct recording_kinterval tmp = ks[i];
+            ks[i] = ks[j];
+            ks[j] = tmp;
+        }
+        for (size_t i = 0; i < NP; i++) {
+            int64_t start = (int64_t)rnd(4000);
+            pins[i] = (struct recording_pin){.id = i + 1,
+                                             .has_carrier_tid = rnd(10) != 0,
+                                             .carrier_tid = (int32_t)(1 + rnd(6)), /* 6: no interval */
+                                             .has_vthread_id = rnd(8) != 0,
+                                             .vthread_id = (int64_t)rnd(4),
+                                             .start_ns = start,
+                                             .ended = rnd(6) != 0,
+                                             .end_ns = start + (int64_t)rnd(round % 2 ? 300 : 3), /* 0 to long */
+                                             .split_from = rnd(7) == 0 ? 99 : 0};
+        }
+        struct recording_session s = {
+            .pins = pins, .n_pins = NP, .kintervals = ks, .n_kintervals = nk, .has_time = 1, .last_ns = 4100};
+        s.hello.mode = round % 4 == 3 ? VTPIN__V1__LOAD_MODE__STARTUP : VTPIN__V1__LOAD_MODE__ATTACH;
+        if (!CHECK_INT(kernel_join(&s), 0))
+            return;
+        for (size_t i = 0; i < NP; i++) {
+            uint32_t n;
+            size_t main, n_parks;
+            int64_t off, rq;
+            slow_pin(&s, &pins[i], &n, &main, &off, &rq, parks, &n_parks);
+            const struct recording_pin_kernel *k = kernel_joined_pin(&s, &pins[i]);
+            int same =
+                n == 0 ? k == NULL
+                       : k && k->intervals == n && k->main == main && k->off_cpu_ns == off && k->runqueue_ns == rq &&
+                             k->n_parks == n_parks &&
+                             (n_parks == 0 || memcmp(&s.kparks[k->first_park], parks, n_parks * sizeof(parks[0])) == 0);
+            mismatches += !same;
+            joined += n > 0;
+            parked += n_parks > 0;
+        }
+        free(s.pin_kernels);
+        free(s.kparks);
+        free(s.held);
+    }
+    CHECK_UINT(mismatches, 0);
+    CHECK(joined > ROUNDS * NP / 4 && parked > ROUNDS * NP / 8); /* the sessions did join: not a vacuous match */
+}
+
 /* Watchdog blocks timed by the kernel (kernel_time_blocks). */
 static void test_time_blocks(void)
 {
@@ -1325,6 +1446,7 @@ int main(void)
     test_kjoin_window();
     test_kernel_pins();
     test_kernel_join();
+    test_kernel_join_by_search();
     test_split_parks();
     test_split_parks_java();
     test_attach_bounds();
