@@ -394,19 +394,25 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     return 0;
 }
 
+/* Where the pin or hog (kind, id) that ends now is in the session, or -1: a second end (counted in
+ * *dups) or the end of one never started (in *unmatched). */
+static int64_t ending(struct recording_session *s, int kind, uint64_t id, uint64_t *dups, uint64_t *unmatched)
+{
+    struct session_pin begun;
+    int seen = session_pins_end(s->ids, kind, id, &begun);
+    if (seen == SESSION_PINS_ENDS)
+        return begun.index;
+    (*(seen == SESSION_PINS_DONE ? dups : unmatched))++;
+    return -1;
+}
+
 static void apply_pin_end(struct recording_session *s, const Vtpin__V1__PinEnd *d)
 {
     note_time(s, d->end_ns);
-    struct session_pin begun;
-    int seen = session_pins_end(s->ids, SESSION_PIN, d->pin_id, &begun);
-    if (seen != SESSION_PINS_ENDS) {
-        if (seen == SESSION_PINS_DONE)
-            s->duplicates++;
-        else
-            s->unmatched_ends++;
+    int64_t at = ending(s, SESSION_PIN, d->pin_id, &s->duplicates, &s->unmatched_ends);
+    if (at < 0)
         return;
-    }
-    struct recording_pin *p = &s->pins[begun.index];
+    struct recording_pin *p = &s->pins[at];
     p->ended = 1;
     p->end_ns = d->end_ns;
     p->duration_ns = d->duration_ns > 0 ? d->duration_ns : 0;
@@ -455,16 +461,10 @@ static int apply_hog_start(struct recording_session *s, const Vtpin__V1__HogStar
 static void apply_hog_end(struct recording_session *s, const Vtpin__V1__HogEnd *d)
 {
     note_time(s, d->end_ns);
-    struct session_pin begun;
-    int seen = session_pins_end(s->ids, SESSION_HOG, d->hog_id, &begun);
-    if (seen != SESSION_PINS_ENDS) {
-        if (seen == SESSION_PINS_DONE)
-            s->duplicate_hogs++;
-        else
-            s->unmatched_hog_ends++;
+    int64_t at = ending(s, SESSION_HOG, d->hog_id, &s->duplicate_hogs, &s->unmatched_hog_ends);
+    if (at < 0)
         return;
-    }
-    struct recording_hog *h = &s->hogs[begun.index];
+    struct recording_hog *h = &s->hogs[at];
     h->ended = 1;
     h->end_ns = d->end_ns;
     h->duration_ns = d->duration_ns > 0 ? d->duration_ns : 0;

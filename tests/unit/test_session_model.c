@@ -7,11 +7,13 @@
 #include "session_hello.h"
 #include "session_stats.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "collector_events.h"
 #include "common/budget.h"
 #include "common/frame_text.h"
 #include "common/frames_kind.h"
@@ -181,56 +183,44 @@ static void test_hello(void)
 
 /* ---- definitions ---- */
 
-static int take_string(struct session_defs *d, uint32_t id, char *value)
+/* ev (collector_events.h: packed and decoded again, as the wire gives it) taken by d, then freed. */
+static int take(struct session_defs *d, WireEvent *ev)
 {
-    Vtpin__V1__StringDef def = VTPIN__V1__STRING_DEF__INIT;
-    def.id = id;
-    def.value = value;
-    WireEvent ev = VTPIN__V1__EVENT__INIT;
-    ev.body_case = VTPIN__V1__EVENT__BODY_STRING;
-    ev.string = &def;
-    return session_defs_take(d, &ev);
+    int rc = ev ? session_defs_take(d, ev) : -ENOMEM;
+    wire_event_free(ev);
+    return rc;
 }
 
+static int take_string(struct session_defs *d, uint32_t id, const char *value)
+{
+    return take(d, ev_string(id, value));
+}
+
+/* kind < 0: not said */
 static int take_method(struct session_defs *d, uint32_t id, uint32_t cls, uint32_t name, uint32_t source, int kind)
 {
-    Vtpin__V1__MethodDef def = VTPIN__V1__METHOD_DEF__INIT;
-    def.id = id;
-    def.class_name = cls;
-    def.method_name = name;
-    def.has_source_file = source != 0;
-    def.source_file = source;
-    def.has_kind = kind >= 0;
-    def.kind = (Vtpin__V1__FrameKind)kind;
-    WireEvent ev = VTPIN__V1__EVENT__INIT;
-    ev.body_case = VTPIN__V1__EVENT__BODY_METHOD;
-    ev.method = &def;
-    return session_defs_take(d, &ev);
+    WireEvent *ev = ev_method(id, cls, name, source, 0, 0);
+    if (ev && kind >= 0) {
+        ev->method->has_kind = 1;
+        ev->method->kind = (Vtpin__V1__FrameKind)kind;
+    }
+    return take(d, ev);
 }
 
 /* A stack of n frames calling methods[i] at line 10 + i, bci 3 * i, the first holding one monitor. */
 static int take_stack(struct session_defs *d, uint32_t id, const uint32_t *methods, size_t n)
 {
-    Vtpin__V1__Frame frames[8], *ptrs[8];
-    for (size_t i = 0; i < n && i < 8; i++) {
-        frames[i] = (Vtpin__V1__Frame)VTPIN__V1__FRAME__INIT;
-        frames[i].method = methods[i];
-        frames[i].has_line = 1;
-        frames[i].line = 10 + (int32_t)i;
-        frames[i].has_bci = 1;
-        frames[i].bci = 3 * (int64_t)i;
-        frames[i].has_monitors = i == 0;
-        frames[i].monitors = 1;
-        ptrs[i] = &frames[i];
+    int32_t lines[8];
+    for (size_t i = 0; i < n && i < 8; i++)
+        lines[i] = 10 + (int32_t)i;
+    WireEvent *ev = ev_stack(id, n, methods, lines);
+    for (size_t i = 0; ev && i < ev->stack->n_frames; i++) {
+        ev->stack->frames[i]->has_bci = 1;
+        ev->stack->frames[i]->bci = 3 * (int64_t)i;
+        ev->stack->frames[i]->has_monitors = i == 0;
+        ev->stack->frames[i]->monitors = 1;
     }
-    Vtpin__V1__StackDef def = VTPIN__V1__STACK_DEF__INIT;
-    def.id = id;
-    def.n_frames = n;
-    def.frames = ptrs;
-    WireEvent ev = VTPIN__V1__EVENT__INIT;
-    ev.body_case = VTPIN__V1__EVENT__BODY_STACK;
-    ev.stack = &def;
-    return session_defs_take(d, &ev);
+    return take(d, ev);
 }
 
 static void test_defs(void)
