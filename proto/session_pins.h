@@ -1,8 +1,9 @@
 /* The pins and carrier hogs in progress of one JVM, by id: the one table of
- * them. The collector keeps one per JVM, across its reconnects; the metrics'
- * totals, the profile, the carriers' occupancy and the counts of pins and hogs
- * all read a pin's start from it when its end comes. The report pairs a
- * recording's starts and ends with one per session.
+ * them. The collector keeps one per JVM, across its reconnects: its counts of
+ * pins and hogs count the new starts, the metrics and the profile read a pin's
+ * start back from it when its end comes, and a reconnect ends on the carriers
+ * what it holds. The report pairs a recording's starts and ends with one per
+ * session.
  *
  * A start says whether the pin is new, in progress already (the agent re-sends
  * the pins in progress after a reconnect: counted once) or, when the table
@@ -10,9 +11,9 @@
  * Pins and hogs have ids of their own: (kind, id) is the key.
  *
  * Bounded when given max_open: past it, the pin in progress that began first
- * (by its start_ns: its end was lost on the way) is forgotten and counted in lost. A table that
- * keeps ended pins (the report's, unbounded) remembers the id of every pin that
- * ended, and only its id.
+ * (by its start_ns: its end was lost on the way) is forgotten and counted in
+ * lost. A table that keeps ended pins (the report's, unbounded) remembers the
+ * id of every pin that ended, and only its id.
  * Pure: no I/O. */
 #ifndef VTPIN_PROTO_SESSION_PINS_H
 #define VTPIN_PROTO_SESSION_PINS_H
@@ -64,8 +65,8 @@ struct session_pin session_pin_of_hog(const Vtpin__V1__HogStart *hs);
  * *kept (may be NULL) is the pin in the table for NEW and AGAIN, NULL otherwise, valid until the
  * next start or end. -ENOMEM. */
 int session_pins_start(struct session_pins *t, const struct session_pin *p, struct session_pin **kept);
-/* An end of (kind, id): SESSION_PINS_ENDS (its start into *out, the pin out of the table
- * unless it keeps ended ones), _DONE or _UNKNOWN. */
+/* An end of (kind, id): SESSION_PINS_ENDS (its start into *out, the pin out of the table; one
+ * that keeps ended pins remembers its id), _DONE or _UNKNOWN. */
 int session_pins_end(struct session_pins *t, int kind, uint64_t id, struct session_pin *out);
 
 /* The pins and hogs in progress: start with *pos = 0; NULL at the end. */
