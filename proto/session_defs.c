@@ -261,8 +261,9 @@ static const char *optional(const struct session_defs *d, uint32_t sid)
     return sid ? session_defs_string(d, sid) : NULL;
 }
 
-int session_defs_frame(const struct session_defs *d, uint32_t stack, uint32_t index, struct frame_parts *parts,
-                       const char **library)
+/* session_defs_frame's reading: -ENOENT, 0 when the frame's method was never defined, 1 when it was. */
+static int frame_of(const struct session_defs *d, uint32_t stack, uint32_t index, struct frame_parts *parts,
+                    const char **library)
 {
     const struct session_defs_stack *st = session_defs_stack(d, stack);
     *parts = (struct frame_parts){.line = -1};
@@ -282,16 +283,23 @@ int session_defs_frame(const struct session_defs *d, uint32_t stack, uint32_t in
                                   .is_native = m->is_native};
     if (library)
         *library = optional(d, m->library_sid);
-    return 0;
+    return 1;
+}
+
+int session_defs_frame(const struct session_defs *d, uint32_t stack, uint32_t index, struct frame_parts *parts,
+                       const char **library)
+{
+    int rc = frame_of(d, stack, index, parts, library);
+    return rc < 0 ? rc : 0;
 }
 
 const char *session_defs_frame_text(const struct session_defs *d, uint32_t stack, uint32_t index, char *out, size_t cap)
 {
     struct frame_parts parts;
-    if (cap == 0 || session_defs_frame(d, stack, index, &parts, NULL) != 0)
+    int known = cap ? frame_of(d, stack, index, &parts, NULL) : -ENOENT;
+    if (known < 0)
         return NULL;
-    const struct session_defs_method *m = session_defs_method(d, session_defs_stack(d, stack)->frames[index].method);
-    return frame_text(m ? &parts : NULL, out, cap); /* a method never defined: frame_text's placeholder */
+    return frame_text(known ? &parts : NULL, out, cap); /* a method never defined: frame_text's placeholder */
 }
 
 struct origin_ctx {

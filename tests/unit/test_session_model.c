@@ -20,7 +20,8 @@
 #include "common/json.h"
 #include "common/jsonread.h"
 
-static char *render(const struct session_stats *st)
+/* The JSON object that put writes of what. */
+static char *render_object(void (*put)(struct json *, const void *), const void *what)
 {
     char *text = NULL;
     size_t len = 0;
@@ -28,11 +29,26 @@ static char *render(const struct session_stats *st)
     struct json j;
     json_init(&j, out);
     json_object_begin(&j);
-    session_stats_json(&j, st);
+    put(&j, what);
     json_object_end(&j);
     json_finish(&j);
     fclose(out);
     return text;
+}
+
+static void put_stats(struct json *j, const void *st)
+{
+    session_stats_json(j, st);
+}
+
+static void put_hello(struct json *j, const void *h)
+{
+    session_hello_json(j, h);
+}
+
+static char *render(const struct session_stats *st)
+{
+    return render_object(put_stats, st);
 }
 
 static void test_take_and_read(void)
@@ -161,16 +177,7 @@ static void test_hello(void)
     CHECK_INT(session_hello_take(&c, &d), 0); /* taken again: what it held is freed first */
     CHECK_UINT(c.occupancy_interval_ns, 7);
     /* its JSON, as the report's "jvm" and status's JVMs both have it */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    struct json j;
-    json_init(&j, out);
-    json_object_begin(&j);
-    session_hello_json(&j, &c);
-    json_object_end(&j);
-    json_finish(&j);
-    fclose(out);
+    char *text = render_object(put_hello, &c);
     CHECK_CONTAINS(text, "\"java_version\": \"21.0.5\"");
     CHECK_CONTAINS(text, "\"vm\": null"); /* not said */
     CHECK_CONTAINS(text, "\"app\": \"Repro\"");
