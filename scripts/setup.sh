@@ -52,6 +52,8 @@ APT_PACKAGES=(
   libjna-java libjna-jni
   # Go's pprof (go tool pprof) reads the pprof profiles in tests/jvm/test_pprof.py
   golang-go
+  # GNU time: the report's peak memory in tests/jvm/test_views.py (memory cases)
+  time
   # embedded Tomcat 10.1 (virtual-thread connector) for java-fixtures/srctomcat and tests/jvm/test_attach_exact.py
   libtomcat10-java
   # JUnit 5 (the jars vtpin-junit.jar builds against, and the console launcher tests/jvm/test_junit.py runs)

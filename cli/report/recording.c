@@ -121,6 +121,14 @@ struct session_private {
     size_t pins_cap, hogs_cap, notices_cap, carriers_cap, occupancy_cap;
 };
 
+/* What a load keeps: the sessions keep says (RECORDING_KEEP_*), or with each, every session handed
+ * to it in turn, then given back (recording_load_each). */
+struct load_plan {
+    size_t keep;
+    recording_session_fn each;
+    void *arg;
+};
+
 static void stack_free(void *p)
 {
     struct recording_stack *st = p;
@@ -228,6 +236,19 @@ static struct recording_session *session_new(void)
     return s;
 }
 
+static int session_resolve(struct recording_session *s);
+
+/* recording_load_each: session s is complete (the next one began, or the file ended): resolved,
+ * handed to the caller, then given back as a session not shown is. 0 or the first -errno. */
+static int hand_over(struct recording *r, struct recording_session *s)
+{
+    int rc = session_resolve(s);
+    if (!rc)
+        rc = r->each(r, s, r->each_arg);
+    int dropped = session_drop_content(s);
+    return rc ? rc : dropped;
+}
+
 static int recording_add_session(struct recording *r, struct recording_session **out)
 {
     struct recording_session *s = session_new();
@@ -241,6 +262,8 @@ static int recording_add_session(struct recording *r, struct recording_session *
     r->sessions = n;
     r->sessions[r->n_sessions++] = s;
     *out = s;
+    if (r->each && r->n_sessions > 1) /* the one before is complete */
+        return hand_over(r, r->sessions[r->n_sessions - 2]);
     if (r->keep == RECORDING_KEEP_LAST && r->n_sessions > 1) /* the one before is not the last */
         return session_drop_content(r->sessions[r->n_sessions - 2]);
     if (r->keep != RECORDING_KEEP_ALL && r->keep != RECORDING_KEEP_LAST && r->n_sessions != r->keep)
@@ -945,7 +968,7 @@ static void release_read(const uint8_t *data, size_t pos, size_t *released)
 
 /* data[len] into *out, keeping the sessions keep says; mapped: data is a private file mapping
  * whose read pages may be given back. */
-static int load_buffer(const uint8_t *data, size_t len, const char *name, size_t keep, int mapped,
+static int load_buffer(const uint8_t *data, size_t len, const char *name, const struct load_plan *plan, int mapped,
                        struct recording **out, char *err, size_t errlen)
 {
     struct recording *r = NULL;
@@ -966,7 +989,9 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, size_t
         snprintf(err, errlen, "%s: out of memory", name);
         goto cleanup;
     }
-    r->keep = keep;
+    r->keep = plan->keep;
+    r->each = plan->each;
+    r->each_arg = plan->arg;
     size_t pos = 0;
     while (pos < len) {
         size_t at = pos, frame_len = 0;
@@ -1024,6 +1049,10 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, size_t
             goto cleanup;
         }
     }
+    if (r->each && (rc = hand_over(r, r->sessions[r->n_sessions - 1]))) {
+        snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+        goto cleanup;
+    }
     for (size_t i = 0; i < r->n_sessions; i++) {
         rc = session_resolve(r->sessions[i]);
         if (rc) {
@@ -1041,7 +1070,8 @@ cleanup:
 int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
                           size_t errlen)
 {
-    return load_buffer(data, len, name, RECORDING_KEEP_ALL, 0, out, err, errlen);
+    struct load_plan all = {.keep = RECORDING_KEEP_ALL};
+    return load_buffer(data, len, name, &all, 0, out, err, errlen);
 }
 
 /* Reads into buf[*n .. cap) until it is full or the stream ends: 0 or -errno. */
@@ -1136,7 +1166,8 @@ static int spool(int fd, const char *name, const uint8_t *head, size_t head_len,
     return rc;
 }
 
-static int load_mapped(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen)
+static int load_mapped(int fd, const char *name, const struct load_plan *plan, struct recording **out, char *err,
+                       size_t errlen)
 {
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX)
@@ -1144,21 +1175,22 @@ static int load_mapped(int fd, const char *name, size_t keep, struct recording *
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED)
         return -ENODATA;
-    int rc = load_buffer(map, (size_t)st.st_size, name, keep, 1, out, err, errlen);
+    int rc = load_buffer(map, (size_t)st.st_size, name, plan, 1, out, err, errlen);
     munmap(map, (size_t)st.st_size);
     return rc;
 }
 
-static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, size_t keep, struct recording **out,
-                         char *err, size_t errlen);
+static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, const struct load_plan *plan,
+                         struct recording **out, char *err, size_t errlen);
 
 /* fd, a file or a stream, into *out. A stream that does not start with the magic is read no
  * further (load_buffer reports it): /dev/zero or an endless pipe of something else would
  * otherwise be read until memory or the disk runs out. */
-static int load_fd(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen)
+static int load_fd(int fd, const char *name, const struct load_plan *plan, struct recording **out, char *err,
+                   size_t errlen)
 {
     *out = NULL;
-    int rc = load_mapped(fd, name, keep, out, err, errlen);
+    int rc = load_mapped(fd, name, plan, out, err, errlen);
     if (rc != -ENODATA)
         return rc;
     uint8_t head[WIRE_MAGIC_LEN];
@@ -1169,24 +1201,24 @@ static int load_fd(int fd, const char *name, size_t keep, struct recording **out
         return rc;
     }
     if (eof || !is_magic(head, n))
-        return load_buffer(head, n, name, keep, 0, out, err, errlen);
+        return load_buffer(head, n, name, plan, 0, out, err, errlen);
     int failed = 0;
     int tmp = spool(fd, name, head, n, &failed, err, errlen);
     if (failed)
         return tmp;
     if (tmp >= 0) {
-        rc = load_mapped(tmp, name, keep, out, err, errlen);
+        rc = load_mapped(tmp, name, plan, out, err, errlen);
         if (rc == -ENODATA) /* cannot map it: read the copy whole */
-            rc = lseek(tmp, 0, SEEK_SET) == 0 ? load_fd_whole(tmp, name, NULL, 0, keep, out, err, errlen) : -errno;
+            rc = lseek(tmp, 0, SEEK_SET) == 0 ? load_fd_whole(tmp, name, NULL, 0, plan, out, err, errlen) : -errno;
         close(tmp);
         return rc;
     }
-    return load_fd_whole(fd, name, head, n, keep, out, err, errlen);
+    return load_fd_whole(fd, name, head, n, plan, out, err, errlen);
 }
 
 /* The fallback: what fd holds after head[head_len], read whole into memory. */
-static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, size_t keep, struct recording **out,
-                         char *err, size_t errlen)
+static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, const struct load_plan *plan,
+                         struct recording **out, char *err, size_t errlen)
 {
     int rc;
     uint8_t *data = NULL;
@@ -1196,35 +1228,50 @@ static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n
         snprintf(err, errlen, "%s: %s", name, strerror(-rc));
         return rc;
     }
-    rc = load_buffer(data, len, name, keep, 0, out, err, errlen);
+    rc = load_buffer(data, len, name, plan, 0, out, err, errlen);
     free(data);
     return rc;
 }
 
 int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen)
 {
-    return load_fd(fd, name, RECORDING_KEEP_ALL, out, err, errlen);
+    struct load_plan all = {.keep = RECORDING_KEEP_ALL};
+    return load_fd(fd, name, &all, out, err, errlen);
 }
 
 int recording_load_fd_session(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen)
 {
-    return load_fd(fd, name, keep, out, err, errlen);
+    struct load_plan plan = {.keep = keep};
+    return load_fd(fd, name, &plan, out, err, errlen);
 }
 
-int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
+static int load_path(const char *path, const struct load_plan *plan, struct recording **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (strcmp(path, "-") == 0)
-        return load_fd(STDIN_FILENO, "<stdin>", keep, out, err, errlen);
+        return load_fd(STDIN_FILENO, "<stdin>", plan, out, err, errlen);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
-    int rc = load_fd(fd, path, keep, out, err, errlen);
+    int rc = load_fd(fd, path, plan, out, err, errlen);
     close(fd);
     return rc;
+}
+
+int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
+{
+    struct load_plan plan = {.keep = keep};
+    return load_path(path, &plan, out, err, errlen);
+}
+
+int recording_load_each(const char *path, recording_session_fn fn, void *arg, struct recording **out, char *err,
+                        size_t errlen)
+{
+    struct load_plan plan = {.keep = RECORDING_KEEP_ALL, .each = fn, .arg = arg};
+    return load_path(path, &plan, out, err, errlen);
 }
 
 int recording_load(const char *path, struct recording **out, char *err, size_t errlen)

@@ -295,6 +295,11 @@ struct recording_session {
     struct session_pins *ids;
 };
 
+struct recording;
+/* Given each session of recording_load_each in turn, complete and resolved; 0 or -errno (the load
+ * stops and fails with it). */
+typedef int (*recording_session_fn)(struct recording *r, struct recording_session *s, void *arg);
+
 struct recording {
     char *path;
     struct recording_session **sessions;
@@ -310,6 +315,8 @@ struct recording {
     uint64_t damaged_bytes; /* bytes skipped for damage */
     char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
     size_t keep;            /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST or a session number */
+    recording_session_fn each; /* private: recording_load_each's, while it loads */
+    void *each_arg;
 };
 
 /* Which sessions a load keeps whole. The others keep their Hello, Stats,
@@ -328,6 +335,11 @@ int recording_load(const char *path, struct recording **out, char *err, size_t e
  * session number N from 1, whose session alone is read (the others' pins are never decoded
  * into the model). Every session is still counted in n_sessions. */
 int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);
+/* Same, every session in turn: each, once complete (the next began, or the file ended) and its ids
+ * resolved, is handed to fn, then given back as a session not kept is. Memory follows the largest
+ * session, not the file, for a caller that needs them all (pprof's every session, vtpin run). */
+int recording_load_each(const char *path, recording_session_fn fn, void *arg, struct recording **out, char *err,
+                        size_t errlen);
 /* Same from an open descriptor (all sessions); name is used in messages. */
 int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen);
 int recording_load_fd_session(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen);

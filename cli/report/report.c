@@ -72,20 +72,47 @@ static const char report_usage[] =
     "  vtpin report --format perfetto -o pins.trace.json app.vtp   # open in ui.perfetto.dev\n"
     "  vtpin report --format pprof -o pins.pb.gz app.vtp && go tool pprof -top pins.pb.gz\n";
 
+int report_session_passes(struct recording_session *s)
+{
+    int rc = kernel_split_parks(s);
+    if (!rc)
+        rc = attach_bound_samples(s);
+    if (rc)
+        return rc;
+    kernel_time_blocks(s);
+    /* last: against the pins as the report has them, timed and split; the formats read the join */
+    if ((rc = kernel_join(s)) || (rc = kernel_held_notices(s)))
+        return rc;
+    return 0;
+}
+
 int report_passes(struct recording *r)
 {
     for (size_t i = 0; i < r->n_sessions; i++) {
-        int rc = kernel_split_parks(r->sessions[i]);
-        if (!rc)
-            rc = attach_bound_samples(r->sessions[i]);
+        int rc = report_session_passes(r->sessions[i]);
         if (rc)
-            return rc;
-        kernel_time_blocks(r->sessions[i]);
-        /* last: against the pins as the report has them, timed and split; the formats read the join */
-        if ((rc = kernel_join(r->sessions[i])) || (rc = kernel_held_notices(r->sessions[i])))
             return rc;
     }
     return 0;
+}
+
+struct each_session {
+    report_session_fn fn;
+    void *arg;
+};
+
+static int passes_then(struct recording *r, struct recording_session *s, void *arg)
+{
+    const struct each_session *e = arg;
+    int rc = report_session_passes(s);
+    return rc ? rc : e->fn(r, s, e->arg);
+}
+
+int report_open_each(const char *path, report_session_fn fn, void *arg, struct recording **out, char *err,
+                     size_t errlen)
+{
+    struct each_session e = {fn, arg};
+    return recording_load_each(path, passes_then, &e, out, err, errlen);
 }
 
 int report_open(const char *path, struct recording **out, char *err, size_t errlen)
@@ -107,6 +134,12 @@ int report_open_session(const char *path, size_t keep, struct recording **out, c
     }
     *out = r;
     return 0;
+}
+
+static int add_to_pprof(const struct recording *r, const struct recording_session *s, void *every)
+{
+    (void)r;
+    return report_pprof_add(every, s);
 }
 
 /* A count from the command line: 0 or -EINVAL. */
@@ -189,6 +222,7 @@ int report_main(int argc, char **argv)
     int top_given = 0;
     size_t session = 0; /* 1-based; 0: the last */
     struct recording *r = NULL;
+    struct report_pprof *every = NULL; /* pprof of every session, built as they are read */
     char err[512];
     int status = CLI_EXIT_OK;
     int opt;
@@ -240,11 +274,18 @@ int report_main(int argc, char **argv)
         return cli_usage_error("report", "--format pprof is gzipped binary, not for a terminal: give -o FILE or "
                                          "redirect standard output");
 
-    /* pprof without --session shows every session; every other format one */
-    size_t keep = session ? session : format == FORMAT_PPROF ? RECORDING_KEEP_ALL : RECORDING_KEEP_LAST;
-    int rc = report_open_session(argv[optind], keep, &r, err, sizeof(err));
+    /* pprof without --session shows every session, built one session at a time; every other format one */
+    o.all_sessions = format == FORMAT_PPROF && !session;
+    int rc = o.all_sessions ? report_pprof_new(&every, argv[optind]) : 0;
+    if (!rc && o.all_sessions)
+        rc = report_open_each(argv[optind], add_to_pprof, every, &r, err, sizeof(err));
+    else if (!rc)
+        rc = report_open_session(argv[optind], session ? session : RECORDING_KEEP_LAST, &r, err, sizeof(err));
+    else
+        snprintf(err, sizeof(err), "%s: out of memory", argv[optind]);
     if (rc) {
         fprintf(stderr, "vtpin report: %s\n", err);
+        report_pprof_free(every);
         return CLI_EXIT_FAIL;
     }
     warn_truncated(r);
@@ -262,7 +303,6 @@ int report_main(int argc, char **argv)
                 "vtpin report: warning: %s: written with wire schema %u, this vtpin reads schema %u: "
                 "some information may be missing\n",
                 r->path, (unsigned)s->hello.schema_version, (unsigned)WIRE_SCHEMA_VERSION);
-    o.all_sessions = format == FORMAT_PPROF && !session;
     if (!session && r->n_sessions > 1 && !o.all_sessions)
         fprintf(stderr, "vtpin report: note: %s holds %zu sessions; reporting the last (--session N for another)\n",
                 r->path, r->n_sessions);
@@ -272,7 +312,7 @@ int report_main(int argc, char **argv)
         goto cleanup;
     }
     setvbuf(out, NULL, _IOFBF, 1 << 20); /* a large report goes out in big writes */
-    rc = formats[fmt].write(out, r, &o);
+    rc = every ? report_pprof_write(out, every, r, 0, r->n_sessions) : formats[fmt].write(out, r, &o);
     if (out != stdout && fclose(out) && !rc)
         rc = -errno;
     if (rc) {
@@ -282,6 +322,7 @@ int report_main(int argc, char **argv)
         status = CLI_EXIT_FAIL; /* reported, but not all of it: a script should know */
     }
 cleanup:
+    report_pprof_free(every);
     recording_free(r);
     return status;
 }

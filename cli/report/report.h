@@ -28,6 +28,13 @@ int report_collapsed(FILE *out, const struct recording *r, const struct report_o
 int report_perfetto(FILE *out, const struct recording *r, const struct report_options *o);
 /* Gzipped pprof (report_pprof.c): o->all_sessions, or o->session. */
 int report_pprof(FILE *out, const struct recording *r, const struct report_options *o);
+/* The same built a session at a time (every session of a file, read with report_open_each): new,
+ * add each session, then write the profile of sessions [from, to) of r. Each 0 or -errno. */
+struct report_pprof;
+int report_pprof_new(struct report_pprof **out, const char *path);
+int report_pprof_add(struct report_pprof *p, const struct recording_session *s);
+int report_pprof_write(FILE *out, struct report_pprof *p, const struct recording *r, size_t from, size_t to);
+void report_pprof_free(struct report_pprof *p);
 
 /* "java.base/java.lang.Thread.sleep(Thread.java:507)", as the agent's trace
  * prints a frame (without markers). Returns out. */
@@ -52,11 +59,21 @@ char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *
 int report_open(const char *path, struct recording **out, char *err, size_t errlen);
 /* Same, keeping whole only the sessions keep says (recording_load_session). */
 int report_open_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);
+/* Given each session of report_open_each in turn, loaded and its passes run; 0 or -errno (stops the
+ * load, which fails with it). */
+typedef int (*report_session_fn)(const struct recording *r, const struct recording_session *s, void *arg);
+/* The recording at path read one session at a time (recording_load_each): each is handed to fn as
+ * report_open would have it, then given back. *out keeps what a session not kept keeps (Hello,
+ * Stats, notices, end: the warnings, the session count). 0 or -errno with err, as report_open. */
+int report_open_each(const char *path, report_session_fn fn, void *arg, struct recording **out, char *err,
+                     size_t errlen);
 /* The passes that follow a load, on every session: the kernel view's exact
  * pins after attach (kernel_split_parks), then its timing of blocks
  * (kernel_time_blocks); see kernel_pins.h. For a recording loaded otherwise
  * (recording_load_fd, recording_load_buffer). 0 or -ENOMEM. */
 int report_passes(struct recording *r);
+/* The same passes on one session. */
+int report_session_passes(struct recording_session *s);
 
 /* The subcommand: argv[0] is "report". Returns the exit status. */
 int report_main(int argc, char **argv);

@@ -178,32 +178,64 @@ static void set_time(struct pprof_builder *b, const struct recording *r, size_t 
         pprof_builder_set_time(b, first, last - first);
 }
 
-int report_pprof(FILE *out, const struct recording *r, const struct report_options *o)
+struct report_pprof {
+    struct pprof_builder *b;
+    uint64_t *locs; /* a stack's locations, reused from sample to sample */
+};
+
+int report_pprof_new(struct report_pprof **out, const char *path)
 {
-    struct pprof_builder *b = NULL;
+    struct report_pprof *p = calloc(1, sizeof(*p));
+    int rc = p && (p->locs = calloc(RECORDING_MAX_FRAMES + 2, sizeof(*p->locs)))
+                 ? pprof_builder_new(&p->b, pprof_pinned_types, PPROF_PINNED_N)
+                 : -ENOMEM;
+    char comment[1024];
+    snprintf(comment, sizeof(comment), "vtpin report: %s", path);
+    if (!rc)
+        rc = pprof_builder_comment(p->b, comment);
+    if (rc) {
+        report_pprof_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int report_pprof_add(struct report_pprof *p, const struct recording_session *s)
+{
+    return add_session(p->b, s, p->locs);
+}
+
+int report_pprof_write(FILE *out, struct report_pprof *p, const struct recording *r, size_t from, size_t to)
+{
     uint8_t *bytes = NULL;
     size_t len = 0;
-    size_t from = o->all_sessions ? 0 : o->session, to = o->all_sessions ? r->n_sessions : o->session + 1;
-    uint64_t *locs = calloc(RECORDING_MAX_FRAMES + 2, sizeof(*locs));
-    int rc = locs ? pprof_builder_new(&b, pprof_pinned_types, PPROF_PINNED_N) : -ENOMEM;
-    if (rc)
-        goto cleanup;
-    char comment[1024];
-    snprintf(comment, sizeof(comment), "vtpin report: %s", r->path);
-    if ((rc = pprof_builder_comment(b, comment)))
-        goto cleanup;
-    for (size_t i = from; i < to && !rc; i++)
-        rc = add_session(b, r->sessions[i], locs);
-    if (rc)
-        goto cleanup;
-    set_time(b, r, from, to);
-    if ((rc = pprof_builder_encode(b, &bytes, &len)))
-        goto cleanup;
-    if (fwrite(bytes, 1, len, out) != len || fflush(out) || ferror(out))
+    set_time(p->b, r, from, to);
+    int rc = pprof_builder_encode(p->b, &bytes, &len);
+    if (!rc && (fwrite(bytes, 1, len, out) != len || fflush(out) || ferror(out)))
         rc = -EIO;
-cleanup:
     free(bytes);
-    free(locs);
-    pprof_builder_free(b);
+    return rc;
+}
+
+void report_pprof_free(struct report_pprof *p)
+{
+    if (!p)
+        return;
+    pprof_builder_free(p->b);
+    free(p->locs);
+    free(p);
+}
+
+int report_pprof(FILE *out, const struct recording *r, const struct report_options *o)
+{
+    size_t from = o->all_sessions ? 0 : o->session, to = o->all_sessions ? r->n_sessions : o->session + 1;
+    struct report_pprof *p = NULL;
+    int rc = report_pprof_new(&p, r->path);
+    for (size_t i = from; i < to && !rc; i++)
+        rc = report_pprof_add(p, r->sessions[i]);
+    if (!rc)
+        rc = report_pprof_write(out, p, r, from, to);
+    report_pprof_free(p);
     return rc;
 }

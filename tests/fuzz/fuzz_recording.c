@@ -1,8 +1,10 @@
 /* libFuzzer target: the recording reader (cli/report/recording.c), the passes and two report
  * formatters over whatever it loads. The input is a recording file's bytes,
  * read from a seekable file (memfd), every session and then one (the last, or
- * the second, as `vtpin report --session 2`), and, when it fits in a pipe, once
- * more from a pipe, as `vtpin report -` reads standard input. */
+ * the second, as `vtpin report --session 2`), then every session in turn into a
+ * pprof profile (report_open_each, as `vtpin report --format pprof` reads them),
+ * and, when it fits in a pipe, once more from a pipe, as `vtpin report -` reads
+ * standard input. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +55,24 @@ static void load_and_report(int fd, const char *name, size_t keep)
     recording_free(r);
 }
 
+static int add_to_pprof(const struct recording *r, const struct recording_session *s, void *profile)
+{
+    (void)r;
+    return report_pprof_add(profile, s);
+}
+
+/* Every session of the file at path in turn, each into one pprof profile, written to /dev/null. */
+static void each_into_pprof(const char *path)
+{
+    struct report_pprof *p = NULL;
+    struct recording *r = NULL;
+    char err[512];
+    if (report_pprof_new(&p, path) == 0 && report_open_each(path, add_to_pprof, p, &r, err, sizeof(err)) == 0)
+        report_pprof_write(devnull, p, r, 0, r->n_sessions);
+    recording_free(r);
+    report_pprof_free(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!devnull && !(devnull = fopen("/dev/null", "w")))
@@ -65,6 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (lseek(fd, 0, SEEK_SET) != 0)
         abort();
     load_and_report(fd, "memfd", size % 2 ? RECORDING_KEEP_LAST : 2);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    each_into_pprof(path);
     close(fd);
 
     int p[2];

@@ -1141,6 +1141,61 @@ static void check_kept(struct recording *r, size_t keep)
     CHECK(recording_write_failed(r->sessions[2]) != NULL);
 }
 
+/* What report_open_each handed over, session by session. */
+struct handed {
+    size_t calls;
+    int64_t pids[4];
+    size_t pins[4];
+    int whole[4];   /* not skipped, its methods resolved (the first session has some) */
+    size_t fail_at; /* a call that fails with -EIO (0: none) */
+};
+
+static int take_session(const struct recording *r, const struct recording_session *s, void *arg)
+{
+    struct handed *h = arg;
+    size_t i = h->calls++;
+    if (i < 4) {
+        h->pids[i] = s->hello.pid;
+        h->pins[i] = s->n_pins;
+        h->whole[i] = !s->skipped && (i != 0 || idmap_count(s->methods) > 0);
+    }
+    /* the sessions before are given back already: memory follows one session */
+    for (size_t k = 0; k + 1 < r->n_sessions; k++)
+        if (r->sessions[k] != s && (!r->sessions[k]->skipped || r->sessions[k]->n_pins))
+            return -EFAULT;
+    return h->calls == h->fail_at ? -EIO : 0;
+}
+
+/* Every session in turn (pprof's every session): each handed over whole, in file order, then given
+ * back, so that after the load each is as a session not kept is; a failing consumer stops the load. */
+static void test_each_session(void)
+{
+    struct buf b = {0};
+    three_sessions(&b);
+    const char *file = write_file("three-each.vtp", &b);
+    struct handed h = {0};
+    struct recording *r = NULL;
+    char err[512] = "";
+    if (CHECK_INT(report_open_each(file, take_session, &h, &r, err, sizeof(err)), 0) && CHECK_UINT(h.calls, 3)) {
+        static const int64_t pids[] = {4242, 31337, 555};
+        static const size_t pins[] = {3, 1, 2};
+        for (size_t i = 0; i < 3; i++) {
+            CHECK_INT(h.pids[i], pids[i]);
+            CHECK_UINT(h.pins[i], pins[i]);
+            CHECK(h.whole[i]);
+        }
+        check_kept(r, 4); /* as for a fourth session shown: none of the three kept */
+    }
+    recording_free(r);
+    struct handed fails = {.fail_at = 2};
+    r = NULL;
+    CHECK_INT(report_open_each(file, take_session, &fails, &r, err, sizeof(err)), -EIO);
+    CHECK(r == NULL);
+    CHECK_UINT(fails.calls, 2);
+    CHECK(strstr(err, "three-each.vtp") != NULL);
+    free(b.data);
+}
+
 static void test_keep_sessions(void)
 {
     struct buf b = {0};
@@ -1800,6 +1855,7 @@ int main(void)
     CHECK_RUN(test_damaged);
     CHECK_RUN(test_concatenated_pipe);
     CHECK_RUN(test_keep_sessions);
+    CHECK_RUN(test_each_session);
     CHECK_RUN(test_unknown_ids);
     CHECK_RUN(test_sessions);
     CHECK_RUN(test_long_stack_elided);
