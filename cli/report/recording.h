@@ -314,7 +314,7 @@ struct recording {
     uint64_t damaged_at;    /* byte offset of the first */
     uint64_t damaged_bytes; /* bytes skipped for damage */
     char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
-    size_t keep;            /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST or a session number */
+    size_t keep;            /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST, _NONE or a session number */
     recording_session_fn each; /* private: recording_load_each's, while it loads */
     void *each_arg;
 };
@@ -323,7 +323,8 @@ struct recording {
  * notices and end (what the warnings and the session count need) and are
  * `skipped`, so memory follows what is shown, not the file's size. */
 #define RECORDING_KEEP_ALL ((size_t)0)
-#define RECORDING_KEEP_LAST SIZE_MAX /* read whole, given back when the next session starts */
+#define RECORDING_KEEP_LAST SIZE_MAX       /* read whole, given back when the next session starts */
+#define RECORDING_KEEP_NONE (SIZE_MAX - 1) /* every session as one not shown: a look at the Hellos */
 
 /* Loads the file at path ("-": standard input), as it was written: no pass
  * of the report runs (report_open in report.h loads and runs them). Returns
@@ -331,7 +332,7 @@ struct recording {
  * message naming the file in err: -EPROTO not a recording (bad magic),
  * -ENOMEM, or the error of open/read. */
 int recording_load(const char *path, struct recording **out, char *err, size_t errlen);
-/* Same, keeping whole only the sessions keep says: RECORDING_KEEP_ALL, RECORDING_KEEP_LAST, or a
+/* Same, keeping whole only the sessions keep says: RECORDING_KEEP_ALL, RECORDING_KEEP_LAST, _NONE, or a
  * session number N from 1, whose session alone is read (the others' pins are never decoded
  * into the model). Every session is still counted in n_sessions. */
 int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);

@@ -7,6 +7,7 @@
 
 #include "common/json.h"
 #include "common/jsonread.h"
+#include "report.h"
 #include "wire_names.h"
 
 #define NO_STACK "(no stack)"
@@ -131,8 +132,11 @@ int baseline_add_pin(struct baseline *b, const struct recording_pin *p)
     struct baseline_site *s = lookup(b, class_name, method, reason, library);
     if (!s && !(s = append(b, class_name, method, reason, library)))
         return -ENOMEM;
-    if (!s->example)
-        s->example = p;
+    if (!s->example_at && p->stack && p->has_culprit && p->culprit < p->stack->count) {
+        char at[512];
+        if (!(s->example_at = strdup(report_format_frame(&p->stack->frames[p->culprit], at, sizeof(at)))))
+            return -ENOMEM;
+    }
     s->pins++;
     return 0;
 }
@@ -262,6 +266,7 @@ void baseline_free(struct baseline *b)
         free(b->sites[i].method);
         free(b->sites[i].reason);
         free(b->sites[i].library);
+        free(b->sites[i].example_at);
     }
     free(b->sites);
     memset(b, 0, sizeof(*b));

@@ -25,7 +25,9 @@
 struct baseline_site {
     char *class_name, *method, *reason, *library; /* library: "" when none */
     uint64_t pins;
-    const struct recording_pin *example; /* a pin of the run at it (NULL for a site read from a file) */
+    char *example_at; /* the culprit frame of a pin of the run at it, as report_format_frame prints it; NULL
+                         for a site read from a file, or when no pin there had one (a copy: the
+                         recordings are read one at a time) */
 };
 
 struct baseline {

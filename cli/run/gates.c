@@ -105,19 +105,6 @@ static void add_reason(struct gate_result *out, const char *line)
     out->failed = 1;
 }
 
-/* The kind of the first deadlock of the recordings, "" without one. */
-static const char *first_deadlock_kind(struct recording *const *recs, size_t n)
-{
-    for (size_t r = 0; r < n; r++)
-        for (size_t s = 0; s < recs[r]->n_sessions; s++)
-            for (size_t i = 0; i < recs[r]->sessions[s]->n_notices; i++) {
-                const char *kind = recording_deadlock_kind(&recs[r]->sessions[s]->notices[i]);
-                if (kind)
-                    return kind;
-            }
-    return "";
-}
-
 /* --baseline: one line for each site of the run that is not in the baseline or outgrew it, the
  * first few named (the JUnit cases and the report name every one). */
 static void judge_sites(const struct gate_config *c, struct gate_result *out)
@@ -137,10 +124,7 @@ static void judge_sites(const struct gate_config *c, struct gate_result *out)
         if (known)
             snprintf(was, sizeof(was), "the baseline has %" PRIu64 ", over its %d %% tolerance", known->pins,
                      c->baseline_tolerance_pct);
-        char at[512] = "";
-        const struct recording_pin *e = s->example;
-        if (e && e->stack && e->has_culprit && e->culprit < e->stack->count)
-            report_format_frame(&e->stack->frames[e->culprit], at, sizeof(at));
+        const char *at = s->example_at ? s->example_at : "";
         snprintf(line, sizeof(line), "--baseline: %s pin site %.200s%s%.100s %s%s%.60s%s: %" PRIu64 " pin(s), %s%s%s",
                  known ? "grown" : "new", s->class_name, s->method[0] ? "." : "", s->method, s->reason,
                  s->library[0] ? " (" : "", s->library, s->library[0] ? ")" : "", s->pins, was, at[0] ? "; at " : "",
@@ -154,51 +138,79 @@ static void judge_sites(const struct gate_config *c, struct gate_result *out)
     }
 }
 
-void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out)
+void gates_begin(struct gate_result *out)
 {
     memset(out, 0, sizeof(*out));
-    for (size_t r = 0; r < n; r++) {
-        for (size_t s = 0; s < recs[r]->n_sessions; s++) {
-            const struct recording_session *sess = recs[r]->sessions[s];
-            for (size_t i = 0; i < sess->n_pins; i++) {
-                const struct recording_pin *p = &sess->pins[i];
-                if (gates_pin_allowed(c, p)) {
-                    out->allowed++;
-                    continue;
-                }
-                if (!c->count_jdk_pins && gates_pin_jdk_internal(p)) {
-                    out->jdk_internal++;
-                    continue;
-                }
-                if (gates_pin_not_only(c, p)) {
-                    out->not_only++;
-                    continue;
-                }
-                if (gates_pin_baselined(c, p)) {
-                    out->baselined++;
-                    continue;
-                }
-                out->pins++;
-                out->pinned_ns = recording_sat_add(out->pinned_ns, recording_pin_duration(sess, p));
-                if (p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK)
-                    out->native_blocks++;
-            }
-            out->deadlocks += recording_deadlocks(sess);
-            for (size_t i = 0; i < sess->n_hogs; i++) {
-                const struct recording_hog *h = &sess->hogs[i];
-                if (gates_hog_allowed(c, h)) {
-                    out->hogs_allowed++;
-                    continue;
-                }
-                if (culprit_not_only(c, h->stack, h->has_culprit, h->culprit)) {
-                    out->not_only++;
-                    continue;
-                }
-                out->hogs++;
-                out->hogged_ns = recording_sat_add(out->hogged_ns, recording_hog_duration(sess, h));
-            }
-        }
+}
+
+/* The kind of the session's first deadlock, kept in out when it is the run's first. */
+static void note_deadlock(const struct recording_session *s, struct gate_result *out)
+{
+    for (size_t i = 0; i < s->n_notices && !out->first_deadlock[0]; i++) {
+        const char *kind = recording_deadlock_kind(&s->notices[i]);
+        if (kind)
+            snprintf(out->first_deadlock, sizeof(out->first_deadlock), "%s", kind);
     }
+}
+
+/* The session's pins into out: each set aside (and why) or counted. */
+static void count_pins(const struct gate_config *c, const struct recording_session *s, struct gate_result *out)
+{
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *p = &s->pins[i];
+        if (gates_pin_allowed(c, p)) {
+            out->allowed++;
+            continue;
+        }
+        if (!c->count_jdk_pins && gates_pin_jdk_internal(p)) {
+            out->jdk_internal++;
+            continue;
+        }
+        if (gates_pin_not_only(c, p)) {
+            out->not_only++;
+            continue;
+        }
+        if (gates_pin_baselined(c, p)) {
+            out->baselined++;
+            continue;
+        }
+        out->pins++;
+        out->pinned_ns = recording_sat_add(out->pinned_ns, recording_pin_duration(s, p));
+        if (p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK)
+            out->native_blocks++;
+    }
+}
+
+/* The session's carrier hogs into out, the same way. */
+static void count_hogs(const struct gate_config *c, const struct recording_session *s, struct gate_result *out)
+{
+    for (size_t i = 0; i < s->n_hogs; i++) {
+        const struct recording_hog *h = &s->hogs[i];
+        if (gates_hog_allowed(c, h)) {
+            out->hogs_allowed++;
+            continue;
+        }
+        if (culprit_not_only(c, h->stack, h->has_culprit, h->culprit)) {
+            out->not_only++;
+            continue;
+        }
+        out->hogs++;
+        out->hogged_ns = recording_sat_add(out->hogged_ns, recording_hog_duration(s, h));
+    }
+}
+
+void gates_count(const struct gate_config *c, const struct recording *r, struct gate_result *out)
+{
+    for (size_t s = 0; s < r->n_sessions; s++) {
+        count_pins(c, r->sessions[s], out);
+        count_hogs(c, r->sessions[s], out);
+        out->deadlocks += recording_deadlocks(r->sessions[s]);
+        note_deadlock(r->sessions[s], out);
+    }
+}
+
+void gates_judge(const struct gate_config *c, struct gate_result *out)
+{
     char line[256], a[64], b[64];
     if (c->fail_pins >= 0 && out->pins >= (uint64_t)c->fail_pins) {
         snprintf(line, sizeof(line), "--fail-on-pins %" PRId64 ": %" PRIu64 " pins", c->fail_pins, out->pins);
@@ -219,7 +231,7 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
         snprintf(line, sizeof(line),
                  "--fail-on-deadlock: %" PRIu64 " deadlock(s) found live (%s): the report's DEADLOCK line names the "
                  "lock, its owner and every pinned carrier",
-                 out->deadlocks, first_deadlock_kind(recs, n));
+                 out->deadlocks, out->first_deadlock);
         add_reason(out, line);
     }
     judge_sites(c, out);
@@ -228,6 +240,14 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
                  out->hogs, units_format_duration(out->hogged_ns, a, sizeof(a)));
         add_reason(out, line);
     }
+}
+
+void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out)
+{
+    gates_begin(out);
+    for (size_t r = 0; r < n; r++)
+        gates_count(c, recs[r], out);
+    gates_judge(c, out);
 }
 
 void gates_unjudged(struct gate_result *out, size_t running_jvms, int64_t waited_ns, size_t unreadable, int no_baseline)

@@ -40,11 +40,12 @@ struct gate_result {
     uint64_t baselined;    /* set aside: at a site of the baseline, within its tolerance */
     size_t sites_failed;   /* sites not in the baseline, or grown past its tolerance */
     uint64_t native_blocks;
-    int64_t pinned_ns;     /* of the counted pins (in progress ones up to the end) */
-    uint64_t hogs;         /* carrier hogs counted (not allowed) */
-    uint64_t hogs_allowed; /* set aside by --allow (a frame of the hog's stack matches) */
-    int64_t hogged_ns;     /* of the counted hogs (in progress ones up to the end) */
-    uint64_t deadlocks;    /* found live by the agent (docs/deadlocks.md) */
+    int64_t pinned_ns;       /* of the counted pins (in progress ones up to the end) */
+    uint64_t hogs;           /* carrier hogs counted (not allowed) */
+    uint64_t hogs_allowed;   /* set aside by --allow (a frame of the hog's stack matches) */
+    int64_t hogged_ns;       /* of the counted hogs (in progress ones up to the end) */
+    uint64_t deadlocks;      /* found live by the agent (docs/deadlocks.md) */
+    char first_deadlock[64]; /* the first one's kind ("" none) */
     int failed;
     char why[4096]; /* one line per failed gate */
 };
@@ -72,10 +73,17 @@ int gates_pin_baselined(const struct gate_config *c, const struct recording_pin 
 int gates_pin_set_aside(const struct gate_config *c, const struct recording_pin *p);
 
 /* The sites of the run's pins that count before a baseline is applied (not allowed, JDK-internal
- * or outside --only) into out, sorted: what --write-baseline writes and --baseline judges.
- * 0 or -ENOMEM. */
+ * or outside --only) added to out (a recording at a time, or all at once), then sorted: what
+ * --write-baseline writes and --baseline judges. 0 or -ENOMEM. */
 int gates_run_sites(const struct gate_config *c, struct recording *const *recs, size_t n, struct baseline *out);
 
+/* The verdict over recordings read one at a time (memory follows one JVM's recording, not the
+ * run's): gates_begin, gates_count for each recording, then gates_judge, which says in out->why
+ * which gates failed. */
+void gates_begin(struct gate_result *out);
+void gates_count(const struct gate_config *c, const struct recording *r, struct gate_result *out);
+void gates_judge(const struct gate_config *c, struct gate_result *out);
+/* The same over recs[0..n) at once. */
 void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out);
 
 /* What the run could not judge fails it: JVMs of the command still running

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/units.h"
@@ -156,29 +157,71 @@ static void put_deadlock(FILE *out, const struct gate_config *c, const struct re
     fputs("    </testcase>\n", out);
 }
 
-int junit_write(FILE *out, const struct gate_config *c, const struct gate_result *g, struct recording *const *recs,
-                size_t n)
+struct junit {
+    /* the test cases so far, as XML, in a temporary file: the suite's header counts them, so it
+     * is written after them, and a run's cases can be many megabytes */
+    FILE *out;
+    size_t n_cases, failures;
+};
+
+int junit_new(struct junit **out)
 {
-    size_t cases = 1, failures = g->failed ? 1 : 0;
-    for (size_t r = 0; r < n; r++)
-        for (size_t s = 0; s < recs[r]->n_sessions; s++) {
-            struct sites sites;
-            if (sites_build(recs[r]->sessions[s], &sites))
-                return -ENOMEM;
-            cases += sites.count;
-            for (size_t i = 0; i < sites.count; i++)
-                failures += g->failed && !site_allowed(c, recs[r]->sessions[s], &sites.items[i]);
-            sites_fini(&sites);
-            const struct recording_session *sess = recs[r]->sessions[s];
-            cases += sess->n_hogs;
-            for (size_t i = 0; i < sess->n_hogs; i++)
-                failures += hog_fails(c, g, &sess->hogs[i]);
-            size_t deadlocks = recording_deadlocks(sess);
-            cases += deadlocks;
-            failures += c->fail_on_deadlock ? deadlocks : 0;
-        }
+    struct junit *j = calloc(1, sizeof(*j));
+    if (!j)
+        return -ENOMEM;
+    if (!(j->out = tmpfile())) {
+        int rc = -errno;
+        free(j);
+        return rc;
+    }
+    *out = j;
+    return 0;
+}
+
+/* One session's cases: its pin sites, its carrier hogs, its deadlocks. */
+static int add_session(struct junit *j, const struct gate_config *c, const struct gate_result *g,
+                       const struct recording_session *s)
+{
+    struct sites sites;
+    if (sites_build(s, &sites))
+        return -ENOMEM;
+    for (size_t i = 0; i < sites.count; i++) {
+        put_case(j->out, c, g, s, &sites.items[i]);
+        j->failures += g->failed && !site_allowed(c, s, &sites.items[i]);
+    }
+    j->n_cases += sites.count;
+    sites_fini(&sites);
+    for (size_t i = 0; i < s->n_hogs; i++) {
+        put_hog(j->out, c, g, s, &s->hogs[i]);
+        j->failures += hog_fails(c, g, &s->hogs[i]);
+    }
+    j->n_cases += s->n_hogs;
+    for (size_t i = 0; i < s->n_notices; i++)
+        if (recording_deadlock_kind(&s->notices[i]))
+            put_deadlock(j->out, c, s, &s->notices[i]);
+    size_t deadlocks = recording_deadlocks(s);
+    j->n_cases += deadlocks;
+    j->failures += c->fail_on_deadlock ? deadlocks : 0;
+    return 0;
+}
+
+int junit_add(struct junit *j, const struct gate_config *c, const struct gate_result *g, const struct recording *r)
+{
+    for (size_t s = 0; s < r->n_sessions; s++) {
+        int rc = add_session(j, c, g, r->sessions[s]);
+        if (rc)
+            return rc;
+    }
+    return ferror(j->out) ? -EIO : 0;
+}
+
+int junit_write(FILE *out, struct junit *j, const struct gate_result *g)
+{
+    if (fflush(j->out) || fseek(j->out, 0, SEEK_SET))
+        return -errno;
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", out);
-    fprintf(out, "  <testsuite name=\"vtpin\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", cases, failures);
+    fprintf(out, "  <testsuite name=\"vtpin\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", j->n_cases + 1,
+            j->failures + (g->failed ? 1 : 0));
     fputs("    <testcase classname=\"vtpin\" name=\"gates\">\n", out);
     if (g->failed) {
         fputs("      <failure message=\"", out);
@@ -186,20 +229,20 @@ int junit_write(FILE *out, const struct gate_config *c, const struct gate_result
         fputs("\" type=\"gate\"/>\n", out);
     }
     fputs("    </testcase>\n", out);
-    for (size_t r = 0; r < n; r++)
-        for (size_t s = 0; s < recs[r]->n_sessions; s++) {
-            struct sites sites;
-            if (sites_build(recs[r]->sessions[s], &sites))
-                return -ENOMEM;
-            for (size_t i = 0; i < sites.count; i++)
-                put_case(out, c, g, recs[r]->sessions[s], &sites.items[i]);
-            sites_fini(&sites);
-            for (size_t i = 0; i < recs[r]->sessions[s]->n_hogs; i++)
-                put_hog(out, c, g, recs[r]->sessions[s], &recs[r]->sessions[s]->hogs[i]);
-            for (size_t i = 0; i < recs[r]->sessions[s]->n_notices; i++)
-                if (recording_deadlock_kind(&recs[r]->sessions[s]->notices[i]))
-                    put_deadlock(out, c, recs[r]->sessions[s], &recs[r]->sessions[s]->notices[i]);
-        }
+    char chunk[1 << 16];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), j->out)) > 0)
+        fwrite(chunk, 1, n, out);
+    if (ferror(j->out))
+        return -EIO;
     fputs("  </testsuite>\n</testsuites>\n", out);
     return ferror(out) ? -EIO : 0;
+}
+
+void junit_free(struct junit *j)
+{
+    if (!j)
+        return;
+    fclose(j->out);
+    free(j);
 }

@@ -11,9 +11,10 @@
  * The kernel view: the run's own collector runs with --kernel=auto, so as
  * root it records what the kernel saw of the carriers into its recordings
  * (RUNDIR/collector). At the end those kernel intervals and times are joined
- * to the agent's recording of the same JVM (cli/run/run_kernel.h): the pins and
- * the verdict still come from the agents, the pins gain their `kernel`
- * objects. The start line says whether the kernel view is on, or why not.
+ * to the agent's recording of the same JVM (cli/run/run_kernel.h) as each
+ * recording is read (run_recordings.h, one at a time): the pins and the
+ * verdict still come from the agents, the pins gain their `kernel` objects.
+ * The start line says whether the kernel view is on, or why not.
  *
  * The run judges every JVM its command started: when the command exits, it
  * waits (--background-timeout) for all the command left running (run_left.h);
@@ -33,7 +34,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -61,7 +61,7 @@
 #include "run_agent_opts.h"
 #include "run_deadlock.h"
 #include "run_job.h"
-#include "run_kernel.h"
+#include "run_recordings.h"
 #include "wire.h"
 
 #define MAX_ALLOW 64
@@ -644,98 +644,6 @@ static void reuse_existing_agent(const struct run_config *cfg, struct run_state 
     fprintf(stderr, "vtpin run: kernel view off: no collector of this run's own\n");
 }
 
-/* This run's recordings (jvm-<runid>-*.vtp, or the found agent's record=): *n loaded, or NULL;
- * *unreadable of them could not be read (said on stderr). */
-static struct recording **load_recordings(const struct run_state *st, size_t *n, size_t *unreadable)
-{
-    char pattern[PATH_MAX + 96];
-    snprintf(pattern, sizeof(pattern), "%s/jvm-%s-*.vtp", st->run_dir, st->run_id);
-    if (st->found_in)
-        snprintf(pattern, sizeof(pattern), "%s", st->record_glob);
-    glob_t g;
-    memset(&g, 0, sizeof(g));
-    if (pattern[0])
-        glob(pattern, 0, NULL, &g);
-    struct recording **recs = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof(*recs));
-    *n = *unreadable = 0;
-    for (size_t i = 0; recs && i < g.gl_pathc; i++) {
-        char err[512];
-        struct stat sb;
-        if (st->found_in && (stat(g.gl_pathv[i], &sb) || sb.st_mtim.tv_sec < st->started.tv_sec))
-            continue; /* not this run's */
-        if (report_open(g.gl_pathv[i], &recs[*n], err, sizeof(err)) == 0) {
-            if (recs[*n]->damaged)
-                fprintf(stderr, "vtpin run: warning: %s: damaged: %s; using the %llu events before it\n", g.gl_pathv[i],
-                        recs[*n]->damage, (unsigned long long)recs[*n]->events);
-            (*n)++;
-        } else {
-            fprintf(stderr, "vtpin run: %s\n", err);
-            (*unreadable)++;
-        }
-    }
-    globfree(&g);
-    if (*n == 0 && st->found_in)
-        fprintf(stderr, "vtpin run: no recording of COMMAND's own vtpin (%s) written during this run\n",
-                pattern[0] ? pattern : "it has no record=");
-    else if (*n == 0 && !st->attached)
-        fprintf(stderr, "vtpin run: no JVM ran with vtpin (no recording of this run, jvm-%s-*.vtp, in %s)\n",
-                st->run_id, st->run_dir);
-    return recs;
-}
-
-/* 1 when a session of recs[0..n) is JVM pid's. */
-static int has_pid(struct recording *const *recs, size_t n, int64_t pid)
-{
-    for (size_t i = 0; i < n; i++)
-        for (size_t s = 0; s < recs[i]->n_sessions; s++)
-            if (recs[i]->sessions[s]->hello.pid == pid)
-                return 1;
-    return 0;
-}
-
-/* --attach-on-pin: the run's collector's recordings (RUNDIR/collector/<pid>-*.vtp) of the command's JVMs
- * that have no recording of their own (they did not take JAVA_TOOL_OPTIONS): the kernel's session of each
- * (its pins before the attach) and the attached agent's, appended to *recs. */
-static void add_attached_jvms(const struct run_state *st, struct recording ***recs, size_t *n, size_t *unreadable)
-{
-    char pattern[PATH_MAX + 32];
-    snprintf(pattern, sizeof(pattern), "%s/collector/*.vtp", st->run_dir);
-    glob_t g;
-    memset(&g, 0, sizeof(g));
-    size_t own = *n, jvms = 0;
-    struct recording **grown = NULL;
-    if (glob(pattern, 0, NULL, &g) == 0 && *recs)
-        grown = realloc(*recs, (own + g.gl_pathc) * sizeof(**recs));
-    if (grown)
-        *recs = grown;
-    for (size_t i = 0; grown && i < g.gl_pathc; i++) {
-        const char *base = strrchr(g.gl_pathv[i], '/') + 1;
-        char *end;
-        long pid = strtol(base, &end, 10);
-        if (end == base || *end != '-' || has_pid(*recs, own, pid))
-            continue; /* a JVM with the run's agent from its start: its own recording is the judged one */
-        char err[512];
-        if (report_open(g.gl_pathv[i], &(*recs)[*n], err, sizeof(err)) != 0) {
-            fprintf(stderr, "vtpin run: %s\n", err);
-            (*unreadable)++;
-            continue;
-        }
-        jvms += !has_pid(*recs + own, *n - own, pid);
-        (*n)++;
-    }
-    globfree(&g);
-    if (jvms)
-        fprintf(stderr,
-                "vtpin run: attach on pin: %zu JVM(s) without the agent at their start, judged from the run's "
-                "collector (%s/collector)\n",
-                jvms, st->run_dir);
-    else if (!*n)
-        fprintf(stderr,
-                "vtpin run: no JVM ran with vtpin, and the run's collector found none that pinned without it "
-                "(%s/collector)\n",
-                st->run_dir);
-}
-
 /* What the command left running past --background-timeout, one line each:
  * its JVMs are not judged (stdout, by the verdict); the rest may still start
  * one (stderr). */
@@ -759,34 +667,90 @@ static void say_left(const struct run_config *cfg, const struct run_left *left)
                left->n - RUN_LEFT_MAX);
 }
 
+/* --baseline, --write-baseline: the sites of the run's pins, a recording at a time, into out.
+ * 0 or -ENOMEM. */
+static int collect_sites(const struct gate_config *gates, struct run_recordings *rs, struct baseline *out)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        struct recording *r;
+        if (run_recordings_load(rs, i, &r))
+            continue; /* said, and counted as not judged */
+        int rc = gates_run_sites(gates, &r, 1, out);
+        recording_free(r);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Each recording counted against the gates and its sessions' reports printed. */
+static void judge_each(const struct run_config *cfg, const struct gate_config *gates, struct run_recordings *rs,
+                       struct gate_result *result)
+{
+    struct report_options ro = {.top = REPORT_TEXT_TOP_DEFAULT};
+    gates_begin(result);
+    rs->sessions = rs->joined = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        struct recording *r;
+        if (run_recordings_load(rs, i, &r))
+            continue;
+        gates_count(gates, r, result);
+        for (ro.session = 0; ro.session < r->n_sessions; ro.session++) {
+            if (strcmp(cfg->format, "json") == 0)
+                report_json(stdout, r, &ro);
+            else
+                report_text(stdout, r, &ro);
+        }
+        recording_free(r);
+    }
+    run_recordings_say_kernel(rs);
+}
+
+/* --junit FILE: a case for the gates, then each recording's. 0 or -errno. */
+static int write_junit(const char *path, const struct gate_config *gates, const struct gate_result *result,
+                       struct run_recordings *rs)
+{
+    struct junit *j = NULL;
+    int rc = junit_new(&j);
+    for (size_t i = 0; !rc && i < rs->n; i++) {
+        struct recording *r;
+        if (rs->items[i].failed)
+            continue; /* not judged, as the gates' case says */
+        if ((rc = run_recordings_load(rs, i, &r)))
+            break;
+        rc = junit_add(j, gates, result, r);
+        recording_free(r);
+    }
+    FILE *f = rc ? NULL : fopen(path, "w");
+    if (!rc && !f)
+        rc = -errno;
+    if (f && !(rc = junit_write(f, j, result)) && fclose(f))
+        rc = -errno;
+    else if (f && rc)
+        fclose(f);
+    junit_free(j);
+    return rc;
+}
+
 /* Every session of every recording, then the verdict (what could not be
  * judged fails it: left, unreadable recordings); the exit status. */
-static int report_run(const struct run_config *cfg, struct recording **recs, size_t nrecs, int status,
-                      const struct run_left *left, size_t unreadable)
+static int report_run(const struct run_config *cfg, struct run_recordings *rs, int status, const struct run_left *left)
 {
     struct gate_result result;
     struct gate_config gates = cfg->gates;
     struct baseline sites = {0};
-    int no_sites = (cfg->baseline_file || cfg->write_baseline) && gates_run_sites(&gates, recs, nrecs, &sites);
+    int no_sites = (cfg->baseline_file || cfg->write_baseline) && collect_sites(&gates, rs, &sites);
     if (no_sites)
         fprintf(stderr, "vtpin run: out of memory for the pin sites: %s\n",
                 cfg->baseline_file ? "the run is not judged against --baseline, and fails" : "no baseline written");
     else if (cfg->baseline_file)
         gates.run_sites = &sites;
-    gates_evaluate(&gates, recs, nrecs, &result);
+    judge_each(cfg, &gates, rs, &result);
+    gates_judge(&gates, &result);
+    size_t nrecs = run_recordings_judged(rs);
     /* past RUN_LEFT_MAX the rest may be JVMs: counted as such, not to pass over them */
     size_t unjudged = left->jvms + (left->n > RUN_LEFT_MAX ? left->n - RUN_LEFT_MAX : 0);
-    gates_unjudged(&result, unjudged, cfg->background_ns, unreadable, no_sites && cfg->baseline_file);
-    struct report_options ro = {.top = REPORT_TEXT_TOP_DEFAULT};
-    for (size_t i = 0; i < nrecs; i++) {
-        for (size_t s = 0; s < recs[i]->n_sessions; s++) {
-            ro.session = s;
-            if (strcmp(cfg->format, "json") == 0)
-                report_json(stdout, recs[i], &ro);
-            else
-                report_text(stdout, recs[i], &ro);
-        }
-    }
+    gates_unjudged(&result, unjudged, cfg->background_ns, rs->unreadable, no_sites && cfg->baseline_file);
     char a[64], b[64];
     printf("\nvtpin run: %zu JVM(s), %" PRIu64 " pin(s) counted (%s pinned), %" PRIu64 " allowed, %" PRIu64
            " JDK-internal, %" PRIu64 " native block(s), %" PRIu64 " carrier hog(s) (%s), %" PRIu64
@@ -817,12 +781,10 @@ static int report_run(const struct run_config *cfg, struct recording **recs, siz
                CLI_EXIT_NOTHING_JUDGED);
     else
         printf("vtpin run: gates passed\n");
-    if (cfg->junit) {
-        FILE *f = fopen(cfg->junit, "w");
-        if (!f || junit_write(f, &gates, &result, recs, nrecs) || fclose(f)) {
-            fprintf(stderr, "vtpin run: cannot write %s: %s\n", cfg->junit, strerror(errno));
-            status = status ? status : CLI_EXIT_FAIL;
-        }
+    int rc = cfg->junit ? write_junit(cfg->junit, &gates, &result, rs) : 0;
+    if (rc) {
+        fprintf(stderr, "vtpin run: cannot write %s: %s\n", cfg->junit, strerror(-rc));
+        status = status ? status : CLI_EXIT_FAIL;
     }
     if (cfg->write_baseline && no_sites) {
         status = status ? status : CLI_EXIT_FAIL; /* a baseline missing sites would accept less than it says */
@@ -876,29 +838,6 @@ static int start_run(const struct run_config *cfg, struct run_state *st)
     return 0;
 }
 
-/* The run's collector's kernel intervals and times into the pins of the
- * agents' recordings (run_kernel.h); says which JVM sessions got none. */
-static void join_kernel_view(const struct run_state *st, struct recording **recs, size_t nrecs)
-{
-    char collector_dir[PATH_MAX + 16];
-    snprintf(collector_dir, sizeof(collector_dir), "%s/collector", st->run_dir);
-    size_t sessions = 0, joined = run_kernel_join(collector_dir, recs, nrecs);
-    for (size_t i = 0; i < nrecs; i++)
-        sessions += recs[i]->n_sessions;
-    if (joined < sessions)
-        fprintf(stderr,
-                "vtpin run: kernel view: %zu of %zu JVM session(s) have it (the others: no kernel "
-                "interval of theirs in %s)\n",
-                joined, sessions, collector_dir);
-}
-
-static void free_recordings(struct recording **recs, size_t nrecs)
-{
-    for (size_t i = 0; i < nrecs; i++)
-        recording_free(recs[i]);
-    free(recs);
-}
-
 /* parse, set up, run the command, then judge what its JVMs recorded */
 int run_main(int argc, char **argv)
 {
@@ -939,14 +878,20 @@ int run_main(int argc, char **argv)
     if (st.collector > 0) /* a recording of the run's collector that a write error stopped (a full disk) */
         ask_say_recording_stops("run", st.socket_path, stdout);
     stop_collector(&st);
-    size_t nrecs = 0, unreadable = 0;
-    struct recording **recs = load_recordings(&st, &nrecs, &unreadable);
-    if (st.kernel_view)
-        join_kernel_view(&st, recs, nrecs);
-    if (cfg.attach_on_pin)
-        add_attached_jvms(&st, &recs, &nrecs, &unreadable);
-    status = report_run(&cfg, recs, nrecs, status, &left, unreadable);
-    free_recordings(recs, nrecs);
+    struct run_where where = {.run_dir = st.run_dir,
+                              .run_id = st.run_id,
+                              .own_glob = st.found_in ? st.record_glob : NULL,
+                              .started = st.started,
+                              .kernel_view = st.kernel_view,
+                              .attached = st.attached};
+    struct run_recordings rs;
+    if (run_recordings_find(&where, &rs)) {
+        fprintf(stderr, "vtpin run: out of memory for the run's recordings: not judged\n");
+        status = status ? status : CLI_EXIT_FAIL;
+    } else {
+        status = report_run(&cfg, &rs, status, &left);
+    }
+    run_recordings_free(&rs);
     baseline_free(&cfg.baseline);
     run_job_release_signals();
     return status;

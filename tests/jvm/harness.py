@@ -193,6 +193,20 @@ class Run:
         return report_json(self.record)
 
 
+def run_peak_rss(cmd, timeout=300):
+    """Runs cmd; returns (its CompletedProcess, bytes captured, and its peak RSS in KiB) as GNU time
+    measures it (Debian package time). Not wait4's own: a child this Python starts inherits its
+    peak at exec (vfork or fork alike), so nothing under about 28 MiB could be told apart; GNU time
+    is small. The peak is the largest of cmd and the children it waited for."""
+    gnu_time = shutil.which("time", path="/usr/bin:/bin")
+    if not gnu_time:
+        raise Failure("GNU time missing (Debian package time; scripts/setup.sh installs it)")
+    with tempfile.NamedTemporaryFile() as peak:
+        p = subprocess.run([gnu_time, "-f", "%M", "-o", peak.name] + list(cmd), capture_output=True, timeout=timeout)
+        with open(peak.name) as f:
+            return p, int(f.read().split()[-1])
+
+
 def report_json(path):
     p = subprocess.run([VTPIN, "report", "--format", "json", path], capture_output=True, text=True, timeout=60)
     if p.returncode != 0:

@@ -10,8 +10,8 @@ import subprocess
 import time
 import xml.dom.minidom
 
-from harness import (AGENT, CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, Failure, check, describe, jdk_home, main,
-                     native_block_in, report_json, skip, tempdir)
+from harness import (AGENT, BUILD, CLASSES, EXTRA_AGENT_OPTS, FIXTURE_LIB, VTPIN, Failure, check, describe, jdk_home,
+                     main, native_block_in, report_json, run_peak_rss, skip, tempdir)
 
 GATE_FAILED = 3
 
@@ -845,6 +845,48 @@ def case_baseline(jdk):
     shutil.rmtree(d, ignore_errors=True)
 
 
+# A command that plays N JVMs: it writes a copy of a recording ($0) where the run's agent would record
+# for pids 1..N (the record= path of the JAVA_TOOL_OPTIONS the run exported).
+PLAY_JVMS = ('rec=${JAVA_TOOL_OPTIONS#*record=}; rec=${rec%%,*}; i=0; '
+             'while [ $i -lt "$1" ]; do i=$((i+1)); cp "$0" "$(printf %s "$rec" | sed "s/%p/$i/")"; done')
+
+
+def case_memory():
+    """The run reads its JVMs' recordings one at a time (issue 37): 12 recordings of 20,000 pins each
+    are judged in about the memory of one (peak RSS by GNU time at most the run over one's and 8 MiB:
+    17 MiB against 16.5; before, every recording was kept at once, 58 MiB, and the JUnit cases were
+    built in memory), and judged as 12 times one: the pins counted, the baseline's sites and their
+    pins, the JUnit cases."""
+    synth = os.path.join(BUILD, "tests", "unit", "synth_recording")
+    d = tempdir("vtpin-run-memory-")
+    rec = os.path.join(d, "one.vtp")
+    subprocess.run([synth, rec, "20000", "8"], check=True, timeout=120)
+    runs = {}
+    for jvms in (1, 12):
+        out = os.path.join(d, str(jvms))
+        os.mkdir(out)
+        junit, base = os.path.join(out, "pins.xml"), os.path.join(out, "baseline.json")
+        p, rss = run_peak_rss([VTPIN, "run", "--no-collector", "--dir", os.path.join(out, "run"), "--fail-on-pins", "1",
+                               "--junit", junit, "--write-baseline", base, "--", "sh", "-c", PLAY_JVMS, rec,
+                               str(jvms)])
+        stdout = p.stdout.decode()
+        print("%d JVM(s): peak RSS %d KiB, exit %d\n%s" % (jvms, rss, p.returncode, stdout[-400:]))
+        check(p.returncode == GATE_FAILED, "the pins gate fails: exit %d\n%s" % (p.returncode, p.stderr.decode()))
+        m = re.search(r"^vtpin run: (\d+) JVM\(s\), (\d+) pin\(s\) counted", stdout, re.M)
+        check(m and int(m.group(1)) == jvms, "%d JVM(s) judged: %s" % (jvms, m and m.group(0)))
+        cases, _ = junit_cases(junit)
+        with open(base) as f:
+            sites = {(s["class"], s["method"], s["reason"]): s["pins"] for s in json.load(f)["sites"]}
+        runs[jvms] = (rss, int(m.group(2)), len(cases), sites)
+    (rss1, pins1, cases1, sites1), (rss12, pins12, cases12, sites12) = runs[1], runs[12]
+    check(pins1 > 0 and pins12 == 12 * pins1, "12 times the pins of one: %d, %d" % (pins12, pins1))
+    check(cases12 - 1 == 12 * (cases1 - 1), "12 times one's JUnit cases (and the gates' case): %d, %d" % (
+        cases12, cases1))
+    check(sites1 and sites12 == {k: 12 * v for k, v in sites1.items()}, "the same sites, 12 times the pins")
+    check(rss12 <= rss1 + 8 * 1024, "peak RSS %d KiB for 12 recordings, over one's (%d KiB) and 8 MiB" % (
+        rss12, rss1))
+
+
 def case_deadlock_cycle():
     """A monitor cycle (21): "cycle-1" holds A and enters B, "cycle-2" holds B and enters A, both
     pinned. The agent says the deadlock live, kind cycle, naming both threads, their culprit frame
@@ -894,6 +936,7 @@ if __name__ == "__main__":
         "background_timeout": case_background_timeout,
         "agent_options_outputs": case_agent_options_outputs,
         "nothing_judged": case_nothing_judged,
+        "memory": case_memory,
         "baseline": case_baseline,
         "deadlock_cycle": case_deadlock_cycle,
         "kernel_view": case_kernel_view,

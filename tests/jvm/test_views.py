@@ -26,7 +26,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(__file__))
 from chromium import Chromium  # noqa: E402
 from harness import (BUILD, VTPIN, Failure, Run, check, culprit, frames_of, main,  # noqa: E402
-                     scheduler, tempdir)
+                     run_peak_rss, scheduler, tempdir)
 from test_pprof import go_pprof  # noqa: E402
 
 SYNTH = os.path.join(BUILD, "tests", "unit", "synth_recording")
@@ -532,20 +532,14 @@ def case_cli(work):
 
 def report_rss(args, stdin_from=None):
     """Runs vtpin report args (through `cat stdin_from |` when given, a pipe); returns (its stdout,
-    its peak RSS in KiB), as GNU time measures it (Debian package time). Not wait4's own: a child
-    this Python starts inherits its peak at exec (vfork or fork alike), so nothing under about 28
-    MiB could be told apart; GNU time is small."""
-    gnu_time = shutil.which("time", path="/usr/bin:/bin")
-    if not gnu_time:
-        raise Failure("GNU time missing (Debian package time; scripts/setup.sh installs it)")
+    its peak RSS in KiB)."""
     cmd = [VTPIN, "report"] + list(args)
     if stdin_from:
         cmd = ["/bin/sh", "-c", 'cat "$0" | exec "$@"', stdin_from] + cmd
-    with tempfile.NamedTemporaryFile() as peak:
-        p = subprocess.run([gnu_time, "-f", "%M", "-o", peak.name] + cmd, capture_output=True, timeout=300)
-        if p.returncode != 0:
-            raise Failure("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr.decode()))
-        return p.stdout, int(open(peak.name).read().split()[-1])
+    p, rss = run_peak_rss(cmd)
+    if p.returncode != 0:
+        raise Failure("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr.decode()))
+    return p.stdout, rss
 
 
 @in_workdir
