@@ -119,14 +119,7 @@ static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 struct session_private {
     struct recording_session pub;
     size_t pins_cap, hogs_cap, notices_cap, carriers_cap, occupancy_cap;
-};
-
-/* What a load keeps: the sessions keep says (RECORDING_KEEP_*), or with each, every session handed
- * to it in turn, then given back (recording_load_each). */
-struct load_plan {
-    size_t keep;
-    recording_session_fn each;
-    void *arg;
+    int skip_occupancy; /* the load's plan: occupancy points not kept */
 };
 
 static void stack_free(void *p)
@@ -261,6 +254,7 @@ static int recording_add_session(struct recording *r, struct recording_session *
     }
     r->sessions = n;
     r->sessions[r->n_sessions++] = s;
+    ((struct session_private *)s)->skip_occupancy = r->skip_occupancy;
     *out = s;
     if (r->each && r->n_sessions > 1) /* the one before is complete */
         return hand_over(r, r->sessions[r->n_sessions - 2]);
@@ -625,6 +619,10 @@ static int apply_carrier(struct recording_session *s, const Vtpin__V1__Carrier *
 static int add_occupancy(struct recording_session *s, int32_t tid, int64_t t, int64_t vthread_id)
 {
     struct session_private *sp = (struct session_private *)s;
+    if (sp->skip_occupancy) { /* not shown: its time still counts (the session's span) */
+        note_time(s, t);
+        return 0;
+    }
     if (s->n_occupancy >= RECORDING_MAX_OCCUPANCY) {
         s->occupancy_dropped++;
         return 0;
@@ -968,7 +966,7 @@ static void release_read(const uint8_t *data, size_t pos, size_t *released)
 
 /* data[len] into *out, keeping the sessions keep says; mapped: data is a private file mapping
  * whose read pages may be given back. */
-static int load_buffer(const uint8_t *data, size_t len, const char *name, const struct load_plan *plan, int mapped,
+static int load_buffer(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan, int mapped,
                        struct recording **out, char *err, size_t errlen)
 {
     struct recording *r = NULL;
@@ -990,6 +988,7 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
         goto cleanup;
     }
     r->keep = plan->keep;
+    r->skip_occupancy = plan->skip_occupancy;
     r->each = plan->each;
     r->each_arg = plan->arg;
     size_t pos = 0;
@@ -1070,7 +1069,7 @@ cleanup:
 int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
                           size_t errlen)
 {
-    struct load_plan all = {.keep = RECORDING_KEEP_ALL};
+    struct recording_plan all = {.keep = RECORDING_KEEP_ALL};
     return load_buffer(data, len, name, &all, 0, out, err, errlen);
 }
 
@@ -1166,7 +1165,7 @@ static int spool(int fd, const char *name, const uint8_t *head, size_t head_len,
     return rc;
 }
 
-static int load_mapped(int fd, const char *name, const struct load_plan *plan, struct recording **out, char *err,
+static int load_mapped(int fd, const char *name, const struct recording_plan *plan, struct recording **out, char *err,
                        size_t errlen)
 {
     struct stat st;
@@ -1180,13 +1179,13 @@ static int load_mapped(int fd, const char *name, const struct load_plan *plan, s
     return rc;
 }
 
-static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, const struct load_plan *plan,
+static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, const struct recording_plan *plan,
                          struct recording **out, char *err, size_t errlen);
 
 /* fd, a file or a stream, into *out. A stream that does not start with the magic is read no
  * further (load_buffer reports it): /dev/zero or an endless pipe of something else would
  * otherwise be read until memory or the disk runs out. */
-static int load_fd(int fd, const char *name, const struct load_plan *plan, struct recording **out, char *err,
+static int load_fd(int fd, const char *name, const struct recording_plan *plan, struct recording **out, char *err,
                    size_t errlen)
 {
     *out = NULL;
@@ -1217,7 +1216,7 @@ static int load_fd(int fd, const char *name, const struct load_plan *plan, struc
 }
 
 /* The fallback: what fd holds after head[head_len], read whole into memory. */
-static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, const struct load_plan *plan,
+static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n, const struct recording_plan *plan,
                          struct recording **out, char *err, size_t errlen)
 {
     int rc;
@@ -1235,17 +1234,18 @@ static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n
 
 int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen)
 {
-    struct load_plan all = {.keep = RECORDING_KEEP_ALL};
+    struct recording_plan all = {.keep = RECORDING_KEEP_ALL};
     return load_fd(fd, name, &all, out, err, errlen);
 }
 
 int recording_load_fd_session(int fd, const char *name, size_t keep, struct recording **out, char *err, size_t errlen)
 {
-    struct load_plan plan = {.keep = keep};
+    struct recording_plan plan = {.keep = keep};
     return load_fd(fd, name, &plan, out, err, errlen);
 }
 
-static int load_path(const char *path, const struct load_plan *plan, struct recording **out, char *err, size_t errlen)
+int recording_load_plan(const char *path, const struct recording_plan *plan, struct recording **out, char *err,
+                        size_t errlen)
 {
     *out = NULL;
     if (strcmp(path, "-") == 0)
@@ -1263,15 +1263,15 @@ static int load_path(const char *path, const struct load_plan *plan, struct reco
 
 int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
 {
-    struct load_plan plan = {.keep = keep};
-    return load_path(path, &plan, out, err, errlen);
+    struct recording_plan plan = {.keep = keep};
+    return recording_load_plan(path, &plan, out, err, errlen);
 }
 
 int recording_load_each(const char *path, recording_session_fn fn, void *arg, struct recording **out, char *err,
                         size_t errlen)
 {
-    struct load_plan plan = {.keep = RECORDING_KEEP_ALL, .each = fn, .arg = arg};
-    return load_path(path, &plan, out, err, errlen);
+    struct recording_plan plan = {.keep = RECORDING_KEEP_ALL, .each = fn, .arg = arg};
+    return recording_load_plan(path, &plan, out, err, errlen);
 }
 
 int recording_load(const char *path, struct recording **out, char *err, size_t errlen)

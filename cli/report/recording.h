@@ -315,7 +315,9 @@ struct recording {
     uint64_t damaged_bytes; /* bytes skipped for damage */
     char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
     size_t keep;            /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST, _NONE or a session number */
-    recording_session_fn each; /* private: recording_load_each's, while it loads */
+    /* private: the plan's, while it loads */
+    int skip_occupancy;
+    recording_session_fn each;
     void *each_arg;
 };
 
@@ -336,6 +338,20 @@ int recording_load(const char *path, struct recording **out, char *err, size_t e
  * session number N from 1, whose session alone is read (the others' pins are never decoded
  * into the model). Every session is still counted in n_sessions. */
 int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);
+/* What a load keeps (recording_load_plan). */
+struct recording_plan {
+    size_t keep; /* RECORDING_KEEP_ALL, _LAST, _NONE or a session number, as recording_load_session */
+    /* keep no occupancy points (sessions' n_occupancy 0): only the timelines (html, perfetto) draw
+     * them, and a long session sampled every 40 ms has millions; their times still make the
+     * session's span */
+    int skip_occupancy;
+    recording_session_fn each; /* non-NULL: every session in turn, as recording_load_each */
+    void *arg;
+};
+/* Loads the file at path ("-": standard input) as plan says; the functions above and below are
+ * its common cases. */
+int recording_load_plan(const char *path, const struct recording_plan *plan, struct recording **out, char *err,
+                        size_t errlen);
 /* Same, every session in turn: each, once complete (the next began, or the file ended) and its ids
  * resolved, is handed to fn, then given back as a session not kept is. Memory follows the largest
  * session, not the file, for a caller that needs them all (pprof's every session, vtpin run). */

@@ -108,32 +108,44 @@ static int passes_then(struct recording *r, struct recording_session *s, void *a
     return rc ? rc : e->fn(r, s, e->arg);
 }
 
-int report_open_each(const char *path, report_session_fn fn, void *arg, struct recording **out, char *err,
-                     size_t errlen)
+int report_open_plan(const char *path, const struct report_plan *plan, struct recording **out, char *err, size_t errlen)
 {
-    struct each_session e = {fn, arg};
-    return recording_load_each(path, passes_then, &e, out, err, errlen);
-}
-
-int report_open(const char *path, struct recording **out, char *err, size_t errlen)
-{
-    return report_open_session(path, RECORDING_KEEP_ALL, out, err, errlen);
-}
-
-int report_open_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
-{
+    struct each_session e = {plan->each, plan->arg};
+    struct recording_plan load = {.keep = plan->keep, .skip_occupancy = plan->skip_occupancy};
+    if (plan->each) {
+        load.each = passes_then;
+        load.arg = &e;
+    }
     struct recording *r = NULL;
-    int rc = recording_load_session(path, keep, &r, err, errlen);
+    int rc = recording_load_plan(path, &load, &r, err, errlen);
     if (rc)
         return rc;
-    rc = report_passes(r);
-    if (rc) {
+    if (!plan->each && (rc = report_passes(r))) { /* each: run on every session as it was handed over */
         snprintf(err, errlen, "%s: out of memory", r->path);
         recording_free(r);
         return rc;
     }
     *out = r;
     return 0;
+}
+
+int report_open(const char *path, struct recording **out, char *err, size_t errlen)
+{
+    struct report_plan all = {.keep = RECORDING_KEEP_ALL};
+    return report_open_plan(path, &all, out, err, errlen);
+}
+
+int report_open_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
+{
+    struct report_plan plan = {.keep = keep};
+    return report_open_plan(path, &plan, out, err, errlen);
+}
+
+int report_open_each(const char *path, report_session_fn fn, void *arg, struct recording **out, char *err,
+                     size_t errlen)
+{
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .each = fn, .arg = arg};
+    return report_open_plan(path, &plan, out, err, errlen);
 }
 
 static int add_to_pprof(const struct recording *r, const struct recording_session *s, void *every)
@@ -274,13 +286,19 @@ int report_main(int argc, char **argv)
         return cli_usage_error("report", "--format pprof is gzipped binary, not for a terminal: give -o FILE or "
                                          "redirect standard output");
 
-    /* pprof without --session shows every session, built one session at a time; every other format one */
+    /* pprof without --session shows every session, built one session at a time; every other format one.
+     * Only the timelines draw occupancy. */
     o.all_sessions = format == FORMAT_PPROF && !session;
+    struct report_plan plan = {.keep = session ? session : RECORDING_KEEP_LAST,
+                               .skip_occupancy = format != FORMAT_HTML && format != FORMAT_PERFETTO};
     int rc = o.all_sessions ? report_pprof_new(&every, argv[optind]) : 0;
-    if (!rc && o.all_sessions)
-        rc = report_open_each(argv[optind], add_to_pprof, every, &r, err, sizeof(err));
-    else if (!rc)
-        rc = report_open_session(argv[optind], session ? session : RECORDING_KEEP_LAST, &r, err, sizeof(err));
+    if (o.all_sessions) {
+        plan.keep = RECORDING_KEEP_ALL;
+        plan.each = add_to_pprof;
+        plan.arg = every;
+    }
+    if (!rc)
+        rc = report_open_plan(argv[optind], &plan, &r, err, sizeof(err));
     else
         snprintf(err, sizeof(err), "%s: out of memory", argv[optind]);
     if (rc) {

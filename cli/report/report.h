@@ -59,13 +59,25 @@ char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *
 int report_open(const char *path, struct recording **out, char *err, size_t errlen);
 /* Same, keeping whole only the sessions keep says (recording_load_session). */
 int report_open_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);
-/* Given each session of report_open_each in turn, loaded and its passes run; 0 or -errno (stops the
- * load, which fails with it). */
+/* Given each session of a one-at-a-time load in turn (report_open_each), loaded and its passes
+ * run; 0 or -errno (stops the load, which fails with it). */
 typedef int (*report_session_fn)(const struct recording *r, const struct recording_session *s, void *arg);
 /* The recording at path read one session at a time (recording_load_each): each is handed to fn as
  * report_open would have it, then given back. *out keeps what a session not kept keeps (Hello,
  * Stats, notices, end: the warnings, the session count). 0 or -errno with err, as report_open. */
 int report_open_each(const char *path, report_session_fn fn, void *arg, struct recording **out, char *err,
+                     size_t errlen);
+/* What report_open_plan keeps: as struct recording_plan (recording.h), with fn's sessions handed
+ * over after their passes. */
+struct report_plan {
+    size_t keep;
+    int skip_occupancy;
+    report_session_fn each;
+    void *arg;
+};
+/* Loads path as plan says, then runs the passes; report_open, report_open_session and
+ * report_open_each are its common cases. 0 and *out, or -errno with err, as report_open. */
+int report_open_plan(const char *path, const struct report_plan *plan, struct recording **out, char *err,
                      size_t errlen);
 /* The passes that follow a load, on every session: the kernel view's exact
  * pins after attach (kernel_split_parks), then its timing of blocks

@@ -175,7 +175,8 @@ int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **
     struct run_recording *item = &rs->items[i];
     char err[512];
     *out = NULL;
-    int rc = item->failed ? -EIO : report_open(item->path, out, err, sizeof(err));
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .skip_occupancy = 1}; /* no timeline in a run */
+    int rc = item->failed ? -EIO : report_open_plan(item->path, &plan, out, err, sizeof(err));
     if (rc) {
         if (!item->failed) {
             fprintf(stderr, "vtpin run: %s\n", err);

@@ -2,7 +2,7 @@
  * formatters over whatever it loads. The input is a recording file's bytes,
  * read from a seekable file (memfd), every session and then one (the last, or
  * the second, as `vtpin report --session 2`), then every session in turn into a
- * pprof profile (report_open_each, as `vtpin report --format pprof` reads them),
+ * pprof profile, without occupancy (as `vtpin report --format pprof` reads them),
  * and, when it fits in a pipe, once more from a pipe, as `vtpin report -` reads
  * standard input. */
 #include <stddef.h>
@@ -67,7 +67,10 @@ static void each_into_pprof(const char *path)
     struct report_pprof *p = NULL;
     struct recording *r = NULL;
     char err[512];
-    if (report_pprof_new(&p, path) == 0 && report_open_each(path, add_to_pprof, p, &r, err, sizeof(err)) == 0)
+    if (report_pprof_new(&p, path) != 0)
+        return;
+    struct report_plan plan = {.each = add_to_pprof, .arg = p, .skip_occupancy = 1}; /* as vtpin report reads */
+    if (report_open_plan(path, &plan, &r, err, sizeof(err)) == 0)
         report_pprof_write(devnull, p, r, 0, r->n_sessions);
     recording_free(r);
     report_pprof_free(p);

@@ -1,9 +1,11 @@
-/* synth_recording PATH PINS CARRIERS [exact] [hogs]: writes a recording like
- * the agent's, with PINS pins spread over CARRIERS carriers (varied reasons,
+/* synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet]: writes a recording
+ * like the agent's, with PINS pins spread over CARRIERS carriers (varied reasons,
  * a few hundred distinct stacks, NATIVE_BLOCK pins with blocked_in, named
  * virtual threads, occupancy sampled every 10 ms or exact transitions) and
- * with hogs, after every 1000th pin, a carrier hog of 200-400 ms. For
- * the tests of the report formats on a large recording; deterministic. */
+ * with hogs, after every 1000th pin, a carrier hog of 200-400 ms. quiet: a
+ * carrier's pins 0-2 s apart, not 0-2 ms (a long session that seldom pins: mostly
+ * occupancy). For the tests of the report formats on a large recording;
+ * deterministic. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +36,15 @@ static const char *methods[] = {"handle", "load", "save", "query", "get", "put",
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact] [hogs]\n");
+        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet]\n");
         return 2;
     }
     long n_pins = strtol(argv[2], NULL, 10), n_carriers = strtol(argv[3], NULL, 10);
-    int exact = 0, hogs = 0;
+    int exact = 0, hogs = 0, quiet = 0;
     for (int i = 4; i < argc; i++) {
         exact |= strcmp(argv[i], "exact") == 0;
         hogs |= strcmp(argv[i], "hogs") == 0;
+        quiet |= strcmp(argv[i], "quiet") == 0;
     }
     if (n_pins < 0 || n_carriers < 1 || n_carriers > 1024)
         return 2;
@@ -102,8 +105,8 @@ int main(int argc, char **argv)
     int64_t end = mono0;
     for (long i = 0; i < n_pins; i++) {
         long c = i % n_carriers;
-        int64_t start = mono0 + cursor[c] + (int64_t)(next_rand() % 2000) * 1000; /* 0-2 ms apart */
-        int64_t dur = (int64_t)(50 + next_rand() % 3000) * 1000;                  /* 50 us - 3 ms */
+        int64_t start = mono0 + cursor[c] + (int64_t)(next_rand() % 2000) * (quiet ? MS : 1000); /* 0-2 ms apart */
+        int64_t dur = (int64_t)(50 + next_rand() % 3000) * 1000;                                 /* 50 us - 3 ms */
         if (i % 500 == 7)
             dur = (int64_t)(50 + next_rand() % 150) * MS; /* now and then a long one */
         uint32_t stack = 1 + next_rand() % N_STACKS;

@@ -612,12 +612,52 @@ static void test_open_runs_passes(void)
     free(b.data);
 }
 
+/* Occupancy is kept only for the timelines (report_plan.skip_occupancy for the other formats): none
+ * is kept, yet the samples' times still make the session's span, so a pin still in progress lasts
+ * as long, and the text report is the same. */
+static void test_skip_occupancy(void)
+{
+    struct synth b = {0};
+    base_recording(&b, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED);
+    synth_pin_start(&b, 1, VTPIN__V1__PIN_REASON__NATIVE_BLOCK, MONO0 + 6 * MS, 42, 0, 7002, 12, 3, 0, "read");
+    int32_t tids[] = {7001, 7002};
+    int64_t busy[] = {41, 0};
+    synth_sample(&b, MONO0, tids, busy, 2);
+    synth_sample(&b, MONO0 + 20 * MS, tids, busy, 2); /* the last timestamp */
+    FILE *f = tmpfile();
+    if (!CHECK(f != NULL) || !CHECK(fwrite(b.data, 1, b.len, f) == b.len) || !CHECK_INT(fflush(f), 0))
+        return;
+    char path[64], err[256];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fileno(f));
+    struct recording *with = NULL, *without = NULL;
+    struct report_plan all = {.keep = RECORDING_KEEP_ALL}, none = {.keep = RECORDING_KEEP_ALL, .skip_occupancy = 1};
+    if (CHECK_INT(report_open_plan(path, &all, &with, err, sizeof(err)), 0) &&
+        CHECK_INT(report_open_plan(path, &none, &without, err, sizeof(err)), 0)) {
+        const struct recording_session *a = with->sessions[0], *n = without->sessions[0];
+        CHECK_UINT(a->n_occupancy, 4);
+        CHECK_UINT(n->n_occupancy, 0);
+        CHECK_INT(n->first_ns, a->first_ns);
+        CHECK_INT(n->last_ns, MONO0 + 20 * MS);
+        if (CHECK_UINT(n->n_pins, 1))
+            CHECK_INT(recording_pin_duration(n, &n->pins[0]), 14 * MS);
+        char *text_with = render(report_text, with, NULL), *text_without = render(report_text, without, NULL);
+        CHECK_STR(text_without, text_with);
+        free(text_with);
+        free(text_without);
+    }
+    recording_free(with);
+    recording_free(without);
+    fclose(f);
+    free(b.data);
+}
+
 int main(void)
 {
     CHECK_RUN(test_empty);
     CHECK_RUN(test_flame_tree);
     CHECK_RUN(test_collapsed_rounding);
     CHECK_RUN(test_perfetto);
+    CHECK_RUN(test_skip_occupancy);
     CHECK_RUN(test_html);
     CHECK_RUN(test_html_busy_strip);
     CHECK_RUN(test_html_hogs);
