@@ -1171,11 +1171,14 @@ static int load_mapped(int fd, const char *name, const struct recording_plan *pl
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX)
         return -ENODATA;
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    size_t len = (size_t)st.st_size;
+    if (plan->max_bytes && plan->max_bytes < len)
+        len = plan->max_bytes; /* the same bytes as an earlier read of a file still written */
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED)
         return -ENODATA;
-    int rc = load_buffer(map, (size_t)st.st_size, name, plan, 1, out, err, errlen);
-    munmap(map, (size_t)st.st_size);
+    int rc = load_buffer(map, len, name, plan, 1, out, err, errlen);
+    munmap(map, len);
     return rc;
 }
 

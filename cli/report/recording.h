@@ -345,6 +345,9 @@ struct recording_plan {
      * them, and a long session sampled every 40 ms has millions; their times still make the
      * session's span */
     int skip_occupancy;
+    /* a file: read no more than its first max_bytes (0: all of it), so that a file still being
+     * written reads the same in every pass over it (vtpin run); a stream is read whole */
+    uint64_t max_bytes;
     recording_session_fn each; /* non-NULL: every session in turn, as recording_load_each */
     void *arg;
 };

@@ -111,7 +111,8 @@ static int passes_then(struct recording *r, struct recording_session *s, void *a
 int report_open_plan(const char *path, const struct report_plan *plan, struct recording **out, char *err, size_t errlen)
 {
     struct each_session e = {plan->each, plan->arg};
-    struct recording_plan load = {.keep = plan->keep, .skip_occupancy = plan->skip_occupancy};
+    struct recording_plan load = {
+        .keep = plan->keep, .skip_occupancy = plan->skip_occupancy, .max_bytes = plan->max_bytes};
     if (plan->each) {
         load.each = passes_then;
         load.arg = &e;

@@ -72,6 +72,7 @@ int report_open_each(const char *path, report_session_fn fn, void *arg, struct r
 struct report_plan {
     size_t keep;
     int skip_occupancy;
+    uint64_t max_bytes;
     report_session_fn each;
     void *arg;
 };

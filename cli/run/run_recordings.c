@@ -42,13 +42,13 @@ static int pids_add(struct pids *p, int64_t pid)
     return 0;
 }
 
-static int add_item(struct run_recordings *rs, const char *path, int own)
+static int add_item(struct run_recordings *rs, const char *path, uint64_t size, int own)
 {
     struct run_recording *grown = realloc(rs->items, (rs->n + 1) * sizeof(*grown));
     if (!grown)
         return -ENOMEM;
     rs->items = grown;
-    rs->items[rs->n] = (struct run_recording){.path = strdup(path), .own = own};
+    rs->items[rs->n] = (struct run_recording){.path = strdup(path), .size = size, .own = own};
     if (!rs->items[rs->n].path)
         return -ENOMEM;
     rs->n++;
@@ -56,12 +56,21 @@ static int add_item(struct run_recordings *rs, const char *path, int own)
 }
 
 /* Reads path's sessions' Hellos only (nothing of their pins is kept): whether it can be read at
- * all, and its JVMs' pids into pids. 0, or -errno said on stderr (or -ENOMEM for pids). */
-static int look(const char *path, struct pids *pids)
+ * all, its size now, and its JVMs' pids into pids. 0, or -errno said on stderr (or -ENOMEM for
+ * pids). */
+static int look(const char *path, uint64_t *size, struct pids *pids)
 {
     struct recording *r = NULL;
     char err[512];
-    int rc = recording_load_session(path, RECORDING_KEEP_NONE, &r, err, sizeof(err));
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        int rc = -errno;
+        fprintf(stderr, "vtpin run: %s: %s\n", path, strerror(errno));
+        return rc;
+    }
+    *size = (uint64_t)sb.st_size;
+    struct recording_plan plan = {.keep = RECORDING_KEEP_NONE, .skip_occupancy = 1, .max_bytes = *size};
+    int rc = recording_load_plan(path, &plan, &r, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "vtpin run: %s\n", err);
         return rc;
@@ -93,9 +102,10 @@ static int find_own(const struct run_where *w, struct run_recordings *rs, struct
         struct stat sb;
         if (w->own_glob && (stat(g.gl_pathv[i], &sb) || sb.st_mtim.tv_sec < w->started.tv_sec))
             continue; /* not this run's */
-        rc = look(g.gl_pathv[i], pids);
+        uint64_t size = 0;
+        rc = look(g.gl_pathv[i], &size, pids);
         if (rc == 0)
-            rc = add_item(rs, g.gl_pathv[i], 1);
+            rc = add_item(rs, g.gl_pathv[i], size, 1);
         else if (rc != -ENOMEM)
             rs->unreadable++;
     }
@@ -130,9 +140,10 @@ static int find_attached(const struct run_where *w, struct run_recordings *rs, s
             if (end == base || *end != '-' || pids_has(own, pid))
                 continue; /* a JVM with the run's agent from its start: its own recording is the judged one */
             struct pids seen = {0};
-            rc = look(g.gl_pathv[i], &seen);
+            uint64_t size = 0;
+            rc = look(g.gl_pathv[i], &size, &seen);
             free(seen.v);
-            if (rc == 0 && !(rc = add_item(rs, g.gl_pathv[i], 0)))
+            if (rc == 0 && !(rc = add_item(rs, g.gl_pathv[i], size, 0)))
                 rc = pids_add(&attached, pid);
             else if (rc != -ENOMEM)
                 rs->unreadable++;
@@ -175,7 +186,8 @@ int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **
     struct run_recording *item = &rs->items[i];
     char err[512];
     *out = NULL;
-    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .skip_occupancy = 1}; /* no timeline in a run */
+    /* no timeline in a run; and the bytes found, whatever was written since */
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .skip_occupancy = 1, .max_bytes = item->size};
     int rc = item->failed ? -EIO : report_open_plan(item->path, &plan, out, err, sizeof(err));
     if (rc) {
         if (!item->failed) {

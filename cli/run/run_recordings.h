@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "recording.h"
@@ -24,8 +25,9 @@ struct run_where {
 
 struct run_recording {
     char *path;
-    int own;    /* an agent's own recording; else the run's collector's, of a JVM it attached to */
-    int failed; /* could not be read (said on stderr, counted in unreadable): not judged */
+    uint64_t size; /* its size when found: every pass reads these bytes (a JVM left running writes on) */
+    int own;       /* an agent's own recording; else the run's collector's, of a JVM it attached to */
+    int failed;    /* could not be read (said on stderr, counted in unreadable): not judged */
 };
 
 struct run_recordings {

@@ -1196,6 +1196,32 @@ static void test_each_session(void)
     free(b.data);
 }
 
+/* A file still being written (a JVM that vtpin run left running) reads the same in every pass:
+ * max_bytes, its size when first read, and nothing written since. */
+static void test_max_bytes(void)
+{
+    struct buf b = {0};
+    three_sessions(&b);
+    size_t first = b.len;
+    ev_hello(&b, 777, "25"); /* written on: a fourth session, then a pin of it */
+    ev_pin_start(&b, 1, 5 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    const char *file = write_file("growing.vtp", &b);
+    struct report_plan then = {.keep = RECORDING_KEEP_ALL, .max_bytes = first}, now = {.keep = RECORDING_KEEP_ALL};
+    struct recording *r = NULL;
+    char err[512] = "";
+    if (CHECK_INT(report_open_plan(file, &then, &r, err, sizeof(err)), 0)) {
+        check_kept(r, RECORDING_KEEP_ALL);
+        CHECK(!r->truncated);
+        CHECK_UINT(r->bytes, first);
+    }
+    recording_free(r);
+    r = NULL;
+    if (CHECK_INT(report_open_plan(file, &now, &r, err, sizeof(err)), 0) && CHECK_UINT(r->n_sessions, 4))
+        CHECK_UINT(r->sessions[3]->n_pins, 1);
+    recording_free(r);
+    free(b.data);
+}
+
 static void test_keep_sessions(void)
 {
     struct buf b = {0};
@@ -1856,6 +1882,7 @@ int main(void)
     CHECK_RUN(test_concatenated_pipe);
     CHECK_RUN(test_keep_sessions);
     CHECK_RUN(test_each_session);
+    CHECK_RUN(test_max_bytes);
     CHECK_RUN(test_unknown_ids);
     CHECK_RUN(test_sessions);
     CHECK_RUN(test_long_stack_elided);
