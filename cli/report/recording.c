@@ -142,13 +142,8 @@ static void content_free(struct recording_session *s)
         free(s->extras[i]);
     }
     free(s->extras);
-    for (size_t i = 0; i < s->n_kintervals; i++) {
-        free(s->kintervals[i].syscall_name);
-        for (size_t f = 0; f < s->kintervals[i].n_stack; f++)
-            free(s->kintervals[i].stack[f]);
-        free(s->kintervals[i].stack);
-    }
     free(s->kintervals);
+    kernel_stacks_free(s->kstacks);
     free(s->pin_kernels);
     free(s->kparks);
     free(s->held);
@@ -201,6 +196,7 @@ static int session_drop_content(struct recording_session *s)
     s->pins = NULL;
     s->hogs = NULL;
     s->kintervals = NULL;
+    s->kstacks = NULL;
     s->pin_kernels = NULL;
     s->kparks = NULL;
     s->held = NULL;
@@ -500,7 +496,7 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
 static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelInterval *d)
 {
     int rc = grow_array((void **)&s->kintervals, &s->kintervals_cap, s->n_kintervals + 1, sizeof(*s->kintervals));
-    if (rc)
+    if (rc || (!s->kstacks && (rc = kernel_stacks_new(&s->kstacks))))
         return rc;
     struct recording_kinterval *k = &s->kintervals[s->n_kintervals];
     memset(k, 0, sizeof(*k));
@@ -516,15 +512,14 @@ static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelI
         k->vthread_id = d->vthread_id;
         k->java_wait = (int)d->java_wait;
     }
-    s->n_kintervals++; /* owned from here on: freed with the session */
-    if (d->syscall_name && *d->syscall_name && !(k->syscall_name = strdup(d->syscall_name)))
+    if (d->syscall_name && *d->syscall_name &&
+        !(k->syscall_name = kernel_stacks_keep_string(s->kstacks, d->syscall_name)))
         return -ENOMEM;
     size_t n = d->n_stack < 128 ? d->n_stack : 128;
-    if (n && !(k->stack = calloc(n, sizeof(*k->stack))))
+    if (n && !(k->stack = kernel_stacks_keep(s->kstacks, d->stack, n)))
         return -ENOMEM;
-    for (size_t i = 0; i < n; i++, k->n_stack++)
-        if (!(k->stack[i] = strdup(d->stack[i] ? d->stack[i] : "")))
-            return -ENOMEM;
+    k->n_stack = n;
+    s->n_kintervals++;
     note_time(s, d->end_ns);
     return 0;
 }

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel_stacks.h"
 #include "session_defs.h"
 #include "session_hello.h"
 #include "session_pins.h"
@@ -175,8 +176,8 @@ struct recording_kinterval {
     int state;                /* a Vtpin__V1__KernelState value */
     int has_syscall;
     int32_t syscall;
-    char *syscall_name; /* NULL when unknown */
-    char **stack;       /* innermost first */
+    const char *syscall_name; /* NULL when unknown */
+    const char *const *stack; /* innermost first; kept once per session (kernel_stacks.h) */
     size_t n_stack;
     int64_t runqueue_ns;
     /* the carrier's JavaThread at switch out, when the kernel view read it */
@@ -260,6 +261,7 @@ struct recording_session {
     uint64_t occupancy_dropped;             /* over RECORDING_MAX_OCCUPANCY, or mismatched arrays */
     struct recording_kinterval *kintervals; /* kernel view, in file order */
     size_t n_kintervals, kintervals_cap;
+    struct kernel_stacks *kstacks; /* the intervals' stacks and syscall names, each kept once; NULL: none */
     /* the hops of the pins' blocker chains (recording_pin.blocker.chain_at), kind monitor or lock */
     struct recording_hop *blocker_hops;
     size_t n_blocker_hops, blocker_hops_cap;

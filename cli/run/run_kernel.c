@@ -31,9 +31,14 @@ int run_kernel_move(struct recording_session *dst, struct recording_session *src
         memcpy(k + dst->n_kintervals, src->kintervals, src->n_kintervals * sizeof(*k));
         dst->kintervals = k;
         dst->n_kintervals = dst->kintervals_cap = n;
-        free(src->kintervals); /* the intervals' strings are dst's now */
+        free(src->kintervals);
         src->kintervals = NULL;
         src->n_kintervals = src->kintervals_cap = 0;
+        if (!dst->kstacks) /* the intervals' stacks and syscall names are dst's now */
+            dst->kstacks = src->kstacks;
+        else if (src->kstacks)
+            kernel_stacks_adopt(dst->kstacks, src->kstacks);
+        src->kstacks = NULL;
     }
     if (src->ktimes && (!dst->ktimes || src->ktimes_ns > dst->ktimes_ns)) {
         free(dst->ktimes);

@@ -238,6 +238,29 @@ static void synth_transitions(struct synth *b, int32_t tid, int64_t *times, int6
     SYNTH_EVENT(b, transitions, VTPIN__V1__EVENT__BODY_TRANSITIONS, &t);
 }
 
+/* An off-CPU interval of a carrier as a collector with the kernel view writes it: asleep in a
+ * syscall, its kernel stack in full (innermost first), the virtual thread it saw parked. */
+__attribute__((unused)) static void synth_kinterval(struct synth *b, int32_t tid, int64_t start, int64_t end,
+                                                    int32_t syscall, const char *syscall_name, char **stack,
+                                                    size_t n_stack, int64_t vthread_id)
+{
+    Vtpin__V1__KernelInterval k = VTPIN__V1__KERNEL_INTERVAL__INIT;
+    k.carrier_tid = tid;
+    k.start_ns = start;
+    k.end_ns = end;
+    k.has_state = 1;
+    k.state = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING;
+    k.has_syscall = 1;
+    k.syscall = syscall;
+    k.syscall_name = (char *)syscall_name;
+    k.n_stack = n_stack;
+    k.stack = stack;
+    k.has_vthread_id = k.has_java_wait = 1;
+    k.vthread_id = vthread_id;
+    k.java_wait = VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED;
+    SYNTH_EVENT(b, kernel_interval, VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL, &k);
+}
+
 static void synth_goodbye(struct synth *b, int64_t t, uint64_t pins)
 {
     Vtpin__V1__Stats s = VTPIN__V1__STATS__INIT;

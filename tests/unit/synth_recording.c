@@ -1,10 +1,12 @@
-/* synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet]: writes a recording
- * like the agent's, with PINS pins spread over CARRIERS carriers (varied reasons,
+/* synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet] [kernel]: writes a
+ * recording like the agent's, with PINS pins spread over CARRIERS carriers (varied reasons,
  * a few hundred distinct stacks, NATIVE_BLOCK pins with blocked_in, named
  * virtual threads, occupancy sampled every 10 ms or exact transitions) and
  * with hogs, after every 1000th pin, a carrier hog of 200-400 ms. quiet: a
  * carrier's pins 0-2 s apart, not 0-2 ms (a long session that seldom pins: mostly
- * occupancy). For the tests of the report formats on a large recording;
+ * occupancy). kernel: as a collector with the kernel view writes it, each pin's
+ * sleep an off-CPU interval with one of a few kernel stacks of 11 frames, in
+ * full. For the tests of the report formats on a large recording;
  * deterministic. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,15 +38,16 @@ static const char *methods[] = {"handle", "load", "save", "query", "get", "put",
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet]\n");
+        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet] [kernel]\n");
         return 2;
     }
     long n_pins = strtol(argv[2], NULL, 10), n_carriers = strtol(argv[3], NULL, 10);
-    int exact = 0, hogs = 0, quiet = 0;
+    int exact = 0, hogs = 0, quiet = 0, kernel = 0;
     for (int i = 4; i < argc; i++) {
         exact |= strcmp(argv[i], "exact") == 0;
         hogs |= strcmp(argv[i], "hogs") == 0;
         quiet |= strcmp(argv[i], "quiet") == 0;
+        kernel |= strcmp(argv[i], "kernel") == 0;
     }
     if (n_pins < 0 || n_carriers < 1 || n_carriers > 1024)
         return 2;
@@ -124,6 +127,27 @@ int main(int argc, char **argv)
         synth_pin_start(&b, (uint64_t)i + 1, reason, start, 100000 + i, 2000 + (uint32_t)(i % N_NAMES),
                         7000 + (int32_t)c, 100 + (uint32_t)c, stack, culprit_of[stack], blocked);
         synth_pin_end(&b, (uint64_t)i + 1, start + dur, dur);
+        if (kernel) { /* the carrier's sleep during the pin, the way one of 4 syscalls sleeps */
+            static char *stacks[4][11] = {
+                {"bpf_prog_offcpu_switch+0xa15", "bpf_trace_run4+0x10d", "__schedule+0x628", "schedule+0x23",
+                 "futex_do_wait+0x46", "__futex_wait+0x8a", "futex_wait+0x9a", "do_futex+0xfd", "__x64_sys_futex+0x12d",
+                 "do_syscall_64+0x71", "entry_SYSCALL_64_after_hwframe+0x76"},
+                {"bpf_prog_offcpu_switch+0xa15", "bpf_trace_run4+0x10d", "__schedule+0x628", "schedule+0x23",
+                 "do_nanosleep+0x6c", "hrtimer_nanosleep+0xc4", "common_nsleep+0x40", "__x64_sys_clock_nanosleep+0xd2",
+                 "x64_sys_call+0x1b2e", "do_syscall_64+0x71", "entry_SYSCALL_64_after_hwframe+0x76"},
+                {"bpf_prog_offcpu_switch+0xa15", "bpf_trace_run4+0x10d", "__schedule+0x628", "schedule+0x23",
+                 "schedule_timeout+0x9d", "pipe_read+0x3c1", "vfs_read+0x2f6", "ksys_read+0x6d", "__x64_sys_read+0x19",
+                 "do_syscall_64+0x71", "entry_SYSCALL_64_after_hwframe+0x76"},
+                {"bpf_prog_offcpu_switch+0xa15", "bpf_trace_run4+0x10d", "__schedule+0x628", "schedule+0x23",
+                 "schedule_hrtimeout_range+0xa8", "do_epoll_wait+0x4d0", "do_epoll_pwait.part.0+0xc",
+                 "__x64_sys_epoll_pwait+0x73", "x64_sys_call+0x16a4", "do_syscall_64+0x71",
+                 "entry_SYSCALL_64_after_hwframe+0x76"}};
+            static const char *syscalls[4] = {"futex", "clock_nanosleep", "read", "epoll_pwait"};
+            static const int32_t numbers[4] = {202, 230, 0, 281};
+            int how = (int)(stack % 4);
+            synth_kinterval(&b, 7000 + (int32_t)c, start + 1000, start + dur - 1000, numbers[how], syscalls[how],
+                            stacks[how], 11, 100000 + i);
+        }
         cursor[c] = start + dur - mono0;
         if (hogs && i % 1000 == 999) { /* a hog after it, on the same carrier: it runs where the pin had slept */
             int64_t hog_start = start + dur + MS, held = (int64_t)(200 + next_rand() % 200) * MS;

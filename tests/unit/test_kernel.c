@@ -391,8 +391,8 @@ static void test_kjoin_window(void)
 
 static void test_kernel_pins(void)
 {
-    char *stack_a[] = {"do_nanosleep+0x1", "hrtimer_nanosleep+0x2"};
-    char *stack_b[] = {"futex_wait+0x3"};
+    const char *stack_a[] = {"do_nanosleep+0x1", "hrtimer_nanosleep+0x2"};
+    const char *stack_b[] = {"futex_wait+0x3"};
     struct recording_kinterval ks[] = {
         {.carrier_tid = 5,
          .start_ns = 100,

@@ -18,16 +18,18 @@ static void session_init(struct recording_session *s, int64_t pid, int64_t start
 
 static void add_interval(struct recording_session *s, int32_t tid, int64_t start, const char *syscall)
 {
+    if (!s->kstacks && !CHECK_INT(kernel_stacks_new(&s->kstacks), 0))
+        return;
     s->kintervals = realloc(s->kintervals, (s->n_kintervals + 1) * sizeof(*s->kintervals));
     struct recording_kinterval *k = &s->kintervals[s->n_kintervals++];
     memset(k, 0, sizeof(*k));
     k->carrier_tid = tid;
     k->start_ns = start;
     k->end_ns = start + 10;
-    k->syscall_name = strdup(syscall);
+    k->syscall_name = kernel_stacks_keep_string(s->kstacks, syscall);
+    char *frames[] = {"hrtimer_nanosleep+0x74"};
     k->n_stack = 1;
-    k->stack = calloc(1, sizeof(char *));
-    k->stack[0] = strdup("hrtimer_nanosleep+0x74");
+    k->stack = kernel_stacks_keep(s->kstacks, frames, 1);
     s->kintervals_cap = s->n_kintervals;
 }
 
@@ -42,13 +44,8 @@ static void set_ktimes(struct recording_session *s, int64_t at, int32_t tid)
 
 static void session_clear(struct recording_session *s)
 {
-    for (size_t i = 0; i < s->n_kintervals; i++) {
-        free(s->kintervals[i].syscall_name);
-        for (size_t f = 0; f < s->kintervals[i].n_stack; f++)
-            free(s->kintervals[i].stack[f]);
-        free(s->kintervals[i].stack);
-    }
     free(s->kintervals);
+    kernel_stacks_free(s->kstacks);
     free(s->ktimes);
     memset(s, 0, sizeof(*s));
 }
@@ -85,10 +82,14 @@ static void test_move(void)
     CHECK_INT(agent.n_kintervals, 2);
     CHECK(c0.n_kintervals == 0 && c0.kintervals == NULL && c0.ktimes == NULL);
     CHECK_INT(agent.ktimes_ns, 300);
+    CHECK(agent.kstacks != NULL && c0.kstacks == NULL); /* the stacks went with the intervals */
     CHECK_INT(run_kernel_move(&agent, &c1), 0);
     CHECK_INT(agent.n_kintervals, 3);
+    CHECK(c1.kstacks == NULL); /* adopted: agent's store frees them (ASan says so) */
     CHECK(strcmp(agent.kintervals[0].syscall_name, "nanosleep") == 0);
     CHECK(strcmp(agent.kintervals[2].syscall_name, "read") == 0);
+    CHECK(strcmp(agent.kintervals[2].stack[0], "hrtimer_nanosleep+0x74") == 0);
+    CHECK(agent.kintervals[0].stack == agent.kintervals[1].stack); /* one connection's: kept once */
     CHECK_INT(agent.kintervals[2].start_ns, 400);
     CHECK(agent.n_ktimes == 1 && agent.ktimes[0].carrier_tid == 9); /* the later times */
     CHECK_INT(agent.ktimes_ns, 500);
