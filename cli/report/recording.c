@@ -203,6 +203,8 @@ static int session_drop_content(struct recording_session *s)
     s->n_kparks = 0;
     s->blocker_hops = NULL;
     s->n_blocker_hops = s->blocker_hops_cap = 0;
+    s->extras = NULL; /* freed above: a blocker's or a downcall's; kept, they were freed again at the end */
+    s->n_extras = s->extras_cap = 0;
     s->ktimes = NULL;
     s->carriers = NULL;
     s->occupancy = NULL;

@@ -1196,6 +1196,46 @@ static void test_each_session(void)
     free(b.data);
 }
 
+/* A session given back (not the last, or handed over one at a time) whose pins had extras (a blocker,
+ * a downcall) gives them back once: they were freed again with the recording (a double free, which
+ * vtpin report --format pprof of the blockers corpus twice over hit). */
+static void test_dropped_extras(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    for (int session = 0; session < 2; session++) {
+        ev_hello(&b, 4242 + session, "21");
+        Vtpin__V1__Blocker blocker = VTPIN__V1__BLOCKER__INIT;
+        blocker.has_what = 1;
+        blocker.what = VTPIN__V1__BLOCKER_KIND__BLOCKER_MONITOR;
+        blocker.has_thread_id = 1;
+        blocker.thread_id = 7;
+        Vtpin__V1__PinStart p = VTPIN__V1__PIN_START__INIT;
+        p.pin_id = 1;
+        p.start_ns = SEC;
+        p.reason = VTPIN__V1__PIN_REASON__MONITOR_ENTER;
+        p.blocker = &blocker;
+        WireEvent ev = VTPIN__V1__EVENT__INIT;
+        ev.body_case = VTPIN__V1__EVENT__BODY_PIN_START;
+        ev.pin_start = &p;
+        put_event(&b, &ev);
+    }
+    const char *file = write_file("extras.vtp", &b);
+    struct recording *r = load_keep(file, RECORDING_KEEP_LAST);
+    if (CHECK(r != NULL) && CHECK_UINT(r->n_sessions, 2) && CHECK_UINT(r->sessions[1]->n_pins, 1)) {
+        CHECK(recording_pin_blocker(&r->sessions[1]->pins[0]) != NULL);
+        CHECK_UINT(r->sessions[0]->n_extras, 0);
+    }
+    recording_free(r); /* once each, ASan and glibc's checks say */
+    struct handed h = {0};
+    char err[512] = "";
+    r = NULL;
+    CHECK_INT(report_open_each(file, take_session, &h, &r, err, sizeof(err)), 0);
+    CHECK_UINT(h.calls, 2);
+    recording_free(r);
+    free(b.data);
+}
+
 /* A file still being written (a JVM that vtpin run left running) reads the same in every pass:
  * max_bytes, its size when first read, and nothing written since. */
 static void test_max_bytes(void)
@@ -1883,6 +1923,7 @@ int main(void)
     CHECK_RUN(test_keep_sessions);
     CHECK_RUN(test_each_session);
     CHECK_RUN(test_max_bytes);
+    CHECK_RUN(test_dropped_extras);
     CHECK_RUN(test_unknown_ids);
     CHECK_RUN(test_sessions);
     CHECK_RUN(test_long_stack_elided);
