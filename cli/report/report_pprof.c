@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "common/frames_kind.h"
+#include "common/hash.h"
+#include "common/table.h"
 #include "pprof_build.h"
 #include "views.h"
 #include "wire.h"
@@ -45,6 +47,92 @@ static int kind_at(const void *ctx, uint32_t i)
     return f->method ? f->method->kind : FRAME_JAVA;
 }
 
+/* A stack's locations as add_stack made them, for the session's next pin with the same stack and
+ * native frame: a session's pins share a few hundred stacks, and making a location formats and
+ * looks up each frame. */
+struct stack_locs {
+    const struct recording_stack *st;
+    uint32_t native_at;
+    char *native; /* NULL: none */
+    size_t at, n; /* in report_pprof.pool */
+};
+
+struct report_pprof {
+    struct pprof_builder *b;
+    uint64_t *locs; /* a stack's locations, reused from sample to sample */
+    /* the session's stacks seen (stack_locs), by stack, native frame and where it goes: forgotten
+     * when the next session is added (its stacks are others, maybe at the same addresses) */
+    struct stack_locs *seen;
+    size_t n_seen, seen_cap;
+    uint64_t *pool;
+    size_t n_pool, pool_cap;
+    struct table seen_ix;
+};
+
+struct seen_key {
+    const struct recording_stack *st;
+    uint32_t native_at;
+    const char *native;
+};
+
+static uint64_t seen_hash(const struct seen_key *k)
+{
+    uint64_t h = hash_combine(hash_u64((uint64_t)(uintptr_t)k->st), k->native_at);
+    return k->native ? hash_combine(h, hash_string(k->native)) : h;
+}
+
+static int seen_eq(const void *ctx, uint32_t item, const void *key)
+{
+    const struct stack_locs *e = &((const struct report_pprof *)ctx)->seen[item];
+    const struct seen_key *k = key;
+    return e->st == k->st && e->native_at == k->native_at &&
+           (e->native && k->native ? strcmp(e->native, k->native) == 0 : e->native == k->native);
+}
+
+static void forget_seen(struct report_pprof *p)
+{
+    for (size_t i = 0; i < p->n_seen; i++)
+        free(p->seen[i].native);
+    p->n_seen = p->n_pool = 0;
+    table_fini(&p->seen_ix);
+    memset(&p->seen_ix, 0, sizeof(p->seen_ix));
+}
+
+/* Keeps locs[0..n) as the locations of key. 0 or -ENOMEM (the next pin makes them again). */
+static int remember(struct report_pprof *p, const struct seen_key *key, const uint64_t *locs, size_t n)
+{
+    if (!p->seen_ix.slots && table_init(&p->seen_ix, 0, TABLE_GROWING))
+        return -ENOMEM;
+    if (p->n_seen == p->seen_cap) {
+        size_t cap = p->seen_cap ? 2 * p->seen_cap : 64;
+        struct stack_locs *grown = realloc(p->seen, cap * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        p->seen = grown;
+        p->seen_cap = cap;
+    }
+    if (p->n_pool + n > p->pool_cap) {
+        size_t cap = p->pool_cap ? p->pool_cap : 4096;
+        while (cap < p->n_pool + n)
+            cap *= 2;
+        uint64_t *grown = realloc(p->pool, cap * sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        p->pool = grown;
+        p->pool_cap = cap;
+    }
+    struct stack_locs e = {.st = key->st, .native_at = key->native_at, .at = p->n_pool, .n = n};
+    if ((key->native && !(e.native = strdup(key->native))) ||
+        table_add(&p->seen_ix, seen_hash(key), (uint32_t)p->n_seen)) {
+        free(e.native);
+        return -ENOMEM;
+    }
+    memcpy(p->pool + p->n_pool, locs, n * sizeof(*locs));
+    p->n_pool += n;
+    p->seen[p->n_seen++] = e;
+    return 0;
+}
+
 static int64_t add_location(struct pprof_builder *b, const struct recording_frame *f)
 {
     char label[1024];
@@ -54,8 +142,8 @@ static int64_t add_location(struct pprof_builder *b, const struct recording_fram
 
 /* st's frames (leaf first) into locs: native (NULL: none) above frame native_at, "[truncated]" under a cut
  * stack; one "[no stack: what]" frame when st has none. Their count, or -ENOMEM. */
-static int64_t add_stack(struct pprof_builder *b, const struct recording_stack *st, const char *native,
-                         uint32_t native_at, const char *what, uint64_t *locs)
+static int64_t make_stack(struct pprof_builder *b, const struct recording_stack *st, const char *native,
+                          uint32_t native_at, const char *what, uint64_t *locs)
 {
     char text[640];
     size_t n = 0;
@@ -85,6 +173,25 @@ static int64_t add_stack(struct pprof_builder *b, const struct recording_stack *
     return (int64_t)n;
 }
 
+/* The same into p->locs, made once per session for each stack and native frame. */
+static int64_t add_stack(struct report_pprof *p, const struct recording_stack *st, const char *native,
+                         uint32_t native_at, const char *what)
+{
+    if (!st || st->count == 0)
+        return make_stack(p->b, st, native, native_at, what, p->locs);
+    struct seen_key key = {st, native_at, native};
+    int64_t at = p->seen_ix.slots ? table_find(&p->seen_ix, seen_hash(&key), seen_eq, p, &key) : -1;
+    if (at >= 0) {
+        const struct stack_locs *e = &p->seen[at];
+        memcpy(p->locs, p->pool + e->at, e->n * sizeof(*p->locs));
+        return (int64_t)e->n;
+    }
+    int64_t n = make_stack(p->b, st, native, native_at, what, p->locs);
+    if (n > 0)
+        remember(p, &key, p->locs, (size_t)n); /* out of memory: made again next time */
+    return n;
+}
+
 /* A carrier's label: its name, else "tid N", else "unknown". */
 static const char *carrier_label(const char *name, int has_tid, int32_t tid, char *out, size_t cap)
 {
@@ -97,14 +204,14 @@ static const char *carrier_label(const char *name, int has_tid, int32_t tid, cha
     return out;
 }
 
-static int add_pin(struct pprof_builder *b, const struct recording_session *s, const struct recording_pin *p,
-                   uint64_t *locs, struct pprof_label *labels, size_t n_labels)
+static int add_pin(struct report_pprof *pp, const struct recording_session *s, const struct recording_pin *p,
+                   struct pprof_label *labels, size_t n_labels)
 {
     char native_text[640], carrier[160];
     const struct recording_stack *st = p->stack;
     const char *native = st && st->count ? native_frame(p, native_text, sizeof(native_text)) : NULL;
     uint32_t native_at = native ? frames_native_entry(kind_at, st, p->culprit) : UINT32_MAX;
-    int64_t n = add_stack(b, st, native, native_at, wire_reason_name(p->reason), locs);
+    int64_t n = add_stack(pp, st, native, native_at, wire_reason_name(p->reason));
     if (n < 0)
         return (int)n;
     labels[0] = (struct pprof_label){.key = "reason", .str = wire_reason_name(p->reason)};
@@ -113,15 +220,15 @@ static int add_pin(struct pprof_builder *b, const struct recording_session *s, c
         .key = "carrier",
         .str = carrier_label(p->carrier_name, p->has_carrier_tid, p->carrier_tid, carrier, sizeof(carrier))};
     int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_PINNED_NS] = recording_pin_duration(s, p), [PPROF_VALUE_PINS] = 1};
-    return pprof_builder_sample(b, locs, (size_t)n, values, labels, n_labels);
+    return pprof_builder_sample(pp->b, pp->locs, (size_t)n, values, labels, n_labels);
 }
 
 /* A carrier hog: its stack and labels as a pin's, with reason HOG (as `vtpin top` names it); only hogged. */
-static int add_hog(struct pprof_builder *b, const struct recording_session *s, const struct recording_hog *h,
-                   uint64_t *locs, struct pprof_label *labels, size_t n_labels)
+static int add_hog(struct report_pprof *pp, const struct recording_session *s, const struct recording_hog *h,
+                   struct pprof_label *labels, size_t n_labels)
 {
     char carrier[160];
-    int64_t n = add_stack(b, h->stack, NULL, UINT32_MAX, "HOG", locs);
+    int64_t n = add_stack(pp, h->stack, NULL, UINT32_MAX, "HOG");
     if (n < 0)
         return (int)n;
     labels[0] = (struct pprof_label){.key = "reason", .str = "HOG"};
@@ -130,12 +237,13 @@ static int add_hog(struct pprof_builder *b, const struct recording_session *s, c
         .key = "carrier",
         .str = carrier_label(h->carrier_name, h->has_carrier_tid, h->carrier_tid, carrier, sizeof(carrier))};
     int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_HOGGED_NS] = recording_hog_duration(s, h)};
-    return pprof_builder_sample(b, locs, (size_t)n, values, labels, n_labels);
+    return pprof_builder_sample(pp->b, pp->locs, (size_t)n, values, labels, n_labels);
 }
 
-/* The session's pins and carrier hogs into b, labelled with its JVM. */
-static int add_session(struct pprof_builder *b, const struct recording_session *s, uint64_t *locs)
+/* The session's pins and carrier hogs into p, labelled with its JVM. */
+static int add_session(struct report_pprof *p, const struct recording_session *s)
 {
+    forget_seen(p);
     char pid[32];
     struct pprof_label labels[5];
     size_t n_labels = 3;
@@ -146,12 +254,12 @@ static int add_session(struct pprof_builder *b, const struct recording_session *
     if (s->hello.app && *s->hello.app)
         labels[n_labels++] = (struct pprof_label){.key = "app", .str = s->hello.app};
     for (size_t i = 0; i < s->n_pins; i++) {
-        int rc = add_pin(b, s, &s->pins[i], locs, labels, n_labels);
+        int rc = add_pin(p, s, &s->pins[i], labels, n_labels);
         if (rc)
             return rc;
     }
     for (size_t i = 0; i < s->n_hogs; i++) {
-        int rc = add_hog(b, s, &s->hogs[i], locs, labels, n_labels);
+        int rc = add_hog(p, s, &s->hogs[i], labels, n_labels);
         if (rc)
             return rc;
     }
@@ -178,11 +286,6 @@ static void set_time(struct pprof_builder *b, const struct recording *r, size_t 
         pprof_builder_set_time(b, first, last - first);
 }
 
-struct report_pprof {
-    struct pprof_builder *b;
-    uint64_t *locs; /* a stack's locations, reused from sample to sample */
-};
-
 int report_pprof_new(struct report_pprof **out, const char *path)
 {
     struct report_pprof *p = calloc(1, sizeof(*p));
@@ -203,7 +306,7 @@ int report_pprof_new(struct report_pprof **out, const char *path)
 
 int report_pprof_add(struct report_pprof *p, const struct recording_session *s)
 {
-    return add_session(p->b, s, p->locs);
+    return add_session(p, s);
 }
 
 int report_pprof_write(FILE *out, struct report_pprof *p, const struct recording *r, size_t from, size_t to)
@@ -224,6 +327,9 @@ void report_pprof_free(struct report_pprof *p)
         return;
     pprof_builder_free(p->b);
     free(p->locs);
+    forget_seen(p);
+    free(p->seen);
+    free(p->pool);
     free(p);
 }
 
