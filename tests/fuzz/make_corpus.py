@@ -4,6 +4,7 @@ fixture JVMs (JDK 21, where monitors pin), the collector's own recording of an
 agent connection, and the Query frames `vtpin status` / `vtpin top` send.
 
   VTPIN_BUILD=build JAVA21_HOME=... tests/fuzz/make_corpus.py
+  tests/fuzz/make_corpus.py --replayed   (only the seeds made from tests/corpus: no JVM)
 
 Seeds stay small (each under MAX bytes, cut at a frame boundary; the whole
 corpus well under 1 MB). Not run by CI: the corpus is committed."""
@@ -137,7 +138,22 @@ def write(target, name, data):
         f.write(data)
 
 
+def replayed_seeds():
+    """Seeds made from the report's corpus (tests/corpus, recordings captured from real runs), no JVM
+    needed: sessions of several kinds in one file, the first ones given back as the reader goes
+    on (a session with blockers, one with the kernel view's intervals)."""
+    def real(name):
+        with open(os.path.join(HERE, "..", "corpus", name + ".vtp"), "rb") as f:
+            return frames(f.read()[len(MAGIC):])
+    write("recording", "sessions-blockers-kernel", MAGIC + cut(real("blockers"), MAX // 4) + MAGIC +
+          cut(real("alternating_kernel"), MAX // 2) + MAGIC + cut(real("blockers"), MAX // 4))
+
+
 def main():
+    if sys.argv[1:] == ["--replayed"]:  # only the seeds above
+        replayed_seeds()
+        return
+    replayed_seeds()
     work = tempfile.mkdtemp(prefix="vtpin-corpus-")
     try:
         recs = {
