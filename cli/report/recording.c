@@ -229,7 +229,7 @@ static struct recording_session *session_new(void)
 
 static int session_resolve(struct recording_session *s);
 
-/* recording_load_each: session s is complete (the next one began, or the file ended): resolved,
+/* recording_plan.each: session s is complete (the next one began, or the file ended): resolved,
  * handed to the caller, then given back as a session not shown is. 0 or the first -errno. */
 static int hand_over(struct recording *r, struct recording_session *s)
 {
@@ -1261,22 +1261,10 @@ int recording_load_plan(const char *path, const struct recording_plan *plan, str
     return rc;
 }
 
-int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
-{
-    struct recording_plan plan = {.keep = keep};
-    return recording_load_plan(path, &plan, out, err, errlen);
-}
-
-int recording_load_each(const char *path, recording_session_fn fn, void *arg, struct recording **out, char *err,
-                        size_t errlen)
-{
-    struct recording_plan plan = {.keep = RECORDING_KEEP_ALL, .each = fn, .arg = arg};
-    return recording_load_plan(path, &plan, out, err, errlen);
-}
-
 int recording_load(const char *path, struct recording **out, char *err, size_t errlen)
 {
-    return recording_load_session(path, RECORDING_KEEP_ALL, out, err, errlen);
+    struct recording_plan all = {.keep = RECORDING_KEEP_ALL};
+    return recording_load_plan(path, &all, out, err, errlen);
 }
 
 void recording_free(struct recording *r)

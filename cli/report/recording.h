@@ -19,7 +19,7 @@
  * Memory: a file is mapped and the pages read are given back as the load
  * goes on; a pipe or device is first copied to an unlinked file of its own
  * (TMPDIR, else /tmp), so memory follows the model of what is kept, not the
- * size of what is read (recording_load_session). */
+ * size of what is read (recording_plan). */
 #ifndef VTPIN_CLI_RECORDING_H
 #define VTPIN_CLI_RECORDING_H
 
@@ -251,7 +251,7 @@ struct recording_session {
     size_t n_notices;
     struct session_stats stats; /* the last Stats, or the Goodbye's (proto/session_stats.h) */
     int has_goodbye;
-    int skipped;         /* not kept (recording_load_session): its Hello, Stats, notices and end only */
+    int skipped;         /* not kept (recording_plan.keep): its Hello, Stats, notices and end only */
     int damaged;         /* a damaged frame cut this session short (what follows up to the next magic is skipped) */
     uint64_t damaged_at; /* its byte offset in the file */
     struct recording_carrier *carriers; /* in the order announced; one per tid */
@@ -298,7 +298,7 @@ struct recording_session {
 };
 
 struct recording;
-/* Given each session of recording_load_each in turn, complete and resolved; 0 or -errno (the load
+/* Given each session of a load in turn (recording_plan.each), complete and resolved; 0 or -errno (the load
  * stops and fails with it). */
 typedef int (*recording_session_fn)(struct recording *r, struct recording_session *s, void *arg);
 
@@ -336,13 +336,12 @@ struct recording {
  * message naming the file in err: -EPROTO not a recording (bad magic),
  * -ENOMEM, or the error of open/read. */
 int recording_load(const char *path, struct recording **out, char *err, size_t errlen);
-/* Same, keeping whole only the sessions keep says: RECORDING_KEEP_ALL, RECORDING_KEEP_LAST, _NONE, or a
- * session number N from 1, whose session alone is read (the others' pins are never decoded
- * into the model). Every session is still counted in n_sessions. */
-int recording_load_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);
 /* What a load keeps (recording_load_plan). */
 struct recording_plan {
-    size_t keep; /* RECORDING_KEEP_ALL, _LAST, _NONE or a session number, as recording_load_session */
+    /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST, _NONE, or a session number N from 1, whose
+     * session alone is read (the others' pins are never decoded into the model); every session is
+     * still counted in n_sessions */
+    size_t keep;
     /* keep no occupancy points (sessions' n_occupancy 0): only the timelines (html, perfetto) draw
      * them, and a long session sampled every 40 ms has millions; their times still make the
      * session's span */
@@ -350,17 +349,14 @@ struct recording_plan {
     /* a file: read no more than its first max_bytes (0: all of it), so that a file still being
      * written reads the same in every pass over it (vtpin run); a stream is read whole */
     uint64_t max_bytes;
-    recording_session_fn each; /* non-NULL: every session in turn, as recording_load_each */
+    /* non-NULL: every session in turn, once complete (the next began, or the file ended) and its ids
+     * resolved, is handed to each, then given back as a session not kept is: memory follows the
+     * largest session, not the file, for a reader of them all (pprof's every session) */
+    recording_session_fn each;
     void *arg;
 };
-/* Loads the file at path ("-": standard input) as plan says; the functions above and below are
- * its common cases. */
+/* Loads the file at path ("-": standard input) as plan says; recording_load is its common case. */
 int recording_load_plan(const char *path, const struct recording_plan *plan, struct recording **out, char *err,
-                        size_t errlen);
-/* Same, every session in turn: each, once complete (the next began, or the file ended) and its ids
- * resolved, is handed to fn, then given back as a session not kept is. Memory follows the largest
- * session, not the file, for a caller that needs them all (pprof's every session, vtpin run). */
-int recording_load_each(const char *path, recording_session_fn fn, void *arg, struct recording **out, char *err,
                         size_t errlen);
 /* Same from an open descriptor (all sessions); name is used in messages. */
 int recording_load_fd(int fd, const char *name, struct recording **out, char *err, size_t errlen);

@@ -136,19 +136,6 @@ int report_open(const char *path, struct recording **out, char *err, size_t errl
     return report_open_plan(path, &all, out, err, errlen);
 }
 
-int report_open_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen)
-{
-    struct report_plan plan = {.keep = keep};
-    return report_open_plan(path, &plan, out, err, errlen);
-}
-
-int report_open_each(const char *path, report_session_fn fn, void *arg, struct recording **out, char *err,
-                     size_t errlen)
-{
-    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .each = fn, .arg = arg};
-    return report_open_plan(path, &plan, out, err, errlen);
-}
-
 static int add_to_pprof(const struct recording *r, const struct recording_session *s, void *every)
 {
     (void)r;

@@ -28,7 +28,7 @@ int report_collapsed(FILE *out, const struct recording *r, const struct report_o
 int report_perfetto(FILE *out, const struct recording *r, const struct report_options *o);
 /* Gzipped pprof (report_pprof.c): o->all_sessions, or o->session. */
 int report_pprof(FILE *out, const struct recording *r, const struct report_options *o);
-/* The same built a session at a time (every session of a file, read with report_open_each): new,
+/* The same built a session at a time (every session of a file, read with report_plan.each): new,
  * add each session, then write the profile of sessions [from, to) of r. Each 0 or -errno. */
 struct report_pprof;
 int report_pprof_new(struct report_pprof **out, const char *path);
@@ -57,18 +57,12 @@ char *report_pin_frame_markers(const struct recording_pin *p, uint32_t i, char *
  * loaded (recording_load), then report_passes. 0 and *out, or -errno with a
  * one-line message naming the file in err (as recording_load). */
 int report_open(const char *path, struct recording **out, char *err, size_t errlen);
-/* Same, keeping whole only the sessions keep says (recording_load_session). */
-int report_open_session(const char *path, size_t keep, struct recording **out, char *err, size_t errlen);
-/* Given each session of a one-at-a-time load in turn (report_open_each), loaded and its passes
+/* Given each session of a one-at-a-time load in turn (report_plan.each), loaded and its passes
  * run; 0 or -errno (stops the load, which fails with it). */
 typedef int (*report_session_fn)(const struct recording *r, const struct recording_session *s, void *arg);
-/* The recording at path read one session at a time (recording_load_each): each is handed to fn as
- * report_open would have it, then given back. *out keeps what a session not kept keeps (Hello,
- * Stats, notices, end: the warnings, the session count). 0 or -errno with err, as report_open. */
-int report_open_each(const char *path, report_session_fn fn, void *arg, struct recording **out, char *err,
-                     size_t errlen);
-/* What report_open_plan keeps: as struct recording_plan (recording.h), with fn's sessions handed
- * over after their passes. */
+/* What report_open_plan keeps: as struct recording_plan (recording.h); each gets every session as
+ * report_open would have it, its passes run, before it is given back (*out then keeps what a
+ * session not kept keeps: Hello, Stats, notices, end: the warnings, the session count). */
 struct report_plan {
     size_t keep;
     int skip_occupancy;
@@ -76,8 +70,8 @@ struct report_plan {
     report_session_fn each;
     void *arg;
 };
-/* Loads path as plan says, then runs the passes; report_open, report_open_session and
- * report_open_each are its common cases. 0 and *out, or -errno with err, as report_open. */
+/* Loads path as plan says, then runs the passes; report_open is its common case. 0 and *out, or
+ * -errno with err, as report_open. */
 int report_open_plan(const char *path, const struct report_plan *plan, struct recording **out, char *err,
                      size_t errlen);
 /* The passes that follow a load, on every session: the kernel view's exact

@@ -721,13 +721,13 @@ static int write_junit(const char *path, const struct gate_config *gates, const 
         rc = junit_add(j, gates, result, r);
         recording_free(r);
     }
-    FILE *f = rc ? NULL : fopen(path, "w");
-    if (!rc && !f)
+    FILE *f = NULL;
+    if (!rc && !(f = fopen(path, "w")))
         rc = -errno;
-    if (f && !(rc = junit_write(f, j, result)) && fclose(f))
-        rc = -errno;
-    else if (f && rc)
-        fclose(f);
+    if (f) {
+        int written = junit_write(f, j, result), closed = fclose(f) ? -errno : 0;
+        rc = written ? written : closed;
+    }
     junit_free(j);
     return rc;
 }

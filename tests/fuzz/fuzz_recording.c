@@ -31,7 +31,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* Loads fd keeping the sessions keep says (recording_load_session), and reports each one kept. */
+/* Loads fd keeping the sessions keep says (recording_plan.keep), and reports each one kept. */
 static void load_and_report(int fd, const char *name, size_t keep)
 {
     struct recording *r = NULL;

@@ -1114,7 +1114,8 @@ static struct recording *load_keep(const char *path, size_t keep)
 {
     struct recording *r = NULL;
     char err[512] = "";
-    int rc = report_open_session(path, keep, &r, err, sizeof(err));
+    struct report_plan plan = {.keep = keep};
+    int rc = report_open_plan(path, &plan, &r, err, sizeof(err));
     if (!CHECK_INT(rc, 0))
         fprintf(stderr, "    loading %s (keep %zu): %s\n", path, keep, err);
     return r;
@@ -1141,7 +1142,7 @@ static void check_kept(struct recording *r, size_t keep)
     CHECK(recording_write_failed(r->sessions[2]) != NULL);
 }
 
-/* What report_open_each handed over, session by session. */
+/* What report_plan.each was handed, session by session. */
 struct handed {
     size_t calls;
     int64_t pids[4];
@@ -1166,6 +1167,13 @@ static int take_session(const struct recording *r, const struct recording_sessio
     return h->calls == h->fail_at ? -EIO : 0;
 }
 
+/* report_open_plan with .each = take_session, handing h over. */
+static int open_each(const char *file, struct handed *h, struct recording **r, char *err, size_t errlen)
+{
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .each = take_session, .arg = h};
+    return report_open_plan(file, &plan, r, err, errlen);
+}
+
 /* Every session in turn (pprof's every session): each handed over whole, in file order, then given
  * back, so that after the load each is as a session not kept is; a failing consumer stops the load. */
 static void test_each_session(void)
@@ -1176,7 +1184,7 @@ static void test_each_session(void)
     struct handed h = {0};
     struct recording *r = NULL;
     char err[512] = "";
-    if (CHECK_INT(report_open_each(file, take_session, &h, &r, err, sizeof(err)), 0) && CHECK_UINT(h.calls, 3)) {
+    if (CHECK_INT(open_each(file, &h, &r, err, sizeof(err)), 0) && CHECK_UINT(h.calls, 3)) {
         static const int64_t pids[] = {4242, 31337, 555};
         static const size_t pins[] = {3, 1, 2};
         for (size_t i = 0; i < 3; i++) {
@@ -1189,7 +1197,7 @@ static void test_each_session(void)
     recording_free(r);
     struct handed fails = {.fail_at = 2};
     r = NULL;
-    CHECK_INT(report_open_each(file, take_session, &fails, &r, err, sizeof(err)), -EIO);
+    CHECK_INT(open_each(file, &fails, &r, err, sizeof(err)), -EIO);
     CHECK(r == NULL);
     CHECK_UINT(fails.calls, 2);
     CHECK(strstr(err, "three-each.vtp") != NULL);
@@ -1230,7 +1238,7 @@ static void test_dropped_extras(void)
     struct handed h = {0};
     char err[512] = "";
     r = NULL;
-    CHECK_INT(report_open_each(file, take_session, &h, &r, err, sizeof(err)), 0);
+    CHECK_INT(open_each(file, &h, &r, err, sizeof(err)), 0);
     CHECK_UINT(h.calls, 2);
     recording_free(r);
     free(b.data);
