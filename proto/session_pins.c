@@ -6,10 +6,12 @@
 #include "common/hash.h"
 #include "common/table.h"
 
-/* A pin that ended, in a table that keeps them: its id and kind, nothing else. */
+/* Pins that ended, in a table that keeps them: 64 ids in a word, one bit each. The agent's ids
+ * rise, so a session of millions of pins costs a few bytes per 64 of them; scattered ids (a file
+ * may say any) cost one word each. */
 struct ended {
-    uint64_t id;
-    uint8_t kind;
+    uint64_t key; /* id / 64, the kind at bit 58 (ids / 64 are under 2^58) */
+    uint64_t bits;
 };
 
 struct session_pins {
@@ -47,17 +49,27 @@ static int64_t find(const struct session_pins *t, int kind, uint64_t id)
     return table_find(&t->ix, key_hash(id, kind), key_eq, t, &k);
 }
 
+static uint64_t ended_key(int kind, uint64_t id)
+{
+    return id / 64 | (uint64_t)kind << 58;
+}
+
 static int ended_eq(const void *ctx, uint32_t item, const void *key)
 {
-    const struct ended *e = &((const struct session_pins *)ctx)->ended[item];
-    const struct key *k = key;
-    return e->id == k->id && e->kind == k->kind;
+    return ((const struct session_pins *)ctx)->ended[item].key == *(const uint64_t *)key;
+}
+
+/* The word holding (kind, id), or -1. */
+static int64_t ended_word(const struct session_pins *t, int kind, uint64_t id)
+{
+    uint64_t key = ended_key(kind, id);
+    return table_find(&t->ended_ix, hash_u64(key), ended_eq, t, &key);
 }
 
 static int has_ended(const struct session_pins *t, int kind, uint64_t id)
 {
-    struct key k = {id, kind};
-    return t->keep_ended && table_find(&t->ended_ix, key_hash(id, kind), ended_eq, t, &k) >= 0;
+    int64_t at = t->keep_ended ? ended_word(t, kind, id) : -1;
+    return at >= 0 && (t->ended[at].bits >> (id % 64) & 1);
 }
 
 /* Grows *arr of *cap elements of size elem to hold need: doubling, at most limit (0: none). 0 or -ENOMEM. */
@@ -81,10 +93,15 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t limit)
 /* Remembers that (kind, id) ended. 0 or -ENOMEM. */
 static int note_ended(struct session_pins *t, int kind, uint64_t id)
 {
-    int rc = grow((void **)&t->ended, &t->ended_cap, t->n_ended + 1, sizeof(*t->ended), 0);
-    if (rc || (rc = table_add(&t->ended_ix, key_hash(id, kind), (uint32_t)t->n_ended)))
-        return rc;
-    t->ended[t->n_ended++] = (struct ended){.id = id, .kind = (uint8_t)kind};
+    int64_t at = ended_word(t, kind, id);
+    if (at < 0) {
+        uint64_t key = ended_key(kind, id);
+        int rc = grow((void **)&t->ended, &t->ended_cap, t->n_ended + 1, sizeof(*t->ended), 0);
+        if (rc || (rc = table_add(&t->ended_ix, hash_u64(key), (uint32_t)t->n_ended)))
+            return rc;
+        t->ended[at = (int64_t)t->n_ended++] = (struct ended){.key = key};
+    }
+    t->ended[at].bits |= (uint64_t)1 << (id % 64);
     return 0;
 }
 
@@ -201,6 +218,13 @@ int session_pins_end(struct session_pins *t, int kind, uint64_t id, struct sessi
 const struct session_pin *session_pins_next(const struct session_pins *t, size_t *pos)
 {
     return *pos < t->n ? &t->pins[(*pos)++] : NULL;
+}
+
+void session_pins_renumber(struct session_pins *t, int kind, const uint32_t *moved)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->pins[i].kind == kind)
+            t->pins[i].index = moved[t->pins[i].index];
 }
 
 size_t session_pins_in_progress(const struct session_pins *t)

@@ -68,6 +68,42 @@ static void test_keep_ended(void)
     session_pins_free(t);
 }
 
+/* Ended ids are bits in words of 64: an id's neighbours in the word are not ended with it, a hog's
+ * ids are not a pin's, the ids at the ends of the range hold, and a million rising ids cost next to
+ * nothing (the report keeps every id of a session of millions of pins). */
+static void test_ended_words(void)
+{
+    struct session_pins *t = NULL;
+    if (!CHECK_INT(session_pins_new(&t, 0, 1), 0))
+        return;
+    struct session_pin out;
+    const uint64_t ids[] = {0, 63, 64, 130, UINT64_MAX, UINT64_MAX - 63};
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        CHECK_INT(start(t, SESSION_PIN, ids[i], 1, 1), SESSION_PINS_NEW);
+        CHECK_INT(session_pins_end(t, SESSION_PIN, ids[i], &out), SESSION_PINS_ENDS);
+    }
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        CHECK_INT(session_pins_end(t, SESSION_PIN, ids[i], &out), SESSION_PINS_DONE);
+        CHECK_INT(session_pins_end(t, SESSION_HOG, ids[i], &out), SESSION_PINS_UNKNOWN); /* a hog's are its own */
+    }
+    const uint64_t neighbours[] = {1, 62, 65, 129, 131, UINT64_MAX - 1, UINT64_MAX - 62};
+    for (size_t i = 0; i < sizeof(neighbours) / sizeof(neighbours[0]); i++)
+        CHECK_INT(start(t, SESSION_PIN, neighbours[i], 1, 1), SESSION_PINS_NEW);
+    size_t before = session_pins_bytes(t);
+    for (uint64_t id = 1000; id < 1000 + 1000000; id++) {
+        start(t, SESSION_PIN, id, (int64_t)id, 1);
+        if (id % 4 == 3) /* ended out of order: the bits fill in as they come */
+            for (uint64_t k = id - 3; k <= id; k++)
+                session_pins_end(t, SESSION_PIN, k, &out);
+    }
+    CHECK_INT(session_pins_end(t, SESSION_PIN, 1000 + 999999, &out), SESSION_PINS_DONE);
+    CHECK_INT(start(t, SESSION_PIN, 500000, 1, 1), SESSION_PINS_DONE);
+    size_t grown = session_pins_bytes(t) - before;
+    printf("session_pins: %zu bytes for 1000000 ended ids\n", grown);
+    CHECK(grown < 1000000); /* under a byte an id (16 bytes each before they were bits) */
+    session_pins_free(t);
+}
+
 /* Many pins in progress at once, ended in a scrambled order: the table's deletions keep every
  * other pin findable; over its bound, the one that began first goes, counted. */
 static void test_many_and_bounded(void)
@@ -131,6 +167,7 @@ int main(void)
 {
     test_start_and_end();
     test_keep_ended();
+    test_ended_words();
     test_many_and_bounded();
     test_of_wire();
     CHECK_MAIN_RETURN();
