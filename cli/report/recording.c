@@ -120,6 +120,10 @@ struct session_private {
     struct recording_session pub;
     size_t pins_cap, hogs_cap, notices_cap, carriers_cap, occupancy_cap;
     int skip_occupancy; /* the load's plan: occupancy points not kept */
+    size_t fold;        /* the load's plan: ended pins summed up past so many (pin_groups.h; 0: never) */
+    size_t fold_at;     /* pins in the model that call for the next sum */
+    recording_fold_fn fold_fn;
+    uint64_t pins_started;
 };
 
 static void stack_free(void *p)
@@ -133,9 +137,12 @@ static void stack_free(void *p)
  * Hello, Stats, notices and end (session_drop_content keeps those). */
 static void content_free(struct recording_session *s)
 {
-    for (size_t i = 0; i < s->n_pins; i++) {
+    for (size_t i = 0; i < s->n_pins; i++)
         free(s->pins[i].blocked_in);
-    }
+    for (size_t i = 0; i < s->n_pin_groups; i++)
+        free(s->pin_groups[i].pin.blocked_in);
+    free(s->pin_groups);
+    table_fini(&s->pin_group_index);
     for (size_t i = 0; i < s->n_extras; i++) {
         free(s->extras[i]->downcall.symbol);
         free(s->extras[i]->downcall.library);
@@ -194,6 +201,9 @@ static int session_drop_content(struct recording_session *s)
     struct session_private *sp = (struct session_private *)s;
     content_free(s);
     s->pins = NULL;
+    s->pin_groups = NULL;
+    s->n_pin_groups = s->pin_groups_cap = 0;
+    memset(&s->pin_group_index, 0, sizeof(s->pin_group_index));
     s->hogs = NULL;
     s->kintervals = NULL;
     s->kstacks = NULL;
@@ -253,6 +263,9 @@ static int recording_add_session(struct recording *r, struct recording_session *
     r->sessions = n;
     r->sessions[r->n_sessions++] = s;
     ((struct session_private *)s)->skip_occupancy = r->skip_occupancy;
+    ((struct session_private *)s)->fold = r->fold ? r->fold_pins : 0;
+    ((struct session_private *)s)->fold_at = r->fold_pins;
+    ((struct session_private *)s)->fold_fn = r->fold;
     *out = s;
     if (r->each && r->n_sessions > 1) /* the one before is complete */
         return hand_over(r, r->sessions[r->n_sessions - 2]);
@@ -346,12 +359,37 @@ static int new_extra(struct recording_session *s, struct recording_pin_extra **o
     return 0;
 }
 
+/* Ended pins summed up (pin_groups.h) when the load asks, the model holds fold_at pins, and no
+ * pass will need them: memory follows the groups and the pins in progress. 0 or -ENOMEM. */
+static int maybe_fold(struct recording_session *s)
+{
+    struct session_private *sp = (struct session_private *)s;
+    if (!sp->fold || s->n_pins < sp->fold_at)
+        return 0;
+    if (s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH || s->hello.mode == VTPIN__V1__LOAD_MODE__KERNEL ||
+        s->n_kintervals) {
+        sp->fold = 0; /* the attach and kernel passes read every pin */
+        return 0;
+    }
+    uint32_t *moved = malloc(s->n_pins * sizeof(*moved));
+    if (!moved)
+        return -ENOMEM;
+    int rc = sp->fold_fn(s, moved);
+    session_pins_renumber(s->ids, SESSION_PIN, moved); /* the pins in progress moved down */
+    free(moved);
+    sp->fold_at = s->n_pins > sp->fold / 2 ? 2 * s->n_pins : sp->fold; /* amortized: pins in progress stay */
+    return rc;
+}
+
 static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStart *d)
 {
     struct session_private *sp = (struct session_private *)s;
     note_time(s, d->start_ns);
+    int rc = maybe_fold(s); /* first: it moves the pins in progress that the table points at */
+    if (rc)
+        return rc;
     struct session_pin begun = session_pin_of_start(d), *kept;
-    int rc = session_pins_start(s->ids, &begun, &kept);
+    rc = session_pins_start(s->ids, &begun, &kept);
     if (rc < 0)
         return rc;
     if (rc != SESSION_PINS_NEW) {
@@ -367,6 +405,7 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     struct recording_pin *p = &s->pins[s->n_pins];
     memset(p, 0, sizeof(*p));
     p->id = d->pin_id;
+    p->seq = sp->pins_started++;
     p->reason = (int)d->reason;
     p->start_ns = d->start_ns;
     p->has_vthread_id = d->has_vthread_id;
@@ -497,6 +536,7 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
 /* A kernel view interval (collector recordings); stacks capped at 128 frames. */
 static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelInterval *d)
 {
+    s->kernel_after_fold |= s->pins_folded > 0;
     int rc = grow_array((void **)&s->kintervals, &s->kintervals_cap, s->n_kintervals + 1, sizeof(*s->kintervals));
     if (rc || (!s->kstacks && (rc = kernel_stacks_new(&s->kstacks))))
         return rc;
@@ -559,6 +599,11 @@ const char *recording_carrier_name(const struct recording_session *s, int32_t ti
     for (size_t i = 0; i < s->n_pins; i++)
         if (s->pins[i].has_carrier_tid && s->pins[i].carrier_tid == tid && s->pins[i].carrier_name)
             return s->pins[i].carrier_name;
+    for (size_t i = 0; i < s->n_pin_groups; i++) {
+        const struct recording_pin *p = &s->pin_groups[i].pin;
+        if (p->has_carrier_tid && p->carrier_tid == tid && p->carrier_name)
+            return p->carrier_name;
+    }
     return NULL;
 }
 
@@ -839,6 +884,33 @@ static int resolve_stacks(struct recording_session *s)
     return 0;
 }
 
+/* A pin's ids (or a group's example's, for its n pins) into what they name. */
+static void resolve_pin(struct recording_session *s, struct recording_pin *p, uint64_t n)
+{
+    p->stack = p->stack_id ? idmap_get(s->stacks, p->stack_id) : NULL;
+    if (p->stack_id && !p->stack)
+        s->unknown_refs += n;
+    uint64_t unknown = s->unknown_refs; /* the group's key: each of its pins named the same */
+    p->carrier_name = optional_of(s, p->carrier_sid);
+    p->jdk_reason = optional_of(s, p->jdk_reason_sid);
+    s->unknown_refs = unknown + (s->unknown_refs - unknown) * n;
+    p->vthread_name = optional_of(s, p->vthread_sid); /* its own (pin_groups.c counts the others') */
+    if (p->extra) {
+        struct recording_blocker *b = &p->extra->blocker;
+        resolve_hop(s, &b->head);
+        b->stack = b->stack_id ? idmap_get(s->stacks, b->stack_id) : NULL;
+    }
+    p->has_culprit = p->has_culprit_raw && p->stack && p->culprit_raw < p->stack->count;
+    p->culprit = p->has_culprit ? p->culprit_raw : 0;
+    if (p->has_culprit_raw && p->stack && !p->has_culprit)
+        s->unknown_refs += n; /* an index outside the stack */
+    p->origin = recording_stack_origin(p->stack);
+    p->has_blocking = p->has_blocking_raw && p->stack && p->blocking_raw < p->stack->count;
+    p->blocking = p->has_blocking ? p->blocking_raw : 0;
+    if (p->has_blocking_raw && p->stack && !p->has_blocking)
+        s->unknown_refs += n;
+}
+
 static int session_resolve(struct recording_session *s)
 {
     /* pin and hog ids matched their ends while the file was read: nothing looks them up after */
@@ -853,29 +925,10 @@ static int session_resolve(struct recording_session *s)
         return rc;
     for (size_t i = 0; i < s->n_blocker_hops; i++)
         resolve_hop(s, &s->blocker_hops[i]);
-    for (size_t i = 0; i < s->n_pins; i++) {
-        struct recording_pin *p = &s->pins[i];
-        p->stack = p->stack_id ? idmap_get(s->stacks, p->stack_id) : NULL;
-        if (p->stack_id && !p->stack)
-            s->unknown_refs++;
-        p->vthread_name = optional_of(s, p->vthread_sid);
-        p->carrier_name = optional_of(s, p->carrier_sid);
-        p->jdk_reason = optional_of(s, p->jdk_reason_sid);
-        if (p->extra) {
-            struct recording_blocker *b = &p->extra->blocker;
-            resolve_hop(s, &b->head);
-            b->stack = b->stack_id ? idmap_get(s->stacks, b->stack_id) : NULL;
-        }
-        p->has_culprit = p->has_culprit_raw && p->stack && p->culprit_raw < p->stack->count;
-        p->culprit = p->has_culprit ? p->culprit_raw : 0;
-        if (p->has_culprit_raw && p->stack && !p->has_culprit)
-            s->unknown_refs++; /* an index outside the stack */
-        p->origin = recording_stack_origin(p->stack);
-        p->has_blocking = p->has_blocking_raw && p->stack && p->blocking_raw < p->stack->count;
-        p->blocking = p->has_blocking ? p->blocking_raw : 0;
-        if (p->has_blocking_raw && p->stack && !p->has_blocking)
-            s->unknown_refs++;
-    }
+    for (size_t i = 0; i < s->n_pins; i++)
+        resolve_pin(s, &s->pins[i], 1);
+    for (size_t i = 0; i < s->n_pin_groups; i++)
+        resolve_pin(s, &s->pin_groups[i].pin, s->pin_groups[i].count);
     for (size_t i = 0; i < s->n_hogs; i++) {
         struct recording_hog *h = &s->hogs[i];
         h->stack = h->stack_id ? idmap_get(s->stacks, h->stack_id) : NULL;
@@ -986,6 +1039,8 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
     }
     r->keep = plan->keep;
     r->skip_occupancy = plan->skip_occupancy;
+    r->fold_pins = plan->fold_pins;
+    r->fold = plan->fold;
     r->each = plan->each;
     r->each_arg = plan->arg;
     size_t pos = 0;

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/table.h"
+
 #include "kernel_stacks.h"
 #include "session_defs.h"
 #include "session_hello.h"
@@ -111,10 +113,12 @@ struct recording_pin_extra {
     struct recording_blocker blocker; /* blocker.head.what 0: none */
     int has_downcall;
     struct recording_downcall downcall;
+    int unused; /* its pin was summed up (pin_groups.h): the session frees it */
 };
 
 struct recording_pin {
     uint64_t id;
+    uint64_t seq;             /* its place among the session's pins by start, those summed up counted */
     int64_t start_ns;         /* agent monotonic clock */
     int64_t end_ns;           /* when ended */
     int64_t duration_ns;      /* when ended; never negative */
@@ -140,6 +144,14 @@ struct recording_pin {
     uint8_t has_blocking;    /* blocking is a valid index into stack */
     uint8_t timed_by_kernel; /* start and end are the kernel's (split_from, or kernel_time_blocks) */
     uint8_t has_culprit_raw, has_blocking_raw;
+};
+
+/* Ended pins summed up as they were read (pin_groups.h): the earliest of them whole, and what
+ * the others add. */
+struct recording_pin_group {
+    struct recording_pin pin;
+    uint64_t count;
+    int64_t total_ns, max_ns;
 };
 
 /* A carrier hog (HogStart, HogEnd): a virtual thread that stayed mounted and
@@ -243,8 +255,14 @@ struct recording_session {
     int has_hello;
     struct session_hello hello; /* the Hello (proto/session_hello.h); zero before one */
 
-    struct recording_pin *pins; /* in the order they started in the file */
+    struct recording_pin *pins; /* in the order they started in the file (but those summed up) */
     size_t n_pins;
+    /* a long session's ended pins summed up as they were read (recording_plan.fold_pins,
+     * pin_groups.h); the summaries read pins and groups together (recording_pin_sums) */
+    struct recording_pin_group *pin_groups;
+    size_t n_pin_groups;
+    uint64_t pins_folded;       /* pins summed up into the groups */
+    int kernel_after_fold;      /* the kernel view's intervals began after pins were summed: not joined to those */
     struct recording_hog *hogs; /* in the order they started in the file */
     size_t n_hogs;
     struct recording_notice *notices;
@@ -295,7 +313,13 @@ struct recording_session {
     struct session_defs *defs;
     struct idmap *methods, *stacks;
     struct session_pins *ids;
+    struct table pin_group_index; /* pin_groups by their key (pin_groups.c) */
+    size_t pin_groups_cap;
 };
+
+/* Sums up the ended pins of s (pin_groups.h's pin_groups_fold, which the loader cannot name: it is
+ * above it): moved[i] is where pins[i] went. 0 or -ENOMEM. */
+typedef int (*recording_fold_fn)(struct recording_session *s, uint32_t *moved);
 
 struct recording;
 /* Given each session of a load in turn (recording_plan.each), complete and resolved; 0 or -errno (the load
@@ -319,6 +343,8 @@ struct recording {
     size_t keep;            /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST, _NONE or a session number */
     /* private: the plan's, while it loads */
     int skip_occupancy;
+    size_t fold_pins;
+    recording_fold_fn fold;
     recording_session_fn each;
     void *each_arg;
 };
@@ -329,6 +355,8 @@ struct recording {
 #define RECORDING_KEEP_ALL ((size_t)0)
 #define RECORDING_KEEP_LAST SIZE_MAX       /* read whole, given back when the next session starts */
 #define RECORDING_KEEP_NONE (SIZE_MAX - 1) /* every session as one not shown: a look at the Hellos */
+/* A session of fewer pins is never summed up (11 MB of them). */
+#define RECORDING_FOLD_PINS 65536
 
 /* Loads the file at path ("-": standard input), as it was written: no pass
  * of the report runs (report_open in report.h loads and runs them). Returns
@@ -346,6 +374,11 @@ struct recording_plan {
      * them, and a long session sampled every 40 ms has millions; their times still make the
      * session's span */
     int skip_occupancy;
+    /* sum up ended pins as they are read with fold, once a session holds fold_pins (pin_groups.h;
+     * 0 or no fold: never): for the formats that show sites and stacks, not single pins (text,
+     * collapsed, pprof), which give RECORDING_FOLD_PINS */
+    size_t fold_pins;
+    recording_fold_fn fold;
     /* a file: read no more than its first max_bytes (0: all of it), so that a file still being
      * written reads the same in every pass over it (vtpin run); a stream is read whole */
     uint64_t max_bytes;

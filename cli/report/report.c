@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "kernel_held.h"
 #include "kernel_join.h"
 #include "kernel_pins.h"
+#include "pin_groups.h"
 #include "wire.h"
 
 enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML, FORMAT_COLLAPSED, FORMAT_PERFETTO, FORMAT_PPROF };
@@ -111,8 +113,11 @@ static int passes_then(struct recording *r, struct recording_session *s, void *a
 int report_open_plan(const char *path, const struct report_plan *plan, struct recording **out, char *err, size_t errlen)
 {
     struct each_session e = {plan->each, plan->arg};
-    struct recording_plan load = {
-        .keep = plan->keep, .skip_occupancy = plan->skip_occupancy, .max_bytes = plan->max_bytes};
+    struct recording_plan load = {.keep = plan->keep,
+                                  .skip_occupancy = plan->skip_occupancy,
+                                  .fold_pins = plan->fold_pins,
+                                  .fold = pin_groups_fold,
+                                  .max_bytes = plan->max_bytes};
     if (plan->each) {
         load.each = passes_then;
         load.arg = &e;
@@ -277,8 +282,11 @@ int report_main(int argc, char **argv)
     /* pprof without --session shows every session, built one session at a time; every other format one.
      * Only the timelines draw occupancy. */
     o.all_sessions = format == FORMAT_PPROF && !session;
-    struct report_plan plan = {.keep = session ? session : RECORDING_KEEP_LAST,
-                               .skip_occupancy = format != FORMAT_HTML && format != FORMAT_PERFETTO};
+    struct report_plan plan = {
+        .keep = session ? session : RECORDING_KEEP_LAST,
+        .skip_occupancy = format != FORMAT_HTML && format != FORMAT_PERFETTO,
+        .fold_pins =
+            format == FORMAT_TEXT || format == FORMAT_COLLAPSED || format == FORMAT_PPROF ? RECORDING_FOLD_PINS : 0};
     int rc = o.all_sessions ? report_pprof_new(&every, argv[optind]) : 0;
     if (o.all_sessions) {
         plan.keep = RECORDING_KEEP_ALL;
@@ -309,6 +317,12 @@ int report_main(int argc, char **argv)
                 "vtpin report: warning: %s: written with wire schema %u, this vtpin reads schema %u: "
                 "some information may be missing\n",
                 r->path, (unsigned)s->hello.schema_version, (unsigned)WIRE_SCHEMA_VERSION);
+    if (s->kernel_after_fold)
+        fprintf(stderr,
+                "vtpin report: warning: %s: the kernel view's intervals begin after %" PRIu64 " pins were summed up "
+                "(a long session, pins summed up as read: docs/report-json.md, Sessions); those are reported without "
+                "it (--format json keeps every pin)\n",
+                r->path, s->pins_folded);
     if (!session && r->n_sessions > 1 && !o.all_sessions)
         fprintf(stderr, "vtpin report: note: %s holds %zu sessions; reporting the last (--session N for another)\n",
                 r->path, r->n_sessions);

@@ -66,6 +66,7 @@ typedef int (*report_session_fn)(const struct recording *r, const struct recordi
 struct report_plan {
     size_t keep;
     int skip_occupancy;
+    size_t fold_pins;
     uint64_t max_bytes;
     report_session_fn each;
     void *arg;

@@ -23,6 +23,7 @@
 #include "common/frames_kind.h"
 #include "common/hash.h"
 #include "common/table.h"
+#include "pin_groups.h"
 #include "pprof_build.h"
 #include "views.h"
 #include "wire.h"
@@ -204,9 +205,10 @@ static const char *carrier_label(const char *name, int has_tid, int32_t tid, cha
     return out;
 }
 
-static int add_pin(struct report_pprof *pp, const struct recording_session *s, const struct recording_pin *p,
-                   struct pprof_label *labels, size_t n_labels)
+static int add_pin(struct report_pprof *pp, const struct recording_pin_sum *sum, struct pprof_label *labels,
+                   size_t n_labels)
 {
+    const struct recording_pin *p = sum->pin;
     char native_text[640], carrier[160];
     const struct recording_stack *st = p->stack;
     const char *native = st && st->count ? native_frame(p, native_text, sizeof(native_text)) : NULL;
@@ -219,7 +221,8 @@ static int add_pin(struct report_pprof *pp, const struct recording_session *s, c
     labels[2] = (struct pprof_label){
         .key = "carrier",
         .str = carrier_label(p->carrier_name, p->has_carrier_tid, p->carrier_tid, carrier, sizeof(carrier))};
-    int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_PINNED_NS] = recording_pin_duration(s, p), [PPROF_VALUE_PINS] = 1};
+    int64_t values[PPROF_PINNED_N] = {[PPROF_VALUE_PINNED_NS] = sum->total_ns,
+                                      [PPROF_VALUE_PINS] = sum->count > INT64_MAX ? INT64_MAX : (int64_t)sum->count};
     return pprof_builder_sample(pp->b, pp->locs, (size_t)n, values, labels, n_labels);
 }
 
@@ -253,11 +256,14 @@ static int add_session(struct report_pprof *p, const struct recording_session *s
     }
     if (s->hello.app && *s->hello.app)
         labels[n_labels++] = (struct pprof_label){.key = "app", .str = s->hello.app};
-    for (size_t i = 0; i < s->n_pins; i++) {
-        int rc = add_pin(p, s, &s->pins[i], labels, n_labels);
-        if (rc)
-            return rc;
-    }
+    struct pin_sums cursor;
+    struct recording_pin_sum sum;
+    int rc = pin_sums_begin(&cursor, s);
+    while (!rc && pin_sums_next(&cursor, &sum))
+        rc = add_pin(p, &sum, labels, n_labels);
+    pin_sums_end(&cursor);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < s->n_hogs; i++) {
         int rc = add_hog(p, s, &s->hogs[i], labels, n_labels);
         if (rc)

@@ -6,11 +6,12 @@
 
 #include "common/frames_kind.h"
 
+#include "pin_groups.h"
+
 struct entry {
-    const struct recording_pin *pin;
+    const struct recording_pin *pin; /* the pin, or a group's earliest */
     const struct recording_frame *culprit;
     size_t order; /* position in the recording, for a stable ranking */
-    int64_t duration;
 };
 
 static int cmp_str(const char *a, const char *b)
@@ -74,29 +75,29 @@ int sites_build(const struct recording_session *s, struct sites *out)
 {
     struct entry *e = NULL;
     struct ranked *r = NULL;
-    int rc = 0;
+    struct pin_sums cursor = {0};
+    size_t n_sums = pin_sums_count(s);
     memset(out, 0, sizeof(*out));
-    if (s->n_pins == 0)
+    if (n_sums == 0)
         return 0;
-    e = calloc(s->n_pins, sizeof(*e));
-    r = calloc(s->n_pins, sizeof(*r));
-    if (!e || !r) {
+    int rc = pin_sums_begin(&cursor, s);
+    if (!rc && (!(e = calloc(n_sums, sizeof(*e))) || !(r = calloc(n_sums, sizeof(*r)))))
         rc = -ENOMEM;
+    if (rc)
         goto cleanup;
-    }
-    for (size_t i = 0; i < s->n_pins; i++) {
-        const struct recording_pin *p = &s->pins[i];
+    struct recording_pin_sum sum;
+    for (size_t i = 0; pin_sums_next(&cursor, &sum); i++) { /* in start order: the order of entries */
+        const struct recording_pin *p = sum.pin;
         e[i].pin = p;
         e[i].culprit = p->has_culprit ? &p->stack->frames[p->culprit] : NULL;
         e[i].order = i;
-        e[i].duration = recording_pin_duration(s, p);
-        out->pins++;
-        out->ongoing += !p->ended;
-        out->total_ns = recording_sat_add(out->total_ns, e[i].duration);
+        out->pins += sum.count;
+        out->ongoing += sum.ongoing;
+        out->total_ns = recording_sat_add(out->total_ns, sum.total_ns);
     }
-    qsort(e, s->n_pins, sizeof(*e), cmp_entry);
+    qsort(e, n_sums, sizeof(*e), cmp_entry);
     size_t n = 0;
-    for (size_t i = 0; i < s->n_pins;) {
+    for (size_t i = 0; i < n_sums;) {
         struct ranked *site = &r[n++];
         site->site.origin = e[i].pin->origin;
         site->site.reason = e[i].pin->reason;
@@ -105,23 +106,24 @@ int sites_build(const struct recording_session *s, struct sites *out)
         int64_t best_stack_ns = -1;
         size_t best_order = 0;
         size_t j = i;
-        while (j < s->n_pins && e[j].pin->origin == e[i].pin->origin && e[j].pin->reason == e[i].pin->reason &&
+        while (j < n_sums && e[j].pin->origin == e[i].pin->origin && e[j].pin->reason == e[i].pin->reason &&
                cmp_place(e[j].culprit, e[i].culprit) == 0) {
             /* one run per stack inside the site */
             size_t k = j;
             int64_t stack_ns = 0;
             const struct recording_pin *earliest = e[j].pin;
-            while (k < s->n_pins && e[k].pin->reason == e[j].pin->reason && e[k].pin->stack == e[j].pin->stack &&
+            while (k < n_sums && e[k].pin->reason == e[j].pin->reason && e[k].pin->stack == e[j].pin->stack &&
                    cmp_place(e[k].culprit, e[j].culprit) == 0) {
                 struct site *st = &site->site;
-                st->count++;
-                st->ongoing += !e[k].pin->ended;
-                st->total_ns = recording_sat_add(st->total_ns, e[k].duration);
-                if (e[k].duration > st->max_ns)
-                    st->max_ns = e[k].duration;
+                struct recording_pin_sum sum = pin_sum_of(s, e[k].pin);
+                st->count += sum.count;
+                st->ongoing += sum.ongoing;
+                st->total_ns = recording_sat_add(st->total_ns, sum.total_ns);
+                if (sum.max_ns > st->max_ns)
+                    st->max_ns = sum.max_ns;
                 if (e[k].order < site->first)
                     site->first = e[k].order;
-                stack_ns = recording_sat_add(stack_ns, e[k].duration);
+                stack_ns = recording_sat_add(stack_ns, sum.total_ns);
                 k++;
             }
             site->site.distinct_stacks++;
@@ -152,6 +154,7 @@ int sites_build(const struct recording_session *s, struct sites *out)
 cleanup:
     free(e);
     free(r);
+    pin_sums_end(&cursor);
     if (rc)
         sites_fini(out);
     return rc;

@@ -7,6 +7,7 @@
 
 #include "common/hash.h"
 
+#include "pin_groups.h"
 #include "wire.h"
 
 /* ---- stack tree ---- */
@@ -174,21 +175,27 @@ int flame_build(const struct recording_session *s, struct flame *out)
         goto fail;
     out->nodes[0] = (struct flame_node){
         .label = (uint32_t)root, .parent = VIEWS_NO_NODE, .first_child = VIEWS_NO_NODE, .next_sibling = VIEWS_NO_NODE};
-    if (s->n_pins == 0)
+    if (s->n_pins == 0 && s->n_pin_groups == 0)
         return 0;
 
     /* one entry per distinct stack first: pins share stacks */
-    w = calloc(s->n_pins, sizeof(*w));
-    path = calloc(RECORDING_MAX_FRAMES + 1, sizeof(*path));
-    if (!w || !path)
+    size_t n_sums = pin_sums_count(s);
+    struct pin_sums cursor;
+    if ((rc = pin_sums_begin(&cursor, s)))
         goto fail;
-    for (size_t i = 0; i < s->n_pins; i++)
-        w[i] = (struct stack_weight){.stack = s->pins[i].stack,
-                                     .reason = s->pins[i].reason,
-                                     .ns = recording_pin_duration(s, &s->pins[i]),
-                                     .first = i};
-    qsort(w, s->n_pins, sizeof(*w), cmp_stack_weight);
-    for (size_t i = 0; i < s->n_pins; i++) {
+    w = calloc(n_sums, sizeof(*w));
+    path = calloc(RECORDING_MAX_FRAMES + 1, sizeof(*path));
+    if (!w || !path) {
+        pin_sums_end(&cursor);
+        goto fail;
+    }
+    struct recording_pin_sum sum;
+    for (size_t i = 0; pin_sums_next(&cursor, &sum); i++)
+        w[i] =
+            (struct stack_weight){.stack = sum.pin->stack, .reason = sum.pin->reason, .ns = sum.total_ns, .first = i};
+    pin_sums_end(&cursor);
+    qsort(w, n_sums, sizeof(*w), cmp_stack_weight);
+    for (size_t i = 0; i < n_sums; i++) {
         if (n && w[n - 1].stack == w[i].stack && (w[i].stack || w[n - 1].reason == w[i].reason)) {
             w[n - 1].ns = sat_add(w[n - 1].ns, w[i].ns);
             continue;

@@ -2,9 +2,10 @@
  * formatters over whatever it loads. The input is a recording file's bytes,
  * read from a seekable file (memfd), every session and then one (the last, or
  * the second, as `vtpin report --session 2`), then every session in turn into a
- * pprof profile, without occupancy (as `vtpin report --format pprof` reads them),
- * and, when it fits in a pipe, once more from a pipe, as `vtpin report -` reads
- * standard input. */
+ * pprof profile, without occupancy and its ended pins summed up (as `vtpin report
+ * --format pprof` reads them, cli/report/pin_groups.h, here in batches of 1 to 4 pins), the
+ * last session's text and collapsed stacks summed up so too, and, when it fits in a
+ * pipe, once more from a pipe, as `vtpin report -` reads standard input. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,18 +63,33 @@ static int add_to_pprof(const struct recording *r, const struct recording_sessio
 }
 
 /* Every session of the file at path in turn, each into one pprof profile, written to /dev/null. */
-static void each_into_pprof(const char *path)
+static void each_into_pprof(const char *path, size_t fold)
 {
     struct report_pprof *p = NULL;
     struct recording *r = NULL;
     char err[512];
     if (report_pprof_new(&p, path) != 0)
         return;
-    struct report_plan plan = {.each = add_to_pprof, .arg = p, .skip_occupancy = 1}; /* as vtpin report reads */
+    struct report_plan plan = {
+        .each = add_to_pprof, .arg = p, .skip_occupancy = 1, .fold_pins = fold}; /* as vtpin report reads */
     if (report_open_plan(path, &plan, &r, err, sizeof(err)) == 0)
         report_pprof_write(devnull, p, r, 0, r->n_sessions);
     recording_free(r);
     report_pprof_free(p);
+}
+
+/* The last session of the file at path, its ended pins summed up past fold, as text and collapsed. */
+static void summed_up(const char *path, size_t fold)
+{
+    struct recording *r = NULL;
+    char err[512];
+    struct report_plan plan = {.keep = RECORDING_KEEP_LAST, .skip_occupancy = 1, .fold_pins = fold};
+    if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0)
+        return;
+    struct report_options o = {.session = r->n_sessions - 1, .full_stacks = 1};
+    report_text(devnull, r, &o);
+    report_collapsed(devnull, r, &o);
+    recording_free(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -90,7 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     load_and_report(fd, "memfd", size % 2 ? RECORDING_KEEP_LAST : 2);
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    each_into_pprof(path);
+    each_into_pprof(path, 1 + size % 4);
+    summed_up(path, 1 + size / 4 % 4);
     close(fd);
 
     int p[2];

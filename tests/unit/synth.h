@@ -135,7 +135,7 @@ static void synth_stack(struct synth *b, uint32_t id, const uint32_t *methods, s
     free(ptrs);
 }
 
-static void synth_carrier(struct synth *b, int32_t tid, uint32_t name_sid, int64_t start_ns)
+__attribute__((unused)) static void synth_carrier(struct synth *b, int32_t tid, uint32_t name_sid, int64_t start_ns)
 {
     Vtpin__V1__Carrier c = VTPIN__V1__CARRIER__INIT;
     c.tid = tid;
@@ -147,9 +147,10 @@ static void synth_carrier(struct synth *b, int32_t tid, uint32_t name_sid, int64
 }
 
 /* A pin start; stack 0 = none, culprit < 0 = none, vthread_sid 0 = no name. */
-static void synth_pin_start(struct synth *b, uint64_t id, int reason, int64_t start, int64_t vthread_id,
-                            uint32_t vthread_sid, int32_t tid, uint32_t carrier_sid, uint32_t stack, int culprit,
-                            const char *blocked_in)
+__attribute__((unused)) static void synth_pin_start(struct synth *b, uint64_t id, int reason, int64_t start,
+                                                    int64_t vthread_id, uint32_t vthread_sid, int32_t tid,
+                                                    uint32_t carrier_sid, uint32_t stack, int culprit,
+                                                    const char *blocked_in)
 {
     Vtpin__V1__PinStart p = VTPIN__V1__PIN_START__INIT;
     p.pin_id = id;
@@ -217,7 +218,7 @@ __attribute__((unused)) static void synth_hog_end(struct synth *b, uint64_t id, 
 }
 
 /* What each carrier carried at t (0 = idle). */
-static void synth_sample(struct synth *b, int64_t t, int32_t *tids, int64_t *vthreads, size_t n)
+__attribute__((unused)) static void synth_sample(struct synth *b, int64_t t, int32_t *tids, int64_t *vthreads, size_t n)
 {
     Vtpin__V1__CarrierSample s = VTPIN__V1__CARRIER_SAMPLE__INIT;
     s.time_ns = t;
@@ -228,7 +229,8 @@ static void synth_sample(struct synth *b, int64_t t, int32_t *tids, int64_t *vth
 }
 
 /* A carrier's mounts (vthread id) and unmounts (0), exact occupancy. */
-static void synth_transitions(struct synth *b, int32_t tid, int64_t *times, int64_t *vthreads, size_t n)
+__attribute__((unused)) static void synth_transitions(struct synth *b, int32_t tid, int64_t *times, int64_t *vthreads,
+                                                      size_t n)
 {
     Vtpin__V1__Transitions t = VTPIN__V1__TRANSITIONS__INIT;
     t.carrier_tid = tid;

@@ -1,0 +1,337 @@
+/* Unit tests for cli/report/pin_groups.c, a long session's ended pins summed up as they are read:
+ * the text, collapsed and pprof reports of every recording are the same bytes summed up or not
+ * (at every batch size), on the corpus and on a recording made to hold what could tell them apart:
+ * FFM and JNA downcalls, blockers, where the kernel said a pin slept, names and stacks never
+ * defined, duplicates, ends without a start, pins that end long after later ones, pins still in
+ * progress, several sessions. And the model does hold only the groups and the pins in progress.
+ *
+ * argv[1]: the corpus directory (tests/corpus). */
+#include "pin_groups.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "report.h"
+#include "synth.h"
+
+#define MS 1000000LL
+
+static const char *tmp_dir(void)
+{
+    const char *d = getenv("TMPDIR");
+    return d && *d ? d : "/tmp";
+}
+
+/* A pin start with what few pins have: a downcall (1 FFM, 2 JNA), a blocker, the JDK's words (1, 2: never
+ * defined). */
+static void pin_start(struct synth *b, uint64_t id, int reason, int64_t start, uint32_t vthread_sid, int carrier,
+                      uint32_t stack, int culprit, const char *blocked_in, int downcall, int blocked, int jdk)
+{
+    Vtpin__V1__PinStart p = VTPIN__V1__PIN_START__INIT;
+    Vtpin__V1__Downcall dc = VTPIN__V1__DOWNCALL__INIT;
+    Vtpin__V1__Blocker bl = VTPIN__V1__BLOCKER__INIT;
+    p.pin_id = id;
+    p.start_ns = start;
+    p.reason = (Vtpin__V1__PinReason)reason;
+    p.has_vthread_id = 1;
+    p.vthread_id = 100 + (int64_t)id;
+    p.has_vthread_name = vthread_sid != 0;
+    p.vthread_name = vthread_sid;
+    p.has_carrier_tid = carrier != 0;
+    p.carrier_tid = 7000 + carrier;
+    p.has_carrier_name = carrier != 0;
+    p.carrier_name = 100 + (uint32_t)carrier;
+    p.has_stack = stack != 0;
+    p.stack = stack;
+    p.has_culprit_frame = culprit >= 0;
+    p.culprit_frame = culprit >= 0 ? (uint32_t)culprit : 0;
+    p.blocked_in = (char *)blocked_in;
+    p.has_jdk_reason = jdk != 0;
+    p.jdk_reason = jdk == 1 ? 6 : 5000;
+    if (downcall) {
+        dc.symbol = downcall == 1 ? (id % 3 ? "qsort" : "strlen") : "usleep";
+        dc.library = "/lib/x86_64-linux-gnu/libc.so.6";
+        dc.has_address = 1;
+        dc.address = 0x7f0000001000ULL + (id % 3 ? 0 : 0x40);
+        dc.has_api = downcall == 2;
+        dc.api = VTPIN__V1__NATIVE_API__NATIVE_API_JNA;
+        p.downcall = &dc;
+    }
+    if (blocked) {
+        bl.has_what = 1;
+        bl.what = VTPIN__V1__BLOCKER_KIND__BLOCKER_MONITOR;
+        bl.has_thread_id = 1;
+        bl.thread_id = 40 + (int64_t)(id % 5);
+        bl.has_thread_name = 1;
+        bl.thread_name = 2000 + (uint32_t)(id % 7);
+        p.blocker = &bl;
+    }
+    SYNTH_EVENT(b, pin_start, VTPIN__V1__EVENT__BODY_PIN_START, &p);
+}
+
+/* One session of n pins over 3 carriers, with everything the groups' key must tell apart. */
+static void mixed_session(struct synth *b, int64_t pid, long n)
+{
+    int64_t mono0 = 5000 * MS;
+    synth_hello(b, pid, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED, 1700000000000000000LL, mono0);
+    static const char *names[] = {"com.example.A", "com.example.B", "java.lang.Object", "run", "call",
+                                  "wait",          "A.java"};
+    for (uint32_t i = 0; i < 7; i++)
+        synth_string(b, 1 + i, names[i]);
+    for (uint32_t c = 1; c <= 3; c++) {
+        char text[64];
+        snprintf(text, sizeof(text), "ForkJoinPool-1-worker-%u", c);
+        synth_string(b, 100 + c, text);
+        if (c < 3)
+            synth_carrier(b, 7000 + (int32_t)c, 100 + c, mono0); /* the third named by its pins alone */
+    }
+    for (uint32_t i = 0; i < 7; i++) {
+        char text[64];
+        snprintf(text, sizeof(text), "owner-%u", i);
+        synth_string(b, 2000 + i, text);
+    }
+    for (uint32_t i = 0; i < 40; i++) { /* vthread names 3000..3039; 3040.. are never defined */
+        char text[64];
+        snprintf(text, sizeof(text), "vt-%u", i);
+        synth_string(b, 3000 + i, text);
+    }
+    synth_method(b, 1, 1, 4, 7, 0);
+    synth_method(b, 2, 1, 5, 7, 1); /* native */
+    synth_method(b, 3, 2, 4, 7, 0);
+    synth_method(b, 4, 3, 6, 0, 0); /* the JDK's own */
+    for (uint32_t s = 1; s <= 12; s++) {
+        uint32_t frames[4] = {s % 3 == 0 ? 2 : s % 4 == 0 ? 4 : 1, 1 + s % 3, 3, 1};
+        synth_stack(b, s, frames, 4, s % 5 == 0 ? -1 : (int)(s % 4), s == 12);
+    }
+    int64_t t = mono0;
+    uint64_t next = 1;
+    for (long i = 0; i < n; i++, next++) {
+        static const int reasons[] = {VTPIN__V1__PIN_REASON__MONITOR, VTPIN__V1__PIN_REASON__NATIVE,
+                                      VTPIN__V1__PIN_REASON__NATIVE_BLOCK, VTPIN__V1__PIN_REASON__OBJECT_WAIT,
+                                      VTPIN__V1__PIN_REASON__MONITOR_ENTER};
+        int reason = reasons[i % 5];
+        uint32_t stack = i % 17 == 0 ? 99 : i % 23 == 0 ? 0 : 1 + (uint32_t)(i % 12); /* 99: never defined */
+        int culprit = i % 29 == 0 ? 9 : (int)(i % 4);                                 /* 9: outside the stack */
+        const char *blocked_in = reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK ? (i % 2 ? "read" : "futex") : NULL;
+        int downcall = reason == VTPIN__V1__PIN_REASON__NATIVE ? 1 + (int)(i % 3 == 0) : 0;
+        int blocked = reason == VTPIN__V1__PIN_REASON__MONITOR_ENTER && i % 3 == 0;
+        uint32_t vt = i % 11 == 0 ? 0 : 3000 + (uint32_t)(i % 45);
+        int carrier = i % 31 == 0 ? 0 : 1 + (int)(i / 7 % 4); /* 4: its name never defined */
+        int jdk = (int)(i / 5 % 3);
+        t += 1000 + (int64_t)(i % 7) * 300;
+        pin_start(b, next, reason, t, vt, carrier, stack, culprit, blocked_in, downcall, blocked, jdk);
+        if (i % 97 == 0)
+            pin_start(b, next, reason, t + 5, vt, carrier, stack, culprit, NULL, 0, 0, 0); /* a duplicate start */
+        int64_t dur = 500 + (int64_t)(i % 13) * 700;
+        if (i % 41 == 0)
+            continue; /* ends later, after pins that began since (below), or never */
+        synth_pin_end(b, next, t + dur, dur);
+        if (i % 89 == 0)
+            synth_pin_end(b, next, t + dur, dur); /* a duplicate end */
+        if (i % 41 == 1 && i > 300 && (i / 41) % 3)
+            synth_pin_end(b, next - 1 - 41 * 4, t + 2 * dur, 40 * MS); /* a long one, started 165 pins before */
+    }
+    /* the first pin of its kind ends after later ones of that kind were summed up: the group's
+     * example becomes it (the site shows the earliest pin of its stack) */
+    synth_stack(b, 13, (const uint32_t[]){3, 1}, 2, 0, 0);
+    uint64_t first = next++;
+    int64_t first_start = t += 1000;
+    pin_start(b, first, VTPIN__V1__PIN_REASON__MONITOR, first_start, 3001, 2, 13, 0, NULL, 0, 0, 0);
+    for (int k = 0; k < 100; k++, next++) {
+        pin_start(b, next, VTPIN__V1__PIN_REASON__MONITOR, t += 1000, 3002, 2, 13, 0, NULL, 0, 0, 0);
+        synth_pin_end(b, next, t + 500, 500);
+    }
+    synth_pin_end(b, first, t + 1000, t + 1000 - first_start);
+    for (int k = 0; k < 3; k++, next++) { /* and later pins start: it is summed up */
+        pin_start(b, next, VTPIN__V1__PIN_REASON__NATIVE, t += 2000, 3003, 1, 2, 0, NULL, 0, 0, 0);
+        synth_pin_end(b, next, t + 500, 500);
+    }
+    synth_pin_end(b, 1u << 30, t, 1); /* an end without a start */
+    synth_goodbye(b, t + 10 * MS, (uint64_t)n);
+}
+
+/* What each summary format writes of r, in memory (its bytes, malloc'ed). */
+static char *summaries(const struct recording *r, size_t *len)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&text, &n);
+    if (!out)
+        return NULL;
+    int rc = 0;
+    for (size_t i = 0; i < r->n_sessions && !rc; i++) {
+        struct report_options o = {.session = i, .top = 0, .full_stacks = 1};
+        fprintf(out, "== session %zu\n", i + 1);
+        if (!(rc = report_text(out, r, &o)) && !(rc = report_collapsed(out, r, &o)))
+            rc = report_pprof(out, r, &o);
+    }
+    struct report_options every = {.all_sessions = 1};
+    if (!rc)
+        rc = report_pprof(out, r, &every);
+    fclose(out);
+    if (rc) {
+        free(text);
+        return NULL;
+    }
+    *len = n;
+    return text;
+}
+
+/* The summaries of path, summed up past `fold` pins (0: never); NULL when it cannot be read. */
+static char *summaries_of(const char *path, size_t fold, size_t *len, uint64_t *folded, size_t *most_pins)
+{
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold};
+    struct recording *r = NULL;
+    char err[512];
+    if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return NULL;
+    }
+    *folded = 0;
+    *most_pins = 0;
+    for (size_t i = 0; i < r->n_sessions; i++) {
+        *folded += r->sessions[i]->pins_folded;
+        if (r->sessions[i]->n_pins > *most_pins)
+            *most_pins = r->sessions[i]->n_pins;
+    }
+    char *text = summaries(r, len);
+    recording_free(r);
+    return text;
+}
+
+/* path's summaries the same summed up in batches of 1, 2, 5 and 64 pins as kept whole. Returns
+ * the pins summed up at a batch of 1. */
+static uint64_t check_same(const char *path)
+{
+    size_t len0 = 0, most;
+    uint64_t folded, at_one = 0;
+    char *whole = summaries_of(path, 0, &len0, &folded, &most);
+    if (!CHECK(whole != NULL))
+        return 0;
+    CHECK_UINT(folded, 0);
+    static const size_t batches[] = {1, 2, 5, 64};
+    for (size_t k = 0; k < sizeof(batches) / sizeof(batches[0]); k++) {
+        size_t len = 0;
+        char *summed = summaries_of(path, batches[k], &len, &folded, &most);
+        if (!CHECK(summed != NULL))
+            continue;
+        if (!CHECK(len == len0 && memcmp(summed, whole, len) == 0))
+            fprintf(stderr, "  %s, summed past %zu pins: %zu bytes, whole %zu\n", path, batches[k], len, len0);
+        if (batches[k] == 1)
+            at_one = folded;
+        free(summed);
+    }
+    free(whole);
+    return at_one;
+}
+
+static void test_mixed(void)
+{
+    struct synth b = {0};
+    mixed_session(&b, 4242, 6000);
+    mixed_session(&b, 4343, 3000); /* a second session, concatenated */
+    char path[512];
+    snprintf(path, sizeof(path), "%s/vtpin-pin-groups-%d.vtp", tmp_dir(), (int)getpid());
+    if (!CHECK_INT(synth_write(&b, path), 0))
+        return;
+    uint64_t folded = check_same(path);
+    printf("mixed: %" PRIu64 " of 9208 pins summed up at a batch of 1\n", folded);
+    CHECK(folded > 8000);
+    /* what stays: blockers, the pins in progress; the groups a few hundred */
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = 64};
+    struct recording *r = NULL;
+    char err[512];
+    if (CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0)) {
+        const struct recording_session *s = r->sessions[0];
+        size_t blockers = 0, ongoing = 0;
+        for (size_t i = 0; i < s->n_pins; i++) {
+            blockers += recording_pin_blocker(&s->pins[i]) != NULL;
+            ongoing += !s->pins[i].ended;
+        }
+        printf("mixed: %zu pins kept (%zu with a blocker, %zu in progress), %zu groups\n", s->n_pins, blockers, ongoing,
+               s->n_pin_groups);
+        CHECK(blockers > 300);
+        /* the rest ended since the last sum, which comes when the pins kept have doubled */
+        CHECK(s->n_pins <= 2 * (blockers + ongoing) + 64);
+        CHECK(s->n_pin_groups > 100 && s->n_pin_groups < 2000);
+        CHECK(!s->kernel_after_fold);
+        recording_free(r);
+    }
+    remove(path);
+    free(b.data);
+}
+
+/* The kernel view's first interval comes after pins were summed up (a collector's recording of a
+ * long session whose carriers never slept before): the session says so (the report warns), and
+ * sums up nothing more, for the kernel passes read every pin from then on. */
+static void test_kernel_after(void)
+{
+    struct synth b = {0};
+    synth_hello(&b, 77, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED, 1700000000000000000LL, 5000 * MS);
+    int64_t t = 5000 * MS;
+    for (uint64_t id = 1; id <= 40; id++) {
+        if (id == 20) {
+            char *stack[] = {"schedule+0x23", "do_nanosleep+0x6c"};
+            synth_kinterval(&b, 7001, t, t + 800, 230, "clock_nanosleep", stack, 2, 0);
+        }
+        pin_start(&b, id, VTPIN__V1__PIN_REASON__MONITOR, t += 1000, 0, 1, 0, -1, NULL, 0, 0, 0);
+        synth_pin_end(&b, id, t + 900, 900);
+    }
+    char path[512];
+    snprintf(path, sizeof(path), "%s/vtpin-pin-groups-kernel-%d.vtp", tmp_dir(), (int)getpid());
+    if (!CHECK_INT(synth_write(&b, path), 0))
+        return;
+    for (size_t fold = 0; fold <= 1; fold++) {
+        struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold};
+        struct recording *r = NULL;
+        char err[512];
+        if (!CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0))
+            continue;
+        const struct recording_session *s = r->sessions[0];
+        CHECK_INT(s->kernel_after_fold, (int)fold);
+        CHECK_UINT(s->pins_folded, fold ? 18 : 0); /* pins 1-18 ended before the 20th began */
+        CHECK_UINT(s->n_pins, fold ? 22 : 40);
+        recording_free(r);
+    }
+    remove(path);
+    free(b.data);
+}
+
+static void test_corpus(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!CHECK(d != NULL))
+        return;
+    struct dirent *e;
+    size_t files = 0;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".vtp") != 0)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        uint64_t folded = check_same(path);
+        printf("corpus %s: %" PRIu64 " pins summed up at a batch of 1\n", e->d_name, folded);
+        files++;
+    }
+    closedir(d);
+    CHECK(files >= 9);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_pin_groups CORPUS_DIR\n");
+        return 2;
+    }
+    CHECK_RUN(test_mixed);
+    CHECK_RUN(test_kernel_after);
+    const char *corpus = argv[1];
+    test_corpus(corpus);
+    CHECK_MAIN_RETURN();
+}
