@@ -124,7 +124,7 @@ static struct baseline_site *append(struct baseline *b, const char *class_name, 
     return s;
 }
 
-int baseline_add_pin(struct baseline *b, const struct recording_pin *p)
+int baseline_add_pins(struct baseline *b, const struct recording_pin *p, uint64_t n)
 {
     char class_name[512];
     const char *method, *library, *reason = wire_reason_name(p->reason);
@@ -137,7 +137,7 @@ int baseline_add_pin(struct baseline *b, const struct recording_pin *p)
         if (!(s->example_at = strdup(report_format_frame(&p->stack->frames[p->culprit], at, sizeof(at)))))
             return -ENOMEM;
     }
-    s->pins++;
+    s->pins += n;
     return 0;
 }
 

@@ -39,9 +39,10 @@ struct baseline {
 /* A class name with its generated suffixes cut (see above) into out[cap]. */
 void baseline_class_name(const char *in, char *out, size_t cap);
 
-/* Counts pin p at its site in b. 0 or -ENOMEM. */
-int baseline_add_pin(struct baseline *b, const struct recording_pin *p);
-/* b's sites in order; call after the last baseline_add_pin (baseline_read sorts). */
+/* Counts pin p at its site in b, n times (a group of pins summed up: cli/report/pin_groups.h). 0 or
+ * -ENOMEM. */
+int baseline_add_pins(struct baseline *b, const struct recording_pin *p, uint64_t n);
+/* b's sites in order; call after the last baseline_add_pins (baseline_read sorts). */
 void baseline_sort(struct baseline *b);
 /* The site of b with the same class, method, reason and library as s, or NULL. */
 const struct baseline_site *baseline_find(const struct baseline *b, const struct baseline_site *s);

@@ -9,6 +9,7 @@
 #include "common/frames_kind.h"
 #include "common/units.h"
 #include "exit_codes.h"
+#include "pin_groups.h"
 #include "report.h"
 #include "vtpin.pb-c.h"
 
@@ -89,10 +90,15 @@ int gates_run_sites(const struct gate_config *c, struct recording *const *recs, 
 {
     for (size_t r = 0; r < n; r++)
         for (size_t s = 0; s < recs[r]->n_sessions; s++) {
-            const struct recording_session *sess = recs[r]->sessions[s];
-            for (size_t i = 0; i < sess->n_pins; i++)
-                if (!set_aside_before_baseline(c, &sess->pins[i]) && baseline_add_pin(out, &sess->pins[i]))
-                    return -ENOMEM;
+            struct pin_sums cursor; /* in start order: a site's example is its earliest pin's */
+            struct recording_pin_sum sum;
+            int rc = pin_sums_begin(&cursor, recs[r]->sessions[s]);
+            while (!rc && pin_sums_next(&cursor, &sum))
+                if (!set_aside_before_baseline(c, sum.pin))
+                    rc = baseline_add_pins(out, sum.pin, sum.count);
+            pin_sums_end(&cursor);
+            if (rc)
+                return rc;
         }
     baseline_sort(out);
     return 0;
@@ -153,32 +159,32 @@ static void note_deadlock(const struct recording_session *s, struct gate_result 
     }
 }
 
-/* The session's pins into out: each set aside (and why) or counted. */
-static void count_pins(const struct gate_config *c, const struct recording_session *s, struct gate_result *out)
+/* The session's pins into out: each set aside (and why) or counted; a group of pins summed up
+ * (cli/report/pin_groups.h) as its pins, which are alike in all a gate reads. 0 or -ENOMEM. */
+static int count_pins(const struct gate_config *c, const struct recording_session *s, struct gate_result *out)
 {
-    for (size_t i = 0; i < s->n_pins; i++) {
-        const struct recording_pin *p = &s->pins[i];
-        if (gates_pin_allowed(c, p)) {
-            out->allowed++;
-            continue;
+    struct pin_sums cursor;
+    struct recording_pin_sum sum;
+    int rc = pin_sums_begin(&cursor, s);
+    while (!rc && pin_sums_next(&cursor, &sum)) {
+        const struct recording_pin *p = sum.pin;
+        if (gates_pin_allowed(c, p))
+            out->allowed += sum.count;
+        else if (!c->count_jdk_pins && gates_pin_jdk_internal(p))
+            out->jdk_internal += sum.count;
+        else if (gates_pin_not_only(c, p))
+            out->not_only += sum.count;
+        else if (gates_pin_baselined(c, p))
+            out->baselined += sum.count;
+        else {
+            out->pins += sum.count;
+            out->pinned_ns = recording_sat_add(out->pinned_ns, sum.total_ns);
+            if (p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK)
+                out->native_blocks += sum.count;
         }
-        if (!c->count_jdk_pins && gates_pin_jdk_internal(p)) {
-            out->jdk_internal++;
-            continue;
-        }
-        if (gates_pin_not_only(c, p)) {
-            out->not_only++;
-            continue;
-        }
-        if (gates_pin_baselined(c, p)) {
-            out->baselined++;
-            continue;
-        }
-        out->pins++;
-        out->pinned_ns = recording_sat_add(out->pinned_ns, recording_pin_duration(s, p));
-        if (p->reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK)
-            out->native_blocks++;
     }
+    pin_sums_end(&cursor);
+    return rc;
 }
 
 /* The session's carrier hogs into out, the same way. */
@@ -199,14 +205,20 @@ static void count_hogs(const struct gate_config *c, const struct recording_sessi
     }
 }
 
-void gates_count(const struct gate_config *c, const struct recording *r, struct gate_result *out)
+int gates_count(const struct gate_config *c, const struct recording *r, struct gate_result *out)
 {
+    struct gate_result counted = *out;
     for (size_t s = 0; s < r->n_sessions; s++) {
-        count_pins(c, r->sessions[s], out);
-        count_hogs(c, r->sessions[s], out);
+        if (count_pins(c, r->sessions[s], &counted))
+            return -ENOMEM;
+        count_hogs(c, r->sessions[s], &counted);
+    }
+    *out = counted;
+    for (size_t s = 0; s < r->n_sessions; s++) {
         out->deadlocks += recording_deadlocks(r->sessions[s]);
         note_deadlock(r->sessions[s], out);
     }
+    return 0;
 }
 
 void gates_judge(const struct gate_config *c, struct gate_result *out)
@@ -246,7 +258,8 @@ void gates_evaluate(const struct gate_config *c, struct recording *const *recs, 
 {
     gates_begin(out);
     for (size_t r = 0; r < n; r++)
-        gates_count(c, recs[r], out);
+        if (gates_count(c, recs[r], out))
+            add_reason(out, "out of memory to count a recording's pins");
     gates_judge(c, out);
 }
 

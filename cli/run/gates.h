@@ -81,7 +81,8 @@ int gates_run_sites(const struct gate_config *c, struct recording *const *recs, 
  * run's): gates_begin, gates_count for each recording, then gates_judge, which says in out->why
  * which gates failed. */
 void gates_begin(struct gate_result *out);
-void gates_count(const struct gate_config *c, const struct recording *r, struct gate_result *out);
+/* 0, or -ENOMEM (the recording is not counted: the caller counts it as not judged). */
+int gates_count(const struct gate_config *c, const struct recording *r, struct gate_result *out);
 void gates_judge(const struct gate_config *c, struct gate_result *out);
 /* The same over recs[0..n) at once. */
 void gates_evaluate(const struct gate_config *c, struct recording *const *recs, size_t n, struct gate_result *out);

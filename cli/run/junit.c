@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/units.h"
+#include "pin_groups.h"
 #include "report.h"
 #include "sites.h"
 #include "wire.h"
@@ -49,17 +50,23 @@ static void put_system_out(FILE *out, const char *prefix, const char *summary)
 
 static int site_allowed(const struct gate_config *c, const struct recording_session *s, const struct site *site)
 {
-    /* a site is set aside when every pin at it is */
-    for (size_t i = 0; i < s->n_pins; i++) {
-        const struct recording_pin *p = &s->pins[i];
+    /* a site is set aside when every pin at it is (a group's pins are alike in that) */
+    struct pin_sums cursor;
+    struct recording_pin_sum sum;
+    int allowed = 1;
+    if (pin_sums_begin(&cursor, s))
+        return 0; /* out of memory: not said to be set aside */
+    while (allowed && pin_sums_next(&cursor, &sum)) {
+        const struct recording_pin *p = sum.pin;
         if (p->reason != site->reason)
             continue;
         int here = p->stack && site->culprit && p->has_culprit &&
                    sites_same_place(&p->stack->frames[p->culprit], site->culprit);
         if ((here || (!site->culprit && !p->stack)) && !gates_pin_set_aside(c, p))
-            return 0;
+            allowed = 0;
     }
-    return 1;
+    pin_sums_end(&cursor);
+    return allowed;
 }
 
 static void put_case(FILE *out, const struct gate_config *c, const struct gate_result *g,

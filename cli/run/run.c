@@ -694,7 +694,11 @@ static void judge_each(const struct run_config *cfg, const struct gate_config *g
         struct recording *r;
         if (run_recordings_load(rs, i, &r))
             continue;
-        gates_count(gates, r, result);
+        if (gates_count(gates, r, result)) { /* not judged: it fails the run (gates_unjudged) */
+            fprintf(stderr, "vtpin run: %s: out of memory to count its pins\n", r->path);
+            rs->items[i].failed = 1;
+            rs->unreadable++;
+        }
         for (ro.session = 0; ro.session < r->n_sessions; ro.session++) {
             if (strcmp(cfg->format, "json") == 0)
                 report_json(stdout, r, &ro);
@@ -889,6 +893,7 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "vtpin run: out of memory for the run's recordings: not judged\n");
         status = status ? status : CLI_EXIT_FAIL;
     } else {
+        rs.every_pin = strcmp(cfg.format, "json") == 0; /* its report lists every pin */
         status = report_run(&cfg, &rs, status, &left);
     }
     run_recordings_free(&rs);

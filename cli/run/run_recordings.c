@@ -187,7 +187,10 @@ int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **
     char err[512];
     *out = NULL;
     /* no timeline in a run; and the bytes found, whatever was written since */
-    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .skip_occupancy = 1, .max_bytes = item->size};
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL,
+                               .skip_occupancy = 1,
+                               .fold_pins = rs->kernel_dir[0] || rs->every_pin ? 0 : RECORDING_FOLD_PINS,
+                               .max_bytes = item->size};
     int rc = item->failed ? -EIO : report_open_plan(item->path, &plan, out, err, sizeof(err));
     if (rc) {
         if (!item->failed) {

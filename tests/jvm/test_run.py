@@ -887,6 +887,37 @@ def case_memory():
         rss12, rss1))
 
 
+def case_memory_long():
+    """A JVM's one long session (issue 37, item 8): the run sums its ended pins up as it reads them
+    (cli/report/pin_groups.h), so 1,000,000 pins are judged in what 125,000 take, 8 MiB more at most
+    (before: 230 MiB against 30), and every pin is judged: those counted and those set aside add up
+    to the pins of the baseline's sites and the set-aside ones, and the baseline holds them all."""
+    synth = os.path.join(BUILD, "tests", "unit", "synth_recording")
+    d = tempdir("vtpin-run-long-")
+    runs = {}
+    for pins in (125000, 1000000):
+        rec, out = os.path.join(d, "%d.vtp" % pins), os.path.join(d, str(pins))
+        subprocess.run([synth, rec, str(pins), "8"], check=True, timeout=120)
+        os.mkdir(out)
+        base = os.path.join(out, "baseline.json")
+        p, rss = run_peak_rss([VTPIN, "run", "--no-collector", "--dir", os.path.join(out, "run"), "--fail-on-pins", "1",
+                               "--count-jdk-pins", "--junit", os.path.join(out, "pins.xml"), "--write-baseline", base,
+                               "--", "sh", "-c", PLAY_JVMS, rec, "1"])
+        stdout = p.stdout.decode()
+        print("%d pins: peak RSS %d KiB, exit %d\n%s" % (pins, rss, p.returncode, stdout[-300:]))
+        check(p.returncode == GATE_FAILED, "the pins gate fails: exit %d\n%s" % (p.returncode, p.stderr.decode()))
+        m = re.search(r"^vtpin run: 1 JVM\(s\), (\d+) pin\(s\) counted", stdout, re.M)
+        with open(base) as f:
+            in_sites = sum(s["pins"] for s in json.load(f)["sites"])
+        check(m and int(m.group(1)) == pins and in_sites == pins, "every pin judged: %s counted, %d in the baseline's "
+              "sites, of %d" % (m and m.group(1), in_sites, pins))
+        runs[pins] = rss
+        os.remove(rec)
+    check(runs[1000000] <= runs[125000] + 8 * 1024, "peak RSS %d KiB for 1,000,000 pins, over 125,000's (%d KiB) and "
+          "8 MiB" % (runs[1000000], runs[125000]))
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def case_deadlock_cycle():
     """A monitor cycle (21): "cycle-1" holds A and enters B, "cycle-2" holds B and enters A, both
     pinned. The agent says the deadlock live, kind cycle, naming both threads, their culprit frame
@@ -937,6 +968,7 @@ if __name__ == "__main__":
         "agent_options_outputs": case_agent_options_outputs,
         "nothing_judged": case_nothing_judged,
         "memory": case_memory,
+        "memory_long": case_memory_long,
         "baseline": case_baseline,
         "deadlock_cycle": case_deadlock_cycle,
         "kernel_view": case_kernel_view,

@@ -77,7 +77,7 @@ static void test_sites_round_trip(void)
                                    pin(MONITOR, NULL, 0)};
     struct baseline b = {0};
     for (size_t i = 0; i < sizeof(pins) / sizeof(pins[0]); i++)
-        CHECK_INT(baseline_add_pin(&b, &pins[i]), 0);
+        CHECK_INT(baseline_add_pins(&b, &pins[i], 1), 0);
     baseline_sort(&b);
     if (!CHECK_UINT(b.n, 4)) {
         baseline_free(&b);

@@ -15,7 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "check.h"
+#include "gates.h"
+#include "junit.h"
 #include "report.h"
 #include "synth.h"
 
@@ -230,6 +233,63 @@ static uint64_t check_same(const char *path)
     return at_one;
 }
 
+/* What vtpin run makes of path, summed up past fold pins: the gates' counts and verdict (a pattern
+ * allowed, the JDK's own set aside, --only, then against a baseline of its own sites with no
+ * tolerance), the baseline file and the JUnit report, as text. NULL when it cannot be read. */
+static char *run_judged(const char *path, size_t fold, size_t *len)
+{
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .skip_occupancy = 1, .fold_pins = fold};
+    struct recording *r = NULL;
+    char err[512], *text = NULL;
+    size_t n = 0;
+    FILE *out = NULL;
+    if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0 || !(out = open_memstream(&text, &n))) {
+        recording_free(r);
+        return NULL;
+    }
+    const char *allow[] = {"com.example.B.call"}, *only[] = {"com.example.*"};
+    struct gate_config c = {.fail_pins = 1,
+                            .fail_pinned_ns = -1,
+                            .fail_on_native_block = 1,
+                            .allow = allow,
+                            .n_allow = 1,
+                            .baseline_tolerance_pct = -1};
+    struct baseline sites = {0};
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) { /* --only */
+            c.only = only;
+            c.n_only = 1;
+        }
+        if (pass == 2) { /* --baseline: the run's own sites, no tolerance, and the run's */
+            c.baseline = &sites;
+            c.run_sites = &sites;
+            c.baseline_tolerance_pct = 0;
+        }
+        struct gate_result g;
+        gates_begin(&g);
+        CHECK_INT(gates_count(&c, r, &g), 0);
+        gates_judge(&c, &g);
+        fprintf(out,
+                "pins %" PRIu64 " allowed %" PRIu64 " jdk %" PRIu64 " not_only %" PRIu64 " baselined %" PRIu64
+                " native_blocks %" PRIu64 " pinned %" PRId64 " failed %d\n%s\n",
+                g.pins, g.allowed, g.jdk_internal, g.not_only, g.baselined, g.native_blocks, g.pinned_ns, g.failed,
+                g.why);
+        struct junit *j = NULL;
+        if (CHECK_INT(junit_new(&j), 0) && CHECK_INT(junit_add(j, &c, &g, r), 0))
+            CHECK_INT(junit_write(out, j, &g), 0);
+        junit_free(j);
+        if (pass == 0) {
+            CHECK_INT(gates_run_sites(&c, &r, 1, &sites), 0);
+            baseline_write(out, &sites);
+        }
+    }
+    baseline_free(&sites);
+    fclose(out);
+    recording_free(r);
+    *len = n;
+    return text;
+}
+
 static void test_mixed(void)
 {
     struct synth b = {0};
@@ -240,6 +300,18 @@ static void test_mixed(void)
     if (!CHECK_INT(synth_write(&b, path), 0))
         return;
     uint64_t folded = check_same(path);
+    size_t len0 = 0, len = 0;
+    char *whole = run_judged(path, 0, &len0);
+    static const size_t batches[] = {1, 3, 64};
+    for (size_t k = 0; whole && k < sizeof(batches) / sizeof(batches[0]); k++) {
+        char *summed = run_judged(path, batches[k], &len);
+        if (!CHECK(summed && len == len0 && memcmp(summed, whole, len) == 0))
+            fprintf(stderr, "  vtpin run's verdict, summed up past %zu pins, differs:\n%.*s\n---\n%.*s\n", batches[k],
+                    (int)(len < 1500 ? len : 1500), summed ? summed : "", (int)(len0 < 1500 ? len0 : 1500), whole);
+        free(summed);
+    }
+    CHECK(whole && strstr(whole, "<testcase") && strstr(whole, "\"pins\""));
+    free(whole);
     printf("mixed: %" PRIu64 " of 9208 pins summed up at a batch of 1\n", folded);
     CHECK(folded > 8000);
     /* what stays: blockers, the pins in progress; the groups a few hundred */
