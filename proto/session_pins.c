@@ -223,7 +223,7 @@ const struct session_pin *session_pins_next(const struct session_pins *t, size_t
 void session_pins_renumber(struct session_pins *t, int kind, const uint32_t *moved)
 {
     for (size_t i = 0; i < t->n; i++)
-        if (t->pins[i].kind == kind)
+        if (t->pins[i].kind == kind && t->pins[i].index != UINT32_MAX)
             t->pins[i].index = moved[t->pins[i].index];
 }
 

@@ -74,7 +74,8 @@ int session_pins_end(struct session_pins *t, int kind, uint64_t id, struct sessi
 const struct session_pin *session_pins_next(const struct session_pins *t, size_t *pos);
 size_t session_pins_in_progress(const struct session_pins *t);
 /* The readers' index of every pin of kind in progress becomes moved[index] (the report moved
- * its pins down after summing the ended ones: pin_groups.h). */
+ * its pins down after summing the ended ones: pin_groups.h); UINT32_MAX: the reader let the pin go
+ * before its end (an index of UINT32_MAX stays so). */
 void session_pins_renumber(struct session_pins *t, int kind, const uint32_t *moved);
 /* Pins and hogs in progress forgotten because the table was full. */
 uint64_t session_pins_lost(const struct session_pins *t);

@@ -107,31 +107,15 @@ static int sum_up(struct recording_session *s, struct recording_pin *p)
     return 0;
 }
 
-/* The extras no pin holds any more, freed; the others kept in order. */
-static void drop_unused_extras(struct recording_session *s)
+int pin_groups_fold(struct recording_session *s, uint32_t *moved, void *unused)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < s->n_extras; i++) {
-        struct recording_pin_extra *x = s->extras[i];
-        if (!x->unused) {
-            s->extras[kept++] = x;
-            continue;
-        }
-        free(x->downcall.symbol);
-        free(x->downcall.library);
-        free(x);
-    }
-    s->n_extras = kept;
-}
-
-int pin_groups_fold(struct recording_session *s, uint32_t *moved)
-{
+    (void)unused;
     int rc = s->pin_group_index.slots ? 0 : table_init(&s->pin_group_index, 0, TABLE_GROWING);
     size_t kept = 0;
     for (size_t i = 0; i < s->n_pins; i++) {
         struct recording_pin *p = &s->pins[i];
         if (!rc && p->ended && !recording_pin_blocker(p) && !(rc = sum_up(s, p))) {
-            moved[i] = PIN_GROUPS_FOLDED;
+            moved[i] = RECORDING_PIN_GONE;
             s->pins_folded++;
             continue;
         }
@@ -141,7 +125,6 @@ int pin_groups_fold(struct recording_session *s, uint32_t *moved)
         kept++;
     }
     s->n_pins = kept;
-    drop_unused_extras(s);
     return rc;
 }
 

@@ -7,8 +7,8 @@
  *
  * A pin costs some 170 bytes in the model and 60 in the file, so a session of 1 GB could not be
  * shown in less than 3 GB. Summed, memory follows the distinct groups and the pins in progress.
- * Only a load that asks (recording_plan.fold_pins and .fold, which report_open_plan gives: the
- * formats that show no single pin) sums,
+ * Only a load that asks (recording_plan.fold_pins and .fold, which report_open_plan gives: every
+ * format but the timelines; JSON lists the pins reading the file again, pin_stream.h) sums,
  * and only a session whose passes need every pin: not after attach, not the kernel view's
  * (kernel_pins.h, attach_bounds.h, kernel_join.h). */
 #ifndef VTPIN_CLI_PIN_GROUPS_H
@@ -19,13 +19,11 @@
 
 #include "recording.h"
 
-#define PIN_GROUPS_FOLDED UINT32_MAX
-
 /* Sums the ended pins of s->pins that have no blocker into s->pin_groups, and moves the others
- * down in their order; moved[i] is where pins[i] is now (PIN_GROUPS_FOLDED: summed). The ids
+ * down in their order; moved[i] is where pins[i] is now (RECORDING_PIN_GONE: summed). The ids
  * are still raw: a group is resolved with the pins. 0, or -ENOMEM (the pins not summed stay,
- * the session whole). */
-int pin_groups_fold(struct recording_session *s, uint32_t *moved);
+ * the session whole). A recording_fold_fn (its last argument unused). */
+int pin_groups_fold(struct recording_session *s, uint32_t *moved, void *unused);
 
 /* A pin as the summaries count it: one pin, or a group of pins summed up. */
 struct recording_pin_sum {

@@ -123,6 +123,7 @@ struct session_private {
     size_t fold;        /* the load's plan: ended pins summed up past so many (pin_groups.h; 0: never) */
     size_t fold_at;     /* pins in the model that call for the next sum */
     recording_fold_fn fold_fn;
+    void *fold_arg;
     uint64_t pins_started;
 };
 
@@ -143,6 +144,7 @@ static void content_free(struct recording_session *s)
         free(s->pin_groups[i].pin.blocked_in);
     free(s->pin_groups);
     table_fini(&s->pin_group_index);
+    free(s->late_ends);
     for (size_t i = 0; i < s->n_extras; i++) {
         free(s->extras[i]->downcall.symbol);
         free(s->extras[i]->downcall.library);
@@ -203,6 +205,8 @@ static int session_drop_content(struct recording_session *s)
     s->pins = NULL;
     s->pin_groups = NULL;
     s->n_pin_groups = s->pin_groups_cap = 0;
+    s->late_ends = NULL;
+    s->n_late_ends = s->late_ends_cap = 0;
     memset(&s->pin_group_index, 0, sizeof(s->pin_group_index));
     s->hogs = NULL;
     s->kintervals = NULL;
@@ -266,6 +270,7 @@ static int recording_add_session(struct recording *r, struct recording_session *
     ((struct session_private *)s)->fold = r->fold ? r->fold_pins : 0;
     ((struct session_private *)s)->fold_at = r->fold_pins;
     ((struct session_private *)s)->fold_fn = r->fold;
+    ((struct session_private *)s)->fold_arg = r->fold_arg;
     *out = s;
     if (r->each && r->n_sessions > 1) /* the one before is complete */
         return hand_over(r, r->sessions[r->n_sessions - 2]);
@@ -359,6 +364,24 @@ static int new_extra(struct recording_session *s, struct recording_pin_extra **o
     return 0;
 }
 
+/* The extras no pin holds any more (its pin was taken out: recording_fold_fn), freed; the others
+ * kept in order. */
+static void drop_unused_extras(struct recording_session *s)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_extras; i++) {
+        struct recording_pin_extra *x = s->extras[i];
+        if (!x->unused) {
+            s->extras[kept++] = x;
+            continue;
+        }
+        free(x->downcall.symbol);
+        free(x->downcall.library);
+        free(x);
+    }
+    s->n_extras = kept;
+}
+
 /* Ended pins summed up (pin_groups.h) when the load asks, the model holds fold_at pins, and no
  * pass will need them: memory follows the groups and the pins in progress. 0 or -ENOMEM. */
 static int maybe_fold(struct recording_session *s)
@@ -374,9 +397,12 @@ static int maybe_fold(struct recording_session *s)
     uint32_t *moved = malloc(s->n_pins * sizeof(*moved));
     if (!moved)
         return -ENOMEM;
-    int rc = sp->fold_fn(s, moved);
+    int rc = sp->fold_fn(s, moved, sp->fold_arg);
     session_pins_renumber(s->ids, SESSION_PIN, moved); /* the pins in progress moved down */
     free(moved);
+    for (size_t i = 0; i < s->n_pins; i++)
+        s->pins[i].late |= !s->pins[i].ended; /* it outlasts a sum: its end is kept (late_ends) */
+    drop_unused_extras(s);
     sp->fold_at = s->n_pins > sp->fold / 2 ? 2 * s->n_pins : sp->fold; /* amortized: pins in progress stay */
     return rc;
 }
@@ -464,8 +490,8 @@ static void apply_pin_end(struct recording_session *s, const Vtpin__V1__PinEnd *
 {
     note_time(s, d->end_ns);
     int64_t at = ending(s, SESSION_PIN, d->pin_id, &s->duplicates, &s->unmatched_ends);
-    if (at < 0)
-        return;
+    if (at < 0 || at == RECORDING_PIN_GONE)
+        return; /* RECORDING_PIN_GONE: handed over before its end, which was known (pin_stream.h) */
     struct recording_pin *p = &s->pins[at];
     p->ended = 1;
     p->end_ns = d->end_ns;
@@ -473,6 +499,10 @@ static void apply_pin_end(struct recording_session *s, const Vtpin__V1__PinEnd *
     p->last_asleep_ns = d->has_last_asleep_ns && d->last_asleep_ns >= p->start_ns && d->last_asleep_ns <= d->end_ns
                             ? d->last_asleep_ns
                             : 0;
+    if (p->late && grow_array((void **)&s->late_ends, &s->late_ends_cap, s->n_late_ends + 1, sizeof(*s->late_ends)) ==
+                       0) /* out of memory: a second pass waits for its end */
+        s->late_ends[s->n_late_ends++] = (struct recording_pin_end){
+            .id = p->id, .end_ns = p->end_ns, .duration_ns = p->duration_ns, .last_asleep_ns = p->last_asleep_ns};
 }
 
 /* A hog is loaded as a pin is: its ids resolved once everything is read, a
@@ -911,6 +941,14 @@ static void resolve_pin(struct recording_session *s, struct recording_pin *p, ui
         s->unknown_refs += n;
 }
 
+void recording_resolve_from(const struct recording_session *from, struct recording_pin *p)
+{
+    struct recording_session *s = (struct recording_session *)from; /* its counts restored: unchanged */
+    uint64_t unknown = s->unknown_refs;
+    resolve_pin(s, p, 1);
+    s->unknown_refs = unknown;
+}
+
 static int session_resolve(struct recording_session *s)
 {
     /* pin and hog ids matched their ends while the file was read: nothing looks them up after */
@@ -1041,6 +1079,8 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
     r->skip_occupancy = plan->skip_occupancy;
     r->fold_pins = plan->fold_pins;
     r->fold = plan->fold;
+    r->fold_arg = plan->fold_arg;
+    r->input_fd = -1;
     r->each = plan->each;
     r->each_arg = plan->arg;
     size_t pos = 0;
@@ -1245,6 +1285,12 @@ static int load_fd(int fd, const char *name, const struct recording_plan *plan, 
 {
     *out = NULL;
     int rc = load_mapped(fd, name, plan, out, err, errlen);
+    if (rc == 0 && plan->keep_input && ((*out)->input_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+        recording_free(*out);
+        *out = NULL;
+    }
     if (rc != -ENODATA)
         return rc;
     uint8_t head[WIRE_MAGIC_LEN];
@@ -1262,6 +1308,10 @@ static int load_fd(int fd, const char *name, const struct recording_plan *plan, 
         return tmp;
     if (tmp >= 0) {
         rc = load_mapped(tmp, name, plan, out, err, errlen);
+        if (rc == 0 && plan->keep_input) { /* read again from the copy */
+            (*out)->input_fd = tmp;
+            return 0;
+        }
         if (rc == -ENODATA) /* cannot map it: read the copy whole */
             rc = lseek(tmp, 0, SEEK_SET) == 0 ? load_fd_whole(tmp, name, NULL, 0, plan, out, err, errlen) : -errno;
         close(tmp);
@@ -1330,7 +1380,27 @@ void recording_free(struct recording *r)
         session_free(r->sessions[i]);
     free(r->sessions);
     free(r->path);
+    if (r->input_fd >= 0)
+        close(r->input_fd);
     free(r);
+}
+
+int recording_load_again(const struct recording *r, const struct recording_plan *plan, struct recording **out,
+                         char *err, size_t errlen)
+{
+    *out = NULL;
+    if (r->input_fd < 0) {
+        snprintf(err, errlen, "%s: cannot be read twice (a stream that could not be copied to a temporary file)",
+                 r->path);
+        return -ESPIPE;
+    }
+    struct recording_plan again = *plan;
+    again.keep_input = 0;
+    again.max_bytes = r->bytes; /* the frames read the first time, whatever was written since */
+    int rc = load_mapped(r->input_fd, r->path, &again, out, err, errlen);
+    if (rc == -ENODATA)
+        snprintf(err, errlen, "%s: cannot be mapped a second time", r->path);
+    return rc;
 }
 
 const char *recording_write_failed(const struct recording_session *s)

@@ -144,6 +144,13 @@ struct recording_pin {
     uint8_t has_blocking;    /* blocking is a valid index into stack */
     uint8_t timed_by_kernel; /* start and end are the kernel's (split_from, or kernel_time_blocks) */
     uint8_t has_culprit_raw, has_blocking_raw;
+    uint8_t late; /* in progress when others were summed up: its end goes to the session's late_ends */
+};
+
+/* How a pin ended, by its id (recording_session.late_ends). */
+struct recording_pin_end {
+    uint64_t id;
+    int64_t end_ns, duration_ns, last_asleep_ns;
 };
 
 /* Ended pins summed up as they were read (pin_groups.h): the earliest of them whole, and what
@@ -261,7 +268,11 @@ struct recording_session {
      * pin_groups.h); the summaries read pins and groups together (recording_pin_sums) */
     struct recording_pin_group *pin_groups;
     size_t n_pin_groups;
-    uint64_t pins_folded;       /* pins summed up into the groups */
+    uint64_t pins_folded; /* pins summed up into the groups */
+    /* the ends of the pins that were in progress when others were summed up (in end order): a second
+     * pass over the file (pin_stream.h) lists them in start order without waiting for their end */
+    struct recording_pin_end *late_ends;
+    size_t n_late_ends, late_ends_cap;
     int kernel_after_fold;      /* the kernel view's intervals began after pins were summed: not joined to those */
     struct recording_hog *hogs; /* in the order they started in the file */
     size_t n_hogs;
@@ -317,9 +328,12 @@ struct recording_session {
     size_t pin_groups_cap;
 };
 
-/* Sums up the ended pins of s (pin_groups.h's pin_groups_fold, which the loader cannot name: it is
- * above it): moved[i] is where pins[i] went. 0 or -ENOMEM. */
-typedef int (*recording_fold_fn)(struct recording_session *s, uint32_t *moved);
+/* Takes the ended pins of s out of the model as it is read (pin_groups.h's pin_groups_fold sums them
+ * up, pin_stream.h's hands them to a writer; the loader cannot name either: they are above it):
+ * moved[i] is where pins[i] went (RECORDING_PIN_GONE: out), arg the plan's. A pin taken out gives
+ * back its blocked_in and marks its extra unused (the loader frees it). 0 or -errno. */
+typedef int (*recording_fold_fn)(struct recording_session *s, uint32_t *moved, void *arg);
+#define RECORDING_PIN_GONE UINT32_MAX
 
 struct recording;
 /* Given each session of a load in turn (recording_plan.each), complete and resolved; 0 or -errno (the load
@@ -340,11 +354,13 @@ struct recording {
     uint64_t damaged_at;    /* byte offset of the first */
     uint64_t damaged_bytes; /* bytes skipped for damage */
     char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
+    int input_fd;           /* recording_plan.keep_input: the file, or a stream's copy; -1: none (closed when freed) */
     size_t keep;            /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST, _NONE or a session number */
     /* private: the plan's, while it loads */
     int skip_occupancy;
     size_t fold_pins;
     recording_fold_fn fold;
+    void *fold_arg;
     recording_session_fn each;
     void *each_arg;
 };
@@ -379,6 +395,10 @@ struct recording_plan {
      * collapsed, pprof), which give RECORDING_FOLD_PINS */
     size_t fold_pins;
     recording_fold_fn fold;
+    void *fold_arg;
+    /* keep what was read open (recording.input_fd), for a second pass over the same bytes
+     * (recording_load_again) */
+    int keep_input;
     /* a file: read no more than its first max_bytes (0: all of it), so that a file still being
      * written reads the same in every pass over it (vtpin run); a stream is read whole */
     uint64_t max_bytes;
@@ -397,6 +417,13 @@ int recording_load_fd_session(int fd, const char *name, size_t keep, struct reco
 /* Same from data[len] in memory. */
 int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
                           size_t errlen);
+/* The bytes r read (r->bytes of r->input_fd: r was loaded with keep_input) loaded again as plan says.
+ * 0 and *out, or -errno with err (-ESPIPE: r kept no input, a stream that could not be copied). */
+int recording_load_again(const struct recording *r, const struct recording_plan *plan, struct recording **out,
+                         char *err, size_t errlen);
+/* Resolves the ids of p, a pin read again (recording_load_again), with from's tables, as from's own
+ * pins were (the same file: the same definitions), counting nothing. */
+void recording_resolve_from(const struct recording_session *from, struct recording_pin *p);
 void recording_free(struct recording *r);
 
 /* Unix epoch ns for a monotonic timestamp of the session: 0 and *unix_ns,

@@ -117,6 +117,7 @@ int report_open_plan(const char *path, const struct report_plan *plan, struct re
                                   .skip_occupancy = plan->skip_occupancy,
                                   .fold_pins = plan->fold_pins,
                                   .fold = pin_groups_fold,
+                                  .keep_input = plan->keep_input,
                                   .max_bytes = plan->max_bytes};
     if (plan->each) {
         load.each = passes_then;
@@ -280,13 +281,14 @@ int report_main(int argc, char **argv)
                                          "redirect standard output");
 
     /* pprof without --session shows every session, built one session at a time; every other format one.
-     * Only the timelines draw occupancy. */
+     * Only the timelines draw occupancy. A long session's ended pins are summed up as read but for the
+     * timelines (pin_groups.h); JSON lists them reading the file again (pin_stream.h). */
     o.all_sessions = format == FORMAT_PPROF && !session;
-    struct report_plan plan = {
-        .keep = session ? session : RECORDING_KEEP_LAST,
-        .skip_occupancy = format != FORMAT_HTML && format != FORMAT_PERFETTO,
-        .fold_pins =
-            format == FORMAT_TEXT || format == FORMAT_COLLAPSED || format == FORMAT_PPROF ? RECORDING_FOLD_PINS : 0};
+    struct report_plan plan = {.keep = session ? session : RECORDING_KEEP_LAST,
+                               .skip_occupancy = format != FORMAT_HTML && format != FORMAT_PERFETTO,
+                               .fold_pins =
+                                   format == FORMAT_HTML || format == FORMAT_PERFETTO ? 0 : RECORDING_FOLD_PINS,
+                               .keep_input = format == FORMAT_JSON};
     int rc = o.all_sessions ? report_pprof_new(&every, argv[optind]) : 0;
     if (o.all_sessions) {
         plan.keep = RECORDING_KEEP_ALL;

@@ -67,6 +67,7 @@ struct report_plan {
     size_t keep;
     int skip_occupancy;
     size_t fold_pins;
+    int keep_input; /* recording_plan.keep_input: JSON lists a long session's pins reading it again */
     uint64_t max_bytes;
     report_session_fn each;
     void *arg;

@@ -8,6 +8,7 @@
 #include "common/frames_kind.h"
 #include "common/json.h"
 #include "kernel_join.h"
+#include "pin_stream.h"
 #include "sites.h"
 #include "wire.h"
 
@@ -359,6 +360,18 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
     json_object_end(j);
 }
 
+struct pin_writer {
+    struct json *j;
+    const struct recording_session *s;
+};
+
+static int put_pin_streamed(const struct recording_pin *p, void *arg)
+{
+    const struct pin_writer *w = arg;
+    put_pin(w->j, w->s, p);
+    return 0;
+}
+
 /* A carrier hog: its fields written as a pin's are (times, thread, carrier, frames). */
 static void put_hog(struct json *j, const struct recording_session *s, const struct recording_hog *h)
 {
@@ -459,8 +472,18 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
 
     json_key(&j, "pins");
     json_array_begin(&j);
-    for (size_t i = 0; i < s->n_pins; i++)
-        put_pin(&j, s, &s->pins[i]);
+    if (s->pins_folded) { /* a long session: its pins read again, one at a time */
+        struct pin_writer w = {&j, s};
+        char err[512];
+        if ((rc = pin_stream(r, o->session, put_pin_streamed, &w, err, sizeof(err)))) {
+            fprintf(stderr, "vtpin report: %s\n", err);
+            sites_fini(&sites);
+            return rc;
+        }
+    } else {
+        for (size_t i = 0; i < s->n_pins; i++)
+            put_pin(&j, s, &s->pins[i]);
+    }
     json_array_end(&j);
 
     json_key(&j, "hogs");

@@ -189,7 +189,8 @@ int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **
     /* no timeline in a run; and the bytes found, whatever was written since */
     struct report_plan plan = {.keep = RECORDING_KEEP_ALL,
                                .skip_occupancy = 1,
-                               .fold_pins = rs->kernel_dir[0] || rs->every_pin ? 0 : RECORDING_FOLD_PINS,
+                               .fold_pins = rs->kernel_dir[0] ? 0 : RECORDING_FOLD_PINS,
+                               .keep_input = rs->every_pin, /* JSON reads a long session's pins again */
                                .max_bytes = item->size};
     int rc = item->failed ? -EIO : report_open_plan(item->path, &plan, out, err, sizeof(err));
     if (rc) {

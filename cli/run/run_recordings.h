@@ -38,7 +38,7 @@ struct run_recordings {
      * reached (zero them before a pass whose count run_recordings_say_kernel says) */
     size_t sessions, joined;
     char kernel_dir[PATH_MAX + 16]; /* the run's collector's recordings; "" when it has no kernel view */
-    int every_pin;                  /* the reports show every pin (JSON): none is summed up */
+    int every_pin;                  /* the reports list every pin (JSON): read again when summed up */
 };
 
 /* The run's recordings: its agents' own, then (attached) the collector's of the JVMs that had no
@@ -48,8 +48,7 @@ int run_recordings_find(const struct run_where *w, struct run_recordings *out);
 
 /* Recording i as the gates and the report read it: report_open, then the run's kernel view joined
  * into an agent's sessions (run_kernel.h). A long session's ended pins are summed up as read
- * (cli/report/pin_groups.h), but for a run with the kernel view (its join reads every pin) or
- * every_pin. 0 and *out, or -errno: said on stderr, counted in
+ * (cli/report/pin_groups.h), but for a run with the kernel view (its join reads every pin). 0 and *out, or -errno: said on stderr, counted in
  * unreadable, marked failed (a later pass skips it). */
 int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **out);
 

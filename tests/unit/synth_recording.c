@@ -1,4 +1,4 @@
-/* synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet] [kernel]: writes a
+/* synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet] [kernel] [long]: writes a
  * recording like the agent's, with PINS pins spread over CARRIERS carriers (varied reasons,
  * a few hundred distinct stacks, NATIVE_BLOCK pins with blocked_in, named
  * virtual threads, occupancy sampled every 10 ms or exact transitions) and
@@ -6,8 +6,8 @@
  * carrier's pins 0-2 s apart, not 0-2 ms (a long session that seldom pins: mostly
  * occupancy). kernel: as a collector with the kernel view writes it, each pin's
  * sleep an off-CPU interval with one of a few kernel stacks of 11 frames, in
- * full. For the tests of the report formats on a large recording;
- * deterministic. */
+ * full. long: the first pin lasts until the end of the session, the second never ends
+ * (a hang). For the tests of the report formats on a large recording; deterministic. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,16 +38,17 @@ static const char *methods[] = {"handle", "load", "save", "query", "get", "put",
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet] [kernel]\n");
+        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet] [kernel] [long]\n");
         return 2;
     }
     long n_pins = strtol(argv[2], NULL, 10), n_carriers = strtol(argv[3], NULL, 10);
-    int exact = 0, hogs = 0, quiet = 0, kernel = 0;
+    int exact = 0, hogs = 0, quiet = 0, kernel = 0, lasting = 0;
     for (int i = 4; i < argc; i++) {
         exact |= strcmp(argv[i], "exact") == 0;
         hogs |= strcmp(argv[i], "hogs") == 0;
         quiet |= strcmp(argv[i], "quiet") == 0;
         kernel |= strcmp(argv[i], "kernel") == 0;
+        lasting |= strcmp(argv[i], "long") == 0;
     }
     if (n_pins < 0 || n_carriers < 1 || n_carriers > 1024)
         return 2;
@@ -105,7 +106,7 @@ int main(int argc, char **argv)
     int64_t *busy_until = calloc((size_t)n_carriers, sizeof(*busy_until));
     if (!cursor || !busy_until)
         return 2;
-    int64_t end = mono0;
+    int64_t end = mono0, first_start = mono0;
     for (long i = 0; i < n_pins; i++) {
         long c = i % n_carriers;
         int64_t start = mono0 + cursor[c] + (int64_t)(next_rand() % 2000) * (quiet ? MS : 1000); /* 0-2 ms apart */
@@ -126,6 +127,10 @@ int main(int argc, char **argv)
         }
         synth_pin_start(&b, (uint64_t)i + 1, reason, start, 100000 + i, 2000 + (uint32_t)(i % N_NAMES),
                         7000 + (int32_t)c, 100 + (uint32_t)c, stack, culprit_of[stack], blocked);
+        if (lasting && i < 2) { /* the first ends at the end (below), the second never */
+            first_start = i == 0 ? start : first_start;
+            continue;
+        }
         synth_pin_end(&b, (uint64_t)i + 1, start + dur, dur);
         if (kernel) { /* the carrier's sleep during the pin, the way one of 4 syscalls sleeps */
             static char *stacks[4][11] = {
@@ -190,6 +195,8 @@ int main(int argc, char **argv)
                 synth_transitions(&b, tids[c], times, ids, n);
         }
     }
+    if (lasting && n_pins > 0)
+        synth_pin_end(&b, 1, end, end - first_start);
     synth_goodbye(&b, end, (uint64_t)n_pins);
     int rc = synth_write(&b, argv[1]);
     if (rc) {

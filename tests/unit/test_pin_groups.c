@@ -1,9 +1,11 @@
-/* Unit tests for cli/report/pin_groups.c, a long session's ended pins summed up as they are read:
- * the text, collapsed and pprof reports of every recording are the same bytes summed up or not
- * (at every batch size), on the corpus and on a recording made to hold what could tell them apart:
- * FFM and JNA downcalls, blockers, where the kernel said a pin slept, names and stacks never
- * defined, duplicates, ends without a start, pins that end long after later ones, pins still in
- * progress, several sessions. And the model does hold only the groups and the pins in progress.
+/* Unit tests for cli/report/pin_groups.c and pin_stream.c, a long session's ended pins summed up
+ * as they are read: the text, collapsed, pprof and JSON reports (JSON lists the pins of a session
+ * summed up by reading it again) and vtpin run's verdict, baseline and JUnit cases are the same
+ * bytes summed up or not, at every batch size, on the corpus and on a recording made to hold what
+ * could tell them apart: FFM and JNA downcalls, blockers, where the kernel said a pin slept, names
+ * and stacks never defined, duplicates, ends without a start, pins that end long after later ones,
+ * pins still in progress, several sessions. And the model holds only the groups and the pins in
+ * progress.
  *
  * argv[1]: the corpus directory (tests/corpus). */
 #include "pin_groups.h"
@@ -170,8 +172,8 @@ static char *summaries(const struct recording *r, size_t *len)
     for (size_t i = 0; i < r->n_sessions && !rc; i++) {
         struct report_options o = {.session = i, .top = 0, .full_stacks = 1};
         fprintf(out, "== session %zu\n", i + 1);
-        if (!(rc = report_text(out, r, &o)) && !(rc = report_collapsed(out, r, &o)))
-            rc = report_pprof(out, r, &o);
+        if (!(rc = report_text(out, r, &o)) && !(rc = report_collapsed(out, r, &o)) && !(rc = report_pprof(out, r, &o)))
+            rc = report_json(out, r, &o); /* every pin: summed up, read again (pin_stream.h) */
     }
     struct report_options every = {.all_sessions = 1};
     if (!rc)
@@ -188,7 +190,7 @@ static char *summaries(const struct recording *r, size_t *len)
 /* The summaries of path, summed up past `fold` pins (0: never); NULL when it cannot be read. */
 static char *summaries_of(const char *path, size_t fold, size_t *len, uint64_t *folded, size_t *most_pins)
 {
-    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold};
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold, .keep_input = 1};
     struct recording *r = NULL;
     char err[512];
     if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0) {
