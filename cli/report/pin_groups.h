@@ -7,10 +7,10 @@
  *
  * A pin costs some 170 bytes in the model and 60 in the file, so a session of 1 GB could not be
  * shown in less than 3 GB. Summed, memory follows the distinct groups and the pins in progress.
- * Only a load that asks (recording_plan.fold_pins and .fold, which report_open_plan gives: every
- * format but the timelines; JSON lists the pins reading the file again, pin_stream.h) sums,
- * and only a session whose passes need every pin: not after attach, not the kernel view's
- * (kernel_pins.h, attach_bounds.h, kernel_join.h). */
+ * Only a load that asks sums (recording_plan.fold_pins and .fold, which report_open_plan gives; the
+ * formats that show single pins read the pins again, pin_stream.h), and only a session whose passes
+ * do not read every pin: not after attach, not with the kernel view (kernel_pins.h,
+ * attach_bounds.h, kernel_join.h). */
 #ifndef VTPIN_CLI_PIN_GROUPS_H
 #define VTPIN_CLI_PIN_GROUPS_H
 

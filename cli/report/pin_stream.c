@@ -101,8 +101,8 @@ int pin_stream(const struct recording *r, size_t session, pin_stream_fn fn, void
     if ((rc = recording_load_again(r, &again, &r2, err, errlen)))
         goto done;
     const struct recording_session *s = r2->n_sessions > session ? r2->sessions[session] : NULL;
-    for (size_t i = 0; s && i < s->n_pins && !rc; i++) /* the rest, whole: they all ended or never will */
-        rc = fn(&s->pins[i], arg);
+    for (size_t i = 0; s && i < s->n_pins && !rc; i++) /* the rest: they all ended or never will */
+        rc = hand_over(&st, &s->pins[i], NULL);
     if (!s) {
         rc = -EIO;
         snprintf(err, errlen, "%s: session %zu is not there the second time it is read", r->path, session + 1);

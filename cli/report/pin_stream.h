@@ -1,6 +1,6 @@
 /* Every pin of a session whose ended pins were summed up as it was read (pin_groups.h), for the
- * formats that list every pin (JSON): the file read a second time, each pin handed over in the
- * order the pins started, as the session kept whole lists them, and given back at once.
+ * formats that show single pins (JSON, the HTML lanes, Perfetto): the file read a second time, each pin handed over in
+ * the order the pins started, as the session kept whole lists them, and given back at once.
  *
  * The second pass keeps the pins from the first one not handed over yet: a pin is handed over
  * when it and every pin that began before it are known to end. The first pass said which pins
@@ -15,7 +15,8 @@
 
 #include "recording.h"
 
-/* Given each pin in turn; the pin and what it points to live until it returns. 0, or -errno (stops). */
+/* Given each pin in turn. The pin and its own strings (blocked_in, its extra) live until it returns;
+ * its stack, frames and names are the first pass's (they live as long as r). 0, or -errno (stops). */
 typedef int (*pin_stream_fn)(const struct recording_pin *p, void *arg);
 
 /* Every pin of r->sessions[session] (loaded with keep_input, and summed up: pins_folded) to fn, read

@@ -281,14 +281,14 @@ int report_main(int argc, char **argv)
                                          "redirect standard output");
 
     /* pprof without --session shows every session, built one session at a time; every other format one.
-     * Only the timelines draw occupancy. A long session's ended pins are summed up as read but for the
-     * timelines (pin_groups.h); JSON lists them reading the file again (pin_stream.h). */
+     * Only the timelines draw occupancy. A long session's ended pins are summed up as read
+     * (pin_groups.h); JSON, the HTML lanes and Perfetto read them again (pin_stream.h). */
     o.all_sessions = format == FORMAT_PPROF && !session;
     struct report_plan plan = {.keep = session ? session : RECORDING_KEEP_LAST,
                                .skip_occupancy = format != FORMAT_HTML && format != FORMAT_PERFETTO,
-                               .fold_pins =
-                                   format == FORMAT_HTML || format == FORMAT_PERFETTO ? 0 : RECORDING_FOLD_PINS,
-                               .keep_input = format == FORMAT_JSON};
+                               .fold_pins = RECORDING_FOLD_PINS,
+                               .keep_input =
+                                   format == FORMAT_JSON || format == FORMAT_HTML || format == FORMAT_PERFETTO};
     int rc = o.all_sessions ? report_pprof_new(&every, argv[optind]) : 0;
     if (o.all_sessions) {
         plan.keep = RECORDING_KEEP_ALL;

@@ -19,6 +19,7 @@
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/table.h"
+#include "pin_stream.h"
 #include "sites.h"
 #include "views.h"
 #include "wire.h"
@@ -297,6 +298,7 @@ struct lane_item {
     uint64_t id;
     int64_t vthread_id;
     const char *blocked_in; /* NATIVE_BLOCK: where the kernel said the carrier slept */
+    int shorts;             /* short items summed (a long session's lanes): merged, whatever its span */
 };
 
 static int put_item(struct json *j, struct strtab *st, const struct lane_item *it, int64_t origin)
@@ -363,11 +365,11 @@ struct lane_writer {
 
 static int lane_writer_add(struct lane_writer *w, const struct lane_item *it)
 {
-    if (!w->merge || it->end - it->start >= w->bucket)
+    if (!w->merge || (!it->shorts && it->end - it->start >= w->bucket))
         return put_item(w->j, w->st, it, w->origin);
     if (w->have_group && (w->group.start - w->origin) / w->bucket == (it->start - w->origin) / w->bucket) {
         struct lane_item *g = &w->group;
-        g->count++;
+        g->count += it->count; /* an item may stand for several (a long session's lanes, below) */
         g->id = 0;
         if (it->end > g->end)
             g->end = it->end;
@@ -445,14 +447,206 @@ static void put_busy(struct json *j, const struct recording_session *s, const st
     json_array_end(j);
 }
 
-static int put_lanes(struct json *j, const struct recording_session *s, const struct timeline *t)
+/* ---- a long session's lanes ----
+ *
+ * A session whose ended pins were summed up as read (pin_groups.h) has its pins read again from the
+ * file (pin_stream.h), in file order. Each lane keeps what its writer makes of them in start order
+ * (merged: such a session has more than HTML_LANE_DETAIL pins): the long items, and per bucket its
+ * first short item and the rest as one item (their count, latest end, and the longest, the earliest
+ * of equals). Replayed in start order through the writer, they make the page of the session kept
+ * whole, in the memory of a lane's buckets. */
+
+struct keyed_item {
+    struct lane_item it; /* it.count 0: none */
+    uint64_t at;         /* with it.start, the lane's order: start, then place in the file */
+};
+
+struct bucket_items {
+    int64_t b;
+    struct keyed_item first, rest;
+};
+
+struct lane_items {
+    uint64_t pins;
+    int64_t pinned;
+    struct keyed_item *longs;
+    size_t n_longs, longs_cap;
+    struct bucket_items *buckets; /* by b */
+    size_t n_buckets, buckets_cap;
+};
+
+struct lanes_read {
+    const struct recording_session *s;
+    const struct timeline *t;
+    struct lane_items *lanes; /* one per t->lanes */
+    struct strtab kept;       /* where NATIVE_BLOCK pins slept, kept once: the pins' own go back */
+    int64_t origin, bucket;
+    int merge; /* as the lane writer: else every item is kept (HTML_LANE_DETAIL at most) */
+    uint64_t at;
+    size_t last; /* the lane of the last pin */
+};
+
+static int key_before(const struct keyed_item *a, const struct keyed_item *b)
+{
+    return a->it.start < b->it.start || (a->it.start == b->it.start && a->at < b->at);
+}
+
+static int grow_items(void **v, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? 2 * *cap : 64;
+    void *grown = realloc(*v, n * size);
+    if (!grown)
+        return -ENOMEM;
+    *v = grown;
+    *cap = n;
+    return 0;
+}
+
+/* Lane l's bucket b, made when new: its pins come mostly in time order (the last bucket first). */
+static struct bucket_items *bucket_of(struct lane_items *l, int64_t b)
+{
+    size_t at = l->n_buckets;
+    if (at && l->buckets[at - 1].b >= b) {
+        size_t lo = 0, hi = at;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (l->buckets[mid].b < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < l->n_buckets && l->buckets[lo].b == b)
+            return &l->buckets[lo];
+        at = lo;
+    }
+    if (grow_items((void **)&l->buckets, &l->buckets_cap, l->n_buckets + 1, sizeof(*l->buckets)))
+        return NULL;
+    memmove(&l->buckets[at + 1], &l->buckets[at], (l->n_buckets - at) * sizeof(*l->buckets));
+    l->n_buckets++;
+    l->buckets[at] = (struct bucket_items){.b = b};
+    return &l->buckets[at];
+}
+
+/* k into the rest of a bucket: one item more, its end, and its fields when it is the longest. */
+static void add_to_rest(struct keyed_item *rest, const struct keyed_item *k)
+{
+    if (!rest->it.count) {
+        *rest = *k;
+        rest->it.shorts = 1;
+        return;
+    }
+    uint64_t count = rest->it.count + 1;
+    int64_t end = k->it.end > rest->it.end ? k->it.end : rest->it.end;
+    if (k->it.longest > rest->it.longest || (k->it.longest == rest->it.longest && key_before(k, rest)))
+        *rest = *k;
+    rest->it.count = count;
+    rest->it.end = end;
+    rest->it.shorts = 1;
+}
+
+static int take_pin(const struct recording_pin *p, void *arg)
+{
+    struct lanes_read *lr = arg;
+    struct keyed_item k = {.at = lr->at++};
+    size_t li = timeline_lane_of(lr->t, p->has_carrier_tid, p->carrier_tid, &lr->last);
+    if (li == lr->t->n_lanes)
+        return 0; /* no lane: left off the timeline, as timeline_build leaves it */
+    struct lane_items *l = &lr->lanes[li];
+    lane_item_of(lr->s, p, &k.it);
+    l->pins++;
+    l->pinned = recording_sat_add(l->pinned, k.it.longest);
+    if (k.it.blocked_in) {
+        int64_t kept = strtab_add(&lr->kept, k.it.blocked_in);
+        if (kept < 0)
+            return (int)kept;
+        k.it.blocked_in = lr->kept.items[kept];
+    }
+    if (!lr->merge || k.it.end - k.it.start >= lr->bucket) {
+        if (grow_items((void **)&l->longs, &l->longs_cap, l->n_longs + 1, sizeof(*l->longs)))
+            return -ENOMEM;
+        l->longs[l->n_longs++] = k;
+        return 0;
+    }
+    struct bucket_items *b = bucket_of(l, (k.it.start - lr->origin) / lr->bucket);
+    if (!b)
+        return -ENOMEM;
+    if (!b->first.it.count) {
+        b->first = k;
+    } else if (key_before(&k, &b->first)) { /* the earlier is the first, the other joins the rest */
+        add_to_rest(&b->rest, &b->first);
+        b->first = k;
+    } else {
+        add_to_rest(&b->rest, &k);
+    }
+    return 0;
+}
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    return key_before(a, b) ? -1 : key_before(b, a);
+}
+
+/* Lane l's items to w, in the order the lane kept whole gives them. */
+static int replay(struct lane_writer *w, struct lane_items *l)
+{
+    if (l->n_longs > 1)
+        qsort(l->longs, l->n_longs, sizeof(*l->longs), cmp_keyed);
+    size_t i = 0, k = 0;
+    int rc = 0;
+    while (!rc && (i < l->n_longs || k < l->n_buckets)) {
+        if (i < l->n_longs && (k == l->n_buckets || key_before(&l->longs[i], &l->buckets[k].first))) {
+            rc = lane_writer_add(w, &l->longs[i++].it);
+            continue;
+        }
+        const struct bucket_items *b = &l->buckets[k++];
+        rc = lane_writer_add(w, &b->first.it);
+        if (!rc && b->rest.it.count)
+            rc = lane_writer_add(w, &b->rest.it);
+    }
+    return rc ? rc : lane_writer_flush(w);
+}
+
+static void lanes_read_fini(struct lanes_read *lr)
+{
+    for (size_t i = 0; lr->lanes && i < lr->t->n_lanes; i++) {
+        free(lr->lanes[i].longs);
+        free(lr->lanes[i].buckets);
+    }
+    free(lr->lanes);
+    strtab_fini(&lr->kept);
+}
+
+/* The pins of s, a session summed up, read again into lr's lanes. 0 or -errno. */
+static int lanes_read(struct lanes_read *lr, const struct recording *r, size_t session, const struct timeline *t)
+{
+    const struct recording_session *s = r->sessions[session];
+    int64_t span = t->last_ns - t->first_ns;
+    *lr = (struct lanes_read){.s = s, .t = t, .origin = t->first_ns};
+    lr->bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
+    lr->merge = s->n_pins + s->pins_folded > HTML_LANE_DETAIL;
+    char err[512];
+    if (table_init(&lr->kept.index, 0, TABLE_GROWING) || !(lr->lanes = calloc(t->n_lanes + 1, sizeof(*lr->lanes))))
+        return -ENOMEM;
+    int rc = pin_stream(r, session, take_pin, lr, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "vtpin report: %s\n", err);
+    return rc;
+}
+
+static int put_lanes(struct json *j, const struct recording_session *s, const struct timeline *t,
+                     struct lanes_read *read)
 {
     struct strtab st = {0};
     int rc = 0;
     int64_t span = t->last_ns - t->first_ns;
     int64_t bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
-    struct lane_writer pins = {
-        .j = j, .st = &st, .origin = t->first_ns, .bucket = bucket, .merge = s->n_pins > HTML_LANE_DETAIL};
+    struct lane_writer pins = {.j = j,
+                               .st = &st,
+                               .origin = t->first_ns,
+                               .bucket = bucket,
+                               .merge = s->n_pins + s->pins_folded > HTML_LANE_DETAIL}; /* as lanes_read */
     struct lane_writer hogs = pins;
     hogs.merge = s->n_hogs > HTML_LANE_DETAIL;
     struct lane_item it;
@@ -465,8 +659,11 @@ static int put_lanes(struct json *j, const struct recording_session *s, const st
     for (size_t li = 0; li < t->n_lanes; li++) {
         const struct lane *l = &t->lanes[li];
         int64_t pinned = 0, hogged = 0;
-        for (size_t k = 0; k < l->n_pins; k++)
+        uint64_t n_pins = read ? read->lanes[li].pins : l->n_pins;
+        for (size_t k = 0; k < l->n_pins && !read; k++)
             pinned = recording_sat_add(pinned, recording_pin_duration(s, &s->pins[l->pins[k]]));
+        if (read)
+            pinned = read->lanes[li].pinned;
         for (size_t k = 0; k < l->n_hogs; k++)
             hogged = recording_sat_add(hogged, recording_hog_duration(s, &s->hogs[l->hogs[k]]));
         json_object_begin(j);
@@ -475,18 +672,18 @@ static int put_lanes(struct json *j, const struct recording_session *s, const st
             json_kv_int(j, "tid", l->tid);
         else
             json_kv_null(j, "tid");
-        json_kv_uint(j, "pins", l->n_pins);
+        json_kv_uint(j, "pins", n_pins);
         json_kv_int(j, "pinned_ns", pinned);
         json_kv_uint(j, "hogs", l->n_hogs);
         json_kv_int(j, "hogged_ns", hogged);
         json_key(j, "p"); /* the lane's pins, nine numbers each (put_item) */
         json_array_begin(j);
-        for (size_t k = 0; k < l->n_pins; k++) {
+        for (size_t k = 0; k < l->n_pins && !read; k++) {
             lane_item_of(s, &s->pins[l->pins[k]], &it);
             if ((rc = lane_writer_add(&pins, &it)))
                 goto done;
         }
-        if ((rc = lane_writer_flush(&pins)))
+        if ((rc = read ? replay(&pins, &read->lanes[li]) : lane_writer_flush(&pins)))
             goto done;
         json_array_end(j);
         json_key(j, "h"); /* its carrier hogs, as "p" */
@@ -536,11 +733,13 @@ static void put_hog_summary(struct json *j, const struct recording_session *s)
 }
 
 /* The data for the page, as JSON in memory. */
-static int html_data(const struct recording *r, const struct recording_session *s, char **buf, size_t *len)
+static int html_data(const struct recording *r, size_t session, char **buf, size_t *len)
 {
+    const struct recording_session *s = r->sessions[session];
     struct sites sites = {0};
     struct flame f = {0};
     struct timeline t = {0};
+    struct lanes_read read = {0};
     FILE *out = open_memstream(buf, len);
     if (!out)
         return -ENOMEM;
@@ -549,6 +748,8 @@ static int html_data(const struct recording *r, const struct recording_session *
         rc = flame_build(s, &f);
     if (!rc)
         rc = timeline_build(s, &t);
+    if (!rc && s->pins_folded) /* a long session: its pins read again into the lanes */
+        rc = lanes_read(&read, r, session, &t);
     if (!rc) {
         struct json j;
         json_init_opt(&j, out, JSON_COMPACT | JSON_EMBED_HTML);
@@ -564,7 +765,7 @@ static int html_data(const struct recording *r, const struct recording_session *
         put_hog_summary(&j, s);
         put_counters(&j, s);
         put_flame(&j, &f);
-        rc = put_lanes(&j, s, &t);
+        rc = put_lanes(&j, s, &t, s->pins_folded ? &read : NULL);
         if (!rc) {
             json_object_end(&j);
             rc = json_finish(&j);
@@ -573,6 +774,8 @@ static int html_data(const struct recording *r, const struct recording_session *
     sites_fini(&sites);
     if (f.nodes)
         flame_fini(&f);
+    if (read.t)
+        lanes_read_fini(&read);
     timeline_fini(&t);
     if (fclose(out) && !rc)
         rc = -ENOMEM;
@@ -600,7 +803,7 @@ int report_html(FILE *out, const struct recording *r, const struct report_option
     const struct recording_session *s = r->sessions[o->session];
     char *data = NULL;
     size_t len = 0;
-    int rc = html_data(r, s, &data, &len);
+    int rc = html_data(r, o->session, &data, &len);
     if (rc) {
         free(data);
         return rc;

@@ -9,9 +9,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
+#include "pin_stream.h"
 #include "views.h"
 #include "wire.h"
 
@@ -195,6 +198,88 @@ static void put_occupancy(struct json *j, int64_t pid, const struct recording_se
         put_busy(j, name, pid, l, recording_sat_sub(timeline_occupancy_end(s, t, l, l->n_occ - 1), origin), last);
 }
 
+/* ---- a long session's pins (summed up as read: pin_groups.h), read again ----
+ *
+ * Its pins come again from the file (pin_stream.h). Each lane's events go to a temporary file of its
+ * own as they come, written by a copy of the trace's writer where the lanes begin (every event there
+ * has the same comma and indent); then come each lane's file, hogs and occupancy, in lane order. A
+ * lane's pins must come in start order, as the agent writes them: a file whose do not, or a session of
+ * more than PERFETTO_LANE_FILES carriers, is read again whole. */
+#define PERFETTO_LANE_FILES 256
+
+struct lane_files {
+    const struct recording_session *s;
+    const struct timeline *t;
+    struct json at; /* the trace's writer where the lanes begin */
+    int64_t pid, origin;
+    FILE **files;  /* one per lane */
+    int64_t *last; /* the last start of each lane's pins */
+    unsigned char *any;
+    size_t last_lane; /* the lane of the last pin */
+};
+
+static int lane_pin(const struct recording_pin *p, void *arg)
+{
+    struct lane_files *lf = arg;
+    const struct timeline *t = lf->t;
+    size_t li = timeline_lane_of(t, p->has_carrier_tid, p->carrier_tid, &lf->last_lane);
+    if (li == t->n_lanes)
+        return 0; /* no lane: left off the trace, as timeline_build leaves it */
+    if (lf->any[li] && p->start_ns < lf->last[li])
+        return -EAGAIN; /* out of start order: the lane kept whole orders it */
+    lf->any[li] = 1;
+    lf->last[li] = p->start_ns;
+    struct json j = lf->at;
+    j.out = lf->files[li];
+    put_pin(&j, lf->pid, lf->s, &t->lanes[li], p, lf->origin);
+    return ferror(lf->files[li]) ? -EIO : 0;
+}
+
+static void lane_files_fini(struct lane_files *lf)
+{
+    for (size_t i = 0; lf->files && i < lf->t->n_lanes; i++)
+        if (lf->files[i])
+            fclose(lf->files[i]);
+    free(lf->files);
+    free(lf->last);
+    free(lf->any);
+}
+
+/* s's pins read again into a file per lane. 0, -EAGAIN (read it again whole), or -errno. */
+static int lanes_to_files(struct lane_files *lf, const struct json *at, const struct recording *r, size_t session,
+                          const struct timeline *t, int64_t pid, int64_t origin)
+{
+    *lf = (struct lane_files){.s = r->sessions[session], .t = t, .at = *at, .pid = pid, .origin = origin};
+    if (t->n_lanes > PERFETTO_LANE_FILES)
+        return -EAGAIN;
+    size_t n = t->n_lanes ? t->n_lanes : 1;
+    if (!(lf->files = calloc(n, sizeof(*lf->files))) || !(lf->last = calloc(n, sizeof(*lf->last))) ||
+        !(lf->any = calloc(n, 1)))
+        return -ENOMEM;
+    for (size_t i = 0; i < t->n_lanes; i++)
+        if (!(lf->files[i] = tmpfile()))
+            return -errno;
+    char err[512];
+    int rc = pin_stream(r, session, lane_pin, lf, err, sizeof(err));
+    if (rc && rc != -EAGAIN)
+        fprintf(stderr, "vtpin report: %s\n", err);
+    return rc;
+}
+
+static int copy_file(FILE *from, FILE *to)
+{
+    char buf[1 << 16];
+    size_t n;
+    if (fflush(from) || fseek(from, 0, SEEK_SET))
+        return -errno;
+    while ((n = fread(buf, 1, sizeof(buf), from)) > 0)
+        if (fwrite(buf, 1, n, to) != n)
+            return -EIO;
+    return ferror(from) ? -EIO : 0;
+}
+
+static int report_perfetto_whole(FILE *out, const struct recording *r, const struct report_options *o);
+
 int report_perfetto(FILE *out, const struct recording *r, const struct report_options *o)
 {
     const struct recording_session *s = r->sessions[o->session];
@@ -205,22 +290,45 @@ int report_perfetto(FILE *out, const struct recording *r, const struct report_op
     int64_t pid = s->has_hello && s->hello.pid > 0 ? s->hello.pid : 1;
     int64_t origin = s->has_time ? s->first_ns : 0;
     int64_t origin_unix = 0;
+    struct lane_files lf = {0};
+    char *head = NULL;
+    size_t head_len = 0;
+    FILE *head_out = open_memstream(&head, &head_len); /* nothing written before the lanes are read */
+    if (!head_out) {
+        timeline_fini(&t);
+        return -ENOMEM;
+    }
 
     struct json j;
-    json_init(&j, out);
+    json_init(&j, head_out);
     json_object_begin(&j);
     json_kv_string(&j, "displayTimeUnit", "ms");
     json_key(&j, "traceEvents");
     json_array_begin(&j);
     put_metadata(&j, pid, s, &t);
-    for (size_t i = 0; i < t.n_lanes; i++) {
+    if (s->pins_folded && (rc = lanes_to_files(&lf, &j, r, o->session, &t, pid, origin))) {
+        fclose(head_out);
+        free(head);
+        lane_files_fini(&lf);
+        timeline_fini(&t);
+        return rc == -EAGAIN ? report_perfetto_whole(out, r, o) : rc;
+    }
+    rc = fclose(head_out) ? -ENOMEM : 0;
+    if (!rc && fwrite(head, 1, head_len, out) != head_len)
+        rc = -EIO;
+    free(head);
+    j.out = out;
+    for (size_t i = 0; i < t.n_lanes && !rc; i++) {
         const struct lane *l = &t.lanes[i];
-        for (size_t k = 0; k < l->n_pins; k++)
+        if (lf.files)
+            rc = copy_file(lf.files[i], out);
+        for (size_t k = 0; k < l->n_pins && !lf.files; k++)
             put_pin(&j, pid, s, l, &s->pins[l->pins[k]], origin);
         for (size_t k = 0; k < l->n_hogs; k++)
             put_hog(&j, pid, s, l, &s->hogs[l->hogs[k]], origin);
         put_occupancy(&j, pid, s, &t, l, origin);
     }
+    lane_files_fini(&lf);
     json_array_end(&j);
     json_key(&j, "otherData");
     json_object_begin(&j);
@@ -239,7 +347,26 @@ int report_perfetto(FILE *out, const struct recording *r, const struct report_op
         json_kv_string(&j, "host", s->hello.host);
     json_object_end(&j);
     json_object_end(&j);
-    rc = json_finish(&j);
+    int finished = json_finish(&j);
     timeline_fini(&t);
+    return rc ? rc : finished;
+}
+
+/* The session shown read again whole (not summed up), its passes run, and written from that. */
+static int report_perfetto_whole(FILE *out, const struct recording *r, const struct report_options *o)
+{
+    struct recording_plan whole = {.keep = o->session + 1};
+    struct recording *again = NULL;
+    char err[512];
+    int rc = recording_load_again(r, &whole, &again, err, sizeof(err));
+    if (rc) {
+        fprintf(stderr, "vtpin report: %s\n", err);
+        return rc;
+    }
+    if (again->n_sessions <= o->session || again->sessions[o->session]->pins_folded)
+        rc = -EIO;
+    else if (!(rc = report_session_passes(again->sessions[o->session])))
+        rc = report_perfetto(out, again, o);
+    recording_free(again);
     return rc;
 }

@@ -309,6 +309,17 @@ static int lane_named(struct timeline *t, size_t *cap, struct lane **last, int h
     return 0;
 }
 
+size_t timeline_lane_of(const struct timeline *t, int has_tid, int32_t tid, size_t *last)
+{
+    const struct lane *l = *last < t->n_lanes ? &t->lanes[*last] : NULL;
+    if (l && l->has_tid == has_tid && (!has_tid || l->tid == tid))
+        return *last;
+    l = lane_for((struct timeline *)t, has_tid, tid);
+    if (l)
+        *last = (size_t)(l - t->lanes);
+    return l ? *last : t->n_lanes;
+}
+
 void timeline_fini(struct timeline *t)
 {
     for (size_t i = 0; i < t->n_lanes; i++) {
@@ -337,13 +348,28 @@ int timeline_build(const struct recording_session *s, struct timeline *out)
         out->lanes[out->n_lanes++] =
             (struct lane){.has_tid = 1, .tid = s->carriers[i].tid, .name = s->carriers[i].name};
 
-    /* lanes for carriers only pins or hogs name */
-    for (size_t i = 0; i < s->n_pins; i++) {
-        const struct recording_pin *p = &s->pins[i];
-        if (lane_named(out, &cap, &last, p->has_carrier_tid, p->carrier_tid, p->carrier_name, &l))
+    /* lanes for carriers only pins or hogs name, in the order first named (pins summed up too) */
+    struct pin_sums cursor;
+    struct recording_pin_sum sum;
+    if (pin_sums_begin(&cursor, s))
+        goto fail;
+    while (pin_sums_next(&cursor, &sum)) {
+        const struct recording_pin *p = sum.pin;
+        if (lane_named(out, &cap, &last, p->has_carrier_tid, p->carrier_tid, p->carrier_name, &l)) {
+            pin_sums_end(&cursor);
             goto fail;
+        }
+    }
+    pin_sums_end(&cursor);
+    last = NULL;
+    for (size_t i = 0; i < s->n_pins; i++) { /* the pins kept, each in its lane below */
+        const struct recording_pin *p = &s->pins[i];
+        l = last && last->has_tid == p->has_carrier_tid && (!p->has_carrier_tid || last->tid == p->carrier_tid)
+                ? last
+                : lane_for(out, p->has_carrier_tid, p->carrier_tid);
         if (l)
             l->n_pins++;
+        last = l;
     }
     for (size_t i = 0; i < s->n_hogs; i++) {
         const struct recording_hog *h = &s->hogs[i];

@@ -72,6 +72,9 @@ struct timeline {
 };
 
 int timeline_build(const struct recording_session *s, struct timeline *out);
+/* The index of the lane of carrier (has_tid, tid), t->n_lanes when none; *last (the last one found,
+ * tried first) is updated. */
+size_t timeline_lane_of(const struct timeline *t, int has_tid, int32_t tid, size_t *last);
 void timeline_fini(struct timeline *t);
 
 /* The state recorded at occupancy point i of lane l lasts until the next

@@ -48,8 +48,8 @@ int run_recordings_find(const struct run_where *w, struct run_recordings *out);
 
 /* Recording i as the gates and the report read it: report_open, then the run's kernel view joined
  * into an agent's sessions (run_kernel.h). A long session's ended pins are summed up as read
- * (cli/report/pin_groups.h), but for a run with the kernel view (its join reads every pin). 0 and *out, or -errno: said on stderr, counted in
- * unreadable, marked failed (a later pass skips it). */
+ * (cli/report/pin_groups.h), but for a run with the kernel view (its join reads every pin). 0 and *out, or -errno: said
+ * on stderr, counted in unreadable, marked failed (a later pass skips it). */
 int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **out);
 
 /* How many recordings can be judged (found, and none of their reads failed). */

@@ -129,6 +129,7 @@ int main(int argc, char **argv)
                         7000 + (int32_t)c, 100 + (uint32_t)c, stack, culprit_of[stack], blocked);
         if (lasting && i < 2) { /* the first ends at the end (below), the second never */
             first_start = i == 0 ? start : first_start;
+            cursor[c] = start - mono0; /* its carrier's next pins begin after it (a file in start order) */
             continue;
         }
         synth_pin_end(&b, (uint64_t)i + 1, start + dur, dur);
