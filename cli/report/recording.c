@@ -1070,6 +1070,8 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
         return -EPROTO;
     }
     r = calloc(1, sizeof(*r));
+    if (r)
+        r->input_fd = -1; /* none yet: freed, nothing is closed */
     if (!r || !(r->path = strdup(name))) {
         rc = -ENOMEM;
         snprintf(err, errlen, "%s: out of memory", name);
@@ -1080,7 +1082,6 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
     r->fold_pins = plan->fold_pins;
     r->fold = plan->fold;
     r->fold_arg = plan->fold_arg;
-    r->input_fd = -1;
     r->each = plan->each;
     r->each_arg = plan->arg;
     size_t pos = 0;

@@ -323,7 +323,7 @@ int report_main(int argc, char **argv)
         fprintf(stderr,
                 "vtpin report: warning: %s: the kernel view's intervals begin after %" PRIu64 " pins were summed up "
                 "(a long session, pins summed up as read: docs/report-json.md, Sessions); those are reported without "
-                "it (--format json keeps every pin)\n",
+                "it\n",
                 r->path, s->pins_folded);
     if (!session && r->n_sessions > 1 && !o.all_sessions)
         fprintf(stderr, "vtpin report: note: %s holds %zu sessions; reporting the last (--session N for another)\n",

@@ -4,7 +4,7 @@
  * the second, as `vtpin report --session 2`), then every session in turn into a
  * pprof profile, without occupancy and its ended pins summed up (as `vtpin report
  * --format pprof` reads them, cli/report/pin_groups.h, here in batches of 1 to 4 pins), the
- * last session's text, collapsed stacks and JSON summed up so too, and, when it fits in a
+ * last session in the other formats summed up so too, and, when it fits in a
  * pipe, once more from a pipe, as `vtpin report -` reads standard input. */
 #include <stddef.h>
 #include <stdint.h>
@@ -78,19 +78,21 @@ static void each_into_pprof(const char *path, size_t fold)
     report_pprof_free(p);
 }
 
-/* The last session of the file at path, its ended pins summed up past fold, as text, collapsed and
- * JSON (its pins read again from the file, cli/report/pin_stream.h). */
+/* The last session of the file at path, its ended pins summed up past fold, in every format but pprof
+ * (JSON, HTML and Perfetto read its pins again from the file, cli/report/pin_stream.h). */
 static void summed_up(const char *path, size_t fold)
 {
     struct recording *r = NULL;
     char err[512];
-    struct report_plan plan = {.keep = RECORDING_KEEP_LAST, .skip_occupancy = 1, .fold_pins = fold, .keep_input = 1};
+    struct report_plan plan = {.keep = RECORDING_KEEP_LAST, .fold_pins = fold, .keep_input = 1};
     if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0)
         return;
     struct report_options o = {.session = r->n_sessions - 1, .full_stacks = 1};
     report_text(devnull, r, &o);
     report_collapsed(devnull, r, &o);
     report_json(devnull, r, &o);
+    report_html(devnull, r, &o);
+    report_perfetto(devnull, r, &o);
     recording_free(r);
 }
 
