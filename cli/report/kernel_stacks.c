@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/hash.h"
 #include "common/table.h"
 
@@ -80,14 +81,8 @@ static const struct kept *keep(struct kernel_stacks *ks, const struct key *key)
         return &ks->items[found];
     if (ks->n >= TABLE_MAX_ITEM)
         return NULL;
-    if (ks->n == ks->cap) {
-        size_t cap = ks->cap ? 2 * ks->cap : 16;
-        struct kept *grown = realloc(ks->items, cap * sizeof(*grown));
-        if (!grown)
-            return NULL;
-        ks->items = grown;
-        ks->cap = cap;
-    }
+    if (grow_array((void **)&ks->items, &ks->cap, ks->n + 1, sizeof(*ks->items)))
+        return NULL;
     struct kept k = {.frames = calloc(key->n ? key->n : 1, sizeof(char *)), .is_string = key->is_string};
     if (!k.frames)
         return NULL;

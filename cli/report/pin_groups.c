@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/hash.h"
 #include "common/table.h"
 #include "session_defs.h"
@@ -18,11 +19,6 @@ static uint64_t hash_str(uint64_t h, const char *s)
     return hash_combine(h, s ? hash_string(s) : 0);
 }
 
-static const struct recording_downcall *downcall_of(const struct recording_pin *p)
-{
-    return recording_pin_downcall(p);
-}
-
 /* What the summaries tell apart (the site: reason, stack and culprit; pprof: carrier and native
  * frame), and the ids whose resolution counts per pin (the JDK's words, the blocking frame), as
  * read. Not the rest of the example: its thread, where it slept. */
@@ -33,7 +29,7 @@ static uint64_t key_hash(const struct recording_pin *p)
     h = hash_combine(h, (uint64_t)p->has_blocking_raw << 32 | p->blocking_raw);
     h = hash_combine(h, (uint64_t)p->carrier_sid << 32 | (uint32_t)p->carrier_tid);
     h = hash_combine(h, (uint64_t)p->has_carrier_tid << 32 | p->jdk_reason_sid);
-    const struct recording_downcall *d = downcall_of(p);
+    const struct recording_downcall *d = recording_pin_downcall(p);
     if (d)
         h = hash_str(hash_str(hash_combine(h, (uint64_t)d->api), d->symbol), d->library);
     return h;
@@ -47,7 +43,7 @@ static int same_key(const struct recording_pin *a, const struct recording_pin *b
         a->has_carrier_tid != b->has_carrier_tid || a->carrier_tid != b->carrier_tid ||
         a->jdk_reason_sid != b->jdk_reason_sid)
         return 0;
-    const struct recording_downcall *x = downcall_of(a), *y = downcall_of(b);
+    const struct recording_downcall *x = recording_pin_downcall(a), *y = recording_pin_downcall(b);
     if (!x || !y)
         return x == y;
     return x->api == y->api && same_str(x->symbol, y->symbol) && same_str(x->library, y->library);
@@ -58,18 +54,14 @@ static int group_eq(const void *ctx, uint32_t item, const void *key)
     return same_key(&((const struct recording_session *)ctx)->pin_groups[item].pin, key);
 }
 
-/* What a pin summed up leaves behind: its strings, and its extra (marked: the session frees it).
- * Its virtual thread's name is not the group's: named but never defined, it counts as the
- * resolution would have counted it (a name defined after the pin, which no agent writes, too). */
+/* A pin summed up, released. Its virtual thread's name is not the group's: named but never defined,
+ * it counts as the resolution would have counted it (a name defined after the pin, which no agent
+ * writes, too). */
 static void let_go(struct recording_session *s, struct recording_pin *p)
 {
     if (p->vthread_sid && !session_defs_string(s->defs, p->vthread_sid))
         s->unknown_refs++;
-    free(p->blocked_in);
-    p->blocked_in = NULL;
-    if (p->extra)
-        p->extra->unused = 1;
-    p->extra = NULL;
+    recording_pin_release(p);
 }
 
 /* p, ended, into its group: 0 (p's own is given back or kept by the group) or -ENOMEM (p untouched). */
@@ -78,14 +70,8 @@ static int sum_up(struct recording_session *s, struct recording_pin *p)
     uint64_t h = key_hash(p);
     int64_t at = table_find(&s->pin_group_index, h, group_eq, s, p);
     if (at < 0) {
-        if (s->n_pin_groups == s->pin_groups_cap) {
-            size_t cap = s->pin_groups_cap ? 2 * s->pin_groups_cap : 64;
-            struct recording_pin_group *v = realloc(s->pin_groups, cap * sizeof(*v));
-            if (!v)
-                return -ENOMEM;
-            s->pin_groups = v;
-            s->pin_groups_cap = cap;
-        }
+        if (grow_array((void **)&s->pin_groups, &s->pin_groups_cap, s->n_pin_groups + 1, sizeof(*s->pin_groups)))
+            return -ENOMEM;
         if (table_add(&s->pin_group_index, h, (uint32_t)s->n_pin_groups))
             return -ENOMEM;
         s->pin_groups[s->n_pin_groups++] = (struct recording_pin_group){

@@ -58,9 +58,7 @@ static int hand_over_head(struct recording_session *s, uint32_t *moved, void *ar
         }
         rc = hand_over(st, p, end);
         moved[i] = RECORDING_PIN_GONE;
-        free(p->blocked_in);
-        if (p->extra)
-            p->extra->unused = 1;
+        recording_pin_release(p);
     }
     size_t kept = 0;
     for (; i < s->n_pins; i++) {
@@ -94,7 +92,7 @@ int pin_stream(const struct recording *r, size_t session, pin_stream_fn fn, void
     /* the same session again, no occupancy, its pins handed over as the first pass summed them up */
     struct recording_plan again = {.keep = session + 1,
                                    .skip_occupancy = 1,
-                                   .fold_pins = r->fold_pins ? r->fold_pins : RECORDING_FOLD_PINS, /* as the first */
+                                   .fold_pins = r->plan.fold_pins ? r->plan.fold_pins : RECORDING_FOLD_PINS,
                                    .fold = hand_over_head,
                                    .fold_arg = &st};
     struct recording *r2 = NULL;

@@ -14,6 +14,7 @@
 
 #include "common/blocker_text.h"
 #include "common/frames_kind.h"
+#include "common/grow.h"
 #include "common/idmap.h"
 #include "common/io.h"
 #include "wire.h"
@@ -96,34 +97,14 @@ static int dup_str(const char *s, char **out)
     return *out ? 0 : -ENOMEM;
 }
 
-static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2 / elem)
-            return -ENOMEM;
-        ncap *= 2;
-    }
-    void *n = realloc(*arr, ncap * elem);
-    if (!n)
-        return -ENOMEM;
-    *arr = n;
-    *cap = ncap;
-    return 0;
-}
-
 /* ---- sessions ---- */
 
 struct session_private {
     struct recording_session pub;
     size_t pins_cap, hogs_cap, notices_cap, carriers_cap, occupancy_cap;
-    int skip_occupancy; /* the load's plan: occupancy points not kept */
-    size_t fold;        /* the load's plan: ended pins summed up past so many (pin_groups.h; 0: never) */
-    size_t fold_at;     /* pins in the model that call for the next sum */
-    recording_fold_fn fold_fn;
-    void *fold_arg;
+    const struct recording_plan *plan; /* the load's (the recording's own copy) */
+    int no_fold;                       /* a pass will read every pin: none is taken out (maybe_fold) */
+    size_t fold_at;                    /* pins in the model that call for the next sum */
     uint64_t pins_started;
 };
 
@@ -249,7 +230,7 @@ static int hand_over(struct recording *r, struct recording_session *s)
 {
     int rc = session_resolve(s);
     if (!rc)
-        rc = r->each(r, s, r->each_arg);
+        rc = r->plan.each(r, s, r->plan.arg);
     int dropped = session_drop_content(s);
     return rc ? rc : dropped;
 }
@@ -266,17 +247,14 @@ static int recording_add_session(struct recording *r, struct recording_session *
     }
     r->sessions = n;
     r->sessions[r->n_sessions++] = s;
-    ((struct session_private *)s)->skip_occupancy = r->skip_occupancy;
-    ((struct session_private *)s)->fold = r->fold ? r->fold_pins : 0;
-    ((struct session_private *)s)->fold_at = r->fold_pins;
-    ((struct session_private *)s)->fold_fn = r->fold;
-    ((struct session_private *)s)->fold_arg = r->fold_arg;
+    ((struct session_private *)s)->plan = &r->plan;
+    ((struct session_private *)s)->fold_at = r->plan.fold_pins;
     *out = s;
-    if (r->each && r->n_sessions > 1) /* the one before is complete */
+    if (r->plan.each && r->n_sessions > 1) /* the one before is complete */
         return hand_over(r, r->sessions[r->n_sessions - 2]);
-    if (r->keep == RECORDING_KEEP_LAST && r->n_sessions > 1) /* the one before is not the last */
+    if (r->plan.keep == RECORDING_KEEP_LAST && r->n_sessions > 1) /* the one before is not the last */
         return session_drop_content(r->sessions[r->n_sessions - 2]);
-    if (r->keep != RECORDING_KEEP_ALL && r->keep != RECORDING_KEEP_LAST && r->n_sessions != r->keep)
+    if (r->plan.keep != RECORDING_KEEP_ALL && r->plan.keep != RECORDING_KEEP_LAST && r->n_sessions != r->plan.keep)
         s->skipped = 1; /* never read: --session N reads only that session */
     return 0;
 }
@@ -366,6 +344,15 @@ static int new_extra(struct recording_session *s, struct recording_pin_extra **o
 
 /* The extras no pin holds any more (its pin was taken out: recording_fold_fn), freed; the others
  * kept in order. */
+void recording_pin_release(struct recording_pin *p)
+{
+    free(p->blocked_in);
+    p->blocked_in = NULL;
+    if (p->extra)
+        p->extra->unused = 1;
+    p->extra = NULL;
+}
+
 static void drop_unused_extras(struct recording_session *s)
 {
     size_t kept = 0;
@@ -387,23 +374,24 @@ static void drop_unused_extras(struct recording_session *s)
 static int maybe_fold(struct recording_session *s)
 {
     struct session_private *sp = (struct session_private *)s;
-    if (!sp->fold || s->n_pins < sp->fold_at)
+    size_t fold = sp->plan->fold && !sp->no_fold ? sp->plan->fold_pins : 0;
+    if (!fold || s->n_pins < sp->fold_at)
         return 0;
     if (s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH || s->hello.mode == VTPIN__V1__LOAD_MODE__KERNEL ||
         s->n_kintervals) {
-        sp->fold = 0; /* the attach and kernel passes read every pin */
+        sp->no_fold = 1; /* the attach and kernel passes read every pin */
         return 0;
     }
     uint32_t *moved = malloc(s->n_pins * sizeof(*moved));
     if (!moved)
         return -ENOMEM;
-    int rc = sp->fold_fn(s, moved, sp->fold_arg);
+    int rc = sp->plan->fold(s, moved, sp->plan->fold_arg);
     session_pins_renumber(s->ids, SESSION_PIN, moved); /* the pins in progress moved down */
     free(moved);
     for (size_t i = 0; i < s->n_pins; i++)
         s->pins[i].late |= !s->pins[i].ended; /* it outlasts a sum: its end is kept (late_ends) */
     drop_unused_extras(s);
-    sp->fold_at = s->n_pins > sp->fold / 2 ? 2 * s->n_pins : sp->fold; /* amortized: pins in progress stay */
+    sp->fold_at = s->n_pins > fold / 2 ? 2 * s->n_pins : fold; /* amortized: pins in progress stay */
     return rc;
 }
 
@@ -691,7 +679,7 @@ static int apply_carrier(struct recording_session *s, const Vtpin__V1__Carrier *
 static int add_occupancy(struct recording_session *s, int32_t tid, int64_t t, int64_t vthread_id)
 {
     struct session_private *sp = (struct session_private *)s;
-    if (sp->skip_occupancy) { /* not shown: its time still counts (the session's span) */
+    if (sp->plan->skip_occupancy) { /* not shown: its time still counts (the session's span) */
         note_time(s, t);
         return 0;
     }
@@ -1077,13 +1065,7 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
         snprintf(err, errlen, "%s: out of memory", name);
         goto cleanup;
     }
-    r->keep = plan->keep;
-    r->skip_occupancy = plan->skip_occupancy;
-    r->fold_pins = plan->fold_pins;
-    r->fold = plan->fold;
-    r->fold_arg = plan->fold_arg;
-    r->each = plan->each;
-    r->each_arg = plan->arg;
+    r->plan = *plan;
     size_t pos = 0;
     while (pos < len) {
         size_t at = pos, frame_len = 0;
@@ -1141,7 +1123,7 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
             goto cleanup;
         }
     }
-    if (r->each && (rc = hand_over(r, r->sessions[r->n_sessions - 1]))) {
+    if (r->plan.each && (rc = hand_over(r, r->sessions[r->n_sessions - 1]))) {
         snprintf(err, errlen, "%s: %s", name, strerror(-rc));
         goto cleanup;
     }
@@ -1152,6 +1134,9 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
             goto cleanup;
         }
     }
+    r->plan.fold = NULL; /* the callbacks and their arguments were the load's */
+    r->plan.fold_arg = r->plan.arg = NULL;
+    r->plan.each = NULL;
     *out = r;
     r = NULL;
 cleanup:

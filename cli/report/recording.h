@@ -330,9 +330,11 @@ struct recording_session {
 
 /* Takes the ended pins of s out of the model as it is read (pin_groups.h's pin_groups_fold sums them
  * up, pin_stream.h's hands them to a writer; the loader cannot name either: they are above it):
- * moved[i] is where pins[i] went (RECORDING_PIN_GONE: out), arg the plan's. A pin taken out gives
- * back its blocked_in and marks its extra unused (the loader frees it). 0 or -errno. */
+ * moved[i] is where pins[i] went (RECORDING_PIN_GONE: out), arg the plan's. A pin taken out is
+ * released (recording_pin_release; the loader frees its extra). 0 or -errno. */
 typedef int (*recording_fold_fn)(struct recording_session *s, uint32_t *moved, void *arg);
+/* What a pin taken out gives back: its blocked_in, and its extra (marked unused). */
+void recording_pin_release(struct recording_pin *p);
 #define RECORDING_PIN_GONE UINT32_MAX
 
 struct recording;
@@ -340,46 +342,6 @@ struct recording;
  * stops and fails with it). */
 typedef int (*recording_session_fn)(struct recording *r, struct recording_session *s, void *arg);
 
-struct recording {
-    char *path;
-    struct recording_session **sessions;
-    size_t n_sessions;
-    uint64_t bytes;         /* bytes read that made whole frames (magic included) */
-    uint64_t events;        /* frames read */
-    int truncated;          /* the file ends in the middle of a frame, or in zeros */
-    uint64_t truncated_at;  /* byte offset of the incomplete frame */
-    int zero_tail;          /* truncated: the rest of the file is zero bytes */
-    unsigned segments;      /* recordings concatenated in the file (1 normally) */
-    uint64_t damaged;       /* frames that could not be read (0: none); what follows up to the next magic is skipped */
-    uint64_t damaged_at;    /* byte offset of the first */
-    uint64_t damaged_bytes; /* bytes skipped for damage */
-    char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
-    int input_fd;           /* recording_plan.keep_input: the file, or a stream's copy; -1: none (closed when freed) */
-    size_t keep;            /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST, _NONE or a session number */
-    /* private: the plan's, while it loads */
-    int skip_occupancy;
-    size_t fold_pins;
-    recording_fold_fn fold;
-    void *fold_arg;
-    recording_session_fn each;
-    void *each_arg;
-};
-
-/* Which sessions a load keeps whole. The others keep their Hello, Stats,
- * notices and end (what the warnings and the session count need) and are
- * `skipped`, so memory follows what is shown, not the file's size. */
-#define RECORDING_KEEP_ALL ((size_t)0)
-#define RECORDING_KEEP_LAST SIZE_MAX       /* read whole, given back when the next session starts */
-#define RECORDING_KEEP_NONE (SIZE_MAX - 1) /* every session as one not shown: a look at the Hellos */
-/* A session of fewer pins is never summed up (11 MB of them). */
-#define RECORDING_FOLD_PINS 65536
-
-/* Loads the file at path ("-": standard input), as it was written: no pass
- * of the report runs (report_open in report.h loads and runs them). Returns
- * 0 and *out (a damaged file too: see `damaged`), or -errno with a one-line
- * message naming the file in err: -EPROTO not a recording (bad magic),
- * -ENOMEM, or the error of open/read. */
-int recording_load(const char *path, struct recording **out, char *err, size_t errlen);
 /* What a load keeps (recording_load_plan). */
 struct recording_plan {
     /* the sessions kept whole: RECORDING_KEEP_ALL, _LAST, _NONE, or a session number N from 1, whose
@@ -408,6 +370,41 @@ struct recording_plan {
     recording_session_fn each;
     void *arg;
 };
+
+struct recording {
+    char *path;
+    struct recording_session **sessions;
+    size_t n_sessions;
+    uint64_t bytes;         /* bytes read that made whole frames (magic included) */
+    uint64_t events;        /* frames read */
+    int truncated;          /* the file ends in the middle of a frame, or in zeros */
+    uint64_t truncated_at;  /* byte offset of the incomplete frame */
+    int zero_tail;          /* truncated: the rest of the file is zero bytes */
+    unsigned segments;      /* recordings concatenated in the file (1 normally) */
+    uint64_t damaged;       /* frames that could not be read (0: none); what follows up to the next magic is skipped */
+    uint64_t damaged_at;    /* byte offset of the first */
+    uint64_t damaged_bytes; /* bytes skipped for damage */
+    char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
+    int input_fd;           /* recording_plan.keep_input: the file, or a stream's copy; -1: none (closed when freed) */
+    struct recording_plan plan; /* private: how it was loaded (plan.keep: the sessions kept whole); its
+                                   callbacks only while it loads */
+};
+
+/* Which sessions a load keeps whole. The others keep their Hello, Stats,
+ * notices and end (what the warnings and the session count need) and are
+ * `skipped`, so memory follows what is shown, not the file's size. */
+#define RECORDING_KEEP_ALL ((size_t)0)
+#define RECORDING_KEEP_LAST SIZE_MAX       /* read whole, given back when the next session starts */
+#define RECORDING_KEEP_NONE (SIZE_MAX - 1) /* every session as one not shown: a look at the Hellos */
+/* A session of fewer pins is never summed up (11 MB of them). */
+#define RECORDING_FOLD_PINS 65536
+
+/* Loads the file at path ("-": standard input), as it was written: no pass
+ * of the report runs (report_open in report.h loads and runs them). Returns
+ * 0 and *out (a damaged file too: see `damaged`), or -errno with a one-line
+ * message naming the file in err: -EPROTO not a recording (bad magic),
+ * -ENOMEM, or the error of open/read. */
+int recording_load(const char *path, struct recording **out, char *err, size_t errlen);
 /* Loads the file at path ("-": standard input) as plan says; recording_load is its common case. */
 int recording_load_plan(const char *path, const struct recording_plan *plan, struct recording **out, char *err,
                         size_t errlen);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/frames_kind.h"
+#include "common/grow.h"
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/table.h"
@@ -447,6 +448,19 @@ static void put_busy(struct json *j, const struct recording_session *s, const st
     json_array_end(j);
 }
 
+/* A lane's bucket of the time axis (its short pins merge per bucket). */
+static int64_t lane_bucket(const struct timeline *t)
+{
+    int64_t span = t->last_ns - t->first_ns;
+    return span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
+}
+
+/* Whether a lane's short pins merge: over HTML_LANE_DETAIL pins in the session (summed up ones too). */
+static int lanes_merge(const struct recording_session *s)
+{
+    return s->n_pins + s->pins_folded > HTML_LANE_DETAIL;
+}
+
 /* ---- a long session's lanes ----
  *
  * A session whose ended pins were summed up as read (pin_groups.h) has its pins read again from the
@@ -491,19 +505,6 @@ static int key_before(const struct keyed_item *a, const struct keyed_item *b)
     return a->it.start < b->it.start || (a->it.start == b->it.start && a->at < b->at);
 }
 
-static int grow_items(void **v, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? 2 * *cap : 64;
-    void *grown = realloc(*v, n * size);
-    if (!grown)
-        return -ENOMEM;
-    *v = grown;
-    *cap = n;
-    return 0;
-}
-
 /* Lane l's bucket b, made when new: its pins come mostly in time order (the last bucket first). */
 static struct bucket_items *bucket_of(struct lane_items *l, int64_t b)
 {
@@ -521,7 +522,7 @@ static struct bucket_items *bucket_of(struct lane_items *l, int64_t b)
             return &l->buckets[lo];
         at = lo;
     }
-    if (grow_items((void **)&l->buckets, &l->buckets_cap, l->n_buckets + 1, sizeof(*l->buckets)))
+    if (grow_array((void **)&l->buckets, &l->buckets_cap, l->n_buckets + 1, sizeof(*l->buckets)))
         return NULL;
     memmove(&l->buckets[at + 1], &l->buckets[at], (l->n_buckets - at) * sizeof(*l->buckets));
     l->n_buckets++;
@@ -564,7 +565,7 @@ static int take_pin(const struct recording_pin *p, void *arg)
         k.it.blocked_in = lr->kept.items[kept];
     }
     if (!lr->merge || k.it.end - k.it.start >= lr->bucket) {
-        if (grow_items((void **)&l->longs, &l->longs_cap, l->n_longs + 1, sizeof(*l->longs)))
+        if (grow_array((void **)&l->longs, &l->longs_cap, l->n_longs + 1, sizeof(*l->longs)))
             return -ENOMEM;
         l->longs[l->n_longs++] = k;
         return 0;
@@ -622,10 +623,7 @@ static void lanes_read_fini(struct lanes_read *lr)
 static int lanes_read(struct lanes_read *lr, const struct recording *r, size_t session, const struct timeline *t)
 {
     const struct recording_session *s = r->sessions[session];
-    int64_t span = t->last_ns - t->first_ns;
-    *lr = (struct lanes_read){.s = s, .t = t, .origin = t->first_ns};
-    lr->bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
-    lr->merge = s->n_pins + s->pins_folded > HTML_LANE_DETAIL;
+    *lr = (struct lanes_read){.s = s, .t = t, .origin = t->first_ns, .bucket = lane_bucket(t), .merge = lanes_merge(s)};
     char err[512];
     if (table_init(&lr->kept.index, 0, TABLE_GROWING) || !(lr->lanes = calloc(t->n_lanes + 1, sizeof(*lr->lanes))))
         return -ENOMEM;
@@ -641,12 +639,8 @@ static int put_lanes(struct json *j, const struct recording_session *s, const st
     struct strtab st = {0};
     int rc = 0;
     int64_t span = t->last_ns - t->first_ns;
-    int64_t bucket = span / HTML_LANE_BUCKETS > 0 ? span / HTML_LANE_BUCKETS : 1;
-    struct lane_writer pins = {.j = j,
-                               .st = &st,
-                               .origin = t->first_ns,
-                               .bucket = bucket,
-                               .merge = s->n_pins + s->pins_folded > HTML_LANE_DETAIL}; /* as lanes_read */
+    struct lane_writer pins = {
+        .j = j, .st = &st, .origin = t->first_ns, .bucket = lane_bucket(t), .merge = lanes_merge(s)};
     struct lane_writer hogs = pins;
     hogs.merge = s->n_hogs > HTML_LANE_DETAIL;
     struct lane_item it;

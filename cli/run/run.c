@@ -695,9 +695,9 @@ static void judge_each(const struct run_config *cfg, const struct gate_config *g
         if (run_recordings_load(rs, i, &r))
             continue;
         if (gates_count(gates, r, result)) { /* not judged: it fails the run (gates_unjudged) */
-            fprintf(stderr, "vtpin run: %s: out of memory to count its pins\n", r->path);
-            rs->items[i].failed = 1;
-            rs->unreadable++;
+            char why[PATH_MAX + 64];
+            snprintf(why, sizeof(why), "%s: out of memory to count its pins", r->path);
+            run_recordings_not_judged(rs, i, why);
         }
         for (ro.session = 0; ro.session < r->n_sessions; ro.session++) {
             if (strcmp(cfg->format, "json") == 0)

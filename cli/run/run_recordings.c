@@ -194,11 +194,8 @@ int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **
                                .max_bytes = item->size};
     int rc = item->failed ? -EIO : report_open_plan(item->path, &plan, out, err, sizeof(err));
     if (rc) {
-        if (!item->failed) {
-            fprintf(stderr, "vtpin run: %s\n", err);
-            item->failed = 1;
-            rs->unreadable++;
-        }
+        if (!item->failed)
+            run_recordings_not_judged(rs, i, err);
         return rc;
     }
     if (item->own) {
@@ -207,6 +204,13 @@ int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **
             rs->joined += run_kernel_join(rs->kernel_dir, out, 1);
     }
     return 0;
+}
+
+void run_recordings_not_judged(struct run_recordings *rs, size_t i, const char *why)
+{
+    fprintf(stderr, "vtpin run: %s\n", why);
+    rs->items[i].failed = 1;
+    rs->unreadable++;
 }
 
 size_t run_recordings_judged(const struct run_recordings *rs)

@@ -52,6 +52,9 @@ int run_recordings_find(const struct run_where *w, struct run_recordings *out);
  * on stderr, counted in unreadable, marked failed (a later pass skips it). */
 int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **out);
 
+/* Recording i cannot be judged, why said on stderr: counted in unreadable, never read again. */
+void run_recordings_not_judged(struct run_recordings *rs, size_t i, const char *why);
+
 /* How many recordings can be judged (found, and none of their reads failed). */
 size_t run_recordings_judged(const struct run_recordings *rs);
 
