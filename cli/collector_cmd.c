@@ -32,6 +32,11 @@ static const char collector_usage[] =
     "                          or /tmp/vtpin-<uid>/collector.sock without XDG_RUNTIME_DIR)\n"
     "  -d, --dir=DIR           write recordings to DIR (default $XDG_STATE_HOME/vtpin,\n"
     "                          or ~/.local/state/vtpin)\n"
+    "      --record-max=BYTES  a recording past BYTES (at least 64k) rotates: FILE becomes\n"
+    "                          FILE.1 (FILE.1 FILE.2, ...) and a new FILE goes on, each a whole\n"
+    "                          recording `vtpin report` reads alone (default 256M; 0: never)\n"
+    "      --record-keep=N     rotated files kept of each recording, the oldest removed\n"
+    "                          (1 to 1000, default 3)\n"
     "  -k, --alert-k=K         alert when K carriers of a JVM are pinned or hogged (default 0: all)\n"
     "  -a, --alert-after=DUR   ... for longer than DUR (default 1s)\n"
     "  -w, --window=DUR        the window of busy/pinned/idle percentages (default 60s)\n"
@@ -108,6 +113,8 @@ enum collector_option {
     OPT_METRICS,
     OPT_METRICS_ANY,
     OPT_MEMORY_BUDGET,
+    OPT_RECORD_MAX,
+    OPT_RECORD_KEEP,
     OPT_KERNEL,
     OPT_KERNEL_MIN,
     OPT_JVMS,
@@ -176,6 +183,16 @@ static int take_option(int opt, char **argv, struct collector_args *a)
         if (units_parse_size(optarg, &v) != 0 || v < (1u << 20) || v > ((uint64_t)1 << 40))
             return cli_usage_error("collector", "--memory-budget: '%s' is not a size between 1M and 1024G", optarg);
         a->cfg.memory_budget = (size_t)v;
+        break;
+    case OPT_RECORD_MAX:
+        if (units_parse_size(optarg, &v) != 0 || (v != 0 && v < (64u << 10)))
+            return cli_usage_error("collector", "--record-max: '%s' is not 0 or a size of at least 64k", optarg);
+        a->cfg.record_max = v;
+        break;
+    case OPT_RECORD_KEEP:
+        if (units_parse_count(optarg, 1, 1000, &v) != 0)
+            return cli_usage_error("collector", "--record-keep: '%s' is not a count between 1 and 1000", optarg);
+        a->cfg.record_keep = (unsigned)v;
         break;
     case OPT_KERNEL:
         if (strcmp(optarg, "auto") == 0)
@@ -344,6 +361,8 @@ int collector_main(int argc, char **argv)
         {"metrics", required_argument, NULL, OPT_METRICS},
         {"metrics-listen-any", no_argument, NULL, OPT_METRICS_ANY},
         {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
+        {"record-max", required_argument, NULL, OPT_RECORD_MAX},
+        {"record-keep", required_argument, NULL, OPT_RECORD_KEEP},
         {"kernel", required_argument, NULL, OPT_KERNEL},
         {"kernel-min", required_argument, NULL, OPT_KERNEL_MIN},
         {"jvms", required_argument, NULL, OPT_JVMS},

@@ -268,6 +268,7 @@ static void status_jvm(struct json *js, struct jvm *j, const struct jvms_config 
     json_kv_uint(js, "connections", j->connections);
     json_kv_uint(js, "connection", h->connection);
     json_kv_string(js, "recording", j->recording);
+    json_kv_uint(js, "recording_rotations", j->rec.rotations);
     recording_error(js, j, now);
     json_kv_string(js, "occupancy", wire_occupancy_name(h->occupancy));
     occupancy_sources(js, k, j, v, n, now);

@@ -10,9 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "carry.h"
 #include "clog.h"
 #include "common/io.h"
+#include "common/rotate.h"
 #include "common/units.h"
+#include "session_defs.h"
 #include "wire.h"
 
 #define RECORDER_BUF (64u * 1024)
@@ -31,6 +34,10 @@ struct recorder {
     int64_t next_try; /* CLOCK_MONOTONIC */
     struct rec_state st;
     char *path;
+    struct recorder_config cfg;
+    struct carry *carry; /* what a rotated file says again; NULL when it never rotates */
+    off_t head_size;     /* the current file's head: the magic, the Hello and what was carried */
+    off_t rotate_from;   /* rotate once the file passes this (cfg.max_bytes, or later after a failed rotation) */
     uint8_t buf[RECORDER_BUF];
 };
 
@@ -90,13 +97,20 @@ static void stop(struct recorder *r, int rc, uint64_t frames, uint64_t bytes)
 }
 
 int recorder_open(struct recorder **out, const char *dir, int64_t pid, int64_t start_unix_ns, uint32_t connection,
-                  char *err, size_t errlen)
+                  const struct recorder_config *cfg, char *err, size_t errlen)
 {
     struct recorder *r = calloc(1, sizeof(*r));
     int rc;
     if (!r)
         return -ENOMEM;
     r->fd = -1;
+    if (cfg)
+        r->cfg = *cfg;
+    r->rotate_from = (off_t)r->cfg.max_bytes;
+    if (r->cfg.max_bytes && !(r->carry = carry_new(r->cfg.budget))) {
+        free(r);
+        return -ENOMEM;
+    }
     size_t cap = strlen(dir) + 96;
     r->path = malloc(cap);
     if (!r->path) {
@@ -129,6 +143,7 @@ int recorder_open(struct recorder **out, const char *dir, int64_t pid, int64_t s
 cleanup:
     if (r->fd >= 0)
         close(r->fd);
+    carry_free(r->carry);
     free(r->path);
     free(r);
     return rc;
@@ -154,7 +169,8 @@ int recorder_flush(struct recorder *r)
     return 0;
 }
 
-int recorder_write(struct recorder *r, const uint8_t *frame, size_t len)
+/* Appends one whole frame to the buffer (a large one straight to the file). */
+static int append(struct recorder *r, const uint8_t *frame, size_t len)
 {
     if (r->st.error) {
         lose(r, 1, len);
@@ -182,6 +198,140 @@ int recorder_write(struct recorder *r, const uint8_t *frame, size_t len)
     return 0;
 }
 
+/* A Notice from the collector (the event into *ev, n), packed into out[cap]: its length, or -errno. */
+static ssize_t pack_notice(int64_t time_ns, Vtpin__V1__Severity severity, const char *code, const char *text,
+                           WireEvent *ev, Vtpin__V1__Notice *n, uint8_t *out, size_t cap)
+{
+    vtpin__v1__notice__init(n);
+    n->time_ns = time_ns;
+    n->severity = severity;
+    n->code = (char *)code;
+    n->text = (char *)text;
+    vtpin__v1__event__init(ev);
+    ev->body_case = VTPIN__V1__EVENT__BODY_NOTICE;
+    ev->notice = n;
+    return wire_pack(ev, out, cap, cap);
+}
+
+/* A Notice about the file itself: appended, never written again at a rotation. */
+static void append_notice(struct recorder *r, Vtpin__V1__Severity severity, const char *code, const char *text)
+{
+    WireEvent ev;
+    Vtpin__V1__Notice n;
+    uint8_t buf[1024];
+    ssize_t len = pack_notice(clock_ns(CLOCK_MONOTONIC), severity, code, text, &ev, &n, buf, sizeof(buf));
+    if (len > 0)
+        append(r, buf, (size_t)len);
+}
+
+int recorder_notice(struct recorder *r, Vtpin__V1__Severity severity, const char *code, const char *text)
+{
+    WireEvent ev;
+    Vtpin__V1__Notice n;
+    uint8_t buf[1024];
+    ssize_t len = pack_notice(clock_ns(CLOCK_MONOTONIC), severity, code, text, &ev, &n, buf, sizeof(buf));
+    return len > 0 ? recorder_write_event(r, &ev, buf, (size_t)len) : (int)len;
+}
+
+static int append_carried(void *arg, const uint8_t *frame, size_t len)
+{
+    return append(arg, frame, len);
+}
+
+/* The head of a file that continues the recording: the magic, the Hello, what it continues and
+ * everything carried (carry.h), so that it is read alone. */
+static void start_again(struct recorder *r)
+{
+    append(r, (const uint8_t *)WIRE_MAGIC, WIRE_MAGIC_LEN);
+    r->used_frames = 0; /* the magic is not a frame */
+    r->buf_magic = 1;
+    if (r->head)
+        append(r, r->head, r->head_len);
+    char text[768];
+    snprintf(text, sizeof(text),
+             "this file continues the recording rotated before it (--record-max=): %s.1 when this one is %s, "
+             "PATH.N+1 when it is PATH.N; the definitions, notices, carriers, pins and hogs in progress and counters "
+             "of the session are written again here",
+             r->path, r->path);
+    append_notice(r, VTPIN__V1__SEVERITY__INFO, "collector.recording_rotated", text);
+    uint64_t missed = carry_missed(r->carry);
+    if (missed) {
+        snprintf(text, sizeof(text),
+                 "%" PRIu64 " frames of this session could not be kept to write again here (the collector's memory "
+                 "budget, or more than %d pins and hogs in progress): a pin that began before this file may end "
+                 "here without its start",
+                 missed, CARRY_MAX_PINS);
+        append_notice(r, VTPIN__V1__SEVERITY__WARNING, "collector.recording_rotated_incomplete", text);
+    }
+    if (r->cfg.defs)
+        session_defs_write(r->cfg.defs, append_carried, r);
+    carry_each(r->carry, append_carried, r);
+    r->head_size = r->good + (off_t)r->used;
+}
+
+/* The file passed --record-max: it becomes PATH.1 (and so on), ends with a notice saying so, and
+ * a new PATH goes on. A rotation that fails leaves the recording in its file, which then says
+ * nothing of it (tried again after as many bytes more). */
+static void rotate(struct recorder *r)
+{
+    if (recorder_flush(r) != 0)
+        return; /* stopped: the retries take it from here */
+    r->rotate_from = r->good + (off_t)r->cfg.max_bytes;
+    int rc = rotate_names(r->path, r->cfg.keep);
+    if (rc) {
+        clog_warn("%s: cannot rotate the recording (%s): it goes on in this file", r->path, strerror(-rc));
+        return;
+    }
+    char text[768];
+    snprintf(text, sizeof(text), "%s.1", r->path);
+    int fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        rc = -errno;
+        int back = rename(text, r->path) == 0;
+        clog_warn("%s: cannot create the rotated recording's next file (%s): it goes on in %s", r->path, strerror(-rc),
+                  back ? "this file" : text);
+        return;
+    }
+    snprintf(text, sizeof(text), "the recording goes on in %s (--record-max=, rotated; this file becomes %s.1)",
+             r->path, r->path);
+    append_notice(r, VTPIN__V1__SEVERITY__INFO, "collector.recording_rotated_out", text);
+    if (recorder_flush(r) == 0 && fdatasync(r->fd) != 0 && errno != EINVAL) {
+        /* what was written stays written; the sync is only for a crash */
+    }
+    close(r->fd);
+    r->fd = fd;
+    r->good = 0;
+    r->st.rotations++;
+    r->rotate_from = (off_t)r->cfg.max_bytes;
+    if (!r->st.error) /* else the retry starts it, with the Hello and the gap's notice */
+        start_again(r);
+    clog_debug("%s: rotated (%" PRIu64 " so far); %zu frames written again", r->path, r->st.rotations,
+               carry_count(r->carry));
+}
+
+/* Rotates first when the next len bytes would pass --record-max. */
+static void rotate_if_due(struct recorder *r, size_t len)
+{
+    off_t size = r->good + (off_t)r->used;
+    /* a file holds at least half a --record-max beyond its head, so a large head cannot make it rotate at each frame */
+    if (r->cfg.max_bytes && !r->st.error && size + (off_t)len > r->rotate_from &&
+        size - r->head_size >= (off_t)(r->cfg.max_bytes / 2))
+        rotate(r);
+}
+
+int recorder_write(struct recorder *r, const uint8_t *frame, size_t len)
+{
+    rotate_if_due(r, len);
+    return append(r, frame, len);
+}
+
+int recorder_write_event(struct recorder *r, const WireEvent *ev, const uint8_t *frame, size_t len)
+{
+    rotate_if_due(r, len); /* before the carry lets a start go: its end then finds it in the new file */
+    carry_note(r->carry, ev, frame, len);
+    return append(r, frame, len);
+}
+
 int recorder_write_head(struct recorder *r, const uint8_t *frame, size_t len)
 {
     free(r->head);
@@ -207,15 +357,10 @@ static ssize_t gap_notice(const struct recorder *r, int64_t now_mono, uint8_t *o
              utc_text(r->st.stopped_unix_ns, when, sizeof(when)),
              units_format_duration(now_mono - r->st.stopped_mono_ns, lasted, sizeof(lasted)), strerror(-r->st.error),
              r->gap_frames, r->gap_bytes);
-    Vtpin__V1__Notice n = VTPIN__V1__NOTICE__INIT;
-    n.time_ns = r->st.stopped_mono_ns;
-    n.severity = VTPIN__V1__SEVERITY__WARNING;
-    n.code = (char *)"collector.recording_gap";
-    n.text = text;
-    WireEvent ev = VTPIN__V1__EVENT__INIT;
-    ev.body_case = VTPIN__V1__EVENT__BODY_NOTICE;
-    ev.notice = &n;
-    return wire_pack(&ev, out, cap, cap);
+    WireEvent ev;
+    Vtpin__V1__Notice n;
+    return pack_notice(r->st.stopped_mono_ns, VTPIN__V1__SEVERITY__WARNING, "collector.recording_gap", text, &ev, &n,
+                       out, cap);
 }
 
 int recorder_retry(struct recorder *r)
@@ -278,6 +423,7 @@ int recorder_close(struct recorder *r)
     if (r->fd >= 0 && close(r->fd) != 0 && !rc)
         rc = -errno;
     free(r->head);
+    carry_free(r->carry);
     free(r->path);
     free(r);
     return rc;
@@ -296,4 +442,9 @@ int recorder_error(const struct recorder *r)
 const struct rec_state *recorder_state(const struct recorder *r)
 {
     return &r->st;
+}
+
+uint64_t recorder_budget_refused(const struct recorder *r)
+{
+    return carry_refused(r->carry);
 }

@@ -17,7 +17,15 @@
  * starts again with WIRE_MAGIC and the connection's Hello (recorder_write_head).
  * A file that cannot be created for want of space (ENOSPC, EDQUOT, EIO,
  * EMFILE, ENFILE) is a recording stopped from its start: created by the
- * first retry that can. */
+ * first retry that can.
+ *
+ * Rotation (cfg.max_bytes, --record-max): a file that would pass max_bytes ends with a Notice
+ * (collector.recording_rotated_out) and becomes PATH.1 (PATH.1 becomes PATH.2, ...; PATH.keep, the
+ * oldest, goes: common/rotate.h); a new PATH goes on. It starts as a recording does: the magic, the
+ * Hello, a Notice (collector.recording_rotated), the session's definitions as the collector keeps
+ * them (cfg.defs: proto/session_defs.h), then everything carry.h kept of the session, so
+ * that `vtpin report` reads each file alone. A file holds at least half of max_bytes beyond that
+ * head, so passes max_bytes by at most one frame unless its head alone is that large. */
 #ifndef VTPIN_COLLECTOR_RECORDER_H
 #define VTPIN_COLLECTOR_RECORDER_H
 
@@ -25,18 +33,33 @@
 #include <stdint.h>
 
 #include "recstate.h"
+#include "wire.h"
 
 #define RECORDER_RETRY_NS (1000000000LL)
 
+struct budget;
 struct recorder;
+struct session_defs;
+
+struct recorder_config {
+    uint64_t max_bytes;              /* rotate past this; 0: never */
+    unsigned keep;                   /* rotated files kept (PATH.1 .. PATH.keep) */
+    struct budget *budget;           /* what is kept to write again at a rotation is charged here; NULL: none */
+    const struct session_defs *defs; /* the connection's definitions, written again at a rotation; NULL: none */
+};
 
 /* Creates the file and writes the magic (or a recording stopped from its
  * start, see above). 0 or -errno; err names the path. */
 int recorder_open(struct recorder **out, const char *dir, int64_t pid, int64_t start_unix_ns, uint32_t connection,
-                  char *err, size_t errlen);
+                  const struct recorder_config *cfg, char *err, size_t errlen);
 /* Appends one whole frame (header included). 0, or the error that stopped the
  * recording (the frame is dropped and counted). */
 int recorder_write(struct recorder *r, const uint8_t *frame, size_t len);
+/* recorder_write of an agent's frame, ev decoded (NULL: of a newer schema), which a rotation may
+ * need to write again (carry.h). */
+int recorder_write_event(struct recorder *r, const WireEvent *ev, const uint8_t *frame, size_t len);
+/* A Notice from the collector about the session (written again at a rotation, as the agent's are). */
+int recorder_notice(struct recorder *r, Vtpin__V1__Severity severity, const char *code, const char *text);
 /* recorder_write of the connection's first frame (its Hello), kept to start
  * the file again after a stop that left it empty. -ENOMEM too. */
 int recorder_write_head(struct recorder *r, const uint8_t *frame, size_t len);
@@ -51,5 +74,7 @@ const char *recorder_path(const struct recorder *r);
 /* 0, or the error that stops the recording now. */
 int recorder_error(const struct recorder *r);
 const struct rec_state *recorder_state(const struct recorder *r);
+/* Frames the memory budget did not let it keep to write again at a rotation (carry.h). */
+uint64_t recorder_budget_refused(const struct recorder *r);
 
 #endif

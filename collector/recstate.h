@@ -15,6 +15,7 @@ struct rec_state {
     uint64_t stops;          /* times it stopped */
     uint64_t frames_lost;    /* frames not written because of the stops, over all of them */
     uint64_t bytes_lost;     /* their bytes */
+    uint64_t rotations;      /* times it rotated (--record-max) */
 };
 
 #endif

@@ -65,7 +65,7 @@ struct client {
     uint8_t *out;
     size_t out_len, out_off;
     /* what the memory budget made us drop of this connection */
-    uint64_t budget_defs_seen, budget_frames_seen, budget_profile_seen, budget_drops;
+    uint64_t budget_defs_seen, budget_frames_seen, budget_profile_seen, budget_carry_seen, budget_drops;
 };
 
 struct server {
@@ -113,6 +113,8 @@ void server_config_defaults(struct server_config *cfg)
     cfg->linger_ns = 60 * NS_PER_SEC;
     cfg->handshake_ns = 5 * NS_PER_SEC;
     cfg->memory_budget = BUDGET_DEFAULT;
+    cfg->record_max = SERVER_RECORD_MAX_DEFAULT;
+    cfg->record_keep = SERVER_RECORD_KEEP_DEFAULT;
     cfg->version = "";
     cfg->kernel_mode = KGLUE_AUTO;
     cfg->kernel_min_ns = 1000000;
@@ -167,20 +169,8 @@ static void write_alert(struct client *owner, const char *line, const uint8_t *f
 /* A Notice from the collector into c's recording, so `vtpin report` says it too. */
 static void record_notice_as(struct client *c, Vtpin__V1__Severity severity, const char *code, const char *text)
 {
-    if (!c->rec)
-        return;
-    Vtpin__V1__Notice n = VTPIN__V1__NOTICE__INIT;
-    n.time_ns = mono_ns();
-    n.severity = severity;
-    n.code = (char *)code;
-    n.text = (char *)text;
-    WireEvent ev = VTPIN__V1__EVENT__INIT;
-    ev.body_case = VTPIN__V1__EVENT__BODY_NOTICE;
-    ev.notice = &n;
-    uint8_t buf[1024];
-    ssize_t len = wire_pack(&ev, buf, sizeof(buf), sizeof(buf));
-    if (len > 0)
-        recorder_write(c->rec, buf, (size_t)len);
+    if (c->rec)
+        recorder_notice(c->rec, severity, code, text);
 }
 
 static void record_notice(struct client *c, const char *code, const char *text)
@@ -433,7 +423,11 @@ static int agent_hello(struct client *c, const WireEvent *ev, const uint8_t *fra
                                        : strerror(-rc));
         return rc;
     }
-    rc = recorder_open(&c->rec, s->cfg.dir, id.pid, h->start_unix_ns, h->connection, err, sizeof(err));
+    struct recorder_config rcfg = {.max_bytes = s->cfg.record_max,
+                                   .keep = s->cfg.record_keep,
+                                   .budget = &s->budget,
+                                   .defs = session_defs(c->session)};
+    rc = recorder_open(&c->rec, s->cfg.dir, id.pid, h->start_unix_ns, h->connection, &rcfg, err, sizeof(err));
     if (rc) {
         clog_error("%s: %s; going on without a recording", peer_name(c, peer, sizeof(peer)), err);
         c->rec = NULL;
@@ -532,8 +526,14 @@ static int agent_event(struct client *c, const WireEvent *ev, const uint8_t *fra
             c->budget_defs_seen = refused;
         }
     }
-    if (c->rec)
-        recorder_write(c->rec, frame, len);
+    if (c->rec) {
+        recorder_write_event(c->rec, ev, frame, len);
+        uint64_t refused = recorder_budget_refused(c->rec);
+        if (refused > c->budget_carry_seen) {
+            budget_bit(c, refused - c->budget_carry_seen, "frames its recording keeps to start a rotated file");
+            c->budget_carry_seen = refused;
+        }
+    }
     return 0;
 }
 

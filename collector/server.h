@@ -21,6 +21,8 @@ struct server_config {
     const char *socket_path;
     int socket_dir_strict; /* the default socket directory: must be ours, made private */
     const char *dir;       /* recordings */
+    uint64_t record_max;   /* a recording rotates past this many bytes (recorder.h); 0: never */
+    unsigned record_keep;  /* rotated files kept of each */
     struct alert_rule alert;
     int64_t window_ns;
     size_t max_frame;
@@ -44,6 +46,8 @@ struct server_config {
 };
 
 #define SERVER_MAX_CLIENTS_DEFAULT 256
+#define SERVER_RECORD_MAX_DEFAULT (256ull << 20) /* as the agent's record_max= */
+#define SERVER_RECORD_KEEP_DEFAULT 3
 #define SERVER_ACCEPTS_PER_WAKEUP 16
 #define SERVER_READS_PER_WAKEUP 8
 

@@ -7,6 +7,7 @@
 #include "common/budget.h"
 #include "common/frame_text.h"
 #include "common/frames_kind.h"
+#include "common/grow.h"
 #include "common/idmap.h"
 
 struct session_defs {
@@ -253,6 +254,108 @@ int session_defs_next_stack(const struct session_defs *d, size_t *pos, uint32_t 
     *id = (uint32_t)key;
     *st = value;
     return 1;
+}
+
+/* What session_defs_write packs with: one buffer, and a stack's frames. */
+struct def_writer {
+    int (*fn)(void *arg, const uint8_t *frame, size_t len);
+    void *arg;
+    uint8_t *buf;
+    size_t cap;
+    Vtpin__V1__Frame *frames, **frame_ptrs;
+    size_t frames_cap, ptrs_cap;
+};
+
+static int write_def(struct def_writer *w, const WireEvent *ev)
+{
+    size_t size = wire_packed_size(ev);
+    if (grow_array((void **)&w->buf, &w->cap, size, 1) != 0)
+        return -ENOMEM;
+    ssize_t len = wire_pack(ev, w->buf, w->cap, w->cap);
+    return len < 0 ? (int)len : w->fn(w->arg, w->buf, (size_t)len);
+}
+
+static int write_stack(struct def_writer *w, uint32_t id, const struct session_defs_stack *st)
+{
+    if (grow_array((void **)&w->frames, &w->frames_cap, st->count, sizeof(*w->frames)) != 0 ||
+        grow_array((void **)&w->frame_ptrs, &w->ptrs_cap, st->count, sizeof(*w->frame_ptrs)) != 0)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < st->count; i++) {
+        const struct session_defs_frame *f = &st->frames[i];
+        Vtpin__V1__Frame *out = &w->frames[i];
+        vtpin__v1__frame__init(out);
+        out->method = f->method;
+        out->has_line = 1;
+        out->line = f->line;
+        out->has_bci = 1;
+        out->bci = f->bci;
+        out->has_monitors = f->monitors != 0;
+        out->monitors = f->monitors;
+        w->frame_ptrs[i] = out;
+    }
+    Vtpin__V1__StackDef def = VTPIN__V1__STACK_DEF__INIT;
+    def.id = id;
+    def.n_frames = st->count;
+    def.frames = w->frame_ptrs;
+    def.has_truncated = st->truncated;
+    def.truncated = st->truncated;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_STACK;
+    ev.stack = &def;
+    return write_def(w, &ev);
+}
+
+static int write_method(struct def_writer *w, uint32_t id, const struct session_defs_method *m)
+{
+    Vtpin__V1__MethodDef def = VTPIN__V1__METHOD_DEF__INIT;
+    def.id = id;
+    def.class_name = m->class_sid;
+    def.method_name = m->name_sid;
+    def.has_signature = m->signature_sid != 0;
+    def.signature = m->signature_sid;
+    def.has_source_file = m->source_sid != 0;
+    def.source_file = m->source_sid;
+    def.has_module = m->module_sid != 0;
+    def.module = m->module_sid;
+    def.has_library = m->library_sid != 0;
+    def.library = m->library_sid;
+    def.has_is_native = 1;
+    def.is_native = m->is_native != 0;
+    def.has_kind = m->kind >= 0;
+    def.kind = (Vtpin__V1__FrameKind)m->kind;
+    WireEvent ev = VTPIN__V1__EVENT__INIT;
+    ev.body_case = VTPIN__V1__EVENT__BODY_METHOD;
+    ev.method = &def;
+    return write_def(w, &ev);
+}
+
+int session_defs_write(const struct session_defs *d, int (*fn)(void *arg, const uint8_t *frame, size_t len), void *arg)
+{
+    struct def_writer w = {.fn = fn, .arg = arg};
+    int rc = 0;
+    size_t pos = 0;
+    uint64_t key;
+    void *value;
+    while (!rc && idmap_next(d->strings, &pos, &key, &value)) {
+        Vtpin__V1__StringDef def = VTPIN__V1__STRING_DEF__INIT;
+        def.id = (uint32_t)key;
+        def.value = value;
+        WireEvent ev = VTPIN__V1__EVENT__INIT;
+        ev.body_case = VTPIN__V1__EVENT__BODY_STRING;
+        ev.string = &def;
+        rc = write_def(&w, &ev);
+    }
+    uint32_t id;
+    const struct session_defs_method *m;
+    for (pos = 0; !rc && session_defs_next_method(d, &pos, &id, &m);)
+        rc = write_method(&w, id, m);
+    const struct session_defs_stack *st;
+    for (pos = 0; !rc && session_defs_next_stack(d, &pos, &id, &st);)
+        rc = write_stack(&w, id, st);
+    free(w.buf);
+    free(w.frames);
+    free(w.frame_ptrs);
+    return rc;
 }
 
 /* An optional string id: NULL when 0 (not sent) or never defined. */

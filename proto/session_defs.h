@@ -85,6 +85,11 @@ const char *session_defs_frame_text(const struct session_defs *d, uint32_t stack
 /* enum pin_origin of a pin with stack (0 or unknown: the application's), by common/frames_kind.h's rule. */
 int session_defs_stack_origin(const struct session_defs *d, uint32_t stack);
 
+/* Every definition kept, packed again as the event that defined it (a stack cut to max_depth
+ * marked truncated), strings first, then methods and stacks, to fn: what a rotated recording
+ * starts with (collector/recorder.h). 0, fn's first non-zero return, or -ENOMEM. */
+int session_defs_write(const struct session_defs *d, int (*fn)(void *arg, const uint8_t *frame, size_t len), void *arg);
+
 /* Definitions dropped because a table was full or the budget used up. */
 uint64_t session_defs_dropped(const struct session_defs *d);
 /* Of those, the ones the budget refused. */

@@ -10,6 +10,7 @@
 
 #include "common/io.h"
 #include "common/path_trust.h"
+#include "common/rotate.h"
 
 /* Disk space held aside in an unnamed file beside the recording: when the
  * disk fills, it is given back so that the notice, counters and end marker
@@ -212,34 +213,13 @@ uint64_t record_file_size(const struct record_file *r)
     return r ? (uint64_t)r->good + r->len : 0;
 }
 
-/* PATH.keep goes, each PATH.i becomes PATH.i+1: room for PATH.1. A name that cannot move (another
- * user's file in a shared directory) stays, and the chain behind it with it. */
-static void shift_rotated(const char *path, unsigned keep)
-{
-    char from[4096 + 16], to[4096 + 16];
-    snprintf(to, sizeof(to), "%s.%u", path, keep);
-    if (unlink(to) != 0) {
-        /* none yet, or not ours to remove: the rename below then fails too and the chain stops there */
-    }
-    for (unsigned i = keep; i > 1; i--) {
-        snprintf(from, sizeof(from), "%s.%u", path, i - 1);
-        snprintf(to, sizeof(to), "%s.%u", path, i);
-        if (rename(from, to) != 0) {
-            /* not there (fewer rotations so far), or not ours */
-        }
-    }
-}
-
 int record_file_rotate(struct record_file *r, const char *path, unsigned keep, unsigned mode)
 {
     int rc = record_file_flush(r);
     if (rc)
         return rc;
-    char first[4096 + 16];
-    snprintf(first, sizeof(first), "%s.1", path);
-    shift_rotated(path, keep);
-    if (rename(path, first) != 0)
-        return -errno;
+    if ((rc = rotate_names(path, keep)) != 0)
+        return rc;
     int fd = path_trust_open_own_file(path, O_TRUNC, (mode_t)mode); /* as record_open: never a link, never another's */
     if (fd < 0)
         return fd; /* the caller goes on in PATH.1 */

@@ -1404,7 +1404,8 @@ int recording_rotated(const struct recording_session *s)
     if (s->has_goodbye) /* the rotation failed and the file went on to the JVM's end */
         return 0;
     for (size_t i = 0; i < s->n_notices; i++)
-        if (s->notices[i].code && strcmp(s->notices[i].code, "output.record.rotated_out") == 0)
+        if (s->notices[i].code && (strcmp(s->notices[i].code, "output.record.rotated_out") == 0 ||
+                                   strcmp(s->notices[i].code, "collector.recording_rotated_out") == 0))
             return 1;
     return 0;
 }

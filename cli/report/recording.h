@@ -472,8 +472,8 @@ const char *recording_write_failed(const struct recording_session *s);
  * output.record.disk_nearly_full: no room for the space it keeps to say
  * why a recording stops). Returns the notice's text, or NULL. */
 const char *recording_disk_nearly_full(const struct recording_session *s);
-/* The agent rotated the recording past record_max= here: it goes on in a newer file (a file that
- * still ends with the Goodbye was not rotated after all: the rotation failed). */
+/* The agent (record_max=) or the collector (--record-max) rotated the recording here: it goes on in a newer file (a
+ * file that still ends with the Goodbye was not rotated after all: the rotation failed). */
 int recording_rotated(const struct recording_session *s);
 /* Its writes most probably failed: the disk was nearly full and the session
  * has no end marker, though no failure could be written (no room left). */

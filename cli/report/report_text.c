@@ -234,7 +234,7 @@ static void put_header(FILE *out, const struct recording *r, const struct record
                 "still writing)",
                 r->truncated_at);
     else if (recording_rotated(s))
-        fputs(", rotated (record_max=): the JVM's recording goes on in the newer file", out);
+        fputs(", rotated (record_max=, --record-max): the JVM's recording goes on in the newer file", out);
     else if (!s->has_goodbye)
         fputs(", no end marker (the JVM was killed, the disk filled up, or it is still running)", out);
     else

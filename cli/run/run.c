@@ -451,11 +451,13 @@ static pid_t start_collector(const char *exe, const char *socket_path, const cha
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0)
             dup2(devnull, 1);
+        /* --record-max=0: the gates judge every pin, so the run's recordings never rotate */
         if (attach_on_pin)
-            execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, jvms, "--kernel=on", attach,
-                  (char *)NULL);
+            execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, "--record-max=0", jvms,
+                  "--kernel=on", attach, (char *)NULL);
         else
-            execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, jvms, (char *)NULL);
+            execl(exe, "vtpin", "collector", "--socket", socket_path, "--dir", dir, "--record-max=0", jvms,
+                  (char *)NULL);
         _exit(CLI_EXIT_EXEC);
     }
     if (pid < 0)

@@ -1,5 +1,6 @@
 /* See peer.h. Mirrors collector/server.c's client_frame, agent_hello and
- * agent_event; keep them in step when the server's policy changes. */
+ * agent_event, and what the recorder writes again at a rotation (recorder.c's start_again);
+ * keep them in step when the server's policy changes. */
 #include "peer.h"
 
 #include <errno.h>
@@ -52,6 +53,33 @@ static void drop(char *line, uint8_t *frame)
     free(frame);
 }
 
+/* A frame of a rotated file's head: whole, decodable, a definition the next reader keeps. */
+static int head_frame(void *arg, const uint8_t *frame, size_t len)
+{
+    struct session_defs *again = arg;
+    WireEvent *ev = NULL;
+    if (wire_decode(frame, len, &ev) != 1) {
+        fprintf(stderr, "a rotated file's head holds a frame that does not decode (%zu bytes)\n", len);
+        abort();
+    }
+    if (session_defs_take(again, ev) < 0)
+        abort();
+    wire_event_free(ev);
+    return 0;
+}
+
+/* What a rotation of p's recording would write: its definitions, then what the carry kept. */
+static void rotate_head(struct peer *p)
+{
+    struct session_defs *again = NULL;
+    if (session_defs_new(&again, NULL) != 0)
+        abort();
+    if (session_defs_write(session_defs(p->session), head_frame, again) != 0 ||
+        carry_each(p->carry, head_frame, again) != 0)
+        abort();
+    session_defs_free(again);
+}
+
 void peer_close(struct peer_collector *pc, struct peer *p)
 {
     if (p->kind == PEER_CLOSED)
@@ -66,6 +94,14 @@ void peer_close(struct peer_collector *pc, struct peer *p)
         p->jvm = NULL;
     }
     framer_fini(&p->in);
+    if (p->carry)
+        rotate_head(p);
+    carry_free(p->carry);
+    p->carry = NULL;
+    if (p->carry_budget.used != 0) {
+        fprintf(stderr, "the carry did not give back %zu bytes of its budget\n", p->carry_budget.used);
+        abort();
+    }
     session_free(p->session);
     p->session = NULL;
     p->kind = PEER_CLOSED;
@@ -148,6 +184,9 @@ static int agent_hello(struct peer_collector *pc, struct peer *p, const WireEven
     }
     if (p->jvm->owner == p && jvm_set_recording(p->jvm, "/var/lib/vtpin/jvm.vtp") != 0)
         return -1;
+    budget_init(&p->carry_budget, 64u << 10); /* small: the refusals are exercised too */
+    if (!(p->carry = carry_new(&p->carry_budget)))
+        abort();
     p->kind = PEER_AGENT;
     return 0;
 }
@@ -181,8 +220,10 @@ int peer_frame(struct peer_collector *pc, struct peer *p, const uint8_t *frame, 
     int decoded = wire_decode(frame, len, &ev);
     if (decoded < 0 || (decoded == 0 && p->kind != PEER_AGENT))
         return -1;
-    if (decoded == 0)
+    if (decoded == 0) {
+        carry_note(p->carry, NULL, frame, len);
         return 0; /* a newer schema's event: skipped */
+    }
     int rc = 0;
     char why[256];
     if (p->kind == PEER_NEW) {
@@ -198,6 +239,10 @@ int peer_frame(struct peer_collector *pc, struct peer *p, const uint8_t *frame, 
         }
     } else if (p->kind == PEER_AGENT) {
         rc = agent_event(pc, p, ev);
+        if (rc == 0) /* what the server records */
+            carry_note(p->carry, ev, frame, len);
+        if (rc == 0 && p->frames % 64 == 0)
+            rotate_head(p);
     } else {
         rc = -1;
     }

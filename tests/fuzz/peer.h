@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "carry.h"
+#include "common/budget.h"
 #include "framer.h"
 #include "jvms.h"
 #include "session.h"
@@ -26,6 +28,8 @@ struct peer {
     struct framer in;
     struct session *session;
     struct jvm *jvm;
+    struct carry *carry; /* what its recording would write again at a rotation (carry.h) */
+    struct budget carry_budget;
     uint64_t frames;
 };
 

@@ -383,6 +383,74 @@ def case_run_disk_full(jdk):
         subprocess.run(["umount", small])
 
 
+def case_recording_rotation(jdk):
+    """--record-max (issue 37: recordings grew 0.7 GB a day with no cap): 3000 pins at threshold 0
+    streamed to a collector with --record-max=256k rotate its recording several times. Each file is
+    a whole recording `vtpin report` reads alone: its Hello, every definition it refers to (the
+    stacks were defined in the first file only), the starts of the pins in progress (each end finds
+    its start), no damage. None is past the cap by more than a frame, the files together hold every
+    pin the agent's own recording holds, with its stack, and --record-keep bounds how many stay."""
+    jdk = int(jdk)
+    pins = 3000
+    for keep in (100, 2):
+        coll = CollectorProcess(tempdir("vtpin-coll-rot-"), "--record-max", "256k", "--record-keep", str(keep),
+                                stop_timeout=10).start()
+        r = streaming(jdk, coll, "StressPins", args=("native", pins, 1), props=scheduler(4, 4), opts="threshold=0")
+        try:
+            r.run(timeout=120)
+            check("StressPins: pinned=%d" % pins in r.stdout(), "the fixture pinned:\n" + r.stdout())
+            # the connection's last flush done: the JVM shows disconnected
+            st = coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and not j["connected"])
+            coll.stop()
+            names = os.listdir(coll.sessions)
+            path = [os.path.join(coll.sessions, n) for n in names if n.endswith(".vtp")]
+            check(len(path) == 1, "one recording, and its rotated files: %s" % names)
+            path = path[0]
+            rotated = sorted((n for n in names if not n.endswith(".vtp")), key=lambda n: int(n.rsplit(".", 1)[1]))
+            check(rotated == ["%s.%d" % (os.path.basename(path), i) for i in range(1, len(rotated) + 1)],
+                  "PATH.1 .. PATH.N, none missing: %s" % rotated)
+            files = [path] + [os.path.join(coll.sessions, n) for n in rotated]
+            sizes = [os.path.getsize(f) for f in files]
+            print("--record-keep=%d: %d files, %s bytes, %d rotations" % (keep, len(files), sizes,
+                                                                           st["recording_rotations"]))
+            check(st["recording"] == path and st["recording_rotations"] >= len(rotated),
+                  "status names the newest file and counts the rotations: %s" % st)
+            if keep == 2:
+                check(len(rotated) == 2, "--record-keep=2: two rotated files kept: %s" % rotated)
+                continue
+            check(len(rotated) >= 3, "3000 pins past 256 KiB rotate several times: %s" % sizes)
+            # the cap, and at most one frame and the rotation's notice past it
+            check(all(sz <= (256 + 1) * 1024 for sz in sizes), "no file past the cap: %s" % sizes)
+            own = {p["id"] for p in report_json(r.record)["pins"]}
+            found, newer = {}, None
+            for i, f in enumerate(files):
+                rep = report_json(f)
+                rec = rep["recording"]
+                check(rep["jvm"]["pid"] == r.proc.pid and not rec["damaged"], "%s: a whole recording of this JVM: %s" %
+                      (f, rec))
+                check(rec["unknown_refs"] == 0 and rec["unmatched_pin_ends"] == 0,
+                      "%s: every definition it refers to and every start its ends need are in it: %s" % (f, rec))
+                codes = [n["code"] for n in rep["notices"]]
+                check((i < len(files) - 1) == ("collector.recording_rotated" in codes),
+                      "%s: says it continues the one before, unless it is the first: %s" % (f, codes))
+                check(rec["rotated"] == (i > 0) and rec["complete"] == (i == 0), "%s: %s" % (f, rec))
+                ids = {p["id"]: p for p in rep["pins"]}
+                for p in rep["pins"]:
+                    check(p["stack"] and all(fr["method"] != "<unknown>" for fr in p["stack"]),
+                          "%s: pin %d has its stack: %s" % (f, p["id"], p["stack"]))
+                    found.setdefault(p["id"], p)
+                if newer is not None:
+                    went_on = [p["id"] for p in rep["pins"] if p["ongoing"]]
+                    check(all(x in newer and not newer[x]["ongoing"] for x in went_on),
+                          "%s: the pins in progress at its rotation go on in the newer file, ended there: %s" %
+                          (f, went_on))
+                newer = ids
+            check(set(found) == own, "the files together hold the agent's pins: %d of %d" % (len(found), len(own)))
+        finally:
+            r.kill()
+            coll.stop()
+
+
 def coll_wait(coll, cond, what, timeout=60):
     deadline = time.monotonic() + timeout
     last = None
@@ -413,4 +481,5 @@ if __name__ == "__main__":
         "recording_disk_full": case_recording_disk_full,
         "run_disk_full": case_run_disk_full,
         "recording_no_inode": case_recording_no_inode,
+        "recording_rotation": case_recording_rotation,
     }))

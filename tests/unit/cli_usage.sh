@@ -63,6 +63,8 @@ usage collector "--metrics-listen-any needs --metrics=HOST:PORT" --metrics-liste
 usage collector "--allow-see-all needs --allow-uid or --allow-gid" --allow-see-all
 usage collector "unexpected argument 'extra'" extra
 usage collector "--jvms: 'some' is not all, agents or under:PID" --jvms=some
+usage collector "--record-max: '10k' is not 0 or a size of at least 64k" --record-max=10k
+usage collector "--record-keep: '0' is not a count between 1 and 1000" --record-keep 0
 usage collector "--jvms: 'under:x' is not all, agents or under:PID" --jvms=under:x
 usage collector "--attach-on-pin, --attach-only, --attach-deny and --attach-per-minute need zero-touch, which --jvms=agents turns off" --jvms=agents --attach-on-pin
 usage collector "--attach-only, --attach-deny and --attach-per-minute need --attach-on-pin" --jvms=all --attach-deny='*x*'

@@ -333,11 +333,99 @@ static void test_defs_bounded(void)
     session_defs_free(d);
 }
 
+/* session_defs_write's frames, decoded as a reader would and taken into another table. */
+struct rewritten {
+    struct session_defs *into;
+    int kinds[64]; /* body_case of each frame, in order */
+    size_t n;
+    int stop_at; /* fn's -1 at this frame (0: never) */
+};
+
+static int take_written(void *arg, const uint8_t *frame, size_t len)
+{
+    struct rewritten *w = arg;
+    WireEvent *ev = NULL;
+    if (!CHECK_INT(wire_decode(frame, len, &ev), 1))
+        return -EIO;
+    if (w->n < 64)
+        w->kinds[w->n] = (int)ev->body_case;
+    w->n++;
+    int rc = session_defs_take(w->into, ev);
+    wire_event_free(ev);
+    CHECK_INT(rc, 1);
+    return w->stop_at && (int)w->n == w->stop_at ? -1 : 0;
+}
+
+static int same_method(const struct session_defs_method *a, const struct session_defs_method *b)
+{
+    return a->class_sid == b->class_sid && a->name_sid == b->name_sid && a->signature_sid == b->signature_sid &&
+           a->source_sid == b->source_sid && a->module_sid == b->module_sid && a->library_sid == b->library_sid &&
+           a->is_native == b->is_native && a->kind == b->kind;
+}
+
+static int same_frame(const struct session_defs_frame *a, const struct session_defs_frame *b)
+{
+    return a->bci == b->bci && a->method == b->method && a->line == b->line && a->monitors == b->monitors;
+}
+
+/* Every definition kept is written again as its event: another table that takes them holds the same
+ * (a rotated collector recording starts with them); a stack cut to max_depth stays marked truncated. */
+static void test_defs_written_again(void)
+{
+    struct session_defs_limits limits = {.max_depth = 2};
+    struct session_defs *d = NULL, *again = NULL;
+    if (!CHECK_INT(session_defs_new(&d, &limits), 0) || !CHECK_INT(session_defs_new(&again, NULL), 0))
+        return;
+    CHECK_INT(take_stack(d, 4, (const uint32_t[]){2, 1, 2}, 3), 1); /* cut to 2 frames, marked */
+    CHECK_INT(take_string(d, 1, "java.lang.Thread"), 1);
+    CHECK_INT(take_string(d, 2, ""), 1);
+    CHECK_INT(take_method(d, 1, 1, 2, 0, -1), 1);
+    CHECK_INT(take_method(d, 2, 1, 1, 2, 3), 1);
+    CHECK_INT(take_stack(d, 9, (const uint32_t[]){1}, 1), 1);
+    struct rewritten w = {.into = again};
+    CHECK_INT(session_defs_write(d, take_written, &w), 0);
+    if (!CHECK_UINT(w.n, 6))
+        return;
+    int order[] = {VTPIN__V1__EVENT__BODY_STRING, VTPIN__V1__EVENT__BODY_STRING, VTPIN__V1__EVENT__BODY_METHOD,
+                   VTPIN__V1__EVENT__BODY_METHOD, VTPIN__V1__EVENT__BODY_STACK,  VTPIN__V1__EVENT__BODY_STACK};
+    for (size_t i = 0; i < 6; i++)
+        CHECK_INT(w.kinds[i], order[i]); /* what a stack names is defined before it */
+    CHECK_STR(session_defs_string(again, 1), "java.lang.Thread");
+    CHECK_STR(session_defs_string(again, 2), "");
+    for (uint32_t id = 1; id <= 2; id++) {
+        const struct session_defs_method *a = session_defs_method(d, id), *b = session_defs_method(again, id);
+        if (CHECK(a && b))
+            CHECK(same_method(a, b));
+    }
+    uint32_t ids[] = {4, 9};
+    for (size_t k = 0; k < 2; k++) {
+        const struct session_defs_stack *a = session_defs_stack(d, ids[k]), *b = session_defs_stack(again, ids[k]);
+        if (CHECK(a && b) && CHECK_UINT(b->count, a->count)) {
+            CHECK_INT(b->truncated, a->truncated);
+            for (uint32_t i = 0; i < a->count; i++)
+                CHECK(same_frame(&a->frames[i], &b->frames[i]));
+        }
+    }
+    CHECK(session_defs_stack(again, 4)->truncated);
+    char x[128], y[128];
+    CHECK_STR(session_defs_frame_text(again, 4, 0, x, sizeof(x)), session_defs_frame_text(d, 4, 0, y, sizeof(y)));
+    /* the writer's error ends it */
+    struct rewritten stop = {.stop_at = 3};
+    if (CHECK_INT(session_defs_new(&stop.into, NULL), 0)) {
+        CHECK_INT(session_defs_write(d, take_written, &stop), -1);
+        CHECK_UINT(stop.n, 3);
+        session_defs_free(stop.into);
+    }
+    session_defs_free(again);
+    session_defs_free(d);
+}
+
 int main(void)
 {
     test_hello();
     test_defs();
     test_defs_bounded();
+    test_defs_written_again();
     test_take_and_read();
     test_json_by_schema();
     CHECK_MAIN_RETURN();
