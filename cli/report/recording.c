@@ -719,6 +719,13 @@ static int apply_carrier_sample(struct recording_session *s, const Vtpin__V1__Ca
     return 0;
 }
 
+/* What a session not kept (--session N) still reads: its Hello, counters, notices and end. */
+static int read_when_skipped(int body)
+{
+    return body == VTPIN__V1__EVENT__BODY_HELLO || body == VTPIN__V1__EVENT__BODY_STATS ||
+           body == VTPIN__V1__EVENT__BODY_NOTICE || body == VTPIN__V1__EVENT__BODY_GOODBYE;
+}
+
 static int apply_event(struct recording *r, struct recording_session **cur, const WireEvent *ev)
 {
     int rc = 0;
@@ -735,8 +742,7 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
     }
     struct recording_session *s = *cur;
     s->events++;
-    if (s->skipped && ev->body_case != VTPIN__V1__EVENT__BODY_STATS && ev->body_case != VTPIN__V1__EVENT__BODY_NOTICE &&
-        ev->body_case != VTPIN__V1__EVENT__BODY_GOODBYE)
+    if (s->skipped && !read_when_skipped((int)ev->body_case))
         return 0;
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_STRING:
@@ -1040,6 +1046,14 @@ static void release_read(const uint8_t *data, size_t pos, size_t *released)
     *released = upto;
 }
 
+/* A frame a session not kept (--session N) does not read (read_when_skipped), told from its first
+ * tag: it is not even decoded. */
+static int skipped_unread(const uint8_t *frame, size_t len)
+{
+    int body = wire_peek_body(frame, len);
+    return body && !read_when_skipped(body);
+}
+
 /* data[len] into *out, keeping the sessions keep says; mapped: data is a private file mapping
  * whose read pages may be given back. */
 static int load_buffer(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan, int mapped,
@@ -1083,6 +1097,15 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
             r->truncated = 1;
             r->truncated_at = at;
             break;
+        }
+        if (rc == 1 && cur && cur->skipped && skipped_unread(data + at, frame_len)) {
+            pos += frame_len; /* --session N: another session's event it never reads, not even decoded */
+            cur->events++;
+            r->events++;
+            r->bytes = pos;
+            if (mapped)
+                release_read(data, pos, &released);
+            continue;
         }
         WireEvent *ev = NULL;
         if (rc == 1)

@@ -1270,6 +1270,45 @@ static void test_max_bytes(void)
     free(b.data);
 }
 
+/* --session N does not even decode the other sessions' events but for their Hello, counters,
+ * notices and end (issue 37, item 8: it reads only that session): a PinStart of session 2 whose
+ * payload cannot be decoded is damage to every reader of session 2, and none to one of session 3,
+ * which is read as a file of it alone would be. */
+static void test_session_unread(void)
+{
+    struct buf b = {0};
+    buf_magic(&b);
+    sample_events(&b, 1);
+    buf_magic(&b);
+    ev_hello(&b, 31337, "25");
+    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    size_t bad = b.len;
+    /* a PinStart body (field 5) announcing 5 bytes, of which the frame holds 1 */
+    const uint8_t damaged[] = {3, 0, 0, 0, (5 << 3) | 2, 5, 1};
+    buf_put(&b, damaged, sizeof(damaged));
+    ev_hello(&b, 555, "27");
+    ev_pin_start(&b, 7, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    ev_pin_start(&b, 8, 3 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    const char *file = write_file("unread.vtp", &b);
+    struct recording *r = load_keep(file, 2);
+    if (CHECK(r != NULL)) {
+        CHECK_UINT(r->damaged, 1);
+        CHECK_UINT(r->damaged_at, bad);
+        CHECK_UINT(r->n_sessions, 2); /* what follows the damage up to the next magic is skipped */
+    }
+    recording_free(r);
+    r = load_keep(file, 3);
+    if (CHECK(r != NULL) && CHECK_UINT(r->n_sessions, 3)) {
+        CHECK_UINT(r->damaged, 0);
+        CHECK_INT(r->sessions[2]->hello.pid, 555);
+        CHECK_UINT(r->sessions[2]->n_pins, 2);
+        CHECK_UINT(r->sessions[1]->n_pins, 0);
+        CHECK(r->sessions[1]->events >= 3); /* counted, not read */
+    }
+    recording_free(r);
+    free(b.data);
+}
+
 static void test_keep_sessions(void)
 {
     struct buf b = {0};
@@ -1929,6 +1968,7 @@ int main(void)
     CHECK_RUN(test_damaged);
     CHECK_RUN(test_concatenated_pipe);
     CHECK_RUN(test_keep_sessions);
+    CHECK_RUN(test_session_unread);
     CHECK_RUN(test_each_session);
     CHECK_RUN(test_max_bytes);
     CHECK_RUN(test_dropped_extras);
