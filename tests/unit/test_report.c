@@ -1048,15 +1048,21 @@ static void test_damaged(void)
     free(b.data);
 }
 
+/* Two recordings concatenated: sample_events' session, then JVM 31337's of one pin. */
+static void two_sessions(struct buf *b)
+{
+    buf_magic(b);
+    sample_events(b, 1);
+    buf_magic(b);
+    ev_hello(b, 31337, "25");
+    ev_pin_start(b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+}
+
 /* cat a.vtp b.vtp | vtpin report -: a pipe cannot be probed or seeked. */
 static void test_concatenated_pipe(void)
 {
     struct buf b = {0};
-    buf_magic(&b);
-    sample_events(&b, 1);
-    buf_magic(&b);
-    ev_hello(&b, 31337, "25");
-    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    two_sessions(&b);
     int fds[2];
     if (!CHECK_INT(pipe(fds), 0))
         return;
@@ -1096,11 +1102,7 @@ static void test_concatenated_pipe(void)
  * events were unwritten). */
 static void three_sessions(struct buf *b)
 {
-    buf_magic(b);
-    sample_events(b, 1);
-    buf_magic(b);
-    ev_hello(b, 31337, "25");
-    ev_pin_start(b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    two_sessions(b);
     ev_hello(b, 555, "27");
     ev_pin_start(b, 7, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
     ev_pin_start(b, 8, 3 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
@@ -1277,11 +1279,7 @@ static void test_max_bytes(void)
 static void test_session_unread(void)
 {
     struct buf b = {0};
-    buf_magic(&b);
-    sample_events(&b, 1);
-    buf_magic(&b);
-    ev_hello(&b, 31337, "25");
-    ev_pin_start(&b, 1, 2 * SEC, VTPIN__V1__PIN_REASON__NATIVE, 0, 0, 0, 0);
+    two_sessions(&b);
     size_t bad = b.len;
     /* a PinStart body (field 5) announcing 5 bytes, of which the frame holds 1 */
     const uint8_t damaged[] = {3, 0, 0, 0, (5 << 3) | 2, 5, 1};
