@@ -131,6 +131,10 @@ static void print_jvm(const struct jsonread *j)
            jsonread_int(jsonread_get(d, "memory_dropped"), 0));
     fputs("  recording   ", stdout);
     put(jsonread_str(jsonread_get(j, "recording"), "none"));
+    int64_t rotations = jsonread_int(jsonread_get(j, "recording_rotations"), 0); /* an older collector: none */
+    if (rotations > 0)
+        printf(" (rotated %" PRId64 " time%s, --record-max: the older files are .1, .2, ...)", rotations,
+               rotations == 1 ? "" : "s");
     fputs("\n", stdout);
     print_recording_error(jsonread_get(j, "recording_error"));
     ask_print_deadlock(stdout, j);

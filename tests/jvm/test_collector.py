@@ -401,6 +401,7 @@ def case_recording_rotation(jdk):
             check("StressPins: pinned=%d" % pins in r.stdout(), "the fixture pinned:\n" + r.stdout())
             # the connection's last flush done: the JVM shows disconnected
             st = coll.wait_for(lambda: coll.jvm(r.proc.pid), lambda j: j and not j["connected"])
+            text_rotations = re.search(r"recording +\S+ \(rotated (\d+) times?, --record-max", coll.text("status"))
             coll.stop()
             names = os.listdir(coll.sessions)
             path = [os.path.join(coll.sessions, n) for n in names if n.endswith(".vtp")]
@@ -415,6 +416,8 @@ def case_recording_rotation(jdk):
                                                                            st["recording_rotations"]))
             check(st["recording"] == path and st["recording_rotations"] >= len(rotated),
                   "status names the newest file and counts the rotations: %s" % st)
+            check(text_rotations and int(text_rotations.group(1)) == st["recording_rotations"],
+                  "status text says it: %s" % text_rotations)
             if keep == 2:
                 check(len(rotated) == 2, "--record-keep=2: two rotated files kept: %s" % rotated)
                 continue
