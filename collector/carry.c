@@ -186,7 +186,7 @@ static int by_id(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int carry_each(const struct carry *c, int (*fn)(void *arg, const uint8_t *frame, size_t len), void *arg)
+int carry_each(const struct carry *c, int notices, int (*fn)(void *arg, const uint8_t *frame, size_t len), void *arg)
 {
     if (!c || c->n == 0)
         return 0;
@@ -194,7 +194,7 @@ int carry_each(const struct carry *c, int (*fn)(void *arg, const uint8_t *frame,
     if (!order)
         return -ENOMEM;
     int rc = 0;
-    for (int kind = 0; kind < K_KINDS && !rc; kind++) {
+    for (int kind = notices ? 0 : K_NOTICE + 1; kind < K_KINDS && !rc; kind++) {
         size_t m = 0;
         for (size_t i = 0; i < c->n; i++)
             if (c->items[i].kind == kind)

@@ -33,9 +33,10 @@ void carry_free(struct carry *c);
  * another kind of event changes nothing. ev NULL (an event of a newer schema) is not kept. */
 void carry_note(struct carry *c, const WireEvent *ev, const uint8_t *frame, size_t len);
 
-/* Each frame kept, in the order a recording needs them (notices, carriers, pins, hogs,
- * counters), to fn; stops at fn's first non-zero return, which it returns. */
-int carry_each(const struct carry *c, int (*fn)(void *arg, const uint8_t *frame, size_t len), void *arg);
+/* Each frame kept, in the order a recording needs them (notices unless !notices: a file that holds
+ * them already; carriers, pins, hogs, counters), to fn; stops at fn's first non-zero return,
+ * which it returns. */
+int carry_each(const struct carry *c, int notices, int (*fn)(void *arg, const uint8_t *frame, size_t len), void *arg);
 
 /* Frames not kept (refused by the budget or a limit) since the start. */
 uint64_t carry_missed(const struct carry *c);

@@ -238,6 +238,16 @@ static int append_carried(void *arg, const uint8_t *frame, size_t len)
     return append(arg, frame, len);
 }
 
+/* What the session said that its later frames lean on: its definitions and what the carry kept (its
+ * notices too unless the file holds them already). */
+static void say_again(struct recorder *r, int notices)
+{
+    if (r->cfg.defs)
+        session_defs_write(r->cfg.defs, append_carried, r);
+    carry_each(r->carry, notices, append_carried, r);
+    r->head_size = r->good + (off_t)r->used;
+}
+
 /* The head of a file that continues the recording: the magic, the Hello, what it continues and
  * everything carried (carry.h), so that it is read alone. */
 static void start_again(struct recorder *r)
@@ -263,10 +273,7 @@ static void start_again(struct recorder *r)
                  missed, CARRY_MAX_PINS);
         append_notice(r, VTPIN__V1__SEVERITY__WARNING, "collector.recording_rotated_incomplete", text);
     }
-    if (r->cfg.defs)
-        session_defs_write(r->cfg.defs, append_carried, r);
-    carry_each(r->carry, append_carried, r);
-    r->head_size = r->good + (off_t)r->used;
+    say_again(r, 1);
 }
 
 /* The file passed --record-max: it becomes PATH.1 (and so on), ends with a notice saying so, and
@@ -384,7 +391,8 @@ int recorder_retry(struct recorder *r)
     r->used = r->used_frames = 0;
     r->buf_magic = 0;
     size_t n = 0;
-    if (r->good == 0) {
+    int empty = r->good == 0;
+    if (empty) {
         memcpy(r->buf, WIRE_MAGIC, WIRE_MAGIC_LEN);
         n = WIRE_MAGIC_LEN;
         if (r->head) {
@@ -409,6 +417,8 @@ int recorder_retry(struct recorder *r)
     r->st.error = 0;
     r->st.resumed_unix_ns = clock_ns(CLOCK_REALTIME);
     r->st.resumed_mono_ns = now;
+    if (r->carry) /* what the session said so far, as at a rotation: what comes after the gap reads whole */
+        say_again(r, empty);
     return 1;
 }
 

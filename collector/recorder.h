@@ -14,7 +14,9 @@
  * when the write goes through, the recording resumes with a Notice
  * (collector.recording_gap) saying when it stopped, for how long, why, and
  * how many frames and bytes are missing there. A file left empty by the stop
- * starts again with WIRE_MAGIC and the connection's Hello (recorder_write_head).
+ * starts again with WIRE_MAGIC and the connection's Hello (recorder_write_head). When it
+ * rotates (cfg.max_bytes), the notice is followed by what a rotated file starts with (below;
+ * the notices only in a file the stop emptied), so that what comes after the gap reads whole.
  * A file that cannot be created for want of space (ENOSPC, EDQUOT, EIO,
  * EMFILE, ENFILE) is a recording stopped from its start: created by the
  * first retry that can.

@@ -75,7 +75,7 @@ static void rotate_head(struct peer *p)
     if (session_defs_new(&again, NULL) != 0)
         abort();
     if (session_defs_write(session_defs(p->session), head_frame, again) != 0 ||
-        carry_each(p->carry, head_frame, again) != 0)
+        carry_each(p->carry, 1, head_frame, again) != 0)
         abort();
     session_defs_free(again);
 }

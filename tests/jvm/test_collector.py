@@ -286,6 +286,9 @@ def case_recording_disk_full(jdk):
               "the recording says where it lost what: %s" % rep["notices"])
         check(rep["jvm"]["pid"] == pid, "the recording starts with the JVM's Hello: %s" % rep["jvm"])
         check(rep["pins"], "pins after the gap are in it")
+        rec = rep["recording"]
+        check(rec["unknown_refs"] == 0 and rec["unmatched_pin_ends"] == 0 and rec["duplicate_pin_events"] == 0,
+              "what came after the gap has the definitions and the starts sent in it: %s" % rec)
     finally:
         if r:
             r.kill()
@@ -297,7 +300,9 @@ def case_recording_disk_full(jdk):
 def case_recording_no_inode(jdk):
     """No file can be created in the recording directory (a tmpfs out of inodes, root): the JVM's
     recording is shown stopped from its start with the reason; once a file can be created it is,
-    starting with the JVM's Hello and the gap notice."""
+    starting with the JVM's Hello, the gap notice and what the session said so far (its
+    definitions, the starts of its pins in progress: as a rotated file does), so that what comes
+    after the gap reads whole."""
     from test_metrics import samples, select
     jdk = int(jdk)
     if os.geteuid() != 0:
@@ -344,6 +349,9 @@ def case_recording_no_inode(jdk):
         check(rep["jvm"]["pid"] == pid, "the created recording starts with the JVM's Hello: %s" % rep["jvm"])
         gap = [n for n in rep["notices"] if n.get("code") == "collector.recording_gap"]
         check(gap and "No space left on device" in gap[0]["text"], "and says what it lost: %s" % rep["notices"])
+        rec = rep["recording"]
+        check(rep["pins"] and rec["unknown_refs"] == 0 and rec["unmatched_pin_ends"] == 0,
+              "the pins after the gap have the definitions and starts sent before it: %s" % rec)
     finally:
         if r:
             r.kill()

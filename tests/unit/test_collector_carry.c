@@ -27,7 +27,7 @@ static int collect(void *arg, const uint8_t *frame, size_t len)
 static const char *each(const struct carry *c, struct seen *s)
 {
     s->text[0] = '\0';
-    CHECK_INT(carry_each(c, collect, s), 0);
+    CHECK_INT(carry_each(c, 1, collect, s), 0);
     return s->text;
 }
 
@@ -146,6 +146,9 @@ static void test_order_and_replacement(void)
     note_pin(c, 6, 1, "E6");
     note_pin(c, 9, 0, "P9b");
     CHECK_STR(each(c, &s), "N0 N1 C77 C78b P9b T2");
+    s.text[0] = '\0';
+    CHECK_INT(carry_each(c, 0, collect, &s), 0); /* a file that holds the notices already */
+    CHECK_STR(s.text, "C77 C78b P9b T2");
     carry_free(c);
 }
 
