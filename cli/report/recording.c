@@ -215,6 +215,7 @@ static struct recording_session *session_new(void)
     if (!sp)
         return NULL;
     struct recording_session *s = &sp->pub;
+    s->parts = 1;
     if (new_tables(s)) {
         session_free(s);
         return NULL;
@@ -274,10 +275,30 @@ static void note_time(struct recording_session *s, int64_t t)
 
 /* ---- one event into the model ---- */
 
+/* A rotated recording's next file (the agent's record_max=, the collector's --record-max), concatenated
+ * after the one before it: the same connection's Hello, right after the magic that follows a file
+ * that ended rotating out. */
+static int goes_on(const struct recording_session *s, const Vtpin__V1__Hello *h)
+{
+    return s && s->has_hello && s->hello.has_clock && h->has_start_unix_ns && h->has_start_mono_ns &&
+           h->pid == s->hello.pid && h->start_unix_ns == s->hello.start_unix_ns &&
+           h->start_mono_ns == s->hello.start_mono_ns && (h->has_connection ? h->connection : 0) == s->hello.connection;
+}
+
 static int apply_hello(struct recording *r, struct recording_session **cur, const Vtpin__V1__Hello *h)
 {
     struct recording_session *s = *cur;
     int rc;
+    struct recording_session *before = r->goes_on;
+    r->goes_on = NULL;
+    if (!s && before && goes_on(before, h)) {
+        /* one session read on: what the new file says again (definitions, pins in progress, carriers,
+         * counters) is taken as a reconnect's re-sends are, its notices once (apply_notice) */
+        *cur = before;
+        before->parts++;
+        before->rotated_out = 0;
+        return 0;
+    }
     if (!s || s->has_hello || s->events > 0) {
         rc = recording_add_session(r, &s);
         if (rc)
@@ -395,6 +416,13 @@ static int maybe_fold(struct recording_session *s)
     return rc;
 }
 
+/* A start seen before (session_pins_start's rc) that a rotated recording's next file says again by
+ * design: a pin or hog in progress at the rotation, not a duplicate. */
+static int said_again(const struct recording_session *s, int rc)
+{
+    return rc == SESSION_PINS_AGAIN && s->parts > 1;
+}
+
 static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStart *d)
 {
     struct session_private *sp = (struct session_private *)s;
@@ -407,7 +435,7 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     if (rc < 0)
         return rc;
     if (rc != SESSION_PINS_NEW) {
-        s->duplicates++;
+        s->duplicates += !said_again(s, rc);
         return 0;
     }
     if (s->n_pins >= UINT32_MAX)
@@ -504,7 +532,7 @@ static int apply_hog_start(struct recording_session *s, const Vtpin__V1__HogStar
     if (rc < 0)
         return rc;
     if (rc != SESSION_PINS_NEW) {
-        s->duplicate_hogs++;
+        s->duplicate_hogs += !said_again(s, rc);
         return 0;
     }
     if (s->n_hogs >= UINT32_MAX)
@@ -643,8 +671,32 @@ int recording_add_notice(struct recording_session *s, int64_t time_ns, int sever
     return 0;
 }
 
+/* The code of a notice that ends a file of a rotated recording. */
+static int rotated_out_code(const char *code)
+{
+    return code &&
+           (strcmp(code, "output.record.rotated_out") == 0 || strcmp(code, "collector.recording_rotated_out") == 0);
+}
+
+/* A rotated recording's next file says the session's notices again: said once. The ones it repeats
+ * are among the session's first (the agent's, and the collector's carried: 256 at most). */
+static int said_before(const struct recording_session *s, const Vtpin__V1__Notice *d)
+{
+    for (size_t i = 0; s->parts > 1 && i < s->n_notices && i < 512; i++) {
+        const struct recording_notice *n = &s->notices[i];
+        if (n->time_ns == d->time_ns && n->severity == (int)d->severity &&
+            strcmp(n->code, d->code ? d->code : "") == 0 && strcmp(n->text, d->text ? d->text : "") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int apply_notice(struct recording_session *s, const Vtpin__V1__Notice *d)
 {
+    if (said_before(s, d))
+        return 0;
+    if (rotated_out_code(d->code))
+        s->rotated_out = 1;
     note_time(s, d->time_ns);
     return recording_add_notice(s, d->time_ns, (int)d->severity, d->code, d->text);
 }
@@ -1087,6 +1139,8 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
             /* a recording starts (again: cat a.vtp b.vtp); its events are a new session, Hello or not.
              * No frame can start with these bytes: "VTPI" as a length is over any limit. */
             r->segments++;
+            /* a file that ended rotating out: the next one may go on with its session */
+            r->goes_on = cur && cur->rotated_out && !cur->has_goodbye ? cur : NULL;
             cur = NULL;
             pos += WIRE_MAGIC_LEN;
             r->bytes = pos;
@@ -1424,13 +1478,8 @@ const char *recording_write_failed(const struct recording_session *s)
 
 int recording_rotated(const struct recording_session *s)
 {
-    if (s->has_goodbye) /* the rotation failed and the file went on to the JVM's end */
-        return 0;
-    for (size_t i = 0; i < s->n_notices; i++)
-        if (s->notices[i].code && (strcmp(s->notices[i].code, "output.record.rotated_out") == 0 ||
-                                   strcmp(s->notices[i].code, "collector.recording_rotated_out") == 0))
-            return 1;
-    return 0;
+    /* with the Goodbye: the rotation failed and the file went on to the JVM's end */
+    return s->rotated_out && !s->has_goodbye;
 }
 
 const char *recording_disk_nearly_full(const struct recording_session *s)

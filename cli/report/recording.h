@@ -261,6 +261,8 @@ struct recording_occupancy {
 struct recording_session {
     int has_hello;
     struct session_hello hello; /* the Hello (proto/session_hello.h); zero before one */
+    unsigned parts;  /* files of a rotated recording read as this one session (1 normally; recording_rotated) */
+    int rotated_out; /* its latest file ended rotating out (a notice said so): it goes on in a newer file */
 
     struct recording_pin *pins; /* in the order they started in the file (but those summed up) */
     size_t n_pins;
@@ -386,8 +388,9 @@ struct recording {
     uint64_t damaged_bytes; /* bytes skipped for damage */
     char damage[160];       /* what was wrong with the first, e.g. "the frame at byte offset 96 is not a vtpin event" */
     int input_fd;           /* recording_plan.keep_input: the file, or a stream's copy; -1: none (closed when freed) */
-    struct recording_plan plan; /* private: how it was loaded (plan.keep: the sessions kept whole); its
-                                   callbacks only while it loads */
+    struct recording_session *goes_on; /* private: the session the last segment ended rotating out of */
+    struct recording_plan plan;        /* private: how it was loaded (plan.keep: the sessions kept whole); its
+                                          callbacks only while it loads */
 };
 
 /* Which sessions a load keeps whole. The others keep their Hello, Stats,

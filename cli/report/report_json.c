@@ -122,6 +122,7 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_kv_bool(j, "write_failed", recording_write_failed(s) != NULL || recording_write_failed_probably(s));
     json_kv_bool(j, "disk_nearly_full", recording_disk_nearly_full(s) != NULL);
     json_kv_bool(j, "rotated", recording_rotated(s));
+    json_kv_uint(j, "parts", s->parts);
     json_key(j, "damaged");
     if (r->damaged) {
         json_object_begin_inline(j);

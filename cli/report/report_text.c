@@ -239,6 +239,8 @@ static void put_header(FILE *out, const struct recording *r, const struct record
         fputs(", no end marker (the JVM was killed, the disk filled up, or it is still running)", out);
     else
         fputs(", complete", out);
+    if (s->parts > 1)
+        fprintf(out, "; %u files of a rotated recording, read as one", s->parts);
     fputc('\n', out);
     if (r->n_sessions > 1)
         fprintf(out, "  session    %zu of %zu in this file (--session N for another)\n", o->session + 1, r->n_sessions);

@@ -214,6 +214,16 @@ def report_json(path):
     return json.loads(p.stdout)
 
 
+def report_json_of_rotated(files, path):
+    """The JSON report of a rotated recording's files (newest first: PATH, PATH.1, ...) concatenated
+    into path in the order they were written, oldest first."""
+    with open(path, "wb") as out:
+        for f in reversed(files):
+            with open(f, "rb") as part:
+                out.write(part.read())
+    return report_json(path)
+
+
 def forget_stale_attach_socket(pid):
     """Removes /tmp/.java_pid<pid> when an earlier process with this pid left it (made before this
     process started): a JVM killed with SIGKILL leaves its attach socket, and pid_max is 32768 here,

@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from collector_fixture import CollectorProcess
-from harness import VTPIN, Failure, Run, check, main, report_json, scheduler, skip, tempdir
+from harness import VTPIN, Failure, Run, check, main, report_json, report_json_of_rotated, scheduler, skip, tempdir
 
 
 class Collector(CollectorProcess):
@@ -457,6 +457,16 @@ def case_recording_rotation(jdk):
                           (f, went_on))
                 newer = ids
             check(set(found) == own, "the files together hold the agent's pins: %d of %d" % (len(found), len(own)))
+            # concatenated in order, oldest first: one session, each pin once, ended
+            rep = report_json_of_rotated(files, os.path.join(coll.dir, "whole.vtp"))
+            rec = rep["recording"]
+            check(rec["sessions"] == 1 and rec["parts"] == len(files) and rec["complete"] and not rec["rotated"],
+                  "the files in order are one session: %s" % rec)
+            ids = [p["id"] for p in rep["pins"]]
+            check(sorted(ids) == sorted(own) and not any(p["ongoing"] for p in rep["pins"]),
+                  "each pin once, ended: %d pins, %d distinct, the agent's %d" % (len(ids), len(set(ids)), len(own)))
+            check(rec["duplicate_pin_events"] == 0 and rec["unmatched_pin_ends"] == 0 and rec["unknown_refs"] == 0,
+                  "what each file says again is no duplicate: %s" % rec)
         finally:
             r.kill()
             coll.stop()

@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 
-from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, report_json, scheduler, skip, tempdir
+from harness import AGENT, CLASSES, FIXTURE_LIB, VTPIN, Run, check, culprit, jdk_home, main, report_json, report_json_of_rotated, scheduler, skip, tempdir
 from collector_fixture import socket_fds
 from test_collector import Collector, streaming
 from test_views import hostile_names, hostile_pins
@@ -372,7 +372,7 @@ def case_record_rotation(jdk):
             check(len(rotated) >= 2, "3000 pins past 64 KiB rotate more than once: %s" % sizes)
             # one writer round's buffer (256 KiB) at most past the cap, and the file's start again
             check(all(sz <= (64 + 256 + 32) * 1024 for sz in sizes), "no file far past the cap: %s" % sizes)
-            ids = set()
+            ids, pin_ids = set(), set()
             for i, f in enumerate(files):
                 rep = report_json(f)
                 check(rep["jvm"]["pid"] == r.proc.pid and not rep["recording"]["damaged"],
@@ -386,7 +386,17 @@ def case_record_rotation(jdk):
                 ids |= {p["vthread"]["name"] for p in rep["pins"]
                         if (p["vthread"]["name"] or "").startswith("stresspin-") and p["stack"] and
                         any(fr["method"] == "parkPinned" for fr in p["stack"])}
+                pin_ids |= {p["id"] for p in rep["pins"]}
             check(len(ids) == pins, "the files together hold every pin, with its stack: %d of %d" % (len(ids), pins))
+            # concatenated in order, oldest first: one session, each pin once
+            rep = report_json_of_rotated(files, os.path.join(r.dir, "whole.vtp"))
+            rec = rep["recording"]
+            check(rec["sessions"] == 1 and rec["parts"] == len(files) and rec["complete"] and
+                  rec["duplicate_pin_events"] == 0, "the files in order are one session: %s" % rec)
+            whole_ids = sorted(p["id"] for p in rep["pins"])
+            check(whole_ids == sorted(pin_ids) and not any(p["ongoing"] for p in rep["pins"]),
+                  "each pin of the files once, ended: %d pins, %d distinct, %d in the files" % (
+                      len(whole_ids), len(set(whole_ids)), len(pin_ids)))
         finally:
             shutil.rmtree(r.dir, ignore_errors=True)
 

@@ -402,6 +402,107 @@ static void test_corpus(const char *dir)
     CHECK(files >= 9);
 }
 
+static void notice(struct synth *b, int64_t t, const char *code)
+{
+    Vtpin__V1__Notice n = VTPIN__V1__NOTICE__INIT;
+    n.time_ns = t;
+    n.severity = VTPIN__V1__SEVERITY__INFO;
+    n.code = (char *)code;
+    n.text = "rotated";
+    SYNTH_EVENT(b, notice, VTPIN__V1__EVENT__BODY_NOTICE, &n);
+}
+
+/* Pin id of a rotated recording's test session, as every file writes it. */
+static void rotated_pin(struct synth *b, uint64_t id, int64_t start)
+{
+    static const int reasons[] = {VTPIN__V1__PIN_REASON__MONITOR, VTPIN__V1__PIN_REASON__NATIVE,
+                                  VTPIN__V1__PIN_REASON__OBJECT_WAIT, VTPIN__V1__PIN_REASON__MONITOR_ENTER};
+    pin_start(b, id, reasons[id % 4], start, 3000 + (uint32_t)(id % 10), 1 + (int)(id % 3), 1 + (uint32_t)(id % 4),
+              (int)(id % 2), NULL, 0, 0, 0);
+}
+
+/* A session rotated into three files concatenated in order, as a collector's --record-max writes
+ * them: each file the Hello, the definitions, what it continues and the starts of the two pins in
+ * progress at the rotation, which end in it. */
+static void rotated_session(struct synth *b, long per_file)
+{
+    int64_t mono0 = 5000 * MS, t = mono0;
+    uint64_t next = 1, open[2] = {0, 0};
+    int64_t open_start[2] = {0, 0};
+    for (int file = 0; file < 3; file++) {
+        synth_hello(b, 4545, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED, 1700000000000000000LL, mono0);
+        static const char *names[] = {"com.example.A", "com.example.B", "run", "call", "A.java"};
+        for (uint32_t i = 0; i < 5; i++)
+            synth_string(b, 1 + i, names[i]);
+        for (uint32_t i = 0; i < 10; i++) {
+            char text[32];
+            snprintf(text, sizeof(text), "vt-%u", i);
+            synth_string(b, 3000 + i, text);
+        }
+        for (uint32_t c = 1; c <= 3; c++) {
+            char text[64];
+            snprintf(text, sizeof(text), "ForkJoinPool-1-worker-%u", c);
+            synth_string(b, 100 + c, text);
+        }
+        synth_method(b, 1, 1, 3, 5, 0);
+        synth_method(b, 2, 2, 4, 5, 1);
+        for (uint32_t s = 1; s <= 4; s++)
+            synth_stack(b, s, (const uint32_t[]){1 + s % 2, 2, 1}, 3, (int)(s % 3), 0);
+        if (file) {
+            notice(b, t, "collector.recording_rotated");
+            for (int k = 0; k < 2; k++)
+                rotated_pin(b, open[k], open_start[k]); /* said again */
+        }
+        for (long i = 0; i < per_file; i++, next++) {
+            rotated_pin(b, next, t += 1000 + (int64_t)(i % 5) * 300);
+            int64_t dur = 400 + (int64_t)(i % 7) * 250;
+            if (i == 10 && file) /* the pins in progress at the rotation end here */
+                for (int k = 0; k < 2; k++)
+                    synth_pin_end(b, open[k], t, t - open_start[k]);
+            if (file < 2 && i >= per_file - 2) { /* in progress at the next rotation */
+                open[i - (per_file - 2)] = next;
+                open_start[i - (per_file - 2)] = t;
+                continue;
+            }
+            synth_pin_end(b, next, t + dur, dur);
+        }
+        if (file < 2)
+            notice(b, t + 10, "collector.recording_rotated_out");
+        else
+            synth_goodbye(b, t + 10 * MS, next - 1);
+    }
+}
+
+/* A rotated recording read as one session (issue 37): summed up or not, every format the same. */
+static void test_rotated(void)
+{
+    struct synth b = {0};
+    rotated_session(&b, 3000);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/vtpin-pin-groups-rotated-%d.vtp", tmp_dir(), (int)getpid());
+    if (!CHECK_INT(synth_write(&b, path), 0))
+        return;
+    struct recording *r = NULL;
+    char err[512];
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL};
+    if (CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0) && CHECK_UINT(r->n_sessions, 1)) {
+        const struct recording_session *s = r->sessions[0];
+        CHECK_UINT(s->parts, 3);
+        CHECK_UINT(s->n_pins, 9000);
+        CHECK_UINT(s->duplicates + s->unmatched_ends + s->unknown_refs, 0);
+        size_t ongoing = 0;
+        for (size_t i = 0; i < s->n_pins; i++)
+            ongoing += !s->pins[i].ended;
+        CHECK_UINT(ongoing, 0);
+    }
+    recording_free(r);
+    uint64_t folded = check_same(path);
+    printf("rotated: %" PRIu64 " of 9000 pins summed up at a batch of 1\n", folded);
+    CHECK(folded > 8000);
+    remove(path);
+    free(b.data);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -410,6 +511,7 @@ int main(int argc, char **argv)
     }
     CHECK_RUN(test_mixed);
     CHECK_RUN(test_kernel_after);
+    CHECK_RUN(test_rotated);
     const char *corpus = argv[1];
     test_corpus(corpus);
     CHECK_MAIN_RETURN();

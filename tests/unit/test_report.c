@@ -1307,6 +1307,98 @@ static void test_session_unread(void)
     free(b.data);
 }
 
+/* A rotated recording's file as the agent and the collector write them: the Hello, the notices said
+ * so far, what it continues, the definitions, the pins in progress; then `pins` pins of its own. The
+ * first file (continues 0) has no head to say again; every file but the last ends rotating out. */
+static void rotated_part(struct buf *b, int64_t pid, int continues, int last, const char *out_code)
+{
+    buf_magic(b);
+    ev_hello(b, pid, "21.0.5");
+    ev_notice(b, SEC / 2, "agent.capability", "can_generate_monitor_events missing");
+    ev_string(b, 1, "Repro");
+    ev_string(b, 2, "settle");
+    ev_method(b, 1, 1, 2, 0, 0, 0, 0);
+    const struct fspec frames[] = {{1, 10, 3, 1}};
+    ev_stack(b, 1, frames, 1);
+    if (continues) {
+        ev_notice(b, continues * SEC, "collector.recording_rotated", "this file continues ...");
+        ev_pin_start(b, (uint64_t)continues * 10 + 1, continues * SEC, VTPIN__V1__PIN_REASON__MONITOR_ENTER, 1, 0, 0,
+                     0); /* in progress at the rotation: said again */
+    }
+    int64_t t = (continues + 1) * SEC;
+    if (continues)
+        ev_pin_end(b, (uint64_t)continues * 10 + 1, continues * SEC, t);
+    ev_pin_start(b, (uint64_t)(continues + 1) * 10, t, VTPIN__V1__PIN_REASON__NATIVE, 1, 0, 0, 0);
+    ev_pin_end(b, (uint64_t)(continues + 1) * 10, t, t + SEC / 10);
+    if (last) {
+        ev_goodbye(b, t + SEC / 2);
+        return;
+    }
+    ev_pin_start(b, (uint64_t)(continues + 1) * 10 + 1, t + SEC / 5, VTPIN__V1__PIN_REASON__MONITOR_ENTER, 1, 0, 0, 0);
+    ev_notice(b, t + SEC / 2, out_code, "the recording goes on in PATH");
+}
+
+/* Rotated files concatenated in order (cat PATH.2 PATH.1 PATH) read as one session: each pin once,
+ * the one in progress at each rotation ended where the next file ends it, no duplicate, the
+ * notices said again once; the agent's files (record_max=) and the collector's (--record-max). A file
+ * that did not rotate out, or the Hello of another JVM, starts a session of its own. */
+static void test_rotated_parts(void)
+{
+    static const char *const codes[] = {"output.record.rotated_out", "collector.recording_rotated_out"};
+    for (size_t c = 0; c < 2; c++) {
+        struct buf b = {0};
+        rotated_part(&b, 4242, 0, 0, codes[c]);
+        rotated_part(&b, 4242, 1, 0, codes[c]);
+        rotated_part(&b, 4242, 2, 1, codes[c]);
+        const char *file = write_file("rotated.vtp", &b);
+        struct recording *r = load_keep(file, RECORDING_KEEP_ALL);
+        if (CHECK(r != NULL) && CHECK_UINT(r->n_sessions, 1)) {
+            const struct recording_session *s = r->sessions[0];
+            CHECK_UINT(s->parts, 3);
+            CHECK_UINT(s->n_pins, 5); /* 10, 11 (ends in the second file), 20, 21 (ends in the third), 30 */
+            for (size_t i = 0; i < s->n_pins; i++)
+                CHECK(s->pins[i].ended);
+            CHECK_UINT(s->duplicates, 0);
+            CHECK_UINT(s->unmatched_ends, 0);
+            CHECK_UINT(s->unknown_refs, 0);
+            CHECK(s->has_goodbye && !recording_rotated(s));
+            size_t said = 0;
+            for (size_t i = 0; i < s->n_notices; i++)
+                said += strcmp(s->notices[i].code, "agent.capability") == 0;
+            CHECK_UINT(said, 1);
+        }
+        recording_free(r);
+        /* read up to a file that rotated out: the session goes on elsewhere */
+        struct buf two = {0};
+        rotated_part(&two, 4242, 0, 0, codes[c]);
+        rotated_part(&two, 4242, 1, 0, codes[c]);
+        r = load_keep(write_file("rotated2.vtp", &two), RECORDING_KEEP_ALL);
+        if (CHECK(r != NULL) && CHECK_UINT(r->n_sessions, 1)) {
+            CHECK_UINT(r->sessions[0]->parts, 2);
+            CHECK(recording_rotated(r->sessions[0]));
+        }
+        recording_free(r);
+        free(two.data);
+        free(b.data);
+    }
+    /* not a rotation: the first file ends without rotating out, or the next is another connection's */
+    struct buf b = {0};
+    rotated_part(&b, 4242, 0, 1, codes[0]);
+    rotated_part(&b, 4242, 1, 1, codes[0]);
+    struct recording *r = load_keep(write_file("not_rotated.vtp", &b), RECORDING_KEEP_ALL);
+    if (CHECK(r != NULL) && CHECK_UINT(r->n_sessions, 2))
+        CHECK_UINT(r->sessions[1]->parts, 1);
+    recording_free(r);
+    b.len = 0;
+    rotated_part(&b, 4242, 0, 0, codes[1]);
+    rotated_part(&b, 4243, 1, 1, codes[1]);
+    r = load_keep(write_file("other_jvm.vtp", &b), RECORDING_KEEP_ALL);
+    if (CHECK(r != NULL) && CHECK_UINT(r->n_sessions, 2))
+        CHECK(r->sessions[1]->hello.pid != r->sessions[0]->hello.pid);
+    recording_free(r);
+    free(b.data);
+}
+
 static void test_keep_sessions(void)
 {
     struct buf b = {0};
@@ -1967,6 +2059,7 @@ int main(void)
     CHECK_RUN(test_concatenated_pipe);
     CHECK_RUN(test_keep_sessions);
     CHECK_RUN(test_session_unread);
+    CHECK_RUN(test_rotated_parts);
     CHECK_RUN(test_each_session);
     CHECK_RUN(test_max_bytes);
     CHECK_RUN(test_dropped_extras);
