@@ -131,6 +131,30 @@ def query_frames(work):
     return got
 
 
+def rotated_recording(work):
+    """The agent's files of a rotated recording (record_max=64k), the newest three, oldest first: each a
+    list of frames."""
+    r = Run(21, "StressPins", args=("native", 1500, 1), props=scheduler(4, 4),
+            agent_opts="threshold=0,record_max=64k,record_keep=10", workdir=os.path.join(work, "rotated"))
+    os.makedirs(r.dir)
+    r.run(timeout=120)
+    rotated = sorted((f for f in os.listdir(r.dir) if f.startswith("pins.vtp.")), key=lambda f: -int(f.rsplit(".", 1)[1]))
+    parts = []
+    for name in rotated[-2:] + ["pins.vtp"]:
+        with open(os.path.join(r.dir, name), "rb") as f:
+            parts.append(frames(f.read()[len(MAGIC):]))
+    return parts
+
+
+def rotated_seed(parts):
+    """Those files cut short, each still ending as it did (rotating out), concatenated: the report
+    reads them as one session."""
+    out = b""
+    for fs in parts:
+        out += MAGIC + cut(fs, MAX // 4) + b"".join([f for f in fs if b"rotated_out" in f][-1:])
+    return out
+
+
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -163,6 +187,7 @@ def main():
             "contended": agent_recording(work, "contended", "Contended", (4, 3, 2), (), "threshold=0"),
             "repro": agent_recording(work, "repro", "Repro", (), scheduler(4, 4)),
         }
+        rotated = rotated_recording(work)
         queries = query_frames(work)
         # sampled occupancy (CarrierSample), and exact (Transitions) with a starvation Alert
         wire, reply = collector_recording(work, "coll", "NativeBlock", ("read", 2, 300), scheduler(2), "", queries[2])
@@ -186,6 +211,7 @@ def main():
     whole = frames(recs["jnisleep"][len(MAGIC):])
     write("recording", "concatenated", MAGIC + cut(whole, 4096) + MAGIC + cut(whole, 4096))
     write("recording", "cut-mid-frame", (MAGIC + cut(whole, 4096))[:-3])
+    write("recording", "rotated", rotated_seed(rotated))
     write("recording", "zero-tail", MAGIC + cut(whole, 4096) + b"\0" * 512)
     # a QueryReply where a reader or the collector does not expect one
     write("recording", "query-reply", MAGIC + cut(frames(alerted[len(MAGIC):]), 2048) + cut(frames(reply), MAX))
