@@ -244,11 +244,17 @@ def case_reattach(jdk):
         rep = report_json(second)
         print("counters: first session %s; second %s" % (first_stats, rep["stats"]))
         check(rep["jvm"]["mode"] == "attach" and rep["recording"]["complete"], "second session: %s" % rep["recording"])
-        # each session reports its own counters (issue 37: they went on from the first session's)
+        # each session reports its own counters (issue 37: they went on from the first session's). The
+        # second stops once both blocks were reported: it saw those two pins, no more. The first stops
+        # at once: a block the watchdog found less than the threshold before the stop is a pin seen,
+        # in progress and never reported (Stats.pins counts it; seen once on JDK 27), so it is judged
+        # by the pins it reported, and saw at most the two blocks
         st = rep["stats"]
-        check(st["pins"] == st["pins_reported"] == len(rep["pins"]) and first_stats["pins"] == len(report_json(first)["pins"]),
-              "each session counts its own pins: first %d of %d, second %d (reported %d) of %d" % (
-                  first_stats["pins"], len(report_json(first)["pins"]), st["pins"], st["pins_reported"],
+        first_pins = len(report_json(first)["pins"])
+        check(st["pins"] == st["pins_reported"] == len(rep["pins"]) and first_stats["pins_reported"] == first_pins and
+              first_pins <= first_stats["pins"] <= 2,
+              "each session counts its own pins: first %d (reported %d) of %d, second %d (reported %d) of %d" % (
+                  first_stats["pins"], first_stats["pins_reported"], first_pins, st["pins"], st["pins_reported"],
                   len(rep["pins"])))
         check(rep["jvm"]["options"].startswith("record=" + second), "the Hello has the new options: %s" % rep["jvm"])
         check(rep["jvm"]["capabilities_missing"] == first_missing, "the next attach took every capability again: %s, "
