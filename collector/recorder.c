@@ -289,16 +289,17 @@ static void rotate(struct recorder *r)
         clog_warn("%s: cannot rotate the recording (%s): it goes on in this file", r->path, strerror(-rc));
         return;
     }
-    char text[768];
-    snprintf(text, sizeof(text), "%s.1", r->path);
     int fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         rc = -errno;
-        int back = rename(text, r->path) == 0;
+        char first[4096 + 16];
+        snprintf(first, sizeof(first), "%s.1", r->path);
+        int back = rename(first, r->path) == 0;
         clog_warn("%s: cannot create the rotated recording's next file (%s): it goes on in %s", r->path, strerror(-rc),
-                  back ? "this file" : text);
+                  back ? "this file" : first);
         return;
     }
+    char text[768];
     snprintf(text, sizeof(text), "the recording goes on in %s (--record-max=, rotated; this file becomes %s.1)",
              r->path, r->path);
     append_notice(r, VTPIN__V1__SEVERITY__INFO, "collector.recording_rotated_out", text);

@@ -75,12 +75,10 @@ int wire_peek_body(const uint8_t *frame, size_t frame_len)
         if (!(frame[i] & 0x80)) {
             uint64_t field = tag >> 3;
             /* every body is a message: length-delimited (wire type 2), and the Event's only field */
-            if ((tag & 7) != 2 || field == 0)
+            if ((tag & 7) != 2 || field == 0 || field > UINT32_MAX)
                 return 0;
-            for (unsigned f = 0; f < vtpin__v1__event__descriptor.n_fields; f++)
-                if (vtpin__v1__event__descriptor.fields[f].id == field)
-                    return (int)field;
-            return 0;
+            return protobuf_c_message_descriptor_get_field(&vtpin__v1__event__descriptor, (unsigned)field) ? (int)field
+                                                                                                           : 0;
         }
     }
     return 0;

@@ -276,11 +276,11 @@ static void note_time(struct recording_session *s, int64_t t)
 /* ---- one event into the model ---- */
 
 /* A rotated recording's next file (the agent's record_max=, the collector's --record-max), concatenated
- * after the one before it: the same connection's Hello, right after the magic that follows a file
- * that ended rotating out. */
+ * after s, the file before it, which ended rotating out: the same connection's Hello, right after
+ * the magic. */
 static int goes_on(const struct recording_session *s, const Vtpin__V1__Hello *h)
 {
-    return s && s->has_hello && s->hello.has_clock && h->has_start_unix_ns && h->has_start_mono_ns &&
+    return s->has_hello && s->hello.has_clock && h->has_start_unix_ns && h->has_start_mono_ns &&
            h->pid == s->hello.pid && h->start_unix_ns == s->hello.start_unix_ns &&
            h->start_mono_ns == s->hello.start_mono_ns && (h->has_connection ? h->connection : 0) == s->hello.connection;
 }
