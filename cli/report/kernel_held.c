@@ -21,18 +21,22 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static int held_sleep(const struct recording_kinterval *k)
+int kernel_held_sleep(const struct recording_kinterval *k)
 {
     return k->has_java && wire_held_sleep(k->state, k->vthread_id, k->java_wait) && k->end_ns > k->start_ns;
 }
 
-/* The pins of carrier tid as disjoint spans, in order: *out (malloc'ed) and *n. */
+/* The pins of carrier tid (those summed up too: their spans) as disjoint spans, in order: *out
+ * (malloc'ed) and *n. */
 static int pin_spans(const struct recording_session *s, int32_t tid, struct span **out, size_t *n)
 {
     size_t m = 0;
-    struct span *v = malloc((s->n_pins ? s->n_pins : 1) * sizeof(*v));
+    struct span *v = malloc((s->n_pins + s->n_folded_spans + 1) * sizeof(*v));
     if (!v)
         return -ENOMEM;
+    for (size_t i = 0; i < s->n_folded_spans; i++)
+        if (s->folded_spans[i].tid == tid)
+            v[m++] = (struct span){s->folded_spans[i].lo, s->folded_spans[i].hi};
     for (size_t i = 0; i < s->n_pins; i++) {
         const struct recording_pin *p = &s->pins[i];
         if (!p->has_carrier_tid || p->carrier_tid != tid)
@@ -87,7 +91,7 @@ int kernel_held(const struct recording_session *s, int32_t tid, struct kernel_he
             continue;
         if (k->has_java)
             out->known = 1;
-        if (!held_sleep(k))
+        if (!kernel_held_sleep(k))
             continue;
         if (!spans && pin_spans(s, tid, &spans, &n)) {
             memset(out, 0, sizeof(*out));

@@ -22,6 +22,9 @@ struct kernel_held {
     int64_t worst_outside_ns;                /* that part */
 };
 
+/* Whether k counts as held: a sleep with a virtual thread mounted, not a wait on the VM. */
+int kernel_held_sleep(const struct recording_kinterval *k);
+
 /* Carrier tid's figures. Known when the session's Hello gave the kernel view
  * the JavaThread layout and a collector wrote kernel times, or when one of
  * its intervals says what was mounted. 0 or -ENOMEM (*out zero). */

@@ -269,12 +269,14 @@ static int join_parks(struct recording_session *s, const size_t *cand, size_t n,
 }
 
 /* Each pin's figures and parks, from the intervals its span (and, after attach, the time since its
- * loop's previous pin) can meet. */
+ * loop's previous pin) can meet; then each group's example (a session summed up as read:
+ * kernel_fold.h, never after attach). */
 static int join_pins(struct recording_session *s, struct join_index *ix)
 {
-    size_t cap = 0;
-    for (size_t i = 0; i < s->n_pins; i++) {
-        const struct recording_pin *p = &s->pins[i];
+    size_t cap = 0, groups = s->kernel_after_fold ? 0 : s->n_pin_groups; /* summed before the kernel view: not */
+    for (size_t i = 0; i < s->n_pins + groups; i++) {
+        const struct recording_pin *p = i < s->n_pins ? &s->pins[i] : &s->pin_groups[i - s->n_pins].pin;
+        struct recording_pin_kernel *pk = i < s->n_pins ? &s->pin_kernels[i] : &s->group_kernels[i - s->n_pins];
         if (!p->has_carrier_tid)
             continue;
         int64_t end = p->ended ? p->end_ns : s->last_ns;
@@ -285,8 +287,7 @@ static int join_pins(struct recording_session *s, struct join_index *ix)
         ssize_t n = candidates(s, ix, p->carrier_tid, lo, end > p->start_ns ? end : p->start_ns);
         if (n < 0)
             return -ENOMEM;
-        if (figures(s, p, ix->cand, (size_t)n, &s->pin_kernels[i]) &&
-            join_parks(s, ix->cand, (size_t)n, p, prev, &s->pin_kernels[i], &cap))
+        if (figures(s, p, ix->cand, (size_t)n, pk) && join_parks(s, ix->cand, (size_t)n, p, prev, pk, &cap))
             return -ENOMEM;
     }
     return 0;
@@ -295,9 +296,11 @@ static int join_pins(struct recording_session *s, struct join_index *ix)
 static void forget(struct recording_session *s)
 {
     free(s->pin_kernels);
+    free(s->group_kernels);
     free(s->kparks);
     free(s->held);
     s->pin_kernels = NULL;
+    s->group_kernels = NULL;
     s->kparks = NULL;
     s->held = NULL;
     s->n_kparks = 0;
@@ -327,10 +330,11 @@ static int join_held(struct recording_session *s)
 int kernel_join(struct recording_session *s)
 {
     forget(s);
-    if (s->n_kintervals && s->n_pins) {
+    if (s->n_kintervals && s->n_pins + s->n_pin_groups) {
         struct join_index ix;
         int rc = index_build(s, &ix);
-        if (!rc && !(s->pin_kernels = calloc(s->n_pins, sizeof(*s->pin_kernels))))
+        if (!rc && (!(s->pin_kernels = calloc(s->n_pins + 1, sizeof(*s->pin_kernels))) ||
+                    !(s->group_kernels = calloc(s->n_pin_groups + 1, sizeof(*s->group_kernels)))))
             rc = -ENOMEM;
         if (!rc)
             rc = join_pins(s, &ix);
@@ -349,8 +353,12 @@ int kernel_join(struct recording_session *s)
 
 const struct recording_pin_kernel *kernel_joined_pin(const struct recording_session *s, const struct recording_pin *p)
 {
-    if (!s->pin_kernels || p < s->pins || p >= s->pins + s->n_pins)
-        return NULL;
-    const struct recording_pin_kernel *k = &s->pin_kernels[p - s->pins];
-    return k->intervals ? k : NULL;
+    const struct recording_pin_kernel *k = NULL;
+    uintptr_t at = (uintptr_t)p, groups = (uintptr_t)s->pin_groups;
+    if (s->pin_kernels && p >= s->pins && p < s->pins + s->n_pins)
+        k = &s->pin_kernels[p - s->pins];
+    else if (s->group_kernels && s->n_pin_groups && at >= groups &&
+             at < groups + s->n_pin_groups * sizeof(*s->pin_groups))
+        k = &s->group_kernels[(at - groups) / sizeof(*s->pin_groups)];
+    return k && k->intervals ? k : NULL;
 }

@@ -120,45 +120,61 @@ static const struct recording_kinterval *sleep_at(const struct recording_session
     return NULL;
 }
 
+int kernel_sleeps_index(const struct recording_session *s, struct kernel_sleeps *ix)
+{
+    memset(ix, 0, sizeof(*ix));
+    ix->s = s;
+    return s->n_kintervals ? sleeps_by_carrier(s, &ix->ks, &ix->n, &ix->ends_sorted) : 0;
+}
+
+void kernel_sleeps_free(struct kernel_sleeps *ix)
+{
+    free(ix->ks);
+    memset(ix, 0, sizeof(*ix));
+}
+
+int kernel_time_block(const struct kernel_sleeps *ix, struct recording_pin *p)
+{
+    const struct recording_session *s = ix->s;
+    int64_t period = sample_period(s);
+    if ((p->reason != VTPIN__V1__PIN_REASON__NATIVE_BLOCK && p->reason != VTPIN__V1__PIN_REASON__VM_BLOCK) ||
+        !p->has_carrier_tid || p->split_from || p->timed_by_kernel || !ix->n)
+        return 0;
+    /* its own sleep began by its last sample that saw it asleep (the sample reads the
+     * carrier just after its timestamp) and before it ended */
+    int64_t own_by = p->last_asleep_ns ? p->last_asleep_ns + period : p->start_ns + period;
+    if (p->ended && p->end_ns < own_by)
+        own_by = p->end_ns;
+    const struct recording_kinterval *first =
+        sleep_at(s, ix->ks, ix->n, ix->ends_sorted, p, p->start_ns, period, own_by);
+    if (!first)
+        return 0; /* the kernel kept no sleep there: the agent's times stay */
+    /* the first sample that saw it asleep: it began when that sleep did (the sample
+     * reads the carrier just after its timestamp, so that can be after it too) */
+    p->start_ns = first->start_ns;
+    if (p->ended && p->last_asleep_ns) {
+        /* the last sample that saw it asleep: it ended when that sleep did (not at the next sample,
+         * which reads the carrier just after its timestamp: the sleep can end after that too) */
+        const struct recording_kinterval *last =
+            sleep_at(s, ix->ks, ix->n, ix->ends_sorted, p, p->last_asleep_ns, period, p->last_asleep_ns + period);
+        if (last && last->end_ns <= p->end_ns + period)
+            p->end_ns = last->end_ns;
+    }
+    if (p->ended)
+        p->duration_ns = recording_sat_sub(p->end_ns, p->start_ns);
+    p->timed_by_kernel = 1;
+    return 1;
+}
+
 size_t kernel_time_blocks(struct recording_session *s)
 {
-    int64_t period = sample_period(s);
-    size_t timed = 0, nk = 0, *ks = NULL;
-    int ends_sorted = 0;
-    if (s->n_kintervals == 0)
-        return 0;
-    for (size_t i = 0; i < s->n_pins; i++) {
-        struct recording_pin *p = &s->pins[i];
-        if ((p->reason != VTPIN__V1__PIN_REASON__NATIVE_BLOCK && p->reason != VTPIN__V1__PIN_REASON__VM_BLOCK) ||
-            !p->has_carrier_tid || p->split_from)
-            continue;
-        if (!ks && sleeps_by_carrier(s, &ks, &nk, &ends_sorted))
-            break; /* out of memory: the agent's times stay, as without a kernel view */
-        /* its own sleep began by its last sample that saw it asleep (the sample reads the
-         * carrier just after its timestamp) and before it ended */
-        int64_t own_by = p->last_asleep_ns ? p->last_asleep_ns + period : p->start_ns + period;
-        if (p->ended && p->end_ns < own_by)
-            own_by = p->end_ns;
-        const struct recording_kinterval *first = sleep_at(s, ks, nk, ends_sorted, p, p->start_ns, period, own_by);
-        if (!first)
-            continue; /* the kernel kept no sleep there: the agent's times stay */
-        /* the first sample that saw it asleep: it began when that sleep did (the sample
-         * reads the carrier just after its timestamp, so that can be after it too) */
-        p->start_ns = first->start_ns;
-        if (p->ended && p->last_asleep_ns) {
-            /* the last sample that saw it asleep: it ended when that sleep did (not at the next sample,
-             * which reads the carrier just after its timestamp: the sleep can end after that too) */
-            const struct recording_kinterval *last =
-                sleep_at(s, ks, nk, ends_sorted, p, p->last_asleep_ns, period, p->last_asleep_ns + period);
-            if (last && last->end_ns <= p->end_ns + period)
-                p->end_ns = last->end_ns;
-        }
-        if (p->ended)
-            p->duration_ns = recording_sat_sub(p->end_ns, p->start_ns);
-        p->timed_by_kernel = 1;
-        timed++;
-    }
-    free(ks);
+    struct kernel_sleeps ix;
+    size_t timed = 0;
+    if (!s->n_kintervals || kernel_sleeps_index(s, &ix))
+        return 0; /* none, or out of memory: the agent's times stay, as without a kernel view */
+    for (size_t i = 0; i < s->n_pins; i++)
+        timed += (size_t)kernel_time_block(&ix, &s->pins[i]);
+    kernel_sleeps_free(&ix);
     return timed;
 }
 

@@ -18,6 +18,21 @@
  * of memory: the agent's times stay, as without the kernel view). */
 size_t kernel_time_blocks(struct recording_session *s);
 
+/* The same for one pin at a time (a session summed up as it is read times each pin before it is
+ * summed: kernel_fold.h): the session's sleeps by carrier, found once. */
+struct kernel_sleeps {
+    const struct recording_session *s;
+    size_t *ks, n; /* the sleeps (kinterval indexes) by carrier, then start */
+    int ends_sorted;
+};
+/* ix for s as it holds its intervals now (every one of them: none may be added while ix is used).
+ * 0 or -ENOMEM. */
+int kernel_sleeps_index(const struct recording_session *s, struct kernel_sleeps *ix);
+void kernel_sleeps_free(struct kernel_sleeps *ix);
+/* p (a pin of ix's session, or one taken out of it) timed by the kernel as kernel_time_blocks times it:
+ * 1 when it was, 0 when it is not a block, was timed already, or the kernel kept no sleep there. */
+int kernel_time_block(const struct kernel_sleeps *ix, struct recording_pin *p);
+
 /* Exact pins after attach. In an attach-mode session, a pin the sampler found
  * parked (its stack runs through VirtualThread.parkOnCarrierThread) whose
  * carrier slept (S or D) during it, as the collector's kernel view recorded,

@@ -100,7 +100,7 @@ int pin_groups_fold(struct recording_session *s, uint32_t *moved, void *unused)
     size_t kept = 0;
     for (size_t i = 0; i < s->n_pins; i++) {
         struct recording_pin *p = &s->pins[i];
-        if (!rc && p->ended && !recording_pin_blocker(p) && !(rc = sum_up(s, p))) {
+        if (!rc && pin_groups_takes(p) && !(rc = sum_up(s, p))) {
             moved[i] = RECORDING_PIN_GONE;
             s->pins_folded++;
             continue;

@@ -9,8 +9,8 @@
  * shown in less than 3 GB. Summed, memory follows the distinct groups and the pins in progress.
  * Only a load that asks sums (recording_plan.fold_pins and .fold, which report_open_plan gives; the
  * formats that show single pins read the pins again, pin_stream.h), and only a session whose passes
- * do not read every pin: not after attach, not with the kernel view (kernel_pins.h,
- * attach_bounds.h, kernel_join.h). */
+ * do not read every pin: not after attach (attach_bounds.h, kernel_pins.h); with the kernel view only
+ * when its intervals were read first, each pin timed as it is summed (kernel_fold.h). */
 #ifndef VTPIN_CLI_PIN_GROUPS_H
 #define VTPIN_CLI_PIN_GROUPS_H
 
@@ -24,6 +24,11 @@
  * are still raw: a group is resolved with the pins. 0, or -ENOMEM (the pins not summed stay,
  * the session whole). A recording_fold_fn (its last argument unused). */
 int pin_groups_fold(struct recording_session *s, uint32_t *moved, void *unused);
+/* Whether pin_groups_fold sums p up: it ended, and has no blocker. */
+static inline int pin_groups_takes(const struct recording_pin *p)
+{
+    return p->ended && !recording_pin_blocker(p);
+}
 
 /* A pin as the summaries count it: one pin, or a group of pins summed up. */
 struct recording_pin_sum {

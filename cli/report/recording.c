@@ -104,6 +104,8 @@ struct session_private {
     size_t pins_cap, hogs_cap, notices_cap, carriers_cap, occupancy_cap;
     const struct recording_plan *plan; /* the load's (the recording's own copy) */
     int no_fold;                       /* a pass will read every pin: none is taken out (maybe_fold) */
+    int kernel_first;                  /* its intervals came from a first read (recording_plan.fold_kernel) */
+    size_t kintervals_met;             /* ... of which this read met so far */
     size_t fold_at;                    /* pins in the model that call for the next sum */
     uint64_t pins_started;
 };
@@ -134,7 +136,9 @@ static void content_free(struct recording_session *s)
     free(s->extras);
     free(s->kintervals);
     kernel_stacks_free(s->kstacks);
+    free(s->folded_spans);
     free(s->pin_kernels);
+    free(s->group_kernels);
     free(s->kparks);
     free(s->held);
     free(s->blocker_hops);
@@ -192,7 +196,10 @@ static int session_drop_content(struct recording_session *s)
     s->hogs = NULL;
     s->kintervals = NULL;
     s->kstacks = NULL;
+    s->folded_spans = NULL;
+    s->n_folded_spans = s->folded_spans_cap = 0;
     s->pin_kernels = NULL;
+    s->group_kernels = NULL;
     s->kparks = NULL;
     s->held = NULL;
     s->n_kparks = 0;
@@ -236,6 +243,25 @@ static int hand_over(struct recording *r, struct recording_session *s)
     return rc ? rc : dropped;
 }
 
+/* fold_kernel's second read: session s (the latest) takes the intervals the first read kept of it. */
+static void take_first_intervals(struct recording *r, struct recording_session *s)
+{
+    struct recording *first = r->plan.kernel_from;
+    if (!first || first->n_sessions < r->n_sessions)
+        return;
+    struct recording_session *f = first->sessions[r->n_sessions - 1];
+    if (!f->n_kintervals)
+        return;
+    s->kintervals = f->kintervals;
+    s->n_kintervals = f->n_kintervals;
+    s->kintervals_cap = f->kintervals_cap;
+    s->kstacks = f->kstacks;
+    f->kintervals = NULL;
+    f->kstacks = NULL;
+    f->n_kintervals = f->kintervals_cap = 0;
+    ((struct session_private *)s)->kernel_first = 1;
+}
+
 static int recording_add_session(struct recording *r, struct recording_session **out)
 {
     struct recording_session *s = session_new();
@@ -251,6 +277,7 @@ static int recording_add_session(struct recording *r, struct recording_session *
     ((struct session_private *)s)->plan = &r->plan;
     ((struct session_private *)s)->fold_at = r->plan.fold_pins;
     *out = s;
+    take_first_intervals(r, s);
     if (r->plan.each && r->n_sessions > 1) /* the one before is complete */
         return hand_over(r, r->sessions[r->n_sessions - 2]);
     if (r->plan.keep == RECORDING_KEEP_LAST && r->n_sessions > 1) /* the one before is not the last */
@@ -398,9 +425,8 @@ static int maybe_fold(struct recording_session *s)
     size_t fold = sp->plan->fold && !sp->no_fold ? sp->plan->fold_pins : 0;
     if (!fold || s->n_pins < sp->fold_at)
         return 0;
-    if (s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH || s->hello.mode == VTPIN__V1__LOAD_MODE__KERNEL ||
-        s->n_kintervals) {
-        sp->no_fold = 1; /* the attach and kernel passes read every pin */
+    if (s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH || (s->n_kintervals && !sp->kernel_first)) {
+        sp->no_fold = 1; /* the attach passes read every pin; the kernel's, every interval before any pin */
         return 0;
     }
     uint32_t *moved = malloc(s->n_pins * sizeof(*moved));
@@ -579,9 +605,15 @@ static void copy_stats(struct recording_session *s, const Vtpin__V1__Stats *d)
     session_stats_take(&s->stats, d);
 }
 
-/* A kernel view interval (collector recordings); stacks capped at 128 frames. */
+/* A kernel view interval (collector recordings); stacks capped at RECORDING_MAX_KSTACK frames. */
 static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelInterval *d)
 {
+    struct session_private *sp = (struct session_private *)s;
+    if (sp->kernel_first) { /* held since the session began */
+        sp->kintervals_met++;
+        note_time(s, d->end_ns);
+        return 0;
+    }
     s->kernel_after_fold |= s->pins_folded > 0;
     int rc = grow_array((void **)&s->kintervals, &s->kintervals_cap, s->n_kintervals + 1, sizeof(*s->kintervals));
     if (rc || (!s->kstacks && (rc = kernel_stacks_new(&s->kstacks))))
@@ -603,10 +635,10 @@ static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelI
     if (d->syscall_name && *d->syscall_name &&
         !(k->syscall_name = kernel_stacks_keep_string(s->kstacks, d->syscall_name)))
         return -ENOMEM;
-    size_t n = d->n_stack < 128 ? d->n_stack : 128;
+    size_t n = d->n_stack < RECORDING_MAX_KSTACK ? d->n_stack : RECORDING_MAX_KSTACK;
     if (n && !(k->stack = kernel_stacks_keep(s->kstacks, d->stack, n)))
         return -ENOMEM;
-    k->n_stack = n;
+    k->n_stack = (uint8_t)n;
     s->n_kintervals++;
     note_time(s, d->end_ns);
     return 0;
@@ -778,6 +810,19 @@ static int read_when_skipped(int body)
            body == VTPIN__V1__EVENT__BODY_NOTICE || body == VTPIN__V1__EVENT__BODY_GOODBYE;
 }
 
+/* What fold_kernel's first read reads: the intervals, and what tells the sessions apart (the second
+ * read must find the same ones: a rotated file goes on by its notice). */
+static int read_for_intervals(int body)
+{
+    return read_when_skipped(body) || body == VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL;
+}
+
+/* Whether session s does not read a frame of this body. */
+static int unread(const struct recording *r, const struct recording_session *s, int body)
+{
+    return (s->skipped && !read_when_skipped(body)) || (r->plan.kernel_only && !read_for_intervals(body));
+}
+
 static int apply_event(struct recording *r, struct recording_session **cur, const WireEvent *ev)
 {
     int rc = 0;
@@ -794,7 +839,7 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
     }
     struct recording_session *s = *cur;
     s->events++;
-    if (s->skipped && !read_when_skipped((int)ev->body_case))
+    if (unread(r, s, (int)ev->body_case))
         return 0;
     switch (ev->body_case) {
     case VTPIN__V1__EVENT__BODY_STRING:
@@ -1072,6 +1117,12 @@ static size_t note_damage(struct recording *r, struct recording_session *cur, co
         cur->damaged = 1;
         cur->damaged_at = at;
     }
+    struct session_private *sp = (struct session_private *)cur;
+    if (sp && sp->kernel_first && sp->kintervals_met < cur->n_kintervals) {
+        /* fold_kernel's first read decodes no pin, so it read on past this damage: the intervals it
+         * kept beyond the ones met so far are not this session's (a whole read skips them) */
+        cur->n_kintervals = sp->kintervals_met;
+    }
     if (r->damaged++ == 0) {
         r->damaged_at = at;
         if (rc == -EMSGSIZE)
@@ -1098,12 +1149,15 @@ static void release_read(const uint8_t *data, size_t pos, size_t *released)
     *released = upto;
 }
 
-/* A frame a session not kept (--session N) does not read (read_when_skipped), told from its first
- * tag: it is not even decoded. */
-static int skipped_unread(const uint8_t *frame, size_t len)
+/* A frame session s does not read (a session not kept, --session N: read_when_skipped; the first
+ * read of fold_kernel: read_for_intervals), told from its first tag: it is not even decoded. */
+static int skipped_unread(const struct recording *r, const struct recording_session *s, const uint8_t *frame,
+                          size_t len)
 {
+    if (!s->skipped && !r->plan.kernel_only)
+        return 0;
     int body = wire_peek_body(frame, len);
-    return body && !read_when_skipped(body);
+    return body && unread(r, s, body);
 }
 
 /* data[len] into *out, keeping the sessions keep says; mapped: data is a private file mapping
@@ -1152,7 +1206,7 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
             r->truncated_at = at;
             break;
         }
-        if (rc == 1 && cur && cur->skipped && skipped_unread(data + at, frame_len)) {
+        if (rc == 1 && cur && skipped_unread(r, cur, data + at, frame_len)) {
             pos += frame_len; /* --session N: another session's event it never reads, not even decoded */
             cur->events++;
             r->events++;
@@ -1332,7 +1386,20 @@ static int load_mapped(int fd, const char *name, const struct recording_plan *pl
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED)
         return -ENODATA;
-    int rc = load_buffer(map, len, name, plan, 1, out, err, errlen);
+    int rc;
+    if (plan->fold_kernel && plan->fold && plan->fold_pins && !plan->kernel_only) {
+        /* the intervals first, so that the pins can be timed and joined as they are summed up */
+        struct recording_plan intervals = {.keep = plan->keep, .skip_occupancy = 1, .kernel_only = 1};
+        struct recording_plan pins = *plan;
+        struct recording *first = NULL;
+        rc = load_buffer(map, len, name, &intervals, 1, &first, err, errlen);
+        pins.kernel_from = first;
+        if (!rc && !(rc = load_buffer(map, len, name, &pins, 1, out, err, errlen)))
+            (*out)->plan.kernel_from = NULL; /* freed below */
+        recording_free(first);
+    } else {
+        rc = load_buffer(map, len, name, plan, 1, out, err, errlen);
+    }
     munmap(map, len);
     return rc;
 }

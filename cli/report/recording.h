@@ -191,18 +191,24 @@ struct recording_hog {
  * view (KernelInterval); cli/report/kernel_pins.h matches them to pins. */
 struct recording_kinterval {
     int32_t carrier_tid;
+    int32_t syscall;          /* has_syscall */
     int64_t start_ns, end_ns; /* agent monotonic clock (the host's) */
-    int state;                /* a Vtpin__V1__KernelState value */
-    int has_syscall;
-    int32_t syscall;
+    int64_t runqueue_ns;
+    int64_t vthread_id;       /* has_java: mounted at switch out, 0 none */
     const char *syscall_name; /* NULL when unknown */
     const char *const *stack; /* innermost first; kept once per session (kernel_stacks.h) */
-    size_t n_stack;
-    int64_t runqueue_ns;
-    /* the carrier's JavaThread at switch out, when the kernel view read it */
-    int has_java;
-    int64_t vthread_id; /* mounted: 0 none */
-    int java_wait;      /* a Vtpin__V1__JavaWait value */
+    int state;                /* a Vtpin__V1__KernelState value */
+    int java_wait;            /* has_java: a Vtpin__V1__JavaWait value */
+    uint8_t n_stack;          /* at most RECORDING_MAX_KSTACK */
+    uint8_t has_syscall;
+    uint8_t has_java; /* the kernel view read the carrier's JavaThread at switch out */
+};                    /* 72 bytes: a long kernel view session keeps millions of them */
+#define RECORDING_MAX_KSTACK 128
+
+/* A pin's time on its carrier, [lo, hi). */
+struct recording_span {
+    int32_t tid;
+    int64_t lo, hi;
 };
 
 /* One carrier's kernel times (KernelTimes, written by a collector when the connection ended). */
@@ -275,7 +281,11 @@ struct recording_session {
      * pass over the file (pin_stream.h) lists them in start order without waiting for their end */
     struct recording_pin_end *late_ends;
     size_t n_late_ends, late_ends_cap;
-    int kernel_after_fold;      /* the kernel view's intervals began after pins were summed: not joined to those */
+    int kernel_after_fold; /* the kernel view's intervals began after pins were summed: not joined to those */
+    /* a kernel view session summed up (recording_plan.fold_kernel): the spans of the pins summed, for
+     * the carriers' held time (kernel_held.h) */
+    struct recording_span *folded_spans;
+    size_t n_folded_spans, folded_spans_cap;
     struct recording_hog *hogs; /* in the order they started in the file */
     size_t n_hogs;
     struct recording_notice *notices;
@@ -302,8 +312,9 @@ struct recording_session {
     size_t n_ktimes;
     int64_t ktimes_ns;
     /* the kernel view joined to the pins and carriers above (kernel_join.h); NULL until joined */
-    struct recording_pin_kernel *pin_kernels; /* one per pin, by index in pins */
-    size_t *kparks;                           /* the pins' parks, as indexes into kintervals */
+    struct recording_pin_kernel *pin_kernels;   /* one per pin, by index in pins */
+    struct recording_pin_kernel *group_kernels; /* one per group's example, by index in pin_groups */
+    size_t *kparks;                             /* the pins' parks, as indexes into kintervals */
     size_t n_kparks;
     struct recording_held *held; /* one per ktimes */
 
@@ -360,6 +371,14 @@ struct recording_plan {
     size_t fold_pins;
     recording_fold_fn fold;
     void *fold_arg;
+    /* sum up the sessions with the kernel view too (not those after attach, whose passes read every
+     * pin): a file (or a stream's copy) is read twice, first for the intervals alone, which the
+     * second read then holds before any pin, so that fold can time and join each pin as it sums it up
+     * (kernel_fold.h) */
+    int fold_kernel;
+    /* private: the first read (fold_kernel): only the sessions' intervals */
+    int kernel_only;
+    struct recording *kernel_from; /* private: the second read takes its intervals from the first */
     /* keep what was read open (recording.input_fd), for a second pass over the same bytes
      * (recording_load_again) */
     int keep_input;

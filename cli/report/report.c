@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "attach_bounds.h"
+#include "kernel_fold.h"
 #include "kernel_held.h"
 #include "kernel_join.h"
 #include "kernel_pins.h"
@@ -115,10 +116,15 @@ static int passes_then(struct recording *r, struct recording_session *s, void *a
 int report_open_plan(const char *path, const struct report_plan *plan, struct recording **out, char *err, size_t errlen)
 {
     struct each_session e = {plan->each, plan->arg};
+    struct kernel_fold kf = {0};
+    /* a kernel view session is summed up too, each pin timed as it is (kernel_fold.h), where no
+     * format reads the pins again (pin_stream.h hands them over as read, not timed) */
     struct recording_plan load = {.keep = plan->keep,
                                   .skip_occupancy = plan->skip_occupancy,
                                   .fold_pins = plan->fold_pins,
-                                  .fold = pin_groups_fold,
+                                  .fold = kernel_fold_pins,
+                                  .fold_arg = &kf,
+                                  .fold_kernel = !plan->keep_input,
                                   .keep_input = plan->keep_input,
                                   .max_bytes = plan->max_bytes};
     if (plan->each) {
@@ -127,6 +133,7 @@ int report_open_plan(const char *path, const struct report_plan *plan, struct re
     }
     struct recording *r = NULL;
     int rc = recording_load_plan(path, &load, &r, err, errlen);
+    kernel_fold_free(&kf);
     if (rc)
         return rc;
     if (!plan->each && (rc = report_passes(r))) { /* each: run on every session as it was handed over */

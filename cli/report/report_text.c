@@ -286,7 +286,7 @@ static void put_kernel(FILE *out, const struct recording_session *s, const struc
         fputc('\n', out);
     }
     if (main->n_stack > 8)
-        fprintf(out, "      ... %zu more kernel frames\n", main->n_stack - 8);
+        fprintf(out, "      ... %d more kernel frames\n", main->n_stack - 8);
 }
 
 /* The collector's kernel times of each carrier, and its held time (kernel_join.h); nothing without them. */

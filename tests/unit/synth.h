@@ -242,9 +242,10 @@ __attribute__((unused)) static void synth_transitions(struct synth *b, int32_t t
 
 /* An off-CPU interval of a carrier as a collector with the kernel view writes it: asleep in a
  * syscall, its kernel stack in full (innermost first), the virtual thread it saw parked. */
-__attribute__((unused)) static void synth_kinterval(struct synth *b, int32_t tid, int64_t start, int64_t end,
-                                                    int32_t syscall, const char *syscall_name, char **stack,
-                                                    size_t n_stack, int64_t vthread_id)
+/* A sleep (S) of carrier tid with vthread_id mounted, waiting as java_wait, runqueue_ns runnable before it. */
+__attribute__((unused)) static void synth_ksleep(struct synth *b, int32_t tid, int64_t start, int64_t end,
+                                                 int32_t syscall, const char *syscall_name, char **stack,
+                                                 size_t n_stack, int64_t vthread_id, int java_wait, int64_t runqueue_ns)
 {
     Vtpin__V1__KernelInterval k = VTPIN__V1__KERNEL_INTERVAL__INIT;
     k.carrier_tid = tid;
@@ -257,10 +258,21 @@ __attribute__((unused)) static void synth_kinterval(struct synth *b, int32_t tid
     k.syscall_name = (char *)syscall_name;
     k.n_stack = n_stack;
     k.stack = stack;
+    k.has_runqueue_ns = runqueue_ns > 0;
+    k.runqueue_ns = runqueue_ns;
     k.has_vthread_id = k.has_java_wait = 1;
     k.vthread_id = vthread_id;
-    k.java_wait = VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED;
+    k.java_wait = (Vtpin__V1__JavaWait)java_wait;
     SYNTH_EVENT(b, kernel_interval, VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL, &k);
+}
+
+/* The same, a wait for a monitor and no run queue time. */
+__attribute__((unused)) static void synth_kinterval(struct synth *b, int32_t tid, int64_t start, int64_t end,
+                                                    int32_t syscall, const char *syscall_name, char **stack,
+                                                    size_t n_stack, int64_t vthread_id)
+{
+    synth_ksleep(b, tid, start, end, syscall, syscall_name, stack, n_stack, vthread_id,
+                 VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED, 0);
 }
 
 static void synth_goodbye(struct synth *b, int64_t t, uint64_t pins)

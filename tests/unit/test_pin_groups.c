@@ -162,8 +162,9 @@ static void mixed_session(struct synth *b, int64_t pid, long n, int disorder)
     synth_goodbye(b, t + 10 * MS, (uint64_t)n);
 }
 
-/* What each summary format writes of r, in memory (its bytes, malloc'ed). */
-static char *summaries(const struct recording *r, size_t *len)
+/* What each summary format writes of r, in memory (its bytes, malloc'ed); every_pin: also the formats
+ * that show single pins (r was loaded with keep_input). */
+static char *summaries(const struct recording *r, int every_pin, size_t *len)
 {
     char *text = NULL;
     size_t n = 0;
@@ -175,7 +176,7 @@ static char *summaries(const struct recording *r, size_t *len)
         struct report_options o = {.session = i, .top = 0, .full_stacks = 1};
         fprintf(out, "== session %zu\n", i + 1);
         if (!(rc = report_text(out, r, &o)) && !(rc = report_collapsed(out, r, &o)) &&
-            !(rc = report_pprof(out, r, &o)) &&
+            !(rc = report_pprof(out, r, &o)) && every_pin &&
             !(rc = report_json(out, r, &o)) /* every pin: summed up, read again (pin_stream.h) */ &&
             !(rc = report_html(out, r, &o)))  /* its lanes so too */
             rc = report_perfetto(out, r, &o); /* and its events, a file a lane, or read again whole */
@@ -192,10 +193,13 @@ static char *summaries(const struct recording *r, size_t *len)
     return text;
 }
 
-/* The summaries of path, summed up past `fold` pins (0: never); NULL when it cannot be read. */
-static char *summaries_of(const char *path, size_t fold, size_t *len, uint64_t *folded, size_t *most_pins)
+/* The summaries of path, summed up past `fold` pins (0: never); NULL when it cannot be read. every_pin:
+ * the formats that show single pins too, which read the pins again; without them a session with the
+ * kernel view is summed up too (kernel_fold.h). */
+static char *summaries_of(const char *path, size_t fold, int every_pin, size_t *len, uint64_t *folded,
+                          size_t *most_pins)
 {
-    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold, .keep_input = 1};
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold, .keep_input = every_pin};
     struct recording *r = NULL;
     char err[512];
     if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0) {
@@ -209,25 +213,25 @@ static char *summaries_of(const char *path, size_t fold, size_t *len, uint64_t *
         if (r->sessions[i]->n_pins > *most_pins)
             *most_pins = r->sessions[i]->n_pins;
     }
-    char *text = summaries(r, len);
+    char *text = summaries(r, every_pin, len);
     recording_free(r);
     return text;
 }
 
 /* path's summaries the same summed up in batches of 1, 2, 5 and 64 pins as kept whole. Returns
  * the pins summed up at a batch of 1. */
-static uint64_t check_same(const char *path)
+static uint64_t check_same_as(const char *path, int every_pin)
 {
     size_t len0 = 0, most;
     uint64_t folded, at_one = 0;
-    char *whole = summaries_of(path, 0, &len0, &folded, &most);
+    char *whole = summaries_of(path, 0, every_pin, &len0, &folded, &most);
     if (!CHECK(whole != NULL))
         return 0;
     CHECK_UINT(folded, 0);
     static const size_t batches[] = {1, 2, 5, 64};
     for (size_t k = 0; k < sizeof(batches) / sizeof(batches[0]); k++) {
         size_t len = 0;
-        char *summed = summaries_of(path, batches[k], &len, &folded, &most);
+        char *summed = summaries_of(path, batches[k], every_pin, &len, &folded, &most);
         if (!CHECK(summed != NULL))
             continue;
         if (!CHECK(len == len0 && memcmp(summed, whole, len) == 0))
@@ -238,6 +242,13 @@ static uint64_t check_same(const char *path)
     }
     free(whole);
     return at_one;
+}
+
+/* Every format, the summaries alone too (a session with the kernel view summed up then). */
+static uint64_t check_same(const char *path)
+{
+    check_same_as(path, 0);
+    return check_same_as(path, 1);
 }
 
 /* What vtpin run makes of path, summed up past fold pins: the gates' counts and verdict (a pattern
@@ -346,8 +357,9 @@ static void test_mixed(void)
 }
 
 /* The kernel view's first interval comes after pins were summed up (a collector's recording of a
- * long session whose carriers never slept before): the session says so (the report warns), and
- * sums up nothing more, for the kernel passes read every pin from then on. */
+ * long session whose carriers never slept before). A load whose formats read the pins again (JSON)
+ * says so (the report warns), and sums up nothing more, for the kernel passes read every pin from
+ * then on; one that does not read the intervals first (kernel_fold.h) and sums every pin up. */
 static void test_kernel_after(void)
 {
     struct synth b = {0};
@@ -365,16 +377,18 @@ static void test_kernel_after(void)
     snprintf(path, sizeof(path), "%s/vtpin-pin-groups-kernel-%d.vtp", tmp_dir(), (int)getpid());
     if (!CHECK_INT(synth_write(&b, path), 0))
         return;
-    for (size_t fold = 0; fold <= 1; fold++) {
-        struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold};
+    for (int fold = 0; fold <= 2; fold++) {
+        struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold != 0, .keep_input = fold == 1};
         struct recording *r = NULL;
         char err[512];
         if (!CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0))
             continue;
         const struct recording_session *s = r->sessions[0];
-        CHECK_INT(s->kernel_after_fold, (int)fold);
-        CHECK_UINT(s->pins_folded, fold ? 18 : 0); /* pins 1-18 ended before the 20th began */
-        CHECK_UINT(s->n_pins, fold ? 22 : 40);
+        CHECK_INT(s->kernel_after_fold, fold == 1);
+        /* pins 1-18 ended before the 20th began; read first, the interval lets every pin that ended go */
+        CHECK_UINT(s->pins_folded, fold == 1 ? 18 : fold == 2 ? 39 : 0);
+        CHECK_UINT(s->n_pins, fold == 1 ? 22 : fold == 2 ? 1 : 40);
+        CHECK_UINT(s->n_kintervals, 1);
         recording_free(r);
     }
     remove(path);
@@ -503,6 +517,183 @@ static void test_rotated(void)
     free(b.data);
 }
 
+/* A carrier's sleep as a collector's kernel view writes it, with what was mounted and how it waited. */
+static void ksleep(struct synth *b, int32_t tid, int64_t start, int64_t end, int64_t vthread, int java_wait)
+{
+    static char *stacks[2][4] = {{"__schedule+0x628", "schedule+0x23", "pipe_read+0x3c1", "ksys_read+0x6d"},
+                                 {"__schedule+0x628", "schedule+0x23", "futex_wait+0x9a", "do_futex+0xfd"}};
+    int native = java_wait == VTPIN__V1__JAVA_WAIT__JAVA_IN_NATIVE;
+    synth_ksleep(b, tid, start, end, native ? 0 : 202, native ? "read" : "futex", stacks[!native], 4, vthread,
+                 java_wait, (end - start) / 9);
+}
+
+/* A session with a collector's kernel view: n pins over 3 carriers, blocks the kernel times (their
+ * sleeps begin before the agent's first sample and end after its last), monitor pins, blockers, pins
+ * that end late or never, sleeps with a virtual thread mounted outside every pin (held, unexplained),
+ * the collector's kernel times at the end. The collector writes each interval a few pins after its
+ * own (kjoin holds them back), so intervals come after pins that were summed up. damaged: a frame that
+ * looks like a PinStart but cannot be read, in the middle (the rest of the session is skipped). */
+static void kernel_session(struct synth *b, int64_t pid, long n, int damaged)
+{
+    int64_t mono0 = 5000 * MS;
+    synth_hello(b, pid, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED, 1700000000000000000LL, mono0);
+    static const char *names[] = {"com.example.A", "com.example.B", "run", "call", "A.java", "owner"};
+    for (uint32_t i = 0; i < 6; i++)
+        synth_string(b, 1 + i, names[i]);
+    for (uint32_t c = 1; c <= 3; c++) {
+        char text[64];
+        snprintf(text, sizeof(text), "ForkJoinPool-1-worker-%u", c);
+        synth_string(b, 100 + c, text);
+        synth_carrier(b, 7000 + (int32_t)c, 100 + c, mono0);
+    }
+    for (uint32_t i = 0; i < 7; i++)
+        synth_string(b, 2000 + i, "lock-owner");
+    synth_string(b, 3000, "vt");
+    synth_method(b, 1, 1, 3, 5, 0);
+    synth_method(b, 2, 2, 4, 5, 1); /* native */
+    for (uint32_t s = 1; s <= 5; s++)
+        synth_stack(b, s, (const uint32_t[]){1 + s % 2, 2, 1}, 3, (int)(s % 3), 0);
+    struct pending {
+        int32_t tid;
+        int64_t start, end, vthread;
+        int wait;
+    } held[8];
+    size_t n_held = 0;
+    int64_t cursor[3] = {mono0, mono0, mono0}, late_start = 0;
+    uint64_t late = 0;
+    /* a sleep before the first pin: a load that reads the pins again (and so sums up only without
+     * intervals: maybe_fold) sums none of this session, and is the same as kept whole */
+    ksleep(b, 7001, mono0 + 100000, mono0 + 200000, 9999, VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED);
+    for (long i = 0; i < n; i++) {
+        uint64_t id = (uint64_t)i + 1;
+        int c = (int)(i % 3);
+        int32_t tid = 7001 + c;
+        static const int reasons[] = {VTPIN__V1__PIN_REASON__NATIVE_BLOCK, VTPIN__V1__PIN_REASON__MONITOR,
+                                      VTPIN__V1__PIN_REASON__VM_BLOCK, VTPIN__V1__PIN_REASON__NATIVE_BLOCK,
+                                      VTPIN__V1__PIN_REASON__MONITOR_ENTER};
+        int reason = reasons[i % 5];
+        int blocked = reason == VTPIN__V1__PIN_REASON__MONITOR_ENTER && i % 2;
+        int64_t sample = cursor[c] += 2 * MS + (int64_t)(i % 7) * 100000;
+        int64_t dur = 3 * MS + (int64_t)(i % 11) * 400000;
+        int block = reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK || reason == VTPIN__V1__PIN_REASON__VM_BLOCK;
+        /* a block's sleep began up to a sample period before the agent saw it, and ends after its last sample */
+        int64_t sleep_lo = block ? sample - (int64_t)(i % 9) * 200000 : sample + 100000;
+        int64_t sleep_hi = sample + dur - (block ? 300000 : 200000);
+        pin_start(b, id, reason, sample, 3000, c + 1, 1 + (uint32_t)(i % 5), (int)(i % 2),
+                  reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK ? "read" : NULL, 0, blocked, 0);
+        if (damaged && i == n / 2) {
+            static const uint8_t bad[] = {3, 0, 0, 0, 0x2a, 0x7f, 0}; /* field 5 (a PinStart), cut */
+            synth_put(b, bad, sizeof(bad));
+        }
+        if (i % 41 == 7 && !late) { /* ends after the next 100 pins began */
+            late = id;
+            late_start = sample;
+        } else if (i < n - 2) {
+            Vtpin__V1__PinEnd e = VTPIN__V1__PIN_END__INIT;
+            e.pin_id = id;
+            e.end_ns = sample + dur;
+            e.duration_ns = dur;
+            e.has_last_asleep_ns = block;
+            e.last_asleep_ns = sample + dur - 2 * MS;
+            SYNTH_EVENT(b, pin_end, VTPIN__V1__EVENT__BODY_PIN_END, &e);
+        } /* the last two never end */
+        if (late && id == late + 100) {
+            synth_pin_end(b, late, sample, sample - late_start);
+            late = 0;
+        }
+        int wait = reason == VTPIN__V1__PIN_REASON__NATIVE_BLOCK ? VTPIN__V1__JAVA_WAIT__JAVA_IN_NATIVE
+                                                                 : VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED;
+        held[n_held++] = (struct pending){tid, sleep_lo, sleep_hi, 100 + (int64_t)id, wait};
+        if (i % 5 == 2) /* and a second sleep in it */
+            held[n_held++] = (struct pending){tid, sleep_hi + 50000, sleep_hi + 150000, 100 + (int64_t)id, wait};
+        cursor[c] = sample + dur;
+        if (i % 37 == 0) { /* asleep with a virtual thread mounted, no pin: held, unexplained */
+            held[n_held++] =
+                (struct pending){tid, cursor[c] + 100000, cursor[c] + 5 * MS, 9999, VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED};
+            cursor[c] += 6 * MS;
+        }
+        if (n_held >= 5) { /* written late: the oldest after the pins that followed it */
+            for (size_t k = 0; k < n_held - 2; k++)
+                ksleep(b, held[k].tid, held[k].start, held[k].end, held[k].vthread, held[k].wait);
+            memmove(held, held + n_held - 2, 2 * sizeof(*held));
+            n_held = 2;
+        }
+    }
+    for (size_t k = 0; k < n_held; k++)
+        ksleep(b, held[k].tid, held[k].start, held[k].end, held[k].vthread, held[k].wait);
+    int64_t end = cursor[0] > cursor[1] ? cursor[0] : cursor[1];
+    end = cursor[2] > end ? cursor[2] : end;
+    Vtpin__V1__KernelTimes kt = VTPIN__V1__KERNEL_TIMES__INIT;
+    int32_t tids[3] = {7001, 7002, 7003};
+    uint64_t on[3] = {5 * MS, 6 * MS, 7 * MS}, off[3] = {50 * MS, 60 * MS, 70 * MS}, rq[3] = {MS, MS, MS};
+    kt.time_ns = end;
+    kt.n_carrier_tids = kt.n_on_cpu_ns = kt.n_off_cpu_ns = kt.n_runqueue_ns = 3;
+    kt.carrier_tids = tids;
+    kt.on_cpu_ns = on;
+    kt.off_cpu_ns = off;
+    kt.runqueue_ns = rq;
+    SYNTH_EVENT(b, kernel_times, VTPIN__V1__EVENT__BODY_KERNEL_TIMES, &kt);
+    synth_goodbye(b, end + 10 * MS, (uint64_t)n);
+}
+
+/* Sessions with the kernel view, summed up as read (kernel_fold.h): every summary the same as kept
+ * whole, every pin timed and joined as there; and what stays in memory is the intervals and the groups. */
+static void test_kernel_folded(void)
+{
+    struct synth b = {0};
+    kernel_session(&b, 5151, 6000, 0);
+    mixed_session(&b, 5252, 2000, 0); /* no kernel view: the sessions after it still find their intervals */
+    kernel_session(&b, 5353, 3000, 1);
+    kernel_session(&b, 5454, 3000, 0);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/vtpin-pin-groups-kfold-%d.vtp", tmp_dir(), (int)getpid());
+    if (!CHECK_INT(synth_write(&b, path), 0))
+        return;
+    uint64_t folded = check_same_as(path, 0);
+    printf("kernel: %" PRIu64 " of 14000 pins summed up at a batch of 1\n", folded);
+    CHECK(folded > 10000); /* all but blockers, pins in progress, the damaged session's rest */
+    check_same(path);
+    size_t len = 0, len0 = 0;
+    uint64_t n;
+    size_t most;
+    char *whole = summaries_of(path, 0, 0, &len0, &n, &most);
+    /* what was compared holds what the kernel view adds: timed blocks, their sleeps, held time */
+    CHECK(whole && strstr(whole, "kernel: sleeping in read") && strstr(whole, "kernel: sleeping in futex") &&
+          strstr(whole, "% in pins") && strstr(whole, "kernel.held_unexplained"));
+    free(whole);
+    char *run0 = run_judged(path, 0, &len0), *run1 = run_judged(path, 1, &len);
+    CHECK(run0 && run1 && len == len0 && memcmp(run0, run1, len) == 0);
+    free(run0);
+    free(run1);
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = 64}, kept = {.keep = RECORDING_KEEP_ALL};
+    struct recording *r = NULL, *r0 = NULL;
+    char err[512];
+    if (CHECK_INT(report_open_plan(path, &kept, &r0, err, sizeof(err)), 0) &&
+        CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0) && CHECK_UINT(r->n_sessions, 4)) {
+        const struct recording_session *s = r->sessions[0];
+        size_t timed = 0;
+        for (size_t i = 0; i < s->n_pin_groups; i++)
+            timed += s->pin_groups[i].pin.timed_by_kernel;
+        printf("kernel: %zu pins kept, %zu groups (%zu examples timed by the kernel), %zu intervals\n", s->n_pins,
+               s->n_pin_groups, timed, s->n_kintervals);
+        CHECK(s->n_pins < 1000 && s->n_pin_groups < 100 && timed > 0);
+        CHECK_UINT(s->n_kintervals, 1 + 6000 + 1200 + 163);
+        /* the damaged session holds the intervals before the damage, as kept whole (the first read
+         * decodes no pin: it reads on past it) */
+        CHECK(r->sessions[2]->damaged && r->sessions[2]->n_kintervals < 2000);
+        for (size_t i = 0; i < 4; i++)
+            CHECK_UINT(r->sessions[i]->n_kintervals, r0->sessions[i]->n_kintervals);
+        CHECK(!s->kernel_after_fold && !r->sessions[3]->kernel_after_fold);
+    }
+    recording_free(r);
+    recording_free(r0);
+    if (getenv("VTPIN_KEEP_TEST_FILES"))
+        printf("kept %s\n", path);
+    else
+        remove(path);
+    free(b.data);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -511,6 +702,7 @@ int main(int argc, char **argv)
     }
     CHECK_RUN(test_mixed);
     CHECK_RUN(test_kernel_after);
+    CHECK_RUN(test_kernel_folded);
     CHECK_RUN(test_rotated);
     const char *corpus = argv[1];
     test_corpus(corpus);
