@@ -109,29 +109,31 @@ static void index_free(struct join_index *ix)
     free(ix->cand);
 }
 
-static int index_build(const struct recording_session *s, struct join_index *ix)
+/* ix for the intervals of s, and (pins) for its ended pins. */
+static int index_build(const struct recording_session *s, struct join_index *ix, int pins)
 {
     memset(ix, 0, sizeof(*ix));
-    size_t nk = s->n_kintervals;
+    size_t nk = s->n_kintervals, np = pins ? s->n_pins : 0;
     if (!(ix->order = malloc((nk ? nk : 1) * sizeof(*ix->order))) ||
         !(ix->runs = malloc((nk ? nk : 1) * sizeof(*ix->runs))) ||
-        !(ix->ended = malloc((s->n_pins ? s->n_pins : 1) * sizeof(*ix->ended))))
+        !(ix->ended = malloc((np ? np : 1) * sizeof(*ix->ended))))
         return -ENOMEM;
     for (size_t i = 0; i < nk; i++)
         ix->order[i] = i;
     qsort_r(ix->order, nk, sizeof(*ix->order), by_carrier_end, (void *)s);
+    struct carrier_run *r = NULL; /* the latest */
     for (size_t i = 0; i < nk; i++) {
         const struct recording_kinterval *k = &s->kintervals[ix->order[i]];
-        struct carrier_run *r = ix->n_runs ? &ix->runs[ix->n_runs - 1] : NULL;
         if (!r || r->tid != k->carrier_tid) {
-            ix->runs[ix->n_runs++] = (struct carrier_run){.tid = k->carrier_tid, .first = i, .n = 1, .ordered = 1};
+            r = &ix->runs[ix->n_runs++];
+            *r = (struct carrier_run){.tid = k->carrier_tid, .first = i, .n = 1, .ordered = 1};
             continue;
         }
         if (k->start_ns < s->kintervals[ix->order[i - 1]].start_ns)
             r->ordered = 0;
         r->n++;
     }
-    for (size_t i = 0; i < s->n_pins; i++) {
+    for (size_t i = 0; i < np; i++) {
         const struct recording_pin *q = &s->pins[i];
         if (q->ended && q->has_carrier_tid && q->has_vthread_id)
             ix->ended[ix->n_ended++] = i;
@@ -233,27 +235,32 @@ static const struct recording_pin *previous_pin(const struct recording_session *
     return best;
 }
 
-static int push_park(struct recording_session *s, size_t *cap, size_t k)
+/* Where parks go: s->kparks, or one pin's own (kernel_join_one). */
+struct parks {
+    size_t *v, n, cap;
+};
+
+static int push_park(struct parks *out, size_t k)
 {
-    if (s->n_kparks == *cap) {
-        size_t n = *cap ? *cap * 2 : 64;
-        size_t *v = realloc(s->kparks, n * sizeof(*v));
+    if (out->n == out->cap) {
+        size_t n = out->cap ? out->cap * 2 : 64;
+        size_t *v = realloc(out->v, n * sizeof(*v));
         if (!v)
             return -ENOMEM;
-        s->kparks = v;
-        *cap = n;
+        out->v = v;
+        out->cap = n;
     }
-    s->kparks[s->n_kparks++] = k;
+    out->v[out->n++] = k;
     return 0;
 }
 
 /* p's parks, of the intervals cand[0..n): those of its carrier overlapping it in which it slept (S
  * or D), whole; after attach also those between it and prev, the sampler's previous pin of the same
  * loop (NULL for a pin split from a sampled one: its park is exact, nothing between). */
-static int join_parks(struct recording_session *s, const size_t *cand, size_t n, const struct recording_pin *p,
-                      const struct recording_pin *prev, struct recording_pin_kernel *pk, size_t *cap)
+static int join_parks(const struct recording_session *s, const size_t *cand, size_t n, const struct recording_pin *p,
+                      const struct recording_pin *prev, struct recording_pin_kernel *pk, struct parks *out)
 {
-    pk->first_park = s->n_kparks;
+    pk->first_park = out->n;
     for (size_t c = 0; c < n; c++) {
         size_t i = cand[c];
         const struct recording_kinterval *k = &s->kintervals[i];
@@ -261,10 +268,10 @@ static int join_parks(struct recording_session *s, const size_t *cand, size_t n,
             continue;
         int between =
             prev && k->carrier_tid == p->carrier_tid && k->start_ns >= prev->end_ns && k->end_ns <= p->start_ns;
-        if ((between || overlap(s, p, k) > 0) && push_park(s, cap, i))
+        if ((between || overlap(s, p, k) > 0) && push_park(out, i))
             return -ENOMEM;
     }
-    pk->n_parks = s->n_kparks - pk->first_park;
+    pk->n_parks = out->n - pk->first_park;
     return 0;
 }
 
@@ -273,7 +280,9 @@ static int join_parks(struct recording_session *s, const size_t *cand, size_t n,
  * kernel_fold.h, never after attach). */
 static int join_pins(struct recording_session *s, struct join_index *ix)
 {
-    size_t cap = 0, groups = s->kernel_after_fold ? 0 : s->n_pin_groups; /* summed before the kernel view: not */
+    struct parks parks = {0};
+    int rc = 0;
+    size_t groups = s->kernel_after_fold ? 0 : s->n_pin_groups; /* summed before the kernel view: not */
     for (size_t i = 0; i < s->n_pins + groups; i++) {
         const struct recording_pin *p = i < s->n_pins ? &s->pins[i] : &s->pin_groups[i - s->n_pins].pin;
         struct recording_pin_kernel *pk = i < s->n_pins ? &s->pin_kernels[i] : &s->group_kernels[i - s->n_pins];
@@ -285,12 +294,15 @@ static int join_pins(struct recording_session *s, struct join_index *ix)
             p->split_from || s->hello.mode != VTPIN__V1__LOAD_MODE__ATTACH ? NULL : previous_pin(s, ix, p);
         int64_t lo = prev && prev->end_ns < p->start_ns ? prev->end_ns : p->start_ns;
         ssize_t n = candidates(s, ix, p->carrier_tid, lo, end > p->start_ns ? end : p->start_ns);
-        if (n < 0)
-            return -ENOMEM;
-        if (figures(s, p, ix->cand, (size_t)n, pk) && join_parks(s, ix->cand, (size_t)n, p, prev, pk, &cap))
-            return -ENOMEM;
+        if (n < 0 ||
+            (figures(s, p, ix->cand, (size_t)n, pk) && join_parks(s, ix->cand, (size_t)n, p, prev, pk, &parks))) {
+            rc = -ENOMEM;
+            break;
+        }
     }
-    return 0;
+    s->kparks = parks.v;
+    s->n_kparks = parks.n;
+    return rc;
 }
 
 static void forget(struct recording_session *s)
@@ -332,7 +344,7 @@ int kernel_join(struct recording_session *s)
     forget(s);
     if (s->n_kintervals && s->n_pins + s->n_pin_groups) {
         struct join_index ix;
-        int rc = index_build(s, &ix);
+        int rc = index_build(s, &ix, 1);
         if (!rc && (!(s->pin_kernels = calloc(s->n_pins + 1, sizeof(*s->pin_kernels))) ||
                     !(s->group_kernels = calloc(s->n_pin_groups + 1, sizeof(*s->group_kernels)))))
             rc = -ENOMEM;
@@ -361,4 +373,54 @@ const struct recording_pin_kernel *kernel_joined_pin(const struct recording_sess
              at < groups + s->n_pin_groups * sizeof(*s->pin_groups))
         k = &s->group_kernels[(at - groups) / sizeof(*s->pin_groups)];
     return k && k->intervals ? k : NULL;
+}
+
+/* ---- one pin at a time ---- */
+
+struct kernel_join_one {
+    const struct recording_session *s;
+    struct join_index ix;
+    struct parks parks; /* of the pin joined last */
+    struct recording_pin_kernel k;
+};
+
+int kernel_join_one_new(const struct recording_session *s, struct kernel_join_one **out)
+{
+    struct kernel_join_one *j = calloc(1, sizeof(*j));
+    *out = NULL;
+    if (!j)
+        return -ENOMEM;
+    j->s = s;
+    if (index_build(s, &j->ix, 0)) {
+        kernel_join_one_free(j);
+        return -ENOMEM;
+    }
+    *out = j;
+    return 0;
+}
+
+const struct recording_pin_kernel *kernel_join_one(struct kernel_join_one *j, const struct recording_pin *p,
+                                                   const size_t **parks)
+{
+    const struct recording_session *s = j->s;
+    *parks = NULL;
+    if (!p->has_carrier_tid || s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH)
+        return NULL; /* after attach a pin's parks reach back to its loop's previous pin: kernel_join alone */
+    int64_t end = p->ended ? p->end_ns : s->last_ns;
+    ssize_t n = candidates(s, &j->ix, p->carrier_tid, p->start_ns, end > p->start_ns ? end : p->start_ns);
+    j->parks.n = 0;
+    if (n < 0 || !figures(s, p, j->ix.cand, (size_t)n, &j->k) ||
+        join_parks(s, j->ix.cand, (size_t)n, p, NULL, &j->k, &j->parks))
+        return NULL;
+    *parks = j->parks.v;
+    return &j->k;
+}
+
+void kernel_join_one_free(struct kernel_join_one *j)
+{
+    if (!j)
+        return;
+    index_free(&j->ix);
+    free(j->parks.v);
+    free(j);
 }

@@ -27,4 +27,16 @@ const struct recording_pin_kernel *kernel_joined_pin(const struct recording_sess
  * 1 and *out when any does, else 0 (*out zeroed; its parks are not computed here). */
 int kernel_pin(const struct recording_session *s, const struct recording_pin *p, struct recording_pin_kernel *out);
 
+/* The join for one pin at a time, found by search as kernel_join finds it: for the pins a session
+ * summed up as it was read hands over again, one by one (pin_stream.h). Not after attach (a pin's
+ * parks there reach back to its loop's previous pin, which only kernel_join knows). */
+struct kernel_join_one;
+/* For the pins of s, whose intervals it holds from now on. 0 or -ENOMEM. */
+int kernel_join_one_new(const struct recording_session *s, struct kernel_join_one **out);
+/* p's figures and *parks (its parks, indexes into s->kintervals from figures->first_park), as kernel_join
+ * gives them to a pin of s; valid until the next call. NULL: none overlaps it, or out of memory. */
+const struct recording_pin_kernel *kernel_join_one(struct kernel_join_one *j, const struct recording_pin *p,
+                                                   const size_t **parks);
+void kernel_join_one_free(struct kernel_join_one *j);
+
 #endif

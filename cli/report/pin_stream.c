@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_pins.h"
+
 struct stream {
     const struct recording_session *first; /* the first pass's session: its tables, how pins end */
+    struct kernel_sleeps sleeps;           /* its kernel view's sleeps: each pin timed as it was there */
     struct recording_pin_end *late;        /* its late_ends, by id */
     size_t n_late;
     uint64_t *never; /* the ids of its pins that never end, sorted */
@@ -38,6 +41,7 @@ static int hand_over(struct stream *st, const struct recording_pin *p, const str
         q.last_asleep_ns = end->last_asleep_ns;
     }
     recording_resolve_from(st->first, &q);
+    kernel_time_block(&st->sleeps, &q);
     return st->fn(&q, st->arg);
 }
 
@@ -80,6 +84,11 @@ int pin_stream(const struct recording *r, size_t session, pin_stream_fn fn, void
         snprintf(err, errlen, "%s: out of memory", r->path);
         goto done;
     }
+    if (kernel_sleeps_index(first, &st.sleeps)) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "%s: out of memory", r->path);
+        goto done;
+    }
     if ((st.n_late = first->n_late_ends)) {
         memcpy(st.late, first->late_ends, st.n_late * sizeof(*st.late));
         qsort(st.late, st.n_late, sizeof(*st.late), cmp_end);
@@ -92,6 +101,7 @@ int pin_stream(const struct recording *r, size_t session, pin_stream_fn fn, void
     /* the same session again, no occupancy, its pins handed over as the first pass summed them up */
     struct recording_plan again = {.keep = session + 1,
                                    .skip_occupancy = 1,
+                                   .no_intervals = 1,
                                    .fold_pins = r->plan.fold_pins ? r->plan.fold_pins : RECORDING_FOLD_PINS,
                                    .fold = hand_over_head,
                                    .fold_arg = &st};
@@ -107,6 +117,7 @@ int pin_stream(const struct recording *r, size_t session, pin_stream_fn fn, void
     }
     recording_free(r2);
 done:
+    kernel_sleeps_free(&st.sleeps);
     free(st.late);
     free(st.never);
     return rc;

@@ -614,7 +614,7 @@ static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelI
         note_time(s, d->end_ns);
         return 0;
     }
-    s->kernel_after_fold |= s->pins_folded > 0;
+    s->kernel_after_fold |= s->pins_folded > 0; /* a load without fold_kernel */
     int rc = grow_array((void **)&s->kintervals, &s->kintervals_cap, s->n_kintervals + 1, sizeof(*s->kintervals));
     if (rc || (!s->kstacks && (rc = kernel_stacks_new(&s->kstacks))))
         return rc;
@@ -820,7 +820,8 @@ static int read_for_intervals(int body)
 /* Whether session s does not read a frame of this body. */
 static int unread(const struct recording *r, const struct recording_session *s, int body)
 {
-    return (s->skipped && !read_when_skipped(body)) || (r->plan.kernel_only && !read_for_intervals(body));
+    return (s->skipped && !read_when_skipped(body)) || (r->plan.kernel_only && !read_for_intervals(body)) ||
+           (r->plan.no_intervals && body == VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL);
 }
 
 static int apply_event(struct recording *r, struct recording_session **cur, const WireEvent *ev)
@@ -1154,7 +1155,7 @@ static void release_read(const uint8_t *data, size_t pos, size_t *released)
 static int skipped_unread(const struct recording *r, const struct recording_session *s, const uint8_t *frame,
                           size_t len)
 {
-    if (!s->skipped && !r->plan.kernel_only)
+    if (!s->skipped && !r->plan.kernel_only && !r->plan.no_intervals)
         return 0;
     int body = wire_peek_body(frame, len);
     return body && unread(r, s, body);
@@ -1374,6 +1375,24 @@ static int spool(int fd, const char *name, const uint8_t *head, size_t head_len,
     return rc;
 }
 
+/* load_buffer, twice for fold_kernel: the intervals first, so that the pins can be timed and joined as
+ * they are summed up. */
+static int load_planned(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan,
+                        int mapped, struct recording **out, char *err, size_t errlen)
+{
+    if (!plan->fold_kernel || !plan->fold || !plan->fold_pins || plan->kernel_only)
+        return load_buffer(data, len, name, plan, mapped, out, err, errlen);
+    struct recording_plan intervals = {.keep = plan->keep, .skip_occupancy = 1, .kernel_only = 1};
+    struct recording_plan pins = *plan;
+    struct recording *first = NULL;
+    int rc = load_buffer(data, len, name, &intervals, mapped, &first, err, errlen);
+    pins.kernel_from = first;
+    if (!rc && !(rc = load_buffer(data, len, name, &pins, mapped, out, err, errlen)))
+        (*out)->plan.kernel_from = NULL; /* freed here */
+    recording_free(first);
+    return rc;
+}
+
 static int load_mapped(int fd, const char *name, const struct recording_plan *plan, struct recording **out, char *err,
                        size_t errlen)
 {
@@ -1386,20 +1405,7 @@ static int load_mapped(int fd, const char *name, const struct recording_plan *pl
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED)
         return -ENODATA;
-    int rc;
-    if (plan->fold_kernel && plan->fold && plan->fold_pins && !plan->kernel_only) {
-        /* the intervals first, so that the pins can be timed and joined as they are summed up */
-        struct recording_plan intervals = {.keep = plan->keep, .skip_occupancy = 1, .kernel_only = 1};
-        struct recording_plan pins = *plan;
-        struct recording *first = NULL;
-        rc = load_buffer(map, len, name, &intervals, 1, &first, err, errlen);
-        pins.kernel_from = first;
-        if (!rc && !(rc = load_buffer(map, len, name, &pins, 1, out, err, errlen)))
-            (*out)->plan.kernel_from = NULL; /* freed below */
-        recording_free(first);
-    } else {
-        rc = load_buffer(map, len, name, plan, 1, out, err, errlen);
-    }
+    int rc = load_planned(map, len, name, plan, 1, out, err, errlen);
     munmap(map, len);
     return rc;
 }
@@ -1462,7 +1468,7 @@ static int load_fd_whole(int fd, const char *name, const uint8_t *head, size_t n
         snprintf(err, errlen, "%s: %s", name, strerror(-rc));
         return rc;
     }
-    rc = load_buffer(data, len, name, plan, 0, out, err, errlen);
+    rc = load_planned(data, len, name, plan, 0, out, err, errlen);
     free(data);
     return rc;
 }

@@ -281,7 +281,9 @@ struct recording_session {
      * pass over the file (pin_stream.h) lists them in start order without waiting for their end */
     struct recording_pin_end *late_ends;
     size_t n_late_ends, late_ends_cap;
-    int kernel_after_fold; /* the kernel view's intervals began after pins were summed: not joined to those */
+    /* the kernel view's intervals began after pins were summed, in a load without fold_kernel (none of
+     * the report's): not joined to those */
+    int kernel_after_fold;
     /* a kernel view session summed up (recording_plan.fold_kernel): the spans of the pins summed, for
      * the carriers' held time (kernel_held.h) */
     struct recording_span *folded_spans;
@@ -378,6 +380,8 @@ struct recording_plan {
     int fold_kernel;
     /* private: the first read (fold_kernel): only the sessions' intervals */
     int kernel_only;
+    /* no interval is read (pin_stream's second read: the first holds them, and so it sums up) */
+    int no_intervals;
     struct recording *kernel_from; /* private: the second read takes its intervals from the first */
     /* keep what was read open (recording.input_fd), for a second pass over the same bytes
      * (recording_load_again) */

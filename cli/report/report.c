@@ -117,14 +117,14 @@ int report_open_plan(const char *path, const struct report_plan *plan, struct re
 {
     struct each_session e = {plan->each, plan->arg};
     struct kernel_fold kf = {0};
-    /* a kernel view session is summed up too, each pin timed as it is (kernel_fold.h), where no
-     * format reads the pins again (pin_stream.h hands them over as read, not timed) */
+    /* a kernel view session is summed up too, each pin timed as it is (kernel_fold.h; pin_stream.h
+     * times each again as it hands it over) */
     struct recording_plan load = {.keep = plan->keep,
                                   .skip_occupancy = plan->skip_occupancy,
                                   .fold_pins = plan->fold_pins,
                                   .fold = kernel_fold_pins,
                                   .fold_arg = &kf,
-                                  .fold_kernel = !plan->keep_input,
+                                  .fold_kernel = 1,
                                   .keep_input = plan->keep_input,
                                   .max_bytes = plan->max_bytes};
     if (plan->each) {
@@ -328,12 +328,6 @@ int report_main(int argc, char **argv)
                 "vtpin report: warning: %s: written with wire schema %u, this vtpin reads schema %u: "
                 "some information may be missing\n",
                 r->path, (unsigned)s->hello.schema_version, (unsigned)WIRE_SCHEMA_VERSION);
-    if (s->kernel_after_fold)
-        fprintf(stderr,
-                "vtpin report: warning: %s: the kernel view's intervals begin after %" PRIu64 " pins were summed up "
-                "(a long session, pins summed up as read: docs/report-json.md, Sessions); those are reported without "
-                "it\n",
-                r->path, s->pins_folded);
     if (!session && r->n_sessions > 1 && !o.all_sessions)
         fprintf(stderr, "vtpin report: note: %s holds %zu sessions; reporting the last (--session N for another)\n",
                 r->path, r->n_sessions);

@@ -146,10 +146,11 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_object_end(j);
 }
 
-/* "kernel": what the collector's kernel view saw during the pin (kernel_join.h), or null. */
-static void put_kernel(struct json *j, const struct recording_session *s, const struct recording_pin *p)
+/* "kernel": what the collector's kernel view saw during the pin (kernel_join.h: k, and its parks
+ * indexed from k->first_park), or null (k NULL). */
+static void put_kernel(struct json *j, const struct recording_session *s, const struct recording_pin_kernel *k,
+                       const size_t *parks)
 {
-    const struct recording_pin_kernel *k = kernel_joined_pin(s, p);
     if (!k) {
         json_kv_null(j, "kernel");
         return;
@@ -177,7 +178,7 @@ static void put_kernel(struct json *j, const struct recording_session *s, const 
     json_key(j, "parks");
     json_array_begin(j);
     for (size_t i = 0; i < k->n_parks; i++) {
-        const struct recording_kinterval *park = &s->kintervals[s->kparks[k->first_park + i]];
+        const struct recording_kinterval *park = &s->kintervals[parks[k->first_park + i]];
         json_object_begin_inline(j);
         kv_unix_ns(j, "start_ns", s, 1, park->start_ns);
         json_kv_int(j, "duration_ns", park->end_ns - park->start_ns);
@@ -303,7 +304,9 @@ static void put_blocker(struct json *j, const struct recording_session *s, const
     json_object_end(j);
 }
 
-static void put_pin(struct json *j, const struct recording_session *s, const struct recording_pin *p)
+/* Pin p; k and parks: its join (put_kernel). */
+static void put_pin(struct json *j, const struct recording_session *s, const struct recording_pin *p,
+                    const struct recording_pin_kernel *k, const size_t *parks)
 {
     json_object_begin(j);
     json_kv_uint(j, "id", p->id);
@@ -342,7 +345,7 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
         json_null(j);
     json_kv_bool(j, "ongoing", !p->ended);
     json_kv_string(j, "blocked_in", p->blocked_in);
-    put_kernel(j, s, p);
+    put_kernel(j, s, k, parks);
     json_key(j, "culprit");
     if (p->has_culprit)
         json_uint(j, p->culprit);
@@ -364,12 +367,15 @@ static void put_pin(struct json *j, const struct recording_session *s, const str
 struct pin_writer {
     struct json *j;
     const struct recording_session *s;
+    struct kernel_join_one *kernel; /* the session's kernel view: each pin joined as it comes; NULL: none */
 };
 
 static int put_pin_streamed(const struct recording_pin *p, void *arg)
 {
     const struct pin_writer *w = arg;
-    put_pin(w->j, w->s, p);
+    const size_t *parks = NULL;
+    const struct recording_pin_kernel *k = w->kernel ? kernel_join_one(w->kernel, p, &parks) : NULL;
+    put_pin(w->j, w->s, p, k, parks);
     return 0;
 }
 
@@ -474,16 +480,20 @@ int report_json(FILE *out, const struct recording *r, const struct report_option
     json_key(&j, "pins");
     json_array_begin(&j);
     if (s->pins_folded) { /* a long session: its pins read again, one at a time */
-        struct pin_writer w = {&j, s};
+        struct pin_writer w = {&j, s, NULL};
         char err[512];
-        if ((rc = pin_stream(r, o->session, put_pin_streamed, &w, err, sizeof(err)))) {
-            fprintf(stderr, "vtpin report: %s\n", err);
+        if ((s->n_kintervals && (rc = kernel_join_one_new(s, &w.kernel))) ||
+            (rc = pin_stream(r, o->session, put_pin_streamed, &w, err, sizeof(err)))) {
+            if (rc != -ENOMEM)
+                fprintf(stderr, "vtpin report: %s\n", err);
+            kernel_join_one_free(w.kernel);
             sites_fini(&sites);
             return rc;
         }
+        kernel_join_one_free(w.kernel);
     } else {
         for (size_t i = 0; i < s->n_pins; i++)
-            put_pin(&j, s, &s->pins[i]);
+            put_pin(&j, s, &s->pins[i], kernel_joined_pin(s, &s->pins[i]), s->kparks);
     }
     json_array_end(&j);
 

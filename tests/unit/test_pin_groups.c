@@ -357,9 +357,9 @@ static void test_mixed(void)
 }
 
 /* The kernel view's first interval comes after pins were summed up (a collector's recording of a
- * long session whose carriers never slept before). A load whose formats read the pins again (JSON)
- * says so (the report warns), and sums up nothing more, for the kernel passes read every pin from
- * then on; one that does not read the intervals first (kernel_fold.h) and sums every pin up. */
+ * long session whose carriers never slept before): the report reads the intervals first
+ * (kernel_fold.h), for every format, and sums every pin that ended up; a load that does not
+ * (recording_plan.fold_kernel) says so, and sums up nothing more. */
 static void test_kernel_after(void)
 {
     struct synth b = {0};
@@ -377,17 +377,20 @@ static void test_kernel_after(void)
     snprintf(path, sizeof(path), "%s/vtpin-pin-groups-kernel-%d.vtp", tmp_dir(), (int)getpid());
     if (!CHECK_INT(synth_write(&b, path), 0))
         return;
-    for (int fold = 0; fold <= 2; fold++) {
-        struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold != 0, .keep_input = fold == 1};
+    for (int fold = 0; fold <= 3; fold++) {
+        struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = fold != 0, .keep_input = fold == 3};
+        struct recording_plan alone = {.keep = RECORDING_KEEP_ALL, .fold_pins = 1, .fold = pin_groups_fold};
         struct recording *r = NULL;
         char err[512];
-        if (!CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0))
+        int rc = fold == 1 ? recording_load_plan(path, &alone, &r, err, sizeof(err))
+                           : report_open_plan(path, &plan, &r, err, sizeof(err));
+        if (!CHECK_INT(rc, 0))
             continue;
         const struct recording_session *s = r->sessions[0];
         CHECK_INT(s->kernel_after_fold, fold == 1);
         /* pins 1-18 ended before the 20th began; read first, the interval lets every pin that ended go */
-        CHECK_UINT(s->pins_folded, fold == 1 ? 18 : fold == 2 ? 39 : 0);
-        CHECK_UINT(s->n_pins, fold == 1 ? 22 : fold == 2 ? 1 : 40);
+        CHECK_UINT(s->pins_folded, fold == 1 ? 18 : fold >= 2 ? 39 : 0);
+        CHECK_UINT(s->n_pins, fold == 1 ? 22 : fold >= 2 ? 1 : 40);
         CHECK_UINT(s->n_kintervals, 1);
         recording_free(r);
     }
@@ -561,8 +564,7 @@ static void kernel_session(struct synth *b, int64_t pid, long n, int damaged)
     size_t n_held = 0;
     int64_t cursor[3] = {mono0, mono0, mono0}, late_start = 0;
     uint64_t late = 0;
-    /* a sleep before the first pin: a load that reads the pins again (and so sums up only without
-     * intervals: maybe_fold) sums none of this session, and is the same as kept whole */
+    /* a sleep before the first pin, none of them its */
     ksleep(b, 7001, mono0 + 100000, mono0 + 200000, 9999, VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED);
     for (long i = 0; i < n; i++) {
         uint64_t id = (uint64_t)i + 1;
@@ -649,10 +651,10 @@ static void test_kernel_folded(void)
     snprintf(path, sizeof(path), "%s/vtpin-pin-groups-kfold-%d.vtp", tmp_dir(), (int)getpid());
     if (!CHECK_INT(synth_write(&b, path), 0))
         return;
-    uint64_t folded = check_same_as(path, 0);
-    printf("kernel: %" PRIu64 " of 14000 pins summed up at a batch of 1\n", folded);
-    CHECK(folded > 10000); /* all but blockers, pins in progress, the damaged session's rest */
-    check_same(path);
+    uint64_t folded = check_same_as(path, 0), every = check_same_as(path, 1);
+    printf("kernel: %" PRIu64 " of 14000 pins summed up at a batch of 1 (%" PRIu64 " for every format)\n", folded,
+           every);
+    CHECK(folded > 10000 && every == folded); /* all but blockers, pins in progress, the damaged session's rest */
     size_t len = 0, len0 = 0;
     uint64_t n;
     size_t most;
