@@ -810,11 +810,12 @@ static int read_when_skipped(int body)
            body == VTPIN__V1__EVENT__BODY_NOTICE || body == VTPIN__V1__EVENT__BODY_GOODBYE;
 }
 
-/* What fold_kernel's first read reads: the intervals, and what tells the sessions apart (the second
- * read must find the same ones: a rotated file goes on by its notice). */
+/* What a kernel_only read reads: the kernel view, and what tells the sessions apart (fold_kernel's
+ * second read must find the same ones: a rotated file goes on by its notice). */
 static int read_for_intervals(int body)
 {
-    return read_when_skipped(body) || body == VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL;
+    return read_when_skipped(body) || body == VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL ||
+           body == VTPIN__V1__EVENT__BODY_KERNEL_TIMES;
 }
 
 /* Whether session s does not read a frame of this body. */

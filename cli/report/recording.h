@@ -378,7 +378,9 @@ struct recording_plan {
      * second read then holds before any pin, so that fold can time and join each pin as it sums it up
      * (kernel_fold.h) */
     int fold_kernel;
-    /* private: the first read (fold_kernel): only the sessions' intervals */
+    /* only the sessions' kernel view (intervals, kernel times) and what tells them apart (Hello,
+     * counters, notices, end): fold_kernel's first read, and vtpin run's read of its collector's
+     * recordings; the other frames are not even decoded */
     int kernel_only;
     /* no interval is read (pin_stream's second read: the first holds them, and so it sums up) */
     int no_intervals;

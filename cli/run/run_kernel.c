@@ -73,7 +73,10 @@ static int join_session(const char *dir, struct recording_session *s)
     for (size_t i = 0; i < g.gl_pathc; i++) {
         struct recording *r = NULL;
         char err[512];
-        if (recording_load(g.gl_pathv[i], &r, err, sizeof(err)) != 0) {
+        /* its kernel view alone: the collector recorded the agent's pins too, which the run reads
+         * from the agent's own recording */
+        struct recording_plan kernel = {.keep = RECORDING_KEEP_ALL, .skip_occupancy = 1, .kernel_only = 1};
+        if (recording_load_plan(g.gl_pathv[i], &kernel, &r, err, sizeof(err)) != 0) {
             fprintf(stderr, "vtpin run: kernel view: %s\n", err);
             continue;
         }
