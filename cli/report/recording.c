@@ -337,6 +337,13 @@ static int apply_hello(struct recording *r, struct recording_session **cur, cons
         return rc;
     if (s->hello.has_clock)
         note_time(s, s->hello.start_mono_ns);
+    struct session_private *sp = (struct session_private *)s;
+    if (r->plan.kernel_at_hello && !s->skipped && !s->n_kintervals && !r->plan.kernel_only) {
+        if ((rc = r->plan.kernel_at_hello(s, r->plan.kernel_arg)) < 0)
+            return rc;
+        sp->kernel_first = rc > 0 && s->n_kintervals > 0;
+        sp->kintervals_met = s->n_kintervals; /* none of them is in this file */
+    }
     return 0;
 }
 

@@ -353,6 +353,9 @@ void recording_pin_release(struct recording_pin *p);
 #define RECORDING_PIN_GONE UINT32_MAX
 
 struct recording;
+/* A session's kernel view from elsewhere (vtpin run: its collector's recordings), moved into s as its
+ * Hello is read: 1 when s got intervals, 0 when none, -errno (the load fails with it). */
+typedef int (*recording_kernel_fn)(struct recording_session *s, void *arg);
 /* Given each session of a load in turn (recording_plan.each), complete and resolved; 0 or -errno (the load
  * stops and fails with it). */
 typedef int (*recording_session_fn)(struct recording *r, struct recording_session *s, void *arg);
@@ -385,6 +388,10 @@ struct recording_plan {
     /* no interval is read (pin_stream's second read: the first holds them, and so it sums up) */
     int no_intervals;
     struct recording *kernel_from; /* private: the second read takes its intervals from the first */
+    /* non-NULL: each session kept takes its kernel view from kernel_at_hello as its Hello is read, and
+     * is summed up as one whose intervals a first read found (fold_kernel) */
+    recording_kernel_fn kernel_at_hello;
+    void *kernel_arg;
     /* keep what was read open (recording.input_fd), for a second pass over the same bytes
      * (recording_load_again) */
     int keep_input;

@@ -126,7 +126,9 @@ int report_open_plan(const char *path, const struct report_plan *plan, struct re
                                   .fold_arg = &kf,
                                   .fold_kernel = 1,
                                   .keep_input = plan->keep_input,
-                                  .max_bytes = plan->max_bytes};
+                                  .max_bytes = plan->max_bytes,
+                                  .kernel_at_hello = plan->kernel_at_hello,
+                                  .kernel_arg = plan->kernel_arg};
     if (plan->each) {
         load.each = passes_then;
         load.arg = &e;

@@ -71,6 +71,8 @@ struct report_plan {
     uint64_t max_bytes;
     report_session_fn each;
     void *arg;
+    recording_kernel_fn kernel_at_hello; /* recording_plan.kernel_at_hello: vtpin run's collector */
+    void *kernel_arg;
 };
 /* Loads path as plan says, then runs the passes; report_open is its common case. 0 and *out, or
  * -errno with err, as report_open. */

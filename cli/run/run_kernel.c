@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_held.h"
 #include "kernel_join.h"
 #include "kernel_pins.h"
 
@@ -55,7 +56,7 @@ int run_kernel_move(struct recording_session *dst, struct recording_session *src
  * names them <host pid>-<start_unix_ns>-<connection>.vtp, and a JVM in a pid namespace of its
  * own says another pid in its Hello (1, say): so by the start, when the Hello gives it, and
  * run_kernel_same decides. */
-static int join_session(const char *dir, struct recording_session *s)
+static int take_view(const char *dir, struct recording_session *s)
 {
     char pattern[PATH_MAX + 48];
     if (s->hello.has_clock)
@@ -69,7 +70,6 @@ static int join_session(const char *dir, struct recording_session *s)
         return 0;
     }
     int got = 0;
-    size_t had = s->n_kintervals;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         struct recording *r = NULL;
         char err[512];
@@ -90,17 +90,32 @@ static int join_session(const char *dir, struct recording_session *s)
         recording_free(r);
     }
     globfree(&g);
-    /* The load split and timed the pins by the intervals it had: none, for an agent's own
-     * recording. Now that the collector's are here, the same two passes as `vtpin report`. */
-    if (got && had == 0 && s->n_kintervals > 0) {
+    return got;
+}
+
+int run_kernel_at_hello(struct recording_session *s, void *dir)
+{
+    return take_view(dir, s);
+}
+
+/* take_view after the load, and the passes again. */
+static int join_session(const char *dir, struct recording_session *s)
+{
+    if (s->n_kintervals || s->ktimes)
+        return 1; /* taken as its Hello was read (run_kernel_at_hello), the passes run since */
+    int got = take_view(dir, s);
+    /* The load split and timed the pins by the intervals it had: none. Now that the collector's
+     * are here (written since its Hello was read), the same two passes as `vtpin report`. */
+    if (got && s->n_kintervals > 0) {
         if (kernel_split_parks(s) == 0)
             kernel_time_blocks(s);
         else
             fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not split by it\n",
                     s->hello.pid);
     }
-    /* joined again, to the pins as they are now, before the run's report reads them */
-    if (got && kernel_join(s))
+    /* joined again, to the pins as they are now, before the run's report reads them; and the held
+     * time's notices, as `vtpin report` gives them */
+    if (got && (kernel_join(s) || kernel_held_notices(s)))
         fprintf(stderr, "vtpin run: kernel view: out of memory: pins of pid %" PRId64 " not joined to it\n",
                 s->hello.pid);
     return got;

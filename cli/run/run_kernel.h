@@ -24,6 +24,11 @@ int run_kernel_same(const struct recording_session *a, const struct recording_se
  * 0 or -ENOMEM (both unchanged). */
 int run_kernel_move(struct recording_session *dst, struct recording_session *src);
 
+/* A recording_kernel_fn (dir: the collector's directory): the collector's kernel view of s's JVM
+ * moved into s as its Hello is read, so that the load sums s up as it reads it (kernel_fold.h);
+ * run_kernel_join then leaves s as it is. 1 when s got one. */
+int run_kernel_at_hello(struct recording_session *s, void *dir);
+
 /* For every session of recs, the collector's recordings of the same pid in
  * dir (<pid>-*.vtp): their kernel view moves into it. Returns how many
  * sessions got kernel intervals or times. A recording that cannot be read is

@@ -189,9 +189,12 @@ int run_recordings_load(struct run_recordings *rs, size_t i, struct recording **
     /* no timeline in a run; and the bytes found, whatever was written since */
     struct report_plan plan = {.keep = RECORDING_KEEP_ALL,
                                .skip_occupancy = 1,
-                               .fold_pins = rs->kernel_dir[0] ? 0 : RECORDING_FOLD_PINS,
+                               .fold_pins = RECORDING_FOLD_PINS,
                                .keep_input = rs->every_pin, /* JSON reads a long session's pins again */
-                               .max_bytes = item->size};
+                               .max_bytes = item->size,
+                               /* the collector's kernel view first, so that a long session is summed up */
+                               .kernel_at_hello = rs->kernel_dir[0] ? run_kernel_at_hello : NULL,
+                               .kernel_arg = rs->kernel_dir};
     int rc = item->failed ? -EIO : report_open_plan(item->path, &plan, out, err, sizeof(err));
     if (rc) {
         if (!item->failed)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "baseline.h"
@@ -22,6 +23,7 @@
 #include "gates.h"
 #include "junit.h"
 #include "report.h"
+#include "run_kernel.h"
 #include "synth.h"
 
 #define MS 1000000LL
@@ -254,9 +256,15 @@ static uint64_t check_same(const char *path)
 /* What vtpin run makes of path, summed up past fold pins: the gates' counts and verdict (a pattern
  * allowed, the JDK's own set aside, --only, then against a baseline of its own sites with no
  * tolerance), the baseline file and the JUnit report, as text. NULL when it cannot be read. */
-static char *run_judged(const char *path, size_t fold, size_t *len)
+static char *run_judged_in(const char *path, size_t fold, char *kernel_dir, size_t *len)
 {
-    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .skip_occupancy = 1, .fold_pins = fold};
+    /* as run_recordings_load reads it: with the run's collector, its kernel view as each Hello is read;
+     * kept whole, as a run read it before, joined after the load */
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL,
+                               .skip_occupancy = 1,
+                               .fold_pins = fold,
+                               .kernel_at_hello = kernel_dir && fold ? run_kernel_at_hello : NULL,
+                               .kernel_arg = kernel_dir};
     struct recording *r = NULL;
     char err[512], *text = NULL;
     size_t n = 0;
@@ -264,6 +272,14 @@ static char *run_judged(const char *path, size_t fold, size_t *len)
     if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0 || !(out = open_memstream(&text, &n))) {
         recording_free(r);
         return NULL;
+    }
+    if (kernel_dir) { /* then the run's join, and what its report shows */
+        fprintf(out, "joined %zu\n", run_kernel_join(kernel_dir, &r, 1));
+        size_t shown = 0;
+        char *summed = summaries(r, 0, &shown);
+        if (summed)
+            fwrite(summed, 1, shown, out);
+        free(summed);
     }
     const char *allow[] = {"com.example.B.call"}, *only[] = {"com.example.*"};
     struct gate_config c = {.fail_pins = 1,
@@ -306,6 +322,11 @@ static char *run_judged(const char *path, size_t fold, size_t *len)
     recording_free(r);
     *len = n;
     return text;
+}
+
+static char *run_judged(const char *path, size_t fold, size_t *len)
+{
+    return run_judged_in(path, fold, NULL, len);
 }
 
 static void test_mixed(void)
@@ -536,10 +557,12 @@ static void ksleep(struct synth *b, int32_t tid, int64_t start, int64_t end, int
  * the collector's kernel times at the end. The collector writes each interval a few pins after its
  * own (kjoin holds them back), so intervals come after pins that were summed up. damaged: a frame that
  * looks like a PinStart but cannot be read, in the middle (the rest of the session is skipped). */
-static void kernel_session(struct synth *b, int64_t pid, long n, int damaged)
+static void kernel_session(struct synth *b, int64_t pid, long n, int damaged, struct synth *view)
 {
     int64_t mono0 = 5000 * MS;
     synth_hello(b, pid, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED, 1700000000000000000LL, mono0);
+    if (view != b) /* the run's collector: its recording of the same JVM */
+        synth_hello(view, pid, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED, 1700000000000000000LL, mono0);
     static const char *names[] = {"com.example.A", "com.example.B", "run", "call", "A.java", "owner"};
     for (uint32_t i = 0; i < 6; i++)
         synth_string(b, 1 + i, names[i]);
@@ -565,7 +588,7 @@ static void kernel_session(struct synth *b, int64_t pid, long n, int damaged)
     int64_t cursor[3] = {mono0, mono0, mono0}, late_start = 0;
     uint64_t late = 0;
     /* a sleep before the first pin, none of them its */
-    ksleep(b, 7001, mono0 + 100000, mono0 + 200000, 9999, VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED);
+    ksleep(view, 7001, mono0 + 100000, mono0 + 200000, 9999, VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED);
     for (long i = 0; i < n; i++) {
         uint64_t id = (uint64_t)i + 1;
         int c = (int)(i % 3);
@@ -616,13 +639,13 @@ static void kernel_session(struct synth *b, int64_t pid, long n, int damaged)
         }
         if (n_held >= 5) { /* written late: the oldest after the pins that followed it */
             for (size_t k = 0; k < n_held - 2; k++)
-                ksleep(b, held[k].tid, held[k].start, held[k].end, held[k].vthread, held[k].wait);
+                ksleep(view, held[k].tid, held[k].start, held[k].end, held[k].vthread, held[k].wait);
             memmove(held, held + n_held - 2, 2 * sizeof(*held));
             n_held = 2;
         }
     }
     for (size_t k = 0; k < n_held; k++)
-        ksleep(b, held[k].tid, held[k].start, held[k].end, held[k].vthread, held[k].wait);
+        ksleep(view, held[k].tid, held[k].start, held[k].end, held[k].vthread, held[k].wait);
     int64_t end = cursor[0] > cursor[1] ? cursor[0] : cursor[1];
     end = cursor[2] > end ? cursor[2] : end;
     Vtpin__V1__KernelTimes kt = VTPIN__V1__KERNEL_TIMES__INIT;
@@ -634,7 +657,7 @@ static void kernel_session(struct synth *b, int64_t pid, long n, int damaged)
     kt.on_cpu_ns = on;
     kt.off_cpu_ns = off;
     kt.runqueue_ns = rq;
-    SYNTH_EVENT(b, kernel_times, VTPIN__V1__EVENT__BODY_KERNEL_TIMES, &kt);
+    SYNTH_EVENT(view, kernel_times, VTPIN__V1__EVENT__BODY_KERNEL_TIMES, &kt);
     synth_goodbye(b, end + 10 * MS, (uint64_t)n);
 }
 
@@ -643,10 +666,10 @@ static void kernel_session(struct synth *b, int64_t pid, long n, int damaged)
 static void test_kernel_folded(void)
 {
     struct synth b = {0};
-    kernel_session(&b, 5151, 6000, 0);
+    kernel_session(&b, 5151, 6000, 0, &b);
     mixed_session(&b, 5252, 2000, 0); /* no kernel view: the sessions after it still find their intervals */
-    kernel_session(&b, 5353, 3000, 1);
-    kernel_session(&b, 5454, 3000, 0);
+    kernel_session(&b, 5353, 3000, 1, &b);
+    kernel_session(&b, 5454, 3000, 0, &b);
     char path[512];
     snprintf(path, sizeof(path), "%s/vtpin-pin-groups-kfold-%d.vtp", tmp_dir(), (int)getpid());
     if (!CHECK_INT(synth_write(&b, path), 0))
@@ -696,6 +719,61 @@ static void test_kernel_folded(void)
     free(b.data);
 }
 
+/* vtpin run with its collector's kernel view: an agent's recording, the collector's of the same JVM
+ * in the run's directory. Summed up as read, the collector's view taken as the Hello is read, the
+ * verdict and the report are the same as kept whole and joined after the load (as a run did before). */
+static void test_run_kernel_folded(void)
+{
+    struct synth agent = {0}, view = {0};
+    kernel_session(&agent, 6161, 6000, 0, &view);
+    char dir[512], path[600], collector[700];
+    snprintf(dir, sizeof(dir), "%s/vtpin-pin-groups-run-%d", tmp_dir(), (int)getpid());
+    snprintf(path, sizeof(path), "%s/agent.vtp", dir);
+    snprintf(collector, sizeof(collector), "%s/6161-1700000000000000000-1.vtp", dir);
+    if (!CHECK_INT(mkdir(dir, 0700), 0) || !CHECK_INT(synth_write(&agent, path), 0) ||
+        !CHECK_INT(synth_write(&view, collector), 0))
+        return;
+    size_t len0 = 0, len = 0;
+    char *whole = run_judged_in(path, 0, dir, &len0);
+    CHECK(whole && strstr(whole, "joined 1") && strstr(whole, "kernel: sleeping in read") &&
+          strstr(whole, "% in pins") && strstr(whole, "kernel.held_unexplained"));
+    static const size_t batches[] = {1, 64};
+    for (size_t k = 0; whole && k < sizeof(batches) / sizeof(batches[0]); k++) {
+        char *summed = run_judged_in(path, batches[k], dir, &len);
+        if (!CHECK(summed && len == len0 && memcmp(summed, whole, len) == 0)) {
+            fprintf(stderr, "  the run's verdict and report, summed up past %zu pins, differ (%zu bytes, whole %zu)\n",
+                    batches[k], len, len0);
+            if (getenv("VTPIN_KEEP_TEST_FILES")) {
+                FILE *f = fopen("/tmp/run_whole.txt", "w"), *g = fopen("/tmp/run_summed.txt", "w");
+                fwrite(whole, 1, len0, f);
+                fwrite(summed, 1, len, g);
+                fclose(f);
+                fclose(g);
+            }
+        }
+        free(summed);
+    }
+    free(whole);
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL,
+                               .skip_occupancy = 1,
+                               .fold_pins = 64,
+                               .kernel_at_hello = run_kernel_at_hello,
+                               .kernel_arg = dir};
+    struct recording *r = NULL;
+    char err[512];
+    if (CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0)) {
+        printf("run: %" PRIu64 " of 6000 pins summed up with the collector's kernel view\n",
+               r->sessions[0]->pins_folded);
+        CHECK(r->sessions[0]->pins_folded > 1000 && r->sessions[0]->n_kintervals > 6000);
+    }
+    recording_free(r);
+    remove(path);
+    remove(collector);
+    rmdir(dir);
+    free(agent.data);
+    free(view.data);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -705,6 +783,7 @@ int main(int argc, char **argv)
     CHECK_RUN(test_mixed);
     CHECK_RUN(test_kernel_after);
     CHECK_RUN(test_kernel_folded);
+    CHECK_RUN(test_run_kernel_folded);
     CHECK_RUN(test_rotated);
     const char *corpus = argv[1];
     test_corpus(corpus);
