@@ -67,23 +67,6 @@ int wire_decode(const uint8_t *frame, size_t frame_len, WireEvent **out)
     return 1;
 }
 
-int wire_peek_body(const uint8_t *frame, size_t frame_len)
-{
-    uint64_t tag = 0;
-    for (size_t i = WIRE_HEADER_LEN, shift = 0; i < frame_len && shift < 35; i++, shift += 7) {
-        tag |= (uint64_t)(frame[i] & 0x7f) << shift;
-        if (!(frame[i] & 0x80)) {
-            uint64_t field = tag >> 3;
-            /* every body is a message: length-delimited (wire type 2), and the Event's only field */
-            if ((tag & 7) != 2 || field == 0 || field > UINT32_MAX)
-                return 0;
-            return protobuf_c_message_descriptor_get_field(&vtpin__v1__event__descriptor, (unsigned)field) ? (int)field
-                                                                                                           : 0;
-        }
-    }
-    return 0;
-}
-
 void wire_event_free(WireEvent *ev)
 {
     if (ev)

@@ -42,11 +42,6 @@ int wire_frame_ready(const uint8_t *buf, size_t avail, size_t max, size_t *frame
 int wire_decode(const uint8_t *frame, size_t frame_len, WireEvent **out);
 void wire_event_free(WireEvent *ev);
 
-/* The body an Event frame (header included) holds, read from its first tag without decoding it:
- * a Vtpin__V1__Event body case (a reader that needs only some kinds skips the others unread), or
- * 0 when the frame does not start with a body this reader knows (decode it to tell). */
-int wire_peek_body(const uint8_t *frame, size_t frame_len);
-
 /* Sequential reader over a file descriptor (a recording or a socket). */
 typedef struct WireReader WireReader;
 

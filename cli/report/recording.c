@@ -105,7 +105,6 @@ struct session_private {
     const struct recording_plan *plan; /* the load's (the recording's own copy) */
     int no_fold;                       /* a pass will read every pin: none is taken out (maybe_fold) */
     int kernel_first;                  /* its intervals came from a first read (recording_plan.fold_kernel) */
-    size_t kintervals_met;             /* ... of which this read met so far */
     size_t fold_at;                    /* pins in the model that call for the next sum */
     uint64_t pins_started;
 };
@@ -341,8 +340,7 @@ static int apply_hello(struct recording *r, struct recording_session **cur, cons
     if (r->plan.kernel_at_hello && !s->skipped && !s->n_kintervals && !r->plan.kernel_only) {
         if ((rc = r->plan.kernel_at_hello(s, r->plan.kernel_arg)) < 0)
             return rc;
-        sp->kernel_first = rc > 0 && s->n_kintervals > 0;
-        sp->kintervals_met = s->n_kintervals; /* none of them is in this file */
+        sp->kernel_first = rc > 0 && s->n_kintervals > 0; /* none of its own in this file are read */
     }
     return 0;
 }
@@ -432,6 +430,8 @@ static int maybe_fold(struct recording_session *s)
     size_t fold = sp->plan->fold && !sp->no_fold ? sp->plan->fold_pins : 0;
     if (!fold || s->n_pins < sp->fold_at)
         return 0;
+    if (s->n_kintervals && !sp->kernel_first && sp->plan->fold_kernel && !sp->plan->kernel_from)
+        return -EAGAIN; /* a long session with the kernel view: read it again, its intervals first */
     if (s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH || (s->n_kintervals && !sp->kernel_first)) {
         sp->no_fold = 1; /* the attach passes read every pin; the kernel's, every interval before any pin */
         return 0;
@@ -617,10 +617,11 @@ static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelI
 {
     struct session_private *sp = (struct session_private *)s;
     if (sp->kernel_first) { /* held since the session began */
-        sp->kintervals_met++;
         note_time(s, d->end_ns);
         return 0;
     }
+    if (s->pins_folded && sp->plan->fold_kernel && !sp->plan->kernel_from)
+        return -EAGAIN; /* the kernel view after pins were summed up: read again, its intervals first */
     s->kernel_after_fold |= s->pins_folded > 0; /* a load without fold_kernel */
     int rc = grow_array((void **)&s->kintervals, &s->kintervals_cap, s->n_kintervals + 1, sizeof(*s->kintervals));
     if (rc || (!s->kstacks && (rc = kernel_stacks_new(&s->kstacks))))
@@ -1126,12 +1127,6 @@ static size_t note_damage(struct recording *r, struct recording_session *cur, co
         cur->damaged = 1;
         cur->damaged_at = at;
     }
-    struct session_private *sp = (struct session_private *)cur;
-    if (sp && sp->kernel_first && sp->kintervals_met < cur->n_kintervals) {
-        /* fold_kernel's first read decodes no pin, so it read on past this damage: the intervals it
-         * kept beyond the ones met so far are not this session's (a whole read skips them) */
-        cur->n_kintervals = sp->kintervals_met;
-    }
     if (r->damaged++ == 0) {
         r->damaged_at = at;
         if (rc == -EMSGSIZE)
@@ -1156,17 +1151,6 @@ static void release_read(const uint8_t *data, size_t pos, size_t *released)
         return;
     madvise((void *)(uintptr_t)(data + *released), upto - *released, MADV_DONTNEED);
     *released = upto;
-}
-
-/* A frame session s does not read (a session not kept, --session N: read_when_skipped; the first
- * read of fold_kernel: read_for_intervals), told from its first tag: it is not even decoded. */
-static int skipped_unread(const struct recording *r, const struct recording_session *s, const uint8_t *frame,
-                          size_t len)
-{
-    if (!s->skipped && !r->plan.kernel_only && !r->plan.no_intervals)
-        return 0;
-    int body = wire_peek_body(frame, len);
-    return body && unread(r, s, body);
 }
 
 /* data[len] into *out, keeping the sessions keep says; mapped: data is a private file mapping
@@ -1195,6 +1179,7 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
         goto cleanup;
     }
     r->plan = *plan;
+    r->length = len;
     size_t pos = 0;
     while (pos < len) {
         size_t at = pos, frame_len = 0;
@@ -1215,15 +1200,10 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
             r->truncated_at = at;
             break;
         }
-        if (rc == 1 && cur && skipped_unread(r, cur, data + at, frame_len)) {
-            pos += frame_len; /* --session N: another session's event it never reads, not even decoded */
-            cur->events++;
-            r->events++;
-            r->bytes = pos;
-            if (mapped)
-                release_read(data, pos, &released);
-            continue;
-        }
+        /* every frame is decoded, those a session does not read too (unread): a frame that does not
+         * decode is damage, which skips to the next magic, so every read of the file, whatever it
+         * keeps, finds the same sessions (--session N numbers them as a whole read does; the reads
+         * of kernel_only, fold_kernel's and pin_stream's read the same ones again) */
         WireEvent *ev = NULL;
         if (rc == 1)
             rc = wire_decode(data + at, frame_len, &ev);
@@ -1390,10 +1370,15 @@ static int load_planned(const uint8_t *data, size_t len, const char *name, const
 {
     if (!plan->fold_kernel || !plan->fold || !plan->fold_pins || plan->kernel_only)
         return load_buffer(data, len, name, plan, mapped, out, err, errlen);
+    /* once, as any file is read, unless a long session turns out to have the kernel view (-EAGAIN: a
+     * session handed to each cannot be taken back, so such a load reads the intervals first always) */
+    int rc = plan->each ? -EAGAIN : load_buffer(data, len, name, plan, mapped, out, err, errlen);
+    if (rc != -EAGAIN)
+        return rc;
     struct recording_plan intervals = {.keep = plan->keep, .skip_occupancy = 1, .kernel_only = 1};
     struct recording_plan pins = *plan;
     struct recording *first = NULL;
-    int rc = load_buffer(data, len, name, &intervals, mapped, &first, err, errlen);
+    rc = load_buffer(data, len, name, &intervals, mapped, &first, err, errlen);
     pins.kernel_from = first;
     if (!rc && !(rc = load_buffer(data, len, name, &pins, mapped, out, err, errlen)))
         (*out)->plan.kernel_from = NULL; /* freed here */
@@ -1540,7 +1525,10 @@ int recording_load_again(const struct recording *r, const struct recording_plan 
     }
     struct recording_plan again = *plan;
     again.keep_input = 0;
-    again.max_bytes = r->bytes; /* the frames read the first time, whatever was written since */
+    /* the bytes read the first time, whatever was written since: all of them, not only up to the last
+     * whole frame (r->bytes), for a frame that did not decode and announced more than that was damage
+     * to skip, and would be a cut tail */
+    again.max_bytes = r->length;
     int rc = load_mapped(r->input_fd, r->path, &again, out, err, errlen);
     if (rc == -ENODATA)
         snprintf(err, errlen, "%s: cannot be mapped a second time", r->path);

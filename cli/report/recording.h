@@ -377,13 +377,15 @@ struct recording_plan {
     recording_fold_fn fold;
     void *fold_arg;
     /* sum up the sessions with the kernel view too (not those after attach, whose passes read every
-     * pin): a file (or a stream's copy) is read twice, first for the intervals alone, which the
-     * second read then holds before any pin, so that fold can time and join each pin as it sums it up
-     * (kernel_fold.h) */
+     * pin): once a session with intervals is to be summed up (or one comes after pins were), the file
+     * (or a stream's copy) is read again, twice, first for the intervals alone, which the last read
+     * then holds before any pin, so that fold can time and join each pin as it sums it up
+     * (kernel_fold.h). With each, the intervals are read first always. */
     int fold_kernel;
     /* only the sessions' kernel view (intervals, kernel times) and what tells them apart (Hello,
      * counters, notices, end): fold_kernel's first read, and vtpin run's read of its collector's
-     * recordings; the other frames are not even decoded */
+     * recordings; the other frames are decoded (a frame that does not decode is damage to every read
+     * alike), not kept */
     int kernel_only;
     /* no interval is read (pin_stream's second read: the first holds them, and so it sums up) */
     int no_intervals;
@@ -410,6 +412,7 @@ struct recording {
     struct recording_session **sessions;
     size_t n_sessions;
     uint64_t bytes;         /* bytes read that made whole frames (magic included) */
+    uint64_t length;        /* bytes read (the file's, up to max_bytes): a second read reads these again */
     uint64_t events;        /* frames read */
     int truncated;          /* the file ends in the middle of a frame, or in zeros */
     uint64_t truncated_at;  /* byte offset of the incomplete frame */
