@@ -345,8 +345,8 @@ int kernel_join(struct recording_session *s)
     if (s->n_kintervals && s->n_pins + s->n_pin_groups) {
         struct join_index ix;
         int rc = index_build(s, &ix, 1);
-        if (!rc && (!(s->pin_kernels = calloc(s->n_pins + 1, sizeof(*s->pin_kernels))) ||
-                    !(s->group_kernels = calloc(s->n_pin_groups + 1, sizeof(*s->group_kernels)))))
+        if (!rc && ((s->n_pins && !(s->pin_kernels = calloc(s->n_pins, sizeof(*s->pin_kernels)))) ||
+                    (s->n_pin_groups && !(s->group_kernels = calloc(s->n_pin_groups, sizeof(*s->group_kernels))))))
             rc = -ENOMEM;
         if (!rc)
             rc = join_pins(s, &ix);
