@@ -292,11 +292,9 @@ static void rotate(struct recorder *r)
     int fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         rc = -errno;
-        char first[4096 + 16];
-        snprintf(first, sizeof(first), "%s.1", r->path);
-        int back = rename(first, r->path) == 0;
-        clog_warn("%s: cannot create the rotated recording's next file (%s): it goes on in %s", r->path, strerror(-rc),
-                  back ? "this file" : first);
+        int back = rotate_back(r->path) == 0;
+        clog_warn("%s: cannot create the rotated recording's next file (%s): it goes on in %s%s", r->path,
+                  strerror(-rc), back ? "this file" : r->path, back ? "" : ".1");
         return;
     }
     char text[768];

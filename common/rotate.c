@@ -21,3 +21,10 @@ int rotate_names(const char *path, unsigned keep)
     snprintf(to, sizeof(to), "%s.1", path);
     return rename(path, to) == 0 ? 0 : -errno;
 }
+
+int rotate_back(const char *path)
+{
+    char first[4096 + 16];
+    snprintf(first, sizeof(first), "%s.1", path);
+    return rename(first, path) == 0 ? 0 : -errno;
+}

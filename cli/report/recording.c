@@ -242,23 +242,54 @@ static int hand_over(struct recording *r, struct recording_session *s)
     return rc ? rc : dropped;
 }
 
-/* fold_kernel's second read: session s (the latest) takes the intervals the first read kept of it. */
+int recording_take_kernel(struct recording_session *dst, struct recording_session *src)
+{
+    if (src->n_kintervals && !dst->n_kintervals) { /* taken whole: no copy of what can be large */
+        free(dst->kintervals);
+        kernel_stacks_free(dst->kstacks);
+        dst->kintervals = src->kintervals;
+        dst->n_kintervals = src->n_kintervals;
+        dst->kintervals_cap = src->kintervals_cap;
+        dst->kstacks = src->kstacks;
+    } else if (src->n_kintervals) {
+        size_t n = dst->n_kintervals + src->n_kintervals;
+        struct recording_kinterval *k = realloc(dst->kintervals, n * sizeof(*k));
+        if (!k)
+            return -ENOMEM;
+        memcpy(k + dst->n_kintervals, src->kintervals, src->n_kintervals * sizeof(*k));
+        dst->kintervals = k;
+        dst->n_kintervals = dst->kintervals_cap = n;
+        free(src->kintervals);
+        if (!dst->kstacks) /* the intervals' stacks and syscall names are dst's now */
+            dst->kstacks = src->kstacks;
+        else if (src->kstacks)
+            kernel_stacks_adopt(dst->kstacks, src->kstacks);
+    }
+    if (src->n_kintervals) {
+        src->kintervals = NULL;
+        src->kstacks = NULL;
+        src->n_kintervals = src->kintervals_cap = 0;
+    }
+    if (src->ktimes && (!dst->ktimes || src->ktimes_ns > dst->ktimes_ns)) {
+        free(dst->ktimes);
+        dst->ktimes = src->ktimes;
+        dst->n_ktimes = src->n_ktimes;
+        dst->ktimes_ns = src->ktimes_ns;
+        src->ktimes = NULL;
+        src->n_ktimes = 0;
+    }
+    return 0;
+}
+
+/* fold_kernel's second read: session s (the latest, new) takes the kernel view the first read kept of it. */
 static void take_first_intervals(struct recording *r, struct recording_session *s)
 {
     struct recording *first = r->plan.kernel_from;
     if (!first || first->n_sessions < r->n_sessions)
         return;
     struct recording_session *f = first->sessions[r->n_sessions - 1];
-    if (!f->n_kintervals)
-        return;
-    s->kintervals = f->kintervals;
-    s->n_kintervals = f->n_kintervals;
-    s->kintervals_cap = f->kintervals_cap;
-    s->kstacks = f->kstacks;
-    f->kintervals = NULL;
-    f->kstacks = NULL;
-    f->n_kintervals = f->kintervals_cap = 0;
-    ((struct session_private *)s)->kernel_first = 1;
+    if (f->n_kintervals && recording_take_kernel(s, f) == 0) /* s has none: taken whole, never fails */
+        ((struct session_private *)s)->kernel_first = 1;
 }
 
 static int recording_add_session(struct recording *r, struct recording_session **out)

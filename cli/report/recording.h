@@ -495,6 +495,11 @@ const char *recording_deadlock_kind(const struct recording_notice *n);
 /* How many of the session's notices are deadlocks. */
 size_t recording_deadlocks(const struct recording_session *s);
 
+/* Moves src's kernel view into dst: its intervals (taken whole when dst has none, else appended, a
+ * connection after another; their stacks go with them) and its kernel times (the later ones); src
+ * is left without them. 0 or -ENOMEM (both unchanged). */
+int recording_take_kernel(struct recording_session *dst, struct recording_session *src);
+
 /* Appends a notice the report itself found (a report pass): 0 or -ENOMEM. */
 int recording_add_notice(struct recording_session *s, int64_t time_ns, int severity, const char *code,
                          const char *text);

@@ -22,36 +22,6 @@ int run_kernel_same(const struct recording_session *a, const struct recording_se
     return 1;
 }
 
-int run_kernel_move(struct recording_session *dst, struct recording_session *src)
-{
-    if (src->n_kintervals) {
-        size_t n = dst->n_kintervals + src->n_kintervals;
-        struct recording_kinterval *k = realloc(dst->kintervals, n * sizeof(*k));
-        if (!k)
-            return -ENOMEM;
-        memcpy(k + dst->n_kintervals, src->kintervals, src->n_kintervals * sizeof(*k));
-        dst->kintervals = k;
-        dst->n_kintervals = dst->kintervals_cap = n;
-        free(src->kintervals);
-        src->kintervals = NULL;
-        src->n_kintervals = src->kintervals_cap = 0;
-        if (!dst->kstacks) /* the intervals' stacks and syscall names are dst's now */
-            dst->kstacks = src->kstacks;
-        else if (src->kstacks)
-            kernel_stacks_adopt(dst->kstacks, src->kstacks);
-        src->kstacks = NULL;
-    }
-    if (src->ktimes && (!dst->ktimes || src->ktimes_ns > dst->ktimes_ns)) {
-        free(dst->ktimes);
-        dst->ktimes = src->ktimes;
-        dst->n_ktimes = src->n_ktimes;
-        dst->ktimes_ns = src->ktimes_ns;
-        src->ktimes = NULL;
-        src->n_ktimes = 0;
-    }
-    return 0;
-}
-
 /* The collector's recordings of s's JVM into s: 1 when s got a kernel view. The collector
  * names them <host pid>-<start_unix_ns>-<connection>.vtp, and a JVM in a pid namespace of its
  * own says another pid in its Hello (1, say): so by the start, when the Hello gives it, and
@@ -84,7 +54,7 @@ static int take_view(const char *dir, struct recording_session *s)
             struct recording_session *c = r->sessions[k];
             if (!run_kernel_same(s, c) || (!c->n_kintervals && !c->ktimes))
                 continue;
-            if (run_kernel_move(s, c) == 0)
+            if (recording_take_kernel(s, c) == 0)
                 got = 1;
         }
         recording_free(r);

@@ -19,11 +19,6 @@
  * a clock pair, the same start. */
 int run_kernel_same(const struct recording_session *a, const struct recording_session *b);
 
-/* Moves src's kernel intervals (appended, a connection after another) and
- * kernel times (the later ones) into dst; src is left without them.
- * 0 or -ENOMEM (both unchanged). */
-int run_kernel_move(struct recording_session *dst, struct recording_session *src);
-
 /* A recording_kernel_fn (dir: the collector's directory): the collector's kernel view of s's JVM
  * moved into s as its Hello is read, so that the load sums s up as it reads it (kernel_fold.h);
  * run_kernel_join then leaves s as it is. 1 when s got one. */

@@ -1,5 +1,6 @@
 /* Unit tests for cli/run/run_kernel.c: which collector session is an agent's
- * JVM session, and moving kernel intervals and times between sessions. */
+ * JVM session; and moving kernel intervals and times between sessions, as the run does
+ * (recording_take_kernel, cli/report/recording.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,12 +79,12 @@ static void test_move(void)
     add_interval(&c1, 7, 400, "read"); /* a second connection of the same JVM */
     set_ktimes(&c1, 500, 9);
 
-    CHECK_INT(run_kernel_move(&agent, &c0), 0);
+    CHECK_INT(recording_take_kernel(&agent, &c0), 0);
     CHECK_INT(agent.n_kintervals, 2);
     CHECK(c0.n_kintervals == 0 && c0.kintervals == NULL && c0.ktimes == NULL);
     CHECK_INT(agent.ktimes_ns, 300);
     CHECK(agent.kstacks != NULL && c0.kstacks == NULL); /* the stacks went with the intervals */
-    CHECK_INT(run_kernel_move(&agent, &c1), 0);
+    CHECK_INT(recording_take_kernel(&agent, &c1), 0);
     CHECK_INT(agent.n_kintervals, 3);
     CHECK(c1.kstacks == NULL); /* adopted: agent's store frees them (ASan says so) */
     CHECK(strcmp(agent.kintervals[0].syscall_name, "nanosleep") == 0);
@@ -96,7 +97,7 @@ static void test_move(void)
 
     /* earlier times do not replace later ones */
     set_ktimes(&c0, 100, 1);
-    CHECK_INT(run_kernel_move(&agent, &c0), 0);
+    CHECK_INT(recording_take_kernel(&agent, &c0), 0);
     CHECK(agent.ktimes[0].carrier_tid == 9);
     CHECK(c0.ktimes != NULL); /* stays with its owner */
 
