@@ -106,6 +106,12 @@ static void put_recording(struct json *j, const struct recording *r, const struc
     json_object_begin(j);
     json_kv_string(j, "file", r->path);
     kv_unix_ns(j, "start_unix_ns", s, s->hello.has_clock, s->hello.start_mono_ns);
+    /* the pair's other half: a reader undoes the conversion to compare with CLOCK_MONOTONIC stamps */
+    json_key(j, "start_mono_ns");
+    if (s->hello.has_clock)
+        json_int(j, s->hello.start_mono_ns);
+    else
+        json_null(j);
     kv_unix_ns(j, "end_unix_ns", s, s->has_time, s->last_ns);
     json_key(j, "duration_ns");
     if (s->has_time)

@@ -25,7 +25,9 @@ public class AlternatingMonitor {
         }
     }
 
-    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
+    public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
+        WarmUp.virtualThreads(); // the JDK's one-time work first
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 6;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 6;
         long sleepMs = args.length > 2 ? Long.parseLong(args[2]) : 15;

@@ -1,4 +1,3 @@
-import java.time.Instant;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -13,8 +12,9 @@ import java.util.List;
  *
  * usage: BackToBack [threads=2] [rounds=20] [sleepMs=15] [goFile|-] [sleep|wait]
  * (wait: lock.wait(sleepMs) instead of the sleep, a monitor wait that pins on JDK 21-23 too)
- * prints, per thread, the wall clock (Unix ns) just before each round's sleep:
- * "backtoback-N sleeps_from_unix_ns=T1,T2,...". A round's park ends at its T + sleepMs or
+ * prints, per thread, the monotonic clock (System.nanoTime(), CLOCK_MONOTONIC on Linux: a stepped
+ * wall clock does not move it) just before each round's sleep:
+ * "backtoback-N sleeps_from_mono_ns=T1,T2,...". A round's park ends at its T + sleepMs or
  * later, and starts later than T by whatever the JDK did first (parkNanos takes its
  * deadline before scheduleUnpark, which can block), so a pin of round r lies after its T.
  */
@@ -31,6 +31,7 @@ public class BackToBack {
     }
 
     public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
         long sleepMs = args.length > 2 ? Long.parseLong(args[2]) : 15;
@@ -38,12 +39,11 @@ public class BackToBack {
         boolean waits = args.length > 4 && args[4].equals("wait");
         System.out.println("java.version = " + System.getProperty("java.version"));
         // warm up: the carriers exist (and an attached agent can announce them) before the rounds,
-        // and the JDK's first timed park and first clock read are done (unpinned: no lock held),
+        // and the JDK's first timed park is done (unpinned: no lock held),
         // so its one-time contended entries there do not fall inside the rounds
         List<Thread> warm = new ArrayList<>();
         for (int t = 0; t < threads; t++) warm.add(Thread.ofVirtual().start(() -> {
             spin(20);
-            Instant.now();
             try {
                 Thread.sleep(1);
             } catch (InterruptedException e) {
@@ -73,8 +73,7 @@ public class BackToBack {
                 try {
                     for (int r = 0; r < rounds; r++) {
                         synchronized (lock) {
-                            Instant now = Instant.now();
-                            from[i][r] = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+                            from[i][r] = System.nanoTime();
                             if (waits)
                                 lock.wait(sleepMs);
                             else
@@ -89,7 +88,7 @@ public class BackToBack {
         }
         for (Thread vt : vts) vt.join();
         for (int t = 0; t < threads; t++) {
-            StringBuilder b = new StringBuilder("backtoback-" + t + " sleeps_from_unix_ns=");
+            StringBuilder b = new StringBuilder("backtoback-" + t + " sleeps_from_mono_ns=");
             for (int r = 0; r < rounds; r++) b.append(r == 0 ? "" : ",").append(from[t][r]);
             System.out.println(b);
         }

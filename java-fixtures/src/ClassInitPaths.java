@@ -62,6 +62,7 @@ public class ClassInitPaths {
     }
 
     public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
         String mode = args.length > 0 ? args[0] : "runs";
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
         initMs = args.length > 2 ? Long.parseLong(args[2]) : 300;

@@ -1,4 +1,3 @@
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -8,8 +7,9 @@ import java.util.List;
  * method table (methods=16).
  *
  * usage: DeepPin [threads=4] [sleepMs=100]
- * prints, per thread, the wall clock (Unix ns) just before its sleep began:
- * "deeppin-N sleep_from_unix_ns=T". The JDK's park ends at T + sleepMs or
+ * prints, per thread, the monotonic clock (System.nanoTime(), which a stepped wall
+ * clock does not move) just before its sleep began:
+ * "deeppin-N sleep_from_mono_ns=T". The JDK's park ends at T + sleepMs or
  * later; it starts later than T by whatever the JDK did first (parkNanos takes
  * its deadline before scheduleUnpark, which can block), so the pin's end, not
  * its length, is what the sleep fixes.
@@ -39,18 +39,14 @@ public class DeepPin {
     static void d19(long ms) { d20(ms); }
     static void d20(long ms) { JniSleep.sleepInNative(ms); }
 
-    static long unixNanos() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
-    }
-
-    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
+    public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
+        WarmUp.virtualThreads(); // the JDK's one-time work first
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         long sleepMs = args.length > 1 ? Long.parseLong(args[1]) : 100;
         List<Thread> vts = new ArrayList<>();
         long[] from = new long[threads];
-        unixNanos(); // loads Instant here, not in the virtual threads
-        // and on main (a platform thread: no pin) what comes before the park: JniSleep's loading and
+        // Done first on main (a platform thread: no pin), what comes before the park: JniSleep's loading and
         // linkage, Thread.sleep's own start-up (beforeSleep's event class). Four threads racing through
         // them contend there first (a NATIVE pin in beforeSleep of 0.03 ms before the sleep's own on 27,
         // 1 run in ~40). The virtual threads' timer start-up is left to them: the nested blocks inside
@@ -60,13 +56,13 @@ public class DeepPin {
         for (int t = 0; t < threads; t++) {
             final int i = t;
             vts.add(Thread.ofVirtual().name("deeppin-" + t).start(() -> {
-                from[i] = unixNanos();
+                from[i] = System.nanoTime();
                 d0(sleepMs);
             }));
         }
         for (Thread vt : vts) vt.join();
         for (int t = 0; t < threads; t++) {
-            System.out.println("deeppin-" + t + " sleep_from_unix_ns=" + from[t]);
+            System.out.println("deeppin-" + t + " sleep_from_mono_ns=" + from[t]);
         }
         System.out.println("fixture DeepPin done");
     }

@@ -56,7 +56,9 @@ public class JniLocked {
         }
     }
 
-    public static void main(String[] args) throws Exception { WarmUp.virtualThreads(); // the JDK's one-time work first
+    public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
+        WarmUp.virtualThreads(); // the JDK's one-time work first
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         long holdMs = args.length > 1 ? Long.parseLong(args[1]) : 100;
         boolean wait = args.length > 2 && args[2].equals("wait");

@@ -28,6 +28,7 @@ public class JniSleep {
     }
 
     public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         long sleepMs = args.length > 1 ? Long.parseLong(args[1]) : 200;
         System.out.println("java.version = " + System.getProperty("java.version"));

@@ -23,6 +23,7 @@ public class Repro {
     }
 
     public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
         System.out.println("java.version        = " + System.getProperty("java.version"));
         System.out.println("availableProcessors = " + Runtime.getRuntime().availableProcessors());
         // the JDK's first timed park of a virtual thread initializes its timer classes: done once here,

@@ -24,6 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public class ZeroTouch {
 
     public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
         String mode = args[0];
         Path go = Path.of(args[1]);
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : 40;

@@ -55,6 +55,7 @@ public class FfmQsort {
     }
 
     public static void main(String[] args) throws Throwable {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
         List<String> rest = new ArrayList<>(List.of(args));
         boolean ready = rest.remove("--ready");
         int threads = rest.size() > 0 ? Integer.parseInt(rest.get(0)) : 4;

@@ -46,6 +46,7 @@ public class TomcatPinned {
     }
 
     public static void main(String[] args) throws Exception {
+        ClockMark.markIfAsked(); // a test comparing JFR's times asks (ClockMark)
         int requests = args.length > 0 ? Integer.parseInt(args[0]) : 24;
         int clients = args.length > 1 ? Integer.parseInt(args[1]) : 12;
         long backendMs = args.length > 2 ? Long.parseLong(args[2]) : 20;

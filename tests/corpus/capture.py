@@ -131,10 +131,11 @@ def recorded(name, fixture, args, props, opts="", jfr=False):
              "props": list(props), "how": "-agentpath:libvtpin.so=record=FILE%s" % ("," + opts if opts else ""),
              "stdout": r.stdout().splitlines()[:20]}
     if jfr:
-        events = jfr_pinned_events(home, r.jfr)
+        events = jfr_pinned_events(home, r.jfr, r.report())
         facts["jfr_pinned"] = [{"javaThreadId": e["values"]["eventThread"]["javaThreadId"],
-                                "startTime": e["values"]["startTime"], "duration": e["values"]["duration"],
-                                "touches": jfr_touches(e, fixture)} for e in events]
+                                "startTime": e["values"]["startTime"], "start_ns": e["start_ns"],
+                                "duration": e["values"]["duration"], "touches": jfr_touches(e, fixture)}
+                               for e in events]
     save(name, r.record, facts)
 
 
@@ -177,9 +178,9 @@ def alternating(name, kernel):
             @staticmethod
             def wait(timeout):
                 pass
-        finish(coll, Done)
-        events = [e for e in jfr_pinned_events(jvm.home, jvm.jfr) if jfr_at(e, jvm.site)]
-        cmd = [c for c in jvm.cmd[1:] if not c.startswith("-XX:StartFlightRecording")]
+        rep = finish(coll, Done)
+        events = [e for e in jfr_pinned_events(jvm.home, jvm.jfr, rep) if jfr_at(e, jvm.site)]
+        cmd = [c for c in jvm.cmd[1:] if not c.startswith(("-XX:StartFlightRecording", "-Dvtpin.clockmark"))]
         save(name, coll.recordings()[0], {
             "jdk": java_version(jvm.home), "command": " ".join(cmd).replace(jvm.go, "GO"), "holds": holds,
             "how": "vtpin attach PID collector=SOCKET,threshold=0 once ready; vtpin collector --kernel=%s; JFR "
@@ -187,7 +188,8 @@ def alternating(name, kernel):
                    ("on" if kernel else "off", " and both carriers tracked" if kernel else ""),
             "site": list(jvm.site),
             "jfr_pinned": [{"javaThreadId": e["values"]["eventThread"]["javaThreadId"],
-                            "startTime": e["values"]["startTime"], "duration": e["values"]["duration"]}
+                            "startTime": e["values"]["startTime"], "start_ns": e["start_ns"],
+                            "duration": e["values"]["duration"]}
                            for e in events]})
     finally:
         jvm.kill()

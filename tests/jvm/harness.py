@@ -142,7 +142,7 @@ class Run:
                     "--enable-native-access=ALL-UNNAMED", "-Djava.library.path=" + FIXTURE_LIB,
                     "-cp", ":".join([classpath(feature)] + list(extra_cp))] + list(props)
         if self.jfr:
-            self.cmd.append("-XX:StartFlightRecording=filename=%s,settings=%s" % (self.jfr, JFC))
+            self.cmd += jfr_options(self.jfr)
         self.cmd += [fixture] + [str(a) for a in args]
         self.proc = None
 
@@ -326,12 +326,41 @@ def describe(p, frames=10):
         frame_name(culprit(p)), [frame_name(f) for f in (p["stack"] or [])[:frames]])
 
 
-def jfr_pinned_events(home, jfr_file):
+def report_clock_offset(rep):
+    """unix - mono of the report's session: its clock pair (recording.start_unix_ns, start_mono_ns)."""
+    rec = rep["recording"]
+    check(rec.get("start_unix_ns") is not None and rec.get("start_mono_ns") is not None,
+          "the report's clock pair: %s" % rec)
+    return rec["start_unix_ns"] - rec["start_mono_ns"]
+
+
+def mono_in_report(rep, mono_ns):
+    """A CLOCK_MONOTONIC time (Java's System.nanoTime()) in the report's Unix times: exact, however the
+    wall clock was stepped since the report's Hello (Instant.now() there would be off by the step)."""
+    return mono_ns + report_clock_offset(rep)
+
+
+def jfr_pinned_events(home, jfr_file, rep=None):
+    """JFR's jdk.VirtualThreadPinned events. With rep (the vtpin report of the same JVM) each has
+    "start_ns", its start in rep's Unix times: JFR's own Unix times come from JFR's clock pair, which
+    differs from vtpin's by any wall-clock step between the two (20 ms in a CI run). The fixture's
+    ClockMark (System.nanoTime() in a JFR event; java-fixtures/src/ClockMark.java) gives JFR's pair."""
     p = subprocess.run([os.path.join(home, "bin", "jfr"), "print", "--json", "--stack-depth", "64", "--events",
-                        "jdk.VirtualThreadPinned", jfr_file], capture_output=True, text=True, timeout=120)
+                        "jdk.VirtualThreadPinned,vtpin.ClockMark", jfr_file], capture_output=True, text=True,
+                       timeout=120)
     if p.returncode != 0:
         raise Failure("jfr print failed: " + p.stderr)
-    return json.loads(p.stdout)["recording"]["events"]
+    events = json.loads(p.stdout)["recording"]["events"]
+    marks = [e for e in events if e["type"] == "vtpin.ClockMark"]
+    pinned = [e for e in events if e["type"] == "jdk.VirtualThreadPinned"]
+    if rep is not None:
+        check(len(marks) == 1, "the fixture's one ClockMark in JFR's recording (ClockMark.markIfAsked() first in "
+              "its main, -Dvtpin.clockmark=true): %d" % len(marks))
+        jfr_offset = jfr_instant_ns(marks[0]["values"]["startTime"]) - int(marks[0]["values"]["nanoTime"])
+        offset = report_clock_offset(rep)
+        for e in pinned:
+            e["start_ns"] = jfr_instant_ns(e["values"]["startTime"]) - jfr_offset + offset
+    return pinned
 
 
 def jfr_duration_ns(event):
@@ -356,23 +385,26 @@ def jfr_instant_ns(text):
     return int(t.timestamp()) * 1_000_000_000 + int((frac + "000000000")[:9])
 
 
-# vtpin's Unix times and JFR's come from two clock pairs: they agree to a few microseconds here
+# vtpin's times against a fixture's or JFR's, each brought to the report's Unix times on the
+# monotonic clock (mono_in_report, jfr_pinned_events with rep): what is left is where each stamps
 CLOCKS_AGREE_NS = 200_000
 
 
-def back_to_back_rounds(stdout):
-    """BackToBack's rounds from its output: {virtual thread name: [Unix ns just before each round's sleep]}."""
+def back_to_back_rounds(stdout, rep):
+    """BackToBack's rounds from its output: {virtual thread name: [rep's Unix ns just before each round's
+    sleep]}; BackToBack prints System.nanoTime(), a wall-clock step does not move it."""
     rounds = {}
     for line in stdout.splitlines():
-        name, sep, times = line.partition(" sleeps_from_unix_ns=")
+        name, sep, times = line.partition(" sleeps_from_mono_ns=")
         if sep:
-            rounds[name] = [int(t) for t in times.split(",")]
+            rounds[name] = [mono_in_report(rep, int(t)) for t in times.split(",")]
     return rounds
 
 
-def jfr_option(path):
-    """The java option that records every pinned park (java-fixtures/pin.jfc) to path, dumped at exit."""
-    return "-XX:StartFlightRecording=filename=%s,settings=%s" % (path, JFC)
+def jfr_options(path):
+    """The java options that record every pinned park (java-fixtures/pin.jfc) to path, dumped at exit,
+    with the fixture's ClockMark (jfr_pinned_events)."""
+    return ["-XX:StartFlightRecording=filename=%s,settings=%s" % (path, JFC), "-Dvtpin.clockmark=true"]
 
 
 def round_of(rounds, name, start_ns):
@@ -386,7 +418,7 @@ def jfr_parks_by_round(events, rounds):
     out = {}
     for e in events:
         name = (e["values"].get("eventThread") or {}).get("javaName") or ""
-        start = jfr_instant_ns(e["values"]["startTime"])
+        start = e["start_ns"]
         r = round_of(rounds, name, start)
         if r >= 0:
             out.setdefault((name, r), []).append((start, start + jfr_duration_ns(e)))
@@ -466,7 +498,7 @@ def check_timed_like_jfr(pins, events, median_ns=2e6):
         mine.setdefault(p["vthread"]["id"], []).append(span(p["start_ns"], p["duration_ns"]))
     for e in events:
         theirs.setdefault(e["values"]["eventThread"]["javaThreadId"], []).append(
-            span(jfr_instant_ns(e["values"]["startTime"]), jfr_duration_ns(e)))
+            span(e["start_ns"], jfr_duration_ns(e)))
     differences = []
     for tid in sorted(set(mine) | set(theirs)):
         a, b = sorted(mine.get(tid, [])), sorted(theirs.get(tid, []))

@@ -42,8 +42,8 @@ import os
 import signal
 import subprocess
 
-from harness import (AGENT, CLOCKS_AGREE_NS, EXTRA_AGENT_OPTS, JFC, VTPIN, Failure, check, classpath, culprit,
-                     forget_stale_attach_socket, jdk_home, jfr_duration_ns, jfr_instant_ns, jfr_pinned_events, main,
+from harness import (AGENT, CLOCKS_AGREE_NS, EXTRA_AGENT_OPTS, VTPIN, Failure, check, classpath, culprit,
+                     forget_stale_attach_socket, jdk_home, jfr_duration_ns, jfr_options, jfr_pinned_events, main,
                      report_json, scheduler, tempdir, tomcat_classpath, wait_ready)
 from test_kernel import Collector, need_kernel_view
 
@@ -91,8 +91,7 @@ class Jvm:
         cmd = [os.path.join(self.home, "bin", "java")]
         if mode == "startup":
             cmd.append("-agentpath:%s=record=%s,%s" % (AGENT, self.record, agent_opts))
-        cmd += ["-XX:StartFlightRecording=filename=%s,settings=%s" % (self.jfr, JFC),
-                "-cp", ":".join([classpath(jdk)] + list(extra()))] + scheduler(2)
+        cmd += jfr_options(self.jfr) + ["-cp", ":".join([classpath(jdk)] + list(extra()))] + scheduler(2)
         self.cmd = cmd + [main_cls] + [str(a) for a in args] + [self.go]
         self.out_path = os.path.join(self.dir, "stdout.txt")
         self.err_path = os.path.join(self.dir, "stderr.txt")
@@ -208,7 +207,7 @@ def exact_case(fixture, mode):
         jdk = int(jdk)
         jvm, pins, holds, rep = run(jdk, fixture, mode)
         site = jvm.site
-        events = [e for e in jfr_pinned_events(jvm.home, jvm.jfr) if jfr_at(e, site)]
+        events = [e for e in jfr_pinned_events(jvm.home, jvm.jfr, rep) if jfr_at(e, site)]
         holders = sorted((p for p in pins if holder(p, site)), key=lambda p: p["start_ns"])
         expected = FIXTURES[fixture][2]
         expected_holds = expected[0] if fixture != "alternating" else expected[0] * expected[1]
@@ -242,7 +241,7 @@ def exact_case(fixture, mode):
         # d. a holder not at least half within a JFR event at the method of its virtual thread
         spans = {}
         for e in events:
-            start = jfr_instant_ns(e["values"]["startTime"])
+            start = e["start_ns"]
             spans.setdefault(e["values"]["eventThread"]["javaThreadId"], []).append(
                 {"start_ns": start, "duration_ns": jfr_duration_ns(e)})
 
@@ -267,8 +266,8 @@ def exact_case(fixture, mode):
                   (len(holders), len(events)))
             inside = [e for e in events if any(
                 p["vthread"]["id"] == e["values"]["eventThread"]["javaThreadId"] and
-                p["start_ns"] <= jfr_instant_ns(e["values"]["startTime"]) + TOLERANCE_NS and
-                end_ns(p) + TOLERANCE_NS >= jfr_instant_ns(e["values"]["startTime"]) + jfr_duration_ns(e)
+                p["start_ns"] <= e["start_ns"] + TOLERANCE_NS and
+                end_ns(p) + TOLERANCE_NS >= e["start_ns"] + jfr_duration_ns(e)
                 for p in holders)]
             check(len(inside) == len(events), "startup: every JFR event within a holder of its thread: %d of %d" %
                   (len(inside), len(events)))
@@ -278,8 +277,8 @@ def exact_case(fixture, mode):
                       len(holders), len(events), "\n  ".join(describe(p) for p in holders),
                       "\n  ".join("vt %s %d us at +%d us" % (
                           e["values"]["eventThread"]["javaThreadId"], jfr_duration_ns(e) // 1000,
-                          jfr_instant_ns(e["values"]["startTime"]) // 1000 % 100_000_000)
-                          for e in sorted(events, key=lambda e: jfr_instant_ns(e["values"]["startTime"])))))
+                          e["start_ns"] // 1000 % 100_000_000)
+                          for e in sorted(events, key=lambda e: e["start_ns"]))))
             check(abs(total - jfr_total) <= SHARE * jfr_total,
                   "holder time within 5 %% of JFR's: vtpin %.1f ms, JFR %.1f ms" % (total / 1e6, jfr_total / 1e6))
         check(not overlaps, "no two holders of the one monitor overlap: %d pairs, e.g. %s" %

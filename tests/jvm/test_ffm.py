@@ -146,8 +146,9 @@ def case_jfr(jdk):
     jdk = needs_ffm(jdk)
     r = tracked(Run(jdk, "FfmQsort", args=(4, 4, 5), props=scheduler(2), agent_opts="threshold=0",
                     jfr=True)).run(timeout=180)
-    mine = pins_in(r.report(), "FfmQsort")
-    events = [e for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, "FfmQsort")]
+    rep = r.report()
+    mine = pins_in(rep, "FfmQsort")
+    events = [e for e in jfr_pinned_events(r.home, r.jfr, rep) if jfr_touches(e, "FfmQsort")]
 
     def jfr_reason(e):
         return e["values"].get("pinnedReason")

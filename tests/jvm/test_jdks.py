@@ -38,7 +38,7 @@ def run_case(jdk, case, jfr, agent_opts="threshold=0"):
     pins = [p for p in rep["pins"] if (p["vthread"]["name"] or "").startswith(prefix)]
     events = []
     if jfr:
-        events = [e for e in jfr_pinned_events(r.home, r.jfr)
+        events = [e for e in jfr_pinned_events(r.home, r.jfr, rep)
                   if (e["values"]["eventThread"].get("javaName") or "").startswith(prefix)]
     return r, rep, pins, events
 

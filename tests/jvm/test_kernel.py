@@ -14,7 +14,7 @@ import time
 
 from collector_fixture import CollectorProcess
 from harness import (CLASSES, CLOCKS_AGREE_NS, VTPIN, Failure, Run, back_to_back_rounds, check, check_one_pin_per_round,
-                     class_init_wait, describe, forget_stale_attach_socket, jfr_option, jfr_parks_by_round,
+                     class_init_wait, describe, forget_stale_attach_socket, jfr_options, jfr_parks_by_round,
                      jfr_pinned_events, main, native_block_in, report_json, scheduler, set_aside, skip, tempdir,
                      wait_ready)
 
@@ -250,9 +250,10 @@ def sleeps_per_vthread(pins, sleep_ns=15_000_000):
     return sorted(counts)
 
 
-# BackToBack's Instant.now() against the report's times (both CLOCK_REALTIME, the agent's through one
-# clock pair): they agree to microseconds, and 5 ms here gave a round whose park began 10 ms late
-# (its first sleep) to the next round, which began 4.98 ms after that park
+# BackToBack's System.nanoTime() against the report's times, both on the monotonic clock
+# (back_to_back_rounds): they agree to microseconds, and 5 ms here gave a round whose park began 10 ms
+# late (its first sleep) to the next round, which began 4.98 ms after that park. Its Instant.now()
+# did not: a CI machine's wall clock was stepped 20 ms after the agent's Hello
 CLOCKS_NS = CLOCKS_AGREE_NS
 
 
@@ -283,11 +284,7 @@ def case_back_to_back_startup(jdk):
         # every round has a pin, or parked below the threshold (a sleep whose thread got the CPU
         # late parks only for the rest of its time; JFR agrees). A round the carrier woke from
         # early is parked again for the rest: two pins of one round.
-        starts = {}
-        for line in r.stdout().splitlines():
-            if " sleeps_from_unix_ns=" in line:
-                name, _, times = line.partition(" sleeps_from_unix_ns=")
-                starts[name] = [int(t) for t in times.split(",")]
+        starts = back_to_back_rounds(r.stdout(), rep)
         check(len(starts) == 2 and all(len(v) == 20 for v in starts.values()), "BackToBack's rounds: %s" % starts)
         covered, stray = set(), []
         for p in pins:
@@ -340,7 +337,7 @@ def case_back_to_back_attach(jdk):
     home = os.environ.get("JAVA%d_HOME" % jdk)
     jfr = os.path.join(d, "pins.jfr")
     out = open(os.path.join(d, "stdout.txt"), "w")
-    jvm = subprocess.Popen([os.path.join(home, "bin", "java"), jfr_option(jfr), "-cp", CLASSES] + scheduler(2) +
+    jvm = subprocess.Popen([os.path.join(home, "bin", "java")] + jfr_options(jfr) + ["-cp", CLASSES] + scheduler(2) +
                            ["BackToBack", "2", "20", "30", go], stdout=out, stderr=subprocess.STDOUT,
                            start_new_session=True)
     try:
@@ -376,9 +373,9 @@ def case_back_to_back_attach(jdk):
         # Counted exactly: one pin per round, neither the carrier's idle park nor a JDK wait inside
         # a park among them. The collector joins each interval whatever order it reads the agent's
         # events and the ring buffer in (it lost 5-7 parks under load when the agent's batch came first).
-        rounds = back_to_back_rounds(open(os.path.join(d, "stdout.txt")).read())
+        rounds = back_to_back_rounds(open(os.path.join(d, "stdout.txt")).read(), rep)
         check_one_pin_per_round(pins, rounds, 40, rep["stats"], 30_000_000,
-                                jfr_parks_by_round(jfr_pinned_events(home, jfr), rounds))
+                                jfr_parks_by_round(jfr_pinned_events(home, jfr, rep), rounds))
         check(len(split) == len(pins), "every pin timed by the kernel: %s" % detail)
         for p in split:
             # timed by the kernel: a sleep, ~30 ms (generous bounds: not a timing test)

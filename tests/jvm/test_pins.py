@@ -236,7 +236,7 @@ def case_jni_contended(jdk):
         return
     check("JniLocked.enterInNative(Native Method) <== native" in r.trace_text() and
           "<== blocking operation" in r.trace_text(), "the trace marks both:\n" + r.trace_text()[:3000])
-    jfr = [e for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, "JniLocked")]
+    jfr = [e for e in jfr_pinned_events(r.home, r.jfr, rep) if jfr_touches(e, "JniLocked")]
     print("JFR: %s" % [(e["values"].get("pinnedReason"), e["values"].get("blockingOperation")) for e in jfr])
     check(len(jfr) == threads and all(e["values"].get("pinnedReason") == "Native or VM frame on stack" for e in jfr),
           "JFR sees the same %d native pins: %s" % (threads, [e["values"].get("pinnedReason") for e in jfr]))
@@ -272,7 +272,7 @@ def case_jni_wait(jdk):
               "the frame that waits is the blocking operation: %s" % b)
     if jdk < 24:
         return
-    jfr = [e for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, "JniLocked")]
+    jfr = [e for e in jfr_pinned_events(r.home, r.jfr, rep) if jfr_touches(e, "JniLocked")]
     print("JFR: %s" % [(e["values"].get("pinnedReason"), e["values"].get("blockingOperation")) for e in jfr])
     check(len(jfr) == threads and all(e["values"].get("pinnedReason") == "Native or VM frame on stack" for e in jfr),
           "JFR sees the same %d native pins: %s" % (threads, [e["values"].get("pinnedReason") for e in jfr]))
@@ -306,7 +306,7 @@ def case_jfr_crosscheck(jdk, fixture, loaded=None):
         r = Run(jdk, fixture, props=props, agent_opts="threshold=0", jfr=True, load=load).run(timeout=240)
     rep = r.report()
     mine = [p for p in pins_in(rep, fixture) if p["reason"] in PARK_REASONS]
-    jfr = [e for e in jfr_pinned_events(r.home, r.jfr) if jfr_touches(e, fixture)]
+    jfr = [e for e in jfr_pinned_events(r.home, r.jfr, rep) if jfr_touches(e, fixture)]
     print("vtpin %d pins, JFR %d events (%s; the sampler late %s time(s))" % (
         len(mine), len(jfr), load.describe(), rep["stats"]["sample_gaps"]))
     check(len(mine) == len(jfr), "count: vtpin %d, JFR %d" % (len(mine), len(jfr)))

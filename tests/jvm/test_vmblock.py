@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from harness import (CLASSES, FIXTURE_LIB, VTPIN, Run, back_to_back_rounds, check, check_one_pin_per_round,
-                     class_init_wait, culprit, describe, forget_stale_attach_socket, jdk_home, jfr_option,
+                     class_init_wait, culprit, describe, forget_stale_attach_socket, jdk_home, jfr_options,
                      jfr_parks_by_round, jfr_pinned_events, main, pins_in, report_json, scheduler, set_aside, skip,
                      tempdir, wait_ready)
 
@@ -143,7 +143,7 @@ def case_attach_back_to_back(jdk):
     d = tempdir(prefix="vtpin-b2b-")
     go, rec, jfr = os.path.join(d, "go"), os.path.join(d, "a.vtp"), os.path.join(d, "pins.jfr")
     out = open(os.path.join(d, "stdout.txt"), "w")
-    jvm = subprocess.Popen([os.path.join(home, "bin", "java"), jfr_option(jfr), "-cp", CLASSES] + scheduler(2) +
+    jvm = subprocess.Popen([os.path.join(home, "bin", "java")] + jfr_options(jfr) + ["-cp", CLASSES] + scheduler(2) +
                            ["BackToBack", "2", "20", "30", go], stdout=out, stderr=subprocess.STDOUT,
                            start_new_session=True)
     try:
@@ -163,9 +163,9 @@ def case_attach_back_to_back(jdk):
         odd = [p for p in pins if p["reason"] != "MONITOR" or p["split_from"] is not None]
         check(not odd, "MONITOR pins: %s; the others whole: %s; stats %s" % (
             detail, json.dumps(odd, indent=1), rep["stats"]))
-        rounds = back_to_back_rounds(open(os.path.join(d, "stdout.txt")).read())
+        rounds = back_to_back_rounds(open(os.path.join(d, "stdout.txt")).read(), rep)
         check_one_pin_per_round(pins, rounds, 40, rep["stats"], 30_000_000,
-                                jfr_parks_by_round(jfr_pinned_events(home, jfr), rounds))
+                                jfr_parks_by_round(jfr_pinned_events(home, jfr, rep), rounds))
         for vt in {p["vthread"]["name"] for p in pins}:
             mine = sorted((p for p in pins if p["vthread"]["name"] == vt), key=lambda p: p["start_ns"])
             for a, b in zip(mine, mine[1:]):

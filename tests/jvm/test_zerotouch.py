@@ -13,8 +13,8 @@ import shutil
 import sys
 
 from collector_fixture import CollectorProcess
-from harness import (Run, check, check_timed_like_jfr, describe, jfr_duration_ns, jfr_instant_ns, jfr_pinned_events,
-                     main, report_json, scheduler, skip, tempdir, wait_ready)
+from harness import (Run, check, check_timed_like_jfr, describe, jfr_duration_ns, jfr_pinned_events,
+                     main, report_clock_offset, report_json, scheduler, skip, tempdir, wait_ready)
 from test_kernel import need_kernel_view
 from test_metrics import samples, select
 from test_collector_daemon import event_fields, split_frames
@@ -108,7 +108,7 @@ def case_monitor(jdk):
               (rep and rep["jvm"]))
         # JFR's pins of the 40 sleeps (its threshold is 0: a JDK-internal pin under --kernel-min, which the
         # kernel view cannot see, is not one of them)
-        every = jfr_pinned_events(r.home, r.jfr)
+        every = jfr_pinned_events(r.home, r.jfr, rep)
         events = [e for e in every if jfr_duration_ns(e) >= 100_000_000]
         print("JFR's shorter pins, not compared: %s" % [(e["values"]["eventThread"]["javaThreadId"], jfr_duration_ns(e))
                                                         for e in every if jfr_duration_ns(e) < 100_000_000])
@@ -516,12 +516,14 @@ def case_attach_on_pin(jdk):
         check([rep["jvm"]["mode"] for rep in reps] == ["kernel", "attach"], "two recordings: %s" % recs)
         # each virtual thread's pins as the report has them (a sampled pin after attach split into the parks the
         # kernel view saw), oldest first: one that begins before the previous ends (or the previous
-        # was cut by the handover, no end) is the same park reported by both sessions
+        # was cut by the handover, no end) is the same park reported by both sessions. Each session's
+        # Unix times come from its own clock pair: the kernel session's are brought to the agent's.
         by_vthread = {}
         for rep in reps:
+            shift = report_clock_offset(reps[-1]) - report_clock_offset(rep)
             for p in rep["pins"]:
                 by_vthread.setdefault(p["vthread"]["id"], []).append(
-                    (p["start_ns"], p["duration_ns"], rep["jvm"]["mode"], p["carrier"]["tid"], p["timed_by"]))
+                    (p["start_ns"] + shift, p["duration_ns"], rep["jvm"]["mode"], p["carrier"]["tid"], p["timed_by"]))
         parks, again = {}, []
         for vt, ps in by_vthread.items():
             ps.sort()
@@ -536,9 +538,9 @@ def case_attach_on_pin(jdk):
         # session can see one: the kernel view keeps off-CPU intervals from --kernel-min (1 ms), the
         # agent's sampler looks every 10 ms. ci17: 1.1 us, then 149.7 ms, which was one pin.
         jfr, jfr_at, unseeable = {}, {}, []
-        for e in jfr_pinned_events(r.home, r.jfr):
+        for e in jfr_pinned_events(r.home, r.jfr, reps[-1]):
             vt = e["values"]["eventThread"]["javaThreadId"]
-            at = (jfr_instant_ns(e["values"]["startTime"]), jfr_duration_ns(e))
+            at = (e["start_ns"], jfr_duration_ns(e))
             if at[1] < KERNEL_MIN_NS:
                 unseeable.append((vt, at))
                 continue

@@ -805,6 +805,7 @@ static void test_json_report(void)
         CHECK_CONTAINS(j, "\"mode\": \"startup\"");
         CHECK_CONTAINS(j, "\"threshold_ns\": 0");
         CHECK_CONTAINS(j, "\"start_unix_ns\": 1700000000000000000");
+        CHECK_CONTAINS(j, "\"start_mono_ns\": 1000000000,");
         CHECK_CONTAINS(j, "\"truncated\": false");
         CHECK_CONTAINS(j, "\"class\": \"java.lang.Thread\", \"method\": \"sleep\", \"line\": 507");
         CHECK_CONTAINS(j, "\"class\": \"com.example.Jni\", \"method\": \"call\", \"line\": null, \"native\": true");
