@@ -822,10 +822,12 @@ static void follow_threads(struct zt_jvm *j)
         if (now[i].vthread_id > 0)
             t->carrier = 1;
         if (t->host_tid < 0) {
-            if (kglue_track_java(j->z->k, j->owner, j->pid, t->ns_tid, t->java_thread, &t->host_tid) == 0)
+            if (kglue_track_java(j->z->k, j->owner, j->pid, t->ns_tid, t->java_thread, &t->host_tid) == 0) {
+                clog_debug("zero-touch: JVM pid %d: thread %d tracked", j->pid, t->ns_tid);
                 seed_sleep(j, t);
-            else
+            } else {
                 t->host_tid = -1; /* tried again at the next change of the list */
+            }
         }
         if (t->carrier && !t->carrier_told && j->state == ZT_SESSION)
             send_carrier(j, t);
@@ -947,6 +949,8 @@ static void on_jvm_starting(void *arg, int32_t pid)
     z->starting[z->n_starting].pid = pid;
     z->starting[z->n_starting].until = clock_ns(CLOCK_MONOTONIC) + ZT_STARTING_NS;
     z->n_starting++;
+    clog_debug("zero-touch: pid %d began to run java: looked at every %lld ms until it is a JVM", pid,
+               ZT_FAST_NS / 1000000);
     set_pace(z, 1);
 }
 
@@ -956,8 +960,15 @@ static void follow_starting(struct zerotouch *z, int64_t now)
     for (unsigned i = 0; i < z->n_starting; i++) {
         int32_t pid = z->starting[i].pid;
         uint64_t ticks;
-        if (now > z->starting[i].until || start_ticks(z, pid, &ticks) != 0)
-            continue; /* gone, or no JVM by now (a java that is not HotSpot): the look at /proc goes on */
+        if (start_ticks(z, pid, &ticks) != 0)
+            continue;                     /* gone */
+        if (now > z->starting[i].until) { /* no JVM by now (a java that is not HotSpot) */
+            if (!jvm_of(z, pid))
+                clog_info("zero-touch: pid %d began to run java %lld ms ago and has no VM yet: left to the look "
+                          "at /proc every %lld ms",
+                          pid, ZT_STARTING_NS / 1000000, ZT_SCAN_NS / 1000000);
+            continue;
+        }
         struct zt_jvm *j = jvm_of(z, pid);
         if (j && same_process(j, ticks))
             continue; /* watched */
