@@ -184,6 +184,10 @@ void session_goodbye(void)
     fill_session_stats(&s, calls, ptrs);
     Vtpin__V1__Goodbye g = VTPIN__V1__GOODBYE__INIT;
     g.time_ns = s.time_ns;
+    /* the wall clock at time_ns, from a pair read together as the Hello's is (the report compares) */
+    int64_t mono = clock_mono_ns(), wall = clock_unix_ns();
+    g.has_unix_ns = 1;
+    g.unix_ns = wall - (mono - s.time_ns);
     g.stats = &s;
     WireEvent ev = VTPIN__V1__EVENT__INIT;
     ev.body_case = VTPIN__V1__EVENT__BODY_GOODBYE;

@@ -864,6 +864,28 @@ static int unread(const struct recording *r, const struct recording_session *s, 
            (r->plan.no_intervals && body == VTPIN__V1__EVENT__BODY_KERNEL_INTERVAL);
 }
 
+/* A wall clock this far from where the Hello's pair puts it at the Goodbye was stepped: said. */
+#define WALL_STEP_SAID_NS 1000000
+
+/* The session's times are the Hello's wall clock plus monotonic time: a step of the wall clock since
+ * (NTP, a virtual machine's clock sync or pause) makes them differ from wall-clock stamps taken after
+ * it, which a person comparing with logs or JFR needs to know. */
+static int note_wall_step(struct recording_session *s, const Vtpin__V1__Goodbye *g)
+{
+    int64_t expected, step;
+    if (!g->has_unix_ns || recording_unix_ns(s, g->time_ns, &expected) != 0 ||
+        __builtin_sub_overflow(g->unix_ns, expected, &step) || (step < WALL_STEP_SAID_NS && step > -WALL_STEP_SAID_NS))
+        return 0;
+    char text[400];
+    snprintf(text, sizeof(text),
+             "the wall clock moved %+.1f ms against the monotonic clock during the session (stepped: NTP, or a "
+             "virtual machine's clock sync or pause). Its times are the wall clock at its start plus monotonic "
+             "time: wall-clock stamps taken after the step (logs, Instant.now(), JFR's) differ from them by up to "
+             "that; System.nanoTime() does not",
+             (double)step / 1e6);
+    return recording_add_notice(s, g->time_ns, VTPIN__V1__SEVERITY__INFO, "clock.wall_stepped", text);
+}
+
 static int apply_event(struct recording *r, struct recording_session **cur, const WireEvent *ev)
 {
     int rc = 0;
@@ -917,7 +939,7 @@ static int apply_event(struct recording *r, struct recording_session **cur, cons
         note_time(s, ev->goodbye->time_ns);
         if (ev->goodbye->stats)
             copy_stats(s, ev->goodbye->stats);
-        return 0;
+        return note_wall_step(s, ev->goodbye);
     default:
         return 0;
     }

@@ -401,6 +401,27 @@ def back_to_back_rounds(stdout, rep):
     return rounds
 
 
+CLOCKSTEP_LIB = os.path.join(FIXTURE_LIB, "libvtpinclockstep.so")
+
+
+def clockstep_env(step_dir):
+    """The environment of a JVM whose wall clock the test steps (step_wall_clock; the library
+    java-fixtures/native/vtpin_clockstep.c), preloaded after what the harness preloads (an ASan
+    runtime comes first)."""
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = ":".join(p for p in (env.get("LD_PRELOAD"), CLOCKSTEP_LIB) if p)
+    env["VTPIN_CLOCKSTEP_DIR"] = step_dir
+    return env
+
+
+def step_wall_clock(step_dir, k, ms):
+    """Step k (1, 2, ...) of that JVM's wall clock: ms more (or less) from its next reading on."""
+    tmp = os.path.join(step_dir, "step-%d.tmp" % k)
+    with open(tmp, "w") as f:
+        f.write("%d\n" % ms)
+    os.rename(tmp, os.path.join(step_dir, "step-%d" % k))
+
+
 def jfr_options(path):
     """The java options that record every pinned park (java-fixtures/pin.jfc) to path, dumped at exit,
     with the fixture's ClockMark (jfr_pinned_events)."""

@@ -7,13 +7,14 @@ frame, with the class named from the bytecode; after attach, back-to-back
 parks are split where the carrier's context-switch count shows a new park."""
 import json
 import os
+import re
 import shutil
 import subprocess
 
 from harness import (CLASSES, FIXTURE_LIB, VTPIN, Run, back_to_back_rounds, check, check_one_pin_per_round,
-                     class_init_wait, culprit, describe, forget_stale_attach_socket, jdk_home, jfr_options,
+                     class_init_wait, clockstep_env, culprit, describe, forget_stale_attach_socket, jdk_home, jfr_options,
                      jfr_parks_by_round, jfr_pinned_events, main, pins_in, report_json, scheduler, set_aside, skip,
-                     tempdir, wait_ready)
+                     step_wall_clock, tempdir, wait_ready)
 
 
 def agent_started(jvm, out_path):
@@ -135,7 +136,11 @@ def case_attach_back_to_back(jdk):
     30 ms is three sample periods: a park is seen by a sampler up to 20 ms late (under load or
     ASan); a round may go without a pin only where the agent says its sampler went 30 ms without
     a look (stats.sample_gap_max_ns; seen once in 16 ASan runs beside two CPU burners and a whole CI
-    test run, never alone)."""
+    test run, never alone).
+    Its wall clock is stepped, as a CI machine's once was (20 ms): +50 ms after JFR began and before
+    the agent's Hello (JFR's Unix times and the agent's are 50 ms apart, which a comparison on the
+    monotonic clock does not see), then -30 ms during the session, which the report says
+    (clock.wall_stepped)."""
     jdk = int(jdk)
     if jdk >= 24:
         skip("synchronized + sleep does not pin on JDK 24+ (JEP 491)")
@@ -145,18 +150,24 @@ def case_attach_back_to_back(jdk):
     out = open(os.path.join(d, "stdout.txt"), "w")
     jvm = subprocess.Popen([os.path.join(home, "bin", "java")] + jfr_options(jfr) + ["-cp", CLASSES] + scheduler(2) +
                            ["BackToBack", "2", "20", "30", go], stdout=out, stderr=subprocess.STDOUT,
-                           start_new_session=True)
+                           start_new_session=True, env=clockstep_env(d))
     try:
         wait_ready(jvm, os.path.join(d, "stdout.txt"), "BackToBack: ready")
+        step_wall_clock(d, 1, 50)  # read by the agent's Hello at the latest
         forget_stale_attach_socket(jvm.pid)
         p = subprocess.run([VTPIN, "attach", str(jvm.pid), "record=%s" % rec], capture_output=True, text=True,
                            timeout=60)
         check(p.returncode == 0, "attach: %s %s" % (p.stdout, p.stderr))
         agent_started(jvm, os.path.join(d, "stdout.txt"))
+        step_wall_clock(d, 2, -30)  # by its Goodbye at the latest
         open(go, "w").close()
         check(jvm.wait(timeout=120) == 0, "the JVM failed:\n" + open(os.path.join(d, "stdout.txt")).read())
         rep = report_json(rec)
         check(rep["jvm"]["mode"] == "attach", "attach mode: %s" % rep["jvm"])
+        stepped = [re.search(r"moved ([-+][0-9.]+) ms", n["text"]) for n in rep["notices"]
+                   if n["code"] == "clock.wall_stepped"]
+        check(len(stepped) == 1 and stepped[0] and abs(float(stepped[0].group(1)) + 30) < 1,
+              "the report says the wall clock moved -30 ms in the session: %s" % rep["notices"])
         pins = [p for p in rep["pins"] if p["vthread"]["name"].startswith("backtoback-")]
         detail = [(p["reason"], p["vthread"]["name"], p["duration_ns"] and p["duration_ns"] // 1000000) for p in pins]
         print("%d pins after attach: %s" % (len(pins), detail))
@@ -164,8 +175,12 @@ def case_attach_back_to_back(jdk):
         check(not odd, "MONITOR pins: %s; the others whole: %s; stats %s" % (
             detail, json.dumps(odd, indent=1), rep["stats"]))
         rounds = back_to_back_rounds(open(os.path.join(d, "stdout.txt")).read(), rep)
-        check_one_pin_per_round(pins, rounds, 40, rep["stats"], 30_000_000,
-                                jfr_parks_by_round(jfr_pinned_events(home, jfr, rep), rounds))
+        jfr_parks = jfr_parks_by_round(jfr_pinned_events(home, jfr, rep), rounds)
+        # JFR records every pinned park (threshold 0): one in each round, once its times are on the
+        # report's clock (50 ms off, they fell a round or two away)
+        check(all((t, r) in jfr_parks for t, times in rounds.items() for r in range(len(times))),
+              "JFR parked in every round: %s" % sorted(jfr_parks))
+        check_one_pin_per_round(pins, rounds, 40, rep["stats"], 30_000_000, jfr_parks)
         for vt in {p["vthread"]["name"] for p in pins}:
             mine = sorted((p for p in pins if p["vthread"]["name"] == vt), key=lambda p: p["start_ns"])
             for a, b in zip(mine, mine[1:]):
