@@ -44,6 +44,7 @@
 #define ZT_STARTING_NS (2 * NS_PER_SEC)
 #define ZT_STARTING_MAX 64
 #define ZT_BIRTH_NS NS_PER_SEC
+#define ZT_BORN_PENDING 16    /* threads made and not yet found in the list, per JVM */
 #define ZT_NATIVE_METHODS 256 /* native frames defined per JVM (then its pins go without) */
 #define ZT_NATIVE_STACKS 64   /* distinct native stacks defined per JVM (then its new ones go without) */
 #define ZT_UNWINDS_PER_SEC 10 /* native stacks read per JVM and second */
@@ -113,8 +114,13 @@ struct zt_jvm {
     enum zt_attach attach;
     char attach_why[200];
     pid_t attach_child;
-    uint64_t handed_over;   /* pins in progress while an agent was loaded (attach to Hello): it may report them again */
-    int64_t births_until;   /* its list is looked at every ZT_FAST_NS until then */
+    uint64_t handed_over; /* pins in progress while an agent was loaded (attach to Hello): it may report them again */
+    int64_t births_until; /* its list is looked at every ZT_FAST_NS until then */
+    /* threads made since (host tids) not yet tracked: its list is read again even at the address of
+     * the last one read; born_lost: more than these, read again until births_until */
+    int32_t born[ZT_BORN_PENDING];
+    unsigned n_born;
+    int born_lost;
     char agent_layout[200]; /* its agent's Hello layout against the one read from outside: "agrees", "differs: ..." */
 };
 
@@ -676,6 +682,11 @@ static void on_interval(void *arg, void *owner, int32_t ns_tid, const struct kvi
     struct zt_jvm *j = arg;
     if (iv->born) { /* its JavaThread joins the list in a moment: look often for a while */
         j->births_until = iv->start_ns + ZT_BIRTH_NS;
+        if (j->n_born < ZT_BORN_PENDING)
+            j->born[j->n_born++] = iv->tid;
+        else
+            j->born_lost = 1;
+        clog_debug("zero-touch: JVM pid %d: thread %d (host tid) made", j->pid, iv->tid);
         set_pace(j->z, 1);
         return;
     }
@@ -784,7 +795,12 @@ static void seed_sleep(struct zt_jvm *j, struct zt_thread *t)
 static void follow_threads(struct zt_jvm *j)
 {
     uint64_t list;
-    if (!j->hs || !j->owner || hotspot_thread_list(j->hs, &list) != 0 || list == j->thread_list)
+    if (!j->hs || !j->owner || hotspot_thread_list(j->hs, &list) != 0)
+        return;
+    /* A list at the address of the last one read is that list, unless a thread made since is not in
+     * it yet: HotSpot frees each list it replaces, and a later one can take its address (two changes
+     * between looks, a new carrier then missed until the next change: zt_critical on 26, a CI run) */
+    if (list == j->thread_list && !j->n_born && !j->born_lost)
         return;
     struct hotspot_thread *now = j->z->rows;
     int n = hotspot_threads(j->hs, now, THREADS_MAX);
@@ -849,6 +865,15 @@ static void follow_threads(struct zt_jvm *j)
         j->threads[kept++] = *t;
     }
     j->n_threads = kept;
+    unsigned pending = 0;
+    for (unsigned i = 0; i < j->n_born; i++) {
+        int tracked = 0;
+        for (size_t k = 0; k < j->n_threads && !tracked; k++)
+            tracked = j->threads[k].host_tid == j->born[i];
+        if (!tracked)
+            j->born[pending++] = j->born[i];
+    }
+    j->n_born = pending;
 }
 
 /* Starts watching JVM pid. */
@@ -1037,6 +1062,10 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
     follow_starting(z, now);
     fast |= z->n_starting > 0;
     for (struct zt_jvm *j = z->jvms; j; j = j->next) {
+        if (j->births_until <= now) { /* a thread made then and still not in the list is no JavaThread (GC's) */
+            j->n_born = 0;
+            j->born_lost = 0;
+        }
         if (!scan && j->births_until > now && (j->state == ZT_WATCHING || j->state == ZT_SESSION))
             follow_threads(j);
         if (j->state == ZT_SESSION)
