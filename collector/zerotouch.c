@@ -116,9 +116,10 @@ struct zt_jvm {
     pid_t attach_child;
     uint64_t handed_over; /* pins in progress while an agent was loaded (attach to Hello): it may report them again */
     int64_t births_until; /* its list is looked at every ZT_FAST_NS until then */
-    /* threads made since (host tids) not yet tracked: its list is read again even at the address of
-     * the last one read; born_lost: more than these, read again until births_until */
+    /* threads made (host tids, and when) not yet tracked, for ZT_BIRTH_NS each: its list is read
+     * again even at the address of the last one read; born_lost: more than these, until births_until */
     int32_t born[ZT_BORN_PENDING];
+    int64_t born_at[ZT_BORN_PENDING];
     unsigned n_born;
     int born_lost;
     char agent_layout[200]; /* its agent's Hello layout against the one read from outside: "agrees", "differs: ..." */
@@ -682,10 +683,12 @@ static void on_interval(void *arg, void *owner, int32_t ns_tid, const struct kvi
     struct zt_jvm *j = arg;
     if (iv->born) { /* its JavaThread joins the list in a moment: look often for a while */
         j->births_until = iv->start_ns + ZT_BIRTH_NS;
-        if (j->n_born < ZT_BORN_PENDING)
-            j->born[j->n_born++] = iv->tid;
-        else
+        if (j->n_born < ZT_BORN_PENDING) {
+            j->born[j->n_born] = iv->tid;
+            j->born_at[j->n_born++] = iv->start_ns;
+        } else {
             j->born_lost = 1;
+        }
         clog_debug("zero-touch: JVM pid %d: thread %d (host tid) made", j->pid, iv->tid);
         set_pace(j->z, 1);
         return;
@@ -791,6 +794,20 @@ static void seed_sleep(struct zt_jvm *j, struct zt_thread *t)
     kglue_seed_java(j->z->k, j->owner, t->host_tid, since, &java);
 }
 
+/* A thread made ZT_BIRTH_NS ago and still not in the list is no JavaThread (a GC worker's), or is gone. */
+static void forget_births(struct zt_jvm *j, int64_t now)
+{
+    unsigned kept = 0;
+    for (unsigned i = 0; i < j->n_born; i++)
+        if (now - j->born_at[i] < ZT_BIRTH_NS) {
+            j->born_at[kept] = j->born_at[i];
+            j->born[kept++] = j->born[i];
+        }
+    j->n_born = kept;
+    if (j->births_until <= now)
+        j->born_lost = 0;
+}
+
 /* Follows j's thread list: new threads tracked, ended ones untracked. */
 static void follow_threads(struct zt_jvm *j)
 {
@@ -870,8 +887,10 @@ static void follow_threads(struct zt_jvm *j)
         int tracked = 0;
         for (size_t k = 0; k < j->n_threads && !tracked; k++)
             tracked = j->threads[k].host_tid == j->born[i];
-        if (!tracked)
+        if (!tracked) {
+            j->born_at[pending] = j->born_at[i];
             j->born[pending++] = j->born[i];
+        }
     }
     j->n_born = pending;
 }
@@ -1062,10 +1081,7 @@ static void on_tick(struct loop *l, struct loop_watch *w, uint32_t events)
     follow_starting(z, now);
     fast |= z->n_starting > 0;
     for (struct zt_jvm *j = z->jvms; j; j = j->next) {
-        if (j->births_until <= now) { /* a thread made then and still not in the list is no JavaThread (GC's) */
-            j->n_born = 0;
-            j->born_lost = 0;
-        }
+        forget_births(j, now);
         if (!scan && j->births_until > now && (j->state == ZT_WATCHING || j->state == ZT_SESSION))
             follow_threads(j);
         if (j->state == ZT_SESSION)
