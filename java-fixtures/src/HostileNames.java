@@ -11,7 +11,10 @@ import java.util.List;
  * break) and a NUL. Each name is under the agent's 63 bytes (JTHREAD_NAME_MAX).
  * The threads run one after another, so each name is one pin of its own. A
  * first one, "odd-frame", pins longest, below a method named with an ESC and
- * a NUL.
+ * a NUL: sleepMs times (names + 2), the others a twelfth of sleepMs (5 ms at
+ * least), so that its one pin outlasts theirs together even when each of them
+ * overruns its sleep by 60 ms under load (with 60 ms each, 10 ms did, ASan in
+ * a CI run, and the text report's example was theirs).
  *
  * Prints "name: HEX" (the name's UTF-8 bytes) for each name before it starts,
  * so a test reads the names from here instead of keeping a copy, and "odd
@@ -101,9 +104,10 @@ public class HostileNames {
         first.join();
         if (failed.get() != null) throw new IllegalStateException("the odd frame did not run", failed.get());
         done.add(first);
+        long othersMs = Math.max(5, sleepMs / 12);
         for (String name : NAMES) {
             System.out.println("name: " + hex.formatHex(name.getBytes(StandardCharsets.UTF_8)));
-            Thread vt = Thread.ofVirtual().name(name).start(() -> JniSleep.sleepInNative(sleepMs));
+            Thread vt = Thread.ofVirtual().name(name).start(() -> JniSleep.sleepInNative(othersMs));
             vt.join();
             done.add(vt);
         }
