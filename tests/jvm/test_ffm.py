@@ -206,7 +206,9 @@ def case_jfr(jdk):
     # the same pins timed twice: JFR from the freeze failure to its commit, vtpin from the entry of
     # parkOnCarrierThread to its return, just after each
     check_timed_like_jfr(native, jfr)
-    check_timed_like_jfr(cs, jfr_cs)
+    # critical sections only happen to occur (the JDK's own class initialization), 0 to 2 a run: too
+    # few for a median, so they are matched to JFR's without their durations
+    check_timed_like_jfr(cs, jfr_cs, median_ns=None)
 
 
 def case_native_block(jdk):
