@@ -24,10 +24,11 @@
  * are still raw: a group is resolved with the pins. 0, or -ENOMEM (the pins not summed stay,
  * the session whole). A recording_fold_fn (its last argument unused). */
 int pin_groups_fold(struct recording_session *s, uint32_t *moved, void *unused);
-/* Whether pin_groups_fold sums p up: it ended, and has no blocker. */
+/* Whether pin_groups_fold sums p up: it ended, has no blocker, and no park whose bounds are still to
+ * settle may read it (attach_bounds.h). */
 static inline int pin_groups_takes(const struct recording_pin *p)
 {
-    return p->ended && !recording_pin_blocker(p);
+    return p->ended && !recording_pin_blocker(p) && !p->bounds_kept;
 }
 
 /* A pin as the summaries count it: one pin, or a group of pins summed up. */

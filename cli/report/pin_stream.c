@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach_bounds.h"
 #include "kernel_pins.h"
 
 struct stream {
@@ -30,7 +31,8 @@ static int cmp_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* p resolved and with its end (from the first pass when it outlasted a sum), to fn. */
+/* p resolved and with its end (from the first pass when it outlasted a sum), and its bounds as the first
+ * pass settled them after attach, to fn. */
 static int hand_over(struct stream *st, const struct recording_pin *p, const struct recording_pin_end *end)
 {
     struct recording_pin q = *p;
@@ -39,6 +41,12 @@ static int hand_over(struct stream *st, const struct recording_pin *p, const str
         q.end_ns = end->end_ns;
         q.duration_ns = end->duration_ns;
         q.last_asleep_ns = end->last_asleep_ns;
+    }
+    const struct recording_pin_bounds *moved = attach_bounds_moved(st->first, q.id);
+    if (moved) {
+        q.start_ns = moved->start_ns;
+        q.end_ns = moved->end_ns;
+        q.duration_ns = recording_sat_sub(q.end_ns, q.start_ns);
     }
     recording_resolve_from(st->first, &q);
     kernel_time_block(&st->sleeps, &q);
@@ -104,7 +112,8 @@ int pin_stream(const struct recording *r, size_t session, pin_stream_fn fn, void
                                    .no_intervals = 1,
                                    .fold_pins = r->plan.fold_pins ? r->plan.fold_pins : RECORDING_FOLD_PINS,
                                    .fold = hand_over_head,
-                                   .fold_arg = &st};
+                                   .fold_arg = &st,
+                                   .attach_as_read = 1};
     struct recording *r2 = NULL;
     if ((rc = recording_load_again(r, &again, &r2, err, errlen)))
         goto done;

@@ -107,6 +107,11 @@ struct session_private {
     int kernel_first;                  /* its intervals came from a first read (recording_plan.fold_kernel) */
     size_t fold_at;                    /* pins in the model that call for the next sum */
     uint64_t pins_started;
+    size_t number;      /* from 1, in the file */
+    int windowed;       /* after attach: its pins bounded in windows as read (attach_bound_window) */
+    int window_closed;  /* windowed, and complete: checked once more */
+    int reached_back;   /* a pin reached back past a window's cut (RECORDING_WINDOW_AGAIN) */
+    int64_t attach_cut; /* the last window's cut, when windowed */
 };
 
 static void stack_free(void *p)
@@ -127,6 +132,7 @@ static void content_free(struct recording_session *s)
     free(s->pin_groups);
     table_fini(&s->pin_group_index);
     free(s->late_ends);
+    free(s->bounds_moved);
     for (size_t i = 0; i < s->n_extras; i++) {
         free(s->extras[i]->downcall.symbol);
         free(s->extras[i]->downcall.library);
@@ -191,6 +197,8 @@ static int session_drop_content(struct recording_session *s)
     s->n_pin_groups = s->pin_groups_cap = 0;
     s->late_ends = NULL;
     s->n_late_ends = s->late_ends_cap = 0;
+    s->bounds_moved = NULL;
+    s->n_bounds_moved = s->bounds_moved_cap = 0;
     memset(&s->pin_group_index, 0, sizeof(s->pin_group_index));
     s->hogs = NULL;
     s->kintervals = NULL;
@@ -236,7 +244,7 @@ static int session_resolve(struct recording_session *s);
 static int hand_over(struct recording *r, struct recording_session *s)
 {
     int rc = session_resolve(s);
-    if (!rc)
+    if (!rc && ((struct session_private *)s)->number >= r->plan.whole_from)
         rc = r->plan.each(r, s, r->plan.arg);
     int dropped = session_drop_content(s);
     return rc ? rc : dropped;
@@ -308,6 +316,9 @@ static int recording_add_session(struct recording *r, struct recording_session *
     ((struct session_private *)s)->fold_at = r->plan.fold_pins;
     *out = s;
     take_first_intervals(r, s);
+    ((struct session_private *)s)->number = r->n_sessions;
+    if (r->plan.each && r->n_sessions < r->plan.whole_from)
+        s->skipped = 1;                    /* handed over by a read before */
     if (r->plan.each && r->n_sessions > 1) /* the one before is complete */
         return hand_over(r, r->sessions[r->n_sessions - 2]);
     if (r->plan.keep == RECORDING_KEEP_LAST && r->n_sessions > 1) /* the one before is not the last */
@@ -453,8 +464,62 @@ static void drop_unused_extras(struct recording_session *s)
     s->n_extras = kept;
 }
 
+/* Whether p's stack runs through VirtualThread.parkOnCarrierThread, as the definitions read so far tell
+ * (a window reads the pins before their stacks are resolved); complete: the session is, and what was
+ * never defined never will be (resolved, such a stack or frame names nothing). */
+static uint8_t park_stack_of(const struct recording_session *s, const struct recording_pin *p, int complete)
+{
+    uint8_t unknown = complete ? RECORDING_PARK_NO : RECORDING_PARK_UNKNOWN;
+    if (!p->stack_id)
+        return RECORDING_PARK_NO;
+    const struct session_defs_stack *st = session_defs_stack(s->defs, p->stack_id);
+    if (!st)
+        return unknown;
+    uint8_t kind = RECORDING_PARK_NO;
+    for (uint32_t i = 0; i < st->count; i++) {
+        const struct session_defs_method *m = session_defs_method(s->defs, st->frames[i].method);
+        const char *cls = m ? session_defs_string(s->defs, m->class_sid) : NULL;
+        const char *name = m ? session_defs_string(s->defs, m->name_sid) : NULL;
+        if (!cls || !name)
+            kind = unknown;
+        else if (strcmp(name, "parkOnCarrierThread") == 0 && strcmp(cls, "java.lang.VirtualThread") == 0)
+            return RECORDING_PARK_YES;
+    }
+    return kind;
+}
+
+/* A session after attach without the kernel view, read in windows (recording_plan.window): its pins
+ * bounded up to cut, each pin's stack asked first (attach_bounds.h). */
+static int bound_window(struct recording_session *s, int64_t cut, int complete)
+{
+    struct session_private *sp = (struct session_private *)s;
+    for (size_t i = 0; i < s->n_pins; i++) {
+        struct recording_pin *p = &s->pins[i];
+        if (p->park_stack == RECORDING_PARK_UNASKED || p->park_stack == RECORDING_PARK_UNKNOWN)
+            p->park_stack = park_stack_of(s, p, complete);
+    }
+    if (sp->windowed && cut < sp->attach_cut)
+        cut = sp->attach_cut;
+    int rc = sp->plan->window(s, sp->windowed ? sp->attach_cut : INT64_MIN, cut);
+    sp->reached_back = rc == RECORDING_WINDOW_AGAIN;
+    if (rc)
+        return rc;
+    sp->windowed = 1;
+    sp->attach_cut = cut;
+    return 0;
+}
+
+/* The cut of a window now: RECORDING_WINDOW_NS and twice the agent's threshold behind the latest time read. */
+static int64_t window_cut(const struct recording_session *s)
+{
+    uint64_t threshold = s->hello.has_threshold ? s->hello.threshold_ns : 0;
+    int64_t twice = threshold > INT64_MAX / 2 ? INT64_MAX : (int64_t)threshold * 2;
+    return recording_sat_sub(s->last_ns, recording_sat_add(RECORDING_WINDOW_NS, twice));
+}
+
 /* Ended pins summed up (pin_groups.h) when the load asks, the model holds fold_at pins, and no
- * pass will need them: memory follows the groups and the pins in progress. 0 or -ENOMEM. */
+ * pass will need them: memory follows the groups and the pins in progress (and, after attach, the
+ * pins a window keeps). 0, -ENOMEM, -EAGAIN (read again, the intervals first) or RECORDING_WINDOW_AGAIN. */
 static int maybe_fold(struct recording_session *s)
 {
     struct session_private *sp = (struct session_private *)s;
@@ -463,9 +528,16 @@ static int maybe_fold(struct recording_session *s)
         return 0;
     if (s->n_kintervals && !sp->kernel_first && sp->plan->fold_kernel && !sp->plan->kernel_from)
         return -EAGAIN; /* a long session with the kernel view: read it again, its intervals first */
-    if (s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH || (s->n_kintervals && !sp->kernel_first)) {
+    int attach = s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH && !sp->plan->attach_as_read;
+    int whole = !sp->plan->window || s->n_kintervals || (sp->plan->whole_from && sp->number >= sp->plan->whole_from);
+    if ((attach && whole) || (s->n_kintervals && !sp->kernel_first)) {
         sp->no_fold = 1; /* the attach passes read every pin; the kernel's, every interval before any pin */
         return 0;
+    }
+    if (attach) {
+        int rc = bound_window(s, window_cut(s), 0);
+        if (rc)
+            return rc;
     }
     uint32_t *moved = malloc(s->n_pins * sizeof(*moved));
     if (!moved)
@@ -501,6 +573,10 @@ static int apply_pin_start(struct recording_session *s, const Vtpin__V1__PinStar
     if (rc != SESSION_PINS_NEW) {
         s->duplicates += !said_again(s, rc);
         return 0;
+    }
+    if (sp->windowed && d->start_ns < sp->attach_cut) {
+        sp->reached_back = 1; /* written later than the window allows: a pin it settled may read it */
+        return RECORDING_WINDOW_AGAIN;
     }
     if (s->n_pins >= UINT32_MAX)
         return -EOVERFLOW; /* session_pin.index is 32 bits */
@@ -650,6 +726,10 @@ static int apply_kinterval(struct recording_session *s, const Vtpin__V1__KernelI
     if (sp->kernel_first) { /* held since the session began */
         note_time(s, d->end_ns);
         return 0;
+    }
+    if (sp->windowed) {
+        sp->reached_back = 1; /* the kernel view after attach: its passes read every pin */
+        return RECORDING_WINDOW_AGAIN;
     }
     if (s->pins_folded && sp->plan->fold_kernel && !sp->plan->kernel_from)
         return -EAGAIN; /* the kernel view after pins were summed up: read again, its intervals first */
@@ -1105,6 +1185,13 @@ void recording_resolve_from(const struct recording_session *from, struct recordi
 
 static int session_resolve(struct recording_session *s)
 {
+    struct session_private *sp = (struct session_private *)s;
+    if (sp->windowed && !sp->window_closed) { /* complete: what the last window assumed still holds? */
+        int rc = bound_window(s, sp->attach_cut, 1);
+        if (rc)
+            return rc;
+        sp->window_closed = 1;
+    }
     /* pin and hog ids matched their ends while the file was read: nothing looks them up after */
     session_pins_free(s->ids);
     s->ids = NULL;
@@ -1207,9 +1294,10 @@ static void release_read(const uint8_t *data, size_t pos, size_t *released)
 }
 
 /* data[len] into *out, keeping the sessions keep says; mapped: data is a private file mapping
- * whose read pages may be given back. */
-static int load_buffer(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan, int mapped,
-                       struct recording **out, char *err, size_t errlen)
+ * whose read pages may be given back. On RECORDING_WINDOW_AGAIN, again_at is the number of the
+ * session that reached back past a window. */
+static int load_buffer_windowed(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan,
+                                int mapped, struct recording **out, char *err, size_t errlen, size_t *again_at)
 {
     struct recording *r = NULL;
     size_t released = 0;
@@ -1217,6 +1305,7 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
     int rc = 0;
 
     *out = NULL;
+    *again_at = 0;
     if (errlen)
         err[0] = '\0';
     if (!is_magic(data, len)) {
@@ -1313,8 +1402,18 @@ static int load_buffer(const uint8_t *data, size_t len, const char *name, const 
     *out = r;
     r = NULL;
 cleanup:
+    for (size_t i = 0; r && rc == RECORDING_WINDOW_AGAIN && i < r->n_sessions && !*again_at; i++)
+        if (((struct session_private *)r->sessions[i])->reached_back)
+            *again_at = i + 1;
     recording_free(r);
     return rc;
+}
+
+static int load_buffer(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan, int mapped,
+                       struct recording **out, char *err, size_t errlen)
+{
+    size_t again_at;
+    return load_buffer_windowed(data, len, name, plan, mapped, out, err, errlen, &again_at);
 }
 
 int recording_load_buffer(const uint8_t *data, size_t len, const char *name, struct recording **out, char *err,
@@ -1418,14 +1517,15 @@ static int spool(int fd, const char *name, const uint8_t *head, size_t head_len,
 
 /* load_buffer, twice for fold_kernel: the intervals first, so that the pins can be timed and joined as
  * they are summed up. */
-static int load_planned(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan,
-                        int mapped, struct recording **out, char *err, size_t errlen)
+static int load_intervals_first(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan,
+                                int mapped, struct recording **out, char *err, size_t errlen, size_t *again_at)
 {
+    *again_at = 0;
     if (!plan->fold_kernel || !plan->fold || !plan->fold_pins || plan->kernel_only)
-        return load_buffer(data, len, name, plan, mapped, out, err, errlen);
+        return load_buffer_windowed(data, len, name, plan, mapped, out, err, errlen, again_at);
     /* once, as any file is read, unless a long session turns out to have the kernel view (-EAGAIN: a
      * session handed to each cannot be taken back, so such a load reads the intervals first always) */
-    int rc = plan->each ? -EAGAIN : load_buffer(data, len, name, plan, mapped, out, err, errlen);
+    int rc = plan->each ? -EAGAIN : load_buffer_windowed(data, len, name, plan, mapped, out, err, errlen, again_at);
     if (rc != -EAGAIN)
         return rc;
     struct recording_plan intervals = {.keep = plan->keep, .skip_occupancy = 1, .kernel_only = 1};
@@ -1433,10 +1533,25 @@ static int load_planned(const uint8_t *data, size_t len, const char *name, const
     struct recording *first = NULL;
     rc = load_buffer(data, len, name, &intervals, mapped, &first, err, errlen);
     pins.kernel_from = first;
-    if (!rc && !(rc = load_buffer(data, len, name, &pins, mapped, out, err, errlen)))
+    if (!rc && !(rc = load_buffer_windowed(data, len, name, &pins, mapped, out, err, errlen, again_at)))
         (*out)->plan.kernel_from = NULL; /* freed here */
     recording_free(first);
     return rc;
+}
+
+/* load_intervals_first, and again when a session after attach read in windows had a pin reach back
+ * past a window's cut (RECORDING_WINDOW_AGAIN): that session and those after it kept whole, those
+ * before it read as before (and not handed to each again). */
+static int load_planned(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan,
+                        int mapped, struct recording **out, char *err, size_t errlen)
+{
+    size_t again_at = 0;
+    int rc = load_intervals_first(data, len, name, plan, mapped, out, err, errlen, &again_at);
+    if (rc != RECORDING_WINDOW_AGAIN || !plan->window || plan->whole_from || !again_at)
+        return rc;
+    struct recording_plan whole = *plan;
+    whole.whole_from = again_at;
+    return load_intervals_first(data, len, name, &whole, mapped, out, err, errlen, &again_at);
 }
 
 static int load_mapped(int fd, const char *name, const struct recording_plan *plan, struct recording **out, char *err,

@@ -145,6 +145,19 @@ struct recording_pin {
     uint8_t timed_by_kernel; /* start and end are the kernel's (split_from, or kernel_time_blocks) */
     uint8_t has_culprit_raw, has_blocking_raw;
     uint8_t late; /* in progress when others were summed up: its end goes to the session's late_ends */
+    /* after attach, read in windows (attach_bound_window): its bounds are settled; the model keeps it
+     * for a park not settled yet; in progress when a window cut past its start */
+    uint8_t bounds_final, bounds_kept, spanned;
+    uint8_t park_stack; /* read in windows: enum recording_park_stack, as the definitions read so far tell */
+};
+
+/* Whether a pin's stack runs through VirtualThread.parkOnCarrierThread, before the stacks are resolved. */
+enum recording_park_stack { RECORDING_PARK_UNASKED, RECORDING_PARK_NO, RECORDING_PARK_YES, RECORDING_PARK_UNKNOWN };
+
+/* A pin's bounds as a window settled them (recording_session.bounds_moved). */
+struct recording_pin_bounds {
+    uint64_t id;
+    int64_t start_ns, end_ns;
 };
 
 /* How a pin ended, by its id (recording_session.late_ends). */
@@ -281,6 +294,10 @@ struct recording_session {
      * pass over the file (pin_stream.h) lists them in start order without waiting for their end */
     struct recording_pin_end *late_ends;
     size_t n_late_ends, late_ends_cap;
+    /* after attach: the pins whose bounds the windows (or the last pass) moved, by id once loaded, for a
+     * second pass over the file, which reads them as written (attach_bounds.h) */
+    struct recording_pin_bounds *bounds_moved;
+    size_t n_bounds_moved, bounds_moved_cap;
     /* the kernel view's intervals began after pins were summed, in a load without fold_kernel (none of
      * the report's): not joined to those */
     int kernel_after_fold;
@@ -352,6 +369,16 @@ typedef int (*recording_fold_fn)(struct recording_session *s, uint32_t *moved, v
 void recording_pin_release(struct recording_pin *p);
 #define RECORDING_PIN_GONE UINT32_MAX
 
+/* Settles the bounds of the pins of s read so far up to cut, before a sum, and marks the pins a later
+ * one may still read (attach_bounds.h's attach_bound_window, for a session after attach): 0, -errno, or
+ * RECORDING_WINDOW_AGAIN when a pin read reaches back past the cut of the window before (the load then
+ * reads the file again, its sessions after attach kept whole). */
+typedef int (*recording_window_fn)(struct recording_session *s, int64_t before, int64_t cut);
+#define RECORDING_WINDOW_AGAIN (-ESTALE)
+/* How far back past the latest time read a pin may still be written, beyond the agent's threshold
+ * (twice it: a pin is written once it crosses it): a window's cut lies this far behind. */
+#define RECORDING_WINDOW_NS (2 * 1000000000LL)
+
 struct recording;
 /* A session's kernel view from elsewhere (vtpin run: its collector's recordings), moved into s as its
  * Hello is read: 1 when s got intervals, 0 when none, -errno (the load fails with it). */
@@ -376,6 +403,17 @@ struct recording_plan {
     size_t fold_pins;
     recording_fold_fn fold;
     void *fold_arg;
+    /* non-NULL: the sessions after attach without the kernel view are summed up too, their pins
+     * bounded first in windows as they are read (attach_bounds.h); NULL: kept whole, as their passes
+     * read every pin */
+    recording_window_fn window;
+    /* the sessions after attach summed up as read, no window (pin_stream's second read: the first
+     * settled their bounds, recording_session.bounds_moved) */
+    int attach_as_read;
+    /* 0, or the sessions numbered from it on keep their pins after attach whole (no window), and with
+     * each, those below it are not handed over: a read again after RECORDING_WINDOW_AGAIN (session
+     * whole_from reached back past a window), which reads those before it as before */
+    size_t whole_from;
     /* sum up the sessions with the kernel view too (not those after attach, whose passes read every
      * pin): once a session with intervals is to be summed up (or one comes after pins were), the file
      * (or a stream's copy) is read again, twice, first for the intervals alone, which the last read

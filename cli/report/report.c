@@ -124,6 +124,7 @@ int report_open_plan(const char *path, const struct report_plan *plan, struct re
                                   .fold_pins = plan->fold_pins,
                                   .fold = kernel_fold_pins,
                                   .fold_arg = &kf,
+                                  .window = attach_bound_window,
                                   .fold_kernel = 1,
                                   .keep_input = plan->keep_input,
                                   .max_bytes = plan->max_bytes,

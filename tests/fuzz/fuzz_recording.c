@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -79,18 +80,44 @@ static void each_into_pprof(const char *path, size_t fold)
     report_pprof_free(p);
 }
 
+/* The text and collapsed reports of the last session of the file at path, its ended pins summed up
+ * past fold (0: kept whole), in memory (malloc'ed; NULL: not loaded). */
+static char *summaries_of(const char *path, size_t fold, size_t *len, struct recording **kept)
+{
+    struct recording *r = NULL;
+    char err[512], *text = NULL;
+    struct report_plan plan = {.keep = RECORDING_KEEP_LAST, .fold_pins = fold, .keep_input = fold != 0};
+    if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0)
+        return NULL;
+    FILE *out = open_memstream(&text, len);
+    if (!out)
+        abort();
+    struct report_options o = {.session = r->n_sessions - 1, .full_stacks = 1};
+    report_text(out, r, &o);
+    report_collapsed(out, r, &o);
+    fclose(out);
+    if (kept)
+        *kept = r;
+    else
+        recording_free(r);
+    return text;
+}
+
 /* The last session of the file at path, its ended pins summed up past fold, in every format but pprof
- * (JSON, HTML and Perfetto read its pins again from the file, cli/report/pin_stream.h). */
+ * (JSON, HTML and Perfetto read its pins again from the file, cli/report/pin_stream.h); the summaries
+ * must be the bytes of the session kept whole (pin_groups.h, attach_bounds.h's windows). */
 static void summed_up(const char *path, size_t fold)
 {
     struct recording *r = NULL;
-    char err[512];
-    struct report_plan plan = {.keep = RECORDING_KEEP_LAST, .fold_pins = fold, .keep_input = 1};
-    if (report_open_plan(path, &plan, &r, err, sizeof(err)) != 0)
-        return;
+    size_t len = 0, len0 = 0;
+    char *summed = summaries_of(path, fold, &len, &r), *whole = summaries_of(path, 0, &len0, NULL);
+    if (!summed && !whole)
+        return; /* not a recording, either way */
+    if (!summed || !whole || len != len0 || memcmp(summed, whole, len) != 0)
+        abort();
+    free(summed);
+    free(whole);
     struct report_options o = {.session = r->n_sessions - 1, .full_stacks = 1};
-    report_text(devnull, r, &o);
-    report_collapsed(devnull, r, &o);
     /* -EIO: the file read again for the pins was not what the first read found (writing to /dev/null
      * does not fail): every read of the same bytes must find the same sessions */
     if (report_json(devnull, r, &o) == -EIO || report_html(devnull, r, &o) == -EIO ||

@@ -4,7 +4,7 @@ fixture JVMs (JDK 21, where monitors pin), the collector's own recording of an
 agent connection, and the Query frames `vtpin status` / `vtpin top` send.
 
   VTPIN_BUILD=build JAVA21_HOME=... tests/fuzz/make_corpus.py
-  tests/fuzz/make_corpus.py --replayed   (only the seeds made from tests/corpus: no JVM)
+  tests/fuzz/make_corpus.py --replayed   (only the seeds made from tests/corpus and the synthetic one: no JVM)
 
 Seeds stay small (each under MAX bytes, cut at a frame boundary; the whole
 corpus well under 1 MB). Not run by CI: the corpus is committed."""
@@ -171,6 +171,14 @@ def replayed_seeds():
             return frames(f.read()[len(MAGIC):])
     write("recording", "sessions-blockers-kernel", MAGIC + cut(real("blockers"), MAX // 4) + MAGIC +
           cut(real("alternating_kernel"), MAX // 2) + MAGIC + cut(real("blockers"), MAX // 4))
+    # a session after attach of 200 pins over 50 s, no occupancy: the report bounds its sampled parks
+    # in windows as it reads them (cli/report/attach_bounds.h), which the fuzzer then bends
+    synth = os.path.join(os.path.dirname(VTPIN), "tests", "unit", "synth_recording")
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "attach.vtp")
+        subprocess.run([synth, path, "200", "4", "attach", "quiet", "bare"], check=True, timeout=60)
+        with open(path, "rb") as f:
+            write("recording", "attach-windows", MAGIC + cut(frames(f.read()[len(MAGIC):]), MAX))
 
 
 def main():

@@ -60,8 +60,10 @@ static void synth_event(struct synth *b, const WireEvent *ev)
         synth_event((b), &ev_);                                                                                        \
     } while (0)
 
-/* Magic and a Hello: a JVM with clock (unix = mono + offset), threshold 1 ms. */
-static void synth_hello(struct synth *b, int64_t pid, int occupancy, int64_t start_unix, int64_t start_mono)
+/* Magic and a Hello of an agent loaded in mode (a Vtpin__V1__LoadMode): a JVM with clock (unix = mono +
+ * offset), threshold 1 ms. */
+static void synth_hello_in(struct synth *b, int64_t pid, int occupancy, int64_t start_unix, int64_t start_mono,
+                           int mode)
 {
     synth_put(b, WIRE_MAGIC, WIRE_MAGIC_LEN);
     Vtpin__V1__Hello h = VTPIN__V1__HELLO__INIT;
@@ -72,7 +74,7 @@ static void synth_hello(struct synth *b, int64_t pid, int occupancy, int64_t sta
     h.host = "synth";
     h.agent_version = "test";
     h.has_mode = 1;
-    h.mode = VTPIN__V1__LOAD_MODE__STARTUP;
+    h.mode = (Vtpin__V1__LoadMode)mode;
     h.has_start_unix_ns = h.has_start_mono_ns = 1;
     h.start_unix_ns = start_unix;
     h.start_mono_ns = start_mono;
@@ -83,6 +85,13 @@ static void synth_hello(struct synth *b, int64_t pid, int occupancy, int64_t sta
     h.has_sample_interval_ns = 1;
     h.sample_interval_ns = 10000000;
     SYNTH_EVENT(b, hello, VTPIN__V1__EVENT__BODY_HELLO, &h);
+}
+
+/* synth_hello_in at startup. */
+__attribute__((unused)) static void synth_hello(struct synth *b, int64_t pid, int occupancy, int64_t start_unix,
+                                                int64_t start_mono)
+{
+    synth_hello_in(b, pid, occupancy, start_unix, start_mono, VTPIN__V1__LOAD_MODE__STARTUP);
 }
 
 static void synth_string(struct synth *b, uint32_t id, const char *value)
@@ -172,13 +181,21 @@ __attribute__((unused)) static void synth_pin_start(struct synth *b, uint64_t id
     SYNTH_EVENT(b, pin_start, VTPIN__V1__EVENT__BODY_PIN_START, &p);
 }
 
-static void synth_pin_end(struct synth *b, uint64_t id, int64_t end, int64_t duration)
+/* A pin's end; last_asleep 0: not said (the watchdog's pins say the last sample that saw them asleep). */
+static void synth_pin_end_asleep(struct synth *b, uint64_t id, int64_t end, int64_t duration, int64_t last_asleep)
 {
     Vtpin__V1__PinEnd e = VTPIN__V1__PIN_END__INIT;
     e.pin_id = id;
     e.end_ns = end;
     e.duration_ns = duration;
+    e.has_last_asleep_ns = last_asleep != 0;
+    e.last_asleep_ns = last_asleep;
     SYNTH_EVENT(b, pin_end, VTPIN__V1__EVENT__BODY_PIN_END, &e);
+}
+
+static void synth_pin_end(struct synth *b, uint64_t id, int64_t end, int64_t duration)
+{
+    synth_pin_end_asleep(b, id, end, duration, 0);
 }
 
 /* A carrier hog's start; stack 0 = none, culprit < 0 = none, vthread_sid 0 = no name. */

@@ -38,25 +38,28 @@ static const char *methods[] = {"handle", "load", "save", "query", "get", "put",
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet] [kernel] [long]\n");
+        fprintf(stderr,
+                "usage: synth_recording PATH PINS CARRIERS [exact] [hogs] [quiet] [kernel] [long] [attach] [bare]\n");
         return 2;
     }
     long n_pins = strtol(argv[2], NULL, 10), n_carriers = strtol(argv[3], NULL, 10);
-    int exact = 0, hogs = 0, quiet = 0, kernel = 0, lasting = 0;
+    int exact = 0, hogs = 0, quiet = 0, kernel = 0, lasting = 0, attach = 0, bare = 0;
     for (int i = 4; i < argc; i++) {
         exact |= strcmp(argv[i], "exact") == 0;
         hogs |= strcmp(argv[i], "hogs") == 0;
         quiet |= strcmp(argv[i], "quiet") == 0;
         kernel |= strcmp(argv[i], "kernel") == 0;
         lasting |= strcmp(argv[i], "long") == 0;
+        attach |= strcmp(argv[i], "attach") == 0;
+        bare |= strcmp(argv[i], "bare") == 0; /* no occupancy: a small file (a fuzz seed) */
     }
     if (n_pins < 0 || n_carriers < 1 || n_carriers > 1024)
         return 2;
     struct synth b = {0};
     int64_t mono0 = 5000 * MS;
-    synth_hello(&b, 4242,
-                exact ? VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT : VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED,
-                1700000000000000000LL, mono0);
+    synth_hello_in(
+        &b, 4242, exact ? VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_EXACT : VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED,
+        1700000000000000000LL, mono0, attach ? VTPIN__V1__LOAD_MODE__ATTACH : VTPIN__V1__LOAD_MODE__STARTUP);
 
     /* strings: 1..8 classes, 11..20 methods, 21 source, 30.. JDK names, 100.. carriers, 2000.. vthreads */
     char text[128];
@@ -75,7 +78,9 @@ int main(int argc, char **argv)
         synth_string(&b, 100 + (uint32_t)c, text);
         synth_carrier(&b, 7000 + (int32_t)c, 100 + (uint32_t)c, mono0);
     }
-    for (uint32_t i = 0; i < N_NAMES; i++) {
+    /* bare: a handful of names and stacks too */
+    uint32_t n_names = bare ? 16 : N_NAMES, n_stacks = bare ? 10 : N_STACKS;
+    for (uint32_t i = 0; i < n_names; i++) {
         snprintf(text, sizeof(text), "order-%u", i);
         synth_string(&b, 2000 + i, text);
     }
@@ -89,7 +94,7 @@ int main(int argc, char **argv)
 
     /* stacks: top frame first; park on top, then application frames, then run and enter at the bottom */
     int culprit_of[N_STACKS + 1];
-    for (uint32_t s = 1; s <= N_STACKS; s++) {
+    for (uint32_t s = 1; s <= n_stacks; s++) {
         uint32_t frames[48];
         size_t n = 0, depth = 4 + next_rand() % 30;
         int native = s % 10 == 0;
@@ -99,7 +104,7 @@ int main(int argc, char **argv)
         frames[n++] = 90;
         frames[n++] = 91;
         culprit_of[s] = native ? 0 : 1 + (int)(next_rand() % depth);
-        synth_stack(&b, s, frames, n, native ? -1 : culprit_of[s], s == N_STACKS);
+        synth_stack(&b, s, frames, n, native ? -1 : culprit_of[s], s == n_stacks);
     }
 
     int64_t *cursor = calloc((size_t)n_carriers, sizeof(*cursor));
@@ -109,11 +114,13 @@ int main(int argc, char **argv)
     int64_t end = mono0, first_start = mono0;
     for (long i = 0; i < n_pins; i++) {
         long c = i % n_carriers;
+        for (long k = 0; attach && k < n_carriers; k++) /* after attach, the sampler's pins in start order */
+            c = cursor[k] < cursor[c] ? k : c;
         int64_t start = mono0 + cursor[c] + (int64_t)(next_rand() % 2000) * (quiet ? MS : 1000); /* 0-2 ms apart */
         int64_t dur = (int64_t)(50 + next_rand() % 3000) * 1000;                                 /* 50 us - 3 ms */
         if (i % 500 == 7)
             dur = (int64_t)(50 + next_rand() % 150) * MS; /* now and then a long one */
-        uint32_t stack = 1 + next_rand() % N_STACKS;
+        uint32_t stack = 1 + next_rand() % n_stacks;
         int reason;
         const char *blocked = NULL;
         if (stack % 10 == 0) {
@@ -125,14 +132,16 @@ int main(int argc, char **argv)
                                          VTPIN__V1__PIN_REASON__OBJECT_WAIT};
             reason = others[next_rand() % 5];
         }
-        synth_pin_start(&b, (uint64_t)i + 1, reason, start, 100000 + i, 2000 + (uint32_t)(i % N_NAMES),
+        synth_pin_start(&b, (uint64_t)i + 1, reason, start, 100000 + i, 2000 + (uint32_t)(i % n_names),
                         7000 + (int32_t)c, 100 + (uint32_t)c, stack, culprit_of[stack], blocked);
         if (lasting && i < 2) { /* the first ends at the end (below), the second never */
             first_start = i == 0 ? start : first_start;
             cursor[c] = start - mono0; /* its carrier's next pins begin after it (a file in start order) */
             continue;
         }
-        synth_pin_end(&b, (uint64_t)i + 1, start + dur, dur);
+        /* after attach: the last sample that saw it asleep, up to a period (10 ms) before its end */
+        int64_t asleep = attach ? start + dur - (int64_t)(next_rand() % 10000) * 1000 : 0;
+        synth_pin_end_asleep(&b, (uint64_t)i + 1, start + dur, dur, attach && asleep < start ? start : asleep);
         if (kernel) { /* the carrier's sleep during the pin, the way one of 4 syscalls sleeps */
             static char *stacks[4][11] = {
                 {"bpf_prog_offcpu_switch+0xa15", "bpf_trace_run4+0x10d", "__schedule+0x628", "schedule+0x23",
@@ -158,7 +167,7 @@ int main(int argc, char **argv)
         if (hogs && i % 1000 == 999) { /* a hog after it, on the same carrier: it runs where the pin had slept */
             int64_t hog_start = start + dur + MS, held = (int64_t)(200 + next_rand() % 200) * MS;
             uint64_t hog = (uint64_t)(i / 1000) + 1;
-            synth_hog_start(&b, hog, hog_start, 200000 + i, 2000 + (uint32_t)(i % N_NAMES), 7000 + (int32_t)c,
+            synth_hog_start(&b, hog, hog_start, 200000 + i, 2000 + (uint32_t)(i % n_names), 7000 + (int32_t)c,
                             100 + (uint32_t)c, stack, culprit_of[stack]);
             synth_hog_end(&b, hog, hog_start + held, held, hog_start + held - 10 * MS);
             cursor[c] = hog_start + held - mono0;
@@ -174,7 +183,8 @@ int main(int argc, char **argv)
         return 2;
     for (long c = 0; c < n_carriers; c++)
         tids[c] = 7000 + (int32_t)c;
-    if (!exact) {
+    if (bare) {
+    } else if (!exact) {
         for (int64_t t = mono0; t <= end; t += 10 * MS) {
             for (long c = 0; c < n_carriers; c++)
                 vts[c] = next_rand() % 3 ? 100000 + (next_rand() % 50000) : 0;

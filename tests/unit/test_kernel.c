@@ -616,6 +616,97 @@ static void test_split_parks_java(void)
     free(s.pins);
 }
 
+/* A window over a session after attach (attach_bound_window): a park is settled once it ended by the
+ * cut and no pin in progress may move it; a pin a park not settled may still read stays in the model;
+ * the bounds are those of the session read whole; a park in progress across a cut whose samples then
+ * stopped before it says to read again. */
+static void test_attach_window(void)
+{
+    struct recording_method park = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
+    struct recording_method work = {.class_name = "App", .name = "work"};
+    struct recording_frame parked_frames[] = {{.method = &park}, {.method = &work}};
+    struct recording_frame entry_frames[] = {{.method = &work}};
+    struct recording_stack parked = {.count = 2, .frames = parked_frames};
+    struct recording_stack entry = {.count = 1, .frames = entry_frames};
+    struct recording_pin base = {.reason = VTPIN__V1__PIN_REASON__MONITOR,
+                                 .ended = 1,
+                                 .has_vthread_id = 1,
+                                 .has_carrier_tid = 1,
+                                 .stack = &parked};
+    enum { P, Q, W_IN, W_BEFORE, W_OTHER, R, K, N };
+    struct recording_pin pins[N], whole[N];
+    for (int i = 0; i < N; i++)
+        pins[i] = base;
+    /* P ends after the cut (350); its samples stopped at 150: Q, of another carrier, begins in
+     * [150, 400) and so ends it there, though Q itself ended by the cut */
+    pins[P].vthread_id = 9, pins[P].carrier_tid = 5, pins[P].start_ns = 100, pins[P].end_ns = 400;
+    pins[P].last_asleep_ns = 150;
+    pins[Q].vthread_id = 10, pins[Q].carrier_tid = 6, pins[Q].start_ns = 200, pins[Q].end_ns = 300;
+    pins[Q].last_asleep_ns = 290;
+    /* P's waits: one in progress as it began (it moves P's start to 120), one after the cut */
+    pins[W_BEFORE].vthread_id = 9, pins[W_BEFORE].reason = VTPIN__V1__PIN_REASON__MONITOR_ENTER;
+    pins[W_BEFORE].stack = &entry, pins[W_BEFORE].start_ns = 50, pins[W_BEFORE].end_ns = 120;
+    pins[W_IN].vthread_id = 9, pins[W_IN].reason = VTPIN__V1__PIN_REASON__OBJECT_WAIT, pins[W_IN].stack = &entry;
+    pins[W_IN].start_ns = 380, pins[W_IN].end_ns = 390;
+    /* a wait no park reads */
+    pins[W_OTHER].vthread_id = 11, pins[W_OTHER].reason = VTPIN__V1__PIN_REASON__MONITOR_ENTER;
+    pins[W_OTHER].stack = &entry, pins[W_OTHER].start_ns = 10, pins[W_OTHER].end_ns = 20;
+    /* R ended by the cut, but K, in progress on another carrier, began in [R's last sample, its end):
+     * once K ends, R may end at K's start */
+    pins[R].vthread_id = 12, pins[R].carrier_tid = 8, pins[R].start_ns = 240, pins[R].end_ns = 280;
+    pins[R].last_asleep_ns = 250;
+    pins[K].vthread_id = 13, pins[K].carrier_tid = 7, pins[K].start_ns = 260, pins[K].ended = 0;
+    for (int i = 0; i < N; i++)
+        pins[i].duration_ns = pins[i].ended ? pins[i].end_ns - pins[i].start_ns : 0;
+    memcpy(whole, pins, sizeof(pins));
+    struct recording_session s = {
+        .hello.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = pins, .n_pins = N, .last_ns = 800};
+    CHECK_INT(attach_bound_window(&s, INT64_MIN, 350), 0);
+    CHECK(pins[Q].bounds_final && !pins[P].bounds_final && !pins[R].bounds_final);
+    CHECK(pins[Q].bounds_kept);        /* in P's window */
+    CHECK(pins[W_BEFORE].bounds_kept); /* it moves P's start */
+    CHECK(pins[W_IN].bounds_kept && !pins[W_OTHER].bounds_kept);
+    CHECK(pins[K].spanned);
+    CHECK_INT(pins[P].start_ns, 100); /* not settled: as read */
+    CHECK_INT(pins[P].end_ns, 400);
+    CHECK_UINT(s.pins_sampled, 1);
+    /* K ends, its last sample after that cut: the next window holds; R ends at K's start */
+    pins[K].ended = whole[K].ended = 1;
+    pins[K].end_ns = whole[K].end_ns = 500;
+    pins[K].last_asleep_ns = whole[K].last_asleep_ns = 490;
+    pins[K].duration_ns = whole[K].duration_ns = 240;
+    s.last_ns = 900;
+    CHECK_INT(attach_bound_window(&s, 350, 450), 0);
+    CHECK(pins[P].bounds_final && pins[R].bounds_final && !pins[K].spanned);
+    CHECK_INT(attach_bound_samples(&s), 0);
+    struct recording_session w = {
+        .hello.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = whole, .n_pins = N, .last_ns = 900};
+    CHECK_INT(attach_bound_samples(&w), 0);
+    for (int i = 0; i < N; i++) {
+        CHECK_INT(pins[i].start_ns, whole[i].start_ns);
+        CHECK_INT(pins[i].end_ns, whole[i].end_ns);
+    }
+    CHECK_INT(pins[P].start_ns, 120);
+    CHECK_INT(pins[P].end_ns, 200);
+    CHECK_INT(pins[R].end_ns, 260);
+    CHECK_UINT(s.pins_sampled, w.pins_sampled);
+    CHECK_UINT(s.pins_bounded, w.pins_bounded);
+    free(s.bounds_moved);
+    free(w.bounds_moved);
+
+    /* a park in progress across a cut whose last sample came before that cut: read again */
+    struct recording_pin late[2] = {base, base};
+    late[0].vthread_id = 20, late[0].carrier_tid = 5, late[0].start_ns = 100, late[0].ended = 0;
+    late[1].vthread_id = 21, late[1].carrier_tid = 6, late[1].start_ns = 150, late[1].end_ns = 200;
+    late[1].last_asleep_ns = 190, late[1].duration_ns = 50;
+    struct recording_session t = {
+        .hello.mode = VTPIN__V1__LOAD_MODE__ATTACH, .pins = late, .n_pins = 2, .last_ns = 800};
+    CHECK_INT(attach_bound_window(&t, INT64_MIN, 300), 0);
+    late[0].ended = 1, late[0].end_ns = 900, late[0].last_asleep_ns = 160, late[0].duration_ns = 800;
+    CHECK_INT(attach_bound_window(&t, 300, 400), RECORDING_WINDOW_AGAIN);
+    free(t.bounds_moved);
+}
+
 /* A sampled park after attach without the kernel: cut at its own thread's waits, and
  * ended where another carrier's park began after its last sample (attach_bound_samples). */
 static void test_attach_bounds(void)
@@ -1450,6 +1541,7 @@ int main(void)
     test_split_parks();
     test_split_parks_java();
     test_attach_bounds();
+    test_attach_window();
     test_time_blocks();
     test_time_blocks_unordered();
     test_time_blocks_java();

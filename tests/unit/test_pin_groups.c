@@ -11,6 +11,7 @@
 #include "pin_groups.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -774,6 +775,254 @@ static void test_run_kernel_folded(void)
     free(view.data);
 }
 
+/* ---- sessions after attach, bounded in windows as read (attach_bounds.h) ---- */
+
+/* An event of a session after attach, written at `at`: the file is in the order the agent writes. */
+struct written {
+    int64_t at;
+    long order;
+    int end; /* a PinEnd, else a PinStart (a stack definition when stack_def) */
+    int stack_def;
+    uint64_t id;
+    int reason, carrier; /* carrier 1..4 */
+    int64_t start, stop, last_asleep, vthread;
+    uint32_t stack;
+};
+
+static int cmp_written(const void *a, const void *b)
+{
+    const struct written *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+enum attach_twist { ATTACH_PLAIN, ATTACH_WRITTEN_LATE, ATTACH_SAMPLES_STOP };
+
+/* A session after attach of n pins on 4 carriers: sampled parks (their start written two samples late,
+ * every 97th lasting 3 s), each fifth pin a monitor wait of the virtual thread of the park before it
+ * (inside it, or in progress as it began), parks of other carriers that begin in a park's last sample
+ * period, a stack defined only after pins that use it, a park that never ends. twist: one park written
+ * 30 s after it began (past the windows that close meanwhile), or one whose samples stopped 6 s before it ended. */
+static void attach_session(struct synth *b, int64_t pid, long n, enum attach_twist twist)
+{
+    int64_t mono0 = 5000 * MS;
+    synth_hello_in(b, pid, VTPIN__V1__OCCUPANCY_SOURCE__OCCUPANCY_SAMPLED, 1700000000000000000LL, mono0,
+                   VTPIN__V1__LOAD_MODE__ATTACH);
+    static const char *names[] = {"java.lang.VirtualThread",
+                                  "parkOnCarrierThread",
+                                  "com.example.Shop",
+                                  "handle",
+                                  "lock",
+                                  "Shop.java",
+                                  "com.example.Cache",
+                                  "load"};
+    for (uint32_t i = 0; i < 8; i++)
+        synth_string(b, 1 + i, names[i]);
+    for (uint32_t c = 1; c <= 4; c++) {
+        char text[64];
+        snprintf(text, sizeof(text), "ForkJoinPool-1-worker-%u", c);
+        synth_string(b, 100 + c, text);
+        synth_carrier(b, 7000 + (int32_t)c, 100 + c, mono0);
+    }
+    synth_method(b, 1, 1, 2, 0, 0);
+    synth_method(b, 2, 3, 4, 6, 0);
+    synth_method(b, 3, 3, 5, 6, 0);
+    synth_method(b, 4, 7, 8, 6, 0);
+    synth_stack(b, 1, (const uint32_t[]){1, 2}, 2, 1, 0);
+    synth_stack(b, 2, (const uint32_t[]){1, 3, 2}, 3, 1, 0);
+    synth_stack(b, 3, (const uint32_t[]){3, 2}, 2, 0, 0);
+    struct written *w = calloc((size_t)n * 2 + 2, sizeof(*w));
+    if (!w)
+        return;
+    size_t nw = 0;
+    int64_t cursor[5] = {0, mono0, mono0, mono0, mono0};
+    int64_t park_start = 0, park_stop = 0, park_vthread = 0, late_def = 0;
+    for (long i = 0; i < n; i++) {
+        int c = 1 + (int)(i % 4);
+        uint64_t id = (uint64_t)i + 1;
+        if (i % 5 == 3) { /* a wait of the last park's virtual thread: inside it, or in progress as it began */
+            int64_t start = i % 2 ? park_start + (park_stop - park_start) / 2 : park_start - 2 * MS;
+            int64_t stop = i % 2 ? start + MS + (i % 4) * MS : park_start + MS;
+            int reason = i % 10 == 3 ? VTPIN__V1__PIN_REASON__OBJECT_WAIT : VTPIN__V1__PIN_REASON__MONITOR_ENTER;
+            /* an Object.wait's stack may run through a park of its own: a wait still */
+            w[nw++] = (struct written){.at = start,
+                                       .order = nw,
+                                       .id = id,
+                                       .reason = reason,
+                                       .carrier = c,
+                                       .start = start,
+                                       .vthread = park_vthread,
+                                       .stack = i % 10 == 3 ? 2 : 3};
+            w[nw++] = (struct written){.at = stop, .order = nw, .end = 1, .id = id, .start = start, .stop = stop};
+            continue;
+        }
+        int64_t start = cursor[c] + (int64_t)(500 + (i * 389) % 2500) * 1000;
+        int64_t dur = i % 97 == 0 ? 3000 * MS : (int64_t)(20 + (i * 7) % 36) * MS; /* two samples or more */
+        int64_t asleep = start + dur - (int64_t)((i * 13) % 11) * MS;
+        if (twist == ATTACH_SAMPLES_STOP && i == n / 2) {
+            dur = 8000 * MS;
+            asleep = start + 20 * MS;
+        }
+        int64_t written_at = start + 20 * MS; /* the second sample that saw it */
+        if (twist == ATTACH_WRITTEN_LATE && i == n / 2)
+            written_at = start + 30 * 1000 * MS;
+        uint32_t stack = i % 11 == 0 ? 2 : i >= 150 && i < 300 && i % 3 == 0 ? 4 : 1;
+        if (stack == 4 && !late_def)
+            late_def = start + 400 * MS; /* defined after the pins that use it (written late) */
+        w[nw++] = (struct written){.at = written_at,
+                                   .order = nw,
+                                   .id = id,
+                                   .reason = VTPIN__V1__PIN_REASON__MONITOR,
+                                   .carrier = c,
+                                   .start = start,
+                                   .vthread = 100 + (i * 7) % 30,
+                                   .stack = stack};
+        if (i != n - 1) /* the last never ends */
+            w[nw++] = (struct written){.at = start + dur,
+                                       .order = nw,
+                                       .end = 1,
+                                       .id = id,
+                                       .start = start,
+                                       .stop = start + dur,
+                                       .last_asleep = asleep};
+        cursor[c] = start + dur;
+        park_start = start, park_stop = start + dur, park_vthread = 100 + (i * 7) % 30;
+    }
+    w[nw++] = (struct written){.at = late_def, .order = nw, .stack_def = 1};
+    qsort(w, nw, sizeof(*w), cmp_written);
+    int64_t last = mono0;
+    for (size_t k = 0; k < nw; k++) {
+        const struct written *e = &w[k];
+        if (e->stack_def)
+            synth_stack(b, 4, (const uint32_t[]){1, 4}, 2, 1, 0);
+        else if (e->end)
+            synth_pin_end_asleep(b, e->id, e->stop, e->stop - e->start, e->last_asleep);
+        else
+            synth_pin_start(b, e->id, e->reason, e->start, e->vthread, 3000 + (uint32_t)(e->vthread % 30),
+                            7000 + e->carrier, 100 + (uint32_t)e->carrier, e->stack, e->stack == 3 ? 0 : 1, NULL);
+        last = e->at > last ? e->at : last;
+    }
+    synth_goodbye(b, last + 10 * MS, (uint64_t)n);
+    free(w);
+}
+
+/* Sessions after attach summed up as read, their parks bounded in windows: every format and vtpin run
+ * the same bytes as kept whole, at every batch; the model holds a window's pins, not the session's; a
+ * session where a pin reaches back past a window is read again whole, as is one whose park's samples
+ * stopped long before its end, and the sessions around them are still summed up. */
+static void test_attach_window(void)
+{
+    struct synth b = {0};
+    attach_session(&b, 8181, 6000, ATTACH_PLAIN);
+    attach_session(&b, 8282, 3000, ATTACH_WRITTEN_LATE);
+    attach_session(&b, 8383, 3000, ATTACH_SAMPLES_STOP);
+    attach_session(&b, 8484, 2000, ATTACH_PLAIN);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/vtpin-pin-groups-attach-%d.vtp", tmp_dir(), (int)getpid());
+    if (!CHECK_INT(synth_write(&b, path), 0))
+        return;
+    uint64_t folded = check_same(path);
+    printf("attach: %" PRIu64 " of 14000 pins summed up at a batch of 1\n", folded);
+    size_t len0 = 0, len = 0;
+    char *run0 = run_judged(path, 0, &len0), *run1 = run_judged(path, 1, &len);
+    CHECK(run0 && run1 && len == len0 && memcmp(run0, run1, len) == 0);
+    free(run0);
+    free(run1);
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = 64}, kept = {.keep = RECORDING_KEEP_ALL};
+    struct recording *r = NULL, *r0 = NULL;
+    char err[512];
+    if (CHECK_INT(report_open_plan(path, &kept, &r0, err, sizeof(err)), 0) &&
+        CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0) && CHECK_UINT(r->n_sessions, 4)) {
+        for (size_t i = 0; i < 4; i++) {
+            const struct recording_session *s = r->sessions[i], *whole = r0->sessions[i];
+            printf("attach session %zu: %" PRIu64 " pins summed up, %zu kept; %" PRIu64 " sampled parks, %" PRIu64
+                   " bounded (kept whole: %" PRIu64 ", %" PRIu64 ")\n",
+                   i + 1, s->pins_folded, s->n_pins, s->pins_sampled, s->pins_bounded, whole->pins_sampled,
+                   whole->pins_bounded);
+            CHECK_UINT(s->pins_sampled, whole->pins_sampled);
+            CHECK_UINT(s->pins_bounded, whole->pins_bounded);
+            CHECK(whole->pins_bounded > whole->pins_sampled / 10); /* the corrections are at work */
+        }
+        /* a window's pins kept (a park of 3 s and the pins it may still read), not the session's */
+        CHECK(r->sessions[0]->pins_folded > 5000 && r->sessions[0]->n_pins < 600);
+    }
+    recording_free(r);
+    /* summed up past every pin, a window closes at every start: the late one reaches back past one, and
+     * the load reads again with that session and those after it whole; so does the park whose samples
+     * stopped, alone */
+    struct report_plan each_pin = {.keep = RECORDING_KEEP_ALL, .fold_pins = 1};
+    if (CHECK_INT(report_open_plan(path, &each_pin, &r, err, sizeof(err)), 0)) {
+        CHECK(r->sessions[0]->pins_folded > 5000);
+        for (size_t i = 1; i < 4; i++)
+            CHECK_UINT(r->sessions[i]->pins_folded, 0);
+        recording_free(r);
+    }
+    struct synth stop = {0};
+    attach_session(&stop, 8585, 3000, ATTACH_PLAIN);
+    attach_session(&stop, 8686, 3000, ATTACH_SAMPLES_STOP);
+    if (CHECK_INT(synth_write(&stop, path), 0) &&
+        CHECK_INT(report_open_plan(path, &each_pin, &r, err, sizeof(err)), 0)) {
+        CHECK(r->sessions[0]->pins_folded > 2000);
+        CHECK_UINT(r->sessions[1]->pins_folded, 0);
+        recording_free(r);
+    }
+    free(stop.data);
+    recording_free(r0);
+    if (getenv("VTPIN_KEEP_TEST_FILES"))
+        printf("kept %s\n", path);
+    else
+        remove(path);
+    free(b.data);
+}
+
+/* Given each session in turn (report_plan.each): its text report, appended. */
+static int text_of_each(const struct recording *r, const struct recording_session *s, void *arg)
+{
+    FILE *out = arg;
+    for (size_t i = 0; i < r->n_sessions; i++) {
+        if (r->sessions[i] != s)
+            continue;
+        struct report_options o = {.session = i, .top = 0, .full_stacks = 1};
+        fprintf(out, "== session %zu\n", i + 1);
+        return report_text(out, r, &o);
+    }
+    return -EINVAL;
+}
+
+/* A load that hands each session over as it completes (pprof of every session) cannot take one back:
+ * the read again after a session that reached back past a window hands over only that one and those
+ * after it. The same text as kept whole, each session once. */
+static void test_attach_each(void)
+{
+    struct synth b = {0};
+    attach_session(&b, 9191, 3000, ATTACH_PLAIN);
+    attach_session(&b, 9292, 3000, ATTACH_WRITTEN_LATE);
+    attach_session(&b, 9393, 2000, ATTACH_PLAIN);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/vtpin-pin-groups-each-%d.vtp", tmp_dir(), (int)getpid());
+    if (!CHECK_INT(synth_write(&b, path), 0))
+        return;
+    char *text[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        FILE *out = open_memstream(&text[k], &len[k]);
+        struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = k, .each = text_of_each, .arg = out};
+        struct recording *r = NULL;
+        char err[512];
+        CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0);
+        recording_free(r);
+        fclose(out);
+    }
+    CHECK(text[0] && text[1] && len[0] == len[1] && memcmp(text[0], text[1], len[0]) == 0);
+    CHECK(text[1] && strstr(text[1], "== session 3") && !strstr(strstr(text[1], "== session 3") + 1, "== session"));
+    CHECK(text[1] && strstr(text[1], "== session 1") == text[1] && strstr(text[1], "== session 2"));
+    free(text[0]);
+    free(text[1]);
+    remove(path);
+    free(b.data);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -785,6 +1034,8 @@ int main(int argc, char **argv)
     CHECK_RUN(test_kernel_folded);
     CHECK_RUN(test_run_kernel_folded);
     CHECK_RUN(test_rotated);
+    CHECK_RUN(test_attach_window);
+    CHECK_RUN(test_attach_each);
     const char *corpus = argv[1];
     test_corpus(corpus);
     CHECK_MAIN_RETURN();
