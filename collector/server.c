@@ -218,10 +218,9 @@ static void client_close(struct client *c, const char *why)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
-    if (c->jvm) {
-        struct jvm *j = c->jvm;
-        recorder_flush(c->rec);
-        note_recording(c);
+    struct jvm *j = c->jvm;
+    int newest = j && j->owner == c; /* its recording is the JVM's (note_recording) */
+    if (j) {
         jvms_detach(s->jvms, j, c, now);
         if (j->live == 0) {
             char *line = NULL;
@@ -249,6 +248,10 @@ static void client_close(struct client *c, const char *why)
     }
     if (c->kind == CLIENT_AGENT || c->kernel)
         kglue_owner_gone(s->kernel, c, now);
+    if (j && c->rec) { /* after the last writes: a rotation they cause is counted too */
+        recorder_flush(c->rec);
+        jvm_note_recording(j, recorder_state(c->rec), &c->rec_seen, newest);
+    }
     recorder_close(c->rec);
     c->rec = NULL;
     /* off the open list, onto the dead one */
