@@ -794,15 +794,20 @@ static void seed_sleep(struct zt_jvm *j, struct zt_thread *t)
     kglue_seed_java(j->z->k, j->owner, t->host_tid, since, &java);
 }
 
-/* A thread made ZT_BIRTH_NS ago and still not in the list is no JavaThread (a GC worker's), or is gone. */
+/* Forgets each thread made that is tracked now, or was made ZT_BIRTH_NS ago and still is not: no
+ * JavaThread (a GC worker's), or gone. */
 static void forget_births(struct zt_jvm *j, int64_t now)
 {
     unsigned kept = 0;
-    for (unsigned i = 0; i < j->n_born; i++)
-        if (now - j->born_at[i] < ZT_BIRTH_NS) {
+    for (unsigned i = 0; i < j->n_born; i++) {
+        int tracked = 0;
+        for (size_t k = 0; k < j->n_threads && !tracked; k++)
+            tracked = j->threads[k].host_tid == j->born[i];
+        if (!tracked && now - j->born_at[i] < ZT_BIRTH_NS) {
             j->born_at[kept] = j->born_at[i];
             j->born[kept++] = j->born[i];
         }
+    }
     j->n_born = kept;
     if (j->births_until <= now)
         j->born_lost = 0;
@@ -882,17 +887,7 @@ static void follow_threads(struct zt_jvm *j)
         j->threads[kept++] = *t;
     }
     j->n_threads = kept;
-    unsigned pending = 0;
-    for (unsigned i = 0; i < j->n_born; i++) {
-        int tracked = 0;
-        for (size_t k = 0; k < j->n_threads && !tracked; k++)
-            tracked = j->threads[k].host_tid == j->born[i];
-        if (!tracked) {
-            j->born_at[pending] = j->born_at[i];
-            j->born[pending++] = j->born[i];
-        }
-    }
-    j->n_born = pending;
+    forget_births(j, clock_ns(CLOCK_MONOTONIC));
 }
 
 /* Starts watching JVM pid. */
