@@ -365,6 +365,14 @@ def jfr_pinned_events(home, jfr_file, rep=None):
     return pinned
 
 
+def jfr_start_ns(event):
+    """A JFR event's start in the report's Unix times (jfr_pinned_events given the report)."""
+    if "start_ns" not in event:
+        raise Failure("JFR's event has no start on the report's clock: read the events with the report, "
+                      "jfr_pinned_events(home, file, rep)")
+    return event["start_ns"]
+
+
 def jfr_duration_ns(event):
     """JFR prints durations as ISO-8601 ("PT0.200123S")."""
     d = event["values"]["duration"]
@@ -441,7 +449,7 @@ def jfr_parks_by_round(events, rounds):
     out = {}
     for e in events:
         name = (e["values"].get("eventThread") or {}).get("javaName") or ""
-        start = e["start_ns"]
+        start = jfr_start_ns(e)
         r = round_of(rounds, name, start)
         if r >= 0:
             out.setdefault((name, r), []).append((start, start + jfr_duration_ns(e)))
@@ -524,7 +532,7 @@ def check_timed_like_jfr(pins, events, median_ns=2e6):
         mine.setdefault(p["vthread"]["id"], []).append(span(p["start_ns"], p["duration_ns"]))
     for e in events:
         theirs.setdefault(e["values"]["eventThread"]["javaThreadId"], []).append(
-            span(e["start_ns"], jfr_duration_ns(e)))
+            span(jfr_start_ns(e), jfr_duration_ns(e)))
     differences = []
     for tid in sorted(set(mine) | set(theirs)):
         a, b = sorted(mine.get(tid, [])), sorted(theirs.get(tid, []))

@@ -43,7 +43,8 @@ import signal
 import subprocess
 
 from harness import (AGENT, CLOCKS_AGREE_NS, EXTRA_AGENT_OPTS, VTPIN, Failure, check, classpath, culprit,
-                     forget_stale_attach_socket, jdk_home, jfr_duration_ns, jfr_options, jfr_pinned_events, main,
+                     forget_stale_attach_socket, jdk_home, jfr_duration_ns, jfr_options, jfr_pinned_events,
+                     jfr_start_ns, main,
                      report_json, scheduler, tempdir, tomcat_classpath, wait_ready)
 from test_kernel import Collector, need_kernel_view
 
@@ -241,7 +242,7 @@ def exact_case(fixture, mode):
         # d. a holder not at least half within a JFR event at the method of its virtual thread
         spans = {}
         for e in events:
-            start = e["start_ns"]
+            start = jfr_start_ns(e)
             spans.setdefault(e["values"]["eventThread"]["javaThreadId"], []).append(
                 {"start_ns": start, "duration_ns": jfr_duration_ns(e)})
 
@@ -267,7 +268,7 @@ def exact_case(fixture, mode):
             inside = [e for e in events if any(
                 p["vthread"]["id"] == e["values"]["eventThread"]["javaThreadId"] and
                 p["start_ns"] <= e["start_ns"] + TOLERANCE_NS and
-                end_ns(p) + TOLERANCE_NS >= e["start_ns"] + jfr_duration_ns(e)
+                end_ns(p) + TOLERANCE_NS >= jfr_start_ns(e) + jfr_duration_ns(e)
                 for p in holders)]
             check(len(inside) == len(events), "startup: every JFR event within a holder of its thread: %d of %d" %
                   (len(inside), len(events)))
@@ -277,8 +278,8 @@ def exact_case(fixture, mode):
                       len(holders), len(events), "\n  ".join(describe(p) for p in holders),
                       "\n  ".join("vt %s %d us at +%d us" % (
                           e["values"]["eventThread"]["javaThreadId"], jfr_duration_ns(e) // 1000,
-                          e["start_ns"] // 1000 % 100_000_000)
-                          for e in sorted(events, key=lambda e: e["start_ns"]))))
+                          jfr_start_ns(e) // 1000 % 100_000_000)
+                          for e in sorted(events, key=jfr_start_ns))))
             check(abs(total - jfr_total) <= SHARE * jfr_total,
                   "holder time within 5 %% of JFR's: vtpin %.1f ms, JFR %.1f ms" % (total / 1e6, jfr_total / 1e6))
         check(not overlaps, "no two holders of the one monitor overlap: %d pairs, e.g. %s" %
