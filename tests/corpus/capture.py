@@ -154,15 +154,18 @@ def capture_repro():
     recorded("repro", "Repro", (), scheduler(4, 4), opts="threshold=0", jfr=True)
 
 
-def alternating(name, kernel):
+def alternating(name, kernel, rounds=6):
     """test_attach_exact.py alternating_sampled / alternating_kernel: AlternatingMonitor (6 virtual threads
     x 6 rounds of synchronized { sleep(15 ms) } on one monitor, 2 carriers), the agent attached at
     threshold=0 through a collector with (--kernel=on) or without (--kernel=off) the kernel view, JFR
-    alongside: the sampled parks bounded by the waits to enter (and split by the kernel)."""
+    alongside: the sampled parks bounded by the waits to enter (and split by the kernel). rounds: more
+    of them, a session long enough for the report to bound its parks in windows as it reads them."""
     from test_attach_exact import Jvm, attached, jfr_at
     if kernel:
         need_kernel_view()
     jvm = Jvm(21, "alternating", "sampled", "")
+    at = jvm.cmd.index(jvm.main) + 2  # AlternatingMonitor THREADS ROUNDS SLEEP_MS GO
+    jvm.cmd[at] = str(rounds)
     coll = Collector(["--kernel=on" if kernel else "--kernel=off"]).start()
     try:
         jvm.start()
@@ -204,7 +207,12 @@ def capture_alternating_kernel():
     alternating("alternating_kernel", True)
 
 
+def capture_alternating_long():
+    alternating("alternating_long", False, rounds=60)
+
+
 CAPTURES = {"alternating_sampled": capture_alternating_sampled, "alternating_kernel": capture_alternating_kernel,
+            "alternating_long": capture_alternating_long,
             "b2b_attach": capture_b2b_attach, "b2b_held": capture_b2b_held, "native_held": capture_native_held,
             "native_unexplained": capture_native_unexplained, "hogs": capture_hogs, "blockers": capture_blockers,
             "repro": capture_repro}

@@ -297,6 +297,7 @@ def prove_alternating(rep, text, facts, kernel):
 
 PROOFS = {"alternating_sampled": lambda r, t, f: prove_alternating(r, t, f, False),
           "alternating_kernel": lambda r, t, f: prove_alternating(r, t, f, True),
+          "alternating_long": lambda r, t, f: prove_alternating(r, t, f, False),
           "b2b_attach": prove_b2b_attach, "b2b_held": prove_b2b_held, "native_held": prove_native_held,
           "native_unexplained": prove_native_unexplained, "hogs": prove_hogs, "blockers": prove_blockers,
           "repro": prove_repro}

@@ -435,10 +435,12 @@ static void test_corpus(const char *dir)
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         uint64_t folded = check_same(path);
         printf("corpus %s: %" PRIu64 " pins summed up at a batch of 1\n", e->d_name, folded);
+        if (strcmp(e->d_name, "alternating_long.vtp") == 0) /* a real session after attach, in windows */
+            CHECK(folded > 200);
         files++;
     }
     closedir(d);
-    CHECK(files >= 9);
+    CHECK(files >= 10);
 }
 
 static void notice(struct synth *b, int64_t t, const char *code)
