@@ -76,6 +76,11 @@ public class ClassInitPaths {
         // and a first virtual thread (a CI run under ASan on 21 had a MONITOR_ENTER in
         // VirtualThreadStartEvent.<clinit> among the fixture's pins)
         WarmUp.virtualThreads();
+        // runs: each thread's class loaded here, not initialized: the threads then only initialize, and
+        // do not contend for the class loader's lock (on 21 a MONITOR_ENTER pin of its own: a CI run,
+        // URLClassPath.getLoader, with 3 threads loading at once)
+        for (int i = 0; mode.equals("runs") && i < threads; i++)
+            Class.forName("ClassInitPaths$Runs" + i, false, ClassInitPaths.class.getClassLoader());
         WarmUp.carriersThenGate("ClassInitPaths");
         Thread init = null;
         if (!mode.equals("runs")) {
