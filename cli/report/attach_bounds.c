@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/grow.h"
 
@@ -17,11 +16,9 @@ static int parks_on_carrier(const struct recording_pin *p)
         return 0;
     if (!p->stack) /* a window, before the stacks are resolved: the loader asked the definitions */
         return p->park_stack == RECORDING_PARK_YES;
-    for (uint32_t i = 0; i < p->stack->count; i++) {
-        const struct recording_method *m = p->stack->frames[i].method;
-        if (strcmp(m->name, "parkOnCarrierThread") == 0 && strcmp(m->class_name, "java.lang.VirtualThread") == 0)
+    for (uint32_t i = 0; i < p->stack->count; i++)
+        if (recording_park_frame(p->stack->frames[i].method->class_name, p->stack->frames[i].method->name))
             return 1;
-    }
     return 0;
 }
 
@@ -155,38 +152,6 @@ static void bounding_free(struct bounding *b)
     free(b->was);
 }
 
-static int bounding_begin(struct bounding *b, struct recording_session *s)
-{
-    *b = (struct bounding){.s = s};
-    b->waits = malloc(s->n_pins * sizeof(*b->waits));
-    b->parks = malloc(s->n_pins * sizeof(*b->parks)); /* every park, kernel-timed ones too */
-    b->pending = malloc(s->n_pins * sizeof(*b->pending));
-    b->pending_waits = malloc(s->n_pins * sizeof(*b->pending_waits));
-    b->was = malloc(s->n_pins * 2 * sizeof(*b->was));
-    if (!b->waits || !b->parks || !b->pending || !b->pending_waits || !b->was) {
-        bounding_free(b);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < s->n_pins; i++) {
-        const struct recording_pin *p = &s->pins[i];
-        b->was[2 * i] = p->start_ns;
-        b->was[2 * i + 1] = p->end_ns;
-        if (is_wait(p)) {
-            b->waits[b->nw++] = i;
-            if (!p->ended)
-                b->pending_waits[b->npending_waits++] = i;
-        } else if (attach_sampled_park(p))
-            b->parks[b->np++] = i;
-        else if (!p->ended && parks_on_carrier(p))
-            b->pending[b->npending++] = i;
-    }
-    sort_session = s;
-    qsort(b->waits, b->nw, sizeof(*b->waits), by_vthread_start);
-    qsort(b->pending, b->npending, sizeof(*b->pending), by_start);
-    qsort(b->pending_waits, b->npending_waits, sizeof(*b->pending_waits), by_vthread_start);
-    return 0;
-}
-
 /* The three corrections, to every sampled park the kernel did not time and whose bounds are not
  * settled yet; the settled ones are read as they are. Leaves parks sorted by start. */
 static void correct(struct bounding *b)
@@ -217,6 +182,41 @@ static void correct(struct bounding *b)
             }
         }
     }
+}
+
+/* b for s: its waits, its parks and those in progress, each bound before correction remembered, and the
+ * corrections applied. 0 or -ENOMEM. */
+static int bounding_begin(struct bounding *b, struct recording_session *s)
+{
+    *b = (struct bounding){.s = s};
+    b->waits = malloc(s->n_pins * sizeof(*b->waits));
+    b->parks = malloc(s->n_pins * sizeof(*b->parks)); /* every park, kernel-timed ones too */
+    b->pending = malloc(s->n_pins * sizeof(*b->pending));
+    b->pending_waits = malloc(s->n_pins * sizeof(*b->pending_waits));
+    b->was = malloc(s->n_pins * 2 * sizeof(*b->was));
+    if (!b->waits || !b->parks || !b->pending || !b->pending_waits || !b->was) {
+        bounding_free(b);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < s->n_pins; i++) {
+        const struct recording_pin *p = &s->pins[i];
+        b->was[2 * i] = p->start_ns;
+        b->was[2 * i + 1] = p->end_ns;
+        if (is_wait(p)) {
+            b->waits[b->nw++] = i;
+            if (!p->ended)
+                b->pending_waits[b->npending_waits++] = i;
+        } else if (attach_sampled_park(p))
+            b->parks[b->np++] = i;
+        else if (!p->ended && parks_on_carrier(p))
+            b->pending[b->npending++] = i;
+    }
+    sort_session = s;
+    qsort(b->waits, b->nw, sizeof(*b->waits), by_vthread_start);
+    qsort(b->pending, b->npending, sizeof(*b->pending), by_start);
+    qsort(b->pending_waits, b->npending_waits, sizeof(*b->pending_waits), by_vthread_start);
+    correct(b);
+    return 0;
 }
 
 /* p's corrected bounds made its own: counted, and remembered when they moved (record) for a second
@@ -258,7 +258,6 @@ int attach_bound_samples(struct recording_session *s)
     struct bounding b;
     if (bounding_begin(&b, s))
         return -ENOMEM;
-    correct(&b);
     int rc = 0;
     for (size_t i = 0; i < b.np && !rc; i++)
         if (!s->pins[b.parks[i]].timed_by_kernel && !s->pins[b.parks[i]].bounds_final)
@@ -425,7 +424,6 @@ int attach_bound_window(struct recording_session *s, int64_t before, int64_t cut
     struct bounding b;
     if (bounding_begin(&b, s))
         return -ENOMEM;
-    correct(&b);
     int rc = 0;
     /* what the window before assumed of the parks then in progress: that none would read a pin it let
      * go, their last sample at or after its cut */

@@ -1,7 +1,5 @@
 #include "recording.h"
 
-#include "common/blocker_text.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -482,7 +480,7 @@ static uint8_t park_stack_of(const struct recording_session *s, const struct rec
         const char *name = m ? session_defs_string(s->defs, m->name_sid) : NULL;
         if (!cls || !name)
             kind = unknown;
-        else if (strcmp(name, "parkOnCarrierThread") == 0 && strcmp(cls, "java.lang.VirtualThread") == 0)
+        else if (recording_park_frame(cls, name))
             return RECORDING_PARK_YES;
     }
     return kind;
@@ -1059,6 +1057,11 @@ static const char *frame_class(const void *stack, uint32_t i)
 int recording_stack_origin(const struct recording_stack *st)
 {
     return st ? frames_pin_origin(frame_class, st, st->count, st->truncated) : PIN_ORIGIN_APP;
+}
+
+int recording_park_frame(const char *class_name, const char *method_name)
+{
+    return strcmp(method_name, "parkOnCarrierThread") == 0 && strcmp(class_name, "java.lang.VirtualThread") == 0;
 }
 
 /* Each method defined, its names resolved, into s->methods. */

@@ -70,6 +70,9 @@ struct recording_stack {
 
 /* enum pin_origin of a pin with this stack (NULL: none), by common/frames_kind.h's one rule. */
 int recording_stack_origin(const struct recording_stack *st);
+/* Whether a frame is VirtualThread.parkOnCarrierThread: a stack through it is a virtual thread parked on its
+ * carrier (after attach, a sampled park). */
+int recording_park_frame(const char *class_name, const char *method_name);
 
 #define RECORDING_CHAIN_MAX 8 /* hops of a blocker chain kept per pin (the agent sends up to 3) */
 

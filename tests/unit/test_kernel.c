@@ -440,15 +440,18 @@ static void test_kernel_pins(void)
     CHECK_STR(wire_kernel_state_name(VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE), "runnable");
 }
 
+/* The stacks of the sessions after attach below: a virtual thread parked on its carrier (a sampled park),
+ * and one in the application's own code (a native block, an entry or a wait). */
+static struct recording_method park_method = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
+static struct recording_method work_method = {.class_name = "App", .name = "work"};
+static struct recording_frame parked_frames[] = {{.method = &park_method}, {.method = &work_method}};
+static struct recording_frame work_frames[] = {{.method = &work_method}};
+static struct recording_stack parked_stack = {.count = 2, .frames = parked_frames};
+static struct recording_stack work_stack = {.count = 1, .frames = work_frames};
+
 /* After attach: sampled parks split into the carrier's sleeps (kernel_split_parks). */
 static void test_split_parks(void)
 {
-    struct recording_method park = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
-    struct recording_method work = {.class_name = "App", .name = "work"};
-    struct recording_frame parked_frames[] = {{.method = &park}, {.method = &work}};
-    struct recording_frame native_frames[] = {{.method = &work}};
-    struct recording_stack parked = {.count = 2, .frames = parked_frames};
-    struct recording_stack native = {.count = 1, .frames = native_frames};
     const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING, R = VTPIN__V1__KERNEL_STATE__KERNEL_RUNNABLE;
     /* carrier 5: an idle sleep, three parks of a loop (the first began before the sampled
      * pin), one in a 52 ns gap where a sample broke the loop, one after; carrier 6: a native block */
@@ -470,14 +473,14 @@ static void test_split_parks(void)
                                  .vthread_id = 9,
                                  .has_carrier_tid = 1,
                                  .carrier_tid = 5,
-                                 .stack = &parked};
+                                 .stack = &parked_stack};
     pins[0] = base;
     pins[0].id = 1, pins[0].start_ns = 100, pins[0].end_ns = 200; /* sampled: 100..200 */
     pins[1] = base;
     pins[1].id = 2, pins[1].start_ns = 252, pins[1].end_ns = 300; /* the loop again, 52 ns (< 2 periods) later */
     pins[2] = base;
     pins[2].id = 3, pins[2].reason = VTPIN__V1__PIN_REASON__NATIVE_BLOCK, pins[2].carrier_tid = 6;
-    pins[2].vthread_id = 8, pins[2].stack = &native, pins[2].start_ns = 120, pins[2].end_ns = 390;
+    pins[2].vthread_id = 8, pins[2].stack = &work_stack, pins[2].start_ns = 120, pins[2].end_ns = 390;
     pins[3] = base;
     pins[3].id = 4, pins[3].start_ns = 1000, pins[3].end_ns = 1100; /* no sleep inside: kept */
     pins[0].blocked_in = strdup("x");                               /* owned strings move to the pieces */
@@ -501,7 +504,7 @@ static void test_split_parks(void)
             CHECK_INT(s.pins[i].duration_ns, want[i][1] - want[i][0]);
             CHECK_INT(s.pins[i].split_from, from[i]);
             CHECK_INT(s.pins[i].reason, VTPIN__V1__PIN_REASON__MONITOR);
-            CHECK(s.pins[i].stack == &parked && s.pins[i].vthread_id == 9);
+            CHECK(s.pins[i].stack == &parked_stack && s.pins[i].vthread_id == 9);
             CHECK(s.pins[i].id > 4); /* new ids */
         }
         CHECK_STR(s.pins[0].blocked_in, "x");
@@ -554,9 +557,6 @@ static void test_split_parks(void)
  * enter a monitor (the monitor events time those). */
 static void test_split_parks_java(void)
 {
-    struct recording_method park = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
-    struct recording_frame frames[] = {{.method = &park}};
-    struct recording_stack parked = {.count = 1, .frames = frames};
     const int S = VTPIN__V1__KERNEL_STATE__KERNEL_SLEEPING;
     const int BLOCKED = VTPIN__V1__JAVA_WAIT__JAVA_BLOCKED, ENTER = VTPIN__V1__JAVA_WAIT__JAVA_MONITOR_ENTER;
     struct recording_kinterval ks[] = {
@@ -598,7 +598,7 @@ static void test_split_parks_java(void)
                                      .vthread_id = 9,
                                      .has_carrier_tid = 1,
                                      .carrier_tid = 5,
-                                     .stack = &parked,
+                                     .stack = &parked_stack,
                                      .start_ns = 100,
                                      .end_ns = 200};
     struct recording_session s = {.hello.mode = VTPIN__V1__LOAD_MODE__ATTACH,
@@ -622,17 +622,11 @@ static void test_split_parks_java(void)
  * stopped before it says to read again. */
 static void test_attach_window(void)
 {
-    struct recording_method park = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
-    struct recording_method work = {.class_name = "App", .name = "work"};
-    struct recording_frame parked_frames[] = {{.method = &park}, {.method = &work}};
-    struct recording_frame entry_frames[] = {{.method = &work}};
-    struct recording_stack parked = {.count = 2, .frames = parked_frames};
-    struct recording_stack entry = {.count = 1, .frames = entry_frames};
     struct recording_pin base = {.reason = VTPIN__V1__PIN_REASON__MONITOR,
                                  .ended = 1,
                                  .has_vthread_id = 1,
                                  .has_carrier_tid = 1,
-                                 .stack = &parked};
+                                 .stack = &parked_stack};
     enum { P, Q, W_IN, W_BEFORE, W_OTHER, R, K, N };
     struct recording_pin pins[N], whole[N];
     for (int i = 0; i < N; i++)
@@ -645,12 +639,12 @@ static void test_attach_window(void)
     pins[Q].last_asleep_ns = 290;
     /* P's waits: one in progress as it began (it moves P's start to 120), one after the cut */
     pins[W_BEFORE].vthread_id = 9, pins[W_BEFORE].reason = VTPIN__V1__PIN_REASON__MONITOR_ENTER;
-    pins[W_BEFORE].stack = &entry, pins[W_BEFORE].start_ns = 50, pins[W_BEFORE].end_ns = 120;
-    pins[W_IN].vthread_id = 9, pins[W_IN].reason = VTPIN__V1__PIN_REASON__OBJECT_WAIT, pins[W_IN].stack = &entry;
+    pins[W_BEFORE].stack = &work_stack, pins[W_BEFORE].start_ns = 50, pins[W_BEFORE].end_ns = 120;
+    pins[W_IN].vthread_id = 9, pins[W_IN].reason = VTPIN__V1__PIN_REASON__OBJECT_WAIT, pins[W_IN].stack = &work_stack;
     pins[W_IN].start_ns = 380, pins[W_IN].end_ns = 390;
     /* a wait no park reads */
     pins[W_OTHER].vthread_id = 11, pins[W_OTHER].reason = VTPIN__V1__PIN_REASON__MONITOR_ENTER;
-    pins[W_OTHER].stack = &entry, pins[W_OTHER].start_ns = 10, pins[W_OTHER].end_ns = 20;
+    pins[W_OTHER].stack = &work_stack, pins[W_OTHER].start_ns = 10, pins[W_OTHER].end_ns = 20;
     /* R ended by the cut, but K, in progress on another carrier, began in [R's last sample, its end):
      * once K ends, R may end at K's start */
     pins[R].vthread_id = 12, pins[R].carrier_tid = 8, pins[R].start_ns = 240, pins[R].end_ns = 280;
@@ -711,28 +705,22 @@ static void test_attach_window(void)
  * ended where another carrier's park began after its last sample (attach_bound_samples). */
 static void test_attach_bounds(void)
 {
-    struct recording_method park = {.class_name = "java.lang.VirtualThread", .name = "parkOnCarrierThread"};
-    struct recording_method work = {.class_name = "App", .name = "work"};
-    struct recording_frame parked_frames[] = {{.method = &park}, {.method = &work}};
-    struct recording_frame entry_frames[] = {{.method = &work}};
-    struct recording_stack parked = {.count = 2, .frames = parked_frames};
-    struct recording_stack entry = {.count = 1, .frames = entry_frames};
     struct recording_pin base = {.reason = VTPIN__V1__PIN_REASON__MONITOR,
                                  .ended = 1,
                                  .has_vthread_id = 1,
                                  .has_carrier_tid = 1,
                                  .carrier_tid = 5,
-                                 .stack = &parked};
+                                 .stack = &parked_stack};
     struct recording_pin pins[9];
     for (int i = 0; i < 9; i++)
         pins[i] = base;
     /* 0: runs into its own contended entry at 190 */
     pins[0].vthread_id = 9, pins[0].start_ns = 100, pins[0].end_ns = 200, pins[0].last_asleep_ns = 180;
-    pins[1].vthread_id = 9, pins[1].reason = VTPIN__V1__PIN_REASON__MONITOR_ENTER, pins[1].stack = &entry;
+    pins[1].vthread_id = 9, pins[1].reason = VTPIN__V1__PIN_REASON__MONITOR_ENTER, pins[1].stack = &work_stack;
     pins[1].start_ns = 190, pins[1].end_ns = 250;
     /* 2: begins inside its own Object.wait, which ended at 310 */
     pins[2].vthread_id = 9, pins[2].start_ns = 300, pins[2].end_ns = 400, pins[2].last_asleep_ns = 390;
-    pins[3].vthread_id = 9, pins[3].reason = VTPIN__V1__PIN_REASON__OBJECT_WAIT, pins[3].stack = &entry;
+    pins[3].vthread_id = 9, pins[3].reason = VTPIN__V1__PIN_REASON__OBJECT_WAIT, pins[3].stack = &work_stack;
     pins[3].start_ns = 280, pins[3].end_ns = 310;
     /* 4: another carrier's park (5) began after 4's last sample: 4 ends there */
     pins[4].vthread_id = 10, pins[4].start_ns = 500, pins[4].end_ns = 600, pins[4].last_asleep_ns = 550;

@@ -330,6 +330,28 @@ static char *run_judged(const char *path, size_t fold, size_t *len)
     return run_judged_in(path, fold, NULL, len);
 }
 
+/* vtpin run's verdict of path summed up past each pin: the same bytes as kept whole. */
+static void check_run_same(const char *path)
+{
+    size_t len0 = 0, len = 0;
+    char *run0 = run_judged(path, 0, &len0), *run1 = run_judged(path, 1, &len);
+    CHECK(run0 && run1 && len == len0 && memcmp(run0, run1, len) == 0);
+    free(run0);
+    free(run1);
+}
+
+/* path's n sessions kept whole (*whole) and summed up past 64 pins (*summed): 1 when both loaded, else 0
+ * (each NULL or to free). */
+static int load_whole_and_summed(const char *path, size_t n, struct recording **whole, struct recording **summed)
+{
+    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = 64}, kept = {.keep = RECORDING_KEEP_ALL};
+    char err[512];
+    *whole = *summed = NULL;
+    return CHECK_INT(report_open_plan(path, &kept, whole, err, sizeof(err)), 0) &&
+           CHECK_INT(report_open_plan(path, &plan, summed, err, sizeof(err)), 0) &&
+           CHECK_UINT((*summed)->n_sessions, n);
+}
+
 static void test_mixed(void)
 {
     struct synth b = {0};
@@ -681,7 +703,7 @@ static void test_kernel_folded(void)
     printf("kernel: %" PRIu64 " of 14000 pins summed up at a batch of 1 (%" PRIu64 " for every format)\n", folded,
            every);
     CHECK(folded > 10000 && every == folded); /* all but blockers, pins in progress, the damaged session's rest */
-    size_t len = 0, len0 = 0;
+    size_t len0 = 0;
     uint64_t n;
     size_t most;
     char *whole = summaries_of(path, 0, 0, &len0, &n, &most);
@@ -689,15 +711,9 @@ static void test_kernel_folded(void)
     CHECK(whole && strstr(whole, "kernel: sleeping in read") && strstr(whole, "kernel: sleeping in futex") &&
           strstr(whole, "% in pins") && strstr(whole, "kernel.held_unexplained"));
     free(whole);
-    char *run0 = run_judged(path, 0, &len0), *run1 = run_judged(path, 1, &len);
-    CHECK(run0 && run1 && len == len0 && memcmp(run0, run1, len) == 0);
-    free(run0);
-    free(run1);
-    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = 64}, kept = {.keep = RECORDING_KEEP_ALL};
-    struct recording *r = NULL, *r0 = NULL;
-    char err[512];
-    if (CHECK_INT(report_open_plan(path, &kept, &r0, err, sizeof(err)), 0) &&
-        CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0) && CHECK_UINT(r->n_sessions, 4)) {
+    check_run_same(path);
+    struct recording *r, *r0;
+    if (load_whole_and_summed(path, 4, &r0, &r)) {
         const struct recording_session *s = r->sessions[0];
         size_t timed = 0;
         for (size_t i = 0; i < s->n_pin_groups; i++)
@@ -926,16 +942,10 @@ static void test_attach_window(void)
         return;
     uint64_t folded = check_same(path);
     printf("attach: %" PRIu64 " of 14000 pins summed up at a batch of 1\n", folded);
-    size_t len0 = 0, len = 0;
-    char *run0 = run_judged(path, 0, &len0), *run1 = run_judged(path, 1, &len);
-    CHECK(run0 && run1 && len == len0 && memcmp(run0, run1, len) == 0);
-    free(run0);
-    free(run1);
-    struct report_plan plan = {.keep = RECORDING_KEEP_ALL, .fold_pins = 64}, kept = {.keep = RECORDING_KEEP_ALL};
-    struct recording *r = NULL, *r0 = NULL;
+    check_run_same(path);
+    struct recording *r, *r0;
     char err[512];
-    if (CHECK_INT(report_open_plan(path, &kept, &r0, err, sizeof(err)), 0) &&
-        CHECK_INT(report_open_plan(path, &plan, &r, err, sizeof(err)), 0) && CHECK_UINT(r->n_sessions, 4)) {
+    if (load_whole_and_summed(path, 4, &r0, &r)) {
         for (size_t i = 0; i < 4; i++) {
             const struct recording_session *s = r->sessions[i], *whole = r0->sessions[i];
             printf("attach session %zu: %" PRIu64 " pins summed up, %zu kept; %" PRIu64 " sampled parks, %" PRIu64
