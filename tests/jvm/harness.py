@@ -11,6 +11,7 @@ Used by the CTest entries in tests/CMakeLists.txt. Environment:
 import datetime
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -62,8 +63,30 @@ def wait_ready(proc, out_path, marker, timeout=30):
     fails when the process ends first or timeout seconds pass."""
     deadline = time.monotonic() + timeout
     while marker not in open(out_path).read():
-        check(proc.poll() is None and time.monotonic() < deadline, "the JVM did not get ready")
+        if proc.poll() is not None:
+            raise Failure("the JVM did not get ready (exit %s)%s" % (proc.poll(), jvm_crash(out_path)))
+        check(time.monotonic() < deadline, "the JVM did not get ready")
         time.sleep(0.05)
+
+
+def jvm_crash(out_path, frames=40):
+    """What HotSpot said of its own crash, or "": the banner it prints on the JVM's stdout, and from the
+    error report it names there, the crashing thread and its native frames (the report is in the JVM's
+    working directory, which a CI run does not keep)."""
+    with open(out_path, errors="replace") as f:
+        out = f.read()
+    banner = out.find("# A fatal error has been detected")
+    if banner < 0:
+        return ""
+    said = "\n" + out[banner:][:3000]
+    report = re.search(r"^# +(/\S*hs_err_pid\d+\.log)", out[banner:], re.M)
+    if report and os.path.exists(report.group(1)):
+        with open(report.group(1), errors="replace") as f:
+            lines = f.read().splitlines()
+        at = next((i for i, line in enumerate(lines) if line.startswith("Current thread")), None)
+        if at is not None:
+            said += "\n".join([""] + lines[at:at + frames])
+    return said
 
 
 def check(cond, message):

@@ -44,7 +44,7 @@ import subprocess
 
 from harness import (AGENT, CLOCKS_AGREE_NS, EXTRA_AGENT_OPTS, VTPIN, Failure, check, classpath, culprit,
                      forget_stale_attach_socket, jdk_home, jfr_duration_ns, jfr_options, jfr_pinned_events,
-                     jfr_start_ns, main,
+                     jfr_start_ns, jvm_crash, main,
                      report_json, scheduler, tempdir, tomcat_classpath, wait_ready)
 from test_kernel import Collector, need_kernel_view
 
@@ -105,7 +105,7 @@ class Jvm:
         try:
             wait_ready(self.proc, self.out_path, "%s: ready" % self.main, timeout=120)
         except Failure as e:  # say why: its exit status and its last words
-            raise Failure("%s (exit %s); stderr:\n%s" % (e, self.proc.poll(), self.text(self.err_path)[-3000:]))
+            raise Failure("%s; stderr:\n%s" % (e, self.text(self.err_path)[-3000:]))
         return self
 
     def text(self, path):
@@ -120,7 +120,8 @@ class Jvm:
         except subprocess.TimeoutExpired:
             self.kill()
             raise Failure("%s did not finish:\n%s" % (self.main, self.text(self.err_path)[-3000:]))
-        check(rc == 0, "%s exits 0, not %d:\n%s" % (self.main, rc, self.text(self.err_path)[-3000:]))
+        check(rc == 0, "%s exits 0, not %d:\n%s%s" % (self.main, rc, self.text(self.err_path)[-3000:],
+                                                   jvm_crash(self.out_path)))
         line = [l for l in self.text(self.out_path).splitlines() if l.startswith(self.main + ":") and "done" in l]
         check(line, "%s's done line:\n%s" % (self.main, self.text(self.out_path)))
         print(line[0])
