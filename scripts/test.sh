@@ -145,9 +145,21 @@ if [[ ${VTPIN_SANITIZE_TESTS:-1} != 0 ]]; then
   tests "JVM tests under ASan/UBSan, alone (serial)" --test-dir "$san" --output-on-failure -L serial -L asan
 fi
 
+# HotSpot's reports of the run's JVMs that crashed (written in the JVM's working directory, a build's tests/
+# or else /tmp, which a CI machine does not keep): the crashing thread and its frames
+crash_reports() {
+  local report
+  find "$build" "$san" /tmp -maxdepth 3 -name 'hs_err_pid*.log' -newer "$logs/resources.json" 2>/dev/null |
+    while read -r report; do
+      printf '\n%s:\n' "$report"
+      sed -n '/^# Problematic frame/,/^Java frames/p' "$report" | head -n 80
+    done
+}
+
 if ((${#failed[@]} > 0)); then
   printf '\nfailed tests, their first lines:\n' >&2
   failures >&2
+  crash_reports >&2
   printf '\nFAILED:\n' >&2
   printf '  %s\n' "${failed[@]}" >&2
   exit 1
