@@ -242,7 +242,7 @@ static int session_resolve(struct recording_session *s);
 static int hand_over(struct recording *r, struct recording_session *s)
 {
     int rc = session_resolve(s);
-    if (!rc && ((struct session_private *)s)->number >= r->plan.whole_from)
+    if (!rc && ((struct session_private *)s)->number >= r->plan.handed_below)
         rc = r->plan.each(r, s, r->plan.arg);
     int dropped = session_drop_content(s);
     return rc ? rc : dropped;
@@ -315,7 +315,7 @@ static int recording_add_session(struct recording *r, struct recording_session *
     *out = s;
     take_first_intervals(r, s);
     ((struct session_private *)s)->number = r->n_sessions;
-    if (r->plan.each && r->n_sessions < r->plan.whole_from)
+    if (r->plan.each && r->n_sessions < r->plan.handed_below)
         s->skipped = 1;                    /* handed over by a read before */
     if (r->plan.each && r->n_sessions > 1) /* the one before is complete */
         return hand_over(r, r->sessions[r->n_sessions - 2]);
@@ -515,6 +515,16 @@ static int64_t window_cut(const struct recording_session *s)
     return recording_sat_sub(s->last_ns, recording_sat_add(RECORDING_WINDOW_NS, twice));
 }
 
+/* Whether the session numbered number keeps its pins after attach whole: it reached back past a window in a
+ * read before (recording_plan.whole). */
+static int kept_whole(const struct recording_plan *plan, size_t number)
+{
+    for (size_t i = 0; i < plan->n_whole; i++)
+        if (plan->whole[i] == number)
+            return 1;
+    return 0;
+}
+
 /* Ended pins summed up (pin_groups.h) when the load asks, the model holds fold_at pins, and no
  * pass will need them: memory follows the groups and the pins in progress (and, after attach, the
  * pins a window keeps). 0, -ENOMEM, -EAGAIN (read again, the intervals first) or RECORDING_WINDOW_AGAIN. */
@@ -527,7 +537,7 @@ static int maybe_fold(struct recording_session *s)
     if (s->n_kintervals && !sp->kernel_first && sp->plan->fold_kernel && !sp->plan->kernel_from)
         return -EAGAIN; /* a long session with the kernel view: read it again, its intervals first */
     int attach = s->hello.mode == VTPIN__V1__LOAD_MODE__ATTACH && !sp->plan->attach_as_read;
-    int whole = !sp->plan->window || s->n_kintervals || (sp->plan->whole_from && sp->number >= sp->plan->whole_from);
+    int whole = !sp->plan->window || s->n_kintervals || kept_whole(sp->plan, sp->number);
     if ((attach && whole) || (s->n_kintervals && !sp->kernel_first)) {
         sp->no_fold = 1; /* the attach passes read every pin; the kernel's, every interval before any pin */
         return 0;
@@ -1402,6 +1412,8 @@ static int load_buffer_windowed(const uint8_t *data, size_t len, const char *nam
     r->plan.fold = NULL; /* the callbacks and their arguments were the load's */
     r->plan.fold_arg = r->plan.arg = NULL;
     r->plan.each = NULL;
+    r->plan.whole = NULL;
+    r->plan.n_whole = 0;
     *out = r;
     r = NULL;
 cleanup:
@@ -1542,19 +1554,31 @@ static int load_intervals_first(const uint8_t *data, size_t len, const char *nam
     return rc;
 }
 
-/* load_intervals_first, and again when a session after attach read in windows had a pin reach back
- * past a window's cut (RECORDING_WINDOW_AGAIN): that session and those after it kept whole, those
- * before it read as before (and not handed to each again). */
+/* load_intervals_first, and again each time a session after attach read in windows had a pin reach back
+ * past a window's cut (RECORDING_WINDOW_AGAIN): that session kept whole too, the others read as before
+ * (and those before it not handed to each again). Each read again goes further: the sessions before the
+ * one that reached back read as they did. */
 static int load_planned(const uint8_t *data, size_t len, const char *name, const struct recording_plan *plan,
                         int mapped, struct recording **out, char *err, size_t errlen)
 {
-    size_t again_at = 0;
-    int rc = load_intervals_first(data, len, name, plan, mapped, out, err, errlen, &again_at);
-    if (rc != RECORDING_WINDOW_AGAIN || !plan->window || plan->whole_from || !again_at)
-        return rc;
-    struct recording_plan whole = *plan;
-    whole.whole_from = again_at;
-    return load_intervals_first(data, len, name, &whole, mapped, out, err, errlen, &again_at);
+    struct recording_plan again = *plan;
+    size_t *whole = NULL, n_whole = 0, cap = 0, again_at = 0;
+    int rc;
+    while ((rc = load_intervals_first(data, len, name, &again, mapped, out, err, errlen, &again_at)) ==
+               RECORDING_WINDOW_AGAIN &&
+           plan->window && again_at && (!n_whole || again_at > whole[n_whole - 1])) {
+        if (grow_array((void **)&whole, &cap, n_whole + 1, sizeof(*whole))) {
+            rc = -ENOMEM;
+            break;
+        }
+        whole[n_whole++] = again_at;
+        again.whole = whole;
+        again.n_whole = n_whole;
+        if (plan->each)
+            again.handed_below = again_at;
+    }
+    free(whole);
+    return rc;
 }
 
 static int load_mapped(int fd, const char *name, const struct recording_plan *plan, struct recording **out, char *err,

@@ -413,10 +413,13 @@ struct recording_plan {
     /* the sessions after attach summed up as read, no window (pin_stream's second read: the first
      * settled their bounds, recording_session.bounds_moved) */
     int attach_as_read;
-    /* 0, or the sessions numbered from it on keep their pins after attach whole (no window), and with
-     * each, those below it are not handed over: a read again after RECORDING_WINDOW_AGAIN (session
-     * whole_from reached back past a window), which reads those before it as before */
-    size_t whole_from;
+    /* a read again after RECORDING_WINDOW_AGAIN (a session reached back past a window): the sessions
+     * numbered (from 1) in whole[0..n_whole), ascending, keep their pins after attach whole (no window);
+     * the others are read as before. With each, those numbered below handed_below were handed over by a
+     * read before, and are not again */
+    const size_t *whole;
+    size_t n_whole;
+    size_t handed_below;
     /* sum up the sessions with the kernel view too (not those after attach, whose passes read every
      * pin): once a session with intervals is to be summed up (or one comes after pins were), the file
      * (or a stream's copy) is read again, twice, first for the intervals alone, which the last read
