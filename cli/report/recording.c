@@ -522,7 +522,7 @@ static int kept_whole(const struct recording_plan *plan, size_t number)
     for (size_t i = 0; i < plan->n_whole; i++)
         if (plan->whole[i] == number)
             return 1;
-    return 0;
+    return plan->whole_after && plan->n_whole && number > plan->whole[plan->n_whole - 1];
 }
 
 /* Ended pins summed up (pin_groups.h) when the load asks, the model holds fold_at pins, and no
@@ -1554,6 +1554,10 @@ static int load_intervals_first(const uint8_t *data, size_t len, const char *nam
     return rc;
 }
 
+/* Reads again after sessions that reached back past a window, at most: the last keeps the sessions after
+ * the one that reached back whole too, so that a file of many such sessions is not read once for each. */
+#define RECORDING_READS_AGAIN 4
+
 /* load_intervals_first, and again each time a session after attach read in windows had a pin reach back
  * past a window's cut (RECORDING_WINDOW_AGAIN): that session kept whole too, the others read as before
  * (and those before it not handed to each again). Each read again goes further: the sessions before the
@@ -1574,6 +1578,7 @@ static int load_planned(const uint8_t *data, size_t len, const char *name, const
         whole[n_whole++] = again_at;
         again.whole = whole;
         again.n_whole = n_whole;
+        again.whole_after = n_whole == RECORDING_READS_AGAIN;
         if (plan->each)
             again.handed_below = again_at;
     }

@@ -414,11 +414,12 @@ struct recording_plan {
      * settled their bounds, recording_session.bounds_moved) */
     int attach_as_read;
     /* a read again after RECORDING_WINDOW_AGAIN (a session reached back past a window): the sessions
-     * numbered (from 1) in whole[0..n_whole), ascending, keep their pins after attach whole (no window);
-     * the others are read as before. With each, those numbered below handed_below were handed over by a
-     * read before, and are not again */
+     * numbered (from 1) in whole[0..n_whole), ascending, keep their pins after attach whole (no window),
+     * and with whole_after those after the last of them too; the others are read as before. With each,
+     * those numbered below handed_below were handed over by a read before, and are not again */
     const size_t *whole;
     size_t n_whole;
+    int whole_after;
     size_t handed_below;
     /* sum up the sessions with the kernel view too (not those after attach, whose passes read every
      * pin): once a session with intervals is to be summed up (or one comes after pins were), the file

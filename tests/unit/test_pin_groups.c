@@ -990,6 +990,45 @@ static void test_attach_window(void)
 }
 
 /* Given each session in turn (report_plan.each): its text report, appended. */
+/* A file of many sessions that reach back past a window is not read once for each: after
+ * RECORDING_READS_AGAIN reads again, the sessions after the last that reached back are kept whole too. The
+ * same bytes either way. */
+static void test_attach_reads_again(void)
+{
+    struct synth b = {0};
+    attach_session(&b, 9090, 1000, ATTACH_PLAIN);
+    for (int i = 0; i < 5; i++)
+        attach_session(&b, 9091 + i, 1000, ATTACH_WRITTEN_LATE);
+    attach_session(&b, 9096, 1000, ATTACH_PLAIN);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/vtpin-pin-groups-again-%d.vtp", tmp_dir(), (int)getpid());
+    if (!CHECK_INT(synth_write(&b, path), 0))
+        return;
+    check_same(path);
+    struct report_plan each_pin = {.keep = RECORDING_KEEP_ALL, .fold_pins = 1};
+    struct recording *r = NULL;
+    char err[512];
+    if (CHECK_INT(report_open_plan(path, &each_pin, &r, err, sizeof(err)), 0) && CHECK_UINT(r->n_sessions, 7)) {
+        CHECK(r->sessions[0]->pins_folded > 500);
+        for (size_t i = 1; i < 7; i++) /* four read again, the fifth and the last whole after them */
+            CHECK_UINT(r->sessions[i]->pins_folded, 0);
+    }
+    recording_free(r);
+    /* with fewer (three reads again), the last is summed up */
+    struct synth c = {0};
+    attach_session(&c, 9190, 1000, ATTACH_PLAIN);
+    for (int i = 0; i < 3; i++)
+        attach_session(&c, 9191 + i, 1000, ATTACH_WRITTEN_LATE);
+    attach_session(&c, 9194, 1000, ATTACH_PLAIN);
+    if (CHECK_INT(synth_write(&c, path), 0) && CHECK_INT(report_open_plan(path, &each_pin, &r, err, sizeof(err)), 0)) {
+        CHECK(r->sessions[0]->pins_folded > 500 && r->sessions[4]->pins_folded > 500);
+        recording_free(r);
+    }
+    remove(path);
+    free(b.data);
+    free(c.data);
+}
+
 /* Each session's text as it is handed over, and how many of its pins were summed up. */
 struct each_text {
     FILE *out;
@@ -1060,6 +1099,7 @@ int main(int argc, char **argv)
     CHECK_RUN(test_rotated);
     CHECK_RUN(test_attach_window);
     CHECK_RUN(test_attach_each);
+    CHECK_RUN(test_attach_reads_again);
     const char *corpus = argv[1];
     test_corpus(corpus);
     CHECK_MAIN_RETURN();
