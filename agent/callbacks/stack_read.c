@@ -59,6 +59,9 @@ void stack_read_full(jthread thread, struct pin_rec *r)
         return;
     jint n = 0;
     jvmtiMonitorStackDepthInfo *info = NULL;
+    /* Only the depths are read, never info[i].monitor: before 24, for a virtual thread read from another
+     * thread (stack_read_take), JDK 21's handshake makes those refs in the target's carrier (see
+     * blocker.c's mounted_owner), whose next native call reuses them. */
     if (COUNTED(CALL_GET_OWNED_MONITOR_STACK_DEPTH_INFO,
                 (*reader.jvmti)->GetOwnedMonitorStackDepthInfo(reader.jvmti, thread, &n, &info)) != JVMTI_ERROR_NONE)
         return;

@@ -12,6 +12,10 @@
 #include "self_cost.h"
 #include "vowner.h"
 
+/* The JDKs that mounted_owner asks GetOwnedMonitorInfo of a virtual thread on: 24+ need it, and there its
+ * refs are the caller's (25 and 27 under -Xcheck:jni here; 21's are made in the target's carrier). */
+#define JVMTI_OWNED_MONITORS_OF_VIRTUAL 24
+
 static struct {
     jvmtiEnv *jvmti;
     unsigned depth;
@@ -115,7 +119,12 @@ static void carrier_of(JNIEnv *jni, int64_t vid, struct blocker *out)
 }
 
 /* A mounted virtual thread owning monitor, found through the carriers (GetOwnedMonitorInfo): on
- * 24+ GetObjectMonitorUsage names no virtual owner, mounted or not. A new local ref, or NULL. */
+ * 24+ GetObjectMonitorUsage names no virtual owner, mounted or not. A new local ref, or NULL.
+ * 24+ only (JVMTI_OWNED_MONITORS_OF_VIRTUAL): before, GetOwnedMonitorInfo of a virtual thread makes
+ * its local refs in the target's carrier, not the caller (JDK 21's
+ * VirtualThreadGetOwnedMonitorInfoClosure passes the target as the calling thread), and the carrier
+ * reuses those slots at its next native call: deleting them wrote NULL into the carrier's own local
+ * refs. On 21-23 GetObjectMonitorUsage names a mounted virtual owner itself. */
 static jthread mounted_owner(JNIEnv *jni, jobject monitor, jthread waiter)
 {
     jvmtiEnv *jvmti = blk.jvmti;
@@ -178,7 +187,9 @@ static jthread monitor_owner(JNIEnv *jni, jobject monitor, jthread waiter)
     if (COUNTED(CALL_GET_OBJECT_MONITOR_USAGE, (*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage)) !=
         JVMTI_ERROR_NONE)
         return NULL;
-    jthread owner = usage.owner ? usage.owner : mounted_owner(jni, monitor, waiter);
+    jthread owner = usage.owner                                          ? usage.owner
+                    : blk.jdk_feature >= JVMTI_OWNED_MONITORS_OF_VIRTUAL ? mounted_owner(jni, monitor, waiter)
+                                                                         : NULL;
     if (!owner && blk.jdk_feature >= 24) /* an unmounted virtual owner, which JVMTI leaves out */
         owner = vowner_find(jni, monitor, waiter, clock_mono_ns());
     for (jint i = 0; i < usage.waiter_count; i++)

@@ -72,9 +72,13 @@ def wait_ready(proc, out_path, marker, timeout=30):
 def jvm_crash(out_path, frames=40):
     """What HotSpot said of its own crash, or "": the banner it prints on the JVM's stdout, and from the
     error report it names there, the crashing thread and its native frames (the report is in the JVM's
-    working directory, which a CI run does not keep)."""
+    working directory, which a CI run does not keep); or the JNI check's fatal error (-Xcheck:jni) and
+    its frames."""
     with open(out_path, errors="replace") as f:
         out = f.read()
+    jni = out.find("FATAL ERROR in native method")
+    if jni >= 0:
+        return "\n" + "\n".join(out[jni:].splitlines()[:frames])
     banner = out.find("# A fatal error has been detected")
     if banner < 0:
         return ""
