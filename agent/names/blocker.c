@@ -128,6 +128,8 @@ static void carrier_of(JNIEnv *jni, int64_t vid, struct blocker *out)
 static jthread mounted_owner(JNIEnv *jni, jobject monitor, jthread waiter)
 {
     jvmtiEnv *jvmti = blk.jvmti;
+    if (blk.jdk_feature < JVMTI_OWNED_MONITORS_OF_VIRTUAL)
+        return NULL;
     for (unsigned i = 0; i < carriers_capacity(); i++) {
         struct carrier_slot *c = NULL;
         jthread vt = mounted_on(jni, i, &c);
@@ -187,9 +189,7 @@ static jthread monitor_owner(JNIEnv *jni, jobject monitor, jthread waiter)
     if (COUNTED(CALL_GET_OBJECT_MONITOR_USAGE, (*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage)) !=
         JVMTI_ERROR_NONE)
         return NULL;
-    jthread owner = usage.owner                                          ? usage.owner
-                    : blk.jdk_feature >= JVMTI_OWNED_MONITORS_OF_VIRTUAL ? mounted_owner(jni, monitor, waiter)
-                                                                         : NULL;
+    jthread owner = usage.owner ? usage.owner : mounted_owner(jni, monitor, waiter);
     if (!owner && blk.jdk_feature >= 24) /* an unmounted virtual owner, which JVMTI leaves out */
         owner = vowner_find(jni, monitor, waiter, clock_mono_ns());
     for (jint i = 0; i < usage.waiter_count; i++)

@@ -989,7 +989,6 @@ static void test_attach_window(void)
     free(b.data);
 }
 
-/* Given each session in turn (report_plan.each): its text report, appended. */
 /* A file of many sessions that reach back past a window is not read once for each: after
  * RECORDING_READS_AGAIN reads again, the sessions after the last that reached back are kept whole too. The
  * same bytes either way. */
@@ -1029,7 +1028,8 @@ static void test_attach_reads_again(void)
     free(c.data);
 }
 
-/* Each session's text as it is handed over, and how many of its pins were summed up. */
+/* Given each session in turn (report_plan.each): its text report, appended, and how many of its pins were
+ * summed up. */
 struct each_text {
     FILE *out;
     uint64_t folded[4];
