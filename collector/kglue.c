@@ -487,6 +487,8 @@ void kglue_agent_hello(struct kglue *k, const void *owner, const Vtpin__V1__Hell
         .tid = t->tid_offset,
         .state_blocked = t->state_blocked,
         .state_in_native = t->state_in_native,
+        /* a park is a pin only when the virtual thread says PINNED (kstate.h java_wait_park) */
+        .vt_state = t->has_vthread_state_offset && t->vthread_state_offset < limit ? t->vthread_state_offset : 0,
     };
     l->next = k->layouts;
     k->layouts = l;

@@ -373,6 +373,8 @@ static int send_hello(struct zt_jvm *j)
     tl.waiting_monitor_offset = hi->waiting_monitor;
     tl.thread_state_offset = hi->thread_state;
     tl.tid_offset = hi->tid;
+    tl.has_vthread_state_offset = hi->vt_state != 0;
+    tl.vthread_state_offset = hi->vt_state;
     tl.state_blocked = hi->state_blocked;
     tl.state_in_native = hi->state_in_native;
     Vtpin__V1__Hello h = VTPIN__V1__HELLO__INIT;
@@ -1191,6 +1193,7 @@ static void check_agent_layout(struct zt_jvm *j, const Vtpin__V1__ThreadLayout *
         {"waiting_monitor", hi->waiting_monitor, t->waiting_monitor_offset},
         {"thread_state", hi->thread_state, t->thread_state_offset},
         {"tid", hi->tid, t->tid_offset},
+        {"vt_state", hi->vt_state, t->has_vthread_state_offset ? t->vthread_state_offset : 0},
         {"state_blocked", hi->state_blocked, t->state_blocked},
         {"state_in_native", hi->state_in_native, t->state_in_native},
     };

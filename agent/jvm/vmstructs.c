@@ -78,6 +78,30 @@ static int layout_reads_right(JNIEnv *jni, jobject self, jfieldID tid_field)
     return tid == want;
 }
 
+/* An instance field's offset from its jfieldID: HotSpot encodes it there, shifted past two tag
+ * bits (jfieldIDWorkaround; a checked one keeps a small offset). resolve_layout checks the
+ * decoding on a live thread with Thread.tid. */
+static uint32_t field_offset(jfieldID field)
+{
+    uintptr_t f = (uintptr_t)field;
+    return (uint32_t)(f & 1 ? (f >> 2) & 0x7f : (f >> 2) & 0xfff);
+}
+
+/* java.lang.VirtualThread.state's offset, 0 when the JDK has no such int field: the kernel view
+ * reads it to tell a park on the carrier (PINNED) from a VM wait that looks like one. Decoded as
+ * tid's is, which the live check proves for this JVM. */
+static uint32_t vthread_state_offset(JNIEnv *jni)
+{
+    jclass vt_class = (*jni)->FindClass(jni, "java/lang/VirtualThread");
+    jfieldID state = vt_class ? (*jni)->GetFieldID(jni, vt_class, "state", "I") : NULL;
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni);
+    if (vt_class)
+        (*jni)->DeleteLocalRef(jni, vt_class);
+    uint32_t off = state ? field_offset(state) : 0;
+    return off >= 8 && off % 4 == 0 ? off : 0; /* past the object header, an int's alignment */
+}
+
 static void resolve_layout(JNIEnv *jni, jclass thread_class)
 {
     if (thread_obj_offset < 0 || vthread_offset < 0 || pending_offset < 0 || waiting_offset < 0 ||
@@ -90,16 +114,15 @@ static void resolve_layout(JNIEnv *jni, jclass thread_class)
         (*jni)->ExceptionClear(jni);
         return;
     }
-    /* HotSpot encodes an instance field's offset in its jfieldID, shifted past two tag bits
-     * (jfieldIDWorkaround); the reads below check it, and everything else, on a live thread */
+    /* the reads below check every offset on a live thread */
     layout = (struct vm_thread_layout){
         .thread_obj = (uint32_t)thread_obj_offset,
         .vthread = (uint32_t)vthread_offset,
         .pending_monitor = (uint32_t)pending_offset,
         .waiting_monitor = (uint32_t)waiting_offset,
         .thread_state = (uint32_t)thread_state_offset,
-        .tid = (uint32_t)((uintptr_t)tid_field & 1 ? ((uintptr_t)tid_field >> 2) & 0x7f /* checked: small offset */
-                                                   : ((uintptr_t)tid_field >> 2) & 0xfff),
+        .tid = field_offset(tid_field),
+        .vt_state = vthread_state_offset(jni),
         .state_blocked = (int32_t)state_blocked,
         .state_in_native = (int32_t)state_in_native,
     };

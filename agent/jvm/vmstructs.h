@@ -32,6 +32,7 @@ enum vm_state vmstructs_thread_state(uintptr_t java_thread);
 struct vm_thread_layout {
     uint32_t thread_obj, vthread, pending_monitor, waiting_monitor, thread_state; /* in JavaThread */
     uint32_t tid;                                                                 /* in java.lang.Thread */
+    uint32_t vt_state; /* in java.lang.VirtualThread, 0: not known */
     int32_t state_blocked, state_in_native;
 };
 /* 1 with *out when HotSpot exports all of it and it read right on a live

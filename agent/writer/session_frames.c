@@ -245,6 +245,8 @@ void session_hello(unsigned sinks, uint32_t connection)
         tl.waiting_monitor_offset = l.waiting_monitor;
         tl.thread_state_offset = l.thread_state;
         tl.tid_offset = l.tid;
+        tl.has_vthread_state_offset = l.vt_state != 0;
+        tl.vthread_state_offset = l.vt_state;
         tl.state_blocked = l.state_blocked;
         tl.state_in_native = l.state_in_native;
         h.thread_layout = &tl;

@@ -10,7 +10,9 @@ import java.util.concurrent.Executors;
  * region ends. They stall at `new Chunk`, a class initialized long before: a stall every thread
  * meets, as at a safepoint, never a pin of their own.
  *
- * usage: GcStall [rounds=3] [holdMs=400] [threads=2]
+ * usage: GcStall [rounds=3] [holdMs=400] [threads=2] [goFile|-]
+ * With goFile, its carriers start first (a collector can follow them), then it prints
+ * "GcStall: ready" and waits for goFile to exist.
  * needs -Djava.library.path=<dir containing libvtpinfixture.so>; run with a small heap
  * (-Xmx64m) so that a GC is needed within each region.
  */
@@ -52,8 +54,17 @@ public class GcStall {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
         long holdMs = args.length > 1 ? Long.parseLong(args[1]) : 400;
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : 2;
+        String go = args.length > 3 ? args[3] : "-";
         System.out.println("java.version = " + System.getProperty("java.version"));
         sink = new Chunk(); // Chunk is initialized here, before any virtual thread runs
+        if (!go.equals("-")) {
+            List<Thread> warm = new ArrayList<>();
+            for (int t = 0; t < threads; t++) warm.add(Thread.ofVirtual().start(() -> PinnedBackend.spin(20)));
+            for (Thread vt : warm) vt.join();
+            System.out.println("GcStall: ready");
+            System.out.flush();
+            PinnedBackend.awaitGo(go);
+        }
         byte[] pinned = new byte[16];
         long made = 0;
         for (int r = 0; r < rounds; r++) {
