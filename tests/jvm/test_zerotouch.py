@@ -562,10 +562,11 @@ def case_attach_on_pin(jdk):
         print("parks reported twice at the handover: %s" % again)
         check(len(parks) == 40, "each of the 40 sleeping virtual threads has its pins: %d; JFR's pins of the others "
               "(start, duration): %s; the sessions (mode, start, end): %s; the pins (start, duration, session, "
-              "virtual thread): %s" % (
+              "virtual thread): %s\nthe collector's log:\n%s" % (
                   len(parks), {vt: jfr_at[vt] for vt in jfr_at if vt not in parks},
                   [(rep["jvm"]["mode"], rep["recording"]["start_unix_ns"], rep["recording"].get("end_unix_ns"))
-                   for rep in reps], sorted((p[0], p[1], p[2], vt) for vt, ps in by_vthread.items() for p in ps)))
+                   for rep in reps], sorted((p[0], p[1], p[2], vt) for vt, ps in by_vthread.items() for p in ps),
+                  zt_trace(coll, r.proc.pid)))
         differ = [vt for vt in set(parks) | set(jfr) if parks.get(vt) != jfr.get(vt)]
         check(parks == jfr, "each virtual thread's parks, as many as JFR's: differ at %s; their pins: %s; JFR's "
               "(start, duration): %s; the sessions (mode, start, end): %s\nthe collector's log:\n%s" % (
