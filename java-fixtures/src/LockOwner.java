@@ -71,6 +71,10 @@ public class LockOwner {
         if (viaNative)
             enterInNative();
         WarmUp.virtualThreads();
+        // and the idlers' park: its first call resolves LockSupport through the application class loader,
+        // under that class name's loading lock, which a thousand idlers starting at once contend (a
+        // CRITICAL_SECTION pin and a blocker look of its own over the virtual threads started so far)
+        java.util.concurrent.locks.LockSupport.getBlocker(Thread.currentThread());
         CountDownLatch idleParked = new CountDownLatch(idle);
         List<Thread> idlers = new ArrayList<>();
         for (int i = 0; i < idle; i++) {
