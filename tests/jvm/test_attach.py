@@ -78,9 +78,12 @@ class Target:
 
 
 def attach(*args, timeout=60):
-    """Runs `vtpin attach ARGS`; returns (exit status, stdout, stderr, seconds)."""
-    if args and str(args[0]).isdigit():
-        forget_stale_attach_socket(int(args[0]))
+    """Runs `vtpin attach ARGS`; returns (exit status, stdout, stderr, seconds). The pid is the first
+    argument of digits alone, after the options (ci41: attach_disabled's pid, after --timeout, met an
+    earlier JVM's socket that this did not remove)."""
+    pid = next((int(a) for a in args if str(a).isdigit()), None)
+    if pid is not None:
+        forget_stale_attach_socket(pid)
     start = time.monotonic()
     p = subprocess.run([VTPIN, "attach"] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
     took = time.monotonic() - start
