@@ -7,6 +7,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "jthread.h"
+
 static int resolved; /* 0 not tried, 1 usable, -1 unusable */
 static long osthread_offset = -1, thread_id_offset = -1, thread_state_offset = -1;
 static long state_in_native = -1, state_in_native_trans = -1, state_blocked = -1;
@@ -92,12 +94,10 @@ static uint32_t field_offset(jfieldID field)
  * tid's is, which the live check proves for this JVM. */
 static uint32_t vthread_state_offset(JNIEnv *jni)
 {
-    jclass vt_class = (*jni)->FindClass(jni, "java/lang/VirtualThread");
+    jclass vt_class = jthread_vthread_class(); /* jthread_init ran first (agent.c) */
     jfieldID state = vt_class ? (*jni)->GetFieldID(jni, vt_class, "state", "I") : NULL;
     if ((*jni)->ExceptionCheck(jni))
         (*jni)->ExceptionClear(jni);
-    if (vt_class)
-        (*jni)->DeleteLocalRef(jni, vt_class);
     uint32_t off = state ? field_offset(state) : 0;
     return off >= 8 && off % 4 == 0 ? off : 0; /* past the object header, an int's alignment */
 }

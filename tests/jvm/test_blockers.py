@@ -61,7 +61,7 @@ def case_owner(jdk, kind, idle="0"):
     # an unmounted owner: one look over the virtual threads (the owner and IDLE more), then one snapshot
     # for each other waiter, which checks the owner found; none where JVMTI or the carriers named it
     snapshots = calls.get("ThreadSnapshot.of", 0)
-    # more means another look: say for which pins (ci36: 1417 snapshots for 1000 idle, a look of 416 for
+    # more means another look: say for which pins (ci36: 1417 snapshots for 1000 idle, a look of about 414 for
     # an idler's pin on a class-loading lock, which the fixture now takes once on main)
     t0 = min(p["start_ns"] for p in rep["pins"])
     check(snapshots == 0 if not unmounted else 3 <= snapshots <= int(idle) + 3,
