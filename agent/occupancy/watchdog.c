@@ -298,6 +298,8 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
      * other carriers take longer than a period, and the kernel view finds the sleep a sample saw
      * by its time */
     int64_t now = round_ns;
+    /* after the sampler read which virtual thread is mounted (a block's end is bounded by it) */
+    int64_t entered = c->block_pin ? clock_mono_ns() : 0;
     /* A park already watched: its count is read before the look that finds it still parked, so it
      * counts only switches up to then. Read after, it can count the next virtual thread's park on
      * the carrier, which the look just missed (the park ended, another began), and end this park's
@@ -307,13 +309,22 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
     int watched_park = c->watch_kind == WATCH_PARKED && vt && vid == c->seen_vthread;
     int has_sw = watched_park && parked_switches(c, &sw);
     enum watch_kind kind = vt ? classify(vt, c, &top, &bci, &awake, &now) : WATCH_NONE;
+    /* A block found over ended by the read that found it so, not by the sample's timestamp: that read
+     * can come long after it (a JVMTI call waiting for a safepoint, the round's looks at other
+     * carriers, the sampler without a CPU under load), and the block went on meanwhile. Ended at the
+     * timestamp, a class initialization wait the kernel saw end 22.6 ms later was cut short
+     * (vm_block_class_init, ci44). Its own virtual thread: after the look; another or none mounted:
+     * after that was read. A block of another kind found instead ends where it begins. */
+    int64_t ended_by = now;
+    if (kind == WATCH_NONE && c->block_pin)
+        ended_by = vt && vid == c->seen_vthread ? clock_mono_ns() : entered;
     if (kind != WATCH_PARKED)
         has_sw = 0;
     else if (!watched_park) /* its first sample: read now, while it sleeps in the park just found */
         has_sw = parked_switches(c, &sw);
     if (vid != c->seen_vthread || (int)kind != c->watch_kind || top != c->native_method ||
         (kind == WATCH_VM && bci != c->watch_bci)) {
-        watchdog_end(c, now);
+        watchdog_end(c, ended_by);
         c->seen_vthread = vid;
         c->watch_kind = (int)kind;
         c->native_method = top;
