@@ -32,7 +32,7 @@ static struct {
     struct pins_setup setup;
     jclass continuation_class;
     jmethodID is_pinned0;
-    jobject vthread_scope;
+    jfieldID vthread_scope; /* VirtualThread.VTHREAD_SCOPE, static */
     jmethodID park_method;
     jclass int_array_class; /* int[]: HotSpot's class-initialization locks (is_class_init_lock) */
     struct jdk_words words; /* the freeze results of this JDK, by code */
@@ -60,7 +60,13 @@ static jint is_pinned0(JNIEnv *jni)
 {
     if (!detector.is_pinned0)
         return -1;
-    jint r = (*jni)->CallStaticIntMethod(jni, detector.continuation_class, detector.is_pinned0, detector.vthread_scope);
+    /* Read at each call (a field read and a local reference), not kept from init: VirtualThread is
+     * not initialized there (jthread_field), and is once a virtual thread runs. */
+    jobject scope = (*jni)->GetStaticObjectField(jni, jthread_vthread_class(), detector.vthread_scope);
+    if (!scope)
+        return -1;
+    jint r = (*jni)->CallStaticIntMethod(jni, detector.continuation_class, detector.is_pinned0, scope);
+    (*jni)->DeleteLocalRef(jni, scope);
     if ((*jni)->ExceptionCheck(jni)) {
         (*jni)->ExceptionClear(jni);
         return -1;
@@ -396,26 +402,6 @@ jmethodID pins_park_method(void)
     return detector.park_method;
 }
 
-static jmethodID find_method(jvmtiEnv *jvmti, jclass cls, const char *name, const char *sig)
-{
-    jint n = 0;
-    jmethodID *methods = NULL;
-    jmethodID found = NULL;
-    if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &methods) != JVMTI_ERROR_NONE)
-        return NULL;
-    for (jint i = 0; i < n && !found; i++) {
-        char *mname = NULL, *msig = NULL;
-        if ((*jvmti)->GetMethodName(jvmti, methods[i], &mname, &msig, NULL) != JVMTI_ERROR_NONE)
-            continue;
-        if (strcmp(mname, name) == 0 && strcmp(msig, sig) == 0)
-            found = methods[i];
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)msig);
-    }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
-    return found;
-}
-
 /* One park breakpoint set or cleared. A duplicate is as good as set; a clear that fails leaves
  * nothing more to undo, so it is not an error. */
 static int park_breakpoint(jvmtiEnv *jvmti, jlocation at, int set)
@@ -473,11 +459,8 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
         if (detector.continuation_class) {
             detector.is_pinned0 = (*jni)->GetStaticMethodID(jni, detector.continuation_class, "isPinned0",
                                                             "(Ljdk/internal/vm/ContinuationScope;)I");
-            jfieldID scope =
-                (*jni)->GetStaticFieldID(jni, vthread_class, "VTHREAD_SCOPE", "Ljdk/internal/vm/ContinuationScope;");
-            jobject scope_obj = scope ? (*jni)->GetStaticObjectField(jni, vthread_class, scope) : NULL;
-            (*jni)->ExceptionClear(jni);
-            detector.vthread_scope = scope_obj ? (*jni)->NewGlobalRef(jni, scope_obj) : NULL;
+            detector.vthread_scope =
+                jthread_field(vthread_class, "VTHREAD_SCOPE", "Ljdk/internal/vm/ContinuationScope;");
             if (!detector.vthread_scope)
                 detector.is_pinned0 = NULL;
         }
@@ -487,7 +470,7 @@ int pins_init(jvmtiEnv *jvmti, JNIEnv *jni, const struct pins_setup *setup, int 
     }
     int rc = 0;
     if (!detector.park_method)
-        detector.park_method = find_method(jvmti, vthread_class, "parkOnCarrierThread", "(ZJ)V");
+        detector.park_method = jthread_method(vthread_class, "parkOnCarrierThread", "(ZJ)V");
     if (breakpoints && detector.park_breakpoints != 1) { /* again after a stop cleared them */
         rc = walk_park_breakpoints(jvmti, 1);
         detector.park_breakpoints = rc == 0 ? 1 : -1;

@@ -39,6 +39,93 @@ jclass jthread_global_class(JNIEnv *jni, const char *name)
     return global;
 }
 
+/* A class the boot loader loaded, by its signature ("Ljava/lang/VirtualThread;"), as a global reference, without
+ * initializing it: JNI's FindClass initializes the class it finds, and VirtualThread's static
+ * initializer builds the default scheduler from system properties the application may still be
+ * setting in main. NULL when not loaded. */
+static jclass loaded_class(jvmtiEnv *jvmti, JNIEnv *jni, const char *signature)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if ((*jvmti)->GetClassLoaderClasses(jvmti, NULL, &n, &classes) != JVMTI_ERROR_NONE)
+        return NULL;
+    jclass found = NULL;
+    for (jint i = 0; i < n; i++) {
+        char *sig = NULL;
+        if (!found && (*jvmti)->GetClassSignature(jvmti, classes[i], &sig, NULL) == JVMTI_ERROR_NONE) {
+            if (strcmp(sig, signature) == 0)
+                found = (jclass)(*jni)->NewGlobalRef(jni, classes[i]);
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+        }
+        (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
+    return found;
+}
+
+/* Links cls without initializing it: JVMTI lists the fields and methods of a prepared class only, and
+ * the JVM loads VirtualThread at startup without linking it. Class.getDeclaredFields links the class
+ * it reflects on and runs none of its code. 0, or -ENOENT (exception cleared). */
+static int link_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls)
+{
+    jint status = 0;
+    if ((*jvmti)->GetClassStatus(jvmti, cls, &status) == JVMTI_ERROR_NONE && (status & JVMTI_CLASS_STATUS_PREPARED))
+        return 0;
+    jclass class_class = (*jni)->GetObjectClass(jni, cls);
+    jmethodID declared_fields =
+        (*jni)->GetMethodID(jni, class_class, "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
+    jobject fields = declared_fields ? (*jni)->CallObjectMethod(jni, cls, declared_fields) : NULL;
+    (*jni)->ExceptionClear(jni);
+    if (fields)
+        (*jni)->DeleteLocalRef(jni, fields);
+    (*jni)->DeleteLocalRef(jni, class_class);
+    return (*jvmti)->GetClassStatus(jvmti, cls, &status) == JVMTI_ERROR_NONE && (status & JVMTI_CLASS_STATUS_PREPARED)
+               ? 0
+               : -ENOENT;
+}
+
+jfieldID jthread_field(jclass cls, const char *name, const char *sig)
+{
+    jvmtiEnv *jvmti = jthreads.jvmti;
+    jint n = 0;
+    jfieldID *fields = NULL;
+    if (!cls || (*jvmti)->GetClassFields(jvmti, cls, &n, &fields) != JVMTI_ERROR_NONE)
+        return NULL;
+    jfieldID found = NULL;
+    for (jint i = 0; i < n && !found; i++) {
+        char *fname = NULL, *fsig = NULL;
+        if ((*jvmti)->GetFieldName(jvmti, cls, fields[i], &fname, &fsig, NULL) != JVMTI_ERROR_NONE)
+            continue;
+        if (strcmp(fname, name) == 0 && strcmp(fsig, sig) == 0)
+            found = fields[i];
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)fname);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)fsig);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)fields);
+    return found;
+}
+
+jmethodID jthread_method(jclass cls, const char *name, const char *sig)
+{
+    jvmtiEnv *jvmti = jthreads.jvmti;
+    jint n = 0;
+    jmethodID *methods = NULL;
+    jmethodID found = NULL;
+    if (!cls || (*jvmti)->GetClassMethods(jvmti, cls, &n, &methods) != JVMTI_ERROR_NONE)
+        return NULL;
+    for (jint i = 0; i < n && !found; i++) {
+        char *mname = NULL, *msig = NULL;
+        if ((*jvmti)->GetMethodName(jvmti, methods[i], &mname, &msig, NULL) != JVMTI_ERROR_NONE)
+            continue;
+        if (strcmp(mname, name) == 0 && strcmp(msig, sig) == 0)
+            found = methods[i];
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)msig);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+    return found;
+}
+
 static void find_get_virtual_thread(jvmtiEnv *jvmti)
 {
     jint n = 0;
@@ -62,16 +149,22 @@ int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni)
     if (jthreads.resolved)
         return jthreads.resolved < 0 ? jthreads.resolved : 0;
     jthreads.resolved = -ENOENT;
-    jthreads.vthread_class = jthread_global_class(jni, "java/lang/VirtualThread");
+    jthreads.vthread_class = loaded_class(jvmti, jni, "Ljava/lang/VirtualThread;");
+    if (!jthreads.vthread_class) /* not loaded yet (the JVM loads it at startup): loading it initializes it */
+        jthreads.vthread_class = jthread_global_class(jni, "java/lang/VirtualThread");
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     if (!jthreads.vthread_class || !thread_class) {
         (*jni)->ExceptionClear(jni);
         log_error("java.lang.VirtualThread not found: no pin detection");
         return -ENOENT;
     }
+    if (link_class(jvmti, jni, jthreads.vthread_class) != 0) {
+        log_error("java.lang.VirtualThread could not be linked: no pin detection");
+        return -ENOENT;
+    }
     jthreads.tid_field = (*jni)->GetFieldID(jni, thread_class, "tid", "J");
     jthreads.name_field = (*jni)->GetFieldID(jni, thread_class, "name", "Ljava/lang/String;");
-    jthreads.carrier_field = (*jni)->GetFieldID(jni, jthreads.vthread_class, "carrierThread", "Ljava/lang/Thread;");
+    jthreads.carrier_field = jthread_field(jthreads.vthread_class, "carrierThread", "Ljava/lang/Thread;");
     if (!jthreads.tid_field || !jthreads.name_field || !jthreads.carrier_field) {
         (*jni)->ExceptionClear(jni);
         log_error("Thread.tid/name or VirtualThread.carrierThread not found: no pin detection");

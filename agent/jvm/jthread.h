@@ -13,14 +13,21 @@
 #define JTHREAD_NAME_MAX 64
 
 /* Resolves Thread.tid/name, VirtualThread.carrierThread, CarrierThread and
- * GetVirtualThread (once; later calls return at once). Returns 0, or -ENOENT
- * when the fields pin detection needs are missing (logged). */
+ * GetVirtualThread (once; later calls return at once). VirtualThread is linked,
+ * not initialized: its static initializer is the application's to run (it
+ * reads the scheduler's system properties). Returns 0, or -ENOENT when the
+ * fields pin detection needs are missing (logged). */
 int jthread_init(jvmtiEnv *jvmti, JNIEnv *jni);
 
-/* A global reference to a class by JNI name, NULL (exception cleared) when not found. */
+/* A global reference to a class by JNI name, NULL (exception cleared) when not found. JNI's
+ * FindClass initializes the class. */
 jclass jthread_global_class(JNIEnv *jni, const char *name);
 
 jclass jthread_vthread_class(void); /* java.lang.VirtualThread (global ref), NULL before init */
+/* A field of cls (instance or static) by name and signature, NULL when it has none. Through JVMTI,
+ * which does not initialize cls as JNI's GetFieldID does. Not for a hot callback (it allocates). */
+jfieldID jthread_field(jclass cls, const char *name, const char *sig);
+jmethodID jthread_method(jclass cls, const char *name, const char *sig); /* the same for a method */
 jclass jthread_carrier_class(void); /* jdk.internal.misc.CarrierThread, NULL if not found */
 int jthread_is_carrier(JNIEnv *jni, jthread thread);
 

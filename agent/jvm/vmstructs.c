@@ -92,12 +92,10 @@ static uint32_t field_offset(jfieldID field)
 /* java.lang.VirtualThread.state's offset, 0 when the JDK has no such int field: the kernel view
  * reads it to tell a park on the carrier (PINNED) from a VM wait that looks like one. Decoded as
  * tid's is, which the live check proves for this JVM. */
-static uint32_t vthread_state_offset(JNIEnv *jni)
+static uint32_t vthread_state_offset(void)
 {
     jclass vt_class = jthread_vthread_class(); /* jthread_init ran first (agent.c) */
-    jfieldID state = vt_class ? (*jni)->GetFieldID(jni, vt_class, "state", "I") : NULL;
-    if ((*jni)->ExceptionCheck(jni))
-        (*jni)->ExceptionClear(jni);
+    jfieldID state = vt_class ? jthread_field(vt_class, "state", "I") : NULL;
     uint32_t off = state ? field_offset(state) : 0;
     return off >= 8 && off % 4 == 0 ? off : 0; /* past the object header, an int's alignment */
 }
@@ -122,7 +120,7 @@ static void resolve_layout(JNIEnv *jni, jclass thread_class)
         .waiting_monitor = (uint32_t)waiting_offset,
         .thread_state = (uint32_t)thread_state_offset,
         .tid = field_offset(tid_field),
-        .vt_state = vthread_state_offset(jni),
+        .vt_state = vthread_state_offset(),
         .state_blocked = (int32_t)state_blocked,
         .state_in_native = (int32_t)state_in_native,
     };

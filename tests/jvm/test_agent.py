@@ -49,6 +49,23 @@ def case_no_virtual_threads():
           "clear message on JDK 17, got: %s" % p.stderr)
 
 
+def case_scheduler_set_in_main(jdk):
+    """The agent at startup leaves java.lang.VirtualThread uninitialized: its static initializer builds the
+    default scheduler from system properties, which main may still be setting before its first virtual thread
+    (JNI's FindClass and GetFieldID initialize a class; the agent had 2 carriers where the program asked for
+    processors + 1, and the JVM without it obeyed). Pin detection, which reads the class's fields, works on."""
+    jdk = int(jdk)
+    r = Run(jdk, "SchedulerSetInMain").run()
+    out = r.stdout()
+    check(any(l.startswith("SchedulerSetInMain: met ") for l in out.splitlines()), "the scheduler took main's parallelism: %s\n%s" % (out, r.stderr()))
+    pins = r.report()["pins"]
+    if jdk < 24:
+        check([p["reason"] for p in pins if p["vthread"]["name"] == "pinner"] == ["MONITOR"],
+              "the sleep in synchronized is a MONITOR pin: %s" % [describe(p) for p in pins])
+    check(not [p for p in pins if p["vthread"]["name"].startswith("spinner")],
+          "spinning pins nothing: %s" % [describe(p) for p in pins])
+
+
 def case_threshold(jdk):
     """Pins shorter than the threshold are counted, not reported."""
     jdk = int(jdk)
@@ -217,6 +234,7 @@ if __name__ == "__main__":
         "bad_options": case_bad_options,
         "no_virtual_threads": case_no_virtual_threads,
         "threshold": case_threshold,
+        "scheduler_set_in_main": case_scheduler_set_in_main,
         "trace_short": case_trace_short,
         "record_complete": case_record_complete,
         "writer_detached": case_writer_detached,
