@@ -20,8 +20,8 @@ enum java_wait {
     JAVA_WAIT_MONITOR_ENTER = 2,
     JAVA_WAIT_MONITOR_WAIT = 3,
     JAVA_WAIT_IN_NATIVE = 4,
-    JAVA_WAIT_OTHER = 5,
-    JAVA_WAIT_VM = 6, /* _thread_blocked on the VM (a safepoint, a VM lock): not a park */
+    JAVA_WAIT_OTHER = 5, /* in Java or the VM, asleep in another system call than futex (or unknown) */
+    JAVA_WAIT_VM = 6,    /* waiting on the VM (a safepoint, a VM lock or condition variable): not a park */
 };
 
 /* A parked JavaThread waits in pthread_cond_(timed)wait, which glibc makes a FUTEX_WAIT_BITSET;
@@ -52,6 +52,11 @@ static inline __attribute__((always_inline)) int java_wait_of(int thread_state, 
         return JAVA_WAIT_BLOCKED;
     if (thread_state == state_in_native)
         return JAVA_WAIT_IN_NATIVE;
+    /* In the VM's own code (_thread_in_vm), asleep in a futex: a lock or condition variable taken
+     * without a safepoint check (a thread start waiting for its child, a handshake), or the C
+     * library's under it (malloc). Java code makes no system call. */
+    if (futex_op >= 0)
+        return JAVA_WAIT_VM;
     return JAVA_WAIT_OTHER;
 }
 

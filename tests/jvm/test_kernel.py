@@ -646,9 +646,9 @@ def case_held_explained(jdk):
     if jdk < 24:
         for mode in ("sleep", "wait"):
             # On 21-23 Object.wait first asks the pool to compensate, which can start a carrier while
-            # the waiter is mounted, before its wait begins: the carrier held, in no pin (seen: 3-59
-            # ms in a futex under ASan beside two CPU burners, java_wait "other"; the notice's case).
-            # A pool at its maximum size starts none: this measures the waits themselves.
+            # the waiter is mounted, before its wait begins (seen: 3-59 ms in a futex under ASan beside
+            # two CPU burners; read "vm" now, as every futex sleep in the VM's own code, it was "other"
+            # and held). A pool at its maximum size starts none: this measures the waits themselves.
             rep, _ = held_scenario(jdk, "BackToBack", (2, 20, 15, "GO", mode),
                                    props=scheduler(2, 2) if mode == "wait" else scheduler(2))
             # 2 x 20 x 15 ms; a round whose carrier woke late sleeps less
