@@ -6,8 +6,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * program may: the JDK reads it when java.lang.VirtualThread is initialized. N = processors + 1
  * virtual threads then spin, never yielding, until all N have started: with the property taken
  * there are N carriers and they meet at once; with the default, one carrier per processor, the
- * last cannot start while the others spin, they give up after 10 s, and it starts too late. Then one virtual thread
- * sleeps inside synchronized (a MONITOR pin on 21-23).
+ * last cannot start while the others spin, they give up after 10 s, and it starts too late.
+ * Then one virtual thread sleeps inside synchronized (a MONITOR pin on 21-23).
  *
  * prints "SchedulerSetInMain: met N" or "SchedulerSetInMain: not met (N started, not at once)"
  */
@@ -33,7 +33,8 @@ public class SchedulerSetInMain {
             });
         }
         for (Thread t : spinners) t.join();
-        System.out.println("SchedulerSetInMain: " + (met.get() ? "met " + n : "not met (" + n + " started, not at once)"));
+        System.out.println("SchedulerSetInMain: "
+                + (met.get() ? "met " + n : "not met (" + n + " started, not at once)"));
         Object lock = new Object();
         Thread pinner = Thread.ofVirtual().name("pinner").start(() -> {
             synchronized (lock) {

@@ -57,7 +57,8 @@ def case_scheduler_set_in_main(jdk):
     jdk = int(jdk)
     r = Run(jdk, "SchedulerSetInMain").run()
     out = r.stdout()
-    check(any(l.startswith("SchedulerSetInMain: met ") for l in out.splitlines()), "the scheduler took main's parallelism: %s\n%s" % (out, r.stderr()))
+    check(any(l.startswith("SchedulerSetInMain: met ") for l in out.splitlines()),
+          "the scheduler took main's parallelism: %s\n%s" % (out, r.stderr()))
     pins = r.report()["pins"]
     if jdk < 24:
         check([p["reason"] for p in pins if p["vthread"]["name"] == "pinner"] == ["MONITOR"],
