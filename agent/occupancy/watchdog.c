@@ -299,7 +299,8 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
      * by its time */
     int64_t now = round_ns;
     /* after the sampler read which virtual thread is mounted (a block's end is bounded by it) */
-    int64_t entered = c->block_pin ? clock_mono_ns() : 0;
+    int blocked = c->block_pin && c->watch_kind != WATCH_PARKED;
+    int64_t entered = blocked ? clock_mono_ns() : 0;
     /* A park already watched: its count is read before the look that finds it still parked, so it
      * counts only switches up to then. Read after, it can count the next virtual thread's park on
      * the carrier, which the look just missed (the park ended, another began), and end this park's
@@ -314,9 +315,13 @@ void watchdog_sample(struct carrier_slot *c, jthread vt, int64_t vid, int64_t ro
      * carriers, the sampler without a CPU under load), and the block went on meanwhile. Ended at the
      * timestamp, a class initialization wait the kernel saw end 22.6 ms later was cut short
      * (vm_block_class_init, ci44). Its own virtual thread: after the look; another or none mounted:
-     * after that was read. A block of another kind found instead ends where it begins. */
+     * after that was read. A block of another kind found instead ends where it begins. Not a park
+     * (after attach): the kernel view splits it at the sleeps it overlaps, and one ended after the
+     * look can overlap the next virtual thread's park on the carrier and claim its sleep where the
+     * kernel view did not read the JavaThread (zt_attach_on_pin, ci47, most likely so: a second park
+     * of each of two threads, begun 3 ms after their own ended). */
     int64_t ended_by = now;
-    if (kind == WATCH_NONE && c->block_pin)
+    if (kind == WATCH_NONE && blocked)
         ended_by = vt && vid == c->seen_vthread ? clock_mono_ns() : entered;
     if (kind != WATCH_PARKED)
         has_sw = 0;
