@@ -697,15 +697,19 @@ def case_held_vm_wait(jdk):
     the GC locker (JDK 21) in a VM condition variable, in the same futex operation and thread state as
     a park, for about 400 ms three times on each carrier. The agent's Hello gives the kernel view
     where VirtualThread.state is, and the state (not PINNED) says these sleeps are waits on the VM:
-    no held time, no notice. (Without it they were read as parks: about 2.4 s held, outside every pin,
-    and a notice per carrier.)"""
+    no held time, and no unexplained sleep of a carrier is one of them. (Without it they were read as
+    parks: about 2.4 s held, outside every pin, and a notice per carrier naming a "blocked" sleep.) The
+    program's own short held sleeps are no stall and may be unexplained, truthfully: its two virtual
+    threads can meet on a monitor as they finish (ci49: 1.1 ms in monitor_enter, its pin below the
+    agent's threshold of 1 ms, the notice saying so), or on a class's initialization lock (ci47)."""
     need_kernel_view()
     rep, _ = held_scenario(int(jdk), "GcStall", (3, 400, 2, "GO"), props=scheduler(2) + ["-Xmx64m"])
     held = sum(c["held_ns"] for c in held_carriers(rep))
     said = [n for n in rep["notices"] if n["code"] == "kernel.held_unexplained"]
     print("held %.1f ms in all: %s; notices %s" % (held / 1e6, held_carriers(rep), said))
     check(held < 400_000_000, "the stalls are no held time: %.1f ms held (%s)" % (held / 1e6, held_carriers(rep)))
-    check(not said, "no notice of unexplained held time: %s" % said)
+    stalls = [c for c in held_carriers(rep) if c["unexplained"] and c["unexplained"]["java_wait"] == "blocked"]
+    check(not stalls, "no unexplained sleep is a stall read as a park: %s" % stalls)
 
 
 if __name__ == "__main__":
